@@ -1,0 +1,111 @@
+"""A set of tuples with hash indexes built on demand and kept up to date.
+
+Joins look tuples up by the values of some columns; each distinct column
+choice gets one dictionary index the first time it is asked for, which every
+later insert and delete maintains.  That makes a join step cost proportional
+to the matching tuples, not to the relation.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Callable, Iterable, Iterator
+
+Tuple = tuple
+Cols = tuple[int, ...]
+EMPTY: frozenset = frozenset()
+
+
+def key_getter(cols: Cols) -> Callable[[tuple], tuple]:
+    """A function returning the values of ``cols`` as a tuple."""
+    if not cols:
+        return lambda t: ()
+    if len(cols) == 1:
+        c = cols[0]
+        return lambda t: (t[c],)
+    return itemgetter(*cols)  # returns a tuple for two or more columns
+
+
+class Rel:
+    """A set of equal-length tuples with on-demand column indexes."""
+
+    __slots__ = ("tuples", "_indexes")
+
+    def __init__(self, tuples: Iterable[tuple] = ()) -> None:
+        self.tuples: set[tuple] = set(tuples)
+        self._indexes: dict[Cols, tuple[Callable[[tuple], tuple], dict[tuple, set[tuple]]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.tuples)
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self.tuples)
+
+    def __contains__(self, t: object) -> bool:
+        return t in self.tuples
+
+    def add(self, t: tuple) -> bool:
+        if t in self.tuples:
+            return False
+        self.tuples.add(t)
+        for get, idx in self._indexes.values():
+            k = get(t)
+            s = idx.get(k)
+            if s is None:
+                idx[k] = {t}
+            else:
+                s.add(t)
+        return True
+
+    def discard(self, t: tuple) -> bool:
+        if t not in self.tuples:
+            return False
+        self.tuples.discard(t)
+        for get, idx in self._indexes.values():
+            k = get(t)
+            s = idx[k]
+            s.discard(t)
+            if not s:
+                del idx[k]
+        return True
+
+    def clear(self) -> None:
+        self.tuples.clear()
+        for _, idx in self._indexes.values():
+            idx.clear()
+
+    def index(self, cols: Cols) -> dict[tuple, set[tuple]]:
+        """The index on ``cols`` (built now if it does not exist yet)."""
+        entry = self._indexes.get(cols)
+        if entry is None:
+            get = key_getter(cols)
+            idx: dict[tuple, set[tuple]] = {}
+            for t in self.tuples:
+                k = get(t)
+                s = idx.get(k)
+                if s is None:
+                    idx[k] = {t}
+                else:
+                    s.add(t)
+            entry = (get, idx)
+            self._indexes[cols] = entry
+        return entry[1]
+
+    def replace(self, new: set[tuple]) -> tuple[list[tuple], list[tuple]]:
+        """Make the content ``new``; return (added, removed)."""
+        old = self.tuples
+        added = [t for t in new if t not in old]
+        removed = [t for t in old if t not in new]
+        for t in removed:
+            self.discard(t)
+        for t in added:
+            self.add(t)
+        return added, removed
+
+    def __getstate__(self) -> list[tuple]:
+        # Indexes are caches: checkpoints store only the tuples.
+        return list(self.tuples)
+
+    def __setstate__(self, state: list[tuple]) -> None:
+        self.tuples = set(state)
+        self._indexes = {}

@@ -1,0 +1,195 @@
+"""Window views: what a windowed literal sees at the current time, kept up to date by diffs.
+
+A view turns the diffs of a source predicate (atoms at time points, entering
+or leaving the source) plus the advance of time (facts leaving the window)
+into the view's content.  The cost of one time point is proportional to the
+facts that enter and leave the window, never to the history.
+
+Source kinds:
+
+* *timed* sources (stream predicates, derived predicates with ``@``-heads):
+  diffs are ``(args, T, ±1)``;
+* *now* sources (derived predicates holding only at the evaluation time):
+  the view is a function of the source relation at ``t``.
+
+``Rel`` content per operator: NOW/DIAMOND/BOX hold ``args``; AT holds
+``args + (T,)``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+from chronolog.engine.relation import Rel
+from chronolog.ir import Op
+
+Diff = tuple[tuple, int, int]  # (args, time, +1 | -1)
+
+
+class TimeWindowView:
+    """DIAMOND / BOX / AT over a time window ``[n]`` (``n`` None: the whole timeline)."""
+
+    __slots__ = ("op", "size", "rel", "_by_time", "_count", "_lo", "_length")
+
+    def __init__(self, op: Op, size: int | None) -> None:
+        self.op = Op.DIAMOND if op is Op.NOW else op
+        self.size = 0 if op is Op.NOW else size
+        self.rel = Rel()
+        self._by_time: dict[int, set[tuple]] = {}
+        self._count: dict[tuple, int] = {}  # args -> number of window points holding it
+        self._lo: int | None = None
+        self._length = 0
+
+    def advance(self, t: int, t1: int, diffs: Iterable[Diff]) -> None:
+        lo = t1 if self.size is None else max(t1, t - self.size)
+        touched: list[tuple] = []
+        if self._lo is not None and lo > self._lo:
+            for T in [T for T in self._by_time if T < lo]:
+                for args in self._by_time.pop(T):
+                    self._leave(args, T)
+                    touched.append(args)
+        self._lo = lo
+        for args, T, sign in diffs:
+            if T < lo or T > t:
+                continue
+            bucket = self._by_time.get(T)
+            if sign > 0:
+                if bucket is None:
+                    self._by_time[T] = bucket = set()
+                if args in bucket:
+                    continue
+                bucket.add(args)
+                self._enter(args, T)
+            else:
+                if bucket is None or args not in bucket:
+                    continue
+                bucket.discard(args)
+                if not bucket:
+                    del self._by_time[T]
+                self._leave(args, T)
+            touched.append(args)
+        if self.op is Op.BOX:
+            length = t - lo + 1
+            if length != self._length:
+                self._length = length
+                touched = list(self._count)
+                for args in list(self.rel):
+                    if self._count.get(args, 0) != length:
+                        self.rel.discard(args)
+            for args in touched:
+                if self._count.get(args, 0) == length:
+                    self.rel.add(args)
+                else:
+                    self.rel.discard(args)
+
+    def _enter(self, args: tuple, T: int) -> None:
+        if self.op is Op.AT:
+            self.rel.add(args + (T,))
+            return
+        c = self._count.get(args, 0)
+        self._count[args] = c + 1
+        if c == 0 and self.op is Op.DIAMOND:
+            self.rel.add(args)
+
+    def _leave(self, args: tuple, T: int) -> None:
+        if self.op is Op.AT:
+            self.rel.discard(args + (T,))
+            return
+        c = self._count[args] - 1
+        if c:
+            self._count[args] = c
+        else:
+            del self._count[args]
+            if self.op is Op.DIAMOND:
+                self.rel.discard(args)
+
+
+class NowSourceView:
+    """BOX / AT over a predicate that only ever holds at the evaluation time.
+
+    (NOW and DIAMOND over such a predicate read its relation directly.)
+    """
+
+    __slots__ = ("op", "size", "rel")
+
+    def __init__(self, op: Op, size: int | None) -> None:
+        self.op = op
+        self.size = size
+        self.rel = Rel()
+
+    def refresh(self, t: int, t1: int, source: Rel) -> None:
+        if self.op is Op.BOX:
+            lo = t1 if self.size is None else max(t1, t - self.size)
+            self.rel.replace(set(source.tuples) if lo == t else set())
+        else:  # AT: the atoms hold at t only
+            self.rel.replace({args + (t,) for args in source.tuples})
+
+
+class TupleQueue:
+    """The last ``n`` stream fact events (any predicate), in stream order."""
+
+    __slots__ = ("size", "events")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.events: deque[tuple[tuple[str, int], tuple, int]] = deque()
+
+    def push(self, key: tuple[str, int], args: tuple, t: int) -> tuple[str, int] | None:
+        """Append one event; return the key of an evicted event's predicate, if any."""
+        self.events.append((key, args, t))
+        if len(self.events) > self.size:
+            return self.events.popleft()  # type: ignore[return-value]
+        return None
+
+    def start(self, t1: int) -> int:
+        """Start of the window's timeline: time of the n-th last event (t1 if fewer)."""
+        return self.events[0][2] if len(self.events) == self.size else t1
+
+
+class TupleWindowView:
+    """DIAMOND / BOX / AT of one predicate over a tuple window ``[n #]``."""
+
+    __slots__ = ("op", "rel", "_events", "_times")
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+        self.rel = Rel()
+        self._events: dict[tuple, int] = {}  # (args, T) -> selected events
+        self._times: dict[tuple, dict[int, int]] = {}  # args -> {T: selected events}
+
+    def enter(self, args: tuple, T: int) -> None:
+        k = (args, T)
+        self._events[k] = self._events.get(k, 0) + 1
+        times = self._times.setdefault(args, {})
+        times[T] = times.get(T, 0) + 1
+        if self.op is Op.AT:
+            self.rel.add(args + (T,))
+        elif self.op is Op.DIAMOND:
+            self.rel.add(args)
+
+    def leave(self, args: tuple, T: int) -> None:
+        k = (args, T)
+        c = self._events[k] - 1
+        times = self._times[args]
+        if c:
+            self._events[k] = c
+            times[T] -= 1
+            return
+        del self._events[k]
+        del times[T]
+        if self.op is Op.AT:
+            self.rel.discard(args + (T,))
+        if not times:
+            del self._times[args]
+            if self.op is Op.DIAMOND:
+                self.rel.discard(args)
+
+    def settle(self, t: int, start: int) -> None:
+        """BOX: p must hold at every point of [start, t] among the selected events."""
+        if self.op is not Op.BOX:
+            return
+        length = t - start + 1
+        self.rel.replace(
+            {args for args, times in self._times.items() if len(times) == length and min(times) >= start}
+        )

@@ -1,0 +1,176 @@
+"""From an arrival-ordered event stream to answer changes, correcting the past.
+
+The ``Reasoner`` is what every runtime drives: it keeps the input log (stream
+facts by time point, in arrival order), steps the engine through time points
+as later events arrive, and handles delayed events and retractions.  A
+correction is a *replay*: the affected span is evaluated once on the log as
+it was and once as it is now (each from a warm-up point that makes the span
+exact), and the difference of the two answer sets is emitted.  The replay's
+engine then becomes the live engine, so live evaluation, late data, fleet
+recovery and backfill are all "evaluate a span of the log from a state".
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from chronolog.engine.core import Engine, Fact, StepResult
+from chronolog.engine.plan import Plan, PredKey
+from chronolog.events import Event
+
+Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
+
+
+class AnswerSink(Protocol):
+    def step(self, result: StepResult, engine: Engine) -> None: ...
+
+    def correct(self, changes: list[Change], engine: Engine, upto: int) -> None: ...
+
+
+def make_engine(plan: Plan, t1: int) -> Engine:
+    """The engine for ``plan``: incremental when stratified, clingo per time point otherwise."""
+    if plan.stratified:
+        return Engine(plan, t1)
+    from chronolog.engine.clingo_engine import ClingoEngine
+
+    return ClingoEngine(plan, t1)  # type: ignore[return-value]
+
+
+class Reasoner:
+    """Evaluates a program over events pushed in arrival order."""
+
+    def __init__(self, plan: Plan, sink: AnswerSink, *, warn: Callable[[str], None] = lambda m: None) -> None:
+        self.plan = plan
+        self.sink = sink
+        self.warn = warn
+        self.log: dict[int, list[Fact]] = {}
+        self.t1: int | None = None
+        self.latest: int | None = None  # latest time seen; the pending (not yet evaluated) point
+        self.evaluated: int | None = None  # last evaluated time point
+        self.engine: Engine | None = None
+        self.unmatched_retractions = 0
+        self.delayed = 0
+        self._dirty_from: int | None = None
+        self._old_entries: dict[int, list[Fact]] = {}
+        self._old_t1: int | None = None
+
+    # ------------------------------------------------------------ input
+
+    def push(self, ev: Event) -> None:
+        t = ev.t
+        if self.t1 is None:
+            self.t1 = self.latest = t
+            self.evaluated = t - 1
+            self.engine = make_engine(self.plan, t)
+        assert self.latest is not None and self.evaluated is not None
+        if t > self.latest:
+            self.apply_corrections()
+            self._evaluate_until(t - 1)
+            self.latest = t
+        if t > self.evaluated:
+            self._apply(ev)
+            return
+        # A delayed event or a retraction of the evaluated past.
+        if not ev.is_fact and t >= self.t1:
+            return  # a late time-advance marker inside the timeline changes nothing
+        if t not in self._old_entries:
+            self._old_entries[t] = list(self.log.get(t, ()))
+        if not self._apply(ev):
+            return
+        if t < self.t1:
+            if self._old_t1 is None:
+                self._old_t1 = self.t1
+            self.t1 = t
+        self.delayed += 1
+        self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
+
+    def _apply(self, ev: Event) -> bool:
+        """Change the log; False for a retraction that matches nothing."""
+        if not ev.is_fact:
+            return True
+        assert ev.pred is not None
+        fact = ((ev.pred, len(ev.args)), ev.args)
+        if not ev.retract:
+            self.log.setdefault(ev.t, []).append(fact)
+            return True
+        entries = self.log.get(ev.t, [])
+        for i in range(len(entries) - 1, -1, -1):
+            if entries[i] == fact:
+                del entries[i]
+                return True
+        self.unmatched_retractions += 1
+        where = f"{ev.loc}: " if ev.loc else ""
+        self.warn(f"{where}warning: retraction of {ev.pred}{list(ev.args)} at {ev.t} matches no earlier event; ignored")
+        return False
+
+    def finish(self, until: int | None = None) -> None:
+        """Evaluate every remaining time point (up to ``until`` if given)."""
+        if self.t1 is None:
+            return
+        assert self.latest is not None
+        self.apply_corrections()
+        self._evaluate_until(self.latest if until is None else until)
+
+    # ------------------------------------------------------------ evaluation
+
+    def _evaluate_until(self, end: int) -> None:
+        assert self.engine is not None and self.evaluated is not None
+        for t in range(self.evaluated + 1, end + 1):
+            result = self.engine.step(t, self.log.get(t, ()))
+            self.evaluated = t
+            self.sink.step(result, self.engine)
+
+    def apply_corrections(self) -> None:
+        """Replay the span touched by delayed events and retractions; emit the differences."""
+        if self._dirty_from is None:
+            return
+        assert self.t1 is not None and self.evaluated is not None
+        old_t1 = self._old_t1 if self._old_t1 is not None else self.t1
+        first = min(old_t1, self.t1)
+        end = self.evaluated
+        reach = self.plan.output_reach
+        start = first if reach is None else max(first, self._dirty_from - reach)
+        old_entries = self._old_entries
+
+        def old_log(t: int) -> list[Fact]:
+            got = old_entries.get(t)
+            return got if got is not None else self.log.get(t, [])
+
+        before, _ = self.replay(old_log, old_t1, start, end)
+        after, engine = self.replay(lambda t: self.log.get(t, []), self.t1, start, end)
+        changes: list[Change] = [(p, a, T, 1) for p, a, T in after - before]
+        changes += [(p, a, T, -1) for p, a, T in before - after]
+        self.engine = engine
+        self._dirty_from = None
+        self._old_entries = {}
+        self._old_t1 = None
+        self.sink.correct(changes, engine, end)
+
+    def replay(
+        self, log: Callable[[int], list[Fact]], t1: int, start: int, end: int
+    ) -> tuple[set[tuple[PredKey, tuple, int]], Engine]:
+        """Evaluate ``[warm-up, end]`` on ``log``; return the atoms at times >= start derived
+        by the evaluations in ``[start, end]``, and the engine after ``end``."""
+        engine = make_engine(self.plan, t1)
+        union: set[tuple[PredKey, tuple, int]] = set()
+        if end < t1:
+            return union, engine
+        begin = self.warm_up_start(log, t1, max(start, t1))
+        for t in range(begin, end + 1):
+            engine.step(t, log(t))
+            if t >= start:
+                union.update(a for a in engine.derived_at() if a[2] >= start)
+        return union, engine
+
+    def warm_up_start(self, log: Callable[[int], list[Fact]], t1: int, start: int) -> int:
+        """The first time point to evaluate so that the state at ``start`` is exact."""
+        reach = self.plan.state_reach
+        if reach is None:
+            return t1
+        begin = max(t1, start - reach)
+        need = self.plan.tuple_reach
+        t = start
+        while need > 0 and t > t1:  # tuple windows: far enough back to hold the last n facts
+            t -= 1
+            need -= len(log(t))
+        return min(begin, t)
