@@ -65,7 +65,9 @@ class _Inner:
 class Engine:
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
-    def __init__(self, plan: Plan, t1: int) -> None:
+    def __init__(self, plan: Plan, t1: int, *, incremental: bool = True) -> None:
+        """``incremental=False`` recomputes every component at every time point
+        (a cross-check for the counting maintenance, same code otherwise)."""
         self.plan = plan
         self.t1 = t1
         self.t: int | None = None  # last evaluated time point
@@ -78,11 +80,21 @@ class Engine:
         self._now_views_of: dict[PredKey, list[NowSourceView]] = {}
         self._tuple_views_of: dict[tuple[int, PredKey], list[TupleWindowView]] = {}
         self._components: list[tuple[Component, list[CompiledRule], list[list[object]]]] = []
-        for comp in plan.components:
+        # Derivation counts of incrementally maintained components (None: recount next step).
+        self._counts: dict[int, dict[tuple, int] | None] = {}
+        self._journaled: list[Rel] = []
+        for ci, comp in enumerate(plan.components):
             members = set(comp.preds)
             compiled = [CompiledRule(r, r.head.atom.key in plan.timed) for r in comp.rules]
             sources = [[self._source(lit, members) for lit in cr.literals] for cr in compiled]
             self._components.append((comp, compiled, sources))
+            if incremental and not comp.recursive and not any(cr.uses_now for cr in compiled):
+                self._counts[ci] = None
+                for srcs in sources:
+                    for rel in srcs:
+                        if isinstance(rel, Rel) and rel.journal is None:
+                            rel.start_journal()
+                            self._journaled.append(rel)
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
 
     # ------------------------------------------------------------ wiring
@@ -126,16 +138,23 @@ class Engine:
         if self.t is not None and t != self.t + 1:
             raise ValueError(f"engine at {self.t} cannot step to {t}")
         self.t = t
+        for rel in self._journaled:
+            rel.start_journal()
         self._feed_stream(t, facts)
         result = StepResult(t)
         try:
-            for comp, compiled, sources in self._components:
-                content = self._evaluate(comp, compiled, sources, t)
-                self._publish(comp, content, t, result)
+            for ci, (comp, compiled, sources) in enumerate(self._components):
+                if ci in self._counts:
+                    self._maintain(ci, comp, compiled, sources, t, result)
+                else:
+                    content = self._evaluate(comp, compiled, sources, t)
+                    self._publish(comp, content, t, result)
         except NoAnswerSet as exc:
             log.warning("no answer set at t=%d: %s", t, exc)
             result.consistent = False
-            for comp, _, _ in self._components:
+            for ci, (comp, _, _) in enumerate(self._components):
+                if ci in self._counts:
+                    self._counts[ci] = None
                 self._publish(comp, {p: set() for p in comp.preds}, t, result)
             result.now = _net(result.now)
             result.timed = _net(result.timed)
@@ -179,19 +198,14 @@ class Engine:
                     self._inner_rel(s.lit, work, t, inner_cache) if isinstance(s, _Inner) else s
                     for s in srcs
                 ]
-                derived = cr.fire(rels, t)  # type: ignore[arg-type]
                 target = work[cr.head_pred]
                 before = len(target)
-                target |= derived
+                target.update(cr.fire(rels, t))  # type: ignore[arg-type]
                 changed = changed or len(target) != before
             if not comp.recursive or not changed:
                 break
         for p in comp.preds:
-            if p in self.plan.timed:
-                for tup in work[p]:
-                    T = tup[-1]
-                    if type(T) is not int or T < self.t1 or T > t:
-                        raise NoAnswerSet(f"{p[0]} derived at time {T!r}, outside the timeline [{self.t1},{t}]")
+            self._check_times(p, work[p], t)
         return work
 
     def _inner_rel(self, lit: ExtAtom, work: dict[PredKey, set[tuple]], t: int, cache: dict) -> Rel:
@@ -226,26 +240,91 @@ class Engine:
         cache[ck] = rel
         return rel
 
+    def _maintain(
+        self, ci: int, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int,
+        result: StepResult,
+    ) -> None:
+        """Counting maintenance of a non-recursive component: only the changes of its
+        inputs are joined, and an atom changes when its number of derivations
+        crosses zero."""
+        (pred,) = comp.preds
+        counts = self._counts[ci]
+        if counts is None:
+            counts = {}
+            for cr, srcs in zip(compiled, sources):
+                for h in cr.fire(srcs, t):  # type: ignore[arg-type]
+                    counts[h] = counts.get(h, 0) + 1
+            self._counts[ci] = counts
+            self._check_times(pred, counts, t)
+            self._publish(comp, {pred: set(counts)}, t, result)
+            return
+        change: dict[tuple, int] = {}
+        for cr, srcs in zip(compiled, sources):
+            for i, rel in enumerate(srcs):
+                journal = rel.journal  # type: ignore[attr-defined]
+                if not journal:
+                    continue
+                sign = -1 if cr.literals[i].negated else 1
+                plus = [x for x, s in journal.items() if s > 0]
+                minus = [x for x, s in journal.items() if s < 0]
+                for changed, sgn in ((plus, sign), (minus, -sign)):
+                    if changed:
+                        for h in cr.fire_delta(srcs, t, i, changed):  # type: ignore[arg-type]
+                            change[h] = change.get(h, 0) + sgn
+        added: list[tuple] = []
+        removed: list[tuple] = []
+        for h, d in change.items():
+            if not d:
+                continue
+            old = counts.get(h, 0)
+            new = old + d
+            if new:
+                counts[h] = new
+            else:
+                del counts[h]
+            if old == 0:
+                added.append(h)
+            elif new == 0:
+                removed.append(h)
+        self._check_times(pred, added, t)
+        rel = self.rels[pred]
+        for h in removed:
+            rel.discard(h)
+        for h in added:
+            rel.add(h)
+        self._announce(pred, added, removed, t, result)
+
+    def _check_times(self, pred: PredKey, tuples: Iterable[tuple], t: int) -> None:
+        if pred in self.plan.timed:
+            for tup in tuples:
+                T = tup[-1]
+                if type(T) is not int or T < self.t1 or T > t:
+                    raise NoAnswerSet(f"{pred[0]} derived at time {T!r}, outside the timeline [{self.t1},{t}]")
+
     def _publish(self, comp: Component, content: dict[PredKey, set[tuple]], t: int, result: StepResult) -> None:
         """Replace the component's relations, record the diff, feed the views above."""
         for p in comp.preds:
             added, removed = self.rels[p].replace(content[p])
-            timed = p in self.plan.timed
-            if timed:
-                diffs = [(tup[:-1], tup[-1], 1) for tup in added] + [(tup[:-1], tup[-1], -1) for tup in removed]
-                for view in self._views_of.get(p, ()):
-                    view.advance(t, self.t1, diffs)
-            else:
-                for nview in self._now_views_of.get(p, ()):
-                    nview.refresh(t, self.t1, self.rels[p])
-            if p not in self.plan.output:
-                continue
-            if timed:
-                result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
-                result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
-            else:
-                result.now.extend((p, args, 1) for args in added)
-                result.now.extend((p, args, -1) for args in removed)
+            self._announce(p, added, removed, t, result)
+
+    def _announce(self, p: PredKey, added: list[tuple], removed: list[tuple], t: int, result: StepResult) -> None:
+        """Feed a derived predicate's changes to the views over it and to the result."""
+        timed = p in self.plan.timed
+        if timed:
+            diffs = [(tup[:-1], tup[-1], 1) for tup in added] + [(tup[:-1], tup[-1], -1) for tup in removed]
+            for view in self._views_of.get(p, ()):
+                view.advance(t, self.t1, diffs)
+        else:
+            for nview in self._now_views_of.get(p, ()):
+                nview.refresh(t, self.t1, self.rels[p])
+        if p not in self.plan.output:
+            return
+        if timed:
+            result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
+            result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
+        else:
+            result.now.extend((p, args, 1) for args in added)
+            result.now.extend((p, args, -1) for args in removed)
 
     # ------------------------------------------------------------ inspection
 

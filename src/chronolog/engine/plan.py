@@ -89,7 +89,7 @@ def plan_program(program: Program) -> Plan:
     for rule in program.rules:
         _check_rule(rule)
     heads = {r.head.atom.key for r in program.rules if r.body or r.head.time is not None}
-    output = set(heads)
+    output = {r.head.atom.key for r in program.rules if r.body}
     intensional = set(heads)
     body_preds = {b.atom.key for r in program.rules for b in r.body if isinstance(b, ExtAtom)}
     extensional = (body_preds - intensional) | {TICK}

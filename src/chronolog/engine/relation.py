@@ -29,11 +29,15 @@ def key_getter(cols: Cols) -> Callable[[tuple], tuple]:
 class Rel:
     """A set of equal-length tuples with on-demand column indexes."""
 
-    __slots__ = ("tuples", "_indexes")
+    __slots__ = ("tuples", "_indexes", "journal", "_removed")
 
     def __init__(self, tuples: Iterable[tuple] = ()) -> None:
         self.tuples: set[tuple] = set(tuples)
         self._indexes: dict[Cols, tuple[Callable[[tuple], tuple], dict[tuple, set[tuple]]]] = {}
+        # When journaled: tuple -> +1 (added) / -1 (removed) since the last reset,
+        # so incremental rules can see both this time point's changes and the old state.
+        self.journal: dict[tuple, int] | None = None
+        self._removed: dict[Cols, dict[tuple, list[tuple]]] | None = None
 
     def __len__(self) -> int:
         return len(self.tuples)
@@ -48,6 +52,8 @@ class Rel:
         if t in self.tuples:
             return False
         self.tuples.add(t)
+        if self.journal is not None:
+            self._note(t, 1)
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx.get(k)
@@ -61,6 +67,8 @@ class Rel:
         if t not in self.tuples:
             return False
         self.tuples.discard(t)
+        if self.journal is not None:
+            self._note(t, -1)
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx[k]
@@ -70,9 +78,47 @@ class Rel:
         return True
 
     def clear(self) -> None:
-        self.tuples.clear()
-        for _, idx in self._indexes.values():
-            idx.clear()
+        for t in list(self.tuples):
+            self.discard(t)
+
+    # ------------------------------------------------------------ journal
+
+    def _note(self, t: tuple, sign: int) -> None:
+        j = self.journal
+        assert j is not None
+        v = j.get(t, 0) + sign
+        if v:
+            j[t] = v
+        else:
+            del j[t]
+        self._removed = None
+
+    def start_journal(self) -> None:
+        """Forget recorded changes (and start recording if not yet)."""
+        self.journal = {}
+        self._removed = None
+
+    def was_present(self, t: tuple) -> bool:
+        """Membership before the recorded changes."""
+        s = self.journal.get(t, 0) if self.journal else 0
+        return s == -1 or (s == 0 and t in self.tuples)
+
+    def old_matches(self, cols: Cols, key: tuple) -> list[tuple]:
+        """Index lookup in the state before the recorded changes."""
+        j = self.journal or {}
+        out = [m for m in self.index(cols).get(key, ()) if j.get(m, 0) != 1]
+        if self._removed is None:
+            self._removed = {}
+        removed = self._removed.get(cols)
+        if removed is None:
+            get = key_getter(cols)
+            removed = {}
+            for m, sign in j.items():
+                if sign < 0:
+                    removed.setdefault(get(m), []).append(m)
+            self._removed[cols] = removed
+        out.extend(removed.get(key, ()))
+        return out
 
     def index(self, cols: Cols) -> dict[tuple, set[tuple]]:
         """The index on ``cols`` (built now if it does not exist yet)."""
@@ -102,10 +148,12 @@ class Rel:
             self.add(t)
         return added, removed
 
-    def __getstate__(self) -> list[tuple]:
+    def __getstate__(self) -> tuple[list[tuple], bool]:
         # Indexes are caches: checkpoints store only the tuples.
-        return list(self.tuples)
+        return list(self.tuples), self.journal is not None
 
-    def __setstate__(self, state: list[tuple]) -> None:
-        self.tuples = set(state)
+    def __setstate__(self, state: tuple[list[tuple], bool]) -> None:
+        self.tuples = set(state[0])
         self._indexes = {}
+        self.journal = {} if state[1] else None
+        self._removed = None

@@ -11,7 +11,7 @@ and carries no state of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from chronolog.engine.relation import Rel, key_getter
 from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var
@@ -108,16 +108,38 @@ class _Assign:
 Step = _Scan | _AntiJoin | _Filter | _Assign
 
 
+@dataclass(slots=True)
+class _Pipeline:
+    steps: list[Step]
+    head_args: Callable[[tuple], tuple]
+    head_time: Callable[[tuple], object] | None
+
+
 class CompiledRule:
-    """One rule as a join pipeline; ``literals`` are its extended atoms in body order."""
+    """One rule as join pipelines; ``literals`` are its extended atoms in body order.
+
+    ``fire`` runs the whole body; ``fire_delta`` runs it starting from the
+    changes of one literal (the other literals seen before or after this time
+    point's changes), which is what incremental maintenance needs.
+    """
 
     def __init__(self, rule: Rule, timed_head: bool) -> None:
         self.rule = rule
         self.literals: list[ExtAtom] = [b for b in rule.body if isinstance(b, ExtAtom)]
+        self.head_pred = rule.head.atom.key
+        self.timed_head = timed_head
+        # A plain head of a timed predicate stamps atoms with the evaluation time.
+        self.uses_now = timed_head and rule.head.time is None
+        self.full = self._compile(None)
+        self.delta = [self._compile(i) for i in range(len(self.literals))]
+
+    def _compile(self, first: int | None) -> _Pipeline:
+        rule = self.rule
         slots: dict[str, int] = {}
-        self.steps: list[Step] = []
-        positive = [i for i, lit in enumerate(self.literals) if not lit.negated]
-        negative = [i for i, lit in enumerate(self.literals) if lit.negated]
+        steps: list[Step] = []
+        literals = self.literals
+        positive = [i for i, lit in enumerate(literals) if not lit.negated and i != first]
+        negative = [i for i, lit in enumerate(literals) if lit.negated and i != first]
         compares = [b for b in rule.body if isinstance(b, Compare)]
 
         def drain() -> None:
@@ -125,54 +147,106 @@ class CompiledRule:
             while progress:
                 progress = False
                 for i in list(negative):
-                    if self.literals[i].variables() <= slots.keys():
-                        self.steps.append(_AntiJoin(i, _builder(literal_pattern(self.literals[i]), slots)))
+                    if literals[i].variables() <= slots.keys():
+                        steps.append(_AntiJoin(i, _builder(literal_pattern(literals[i]), slots)))
                         negative.remove(i)
                         progress = True
                 for c in list(compares):
-                    vs = c.variables()
-                    if vs <= slots.keys():
-                        self.steps.append(_Filter(_compile_test(c, slots)))
+                    if c.variables() <= slots.keys():
+                        steps.append(_Filter(_compile_test(c, slots)))
                         compares.remove(c)
                         progress = True
                     elif c.op == "=":
                         for side, other in ((c.left, c.right), (c.right, c.left)):
                             if isinstance(side, Var) and side.name not in slots and _vars(other) <= slots.keys():
-                                self.steps.append(_Assign(_compile_expr(other, slots)))
+                                steps.append(_Assign(_compile_expr(other, slots)))
                                 slots[side.name] = len(slots)
                                 compares.remove(c)
                                 progress = True
                                 break
 
+        if first is not None:
+            steps.append(_scan(first, literal_pattern(literals[first]), slots))
         drain()
         while positive:
-            best = max(positive, key=lambda i: _bound_score(self.literals[i], slots))
+            best = max(positive, key=lambda i: _bound_score(literals[i], slots))
             positive.remove(best)
-            self.steps.append(_scan(best, literal_pattern(self.literals[best]), slots))
+            steps.append(_scan(best, literal_pattern(literals[best]), slots))
             drain()
         if negative or compares:  # plan_program's safety check makes this unreachable
             raise AssertionError(f"unsafe rule reached the compiler: {rule}")
         head = rule.head
-        self.head_args = _builder(head.atom.args, slots)
-        self.head_pred = head.atom.key
-        self.head_time: Callable[[tuple], object] | None = None
-        self.timed_head = timed_head
-        if head.time is not None:
-            self.head_time = _compile_expr(head.time, slots)
+        head_time = _compile_expr(head.time, slots) if head.time is not None else None
+        return _Pipeline(steps, _builder(head.atom.args, slots), head_time)
 
-    def fire(self, rels: Sequence[Rel], now: int) -> set[tuple]:
-        """All head tuples derivable from ``rels`` (one per literal) at time ``now``.
+    def fire(self, rels: Sequence[Rel], now: int) -> list[tuple]:
+        """Head tuples of every body match in ``rels`` (one per literal), one per match.
 
         For a timed head predicate the tuple ends with the atom's time.
         """
-        batch: list[tuple] = [()]
-        for step in self.steps:
-            if not batch:
-                return set()
-            if type(step) is _Scan:
-                idx = rels[step.lit].index(step.cols)
-                key, out, checks = step.key, step.out, step.checks
-                nxt: list[tuple] = []
+        return self._heads(self.full, _run(self.full.steps, [()], rels, None, -1), now)
+
+    def fire_delta(self, rels: Sequence[Rel], now: int, i: int, changed: Iterable[tuple]) -> list[tuple]:
+        """Head tuples of the matches that use one of ``changed`` (tuples of literal ``i``).
+
+        Literals before ``i`` are read as they are now, literals after it as
+        they were before this time point's changes (``Rel.was_present``), so that
+        summing over every ``i`` counts each new or lost match exactly once.
+        """
+        pipe = self.delta[i]
+        first = pipe.steps[0]
+        assert type(first) is _Scan
+        batch = _match(first, (), changed)
+        return self._heads(pipe, _run(pipe.steps[1:], batch, rels, i, i), now)
+
+    def _heads(self, pipe: _Pipeline, batch: list[tuple], now: int) -> list[tuple]:
+        args = pipe.head_args
+        if not self.timed_head:
+            return [args(b) for b in batch]
+        ht = pipe.head_time
+        if ht is None:
+            return [args(b) + (now,) for b in batch]
+        out: list[tuple] = []
+        for b in batch:
+            try:
+                out.append(args(b) + (ht(b),))
+            except _Undefined:
+                pass
+        return out
+
+
+def _match(step: _Scan, b: tuple, candidates: Iterable[tuple]) -> list[tuple]:
+    """Extend binding ``b`` with every candidate tuple matching the scan's bound columns."""
+    key = step.key(b)
+    get = key_getter(step.cols)
+    out, checks = step.out, step.checks
+    return [
+        b + out(m)
+        for m in candidates
+        if get(m) == key and (not checks or all(m[x] == m[y] for x, y in checks))
+    ]
+
+
+def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_lit: int | None, split: int) -> list[tuple]:
+    """Push a batch of bindings through ``steps``.
+
+    With ``delta_lit`` set, literals with an index above ``split`` are read in
+    their state before this time point's changes.
+    """
+    for step in steps:
+        if not batch:
+            return batch
+        if type(step) is _Scan:
+            rel = rels[step.lit]
+            key, out, checks = step.key, step.out, step.checks
+            nxt: list[tuple] = []
+            if delta_lit is not None and step.lit > split and rel.journal:
+                for b in batch:
+                    for m in rel.old_matches(step.cols, key(b)):
+                        if not checks or all(m[x] == m[y] for x, y in checks):
+                            nxt.append(b + out(m))
+            else:
+                idx = rel.index(step.cols)
                 for b in batch:
                     matches = idx.get(key(b))
                     if matches:
@@ -180,36 +254,29 @@ class CompiledRule:
                             nxt.extend(b + out(m) for m in matches if all(m[x] == m[y] for x, y in checks))
                         else:
                             nxt.extend(b + out(m) for m in matches)
-                batch = nxt
-            elif type(step) is _AntiJoin:
-                tuples = rels[step.lit].tuples
-                full = step.full
-                batch = [b for b in batch if full(b) not in tuples]
-            elif type(step) is _Filter:
-                test = step.test
-                batch = [b for b in batch if test(b)]
+            batch = nxt
+        elif type(step) is _AntiJoin:
+            rel = rels[step.lit]
+            full = step.full
+            if delta_lit is not None and step.lit > split and rel.journal:
+                was = rel.was_present
+                batch = [b for b in batch if not was(full(b))]
             else:
-                value = step.value  # type: ignore[union-attr]
-                nxt = []
-                for b in batch:
-                    try:
-                        nxt.append(b + (value(b),))
-                    except _Undefined:
-                        pass
-                batch = nxt
-        args = self.head_args
-        if not self.timed_head:
-            return {args(b) for b in batch}
-        ht = self.head_time
-        if ht is None:
-            return {args(b) + (now,) for b in batch}
-        out_set = set()
-        for b in batch:
-            try:
-                out_set.add(args(b) + (ht(b),))
-            except _Undefined:
-                pass
-        return out_set
+                tuples = rel.tuples
+                batch = [b for b in batch if full(b) not in tuples]
+        elif type(step) is _Filter:
+            test = step.test
+            batch = [b for b in batch if test(b)]
+        else:
+            value = step.value  # type: ignore[union-attr]
+            nxt = []
+            for b in batch:
+                try:
+                    nxt.append(b + (value(b),))
+                except _Undefined:
+                    pass
+            batch = nxt
+    return batch
 
 
 def _vars(e: Expr) -> set[str]:

@@ -1,0 +1,66 @@
+"""Per-time-point evaluation with clingo, for programs that are not stratified.
+
+Ticker's "clingo" strategy: at every time point the program and the stream
+facts its windows can reach are handed to clingo, and one answer set is
+taken.  The interface is the incremental ``Engine``'s, so the reasoner, the
+answer writer and the corrections work unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Sequence
+
+from chronolog.engine.asp import solve_time_point
+from chronolog.engine.core import Fact, StepResult
+from chronolog.engine.plan import Plan, PredKey
+
+log = logging.getLogger(__name__)
+
+
+class ClingoEngine:
+    def __init__(self, plan: Plan, t1: int) -> None:
+        self.plan = plan
+        self.t1 = t1
+        self.t: int | None = None
+        self._events: list[tuple[int, str, tuple]] = []
+        self._answer: set[tuple[PredKey, tuple, int]] = set()
+
+    def step(self, t: int, facts: Sequence[Fact]) -> StepResult:
+        if self.t is not None and t != self.t + 1:
+            raise ValueError(f"engine at {self.t} cannot step to {t}")
+        self.t = t
+        self._events.extend((t, key[0], args) for key, args in facts)
+        self._trim(t)
+        result = StepResult(t)
+        found = solve_time_point(self.plan.program, self._events, self.t1, t)
+        if found is None:
+            log.warning("no answer set at t=%d", t)
+            result.consistent = False
+            found = set()
+        answer = {((p, len(a)), a, T) for p, a, T in found}
+        timed = self.plan.timed
+        before_now = {(p, a) for p, a, T in self._answer if p not in timed}
+        after_now = {(p, a) for p, a, T in answer if p not in timed}
+        result.now = [(p, a, 1) for p, a in after_now - before_now] + [(p, a, -1) for p, a in before_now - after_now]
+        before_timed = {x for x in self._answer if x[0] in timed}
+        after_timed = {x for x in answer if x[0] in timed}
+        result.timed = [x + (1,) for x in after_timed - before_timed] + [x + (-1,) for x in before_timed - after_timed]
+        self._answer = answer
+        return result
+
+    def _trim(self, t: int) -> None:
+        reach = self.plan.state_reach
+        if reach is None:
+            return
+        cut = 0
+        while cut < len(self._events) and self._events[cut][0] < t - reach:
+            cut += 1
+        cut = min(cut, max(0, len(self._events) - self.plan.tuple_reach))
+        del self._events[:cut]
+
+    def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
+        return [(p, a) for p, a, T in self._answer if p not in self.plan.timed]
+
+    def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
+        return set(self._answer)
