@@ -35,7 +35,7 @@ class ClingoEngine:
         result = StepResult(t)
         found = solve_time_point(self.plan.program, self._events, self.t1, t)
         if found is None:
-            log.warning("no answer set at t=%d", t)
+            log.debug("no answer set at t=%d", t)
             result.consistent = False
             found = set()
         answer = {((p, len(a)), a, T) for p, a, T in found}

@@ -72,6 +72,8 @@ class Engine:
         self.t1 = t1
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
+        # Output of padded predicates: atoms of visible rules, and the rest at t only.
+        self._answers: dict[PredKey, Rel] = {p: Rel() for p in plan.padded & plan.output}
         self._time_views: dict[tuple, TimeWindowView] = {}
         self._now_views: dict[tuple, NowSourceView] = {}
         self._tuple_views: dict[tuple, TupleWindowView] = {}
@@ -83,12 +85,14 @@ class Engine:
         # Derivation counts of incrementally maintained components (None: recount next step).
         self._counts: dict[int, dict[tuple, int] | None] = {}
         self._journaled: list[Rel] = []
+        self._visible: dict[PredKey, set[tuple]] = {}
         for ci, comp in enumerate(plan.components):
             members = set(comp.preds)
             compiled = [CompiledRule(r, r.head.atom.key in plan.timed) for r in comp.rules]
             sources = [[self._source(lit, members) for lit in cr.literals] for cr in compiled]
             self._components.append((comp, compiled, sources))
-            if incremental and not comp.recursive and not any(cr.uses_now for cr in compiled):
+            padded = bool(members & plan.padded)
+            if incremental and not padded and not comp.recursive and all(cr.countable and not cr.uses_now for cr in compiled):
                 self._counts[ci] = None
                 for srcs in sources:
                     for rel in srcs:
@@ -150,7 +154,7 @@ class Engine:
                     content = self._evaluate(comp, compiled, sources, t)
                     self._publish(comp, content, t, result)
         except NoAnswerSet as exc:
-            log.warning("no answer set at t=%d: %s", t, exc)
+            log.debug("no answer set at t=%d: %s", t, exc)
             result.consistent = False
             for ci, (comp, _, _) in enumerate(self._components):
                 if ci in self._counts:
@@ -206,6 +210,17 @@ class Engine:
                 break
         for p in comp.preds:
             self._check_times(p, work[p], t)
+        self._visible = {}
+        padded = [p for p in comp.preds if p in self._answers]
+        if padded:
+            rels = {}
+            cache: dict[tuple, Rel] = {}
+            for cr, srcs in zip(compiled, sources):
+                if cr.head_pred in self._answers and not self.plan.is_hidden(cr.rule):
+                    rels = [self._inner_rel(s.lit, work, t, cache) if isinstance(s, _Inner) else s for s in srcs]
+                    self._visible.setdefault(cr.head_pred, set()).update(cr.fire(rels, t))  # type: ignore[arg-type]
+            for p in padded:
+                self._visible[p] = self._visible.get(p, set()) | {tup for tup in work[p] if tup[-1] == t}
         return work
 
     def _inner_rel(self, lit: ExtAtom, work: dict[PredKey, set[tuple]], t: int, cache: dict) -> Rel:
@@ -226,15 +241,15 @@ class Engine:
             else:
                 rel = Rel(args + (t,) for args in tuples)
         elif lit.op is Op.NOW:
-            rel = Rel(tup[:-1] for tup in tuples if tup[-1] == t)
+            rel = Rel(tup[:-1] for tup in tuples if _within(tup[-1], t, t))
         elif lit.op is Op.DIAMOND:
-            rel = Rel(tup[:-1] for tup in tuples if lo <= tup[-1] <= t)
+            rel = Rel(tup[:-1] for tup in tuples if _within(tup[-1], lo, t))
         elif lit.op is Op.AT:
-            rel = Rel(tup for tup in tuples if lo <= tup[-1] <= t)
+            rel = Rel(tup for tup in tuples if _within(tup[-1], lo, t))
         else:
             times: dict[tuple, set[int]] = {}
             for tup in tuples:
-                if lo <= tup[-1] <= t:
+                if _within(tup[-1], lo, t):
                     times.setdefault(tup[:-1], set()).add(tup[-1])
             rel = Rel(args for args, ts in times.items() if len(ts) == t - lo + 1)
         cache[ck] = rel
@@ -306,6 +321,10 @@ class Engine:
         for p in comp.preds:
             added, removed = self.rels[p].replace(content[p])
             self._announce(p, added, removed, t, result)
+            if p in self._answers:
+                added, removed = self._answers[p].replace(self._visible.get(p, set()) if content[p] else set())
+                result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
+                result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
 
     def _announce(self, p: PredKey, added: list[tuple], removed: list[tuple], t: int, result: StepResult) -> None:
         """Feed a derived predicate's changes to the views over it and to the result."""
@@ -317,7 +336,7 @@ class Engine:
         else:
             for nview in self._now_views_of.get(p, ()):
                 nview.refresh(t, self.t1, self.rels[p])
-        if p not in self.plan.output:
+        if p not in self.plan.output or p in self._answers:
             return
         if timed:
             result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
@@ -340,7 +359,9 @@ class Engine:
         out: set[tuple[PredKey, tuple, int]] = set()
         assert self.t is not None
         for p in self.plan.output:
-            if p in self.plan.timed:
+            if p in self._answers:
+                out.update((p, tup[:-1], tup[-1]) for tup in self._answers[p])
+            elif p in self.plan.timed:
                 out.update((p, tup[:-1], tup[-1]) for tup in self.rels[p])
             else:
                 out.update((p, args, self.t) for args in self.rels[p])
@@ -353,3 +374,8 @@ def _net(diffs: list) -> list:
     for d in diffs:
         total[d[:-1]] = total.get(d[:-1], 0) + d[-1]
     return [k + (v,) for k, v in total.items() if v]
+
+
+def _within(T: object, lo: int, hi: int) -> bool:
+    """An atom's time lies in [lo, hi] (times bound to strings never do)."""
+    return type(T) is int and lo <= T <= hi  # type: ignore[operator]

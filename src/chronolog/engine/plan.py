@@ -69,6 +69,18 @@ class Plan:
     tuple_reach: int  # largest tuple window
     output_reach: int | None  # how far back an evaluation derives atoms; None: unbounded
     input_routes: dict[PredKey, PredKey] = field(default_factory=dict)
+    # Rules added by the rewrites.  An atom they derive at an earlier time is
+    # background or input, not an answer "derived through an @-head": it is
+    # output only at its own time point.
+    hidden_rules: list[Rule] = field(default_factory=list)
+
+    def is_hidden(self, rule: Rule) -> bool:
+        return any(rule is h for h in self.hidden_rules)
+
+    @property
+    def padded(self) -> set[PredKey]:
+        """Timed predicates some hidden rule derives."""
+        return {r.head.atom.key for r in self.hidden_rules if r.head.time is not None}
 
     @property
     def output_preds(self) -> set[str]:
@@ -86,6 +98,7 @@ class Plan:
 
 def plan_program(program: Program) -> Plan:
     """Analyse ``program``; raise ProgramError for unsafe or unsupported rules."""
+    program = Program(tuple(_name_anonymous(r) for r in program.rules), program.dialect)
     for rule in program.rules:
         _check_rule(rule)
     heads = {r.head.atom.key for r in program.rules if r.body or r.head.time is not None}
@@ -103,22 +116,24 @@ def plan_program(program: Program) -> Plan:
                 )
     reads = _max_windows(program.rules)
     rules: list[Rule] = []
+    hidden: list[Rule] = []
     background: dict[PredKey, list[tuple]] = {}
     for rule in program.rules:
         key = rule.head.atom.key
         if rule.body or rule.head.time is not None:
             rules.append(rule)
         elif key in intensional:
-            rules.append(_holds_when(rule.head.atom, Atom(TICK[0]), reads.get(key, 0), rule))
+            hidden.append(_holds_when(rule.head.atom, Atom(TICK[0]), reads.get(key, 0), rule))
         else:
             background.setdefault(key, []).append(tuple(a.value for a in rule.head.atom.args))  # type: ignore[union-attr]
     input_routes: dict[PredKey, PredKey] = {}
     for key in sorted(intensional):
-        hidden = (key[0] + INPUT_SUFFIX, key[1])
-        input_routes[key] = hidden
-        extensional.add(hidden)
+        route = (key[0] + INPUT_SUFFIX, key[1])
+        input_routes[key] = route
+        extensional.add(route)
         args = tuple(Var(f"X{i}") for i in range(key[1]))
-        rules.append(_holds_when(Atom(key[0], args), Atom(hidden[0], args), reads.get(key, 0), None))
+        hidden.append(_holds_when(Atom(key[0], args), Atom(route[0], args), reads.get(key, 0), None))
+    rules += hidden
     timed = {r.head.atom.key for r in rules if r.head.time is not None}
     components = _components(rules, intensional)
     stratified = all(c.stratified for c in components)
@@ -139,10 +154,35 @@ def plan_program(program: Program) -> Plan:
         ),
         output_reach=_output_reach(rules),
         input_routes=input_routes,
+        hidden_rules=hidden,
     )
 
 
 # ---------------------------------------------------------------- safety
+
+ANONYMOUS = "_"
+
+
+def _name_anonymous(rule: Rule) -> Rule:
+    """Give each ``_`` of a positive atom a fresh name; ``_`` in a negated atom
+    stays anonymous (``not p(_)``: no p at all), as in ASP."""
+    counter = 0
+
+    def rename(lit: ExtAtom) -> ExtAtom:
+        nonlocal counter
+        if lit.negated or not any(isinstance(a, Var) and a.name == ANONYMOUS for a in lit.atom.args):
+            return lit
+        args = []
+        for a in lit.atom.args:
+            if isinstance(a, Var) and a.name == ANONYMOUS:
+                counter += 1
+                a = Var(f"_{counter}")
+            args.append(a)
+        return ExtAtom(Atom(lit.atom.pred, tuple(args)), lit.op, lit.window, lit.time, lit.negated, lit.loc)
+
+    body = tuple(rename(b) if isinstance(b, ExtAtom) else b for b in rule.body)
+    return rule if body == rule.body else Rule(rule.head, body, rule.loc)
+
 
 
 def _check_rule(rule: Rule) -> None:
@@ -167,7 +207,9 @@ def _check_rule(rule: Rule) -> None:
                 raise ProgramError(f"'{b.op.value}' needs a window", b.loc or rule.loc)
             if b.window is not None and b.window.size < (1 if isinstance(b.window, TupleWindow) else 0):
                 raise ProgramError(f"bad window size {b.window.size}", b.loc or rule.loc)
-        missing = sorted(b.variables() - bound)
+        missing = sorted(b.variables() - bound - {ANONYMOUS})
+        if isinstance(b, Compare) and ANONYMOUS in b.variables():
+            missing.append(ANONYMOUS)
         if missing:
             raise ProgramError(
                 f"unsafe variable {', '.join(missing)} in '{b}': every variable must occur in a "

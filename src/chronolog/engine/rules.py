@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from chronolog.engine.plan import ANONYMOUS
 from chronolog.engine.relation import Rel, key_getter
 from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var
 
@@ -96,6 +97,15 @@ class _AntiJoin:
 
 
 @dataclass(slots=True)
+class _NotExists:
+    """``not p(X, _)``: no tuple matches the named columns."""
+
+    lit: int
+    cols: tuple[int, ...]
+    key: Callable[[tuple], tuple]
+
+
+@dataclass(slots=True)
 class _Filter:
     test: Callable[[tuple], bool]
 
@@ -105,7 +115,7 @@ class _Assign:
     value: Callable[[tuple], object]
 
 
-Step = _Scan | _AntiJoin | _Filter | _Assign
+Step = _Scan | _AntiJoin | _NotExists | _Filter | _Assign
 
 
 @dataclass(slots=True)
@@ -130,6 +140,10 @@ class CompiledRule:
         self.timed_head = timed_head
         # A plain head of a timed predicate stamps atoms with the evaluation time.
         self.uses_now = timed_head and rule.head.time is None
+        # Counting needs one indicator tuple per negated literal; ``not p(_)`` has none.
+        self.countable = not any(
+            lit.negated and ANONYMOUS in lit.variables() for lit in self.literals
+        )
         self.full = self._compile(None)
         self.delta = [self._compile(i) for i in range(len(self.literals))]
 
@@ -147,8 +161,8 @@ class CompiledRule:
             while progress:
                 progress = False
                 for i in list(negative):
-                    if literals[i].variables() <= slots.keys():
-                        steps.append(_AntiJoin(i, _builder(literal_pattern(literals[i]), slots)))
+                    if literals[i].variables() - {ANONYMOUS} <= slots.keys():
+                        steps.append(_anti_join(i, literal_pattern(literals[i]), slots))
                         negative.remove(i)
                         progress = True
                 for c in list(compares):
@@ -264,6 +278,10 @@ def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_l
             else:
                 tuples = rel.tuples
                 batch = [b for b in batch if full(b) not in tuples]
+        elif type(step) is _NotExists:
+            idx = rels[step.lit].index(step.cols)
+            key = step.key
+            batch = [b for b in batch if not idx.get(key(b))]
         elif type(step) is _Filter:
             test = step.test
             batch = [b for b in batch if test(b)]
@@ -297,6 +315,13 @@ def _builder(terms: Sequence[Term], slots: dict[str, int]) -> Callable[[tuple], 
     if all(is_var for is_var, _ in parts):
         return key_getter(tuple(i for _, i in parts))  # type: ignore[misc]
     return lambda b: tuple(b[v] if is_var else v for is_var, v in parts)  # type: ignore[index]
+
+
+def _anti_join(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _AntiJoin | _NotExists:
+    if not any(isinstance(t, Var) and t.name == ANONYMOUS for t in pattern):
+        return _AntiJoin(lit_index, _builder(pattern, slots))
+    named = [(c, t) for c, t in enumerate(pattern) if not (isinstance(t, Var) and t.name == ANONYMOUS)]
+    return _NotExists(lit_index, tuple(c for c, _ in named), _builder([t for _, t in named], slots))
 
 
 def _scan(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _Scan:
