@@ -1,0 +1,51 @@
+"""Rule languages: each dialect's parser produces the same IR."""
+
+from __future__ import annotations
+
+import os
+
+from chronolog.errors import ProgramError
+from chronolog.ir import Loc, Program
+
+DIALECTS = ("lars", "laser", "mtl", "rtec")
+_EXTENSIONS = {".lars": "lars", ".laser": "laser", ".mtl": "mtl", ".rtec": "rtec", ".prolog": "rtec"}
+
+
+def dialect_for(path: str, explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "lars")
+
+
+def parse_program(text: str, filename: str, dialect: str) -> Program:
+    if dialect == "lars":
+        from chronolog.lang.lars import parse_lars
+
+        return parse_lars(text, filename)
+    if dialect == "laser":
+        from chronolog.lang.laser import parse_laser
+
+        return parse_laser(text, filename)
+    if dialect in DIALECTS:
+        raise ProgramError(f"dialect {dialect!r} is not supported yet", Loc(filename, 1, 1))
+    raise ProgramError(f"unknown dialect {dialect!r} (choose from {', '.join(DIALECTS)})", Loc(filename, 1, 1))
+
+
+def load_program(paths: list[str], dialect: str | None = None) -> Program:
+    """Read and parse program files (all of one dialect) into one program."""
+    rules = []
+    chosen = None
+    for path in paths:
+        d = dialect_for(path, dialect)
+        if chosen is not None and d != chosen:
+            raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
+        chosen = d
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise ProgramError(f"cannot read program: {exc.strerror or exc}", Loc(path, 1, 1)) from None
+        except UnicodeDecodeError as exc:
+            raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
+        rules.extend(parse_program(text, path, d).rules)
+    return Program(tuple(rules), chosen or "lars")

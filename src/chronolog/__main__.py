@@ -1,0 +1,3 @@
+from chronolog.cli.main import main
+
+raise SystemExit(main())

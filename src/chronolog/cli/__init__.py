@@ -1,0 +1,1 @@
+"""The ``chronolog`` command line."""

@@ -1,0 +1,1 @@
+"""Reading input streams and writing answer streams."""
