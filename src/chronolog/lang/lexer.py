@@ -35,11 +35,11 @@ def tokenize(text: str, filename: str) -> list[Token]:
     pos, line, line_start = 0, 1, 0
     n = len(text)
     while pos < n:
-        m = _TOKEN.match(text, pos)
         col = pos - line_start + 1
+        if text.startswith("/*", pos) and text.find("*/", pos + 2) < 0:
+            raise ProgramError("unterminated comment", Loc(filename, line, col))
+        m = _TOKEN.match(text, pos)
         if m is None:
-            if text.startswith("/*", pos) or text.startswith("%*", pos):
-                raise ProgramError("unterminated comment", Loc(filename, line, col))
             if text[pos] == '"':
                 raise ProgramError("unterminated string", Loc(filename, line, col))
             raise ProgramError(f"unexpected character {text[pos]!r}", Loc(filename, line, col))
