@@ -25,10 +25,14 @@ def test_extended_atoms():
     assert body("h :- p(X) [5].") == (ExtAtom(Atom("p", (X,)), Op.DIAMOND, TimeWindow(5)),)
     assert body("h :- p(X) in [5].") == body("h :- p(X) [5].")
     assert body("h :- p always [2 min].") == (ExtAtom(Atom("p"), Op.BOX, TimeWindow(120)),)
+    assert body("h :- p [t 7].") == body("h :- p [7].")
     assert body("h :- p always in [3 #].") == (ExtAtom(Atom("p"), Op.BOX, TupleWindow(3)),)
     assert body("h :- p(X) at T [3 #].") == (ExtAtom(Atom("p", (X,)), Op.AT, TupleWindow(3), T),)
     assert body("h :- p(X) at 4.") == (ExtAtom(Atom("p", (X,)), Op.AT, None, Const(4)),)
     assert body("h :- not p(X) [2], q(X).")[0] == ExtAtom(Atom("p", (X,)), Op.DIAMOND, TimeWindow(2), negated=True)
+    # Ticker's postfix negation
+    assert body("h :- q(X), p(X) not in [2].") == body("h :- q(X), not p(X) [2].")
+    assert body("h :- q(X), p(X) always not [2].") == body("h :- q(X), not p(X) always [2].")
 
 
 def test_heads_facts_terms():
@@ -46,6 +50,24 @@ def test_comparisons_and_builtins():
     assert body("h :- p(X), incr(X, Y).")[1] == Compare("=", Y, BinOp("+", X, Const(1)))
     assert body("h :- p(X), modulo(X, 2, Y).")[1] == Compare("=", Y, BinOp("mod", X, Const(2)))
     assert body("h :- p(X), ltleq(1, X, 3).")[1:] == (Compare("<", Const(1), X), Compare("<=", X, Const(3)))
+
+
+TICKER_STYLE = """
+% Ticker's cache-hops style (written for this test)
+need(I,N) :- item(I), node(N), req(I,N) in [300 sec].
+conn(N,M) :- edge(N,M), down(M) not in [300 sec].
+getFrom(I,N,M) :- source(I,N,M), not n_getFrom(I,N,M).
+source(I,N,M) :- need(I,N), avail(I,M), reach(N,M), N != M.
+high at T :- value(V), alpha(V) at T in [300 #], leq(18,V).
+lfu :- high always in [300].
+item(i1). node(1). edge(1,2).
+"""
+
+
+def test_ticker_style_program():
+    rules = parse_lars(TICKER_STYLE).rules
+    assert len(rules) == 9
+    assert rules[1].body[1] == ExtAtom(Atom("down", (Var("M"),)), Op.DIAMOND, TimeWindow(300), negated=True)
 
 
 def test_comments():

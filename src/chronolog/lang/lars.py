@@ -67,6 +67,8 @@ class _Parser:
         if tok.kind == "ident" and tok.text == "not" and self.ts.peek(1).kind == "ident":
             self.ts.next()
             ext = self.ext()
+            if ext.negated:
+                raise ProgramError("negated twice ('not ... not in')", tok.loc)
             return [ExtAtom(ext.atom, ext.op, ext.window, ext.time, True, tok.loc)]
         if tok.kind == "ident" and self.ts.at("(", 1) and tok.text in _BUILTINS:
             return self.builtin()
@@ -110,15 +112,27 @@ class _Parser:
         atom = self.atom()
         if self.ts.accept("at"):
             time = self.time()
+            neg = self._postfix_not()
             window = self.window() if self._window_follows() else None
-            return ExtAtom(atom, Op.AT, window, time, False, start.loc)
+            return ExtAtom(atom, Op.AT, window, time, neg, start.loc)
         if self.ts.accept("always"):
+            neg = self._postfix_not()
             if not self._window_follows():
                 self.ts.fail("expected a window like [3] after 'always'")
-            return ExtAtom(atom, Op.BOX, self.window(), None, False, start.loc)
+            return ExtAtom(atom, Op.BOX, self.window(), None, neg, start.loc)
+        neg = self._postfix_not()
         if self._window_follows():
-            return ExtAtom(atom, Op.DIAMOND, self.window(), None, False, start.loc)
+            return ExtAtom(atom, Op.DIAMOND, self.window(), None, neg, start.loc)
+        if neg:
+            self.ts.fail("expected a window after 'not'")
         return ExtAtom(atom, Op.NOW, None, None, False, start.loc)
+
+    def _postfix_not(self) -> bool:
+        """Ticker also writes ``p not in [3]`` / ``p not [3]`` for ``not p [3]``."""
+        if self.ts.at("not") and (self.ts.at("in", 1) or self.ts.at("[", 1)):
+            self.ts.next()
+            return True
+        return False
 
     def _window_follows(self) -> bool:
         return self.ts.at("[") or (self.ts.at("in") and self.ts.at("[", 1))
@@ -126,6 +140,8 @@ class _Parser:
     def window(self) -> Window:
         self.ts.accept("in")
         self.ts.expect("[", "a window '['")
+        if self.ts.at("t") and self.ts.peek(1).kind == "int":
+            self.ts.next()  # older Ticker programs write time windows as [t 300]
         tok = self.ts.next()
         if tok.kind != "int":
             self.ts.fail("expected the window size (an integer)", tok)
