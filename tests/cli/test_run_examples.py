@@ -172,3 +172,27 @@ def test_bundled_example_runs():
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
     assert any(x.get("diff") == -1 for x in lines)
     assert any(x["pred"] == "jam" for x in lines)
+
+
+def _laser_stream(spec: dict[int, list[tuple]]) -> list[dict]:
+    out = []
+    for t, facts in sorted(spec.items()):
+        out.append({"t": t})
+        out += [{"t": t, "pred": p, "args": list(a)} for p, *a in facts]
+    return out
+
+
+def test_laser_box_window_as_laser_test9(tmp_path):
+    # Laser's own test9: h(Y,X) :- time_win(2,0,1, box(p(X,Y))); p(a,b) at 0..2, p(c,d) at 3..5.
+    # [2] is clipped at 0: h(b,a) at 0,1,2; p(c,d) covers [3,5] only at t=5.
+    spec = {t: [("p", "a", "b")] for t in range(3)} | {t: [("p", "c", "d")] for t in range(3, 6)}
+    got = answers(tmp_path, "h(Y,X) :- time_win(2,0,1, box(p(X,Y)))\n", _laser_stream(spec), suffix=".laser")
+    assert got == pts("h", ("b", "a"), (0, 1, 2)) | {("h", ("d", "c"), 5)}
+
+
+def test_laser_diamond_window_as_laser_test10(tmp_path):
+    # Laser's test10: diamond over [2]; p(a,b)@0, p(c,d)@1, p(e,f)@2, p(g,h)@3, p(i,j)@5.
+    spec = {0: [("p", "a", "b")], 1: [("p", "c", "d")], 2: [("p", "e", "f")], 3: [("p", "g", "h")], 4: [], 5: [("p", "i", "j")]}
+    got = answers(tmp_path, "h(Y,X) :- time_win(2,0,1, diamond(p(X,Y)))\n", _laser_stream(spec), suffix=".laser")
+    expected = {0: "ba", 1: "dc ba", 2: "fe dc ba", 3: "hg fe dc", 4: "hg fe", 5: "hg ji"}
+    assert got == {("h", (a[0], a[1]), t) for t, s in expected.items() for a in s.split()}

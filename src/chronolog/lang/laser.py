@@ -4,7 +4,10 @@ One rule per line, ``head :- body`` with body elements joined by ``and``:
 ``time_win(n, 0, 1, diamond(A))`` is ``A [n]``, ``box`` is ``always``,
 ``@(T, A)`` inside a window is ``A at T [n]``, ``tuple_win(n, ...)`` the
 tuple-window forms, ``COMP(op, X, Y)`` a comparison, ``not(A)`` negation and
-``@(T, h) :- ...`` an ``@``-head.
+``@(T, h) :- ...`` an ``@``-head.  Laser also writes an atom right inside a
+window (``time_win(2, 0, 1, p(X))``: p(X) now), ``diamond``/``box`` without a
+window (over the whole timeline) and ``diamond(not(a))``, read here as
+``not a [n]``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from chronolog.errors import ProgramError
 from chronolog.ir import COMPARISON_OPS, BodyElem, Compare, ExtAtom, Head, Op, Program, Rule, TimeWindow, TupleWindow, Window
 from chronolog.lang.lars import CMP_ALIASES, _Parser
 from chronolog.lang.lexer import TokenStream, tokenize
+
+WHOLE_TIMELINE = 2**31 - 1  # a window longer than any stream: clipped at the first time point
 
 
 def parse_laser(text: str, filename: str = "<program>") -> Program:
@@ -107,7 +112,11 @@ class _LaserParser(_Parser):
         return ExtAtom(self.atom(), loc=tok.loc)
 
     def operator(self, window: Window | None) -> ExtAtom:
-        tok = self.ts.next()
+        tok = self.ts.peek()
+        if tok.text not in ("diamond", "box", "@") or not self.ts.at("(", 1):
+            # an atom right inside a window: it must hold now
+            return ExtAtom(self._paren_atom(), Op.NOW, None, None, False, tok.loc)
+        self.ts.next()
         self.ts.expect("(")
         if tok.text == "@":
             time = self.time()
@@ -115,10 +124,15 @@ class _LaserParser(_Parser):
             atom = self._paren_atom()
             self.ts.expect(")")
             return ExtAtom(atom, Op.AT, window, time, False, tok.loc)
-        if tok.text not in ("diamond", "box"):
-            self.ts.fail("expected diamond(...), box(...) or @(T, ...)", tok)
+        negated = False
+        if self.ts.at("not") and self.ts.at("(", 1):  # diamond(not(a)): read as not (diamond a)
+            self.ts.next()
+            self.ts.expect("(")
+            negated = True
         atom = self._paren_atom()
+        if negated:
+            self.ts.expect(")")
         self.ts.expect(")")
-        if window is None:
-            raise ProgramError(f"{tok.text} needs a window (time_win or tuple_win)", tok.loc)
-        return ExtAtom(atom, Op.DIAMOND if tok.text == "diamond" else Op.BOX, window, None, False, tok.loc)
+        if window is None:  # no window: the whole timeline
+            window = TimeWindow(WHOLE_TIMELINE)
+        return ExtAtom(atom, Op.DIAMOND if tok.text == "diamond" else Op.BOX, window, None, negated, tok.loc)
