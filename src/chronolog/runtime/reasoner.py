@@ -118,6 +118,8 @@ class Reasoner:
         for t in range(self.evaluated + 1, end + 1):
             result = self.engine.step(t, self.log.get(t, ()))
             self.evaluated = t
+            if not result.consistent:
+                self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
             self.sink.step(result, self.engine)
 
     def apply_corrections(self) -> None:
