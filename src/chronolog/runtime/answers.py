@@ -58,22 +58,31 @@ class AnswerWriter:
 
     def step(self, result: StepResult, engine: Engine) -> None:
         t = result.t
+        lines: list[bytes] = []
+        dumps = orjson.dumps
         if self.mode == "changelog":
-            for pred, args, sign in sorted(result.now, key=_order):
+            since = f"[{t},inf)"
+            opened = self.open
+            for pred, args, sign in result.now:
                 if sign > 0:
-                    self.open.add((pred, args))
+                    opened.add((pred, args))
+                    lines.append(dumps({"interval": since, "pred": pred[0], "args": args}))
                 else:
-                    self.open.discard((pred, args))
-                self._write(pred, args, f"[{t},inf)", sign)
+                    opened.discard((pred, args))
+                    lines.append(dumps({"interval": since, "pred": pred[0], "args": args, "diff": -1}))
         else:
-            for pred, args in sorted(engine.holding_now(), key=_order):
-                self._write(pred, args, t)
-        for pred, args, T, sign in sorted(result.timed, key=_order):
+            lines.extend(dumps({"t": t, "pred": p[0], "args": args}) for p, args in engine.holding_now())
+        for pred, args, T, sign in result.timed:
             if sign > 0:
                 seen = self.recent.setdefault(T, set())
                 if (pred, args) not in seen:
                     seen.add((pred, args))
-                    self._write(pred, args, T)
+                    lines.append(dumps({"t": T, "pred": pred[0], "args": args}))
+        if lines:
+            lines.sort()  # the same order in every run, whatever the hash seed
+            self.out.write(b"\n".join(lines).decode())
+            self.out.write("\n")
+            self.lines += len(lines)
         reach = self.plan.output_reach
         if reach is not None:
             for T in [T for T in self.recent if T < t - reach]:
