@@ -70,6 +70,7 @@ class Engine:
         (a cross-check for the counting maintenance, same code otherwise)."""
         self.plan = plan
         self.t1 = t1
+        self.incremental = incremental
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
         # Output of padded predicates: atoms of visible rules, and the rest at t only.
@@ -344,6 +345,51 @@ class Engine:
         else:
             result.now.extend((p, args, 1) for args in added)
             result.now.extend((p, args, -1) for args in removed)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def __getstate__(self) -> dict:
+        """Plain data only: the plan, the clock, relations, views, queues and counts.
+
+        Compiled rules are not stored; ``__setstate__`` rebuilds them from the
+        plan and pours the saved data into the rebuilt views and relations.
+        """
+        return {
+            "plan": self.plan,
+            "t1": self.t1,
+            "t": self.t,
+            "incremental": self.incremental,
+            "rels": {p: rel.tuples for p, rel in self.rels.items()},
+            "answers": {p: rel.tuples for p, rel in self._answers.items()},
+            "time_views": self._time_views,
+            "now_views": self._now_views,
+            "tuple_views": self._tuple_views,
+            "queues": self._queues,
+            "counts": self._counts,
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["plan"], state["t1"], incremental=state["incremental"])  # type: ignore[misc]
+        self.t = state["t"]
+        for p, tuples in state["rels"].items():
+            self.rels[p].replace(set(tuples))
+        for p, tuples in state["answers"].items():
+            self._answers[p].replace(set(tuples))
+        for mine, saved in (
+            (self._time_views, state["time_views"]),
+            (self._now_views, state["now_views"]),
+            (self._tuple_views, state["tuple_views"]),
+        ):
+            for key, view in saved.items():
+                target = mine[key]
+                for slot in type(view).__slots__:
+                    if slot != "rel":
+                        setattr(target, slot, getattr(view, slot))
+                target.rel.replace(set(view.rel.tuples))
+        self._queues.update(state["queues"])
+        self._counts.update(state["counts"])
+        for rel in self._journaled:
+            rel.start_journal()
 
     # ------------------------------------------------------------ inspection
 
