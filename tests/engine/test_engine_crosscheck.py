@@ -14,7 +14,6 @@ import io
 import random
 
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning

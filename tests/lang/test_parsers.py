@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from strategies import programs
 
 from chronolog.errors import ProgramError
-from chronolog.ir import Atom, BinOp, Compare, Const, ExtAtom, Head, Op, Rule, TimeWindow, TupleWindow, Var
+from chronolog.ir import Atom, BinOp, Compare, Const, ExtAtom, Head, Op, TimeWindow, TupleWindow, Var
 from chronolog.lang import dialect_for, load_program
 from chronolog.lang.laser import parse_laser
 from chronolog.lang.lars import parse_lars

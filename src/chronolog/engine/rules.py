@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 from chronolog.engine.plan import ANONYMOUS
 from chronolog.engine.relation import Rel, key_getter
-from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var
+from chronolog.ir import Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var, expr_vars
 
 
 class _Undefined(Exception):
@@ -172,7 +172,7 @@ class CompiledRule:
                         progress = True
                     elif c.op == "=":
                         for side, other in ((c.left, c.right), (c.right, c.left)):
-                            if isinstance(side, Var) and side.name not in slots and _vars(other) <= slots.keys():
+                            if isinstance(side, Var) and side.name not in slots and expr_vars(other) <= slots.keys():
                                 steps.append(_Assign(_compile_expr(other, slots)))
                                 slots[side.name] = len(slots)
                                 compares.remove(c)
@@ -295,12 +295,6 @@ def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_l
                     pass
             batch = nxt
     return batch
-
-
-def _vars(e: Expr) -> set[str]:
-    from chronolog.ir import expr_vars
-
-    return expr_vars(e)
 
 
 def _bound_score(lit: ExtAtom, slots: dict[str, int]) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from chronolog.ir import (
     Var,
     Window,
 )
-from chronolog.lang.lexer import Token, TokenStream, tokenize, unquote
+from chronolog.lang.lexer import TokenStream, tokenize, unquote
 
 UNITS = {"sec": 1, "s": 1, "min": 60, "h": 3600}
 REJECTED_UNITS = ("msec", "ms")
