@@ -195,3 +195,17 @@ def test_laser_diamond_window_as_laser_test10(tmp_path):
     got = answers(tmp_path, "h(Y,X) :- time_win(2,0,1, diamond(p(X,Y)))\n", _laser_stream(spec), suffix=".laser")
     expected = {0: "ba", 1: "dc ba", 2: "fe dc ba", 3: "hg fe dc", 4: "hg fe", 5: "hg ji"}
     assert got == {("h", (a[0], a[1]), t) for t, s in expected.items() for a in s.split()}
+
+
+def test_closed_stdout_is_not_an_error(tmp_path):
+    prog = tmp_path / "p.lars"
+    prog.write_text("q(X) :- p(X) [3].")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("".join(json.dumps({"t": t, "pred": "p", "args": [f"c{t}_{i}"]}) + "\n" for t in range(300) for i in range(50)))
+    proc = subprocess.Popen([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(stream)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert proc.returncode == 0 and "error" not in err and "Traceback" not in err

@@ -49,16 +49,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ChronologError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        with contextlib.suppress(Exception):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         print(f"{name}error: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        with contextlib.suppress(Exception):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
-        return 0
 
 
 @contextlib.contextmanager
