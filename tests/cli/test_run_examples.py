@@ -209,3 +209,10 @@ def test_closed_stdout_is_not_an_error(tmp_path):
     proc.wait(timeout=60)
     err = proc.stderr.read()
     assert proc.returncode == 0 and "error" not in err and "Traceback" not in err
+
+
+def test_clingo_limits_are_reported_not_crashed(tmp_path):
+    program = "a(X) :- p(X), not b(X).\nb(X) :- p(X), not a(X).\n"
+    proc = run(tmp_path, program, [{"t": 0, "pred": "p", "args": [99999999999]}])
+    assert proc.returncode == 2
+    assert "32-bit" in proc.stderr and "Traceback" not in proc.stderr

@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 from chronolog.engine.asp import solve_time_point
 from chronolog.engine.core import Fact, StepResult
 from chronolog.engine.plan import Plan, PredKey
+from chronolog.errors import ChronologError
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,10 @@ class ClingoEngine:
         self._events.extend((t, key[0], args) for key, args in facts)
         self._trim(t)
         result = StepResult(t)
-        found = solve_time_point(self.plan.program, self._events, self.t1, t)
+        try:
+            found = solve_time_point(self.plan.program, self._events, self.t1, t)
+        except ValueError as exc:  # e.g. an integer outside clingo's 32-bit range
+            raise ChronologError(f"error: cannot evaluate t={t} with clingo: {exc}") from None
         if found is None:
             log.debug("no answer set at t=%d", t)
             result.consistent = False

@@ -62,7 +62,8 @@ class EventReader:
                 self.report(f"{err.loc}: skipped: {bad.message}")
                 continue
             if ev is not None:
-                ev.loc = Loc(filename, number, 1)
+                if ev.retract:  # only retractions are reported later; skip the object otherwise
+                    ev.loc = Loc(filename, number, 1)
                 yield ev
 
 
