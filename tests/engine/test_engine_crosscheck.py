@@ -190,7 +190,7 @@ def test_non_stratified_answers_are_answer_sets(program, events):
 
 def test_reasoner_replay_matches_full_replay_from_t1():
     """The warm-up start of a correction replay makes the span exact."""
-    for seed in range(30):
+    for seed in range(120):
         rng = random.Random(1000 + seed)
         program = random_program(rng)
         events = random_stream(rng) + [Event(20)]

@@ -344,24 +344,24 @@ def _tarjan(nodes: list[PredKey], edges: dict[PredKey, set[PredKey]]) -> list[li
 
 
 def _state_reach(rules: list[Rule], intensional: set[PredKey]) -> int | None:
-    """A bound on how far back the evaluation at t reads the stream (None: unbounded).
+    """How far back from t the evaluation at t reads the stream (None: unbounded).
 
-    Conservative: the sum of all time windows (windows over derived
-    predicates compose), unbounded with a windowless ``at`` or an ``@``-head
-    whose time is not bound by a window.
+    Every evaluation derives everything afresh from windows relative to the
+    same t, so only windows over stream predicates matter, and they do not
+    add up: the bound is the largest of them (a windowless ``at`` over a
+    stream predicate reads the whole timeline).  Tuple windows count facts,
+    not time points: see ``Plan.tuple_reach``.
     """
-    total = 0
+    reach = 0
     for r in rules:
         for b in r.body:
-            if not isinstance(b, ExtAtom):
+            if not isinstance(b, ExtAtom) or b.atom.key in intensional:
                 continue
             if b.op is Op.AT and b.window is None:
                 return None
             if isinstance(b.window, TimeWindow):
-                total += b.window.size
-    if _output_reach(rules) is None:
-        return None
-    return total
+                reach = max(reach, b.window.size)
+    return reach
 
 
 def _output_reach(rules: list[Rule]) -> int | None:

@@ -12,6 +12,7 @@ recovery and backfill are all "evaluate a span of the log from a state".
 
 from __future__ import annotations
 
+import pickle
 from typing import Callable, Protocol
 
 from chronolog.engine.core import Engine, Fact, StepResult
@@ -138,8 +139,12 @@ class Reasoner:
             got = old_entries.get(t)
             return got if got is not None else self.log.get(t, [])
 
-        before, _ = self.replay(old_log, old_t1, start, end)
-        after, engine = self.replay(lambda t: self.log.get(t, []), self.t1, start, end)
+        new_log = lambda t: self.log.get(t, [])  # noqa: E731
+        if old_t1 == self.t1:
+            before, after, engine = self._replay_shared(old_log, new_log, self._dirty_from, start, end)
+        else:  # the first time point moved: every window's clipping changed
+            before, _ = self.replay(old_log, old_t1, start, end)
+            after, engine = self.replay(new_log, self.t1, start, end)
         changes: list[Change] = [(p, a, T, 1) for p, a, T in after - before]
         changes += [(p, a, T, -1) for p, a, T in before - after]
         self.engine = engine
@@ -158,11 +163,31 @@ class Reasoner:
         if end < t1:
             return union, engine
         begin = self.warm_up_start(log, t1, max(start, t1))
-        for t in range(begin, end + 1):
+        self._run(engine, log, begin, end, start, union)
+        return union, engine
+
+    def _replay_shared(
+        self, old_log: Callable[[int], list[Fact]], new_log: Callable[[int], list[Fact]], dirty: int, start: int, end: int
+    ) -> tuple[set, set, Engine]:
+        """Both replays at once: the logs agree before ``dirty``, so the warm-up and
+        the evaluations before it run once and the engine is cloned there."""
+        assert self.t1 is not None
+        engine = make_engine(self.plan, self.t1)
+        shared: set[tuple[PredKey, tuple, int]] = set()
+        begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
+        self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
+        old_engine = pickle.loads(pickle.dumps(engine))
+        before, after = set(shared), set(shared)
+        self._run(old_engine, old_log, max(begin, dirty), end, start, before)
+        self._run(engine, new_log, max(begin, dirty), end, start, after)
+        return before, after, engine
+
+    @staticmethod
+    def _run(engine: Engine, log: Callable[[int], list[Fact]], first: int, last: int, start: int, union: set) -> None:
+        for t in range(first, last + 1):
             engine.step(t, log(t))
             if t >= start:
                 union.update(a for a in engine.derived_at() if a[2] >= start)
-        return union, engine
 
     def warm_up_start(self, log: Callable[[int], list[Fact]], t1: int, start: int) -> int:
         """The first time point to evaluate so that the state at ``start`` is exact."""
