@@ -39,6 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("program", nargs="+")
     check.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"])
     check.set_defaults(func=cmd_check)
+    topo = sub.add_parser("topology", help="print the Kafka topics and services derived from a program")
+    topo.add_argument("program", nargs="+")
+    topo.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"])
+    topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
+    topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
+    topo.add_argument("--format", default="text", choices=["text", "mermaid"], help="text, or a Mermaid diagram")
+    topo.set_defaults(func=cmd_topology)
+
+    schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
+    schemas.add_argument("--write", metavar="DIR", help="write one .schema.json file per contract into DIR")
+    schemas.set_defaults(func=cmd_schemas)
     return parser
 
 
@@ -138,4 +149,28 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("stratified: evaluated incrementally")
     else:
         print("non-stratified: evaluated with clingo per time point")
+    return 0
+
+
+def cmd_topology(args: argparse.Namespace) -> int:
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang import load_program
+    from chronolog.topology import build_topology
+
+    topology = build_topology(plan_program(load_program(args.program, args.dialect)), args.partitions, args.input_partitions)
+    print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
+    return 0
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from chronolog.schemas import json_schemas, write_schemas
+
+    if args.write:
+        for path in write_schemas(Path(args.write)):
+            print(path)
+    else:
+        for name, text in json_schemas().items():
+            print(f"# {name}\n{text}")
     return 0

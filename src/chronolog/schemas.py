@@ -1,0 +1,91 @@
+"""Event contracts of the Kafka topics, as pydantic models.
+
+These models are the documentation and the validation of what flows on
+``chronolog.facts``, ``chronolog.answers``, the internal time-advance markers
+and the dead-letter topic.  The JSON Schema files in the repository's
+``schemas/`` folder are generated from them (``chronolog schemas --write DIR``)
+and a test keeps them in sync.  The embedded reader (``io/formats.py``) parses
+the same input format without pydantic on its hot path; a test checks both
+accept and reject the same lines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+Value = Union[StrictStr, StrictInt]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FactEvent(_Strict):
+    """One input event on ``chronolog.facts`` (CONTRACT §2): a fact, a retraction or a time advance."""
+
+    t: StrictInt = Field(description="integer time point")
+    pred: StrictStr | None = Field(default=None, min_length=1, description="predicate; absent for a time advance")
+    args: list[Value] = Field(default_factory=list, description="constants: strings and integers")
+    op: Literal["retract", "assert"] | None = Field(default=None, description='"retract" withdraws an earlier event')
+
+
+class AnswerLine(_Strict):
+    """One line on ``chronolog.answers`` (CONTRACT §3): a point or an interval, with an optional diff."""
+
+    t: StrictInt | None = Field(default=None, description="the time point (or use interval)")
+    interval: StrictStr | None = Field(
+        default=None, pattern=r"^[\[(]-?\d+,(-?\d+|inf)[\])]$", description='e.g. "[5,inf)" or "[3,8]"'
+    )
+    pred: StrictStr
+    args: list[Value] = Field(default_factory=list)
+    diff: Literal[1, -1] = Field(default=1, description="-1 withdraws an earlier answer")
+
+
+class Watermark(_Strict):
+    """Internal: a producer has sent every event up to ``t`` on ``partition``."""
+
+    kind: Literal["watermark"] = "watermark"
+    source: StrictStr = Field(description="the producing service")
+    partition: StrictInt
+    t: StrictInt
+
+
+class DeadLetter(_Strict):
+    """A rejected input event on the dead-letter topic, with the reason."""
+
+    topic: StrictStr
+    partition: StrictInt
+    offset: StrictInt
+    value: StrictStr = Field(description="the raw event, as received")
+    reason: StrictStr
+    service: StrictStr
+
+
+MODELS: dict[str, type[BaseModel]] = {
+    "fact-event": FactEvent,
+    "answer-line": AnswerLine,
+    "watermark": Watermark,
+    "dead-letter": DeadLetter,
+}
+
+
+def json_schemas() -> dict[str, str]:
+    """File name -> JSON Schema text for every model."""
+    return {
+        f"{name}.schema.json": json.dumps(model.model_json_schema(), indent=2, sort_keys=True) + "\n"
+        for name, model in MODELS.items()
+    }
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in json_schemas().items():
+        path = directory / name
+        path.write_text(text)
+        written.append(path)
+    return written

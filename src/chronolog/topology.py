@@ -1,0 +1,165 @@
+"""The Kafka topology of a program: topics and services derived from its strata.
+
+Described as data first (like Kafka Streams' ``Topology.describe()``), so
+that ``chronolog topology`` can print it and the fleet can create exactly
+these topics and start exactly these services.  Partitioning by a key is
+possible when every rule joins all its atoms on one variable standing at the
+same argument position of each predicate (an entity id); tuple windows count
+facts across all keys and rule it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import product
+
+from chronolog.engine.plan import Plan
+from chronolog.ir import ExtAtom, TupleWindow, Var
+
+FACTS = "chronolog.facts"
+ANSWERS = "chronolog.answers"
+DLQ = "chronolog.dlq"
+LATE = "chronolog.late"
+INGESTED = "chronolog.ingested"
+GROUNDED = "chronolog.grounded"
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    partitions: int
+    key: str
+    cleanup: str  # "delete" or "compact"
+    purpose: str
+
+
+@dataclass(slots=True)
+class Service:
+    name: str
+    command: str
+    reads: list[str]
+    writes: list[str]
+    state: str | None = None  # changelog topic backing its RocksDB state
+    preds: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Topology:
+    topics: list[Topic]
+    services: list[Service]
+    partition_key: dict[str, int] | None  # predicate -> argument position, None: one partition
+    partition_reason: str
+
+    def describe(self) -> str:
+        lines = ["topics:"]
+        for t in self.topics:
+            lines.append(f"  {t.name}  partitions={t.partitions} key={t.key} cleanup={t.cleanup}  # {t.purpose}")
+        lines.append("services:")
+        for s in self.services:
+            lines.append(f"  {s.name}: `{s.command}`")
+            lines.append(f"    reads:  {', '.join(s.reads)}")
+            lines.append(f"    writes: {', '.join(s.writes)}")
+            if s.state:
+                lines.append(f"    state:  RocksDB, changelog {s.state}")
+            if s.preds:
+                lines.append(f"    evaluates: {', '.join(s.preds)}")
+        lines.append(f"partitioning: {self.partition_reason}")
+        return "\n".join(lines) + "\n"
+
+    def mermaid(self) -> str:
+        out = ["flowchart LR"]
+        ids = {t.name: f"T{i}" for i, t in enumerate(self.topics)}
+        for t in self.topics:
+            if t.cleanup == "delete":
+                out.append(f"  {ids[t.name]}[({t.name})]")
+        for i, s in enumerate(self.services):
+            sid = f"S{i}"
+            out.append(f"  {sid}[{s.name}]")
+            for r in s.reads:
+                out.append(f"  {ids[r]} --> {sid}")
+            for w in s.writes:
+                out.append(f"  {sid} --> {ids[w]}")
+        return "\n".join(out) + "\n"
+
+
+def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1) -> Topology:
+    key, reason = partition_key(plan)
+    n = partitions if key is not None else 1
+    if key is None:
+        reason = f"one partition: {reason}"
+    else:
+        reason = "by key: " + ", ".join(f"{p} argument {i + 1}" for p, i in sorted(key.items())) + f" ({n} partitions)"
+    topics = [
+        Topic(FACTS, input_partitions, "partition key or null", "delete", "input events (CONTRACT §2)"),
+        Topic(DLQ, 1, "null", "delete", "malformed events with the reason"),
+        Topic(LATE, 1, "null", "delete", "events older than the retention horizon, for the backfill"),
+        Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks"),
+    ]
+    topics.append(Topic(GROUNDED, n, "partition key", "delete", "input facts with the bodies of input-only rules joined"))
+    services = [
+        Service("ingest", "chronolog service ingest", [FACTS], [INGESTED, DLQ, LATE], "chronolog.ingest.changelog"),
+        Service("grounding", "chronolog service grounding", [INGESTED], [GROUNDED], "chronolog.grounding.changelog"),
+    ]
+    strata = plan.strata
+    for k, preds in enumerate(strata, 1):
+        topics.append(Topic(f"chronolog.stratum.{k}", n, "partition key", "delete", f"diffs of stratum {k}"))
+    reads_lower = [GROUNDED]
+    for k, preds in enumerate(strata, 1):
+        out = f"chronolog.stratum.{k}"
+        services.append(
+            Service(f"reasoner-{k}", f"chronolog service reasoner --stratum {k}", list(reads_lower), [out],
+                    f"chronolog.reasoner-{k}.changelog", preds)
+        )
+        reads_lower.append(out)
+    topics.append(Topic(ANSWERS, 1, "null", "delete", "answer lines (CONTRACT §3)"))
+    services.append(
+        Service("output", "chronolog service output", [f"chronolog.stratum.{k}" for k in range(1, len(strata) + 1)],
+                [ANSWERS], "chronolog.output.changelog")
+    )
+    for s in services:
+        if s.state:
+            topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))
+    return Topology(topics, services, key, reason)
+
+
+def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
+    """An argument position per predicate on which every rule joins, if there is one."""
+    rules = [r for r in plan.rules if r.body]
+    for r in rules:
+        for b in r.body:
+            if isinstance(b, ExtAtom) and isinstance(b.window, TupleWindow):
+                return None, "a tuple window counts facts of all keys"
+    preds: dict[str, int] = {}
+    for r in plan.rules:
+        for a in [r.head.atom] + [b.atom for b in r.body if isinstance(b, ExtAtom)]:
+            if "#" in a.pred:
+                continue
+            preds[f"{a.pred}/{len(a.args)}"] = len(a.args)
+    if any(n == 0 for n in preds.values()):
+        return None, "a predicate without arguments cannot be partitioned"
+    names = sorted(preds)
+    if not names:
+        return None, "no predicates"
+    choices = [range(preds[p]) for p in names]
+    budget = 4096
+    for combo in product(*choices):
+        budget -= 1
+        if budget < 0:
+            break
+        key = dict(zip(names, combo))
+        if all(_joins_on_key(r, key) for r in rules):
+            return key, ""
+    return None, "no argument position on which every rule joins all its atoms"
+
+
+def _joins_on_key(rule, key: dict[str, int]) -> bool:  # type: ignore[no-untyped-def]
+    atoms = [rule.head.atom] + [b.atom for b in rule.body if isinstance(b, ExtAtom) and "#" not in b.atom.pred]
+    terms = set()
+    for a in atoms:
+        if "#" in a.pred:
+            continue
+        term = a.args[key[f"{a.pred}/{len(a.args)}"]]
+        if not isinstance(term, Var):
+            return False
+        terms.add(term.name)
+    return len(terms) == 1

@@ -1,0 +1,100 @@
+"""Topic contracts (schemas/) and derived topologies (topology/) stay true."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from chronolog.engine.plan import plan_program
+from chronolog.errors import InputError
+from chronolog.io.formats import read_events
+from chronolog.lang import load_program
+from chronolog.lang.lars import parse_lars
+from chronolog.schemas import AnswerLine, FactEvent, json_schemas
+from chronolog.topology import build_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_checked_in_schemas_match_the_models():
+    for name, text in json_schemas().items():
+        path = ROOT / "schemas" / name
+        assert path.exists(), f"missing {path}: run chronolog schemas --write schemas"
+        assert path.read_text() == text, f"{path} is stale: run chronolog schemas --write schemas"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"t": 5, "pred": "p", "args": ["a", 3]}',
+        '{"t": 9}',
+        '{"t": 5, "pred": "p", "args": ["a"], "op": "retract"}',
+        '{"t": 5.5, "pred": "p"}',
+        '{"t": 5, "pred": "p", "args": [true]}',
+        '{"t": 5, "pred": "p", "args": [1.5]}',
+        '{"t": 5, "pred": "p", "extra": 1}',
+        '{"t": 5, "pred": "p", "op": "delete"}',
+        '{"t": "5", "pred": "p"}',
+        '{"t": 5, "pred": ""}',
+    ],
+)
+def test_schema_and_reader_agree(line):
+    try:
+        FactEvent.model_validate_json(line)
+        schema_ok = True
+    except ValidationError:
+        schema_ok = False
+    try:
+        list(read_events(io.StringIO(line + "\n"), "x.jsonl"))
+        reader_ok = True
+    except InputError:
+        reader_ok = False
+    assert schema_ok == reader_ok
+
+
+def test_answer_lines_validate():
+    AnswerLine.model_validate_json('{"interval": "[5,inf)", "pred": "q", "args": ["a"], "diff": -1}')
+    AnswerLine.model_validate_json('{"t": 3, "pred": "q", "args": []}')
+    with pytest.raises(ValidationError):
+        AnswerLine.model_validate_json('{"interval": "5..7", "pred": "q"}')
+
+
+def test_topology_has_one_reasoner_per_stratum():
+    plan = plan_program(parse_lars("a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- b(X), not a(X).\n"))
+    topo = build_topology(plan, partitions=4)
+    reasoners = [s for s in topo.services if s.name.startswith("reasoner-")]
+    assert len(reasoners) == len(plan.strata) == 2
+    assert [s.name for s in topo.services][:2] == ["ingest", "grounding"] and topo.services[-1].name == "output"
+    # each reasoner reads every lower stratum's topic
+    assert reasoners[1].reads == ["chronolog.grounded", "chronolog.stratum.1"]
+    assert topo.partition_key == {"a/1": 0, "b/1": 0, "c/1": 0, "d/1": 0, "p/1": 0, "q/1": 0}
+    assert all(t.partitions == 4 for t in topo.topics if t.name.startswith("chronolog.stratum."))
+    assert {t.cleanup for t in topo.topics if t.name.endswith(".changelog")} == {"compact"}
+
+
+@pytest.mark.parametrize(
+    "program,why",
+    [
+        ("q(X,Z) :- p(X,Y), p(Y,Z).", "no argument position"),
+        ("a(X) :- p(X) [3 #].", "tuple window"),
+        ("a :- p.", "without arguments"),
+    ],
+)
+def test_unpartitionable_programs_say_why(program, why):
+    topo = build_topology(plan_program(parse_lars(program)), partitions=3)
+    assert topo.partition_key is None and why in topo.partition_reason
+    assert all(t.partitions == 1 for t in topo.topics)
+
+
+def test_example_topology_files_are_current():
+    prog = str(ROOT / "src" / "chronolog" / "examples" / "traffic.lars")
+    topo = build_topology(plan_program(load_program([prog])))
+    assert (ROOT / "topology" / "traffic.txt").read_text() == topo.describe()
+    assert (ROOT / "topology" / "traffic.mmd").read_text() == topo.mermaid()
+    proc = subprocess.run([sys.executable, "-m", "chronolog", "topology", prog], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == topo.describe()
