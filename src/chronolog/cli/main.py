@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", default="jsonl", choices=["jsonl", "lines", "meteor", "rtec"], help="input format")
     run.add_argument("--until", type=int, help="evaluate up to this time point")
     run.add_argument("--on-error", default="fail", choices=["fail", "skip"], help="bad input lines: stop (exit 2) or skip and count")
+    run.add_argument("--retention", type=int, metavar="N",
+                     help="repair late events up to N time points back; older ones are reported and ignored (default: unlimited)")
     run.add_argument("--answers", default="changelog", choices=["changelog", "points"], help="answer form (default: changelog)")
     run.set_defaults(func=cmd_run)
 
@@ -126,9 +128,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = "<stdin>" if args.input == "-" else args.input
         reader = EventReader(stream, name, args.format, on_error=args.on_error, report=report)
         with _open_out(args.output) as out:
-            stats = run_embedded(program, reader, out, answers=args.answers, until=args.until, warn=report)
+            stats = run_embedded(
+                program, reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=report
+            )
     if reader.skipped:
         print(f"skipped {reader.skipped} bad input lines", file=sys.stderr)
+    if stats.too_late:
+        print(f"ignored {stats.too_late} events older than --retention {args.retention}", file=sys.stderr)
     if stats.unmatched_retractions:
         print(f"ignored {stats.unmatched_retractions} retractions that matched no event", file=sys.stderr)
     return 0

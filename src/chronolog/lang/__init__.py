@@ -1,17 +1,22 @@
-"""Rule languages: each dialect's parser produces the same IR."""
+"""Rule languages: each dialect's parser produces the same IR (``chronolog.ir``).
+
+``load_program`` is what the CLI calls: it picks the dialect from the option
+or the file extension, reads the files and concatenates their rules.
+"""
 
 from __future__ import annotations
 
 import os
 
 from chronolog.errors import ProgramError
-from chronolog.ir import Loc, Program
+from chronolog.ir import Loc, Program, Rule
 
 DIALECTS = ("lars", "laser", "mtl", "rtec")
 _EXTENSIONS = {".lars": "lars", ".laser": "laser", ".mtl": "mtl", ".rtec": "rtec", ".prolog": "rtec"}
 
 
 def dialect_for(path: str, explicit: str | None = None) -> str:
+    """The explicit dialect if given, else the one of the file extension (default ``lars``)."""
     if explicit:
         return explicit
     return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "lars")
@@ -33,13 +38,19 @@ def parse_program(text: str, filename: str, dialect: str) -> Program:
 
 def load_program(paths: list[str], dialect: str | None = None) -> Program:
     """Read and parse program files (all of one dialect) into one program."""
-    rules = []
-    chosen = None
+    if not paths:
+        raise ProgramError("no program file given")
+    rules: list[Rule] = []
+    chosen: str | None = None
     for path in paths:
+        if path == "-":
+            raise ProgramError("a program cannot be read from standard input ('-'); name a file", Loc("-", 1, 1))
         d = dialect_for(path, dialect)
         if chosen is not None and d != chosen:
             raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
         chosen = d
+        if d not in ("lars", "laser"):  # fail on the dialect before touching the file
+            parse_program("", path, d)
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()

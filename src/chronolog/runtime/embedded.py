@@ -28,6 +28,7 @@ class RunStats:
     time_points: int = 0
     answer_lines: int = 0
     corrections: int = 0
+    too_late: int = 0
 
 
 def _stderr(msg: str) -> None:
@@ -41,17 +42,19 @@ def run_embedded(
     *,
     answers: str = "changelog",
     until: int | None = None,
+    retention: int | None = None,
     warn: Callable[[str], None] = _stderr,
 ) -> RunStats:
     """Evaluate ``program`` on ``events`` and write answer lines to ``out``.
 
     ``answers`` is "changelog" (compact CONTRACT §3 form) or "points" (one
     line per atom and time point).  Events after ``until`` are ignored (and
-    counted); with ``until`` the program is evaluated up to it.
+    counted); with ``until`` the program is evaluated up to it.  ``retention``
+    bounds how far back late events are repaired (None: unlimited).
     """
     plan = plan_program(program)
     writer = AnswerWriter(out, plan, answers)
-    reasoner = Reasoner(plan, writer, warn=warn)
+    reasoner = Reasoner(plan, writer, warn=warn, retention=retention)
     stats = RunStats()
     ignored = 0
     for ev in events:
@@ -70,6 +73,7 @@ def run_embedded(
         warn(f"warning: ignored {ignored} events after --until {until}")
     stats.unmatched_retractions = reasoner.unmatched_retractions
     stats.delayed = reasoner.delayed
+    stats.too_late = reasoner.too_late
     if reasoner.t1 is not None and reasoner.evaluated is not None:
         stats.time_points = reasoner.evaluated - reasoner.t1 + 1
     stats.answer_lines = writer.lines

@@ -40,8 +40,18 @@ def make_engine(plan: Plan, t1: int) -> Engine:
 class Reasoner:
     """Evaluates a program over events pushed in arrival order."""
 
-    def __init__(self, plan: Plan, sink: AnswerSink, *, warn: Callable[[str], None] = lambda m: None) -> None:
+    def __init__(
+        self, plan: Plan, sink: AnswerSink, *, warn: Callable[[str], None] = lambda m: None,
+        retention: int | None = None,
+    ) -> None:
+        """``retention``: how many time points back delayed events and retractions
+        are still repaired (None: unlimited).  Older ones are reported, counted
+        in ``too_late`` and ignored, and the log keeps only what repairs within
+        the horizon can need, so memory stops growing with the stream."""
         self.plan = plan
+        self.retention = retention
+        self.prune_every = 64  # time points between prunings of the log
+        self.too_late = 0
         self.sink = sink
         self.warn = warn
         self.log: dict[int, list[Fact]] = {}
@@ -74,6 +84,14 @@ class Reasoner:
         # A delayed event or a retraction of the evaluated past.
         if not ev.is_fact and t >= self.t1:
             return  # a late time-advance marker inside the timeline changes nothing
+        if self.retention is not None and t < self.evaluated - self.retention:
+            self.too_late += 1
+            where = f"{ev.loc}: " if ev.loc else ""
+            self.warn(
+                f"{where}warning: event at t={t} is older than the retention horizon "
+                f"({self.evaluated - self.retention}); ignored"
+            )
+            return
         if t not in self._old_entries:
             self._old_entries[t] = list(self.log.get(t, ()))
         if not self._apply(ev):
@@ -122,6 +140,26 @@ class Reasoner:
             if not result.consistent:
                 self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
             self.sink.step(result, self.engine)
+            if self.retention is not None and t % self.prune_every == 0:
+                self._prune(t)
+
+    def _prune(self, now: int) -> None:
+        """Forget log entries no repair within the retention horizon can read."""
+        assert self.retention is not None
+        if self.plan.output_reach is None or self.plan.state_reach is None:
+            return  # a repair replays from the first time point: the whole log is needed
+        keep_from = now - self.retention - self.plan.output_reach - self.plan.state_reach
+        need = self.plan.tuple_reach
+        t = keep_from
+        old = sorted(k for k in self.log if k < keep_from)
+        for k in reversed(old):  # tuple windows: keep the last n facts before the cut
+            if need <= 0:
+                break
+            need -= len(self.log[k])
+            t = k
+        for k in old:
+            if k < t:
+                del self.log[k]
 
     def apply_corrections(self) -> None:
         """Replay the span touched by delayed events and retractions; emit the differences."""
