@@ -113,7 +113,7 @@ def test_laser_syntax():
 def test_laser_errors_have_locations():
     with pytest.raises(ProgramError) as err:
         parse_laser("a :- b\nq :- time_win(3, 1, 1, diamond(p))\n", "x.laser")
-    assert str(err.value).startswith("x.laser:2:18: error: only time_win(n, 0, 1, ...)")
+    assert str(err.value).startswith("x.laser:2:18: error:") and "not supported" in str(err.value)
 
 
 def test_dialect_by_extension_and_load(tmp_path):
