@@ -1,0 +1,56 @@
+"""Ingest: turn raw records of ``chronolog.facts`` into validated events or dead letters.
+
+The ingest service of the fleet calls ``ingest_record`` for every message:
+a valid event gets its partition key (the argument the topology partitions
+on, or None), a malformed one becomes a ``DeadLetter`` with the reason, to be
+published on the dead-letter topic and counted, so one bad event never stops
+the stream.  Validation is the embedded reader's, so both modes accept and
+reject exactly the same lines.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from chronolog.errors import InputError
+from chronolog.events import Event
+from chronolog.io.formats import read_events
+from chronolog.schemas import DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    event: Event
+    key: str | None  # partition key: the keyed argument as text, or None (broadcast / one partition)
+
+
+def ingest_record(
+    value: bytes | None,
+    *,
+    topic: str,
+    partition: int,
+    offset: int,
+    partition_key: dict[str, int] | None,
+    service: str = "ingest",
+) -> Accepted | DeadLetter | None:
+    """Validate one record; None for an empty record (nothing to do)."""
+    raw = "" if value is None else value.decode("utf-8", errors="replace")
+    where = f"{topic}[{partition}]@{offset}"
+    try:
+        events = list(read_events(io.StringIO(raw.replace("\n", " ") + "\n"), where))
+    except InputError as exc:
+        return DeadLetter(topic=topic, partition=partition, offset=offset, value=raw, reason=exc.message, service=service)
+    if not events:
+        return None
+    ev = events[0]
+    return Accepted(ev, _key(ev, partition_key))
+
+
+def _key(ev: Event, partition_key: dict[str, int] | None) -> str | None:
+    if partition_key is None or ev.pred is None:
+        return None  # time advances go to every partition
+    pos = partition_key.get(f"{ev.pred}/{len(ev.args)}")
+    if pos is None:
+        return None
+    return str(ev.args[pos])
