@@ -5,9 +5,22 @@ from __future__ import annotations
 import pytest
 
 from chronolog.errors import ProgramError
-from chronolog.ir import Atom, BinOp, Compare, Const, ExtAtom, Head, Loc, Op, Rule, TimeWindow, TupleWindow, Var
-from chronolog.lang.laser import WHOLE_TIMELINE, parse_laser
+from chronolog.ir import (
+    Atom,
+    BinOp,
+    Compare,
+    Const,
+    ExtAtom,
+    Head,
+    Loc,
+    Op,
+    Rule,
+    TimeWindow,
+    TupleWindow,
+    Var,
+)
 from chronolog.lang.lars import parse_lars
+from chronolog.lang.laser import WHOLE_TIMELINE, parse_laser
 
 X, Y, T, V = Var("X"), Var("Y"), Var("T"), Var("V")
 WHOLE = TimeWindow(WHOLE_TIMELINE)

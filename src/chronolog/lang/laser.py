@@ -61,7 +61,7 @@ class _F:
 
     kind: str
     loc: Loc
-    inner: "_F | None" = None
+    inner: _F | None = None
     atom: Atom | None = None
     time: Term | None = None
     window: Window | None = None
