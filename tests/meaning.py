@@ -1,8 +1,12 @@
 """The meaning of an answer stream (CONTRACT §3), independent of its form.
 
-Expands ``t`` and ``interval`` lines over the integer points of the input
-span, sums the diffs per (pred, args, point), checks every sum is 0 or 1 and
-returns the atoms whose sum is 1.  Tests compare meanings, never exact lines.
+Expands ``t`` and ``interval`` lines (``[a,b]``, ``[a,b)``, ``(a,b]``,
+``[a,inf)``) over the integer points of the input span, sums the diffs per
+(pred, args, point), checks every sum is 0 or 1 and returns the atoms whose
+sum is 1.  Tests compare meanings, never exact lines.
+
+``running=True`` also checks the stronger reading of "per point it never sums
+below 0 or above 1": after every line, not only at the end.
 """
 
 from __future__ import annotations
@@ -11,28 +15,37 @@ import re
 
 _INTERVAL = re.compile(r"^([\[(])\s*(-?\d+)\s*,\s*(-?\d+|inf)\s*([\])])$")
 
+Point = tuple[str, tuple, int]
+
 
 def points(when: str, span: tuple[int, int]) -> range:
+    """The integer points of an interval, clipped to ``span`` (inclusive); ``inf`` runs to its end."""
     m = _INTERVAL.match(when)
     assert m, f"bad interval {when!r}"
     lo = int(m.group(2)) + (1 if m.group(1) == "(" else 0)
     if m.group(3) == "inf":
+        assert m.group(4) == ")", f"an infinite end is open: {when!r}"
         hi = span[1]
     else:
         hi = int(m.group(3)) - (1 if m.group(4) == ")" else 0)
     return range(max(lo, span[0]), min(hi, span[1]) + 1)
 
 
-def meaning(lines: list[dict], span: tuple[int, int]) -> set[tuple[str, tuple, int]]:
-    total: dict[tuple[str, tuple, int], int] = {}
-    for rec in lines:
+def meaning(lines: list[dict], span: tuple[int, int], *, running: bool = False) -> set[Point]:
+    """The set of (pred, args, t) whose diffs sum to 1 over ``span``."""
+    total: dict[Point, int] = {}
+    for n, rec in enumerate(lines, 1):
         diff = rec.get("diff", 1)
+        assert diff in (1, -1), f"line {n}: diff must be 1 or -1: {rec}"
+        assert ("t" in rec) != ("interval" in rec), f"line {n}: exactly one of t and interval: {rec}"
         key = (rec["pred"], tuple(rec.get("args", [])))
         ts = points(rec["interval"], span) if "interval" in rec else [rec["t"]]
         for t in ts:
             if span[0] <= t <= span[1]:
                 k = key + (t,)
-                total[k] = total.get(k, 0) + diff
+                v = total[k] = total.get(k, 0) + diff
+                if running:
+                    assert v in (0, 1), f"line {n}: {k} sums to {v} after {rec}"
     bad = {k: v for k, v in total.items() if v not in (0, 1)}
     assert not bad, f"points summing outside 0..1: {sorted(bad.items())[:5]}"
     return {k for k, v in total.items() if v == 1}

@@ -11,7 +11,8 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import IO, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
@@ -56,11 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; the exit status (0 ok, 2 user error, 130 interrupted)."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ChronologError as exc:
-        print(str(exc), file=sys.stderr)
+        _error(str(exc))
         return EXIT_USAGE
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         with contextlib.suppress(Exception):
@@ -68,75 +70,120 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        print(f"{name}error: {exc.strerror or exc}", file=sys.stderr)
+        _error(f"{name}error: {exc.strerror or exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
 
 
+def _error(line: str) -> None:
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
+
+
+class FileError(ChronologError):
+    """An input or output file that cannot be opened: ``path: error: ...``."""
+
+    def __init__(self, path: str, what: str, exc: OSError) -> None:
+        super().__init__(f"{path}: error: cannot {what}: {exc.strerror or exc}")
+
+
 @contextlib.contextmanager
 def _open_in(path: str) -> Iterator[IO[str]]:
+    """The input stream, decoded as UTF-8; undecodable bytes reach the reader, which reports their line."""
     if path == "-":
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdin.reconfigure(encoding="utf-8", errors="surrogateescape")  # type: ignore[union-attr]
         yield sys.stdin
-    else:
-        with open(path, encoding="utf-8") as f:
-            yield f
+        return
+    try:
+        f = open(path, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise FileError(path, "read the input", exc) from None
+    with f:
+        yield f
 
 
 @contextlib.contextmanager
 def _open_out(path: str) -> Iterator[IO[str]]:
+    """The answer stream: stdout (UTF-8) or a file, both buffered."""
     if path == "-":
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
         yield sys.stdout
         sys.stdout.flush()
-    else:
-        with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
-            yield f
+        return
+    try:
+        f = open(path, "w", encoding="utf-8", buffering=1 << 20)  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise FileError(path, "write the output", exc) from None
+    with f:
+        yield f
 
 
 def _progress(stream: IO[str], path: str) -> contextlib.AbstractContextManager:
-    """A progress bar on stderr for regular input files when stderr is a terminal."""
+    """A progress bar (bytes read) on stderr for a regular input file when stderr is a terminal."""
     if path == "-" or not sys.stderr.isatty() or not os.path.isfile(path):
         return contextlib.nullcontext(stream)
-    from rich.progress import Progress
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
-    progress = Progress(transient=True, console=None)
+    progress = Progress(
+        TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True, redirect_stdout=False,  # stdout carries the answers
+    )
+    buffer = getattr(stream, "buffer", None)
+
+    def tracked(task: int) -> Iterator[str]:
+        for n, line in enumerate(stream, 1):
+            yield line
+            if not n & 4095 and buffer is not None:
+                progress.update(task, completed=buffer.tell())
 
     @contextlib.contextmanager
-    def bar() -> Iterator[IO[str]]:
+    def bar() -> Iterator[Iterable[str]]:
         with progress:
-            task = progress.add_task("reading", total=os.path.getsize(path))
-
-            class Tracked:
-                def __iter__(self) -> Iterator[str]:
-                    for line in stream:
-                        progress.advance(task, len(line))
-                        yield line
-
-            yield Tracked()  # type: ignore[misc]
+            yield tracked(progress.add_task(os.path.basename(path), total=os.path.getsize(path)))
 
     return bar()
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from chronolog.engine.plan import plan_program
     from chronolog.io.formats import EventReader
     from chronolog.lang import load_program
     from chronolog.runtime.embedded import run_embedded
 
     program = load_program(args.program, args.dialect)
-    report = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    plan_program(program)  # program errors (safety, windows) before any input is read
+    if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
+        raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
     with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
         name = "<stdin>" if args.input == "-" else args.input
-        reader = EventReader(stream, name, args.format, on_error=args.on_error, report=report)
+        reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error)
         with _open_out(args.output) as out:
             stats = run_embedded(
-                program, reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=report
+                program, reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
             )
     if reader.skipped:
-        print(f"skipped {reader.skipped} bad input lines", file=sys.stderr)
+        _error(f"skipped {reader.skipped} bad input lines")
     if stats.too_late:
-        print(f"ignored {stats.too_late} events older than --retention {args.retention}", file=sys.stderr)
+        _error(f"ignored {stats.too_late} events older than --retention {args.retention}")
     if stats.unmatched_retractions:
-        print(f"ignored {stats.unmatched_retractions} retractions that matched no event", file=sys.stderr)
+        _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")
     return 0
 
 

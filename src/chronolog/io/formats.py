@@ -3,11 +3,31 @@
 Every bad line becomes an ``InputError`` naming file, line and column; with
 ``on_error="skip"`` it is reported, counted and skipped instead, so one bad
 event never stops a stream.
+
+Validation of a JSONL event (the same checks guard the fleet's ingest):
+
+* ``t`` is a JSON integer.  Booleans, floats (also integral ones such as
+  ``5.0``), strings and integers beyond 64 bits are rejected: LARS time is
+  integral and a silent conversion would hide a producer's bug.
+* ``pred`` is a non-empty string (any characters).  Without ``pred`` the line
+  is a time advance (``{"t": 9}``); ``"pred": null``, ``"args": []`` and
+  ``"op": "assert"`` are tolerated there.
+* ``args`` (default ``[]``) is a list of JSON strings and integers; floats,
+  booleans, null, lists and objects are rejected.
+* ``op`` is absent, ``"assert"`` or ``"retract"``; any other key is an error,
+  and ``interval`` says that interval facts need the mtl dialect.
+* Blank lines are skipped; in JSONL nothing else is (no comments).
+
+The column of an error is the 1-based character position of the offending
+value (or key) in the raw line.  The common well-formed line takes a fast
+path (one ``orjson.loads`` and a few type checks); locating columns happens
+only on the error path.
 """
 
 from __future__ import annotations
 
-from typing import IO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import IO
 
 import orjson
 
@@ -16,11 +36,20 @@ from chronolog.events import Event
 from chronolog.ir import Loc
 
 FORMATS = ("jsonl", "lines", "meteor", "rtec")
-_KEYS = {"t", "pred", "args", "op"}
+_KEYS = frozenset({"t", "pred", "args", "op"})
+_WS = " \t\r\n"
+_NO_ARGS: list = []  # the default "args" (never mutated)
 
 
 class EventReader:
-    """Iterates the events of one input; counts lines and skipped lines."""
+    """Iterates the events of one input; counts lines read and lines skipped.
+
+    ``lines`` is the number of physical lines read so far, ``skipped`` the
+    number of bad lines skipped (``on_error="skip"``), each reported through
+    ``report`` as ``"file:line:col: skipped: message"``.  Retractions and
+    delayed events (time before the latest seen) carry their ``loc`` so that
+    later warnings about them can name the line.
+    """
 
     def __init__(
         self,
@@ -36,117 +65,335 @@ class EventReader:
         if fmt in ("meteor", "rtec"):
             raise InputError(f"input format {fmt!r} is not supported yet (planned with its dialect)")
         if on_error not in ("fail", "skip"):
-            raise ValueError(on_error)
+            raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
         self.stream = stream
         self.filename = filename
-        self.parse = _parse_jsonl if fmt == "jsonl" else _parse_lines
+        self.format = fmt
         self.on_error = on_error
         self.report = report or (lambda msg: None)
         self.lines = 0
         self.skipped = 0
 
     def __iter__(self) -> Iterator[Event]:
-        parse, filename = self.parse, self.filename
-        for number, raw in enumerate(self.stream, 1):
-            self.lines = number
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            try:
-                ev = parse(line, raw)
-            except _Bad as bad:
-                err = InputError(bad.message, Loc(filename, number, bad.col))
-                if self.on_error == "fail":
-                    raise err from None
-                self.skipped += 1
-                self.report(f"{err.loc}: skipped: {bad.message}")
-                continue
-            if ev is not None:
-                if ev.retract:  # only retractions are reported later; skip the object otherwise
+        return self._jsonl() if self.format == "jsonl" else self._lines()
+
+    def _bad(self, bad: _Bad, number: int) -> None:
+        """Raise the error of a bad line, or report and count it."""
+        self.lines = number
+        err = InputError(bad.message, Loc(self.filename, number, bad.col))
+        if self.on_error == "fail":
+            raise err from None
+        self.skipped += 1
+        self.report(f"{err.loc}: skipped: {bad.message}")
+
+    def _jsonl(self) -> Iterator[Event]:
+        loads, JSONDecodeError, keys, filename = orjson.loads, orjson.JSONDecodeError, _KEYS, self.filename
+        latest: int | None = None
+        number = 0
+        try:
+            for number, raw in enumerate(self.stream, 1):
+                if number == 1 and raw.startswith("\ufeff"):
+                    raw = raw[1:]
+                try:
+                    obj = loads(raw)
+                except JSONDecodeError as exc:
+                    if not raw.strip(_WS):
+                        continue
+                    self._bad(_Bad(_decode_message(exc, raw), _decode_col(exc, raw)), number)
+                    continue
+                # Fast path: a well-formed fact without "op".
+                if type(obj) is dict and obj.keys() <= keys and "op" not in obj:
+                    t = obj.get("t")
+                    pred = obj.get("pred")
+                    args = obj.get("args", _NO_ARGS)
+                    if type(t) is int and type(pred) is str and pred and type(args) is list:
+                        for a in args:
+                            if type(a) is not str and type(a) is not int:
+                                break
+                        else:
+                            ev = Event(t, pred, tuple(args))
+                            if latest is None or t >= latest:
+                                latest = t
+                            else:
+                                ev.loc = Loc(filename, number, 1)
+                            yield ev
+                            continue
+                try:
+                    ev = _check_event(obj, raw)
+                except _Bad as bad:
+                    self._bad(bad, number)
+                    continue
+                if latest is None or ev.t >= latest:
+                    latest = ev.t
+                    if ev.retract:
+                        ev.loc = Loc(filename, number, 1)
+                else:
                     ev.loc = Loc(filename, number, 1)
                 yield ev
+        finally:
+            self.lines = max(self.lines, number)
+
+    def _lines(self) -> Iterator[Event]:
+        filename = self.filename
+        latest: int | None = None
+        number = 0
+        try:
+            for number, raw in enumerate(self.stream, 1):
+                parts = raw.split()
+                if not parts or parts[0][0] == "#":
+                    continue
+                try:
+                    if not raw.isascii():
+                        _check_text(raw)
+                    first = parts[0]
+                    if not (first.isdigit() or (first[0] == "-" and first[1:].isdigit())) or not first.isascii():
+                        raise _Bad(_bad_time_message(first), raw.find(first) + 1)
+                except _Bad as bad:
+                    self._bad(bad, number)
+                    continue
+                t = int(first)
+                if len(parts) == 1:
+                    ev = Event(t)
+                else:
+                    ev = Event(t, parts[1], tuple([_value(a) for a in parts[2:]]))
+                if latest is None or t >= latest:
+                    latest = t
+                else:
+                    ev.loc = Loc(filename, number, 1)
+                yield ev
+        finally:
+            self.lines = max(self.lines, number)
 
 
 def read_events(
-    stream: IO[str], filename: str, fmt: str = "jsonl", *, on_error: str = "fail",
+    stream: IO[str],
+    filename: str,
+    fmt: str = "jsonl",
+    *,
+    on_error: str = "fail",
     report: Callable[[str], None] | None = None,
 ) -> Iterator[Event]:
+    """The events of ``stream`` (named ``filename`` in messages) in input order."""
     return iter(EventReader(stream, filename, fmt, on_error=on_error, report=report))
 
 
 class _Bad(Exception):
+    """A bad line: message and 1-based column (turned into an InputError by the reader)."""
+
     def __init__(self, message: str, col: int = 1) -> None:
+        super().__init__(message)
         self.message = message
         self.col = col
 
 
-def _col(raw: str, key: str) -> int:
-    """Column of a key's value in the raw line (1 if not found)."""
-    i = raw.find(f'"{key}"')
-    if i < 0:
-        return 1
-    j = raw.find(":", i)
-    j = j + 1 if j >= 0 else i
-    while j < len(raw) and raw[j] == " ":
-        j += 1
-    return j + 1
+# ---------------------------------------------------------------- JSONL checks
 
 
-def _parse_jsonl(line: str, raw: str) -> Event | None:
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        col = getattr(exc, "colno", None) or (getattr(exc, "pos", 0) + 1)
-        raise _Bad(f"invalid JSON: {exc.msg if hasattr(exc, 'msg') else exc}", col) from None
+def _check_event(obj: object, raw: str) -> Event:
+    """Full validation of one parsed JSONL value (the slow path)."""
     if type(obj) is not dict:
-        raise _Bad("an event must be a JSON object")
+        raise _Bad(f"an event must be a JSON object, not {_kind(obj)}", _first_col(raw))
+    where = _Members(raw)
     if "interval" in obj:
-        raise _Bad("interval facts need the mtl dialect", _col(raw, "interval"))
-    extra = obj.keys() - _KEYS
-    if extra:
-        k = sorted(extra)[0]
-        raise _Bad(f"unknown key {k!r} (allowed: t, pred, args, op)", _col(raw, k) - len(k) - 3)
-    t = obj.get("t")
+        raise _Bad("interval facts need the mtl dialect", where.value_col("interval"))
+    for key in obj:
+        if key not in _KEYS:
+            raise _Bad(f"unknown key {_show(key)} (allowed: t, pred, args, op)", where.key_col(key))
+    if "t" not in obj:
+        raise _Bad('missing time "t"', _first_col(raw))
+    t = obj["t"]
     if type(t) is not int:
-        if "t" not in obj:
-            raise _Bad('missing time "t"')
-        raise _Bad(f'"t" must be an integer time point, not {orjson.dumps(t).decode()}', _col(raw, "t"))
-    pred = obj.get("pred")
+        text = where.text("t")
+        if type(t) is float and _is_int_text(text):
+            raise _Bad(f'"t" is out of range (64-bit integers): {text}', where.value_col("t"))
+        raise _Bad(f'"t" must be an integer time point, not {text}', where.value_col("t"))
     op = obj.get("op")
-    if op not in (None, "retract", "assert"):
-        raise _Bad(f'"op" must be "retract" (or "assert"), not {orjson.dumps(op).decode()}', _col(raw, "op"))
+    if op is not None and op != "retract" and op != "assert":
+        raise _Bad(f'"op" must be "retract" or "assert", not {where.text("op")}', where.value_col("op"))
+    pred = obj.get("pred")
+    args = obj.get("args", [])
     if pred is None:
-        if "args" in obj or op is not None:
-            raise _Bad('an event with "args" or "op" needs "pred"', 1)
+        if op == "retract":
+            raise _Bad('a retraction needs "pred"', where.key_col("op"))
+        if args != []:
+            raise _Bad('an event with "args" needs "pred"', where.key_col("args"))
         return Event(t)
     if type(pred) is not str or not pred:
-        raise _Bad('"pred" must be a non-empty string', _col(raw, "pred"))
-    args = obj.get("args", [])
+        raise _Bad(f'"pred" must be a non-empty string, not {where.text("pred")}', where.value_col("pred"))
     if type(args) is not list:
-        raise _Bad('"args" must be a list of strings and integers', _col(raw, "args"))
-    for a in args:
+        raise _Bad(f'"args" must be a list of strings and integers, not {where.text("args")}', where.value_col("args"))
+    for i, a in enumerate(args):
         if type(a) is not str and type(a) is not int:
-            raise _Bad(
-                f"argument {orjson.dumps(a).decode()} must be a string or an integer", _col(raw, "args")
-            )
+            text, col = where.element("args", i)
+            if type(a) is float and _is_int_text(text):
+                raise _Bad(f"argument {i + 1} is out of range (64-bit integers): {text}", col)
+            raise _Bad(f"argument {i + 1} must be a string or an integer, not {text}", col)
     return Event(t, pred, tuple(args), op == "retract")
 
 
-def _parse_lines(line: str, raw: str) -> Event | None:
-    parts = line.split()
-    try:
-        t = int(parts[0])
-    except ValueError:
-        raise _Bad(f"expected an integer time point, got {parts[0]!r}", raw.find(parts[0]) + 1) from None
-    if len(parts) == 1:
-        return Event(t)
-    pred = parts[1]
-    args = tuple(_value(a) for a in parts[2:])
-    return Event(t, pred, args)
+def _is_int_text(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
+def _decode_message(exc: orjson.JSONDecodeError, raw: str) -> str:
+    if _surrogate_col(raw):
+        return "the line is not valid UTF-8"
+    if raw.lstrip(_WS).startswith("#"):
+        return "invalid JSON: comments are not allowed in JSONL input (use --format lines for '#' comments)"
+    return f"invalid JSON: {exc.msg}"
+
+
+def _decode_col(exc: orjson.JSONDecodeError, raw: str) -> int:
+    return _surrogate_col(raw) or (exc.colno if isinstance(exc.colno, int) and exc.colno > 0 else 1)
+
+
+def _surrogate_col(raw: str) -> int:
+    """Column of the first undecodable byte (read with errors='surrogateescape'), else 0."""
+    if raw.isascii():
+        return 0
+    for i, ch in enumerate(raw):
+        if "\ud800" <= ch <= "\udfff":
+            return i + 1
+    return 0
+
+
+def _kind(obj: object) -> str:
+    return {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(obj), "null"
+    )
+
+
+def _show(text: str, limit: int = 40) -> str:
+    shown = orjson.dumps(text).decode()
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
+
+
+def _first_col(raw: str) -> int:
+    return len(raw) - len(raw.lstrip(_WS)) + 1
+
+
+class _Members:
+    """Positions of the members of the top-level JSON object in a raw line.
+
+    Only used on the error path, on a line orjson has already parsed, so the
+    scanner can assume valid JSON.  A repeated key maps to its last
+    occurrence, the one orjson keeps.
+    """
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.members: dict[str, tuple[int, int, int]] = {}  # key -> (key start, value start, value end)
+        i = _skip_ws(raw, 0) + 1  # past "{"
+        while True:
+            i = _skip_ws(raw, i)
+            if i >= len(raw) or raw[i] == "}":
+                break
+            k0 = i
+            i = _scan_value(raw, i)
+            key = orjson.loads(raw[k0:i])
+            i = _skip_ws(raw, i) + 1  # past ":"
+            v0 = _skip_ws(raw, i)
+            i = _scan_value(raw, v0)
+            self.members[key] = (k0, v0, i)
+            i = _skip_ws(raw, i)
+            if i < len(raw) and raw[i] == ",":
+                i += 1
+
+    def key_col(self, key: str) -> int:
+        m = self.members.get(key)
+        return m[0] + 1 if m else 1
+
+    def value_col(self, key: str) -> int:
+        m = self.members.get(key)
+        return m[1] + 1 if m else 1
+
+    def text(self, key: str, limit: int = 40) -> str:
+        m = self.members.get(key)
+        if not m:
+            return "?"
+        return _clip(self.raw[m[1] : m[2]], limit)
+
+    def element(self, key: str, index: int) -> tuple[str, int]:
+        """Text and column of element ``index`` of the array value of ``key``."""
+        m = self.members.get(key)
+        if not m:
+            return "?", 1
+        raw = self.raw
+        i = m[1] + 1  # past "["
+        for n in range(index + 1):
+            i = _skip_ws(raw, i)
+            start = i
+            i = _scan_value(raw, i)
+            if n == index:
+                return _clip(raw[start:i], 40), start + 1
+            i = _skip_ws(raw, i) + 1  # past ","
+        return "?", m[1] + 1
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _skip_ws(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in _WS:
+        i += 1
+    return i
+
+
+def _scan_value(s: str, i: int) -> int:
+    """End index of the (valid) JSON value starting at ``i``."""
+    n = len(s)
+    if i >= n:
+        return i
+    c = s[i]
+    if c == '"':
+        i += 1
+        while i < n:
+            c = s[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                return i + 1
+            i += 1
+        return n
+    if c in "[{":
+        depth = 0
+        while i < n:
+            c = s[i]
+            if c == '"':
+                i = _scan_value(s, i)
+                continue
+            if c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return n
+    while i < n and s[i] not in ",]}" and s[i] not in _WS:
+        i += 1
+    return i
+
+
+# ---------------------------------------------------------------- lines format
+
+
+def _check_text(raw: str) -> None:
+    col = _surrogate_col(raw)
+    if col:
+        raise _Bad("the line is not valid UTF-8", col)
+
+
+def _bad_time_message(first: str) -> str:
+    hint = " (this looks like JSON: use --format jsonl)" if first.startswith("{") else ""
+    return f"expected an integer time point, got {_clip(repr(first), 40)}{hint}"
 
 
 def _value(text: str) -> str | int:
-    try:
+    """An argument: an integer if it is one (ASCII digits, optional '-'), else a string."""
+    if (text.isdigit() or (text[0] == "-" and text[1:].isdigit())) and text.isascii():
         return int(text)
-    except ValueError:
-        return text
+    return text

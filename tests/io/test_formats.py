@@ -1,0 +1,243 @@
+"""Input readers (io/formats.py): valid events, and every bad line with its exact location."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chronolog.errors import InputError
+from chronolog.events import Event
+from chronolog.io.formats import EventReader, read_events
+from chronolog.ir import Loc
+
+
+def events(text: str, fmt: str = "jsonl", **kw) -> list[Event]:
+    return list(read_events(io.StringIO(text), "in.jsonl", fmt, **kw))
+
+
+def error(text: str, fmt: str = "jsonl") -> InputError:
+    with pytest.raises(InputError) as info:
+        events(text, fmt)
+    return info.value
+
+
+def plain(evs: list[Event]) -> list[tuple]:
+    return [(e.t, e.pred, e.args, e.retract) for e in evs]
+
+
+# ---------------------------------------------------------------- JSONL: valid
+
+
+def test_facts_time_advances_and_retractions():
+    text = (
+        '{"t": 5, "pred": "p", "args": ["a", 3]}\n'
+        '{"t": 9}\n'
+        '{"t": 5, "pred": "p", "args": ["a", 3], "op": "retract"}\n'
+        '{"t": 10, "pred": "q"}\n'
+        '{"t": 11, "pred": "q", "args": [], "op": "assert"}\n'
+    )
+    assert plain(events(text)) == [
+        (5, "p", ("a", 3), False),
+        (9, None, (), False),
+        (5, "p", ("a", 3), True),
+        (10, "q", (), False),
+        (11, "q", (), False),
+    ]
+
+
+def test_strings_and_integers_stay_apart():
+    (ev,) = events('{"t": 0, "pred": "p", "args": ["3", 3, -7, "", "ä b"]}\n')
+    assert ev.args == ("3", 3, -7, "", "ä b")
+    assert [type(a) for a in ev.args] == [str, int, int, str, str]
+
+
+def test_blank_lines_crlf_bom_and_whitespace():
+    text = '\ufeff{"t": 0, "pred": "p"}\r\n\n   \n  {"t":1}  \r\n{ "t" : 2 , "pred" : "q" , "args" : [ 1 ] }'
+    assert plain(events(text)) == [(0, "p", (), False), (1, None, (), False), (2, "q", (1,), False)]
+
+
+def test_time_advance_tolerates_empty_args_and_null_pred():
+    assert plain(events('{"t": 3, "args": []}\n{"t": 4, "pred": null}\n')) == [(3, None, (), False), (4, None, (), False)]
+
+
+def test_any_non_empty_predicate_name_and_negative_time():
+    assert plain(events('{"t": -2, "pred": "Pos-1/x"}\n')) == [(-2, "Pos-1/x", (), False)]
+
+
+def test_retractions_and_delayed_events_carry_their_line():
+    text = '{"t": 4, "pred": "p"}\n{"t": 5, "pred": "p"}\n{"t": 2, "pred": "p"}\n{"t": 5, "pred": "p", "op": "retract"}\n'
+    evs = events(text)
+    assert [e.loc for e in evs] == [None, None, Loc("in.jsonl", 3, 1), Loc("in.jsonl", 4, 1)]
+
+
+def test_reader_counts_lines():
+    reader = EventReader(io.StringIO('{"t": 0}\n\n{"t": 1}\n'), "in.jsonl")
+    assert len(list(reader)) == 2
+    assert reader.lines == 3 and reader.skipped == 0
+
+
+# ---------------------------------------------------------------- JSONL: invalid, exact locations
+
+
+@pytest.mark.parametrize(
+    "line,col,message",
+    [
+        ('{"t": 1, "pred": "p", x}', 23, "invalid JSON"),
+        ("not json", 1, "invalid JSON"),
+        ('{"t": 1,}', 8, "invalid JSON"),
+        ("# a comment", 1, "comments are not allowed"),
+        ("[1, 2]", 1, "must be a JSON object, not an array"),
+        ('"p"', 1, "must be a JSON object, not a string"),
+        ('{"pred": "p"}', 1, 'missing time "t"'),
+        ('{"t": 5.0, "pred": "p"}', 7, '"t" must be an integer time point, not 5.0'),
+        ('{"t": true}', 7, '"t" must be an integer time point, not true'),
+        ('{"t": "5", "pred": "p"}', 7, 'not "5"'),
+        ('{"t": null}', 7, "not null"),
+        ('{"pred": "t", "t": "x"}', 20, '"t" must be an integer'),
+        ('{"t": 99999999999999999999999}', 7, "out of range"),
+        ('{"t": 1, "pred": ""}', 18, '"pred" must be a non-empty string'),
+        ('{"t": 1, "pred": 7}', 18, '"pred" must be a non-empty string, not 7'),
+        ('{"t": 1, "pred": "p", "args": "a"}', 31, '"args" must be a list'),
+        ('{"t": 1, "pred": "p", "args": null}', 31, '"args" must be a list'),
+        ('{"t": 1, "pred": "p", "args": ["a", 1.5]}', 37, "argument 2 must be a string or an integer, not 1.5"),
+        ('{"t": 1, "pred": "p", "args": [true]}', 32, "argument 1 must be a string or an integer, not true"),
+        ('{"t": 1, "pred": "p", "args": [null]}', 32, "not null"),
+        ('{"t": 1, "pred": "p", "args": ["a", ["b", 1]]}', 37, 'not ["b", 1]'),
+        ('{"t": 1, "pred": "p", "args": [{"x": 1}]}', 32, 'not {"x": 1}'),
+        ('{"t": 1, "pred": "p", "args": [3.0]}', 32, "not 3.0"),
+        ('{"t": 1, "pred": "p", "args": [1e400]}', 32, "invalid JSON"),
+        ('{"t": 1, "pred": "p", "arg": []}', 23, "unknown key \"arg\""),
+        ('{"t": 1, "pred": "p", "diff": 1}', 23, "unknown key \"diff\""),
+        ('{"interval": "[2,7)", "pred": "Pos", "args": ["v1"]}', 14, "interval facts need the mtl dialect"),
+        ('{"t": 1, "pred": "p", "op": "delete"}', 29, '"op" must be "retract" or "assert", not "delete"'),
+        ('{"t": 1, "op": "retract"}', 10, 'a retraction needs "pred"'),
+        ('{"t": 1, "args": ["a"]}', 10, 'an event with "args" needs "pred"'),
+        ('   {"t": 2.5}', 10, '"t" must be an integer'),
+        ('{"t": 1, "pred": "ä\\"x", "args": [false]}', 35, "argument 1"),
+    ],
+)
+def test_bad_jsonl_lines(line, col, message):
+    err = error('{"t": 0}\n' + line + "\n")
+    assert err.loc == Loc("in.jsonl", 2, col), str(err)
+    assert message in err.message
+    assert str(err).startswith(f"in.jsonl:2:{col}: error: ")
+
+
+def test_repeated_key_points_at_the_value_orjson_keeps():
+    err = error('{"t": 1, "t": 2.5}\n')
+    assert err.loc.col == 15
+
+
+def test_undecodable_bytes_are_reported_at_their_column():
+    # The CLI reads input with errors="surrogateescape": a bad byte reaches the reader as a surrogate.
+    raw = b'{"t": 1, "pred": "p", "args": ["\xff"]}\n'.decode("utf-8", errors="surrogateescape")
+    err = error(raw)
+    assert err.loc == Loc("in.jsonl", 1, 33) and "not valid UTF-8" in err.message
+
+
+def test_unsupported_formats_are_rejected_clearly():
+    for fmt in ("meteor", "rtec"):
+        with pytest.raises(InputError, match=f"input format '{fmt}' is not supported yet"):
+            EventReader(io.StringIO(""), "x", fmt)
+    with pytest.raises(InputError, match="unknown input format 'csv'"):
+        EventReader(io.StringIO(""), "x", "csv")
+
+
+# ---------------------------------------------------------------- skip mode
+
+
+def test_skip_mode_reports_counts_and_continues():
+    text = '{"t": 0, "pred": "p"}\n{"t": "x"}\nnope\n\n{"t": 2, "pred": "q", "args": [1]}\n{"t": 3, "pred": "r", "bad": 1}\n'
+    reports: list[str] = []
+    reader = EventReader(io.StringIO(text), "in.jsonl", on_error="skip", report=reports.append)
+    assert plain(list(reader)) == [(0, "p", (), False), (2, "q", (1,), False)]
+    assert reader.skipped == 3 and reader.lines == 6
+    assert reports == [
+        'in.jsonl:2:7: skipped: "t" must be an integer time point, not "x"',
+        "in.jsonl:3:1: skipped: invalid JSON: invalid literal, expected 'null'",
+        'in.jsonl:6:23: skipped: unknown key "bad" (allowed: t, pred, args, op)',
+    ]
+
+
+def test_skip_mode_without_report_still_counts():
+    reader = EventReader(io.StringIO("x\ny\n5 p\n"), "in.txt", "lines", on_error="skip")
+    assert plain(list(reader)) == [(5, "p", (), False)]
+    assert reader.skipped == 2
+
+
+def test_fail_mode_stops_at_the_first_bad_line():
+    reader = EventReader(io.StringIO('{"t": 0}\n{"t": 1}\nbad\n{"t": 3}\n'), "in.jsonl")
+    seen = []
+    with pytest.raises(InputError) as info:
+        for ev in reader:
+            seen.append(ev.t)
+    assert seen == [0, 1] and info.value.loc == Loc("in.jsonl", 3, 1) and reader.lines == 3
+
+
+# ---------------------------------------------------------------- lines format
+
+
+def test_lines_format():
+    text = "# header\n0 p a 3\n\n1\n  2 speed a1 -20 x7 07\n3 q\n"
+    assert plain(events(text, "lines")) == [
+        (0, "p", ("a", 3), False),
+        (1, None, (), False),
+        (2, "speed", ("a1", -20, "x7", 7), False),
+        (3, "q", (), False),
+    ]
+
+
+def test_lines_format_only_plain_ascii_integers_become_ints():
+    (ev,) = events("0 p +3 1_0 \u0663 - -x 12\n", "lines")
+    assert ev.args == ("+3", "1_0", "\u0663", "-", "-x", 12)
+
+
+@pytest.mark.parametrize(
+    "line,col,message",
+    [
+        ("x p a", 1, "expected an integer time point, got 'x'"),
+        ("   1.5 p", 4, "got '1.5'"),
+        ('{"t": 0}', 1, "use --format jsonl"),
+        ("+1 p", 1, "got '+1'"),
+    ],
+)
+def test_bad_lines(line, col, message):
+    err = error("0 p\n" + line + "\n", "lines")
+    assert err.loc == Loc("in.jsonl", 2, col) and message in err.message
+
+
+def test_lines_delayed_events_carry_their_line():
+    evs = events("3 p\n1 p\n", "lines")
+    assert [e.loc for e in evs] == [None, Loc("in.jsonl", 2, 1)]
+
+
+# ---------------------------------------------------------------- round trip (property)
+
+_ints = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+_event = st.tuples(
+    _ints,
+    st.one_of(st.none(), st.text(min_size=1, max_size=8)),
+    st.lists(st.one_of(_ints, st.text(max_size=6)), max_size=4),
+    st.booleans(),
+)
+
+
+@given(st.lists(_event, max_size=20), st.sampled_from([(",", ":"), (", ", ": ")]))
+def test_jsonl_round_trip(evs, separators):
+    lines = []
+    expected = []
+    for t, pred, args, retract in evs:
+        if pred is None:
+            lines.append(json.dumps({"t": t}, separators=separators))
+            expected.append((t, None, (), False))
+            continue
+        rec = {"t": t, "pred": pred, "args": args}
+        if retract:
+            rec["op"] = "retract"
+        lines.append(json.dumps(rec, separators=separators, ensure_ascii=False))
+        expected.append((t, pred, tuple(args), retract))
+    assert plain(events("\n".join(lines) + "\n")) == expected
