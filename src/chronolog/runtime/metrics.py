@@ -1,0 +1,92 @@
+"""Prometheus metrics of a fleet service (exposed on HTTP ``/metrics``).
+
+One registry per process; every series carries ``service`` (ingest,
+grounding, reasoner, output), ``stratum`` ("" outside reasoners) and
+``partition`` labels, so one dashboard covers any program's fleet.  Names
+follow the Prometheus conventions (base units, ``_total`` for counters).
+The Grafana dashboard and the alert rules under ``ops/`` use exactly these
+names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+LABELS = ("service", "stratum", "partition")
+
+# name -> (kind, help); kept as data so ops/ generators and tests can import it.
+METRICS: dict[str, tuple[str, str]] = {
+    "chronolog_events_in_total": ("counter", "Records consumed from input topics"),
+    "chronolog_events_out_total": ("counter", "Records produced to output topics"),
+    "chronolog_answers_total": ("counter", "Answer lines published on the answer topic (output service)"),
+    "chronolog_corrections_total": ("counter", "Answer lines that correct earlier answers (diff lines of replays)"),
+    "chronolog_dead_letters_total": ("counter", "Malformed events sent to the dead-letter topic"),
+    "chronolog_late_events_total": ("counter", "Events older than the retention horizon, routed to the late topic"),
+    "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),
+    "chronolog_transactions_total": ("counter", "Kafka transactions committed"),
+    "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what it caused"),
+    "chronolog_consumer_lag_records": ("gauge", "Records fetched but not yet processed, from the service's own offsets"),
+    "chronolog_state_size_bytes": ("gauge", "Size of the last state snapshot written to RocksDB and the changelog"),
+    "chronolog_time_point": ("gauge", "Last time point this service has completed (evaluated, closed or published)"),
+    "chronolog_up": ("gauge", "1 while the service's processing loop runs"),
+}
+
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+@dataclass
+class ServiceMetrics:
+    """The metric children of one service instance, labelled once."""
+
+    registry: CollectorRegistry
+    events_in: Counter
+    events_out: Counter
+    answers: Counter
+    corrections: Counter
+    dead_letters: Counter
+    late_events: Counter
+    delayed_events: Counter
+    transactions: Counter
+    latency: Histogram
+    lag: Gauge
+    state_size: Gauge
+    time_point: Gauge
+    up: Gauge
+
+    @classmethod
+    def create(cls, service: str, stratum: int | None = None, partition: int | None = None) -> "ServiceMetrics":
+        reg = CollectorRegistry()
+        values = (service, "" if stratum is None else str(stratum), "" if partition is None else str(partition))
+        made = {}
+        for name, (kind, doc) in METRICS.items():
+            base = name.removesuffix("_total") if kind == "counter" else name
+            if kind == "counter":
+                metric = Counter(base, doc, LABELS, registry=reg)
+            elif kind == "gauge":
+                metric = Gauge(base, doc, LABELS, registry=reg)
+            else:
+                metric = Histogram(base, doc, LABELS, registry=reg, buckets=_BUCKETS)
+            made[name] = metric.labels(*values)
+        return cls(
+            reg,
+            made["chronolog_events_in_total"],
+            made["chronolog_events_out_total"],
+            made["chronolog_answers_total"],
+            made["chronolog_corrections_total"],
+            made["chronolog_dead_letters_total"],
+            made["chronolog_late_events_total"],
+            made["chronolog_delayed_events_total"],
+            made["chronolog_transactions_total"],
+            made["chronolog_processing_latency_seconds"],
+            made["chronolog_consumer_lag_records"],
+            made["chronolog_state_size_bytes"],
+            made["chronolog_time_point"],
+            made["chronolog_up"],
+        )
+
+    def serve(self, port: int, addr: str = "0.0.0.0") -> int:
+        """Expose ``/metrics`` on ``port`` (0: any free port); return the port."""
+        server, _ = start_http_server(port, addr=addr, registry=self.registry)
+        return int(server.server_port)
