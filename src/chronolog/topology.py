@@ -129,6 +129,13 @@ def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
         for b in r.body:
             if isinstance(b, ExtAtom) and isinstance(b.window, TupleWindow):
                 return None, "a tuple window counts facts of all keys"
+    if any(not r.body and r.head.atom.key in plan.intensional for r in plan.program.rules):
+        return None, "program facts of derived predicates would be answered by every partition"
+    static = _static_preds(plan)
+    for r in rules:
+        if not any(isinstance(b, ExtAtom) and not b.negated and b.atom.key not in static for b in r.body):
+            where = f" ({r.loc.file}:{r.loc.line})" if r.loc else ""
+            return None, f"a rule reads only program facts{where}: every partition would derive it"
     preds: dict[str, int] = {}
     for r in plan.rules:
         for a in [r.head.atom] + [b.atom for b in r.body if isinstance(b, ExtAtom)]:
@@ -150,6 +157,26 @@ def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
         if all(_joins_on_key(r, key) for r in rules):
             return key, ""
     return None, "no argument position on which every rule joins all its atoms"
+
+
+def _static_preds(plan: Plan) -> set:
+    """Predicates that hold independently of the stream: program facts and what only they derive."""
+    static = set(plan.background)
+    changed = True
+    while changed:
+        changed = False
+        for r in plan.rules:
+            key = r.head.atom.key
+            if key in static or not r.body or "#" in key[0]:
+                continue
+            heads = [x for x in plan.rules if x.head.atom.key == key]
+            if all(
+                x.body and all(not isinstance(b, ExtAtom) or b.negated or b.atom.key in static for b in x.body)
+                for x in heads
+            ):
+                static.add(key)
+                changed = True
+    return static
 
 
 def _joins_on_key(rule, key: dict[str, int]) -> bool:  # type: ignore[no-untyped-def]

@@ -62,8 +62,8 @@ def test_recompute_mode_equals_incremental(program, events):
     incremental = answers(program, events)
     original = core_module.Engine.__init__
 
-    def recompute(self, plan, t1, *, incremental=True):
-        original(self, plan, t1, incremental=False)
+    def recompute(self, plan, t1, *, incremental=True, stratum=None):
+        original(self, plan, t1, incremental=False, stratum=stratum)
 
     core_module.Engine.__init__ = recompute  # type: ignore[method-assign]
     try:
@@ -203,7 +203,7 @@ def test_reasoner_replay_matches_full_replay_from_t1():
         get = lambda t: reasoner.log.get(t, [])  # noqa: E731
         t1 = reasoner.t1
         for start in range(t1, 21, 3):
-            exact, _ = reasoner.replay(get, t1, start, 20)
+            exact, _ = reasoner.replay(lambda t: (get(t), None), t1, start, 20)
             full_engine = core_module.Engine(plan, t1) if plan.stratified else None
             if full_engine is None:
                 continue

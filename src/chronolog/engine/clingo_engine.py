@@ -27,7 +27,7 @@ class ClingoEngine:
         self._events: list[tuple[int, str, tuple]] = []
         self._answer: set[tuple[PredKey, tuple, int]] = set()
 
-    def step(self, t: int, facts: Sequence[Fact]) -> StepResult:
+    def step(self, t: int, facts: Sequence[Fact], imported: object = None) -> StepResult:
         if self.t is not None and t != self.t + 1:
             raise ValueError(f"engine at {self.t} cannot step to {t}")
         self.t = t
@@ -65,6 +65,20 @@ class ClingoEngine:
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
         return [(p, a) for p, a, T in self._answer if p not in self.plan.timed]
+
+    def exported(self) -> frozenset:
+        """The answer as ``Imported.content`` for the fleet's output service."""
+        from chronolog.engine.core import ANSWERS
+
+        out = []
+        for p, a, T in self._answer:
+            if p in self.plan.timed:
+                out.append((p, a + (T,)))
+                if p in self.plan.padded:
+                    out.append(((ANSWERS, p), a + (T,)))
+            else:
+                out.append((p, a))
+        return frozenset(out)
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
         return set(self._answer)

@@ -32,6 +32,24 @@ from chronolog.ir import ExtAtom, Op, TupleWindow
 log = logging.getLogger(__name__)
 
 Fact = tuple[PredKey, tuple]  # (predicate, args) of one stream event
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """What lower strata derived in the evaluation at one time point.
+
+    A fleet reasoner evaluates one stratum; the strata below it are computed
+    by other processes and arrive as their full content at each time point
+    (``content``: pred -> tuples, timed predicates with the time last; padded
+    output predicates also under ``(ANSWERS, pred)``).  ``consistent`` is
+    False when a lower stratum had no answer set at that point.
+    """
+
+    consistent: bool
+    content: frozenset  # of (PredKey | (ANSWERS, PredKey), tuple)
+
+
+ANSWERS = "#answers"
 View = Union[TimeWindowView, NowSourceView, TupleWindowView]
 
 
@@ -65,12 +83,19 @@ class _Inner:
 class Engine:
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
-    def __init__(self, plan: Plan, t1: int, *, incremental: bool = True) -> None:
+    def __init__(self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None) -> None:
         """``incremental=False`` recomputes every component at every time point
-        (a cross-check for the counting maintenance, same code otherwise)."""
+        (a cross-check for the counting maintenance, same code otherwise).
+
+        ``stratum=k`` evaluates only the components of stratum k (0-based): the
+        lower ones are imported (``step(..., imported=...)``), the higher ones
+        skipped.  This is how each fleet reasoner runs its stratum with the same
+        core; ``k`` past the last stratum imports everything (the output service).
+        """
         self.plan = plan
         self.t1 = t1
         self.incremental = incremental
+        self.stratum = stratum
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
         # Output of padded predicates: atoms of visible rules, and the rest at t only.
@@ -87,8 +112,16 @@ class Engine:
         self._counts: dict[int, dict[tuple, int] | None] = {}
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
+        self._role: list[str] = []  # per component: "compute", "import" or "skip"
         for ci, comp in enumerate(plan.components):
+            if stratum is None or comp.stratum == stratum:
+                self._role.append("compute")
+            else:
+                self._role.append("import" if comp.stratum < stratum else "skip")
             members = set(comp.preds)
+            if self._role[ci] != "compute":  # no rules, no views: imported or skipped
+                self._components.append((comp, [], []))
+                continue
             compiled = [CompiledRule(r, r.head.atom.key in plan.timed) for r in comp.rules]
             sources = [[self._source(lit, members) for lit in cr.literals] for cr in compiled]
             self._components.append((comp, compiled, sources))
@@ -138,8 +171,9 @@ class Engine:
 
     # ------------------------------------------------------------ evaluation
 
-    def step(self, t: int, facts: Sequence[Fact]) -> StepResult:
-        """Evaluate the program at ``t``; ``facts`` are the stream facts at t in arrival order."""
+    def step(self, t: int, facts: Sequence[Fact], imported: Imported | None = None) -> StepResult:
+        """Evaluate the program at ``t``; ``facts`` are the stream facts at t in arrival order,
+        ``imported`` what the lower strata derived at t (for ``stratum=k`` engines)."""
         if self.t is not None and t != self.t + 1:
             raise ValueError(f"engine at {self.t} cannot step to {t}")
         self.t = t
@@ -147,8 +181,21 @@ class Engine:
             rel.start_journal()
         self._feed_stream(t, facts)
         result = StepResult(t)
+        by_pred: dict = {}
+        if imported is not None:
+            for p, tup in imported.content:
+                by_pred.setdefault(p, set()).add(tup)
         try:
+            if imported is not None and not imported.consistent:
+                raise NoAnswerSet("a lower stratum has no answer set")
             for ci, (comp, compiled, sources) in enumerate(self._components):
+                role = self._role[ci]
+                if role == "skip":
+                    continue
+                if role == "import":
+                    self._visible = {p: by_pred.get((ANSWERS, p), set()) for p in comp.preds if p in self._answers}
+                    self._publish(comp, {p: by_pred.get(p, set()) for p in comp.preds}, t, result)
+                    continue
                 if ci in self._counts:
                     self._maintain(ci, comp, compiled, sources, t, result)
                 else:
@@ -158,6 +205,8 @@ class Engine:
             log.debug("no answer set at t=%d: %s", t, exc)
             result.consistent = False
             for ci, (comp, _, _) in enumerate(self._components):
+                if self._role[ci] == "skip":
+                    continue
                 if ci in self._counts:
                     self._counts[ci] = None
                 self._publish(comp, {p: set() for p in comp.preds}, t, result)
@@ -359,6 +408,7 @@ class Engine:
             "t1": self.t1,
             "t": self.t,
             "incremental": self.incremental,
+            "stratum": self.stratum,
             "rels": {p: rel.tuples for p, rel in self.rels.items()},
             "answers": {p: rel.tuples for p, rel in self._answers.items()},
             "time_views": self._time_views,
@@ -369,7 +419,7 @@ class Engine:
         }
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["plan"], state["t1"], incremental=state["incremental"])  # type: ignore[misc]
+        self.__init__(state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"))  # type: ignore[misc]
         self.t = state["t"]
         for p, tuples in state["rels"].items():
             self.rels[p].replace(set(tuples))
@@ -392,6 +442,19 @@ class Engine:
             rel.start_journal()
 
     # ------------------------------------------------------------ inspection
+
+    def exported(self) -> frozenset:
+        """The content of the computed stratum at the last evaluation, as ``Imported.content``
+        (what the reasoners above it and the output service need)."""
+        out = []
+        for ci, (comp, _, _) in enumerate(self._components):
+            if self._role[ci] != "compute":
+                continue
+            for p in comp.preds:
+                out.extend((p, tup) for tup in self.rels[p])
+                if p in self._answers:
+                    out.extend(((ANSWERS, p), tup) for tup in self._answers[p])
+        return frozenset(out)
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
         """Output atoms of now-predicates holding at the last evaluated time."""

@@ -93,7 +93,15 @@ class Plan:
         out: list[list[str]] = [[] for _ in range(n)]
         for c in self.components:
             out[c.stratum].extend(f"{p}/{k}" for p, k in c.preds if "#" not in p)
-        return [sorted(s) for s in out if s]
+        return [sorted(s) for s in out]
+
+    @property
+    def fleet_strata(self) -> int:
+        """How many reasoner services the fleet runs: one per stratum, or one
+        for a program that is not stratified (clingo evaluates it whole)."""
+        if not self.stratified:
+            return 1
+        return max((c.stratum for c in self.components), default=0) + 1
 
 
 def plan_program(program: Program) -> Plan:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import pickle
 from typing import Callable, Protocol
 
-from chronolog.engine.core import Engine, Fact, StepResult
+from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey
 from chronolog.events import Event
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
+Entry = tuple[list[Fact], Imported | None]  # what one time point of the log holds
 
 
 class AnswerSink(Protocol):
@@ -28,10 +29,14 @@ class AnswerSink(Protocol):
     def correct(self, changes: list[Change], engine: Engine, upto: int) -> None: ...
 
 
-def make_engine(plan: Plan, t1: int) -> Engine:
-    """The engine for ``plan``: incremental when stratified, clingo per time point otherwise."""
-    if plan.stratified:
-        return Engine(plan, t1)
+def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
+    """The engine for ``plan``: incremental when stratified, clingo per time point otherwise.
+
+    ``stratum``: evaluate only that stratum, importing the lower ones (fleet
+    reasoners); past the last stratum it only imports (the output service).
+    """
+    if plan.stratified or (stratum is not None and stratum >= plan.fleet_strata):
+        return Engine(plan, t1, stratum=stratum)
     from chronolog.engine.clingo_engine import ClingoEngine
 
     return ClingoEngine(plan, t1)  # type: ignore[return-value]
@@ -42,13 +47,25 @@ class Reasoner:
 
     def __init__(
         self, plan: Plan, sink: AnswerSink, *, warn: Callable[[str], None] = lambda m: None,
-        retention: int | None = None,
+        retention: int | None = None, stratum: int | None = None, auto_advance: bool = True,
+        observe: Callable[[int, Engine, StepResult], None] | None = None,
     ) -> None:
         """``retention``: how many time points back delayed events and retractions
         are still repaired (None: unlimited).  Older ones are reported, counted
         in ``too_late`` and ignored, and the log keeps only what repairs within
-        the horizon can need, so memory stops growing with the stream."""
+        the horizon can need, so memory stops growing with the stream.
+
+        Fleet services evaluate one stratum (``stratum``) with the lower strata's
+        content set per time point by ``set_imported``; they drive time
+        themselves (``auto_advance=False``: ``push`` only records, ``advance``
+        evaluates), and ``observe`` sees every evaluation whose result is new
+        (live ones and the corrected span of a replay)."""
         self.plan = plan
+        self.stratum = stratum
+        self.auto_advance = auto_advance
+        self.observe = observe
+        self.imports: dict[int, Imported] = {}
+        self._old_imports: dict[int, Imported | None] = {}
         self.retention = retention
         self.prune_every = 64  # time points between prunings of the log
         self.too_late = 0
@@ -72,11 +89,12 @@ class Reasoner:
         if self.t1 is None:
             self.t1 = self.latest = t
             self.evaluated = t - 1
-            self.engine = make_engine(self.plan, t)
+            self.engine = make_engine(self.plan, t, self.stratum)
         assert self.latest is not None and self.evaluated is not None
         if t > self.latest:
-            self.apply_corrections()
-            self._evaluate_until(t - 1)
+            if self.auto_advance:
+                self.apply_corrections()
+                self._evaluate_until(t - 1)
             self.latest = t
         if t > self.evaluated:
             self._apply(ev)
@@ -122,6 +140,24 @@ class Reasoner:
         self.warn(f"{where}warning: retraction of {ev.pred}{list(ev.args)} at {ev.t} matches no earlier event; ignored")
         return False
 
+    def set_imported(self, t: int, imported: Imported) -> None:
+        """What the lower strata derived at ``t`` (new, or revised by their corrections)."""
+        if self.t1 is None:
+            self.push(Event(t))
+        assert self.evaluated is not None
+        if t <= self.evaluated and t not in self._old_imports:
+            self._old_imports[t] = self.imports.get(t)
+        self.imports[t] = imported
+        if t <= self.evaluated:
+            self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
+
+    def advance(self, until: int) -> None:
+        """Apply pending corrections, then evaluate every time point up to ``until``."""
+        if self.t1 is None:
+            return
+        self.apply_corrections()
+        self._evaluate_until(until)
+
     def finish(self, until: int | None = None) -> None:
         """Evaluate every remaining time point (up to ``until`` if given)."""
         if self.t1 is None:
@@ -135,8 +171,10 @@ class Reasoner:
     def _evaluate_until(self, end: int) -> None:
         assert self.engine is not None and self.evaluated is not None
         for t in range(self.evaluated + 1, end + 1):
-            result = self.engine.step(t, self.log.get(t, ()))
+            result = self.engine.step(t, self.log.get(t, ()), self.imports.get(t))
             self.evaluated = t
+            if self.observe is not None:
+                self.observe(t, self.engine, result)
             if not result.consistent:
                 self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
             self.sink.step(result, self.engine)
@@ -172,62 +210,71 @@ class Reasoner:
         reach = self.plan.output_reach
         start = first if reach is None else max(first, self._dirty_from - reach)
         old_entries = self._old_entries
+        old_imports = self._old_imports
 
-        def old_log(t: int) -> list[Fact]:
+        def old_log(t: int) -> tuple[list[Fact], Imported | None]:
             got = old_entries.get(t)
-            return got if got is not None else self.log.get(t, [])
+            imp = old_imports[t] if t in old_imports else self.imports.get(t)
+            return (got if got is not None else self.log.get(t, [])), imp
 
-        new_log = lambda t: self.log.get(t, [])  # noqa: E731
+        new_log = lambda t: (self.log.get(t, []), self.imports.get(t))  # noqa: E731
         if old_t1 == self.t1:
             before, after, engine = self._replay_shared(old_log, new_log, self._dirty_from, start, end)
         else:  # the first time point moved: every window's clipping changed
             before, _ = self.replay(old_log, old_t1, start, end)
-            after, engine = self.replay(new_log, self.t1, start, end)
+            after, engine = self.replay(new_log, self.t1, start, end, observe=True)
         changes: list[Change] = [(p, a, T, 1) for p, a, T in after - before]
         changes += [(p, a, T, -1) for p, a, T in before - after]
         self.engine = engine
         self._dirty_from = None
         self._old_entries = {}
+        self._old_imports = {}
         self._old_t1 = None
         self.sink.correct(changes, engine, end)
 
     def replay(
-        self, log: Callable[[int], list[Fact]], t1: int, start: int, end: int
+        self, log: Callable[[int], Entry], t1: int, start: int, end: int, observe: bool = False
     ) -> tuple[set[tuple[PredKey, tuple, int]], Engine]:
         """Evaluate ``[warm-up, end]`` on ``log``; return the atoms at times >= start derived
         by the evaluations in ``[start, end]``, and the engine after ``end``."""
-        engine = make_engine(self.plan, t1)
+        engine = make_engine(self.plan, t1, self.stratum)
         union: set[tuple[PredKey, tuple, int]] = set()
         if end < t1:
             return union, engine
         begin = self.warm_up_start(log, t1, max(start, t1))
-        self._run(engine, log, begin, end, start, union)
+        self._run(engine, log, begin, end, start, union, self.observe if observe else None)
         return union, engine
 
     def _replay_shared(
-        self, old_log: Callable[[int], list[Fact]], new_log: Callable[[int], list[Fact]], dirty: int, start: int, end: int
+        self, old_log: Callable[[int], Entry], new_log: Callable[[int], Entry], dirty: int, start: int, end: int
     ) -> tuple[set, set, Engine]:
         """Both replays at once: the logs agree before ``dirty``, so the warm-up and
         the evaluations before it run once and the engine is cloned there."""
         assert self.t1 is not None
-        engine = make_engine(self.plan, self.t1)
+        engine = make_engine(self.plan, self.t1, self.stratum)
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
         old_engine = pickle.loads(pickle.dumps(engine))
         before, after = set(shared), set(shared)
         self._run(old_engine, old_log, max(begin, dirty), end, start, before)
-        self._run(engine, new_log, max(begin, dirty), end, start, after)
+        self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe)
         return before, after, engine
 
     @staticmethod
-    def _run(engine: Engine, log: Callable[[int], list[Fact]], first: int, last: int, start: int, union: set) -> None:
+    def _run(
+        engine: Engine, log: Callable[[int], Entry], first: int, last: int, start: int, union: set,
+        observe: Callable[[int, Engine, StepResult], None] | None = None,
+    ) -> None:
         for t in range(first, last + 1):
-            engine.step(t, log(t))
+            facts, imported = log(t)
+            result = engine.step(t, facts, imported)
+            if observe is not None:
+                observe(t, engine, result)
             if t >= start:
                 union.update(a for a in engine.derived_at() if a[2] >= start)
 
-    def warm_up_start(self, log: Callable[[int], list[Fact]], t1: int, start: int) -> int:
+    def warm_up_start(self, log: Callable[[int], Entry], t1: int, start: int) -> int:
         """The first time point to evaluate so that the state at ``start`` is exact."""
         reach = self.plan.state_reach
         if reach is None:
@@ -237,5 +284,5 @@ class Reasoner:
         t = start
         while need > 0 and t > t1:  # tuple windows: far enough back to hold the last n facts
             t -= 1
-            need -= len(log(t))
+            need -= len(log(t)[0])
         return min(begin, t)

@@ -1,0 +1,348 @@
+"""The fleet's services as plain state machines: records in, records out.
+
+Each stage is what one service process runs between Kafka and RocksDB; here
+it only maps input records (decoded JSON) to output records, so the whole
+pipeline can be tested without a broker and the services stay thin loops
+(``runtime/service.py``).  A stage is picklable: its pickle is the service's
+state snapshot.
+
+Records between services:
+
+* ``chronolog.ingested`` (from ingest): an input event as in CONTRACT §2, or
+  a time marker ``{"t": T}`` broadcast to every partition whenever the
+  stream's latest (or first) time changes.
+* ``chronolog.grounded`` (from grounding): ``{"upto": c, "first": t1,
+  "points": [[t, [[pred, args, retract], ...]], ...]}`` closes every time
+  point up to ``c`` with its facts (the input of those evaluations, as one
+  batch), and ``{"late": [[t, pred, args, retract], ...]}`` carries events
+  for time points already closed (delayed events, retractions).
+* ``chronolog.stratum.k``: ``{"t": t, "t1": t1, "ok": bool, "add": [...],
+  "del": [...]}`` — the content of stratum k at evaluation t, as a diff
+  against what the receiver already holds for t, or else for t-1.  A replay
+  that corrects the past re-sends the points whose content changed.
+* ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import orjson
+
+from chronolog.engine.core import ANSWERS, Engine, Imported, StepResult
+from chronolog.engine.plan import Plan
+from chronolog.events import Event
+from chronolog.runtime.answers import AnswerWriter
+from chronolog.runtime.ingest import Accepted, ingest_record
+from chronolog.runtime.reasoner import Reasoner
+from chronolog.schemas import DeadLetter
+
+EMPTY: frozenset = frozenset()
+
+
+def _quiet(message: str) -> None:
+    """Default warning sink (module level, so stages stay picklable)."""
+
+
+@dataclass(slots=True)
+class Out:
+    """One record to produce: ``topic`` is a role (ingested, dlq, late, grounded,
+    stratum, answers) that the service maps to a real topic name."""
+
+    topic: str
+    partition: int
+    value: bytes
+    key: bytes | None = None
+
+
+def partition_of(key: str | None, partitions: int) -> int:
+    """Stable across processes (Python's ``hash`` is salted per process)."""
+    if key is None or partitions == 1:
+        return 0
+    return zlib.crc32(key.encode()) % partitions
+
+
+def _event_json(ev: Event) -> bytes:
+    rec: dict = {"t": ev.t}
+    if ev.pred is not None:
+        rec["pred"] = ev.pred
+        rec["args"] = list(ev.args)
+        if ev.retract:
+            rec["op"] = "retract"
+    return orjson.dumps(rec)
+
+
+# ---------------------------------------------------------------- ingest
+
+
+@dataclass
+class IngestStage:
+    """Validates, routes by partition key, broadcasts time markers.
+
+    With several input partitions the stream's time is the least of the
+    latest times seen on each (producers send time advances to every
+    partition), so a marker never runs ahead of a slower input partition.
+    """
+
+    partition_key: dict[str, int] | None
+    partitions: int
+    input_partitions: int = 1
+    retention: int | None = None
+    latest_by_input: dict[int, int] = field(default_factory=dict)
+    first: int | None = None
+    now: int | None = None  # time sent to every partition
+    dead_letters: int = 0
+    too_late: int = 0
+
+    def handle(self, value: bytes | None, topic: str, partition: int, offset: int) -> list[Out]:
+        got = ingest_record(value, topic=topic, partition=partition, offset=offset, partition_key=self.partition_key)
+        if got is None:
+            return []
+        if isinstance(got, DeadLetter):
+            self.dead_letters += 1
+            return [Out("dlq", 0, got.model_dump_json().encode())]
+        assert isinstance(got, Accepted)
+        ev = got.event
+        out: list[Out] = []
+        if self.retention is not None and self.now is not None and ev.t < self.now - self.retention:
+            self.too_late += 1
+            return [Out("late", 0, _event_json(ev))]
+        if ev.is_fact:
+            key = None if got.key is None else got.key.encode()
+            out.append(Out("ingested", partition_of(got.key, self.partitions), _event_json(ev), key))
+        prev = self.latest_by_input.get(partition)
+        if prev is None or ev.t > prev:
+            self.latest_by_input[partition] = ev.t
+        if self.first is None or ev.t < self.first:
+            self.first = ev.t
+            out.extend(self._broadcast(ev.t))  # the timeline starts (or starts earlier) here
+        if len(self.latest_by_input) >= self.input_partitions:
+            now = min(self.latest_by_input.values())
+            if self.now is None or now > self.now:
+                self.now = now
+                out.extend(self._broadcast(now))
+        return out
+
+    def _broadcast(self, t: int) -> list[Out]:
+        value = orjson.dumps({"t": t})
+        return [Out("ingested", p, value) for p in range(self.partitions)]
+
+
+# ---------------------------------------------------------------- grounding
+
+
+@dataclass
+class GroundingStage:
+    """Closes time points: the facts of a point become one batch once a later
+    time arrives, or once input has been idle for ``idle_flush`` seconds."""
+
+    idle_flush: float = 1.0
+    first: int | None = None
+    latest: int | None = None
+    closed: int | None = None
+    pending: dict[int, list[list]] = field(default_factory=dict)
+    last_input: float = 0.0
+
+    def handle(self, rec: dict, now: float | None = None) -> list[Out]:
+        self.last_input = time.monotonic() if now is None else now
+        t = rec["t"]
+        pred = rec.get("pred")
+        item = [pred, rec.get("args", []), rec.get("op") == "retract"]
+        out: list[Out] = []
+        if self.first is None:
+            self.first = self.latest = t
+        if self.closed is not None and t <= self.closed or t < self.first:
+            if t < self.first:
+                self.first = t
+            out.append(Out("grounded", 0, orjson.dumps({"late": [[t] + item]})))
+            return out
+        if pred is not None:
+            self.pending.setdefault(t, []).append(item)
+        assert self.latest is not None
+        if t > self.latest:
+            out.extend(self._close(t - 1))
+            self.latest = t
+        return out
+
+    def idle(self, now: float | None = None) -> list[Out]:
+        """Close the latest point when input has been quiet long enough."""
+        now = time.monotonic() if now is None else now
+        if self.latest is None or (self.closed is not None and self.closed >= self.latest):
+            return []
+        if now - self.last_input < self.idle_flush:
+            return []
+        return self._close(self.latest)
+
+    def _close(self, upto: int) -> list[Out]:
+        if self.closed is not None and upto <= self.closed:
+            return []
+        points = sorted((t, facts) for t, facts in self.pending.items() if t <= upto)
+        for t, _ in points:
+            del self.pending[t]
+        self.closed = upto
+        return [Out("grounded", 0, orjson.dumps({"upto": upto, "first": self.first, "points": points}))]
+
+
+# ---------------------------------------------------------------- strata
+
+
+def _encode(atoms: frozenset) -> list:
+    out = []
+    for p, tup in atoms:
+        if isinstance(p[0], str) and p[0] == ANSWERS:
+            out.append([ANSWERS, p[1][0], p[1][1], list(tup)])
+        else:
+            out.append([p[0], p[1], list(tup)])
+    return out
+
+
+def _decode(items: list) -> set:
+    out = set()
+    for it in items:
+        if it[0] == ANSWERS:
+            out.add(((ANSWERS, (it[1], it[2])), tuple(it[3])))
+        else:
+            out.add(((it[0], it[1]), tuple(it[2])))
+    return out
+
+
+@dataclass
+class StratumStore:
+    """One lower stratum's content per evaluation time, rebuilt from its records."""
+
+    content: dict[int, frozenset] = field(default_factory=dict)
+    ok: dict[int, bool] = field(default_factory=dict)
+    upto: int | None = None  # latest time point received
+
+    def apply(self, rec: dict) -> int:
+        t = rec["t"]
+        base = self.content[t] if t in self.content else self.content.get(t - 1, EMPTY)
+        add, drop = rec.get("add"), rec.get("del")
+        self.content[t] = (base - _decode(drop) | _decode(add)) if (add or drop) else base
+        self.ok[t] = rec.get("ok", True)
+        self.upto = t if self.upto is None else max(self.upto, t)
+        return t
+
+
+@dataclass
+class StratumSender:
+    """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
+
+    sent: dict[int, frozenset] = field(default_factory=dict)
+    sent_ok: dict[int, bool] = field(default_factory=dict)
+    outbox: list[bytes] = field(default_factory=list)
+
+    def observe(self, t: int, engine: Engine, result: StepResult) -> None:
+        content = engine.exported()
+        ok = result.consistent
+        known = t in self.sent
+        base = self.sent[t] if known else self.sent.get(t - 1, EMPTY)
+        if known and content == base and self.sent_ok.get(t) == ok:
+            return
+        if content == base:
+            content = base  # share the set: unchanged points cost no memory
+        self.sent[t] = content
+        self.sent_ok[t] = ok
+        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(content - base), "del": _encode(base - content)}
+        self.outbox.append(orjson.dumps(rec))
+
+
+@dataclass
+class _StepSink:
+    """Reasoners publish through ``observe``; the answer sink interface is unused."""
+
+    def step(self, result: StepResult, engine: Engine) -> None:
+        pass
+
+    def correct(self, changes: list, engine: Engine, upto: int) -> None:
+        pass
+
+
+class ReasonerStage:
+    """Evaluates stratum ``k`` (0-based) of a program on grounded batches and
+    the lower strata's records; time advances to the least of its inputs."""
+
+    def __init__(self, plan: Plan, stratum: int, warn=_quiet) -> None:  # type: ignore[no-untyped-def]
+        self.stratum = stratum
+        self.sender = StratumSender()
+        self.lower = {j: StratumStore() for j in range(stratum)}
+        self.closed: int | None = None
+        self.reasoner = Reasoner(
+            plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe
+        )
+
+    def on_grounded(self, rec: dict) -> None:
+        r = self.reasoner
+        if "late" in rec:
+            for t, pred, args, retract in rec["late"]:
+                r.push(Event(t, pred, tuple(args), bool(retract)))
+            return
+        r.push(Event(rec["first"]))
+        for t, facts in rec["points"]:
+            for pred, args, retract in facts:
+                r.push(Event(t, pred, tuple(args), bool(retract)))
+        r.push(Event(rec["upto"]))
+        self.closed = rec["upto"]
+
+    def on_stratum(self, j: int, rec: dict) -> None:
+        self.reasoner.push(Event(rec["t1"]))
+        t = self.lower[j].apply(rec)
+        self.reasoner.set_imported(t, _combine(self.lower, t))
+
+    def frontier(self) -> int | None:
+        ends = [self.closed] + [s.upto for s in self.lower.values()]
+        return None if any(e is None for e in ends) else min(ends)  # type: ignore[type-var]
+
+    def flush(self) -> list[bytes]:
+        end = self.frontier()
+        if end is not None:
+            self.reasoner.advance(end)
+        out, self.sender.outbox = self.sender.outbox, []
+        return out
+
+
+def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
+    content: frozenset = EMPTY
+    ok = True
+    for s in stores.values():
+        content = content | s.content.get(t, EMPTY) if content else s.content.get(t, EMPTY)
+        ok = ok and s.ok.get(t, True)
+    return Imported(ok, content)
+
+
+class OutputStage:
+    """Assembles the strata's records into answer lines (CONTRACT §3)."""
+
+    def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet) -> None:  # type: ignore[no-untyped-def]
+        self.buffer = io.StringIO()
+        self.writer = AnswerWriter(self.buffer, plan, answers)
+        self.lower = {j: StratumStore() for j in range(strata)}
+        top = max((c.stratum for c in plan.components), default=0) + 1
+        self.reasoner = Reasoner(plan, self.writer, warn=warn, stratum=top, auto_advance=False)
+
+    def on_stratum(self, j: int, rec: dict) -> None:
+        self.reasoner.push(Event(rec["t1"]))
+        t = self.lower[j].apply(rec)
+        self.reasoner.set_imported(t, _combine(self.lower, t))
+
+    def flush(self) -> list[bytes]:
+        ends = [s.upto for s in self.lower.values()]
+        if ends and all(e is not None for e in ends):
+            self.reasoner.advance(min(ends))  # type: ignore[type-var]
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return [line.encode() for line in text.splitlines()]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["buffer"] = ""
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.buffer = io.StringIO()
+        self.writer.out = self.buffer
