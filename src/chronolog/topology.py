@@ -25,6 +25,25 @@ GROUNDED = "chronolog.grounded"
 
 
 @dataclass(frozen=True, slots=True)
+class TopicNames:
+    """Topic names under a configurable prefix (default ``chronolog``)."""
+
+    prefix: str = "chronolog"
+
+    def __getattr__(self, role: str) -> str:  # facts, answers, dlq, late, ingested, grounded
+        if role.startswith("_"):
+            raise AttributeError(role)
+        return f"{self.prefix}.{role}"
+
+    def stratum(self, k: int) -> str:
+        """Diffs of stratum k (1-based, as in ``chronolog service reasoner --stratum k``)."""
+        return f"{self.prefix}.stratum.{k}"
+
+    def changelog(self, service: str) -> str:
+        return f"{self.prefix}.{service}.changelog"
+
+
+@dataclass(frozen=True, slots=True)
 class Topic:
     name: str
     partitions: int
@@ -82,7 +101,11 @@ class Topology:
         return "\n".join(out) + "\n"
 
 
-def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1) -> Topology:
+def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, prefix: str = "chronolog") -> Topology:
+    names = TopicNames(prefix)
+    FACTS, ANSWERS, DLQ, LATE, INGESTED, GROUNDED = (  # noqa: N806
+        names.facts, names.answers, names.dlq, names.late, names.ingested, names.grounded
+    )
     key, reason = partition_key(plan)
     n = partitions if key is not None else 1
     if key is None:
@@ -95,31 +118,39 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1) -
         Topic(LATE, 1, "null", "delete", "events older than the retention horizon, for the backfill"),
         Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks"),
     ]
-    topics.append(Topic(GROUNDED, n, "partition key", "delete", "input facts with the bodies of input-only rules joined"))
+    topics.append(Topic(GROUNDED, n, "partition key", "delete", "closed time points: each point's input facts as one batch"))
     services = [
-        Service("ingest", "chronolog service ingest", [FACTS], [INGESTED, DLQ, LATE], "chronolog.ingest.changelog"),
-        Service("grounding", "chronolog service grounding", [INGESTED], [GROUNDED], "chronolog.grounding.changelog"),
+        Service("ingest", "chronolog service ingest", [FACTS], [INGESTED, DLQ, LATE], names.changelog("ingest")),
+        Service("grounding", "chronolog service grounding", [INGESTED], [GROUNDED], names.changelog("grounding")),
     ]
-    strata = plan.strata
+    strata = fleet_strata(plan)
     for k, preds in enumerate(strata, 1):
-        topics.append(Topic(f"chronolog.stratum.{k}", n, "partition key", "delete", f"diffs of stratum {k}"))
+        topics.append(Topic(names.stratum(k), n, "partition key", "delete", f"diffs of stratum {k}"))
     reads_lower = [GROUNDED]
     for k, preds in enumerate(strata, 1):
-        out = f"chronolog.stratum.{k}"
+        out = names.stratum(k)
         services.append(
             Service(f"reasoner-{k}", f"chronolog service reasoner --stratum {k}", list(reads_lower), [out],
-                    f"chronolog.reasoner-{k}.changelog", preds)
+                    names.changelog(f"reasoner-{k}"), preds)
         )
         reads_lower.append(out)
     topics.append(Topic(ANSWERS, 1, "null", "delete", "answer lines (CONTRACT §3)"))
     services.append(
-        Service("output", "chronolog service output", [f"chronolog.stratum.{k}" for k in range(1, len(strata) + 1)],
-                [ANSWERS], "chronolog.output.changelog")
+        Service("output", "chronolog service output", [names.stratum(k) for k in range(1, len(strata) + 1)],
+                [ANSWERS], names.changelog("output"))
     )
     for s in services:
         if s.state:
             topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))
     return Topology(topics, services, key, reason)
+
+
+def fleet_strata(plan: Plan) -> list[list[str]]:
+    """Predicates per fleet reasoner: the strata, or everything in one for a
+    program that is not stratified (clingo evaluates it whole)."""
+    if plan.stratified:
+        return plan.strata
+    return [sorted({p for s in plan.strata for p in s})]
 
 
 def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:

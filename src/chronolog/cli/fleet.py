@@ -1,0 +1,286 @@
+"""Fleet subcommands: ``up``, ``down``, ``publish``, ``tail``, ``service``, ``create-topics`` (CONTRACT §4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from chronolog.errors import ChronologError
+
+DIALECTS = ["lars", "laser", "mtl", "rtec"]
+
+
+def _env_default(name: str, default: object = None) -> object:
+    return os.environ.get(name, default)
+
+
+def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
+    up = sub.add_parser("up", help="start the Kafka fleet (bundled broker unless --bootstrap) and supervise it")
+    up.add_argument("program", nargs="+")
+    up.add_argument("--dialect", choices=DIALECTS)
+    up.add_argument("--bootstrap", help="Kafka bootstrap HOST:PORT (default: start the bundled broker)")
+    up.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
+    up.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
+    up.add_argument("--state-dir", default=".chronolog", help="RocksDB state, logs and fleet.json (default .chronolog)")
+    up.add_argument("--idle-flush", type=float, default=1.0, help="evaluate the latest time point after this many idle seconds")
+    up.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back (default: unlimited)")
+    up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
+    up.add_argument("--publish", metavar="FILE", help="after ready, publish this JSONL file to the input topic")
+    up.add_argument("--tail", action="store_true", help="after ready, print the answer topic on stdout")
+    up.set_defaults(func=cmd_up)
+
+    down = sub.add_parser("down", help="stop the fleet started by `chronolog up`")
+    down.add_argument("--state-dir", default=".chronolog")
+    down.set_defaults(func=cmd_down)
+
+    pub = sub.add_parser("publish", help="send an input file (JSONL, one event per line) to the input topic")
+    pub.add_argument("file", help="input file, or - for stdin")
+    _client_args(pub)
+    pub.set_defaults(func=cmd_publish)
+
+    tail = sub.add_parser("tail", help="print the answer topic (committed answers only)")
+    _client_args(tail)
+    tail.add_argument("--idle-exit", type=float, metavar="S", help="stop after S seconds without a new answer")
+    tail.add_argument("--count", type=int, metavar="N", help="stop after N answer lines")
+    tail.add_argument("--topic", help="topic to read (default PREFIX.answers)")
+    tail.set_defaults(func=cmd_tail)
+
+    svc = sub.add_parser("service", help="run one fleet service (started by `chronolog up`, Helm or compose)")
+    svc.add_argument("service", choices=["ingest", "grounding", "reasoner", "output"])
+    svc.add_argument("program", nargs="+")
+    svc.add_argument("--dialect", choices=DIALECTS)
+    svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"))
+    svc.add_argument("--stratum", type=int, help="reasoner: the stratum it evaluates (1-based)")
+    svc.add_argument("--partition", type=int, default=0)
+    svc.add_argument("--partitions", type=int, default=1)
+    svc.add_argument("--input-partitions", type=int, default=1)
+    svc.add_argument("--state-dir", default=_env_default("CHRONOLOG_STATE_DIR", ".chronolog"))
+    svc.add_argument("--metrics-port", type=int, default=int(str(_env_default("CHRONOLOG_METRICS_PORT", 9400))))
+    svc.add_argument("--idle-flush", type=float, default=1.0)
+    svc.add_argument("--retention", type=int)
+    svc.add_argument("--kafka-config")
+    svc.add_argument("--topic-prefix", default="chronolog")
+    svc.add_argument("--ready-file", help="write {pid, metrics_port} here once the service runs")
+    svc.set_defaults(func=cmd_service)
+
+    ct = sub.add_parser("create-topics", help="create the topics of a program's fleet on a Kafka cluster")
+    ct.add_argument("program", nargs="+")
+    ct.add_argument("--dialect", choices=DIALECTS)
+    ct.add_argument("--bootstrap", required=True)
+    ct.add_argument("--partitions", type=int, default=1)
+    ct.add_argument("--input-partitions", type=int, default=1)
+    ct.add_argument("--kafka-config")
+    ct.add_argument("--topic-prefix", default="chronolog")
+    ct.set_defaults(func=cmd_create_topics)
+
+
+def _client_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap", help="Kafka bootstrap HOST:PORT (default: the fleet in --state-dir)")
+    p.add_argument("--state-dir", default=".chronolog")
+    p.add_argument("--kafka-config")
+    p.add_argument("--topic-prefix", default=None)
+
+
+def _say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang import load_program
+
+    return plan_program(load_program(args.program, args.dialect))
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    import threading
+
+    from chronolog.runtime.supervisor import Fleet
+
+    plan = _plan(args)
+    fleet = Fleet(
+        programs=[os.path.abspath(p) for p in args.program], plan=plan, state_dir=Path(args.state_dir).resolve(),
+        bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
+        idle_flush=args.idle_flush, retention=args.retention,
+        kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
+    )
+    try:
+        fleet.up(_say)
+        _say(f"ready {len(fleet.children)} services, bootstrap {fleet.bootstrap}, "
+             f"input topic {args.topic_prefix}.facts, answers {args.topic_prefix}.answers")
+        if args.publish:
+            n = publish_file(args.publish, fleet.bootstrap, args.topic_prefix, fleet.kafka_config)  # type: ignore[arg-type]
+            print(f"published {n} lines from {args.publish}", file=sys.stderr, flush=True)
+        if args.tail:
+            threading.Thread(
+                target=tail_topic, args=(fleet.bootstrap, f"{args.topic_prefix}.answers", fleet.kafka_config),
+                kwargs={"stop": lambda: fleet.stopping}, daemon=True,
+            ).start()
+        fleet.supervise(lambda m: print(m, file=sys.stderr, flush=True))
+    finally:
+        fleet.down()
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from chronolog.runtime.supervisor import stop_fleet
+
+    stop_fleet(Path(args.state_dir))
+    return 0
+
+
+def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
+    """Bootstrap and topic prefix: from the flags, else from the running fleet."""
+    if args.bootstrap:
+        return args.bootstrap, args.topic_prefix or "chronolog"
+    from chronolog.runtime.supervisor import read_fleet_file
+
+    info = read_fleet_file(Path(args.state_dir))
+    return info["bootstrap"], args.topic_prefix or info.get("prefix", "chronolog")
+
+
+def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | None = None) -> int:
+    """Send every non-empty line as one record.  With several input partitions, a line
+    whose time is later than any before also goes as a time advance to every other
+    partition (CONTRACT §4), so each partition's time keeps up."""
+    import orjson
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient
+
+    from chronolog.runtime.service import kafka_config as load_config
+
+    conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
+    topic = f"{prefix}.facts"
+    meta = AdminClient(conf).list_topics(topic, timeout=15)
+    if topic not in meta.topics or meta.topics[topic].error is not None:
+        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
+    parts = max(1, len(meta.topics[topic].partitions))
+    producer = Producer({**conf, "linger.ms": 5, "enable.idempotence": True})
+    latest: int | None = None
+    sent = 0
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    try:
+        for n, line in enumerate(stream):
+            line = line.strip()
+            if not line:
+                continue
+            t = None
+            try:
+                obj = orjson.loads(line)
+                if isinstance(obj, dict) and type(obj.get("t")) is int:
+                    t = obj["t"]
+            except orjson.JSONDecodeError:
+                pass
+            part = n % parts if parts > 1 else 0
+            producer.produce(topic, line.encode(), partition=part)
+            sent += 1
+            if parts > 1 and t is not None and (latest is None or t > latest):
+                latest = t
+                for other in range(parts):
+                    if other != part:
+                        producer.produce(topic, orjson.dumps({"t": t}), partition=other)
+            producer.poll(0)
+    except OSError as exc:
+        raise ChronologError(f"error: cannot read {path}: {exc.strerror}") from None
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    left = producer.flush(30)
+    if left:
+        raise ChronologError(f"error: {left} records were not delivered to {bootstrap}")
+    return sent
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    bootstrap, prefix = _bootstrap(args)
+    n = publish_file(args.file, bootstrap, prefix, args.kafka_config)
+    print(f"published {n} lines to {prefix}.facts", file=sys.stderr)
+    return 0
+
+
+def tail_topic(
+    bootstrap: str, topic: str, kafka_config: str | None = None, *, idle_exit: float | None = None,
+    count: int | None = None, stop=lambda: False, out=None,  # type: ignore[no-untyped-def]
+) -> int:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    from chronolog.runtime.service import kafka_config as load_config
+
+    out = out or sys.stdout
+    conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
+    meta = AdminClient(conf).list_topics(topic, timeout=15)
+    if topic not in meta.topics or meta.topics[topic].error is not None:
+        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
+    consumer = Consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
+                         "isolation.level": "read_committed"})
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    seen = 0
+    last = time.monotonic()
+    try:
+        while not stop():
+            msg = consumer.poll(0.1)
+            if msg is None or msg.error():
+                if idle_exit is not None and time.monotonic() - last > idle_exit:
+                    break
+                continue
+            last = time.monotonic()
+            out.write(msg.value().decode("utf-8", errors="replace") + "\n")
+            out.flush()
+            seen += 1
+            if count is not None and seen >= count:
+                break
+    finally:
+        consumer.close()
+    return seen
+
+
+def cmd_tail(args: argparse.Namespace) -> int:
+    bootstrap, prefix = _bootstrap(args)
+    tail_topic(bootstrap, args.topic or f"{prefix}.answers", args.kafka_config, idle_exit=args.idle_exit, count=args.count)
+    return 0
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    from chronolog.runtime.service import Service, ServiceConfig, kafka_config
+
+    if not args.bootstrap:
+        raise ChronologError("error: --bootstrap (or CHRONOLOG_BOOTSTRAP) is required")
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(message)s")
+    cfg = ServiceConfig(
+        service=args.service, plan=_plan(args), bootstrap=args.bootstrap, stratum=args.stratum,
+        partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
+        state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
+        retention=args.retention, prefix=args.topic_prefix, kafka=kafka_config(args.kafka_config),
+    )
+    service = Service(cfg)
+
+    def ready(svc: Service) -> None:
+        print(f"ready {cfg.instance} metrics=:{svc.port}", flush=True)
+        if args.ready_file:
+            tmp = Path(args.ready_file + ".tmp")
+            tmp.write_text(json.dumps({"pid": os.getpid(), "metrics_port": svc.port}))
+            tmp.replace(args.ready_file)
+
+    service.run(ready)
+    return 0
+
+
+def cmd_create_topics(args: argparse.Namespace) -> int:
+    from chronolog.runtime.broker import create_topics
+    from chronolog.runtime.service import kafka_config
+    from chronolog.topology import build_topology
+
+    topology = build_topology(_plan(args), args.partitions, args.input_partitions, args.topic_prefix)
+    created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config))
+    for name in created:
+        print(f"created {name}")
+    print(f"{len(topology.topics)} topics present, {len(created)} created")
+    return 0

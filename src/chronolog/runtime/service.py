@@ -1,0 +1,343 @@
+"""One fleet service process: a stage between Kafka topics, with exactly-once state.
+
+Every loop iteration consumes a batch of records, lets the stage turn them
+into output records, and commits in ONE Kafka transaction: the outputs, a
+snapshot of the stage on the compacted changelog topic, and the consumed
+offsets.  After the commit the snapshot is also written to RocksDB under
+``--state-dir``.  On start the service reads its committed offsets; the
+RocksDB snapshot taken at exactly those offsets is used when present,
+otherwise the changelog is read back to the snapshot committed with them
+(a fresh state dir, or a crash between commit and the RocksDB write).  So
+after ``kill -9`` nothing is lost and nothing is published twice.
+
+Partitions are ``assign()``-ed, never joined through a consumer group
+(joins are slow on the bundled broker); offsets are still committed under a
+group id per service instance inside the transactions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from chronolog.engine.plan import Plan
+from chronolog.errors import ChronologError
+from chronolog.runtime.metrics import ServiceMetrics
+from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.topology import TopicNames, partition_key
+
+log = logging.getLogger("chronolog.service")
+
+CHUNK = 512 * 1024  # snapshot bytes per changelog record (below Kafka's 1 MB default)
+SERVICES = ("ingest", "grounding", "reasoner", "output")
+
+
+@dataclass
+class ServiceConfig:
+    service: str
+    plan: Plan
+    bootstrap: str
+    stratum: int | None = None  # 1-based, reasoners only
+    partition: int = 0
+    partitions: int = 1
+    input_partitions: int = 1
+    state_dir: Path = Path(".chronolog")
+    metrics_port: int = 0
+    idle_flush: float = 1.0
+    retention: int | None = None
+    prefix: str = "chronolog"
+    kafka: dict[str, str] = field(default_factory=dict)
+    batch: int = 2000
+    poll: float = 0.02
+
+    @property
+    def instance(self) -> str:
+        """Unique per process of the fleet: names its group, transactional id and state."""
+        name = self.service if self.stratum is None else f"{self.service}-{self.stratum}"
+        return name if self.service == "ingest" else f"{name}-p{self.partition}"
+
+
+def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[str, str]:
+    """librdkafka settings from a properties file and ``CHRONOLOG_KAFKA_<KEY>`` variables
+    (SASL/TLS for managed clusters: security.protocol, sasl.*, ssl.*)."""
+    conf: dict[str, str] = {}
+    if path:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ChronologError(f"error: cannot read --kafka-config {path}: {exc.strerror}") from None
+        for n, line in enumerate(text.splitlines(), 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if "=" not in line:
+                raise ChronologError(f"{path}:{n}:1: error: expected key=value")
+            k, v = line.split("=", 1)
+            conf[k.strip()] = v.strip()
+    for k, v in (os.environ if environ is None else environ).items():
+        if k.startswith("CHRONOLOG_KAFKA_"):
+            conf[k[len("CHRONOLOG_KAFKA_"):].lower().replace("_", ".")] = v
+    return conf
+
+
+def make_stage(cfg: ServiceConfig) -> object:
+    plan = cfg.plan
+    strata = plan.fleet_strata
+    key, _ = partition_key(plan)
+    if cfg.service == "ingest":
+        return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, cfg.retention)
+    if cfg.service == "grounding":
+        return GroundingStage(idle_flush=cfg.idle_flush)
+    if cfg.service == "reasoner":
+        if cfg.stratum is None or not 1 <= cfg.stratum <= strata:
+            raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
+        return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning)
+    if cfg.service == "output":
+        return OutputStage(plan, strata, warn=log.warning)
+    raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
+
+
+class Service:
+    """The consume–process–produce loop of one stage."""
+
+    def __init__(self, cfg: ServiceConfig) -> None:
+        self.cfg = cfg
+        self.names = TopicNames(cfg.prefix)
+        self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
+        self.stopping = False
+        strata = cfg.plan.fleet_strata
+        p = cfg.partition
+        if cfg.service == "ingest":
+            self.inputs = [(self.names.facts, i) for i in range(cfg.input_partitions)]
+        elif cfg.service == "grounding":
+            self.inputs = [(self.names.ingested, p)]
+        elif cfg.service == "reasoner":
+            k = cfg.stratum or 1
+            self.inputs = [(self.names.grounded, p)] + [(self.names.stratum(j), p) for j in range(1, k)]
+        else:
+            self.inputs = [(self.names.stratum(j), p) for j in range(1, strata + 1)]
+        self.changelog = (self.names.changelog(cfg.service if cfg.stratum is None else f"{cfg.service}-{cfg.stratum}"),
+                          p if cfg.service != "ingest" else 0)
+        self.stage = make_stage(cfg)
+
+    # ------------------------------------------------------------ clients
+
+    def _clients(self) -> None:
+        from confluent_kafka import Consumer, Producer
+
+        base = {"bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka}
+        ident = f"{self.cfg.prefix}-{self.cfg.instance}"
+        self.consumer = Consumer({
+            **base, "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10, "session.timeout.ms": 6000,
+        })
+        self.producer = Producer({**base, "transactional.id": ident, "linger.ms": 2, "transaction.timeout.ms": 60000})
+        self.producer.init_transactions(60)
+
+    # ------------------------------------------------------------ state
+
+    def _db(self):  # type: ignore[no-untyped-def]
+        from rocksdict import Rdict
+
+        path = self.cfg.state_dir / self.cfg.instance
+        path.mkdir(parents=True, exist_ok=True)
+        return Rdict(str(path / "rocksdb"))
+
+    def restore(self) -> dict[tuple[str, int], int]:
+        """Load the stage committed with the group's offsets; return where to resume."""
+        from confluent_kafka import TopicPartition
+
+        tps = [TopicPartition(t, p) for t, p in self.inputs]
+        committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=30)}
+        if all(off < 0 for off in committed.values()):
+            log.info("%s: no committed offsets: fresh state", self.cfg.instance)
+            for k in list(self.db.keys()):
+                del self.db[k]
+            return {}
+        want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
+        saved = self.db.get("offsets")
+        if saved is not None and orjson.loads(saved) == want:
+            self.stage = pickle.loads(zlib.decompress(self.db["snapshot"]))
+            log.info("%s: state restored from RocksDB", self.cfg.instance)
+        else:
+            self.stage = self._from_changelog(want)
+            log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+        return {k: v for k, v in committed.items() if v >= 0}
+
+    def _from_changelog(self, want: dict[str, int], timeout: float = 60.0) -> object:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        reader = Consumer({
+            "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
+            "enable.auto.commit": False, "isolation.level": "read_committed",
+        })
+        reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
+        chunks: dict[int, bytes] = {}
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                msg = reader.poll(0.2)
+                if msg is None or msg.error():
+                    continue
+                head, _, body = msg.value().partition(b"\n")
+                meta = orjson.loads(head)
+                if meta["i"] == 0:
+                    chunks = {}
+                chunks[meta["i"]] = body
+                if meta["i"] == meta["n"] - 1 and meta["offsets"] == want and len(chunks) == meta["n"]:
+                    return pickle.loads(zlib.decompress(b"".join(chunks[i] for i in range(meta["n"]))))
+        finally:
+            reader.close()
+        raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets on {self.changelog[0]}")
+
+    # ------------------------------------------------------------ loop
+
+    def run(self, ready: callable | None = None) -> None:  # type: ignore[valid-type]
+        from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
+
+        signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
+        signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
+        self.port = self.metrics.serve(self.cfg.metrics_port)
+        self.db = self._db()
+        self._clients()
+        resume = self.restore()
+        self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
+        self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
+        self.metrics.up.set(1)
+        if ready is not None:
+            ready(self)
+        last_lag = 0.0
+        try:
+            while not self.stopping:
+                msgs = self.consumer.consume(self.cfg.batch, self.cfg.poll)
+                outs, stamps, got = self._process(msgs)
+                if outs or got:
+                    self._commit(outs)
+                    now = time.time()
+                    for ts in stamps:
+                        self.metrics.latency.observe(max(0.0, now - ts))
+                if time.monotonic() - last_lag > 2.0:
+                    last_lag = time.monotonic()
+                    self._lag()
+        except KafkaException as exc:
+            raise ChronologError(f"error: {self.cfg.instance}: Kafka: {exc}") from None
+        finally:
+            self.metrics.up.set(0)
+            self.consumer.close()
+
+    def _process(self, msgs: list) -> tuple[list, list[float], bool]:
+        from chronolog.runtime.stages import Out
+
+        outs: list[Out] = []
+        stamps: list[float] = []
+        stage = self.stage
+        got = False
+        for msg in msgs:
+            if msg.error():
+                log.debug("%s: %s", self.cfg.instance, msg.error())
+                continue
+            tp = (msg.topic(), msg.partition())
+            self.positions[tp] = msg.offset() + 1
+            self.metrics.events_in.inc()
+            kind, ts = msg.timestamp()
+            if kind and ts > 0:
+                stamps.append(ts / 1000.0)
+            got = True
+            if isinstance(stage, IngestStage):
+                before = stage.dead_letters, stage.too_late
+                outs.extend(stage.handle(msg.value(), msg.topic(), msg.partition(), msg.offset()))
+                self.metrics.dead_letters.inc(stage.dead_letters - before[0])
+                self.metrics.late_events.inc(stage.too_late - before[1])
+            elif isinstance(stage, GroundingStage):
+                outs.extend(stage.handle(orjson.loads(msg.value())))
+            elif isinstance(stage, ReasonerStage):
+                rec = orjson.loads(msg.value())
+                if msg.topic() == self.names.grounded:
+                    stage.on_grounded(rec)
+                else:
+                    stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, rec)
+            else:
+                assert isinstance(stage, OutputStage)
+                stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, orjson.loads(msg.value()))
+        if isinstance(stage, GroundingStage):
+            outs.extend(stage.idle())
+            if stage.closed is not None:
+                self.metrics.time_point.set(stage.closed)
+        elif isinstance(stage, ReasonerStage):
+            if got:
+                delayed = stage.reasoner.delayed
+                outs.extend(Out("stratum", self.cfg.partition, v) for v in stage.flush())
+                self.metrics.delayed_events.inc(stage.reasoner.delayed - delayed)
+            if stage.reasoner.evaluated is not None:
+                self.metrics.time_point.set(stage.reasoner.evaluated)
+        elif isinstance(stage, OutputStage):
+            if got:
+                corrections = stage.writer.corrections
+                lines = stage.flush()
+                outs.extend(Out("answers", 0, v) for v in lines)
+                self.metrics.answers.inc(len(lines))
+                self.metrics.corrections.inc(stage.writer.corrections - corrections)
+            if stage.reasoner.evaluated is not None:
+                self.metrics.time_point.set(stage.reasoner.evaluated)
+        elif isinstance(stage, IngestStage) and stage.now is not None:
+            self.metrics.time_point.set(stage.now)
+        return outs, stamps, got
+
+    def _topic(self, role: str) -> str:
+        if role == "stratum":
+            return self.names.stratum(self.cfg.stratum or 1)
+        return getattr(self.names, role)
+
+    def _commit(self, outs: list) -> None:
+        from confluent_kafka import TopicPartition
+
+        producer = self.producer
+        snapshot = zlib.compress(pickle.dumps(self.stage, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
+        producer.begin_transaction()
+        try:
+            for out in outs:
+                partition = out.partition if out.topic == "ingested" else (
+                    self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
+                producer.produce(self._topic(out.topic), out.value, out.key, partition=partition)
+            pieces = [snapshot[i:i + CHUNK] for i in range(0, len(snapshot), CHUNK)] or [b""]
+            for i, piece in enumerate(pieces):
+                head = orjson.dumps({"i": i, "n": len(pieces), "offsets": offsets})
+                producer.produce(self.changelog[0], head + b"\n" + piece, f"snapshot:{i}".encode(),
+                                 partition=self.changelog[1])
+            consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
+            if consumed:
+                producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
+            producer.commit_transaction(60)
+        except Exception:
+            try:
+                producer.abort_transaction(30)
+            finally:
+                raise
+        self.metrics.transactions.inc()
+        self.metrics.events_out.inc(len(outs))
+        self.metrics.state_size.set(len(snapshot))
+        self.db["snapshot"] = snapshot
+        self.db["offsets"] = orjson.dumps(offsets)
+
+    def _lag(self) -> None:
+        """Lag from the service's own positions against the partition ends it can see."""
+        from confluent_kafka import TopicPartition
+
+        total = 0
+        for (t, p), pos in self.positions.items():
+            try:
+                _, high = self.consumer.get_watermark_offsets(TopicPartition(t, p), timeout=1, cached=False)
+            except Exception:  # noqa: BLE001 - lag is best effort; never stop processing for it
+                continue
+            if high >= 0:
+                total += max(0, high - max(pos, 0))
+        self.metrics.lag.set(total)
