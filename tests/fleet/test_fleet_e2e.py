@@ -1,0 +1,190 @@
+"""End to end: the real bundled broker, `chronolog up` starting real service processes.
+
+The answer topic must mean exactly what `chronolog run` prints on the same
+input (tests/meaning.py also rejects any point whose diffs sum above 1, so a
+duplicated answer fails): for a three-stratum program, with 1 and with 3
+partitions, with delayed events, retractions and malformed lines (which land
+in the dead-letter topic), and after a reasoner is killed with SIGKILL in the
+middle of the stream — once with its RocksDB state deleted, so it restores
+from the changelog topic.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from meaning import meaning
+
+from chronolog.cli.fleet import publish_file, tail_topic
+from chronolog.events import Event
+from chronolog.lang.lars import parse_lars
+from chronolog.runtime.embedded import run_embedded
+from chronolog.runtime.stages import _event_json
+
+PROGRAM = """\
+hot(S) :- temp(S, V) [3], V > 80.
+warm(S) :- temp(S, V) [5], V > 50, not hot(S).
+alarm(S) :- hot(S), not ok(S) [2].
+alarm(S) at T :- temp(S, V) at T [2], V > 95.
+calm(S) :- temp(S, V) [2], not warm(S), not alarm(S).
+"""
+
+
+def stream(seed: int, points: int = 30) -> list[Event]:
+    rng = random.Random(seed)
+    events: list[Event] = []
+    for t in range(points):
+        for _ in range(rng.randint(0, 4)):
+            s = f"s{rng.randint(1, 6)}"
+            events.append(Event(t, "ok", (s,)) if rng.random() < 0.2 else Event(t, "temp", (s, rng.randint(40, 100))))
+        events.append(Event(t))
+    # delayed events and retractions (arrival order is what both modes see)
+    for _ in range(4):
+        i = rng.choice([i for i, e in enumerate(events) if e.is_fact])
+        ev = events.pop(i)
+        events.insert(min(len(events), i + rng.randint(5, 25)), ev)
+    facts = [e for e in events if e.is_fact]
+    for ev in rng.sample(facts, 3):
+        events.append(Event(ev.t, ev.pred, ev.args, True))
+    return events
+
+
+def expected(program: str, events: list[Event]) -> set:
+    out = io.StringIO()
+    run_embedded(parse_lars(program), events, out, warn=lambda m: None)
+    return meaning([orjson.loads(x) for x in out.getvalue().splitlines()], span(events))
+
+
+def span(events: list[Event]) -> tuple[int, int]:
+    return min(e.t for e in events), max(e.t for e in events)
+
+
+class Up:
+    """`chronolog up` as a real process, until `chronolog down`."""
+
+    def __init__(self, tmp: Path, program: str, *args: str) -> None:
+        self.dir = tmp / "state"
+        prog = tmp / "prog.lars"
+        prog.write_text(program)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(self.dir), "--idle-flush", "0.5", *args],
+            stdout=subprocess.PIPE, stderr=open(tmp / "up.err", "wb"), text=True,  # noqa: SIM115
+        )
+        self.lines: list[str] = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            self.lines.append(line)
+            if line.startswith("ready"):
+                break
+        else:
+            pass
+        if not self.lines or not self.lines[-1].startswith("ready"):
+            self.stop()
+            raise AssertionError("no ready line: " + "".join(self.lines) + (tmp / "up.err").read_text())
+        self.info = json.loads((self.dir / "fleet.json").read_text())
+        self.bootstrap = self.info["bootstrap"]
+
+    def pid(self, name: str, partition: int | None = 0) -> int:
+        info = json.loads((self.dir / "fleet.json").read_text())
+        return next(s["pid"] for s in info["services"] if s["name"] == name and s["partition"] == partition)
+
+    def publish(self, events: list[Event], path: Path, extra: list[bytes] = ()) -> None:  # type: ignore[assignment]
+        lines = [_event_json(e) for e in events]
+        for i, raw in enumerate(extra):
+            lines.insert(min(len(lines), 3 + 7 * i), raw)
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        publish_file(str(path), self.bootstrap, "chronolog")
+
+    def answers(self, topic: str = "chronolog.answers") -> list[dict]:
+        out = io.StringIO()
+        tail_topic(self.bootstrap, topic, idle_exit=1.5, out=out)
+        return [orjson.loads(x) for x in out.getvalue().splitlines()]
+
+    def wait_for(self, want: set, events: list[Event], timeout: float = 60) -> set:
+        deadline = time.monotonic() + timeout
+        got: set = set()
+        while time.monotonic() < deadline:
+            got = meaning(self.answers(), span(events))
+            if got == want:
+                return got
+            time.sleep(0.5)
+        return got
+
+    def stop(self) -> None:
+        subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(self.dir)],
+                       capture_output=True, timeout=60)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    started: list[Up] = []
+
+    def start(*args: str, program: str = PROGRAM) -> Up:
+        up = Up(tmp_path, program, *args)
+        started.append(up)
+        return up
+
+    yield start
+    for up in started:
+        up.stop()
+        assert up.proc.poll() is not None
+    leftovers = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    for pid in leftovers:
+        os.kill(int(pid), signal.SIGKILL)
+    assert not leftovers, "processes survived chronolog down"
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_fleet_answers_mean_what_embedded_prints(fleet, tmp_path, partitions):
+    events = stream(partitions)
+    want = expected(PROGRAM, events)
+    up = fleet("--partitions", str(partitions))
+    services = [s["name"] for s in up.info["services"]]
+    assert services.count("reasoner-3") == partitions and "reasoner-4" not in services
+    bad = [b'{"t": "soon", "pred": "temp"}', b"not json at all"]
+    up.publish(events, tmp_path / "in.jsonl", bad)
+    assert up.wait_for(want, events) == want
+    dead = up.answers("chronolog.dlq")
+    assert len(dead) == 2
+    assert all(d["reason"] and d["topic"] == "chronolog.facts" for d in dead)
+    assert {d["value"] for d in dead} == {b.decode() for b in bad}
+
+
+@pytest.mark.parametrize("fresh_state", [False, True])
+def test_sigkill_of_a_reasoner_mid_stream_loses_and_duplicates_nothing(fleet, tmp_path, fresh_state):
+    events = stream(7, points=40)
+    want = expected(PROGRAM, events)
+    up = fleet()
+    half = len(events) // 2
+    up.publish(events[:half], tmp_path / "first.jsonl")
+    time.sleep(1.0)
+    victim = up.pid("reasoner-2")
+    if fresh_state:  # the restarted process finds no RocksDB: it must restore from the changelog
+        shutil.rmtree(up.dir / "reasoner-2-p0")
+    os.kill(victim, signal.SIGKILL)
+    up.publish(events[half:], tmp_path / "second.jsonl")
+    assert up.wait_for(want, events) == want
+    assert up.pid("reasoner-2") != victim
+    log = (up.dir / "run" / "reasoner-2-p0.log").read_text()
+    if fresh_state:
+        assert "restored from the changelog" in log
+    else:  # RocksDB, unless the kill fell between a commit and the RocksDB write
+        assert "restored from RocksDB" in log or "restored from the changelog" in log
