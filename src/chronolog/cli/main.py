@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
     schemas.add_argument("--write", metavar="DIR", help="write one .schema.json file per contract into DIR")
     schemas.set_defaults(func=cmd_schemas)
+
+    from chronolog.bench.lars import add_parser as add_bench
+
+    add_bench(sub)
     return parser
 
 
