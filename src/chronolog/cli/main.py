@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     from chronolog.cli.fleet import add_fleet_commands
 
     add_fleet_commands(sub)
+    from chronolog.bench.lars import add_parser as add_bench
+
+    add_bench(sub)
     return parser
 
 

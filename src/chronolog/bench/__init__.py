@@ -1,0 +1,1 @@
+"""Benchmarks (``chronolog bench``): the public workloads run end to end and measured."""

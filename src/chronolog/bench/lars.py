@@ -1,0 +1,304 @@
+"""``chronolog bench lars``: the LARS workloads of ``../shared/bench/lars``, measured.
+
+Each workload is generated with the public generator (``gen.py``, stdlib only,
+deterministic) into a temporary folder and measured twice:
+
+* **evaluation** — inside this process: the stream is read first (not timed),
+  then the engine is stepped through every time point; the time of the
+  ``Engine.step`` calls per time point is the figure Laser and Ticker report
+  for their evaluation loops (parsing and I/O excluded);
+* **process** — ``chronolog run`` as a child process on the JSONL stream,
+  writing the answers in the default changelog form to a file: wall time
+  (start-up, parsing, evaluation, writing), facts per second, peak resident
+  memory (the kernel's accounting of the child) and the number of answer lines.
+
+``--memory-curve`` runs the process at 1x, 5x and 10x the stream length with
+``--retention`` (default: the window) and reports peak memory of each.
+
+Default parameters per workload are those of issue 7 (Laser's, Laser2's and
+Ticker's figures); ``--win/--facts/--tps/--rules/--seed`` override them for
+every workload named.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chronolog.errors import ChronologError
+
+WORKLOADS = (
+    "diamond", "box", "join", "multi", "cooling",
+    "p_n", "pprime_n", "best", "worst", "chain",
+    "tickerA", "tickerB",
+)
+_BASE = {"win": 20, "facts": 800, "tps": 300, "rules": 10, "seed": 42}
+# The parameters of the published figures (issue 7).
+DEFAULTS: dict[str, dict[str, int]] = {
+    "p_n": {"win": 100, "facts": 1000},
+    "pprime_n": {"win": 100, "facts": 1000},
+    "best": {"win": 100, "facts": 1000},
+    "worst": {"win": 3, "facts": 1000},
+    "chain": {"rules": 100, "facts": 300},
+}
+
+
+class BenchError(ChronologError):
+    """The benchmark cannot run (no generator, a failing workload)."""
+
+
+def find_generator(explicit: str | None = None) -> Path:
+    """``gen.py``: ``explicit``, else ``shared/bench/lars/gen.py`` beside the repository or the working folder."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise BenchError(f"{explicit}: error: benchmark generator not found")
+        return path
+    here = Path(__file__).resolve()
+    candidates = [p.parent / "shared" / "bench" / "lars" / "gen.py" for p in here.parents]
+    candidates.append(Path.cwd().parent / "shared" / "bench" / "lars" / "gen.py")
+    candidates.append(Path.cwd() / "shared" / "bench" / "lars" / "gen.py")
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise BenchError(
+        "error: the benchmark generator shared/bench/lars/gen.py was not found beside the repository "
+        "or the working folder; pass --gen PATH"
+    )
+
+
+def parameters(workload: str, overrides: dict[str, int | None]) -> dict[str, int]:
+    params = dict(_BASE)
+    params.update(DEFAULTS.get(workload, {}))
+    params.update({k: v for k, v in overrides.items() if v is not None})
+    return params
+
+
+def generate(gen: Path, workload: str, params: dict[str, int], out: Path) -> Path:
+    cmd = [sys.executable, str(gen), workload, "--out", str(out)]
+    for key in ("win", "facts", "tps", "rules", "seed"):
+        cmd += [f"--{key}", str(params[key])]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"error: {gen} {workload} failed: {done.stderr.strip()[-500:]}")
+    return out
+
+
+@dataclass
+class ProcessRun:
+    wall: float  # seconds
+    peak_rss: int  # bytes
+    answers: int
+    returncode: int
+    stderr: str = ""
+
+
+def run_process(program: Path, stream: Path, out: Path, extra: list[str] | None = None) -> ProcessRun:
+    """``chronolog run`` as a child process; wall time, peak RSS and answer lines."""
+    cmd = [sys.executable, "-m", "chronolog", "run", str(program), "--input", str(stream), "--output", str(out)]
+    cmd += extra or []
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    answers = 0
+    if out.exists():
+        with open(out, "rb") as f:
+            answers = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return ProcessRun(wall, usage.ru_maxrss * 1024, answers, proc.returncode, stderr)
+
+
+@dataclass
+class Evaluation:
+    seconds: float
+    time_points: int
+    facts: int
+
+
+def evaluate(program_path: Path, stream: Path) -> Evaluation:
+    """Step the engine through the stream read beforehand; the time of the steps."""
+    from chronolog.engine.plan import plan_program
+    from chronolog.io.formats import read_events
+    from chronolog.lang import load_program
+    from chronolog.runtime.reasoner import make_engine
+
+    plan = plan_program(load_program([str(program_path)]))
+    log: dict[int, list] = {}
+    facts = 0
+    with open(stream, encoding="utf-8") as f:
+        for ev in read_events(f, str(stream)):
+            entries = log.setdefault(ev.t, [])
+            if ev.pred is not None and not ev.retract:
+                entries.append(((ev.pred, len(ev.args)), ev.args))
+                facts += 1
+    if not log:
+        return Evaluation(0.0, 0, 0)
+    first, last = min(log), max(log)
+    engine = make_engine(plan, first)
+    step = engine.step
+    clock = time.perf_counter
+    spent = 0.0
+    for t in range(first, last + 1):
+        got = log.get(t, ())
+        start = clock()
+        step(t, got)
+        spent += clock() - start
+    return Evaluation(spent, last - first + 1, facts)
+
+
+@dataclass
+class Row:
+    workload: str
+    params: dict[str, int]
+    eval_ms_per_tp: float | None = None
+    process_ms_per_tp: float | None = None
+    facts_per_s: float | None = None
+    peak_rss: int | None = None
+    answers: int | None = None
+    curve: list[tuple[int, int]] = field(default_factory=list)  # (tps, peak RSS)
+    error: str | None = None
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def bench_workload(
+    gen: Path, workload: str, params: dict[str, int], workdir: Path, *, repeat: int = 1,
+    process: bool = True, evaluation: bool = True, memory_curve: bool = False, retention: int | None = None,
+) -> Row:
+    row = Row(workload, params)
+    d = generate(gen, workload, params, workdir / workload)
+    program, stream = d / "program.lars", d / "stream.jsonl"
+    if evaluation:
+        runs = [evaluate(program, stream) for _ in range(repeat)]
+        ev = runs[0]
+        row.eval_ms_per_tp = _median([r.seconds for r in runs]) * 1000 / max(ev.time_points, 1)
+        facts = ev.facts
+    else:
+        facts = None
+    if process:
+        procs = [run_process(program, stream, d / "answers.jsonl") for _ in range(repeat)]
+        bad = [p for p in procs if p.returncode != 0]
+        if bad:
+            row.error = f"chronolog run exited {bad[0].returncode}: {bad[0].stderr.strip()[-300:]}"
+            return row
+        wall = _median([p.wall for p in procs])
+        row.process_ms_per_tp = wall * 1000 / params["tps"]
+        if facts is None:
+            facts = _count_facts(stream)
+        row.facts_per_s = facts / wall if wall else None
+        row.peak_rss = max(p.peak_rss for p in procs)
+        row.answers = procs[0].answers
+    if memory_curve:
+        keep = params["win"] if retention is None else retention
+        for factor in (1, 5, 10):
+            longer = dict(params, tps=params["tps"] * factor)
+            dd = generate(gen, workload, longer, workdir / f"{workload}_x{factor}")
+            p = run_process(dd / "program.lars", dd / "stream.jsonl", dd / "answers.jsonl", ["--retention", str(keep)])
+            if p.returncode != 0:
+                row.error = f"chronolog run exited {p.returncode}: {p.stderr.strip()[-300:]}"
+                return row
+            row.curve.append((longer["tps"], p.peak_rss))
+            for f in dd.iterdir():
+                f.unlink()
+    return row
+
+
+def _count_facts(stream: Path) -> int:
+    with open(stream, "rb") as f:
+        return sum(1 for line in f if b'"pred"' in line)
+
+
+def _mib(n: int | None) -> str:
+    return "-" if n is None else f"{n / (1 << 20):.0f} MiB"
+
+
+def render(rows: list[Row], memory_curve: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="chronolog bench lars", title_justify="left")
+    table.add_column("workload")
+    table.add_column("W/N/T/K", justify="right")
+    table.add_column("eval ms/tp", justify="right")
+    table.add_column("process ms/tp", justify="right")
+    table.add_column("facts/s", justify="right")
+    table.add_column("peak RSS", justify="right")
+    table.add_column("answers", justify="right")
+    if memory_curve:
+        table.add_column("RSS 1x / 5x / 10x", justify="right")
+    for r in rows:
+        p = r.params
+        cells = [
+            r.workload,
+            f"{p['win']}/{p['facts']}/{p['tps']}/{p['rules']}",
+            "-" if r.eval_ms_per_tp is None else f"{r.eval_ms_per_tp:.3f}",
+            "-" if r.process_ms_per_tp is None else f"{r.process_ms_per_tp:.2f}",
+            "-" if r.facts_per_s is None else f"{r.facts_per_s:,.0f}",
+            _mib(r.peak_rss),
+            "-" if r.answers is None else f"{r.answers:,}",
+        ]
+        if memory_curve:
+            cells.append(" / ".join(_mib(m) for _, m in r.curve) if r.curve else "-")
+        if r.error:
+            cells[2] = f"[red]{r.error}[/red]"
+        table.add_row(*cells)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(table)
+
+
+def main(args) -> int:  # noqa: ANN001 (argparse namespace)
+    gen = find_generator(args.gen)
+    names = args.workload or list(WORKLOADS)
+    for name in names:
+        if name not in WORKLOADS:
+            raise BenchError(f"error: unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
+    overrides = {"win": args.win, "facts": args.facts, "tps": args.tps, "rules": args.rules, "seed": args.seed}
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
+        work = Path(args.keep) if args.keep else Path(tmp)
+        for name in names:
+            rows.append(bench_workload(
+                gen, name, parameters(name, overrides), work, repeat=args.repeat,
+                process=not args.no_process, evaluation=not args.no_eval,
+                memory_curve=args.memory_curve, retention=args.retention,
+            ))
+            if not args.keep:
+                for f in (work / name).iterdir():
+                    f.unlink()
+    render(rows, args.memory_curve)
+    return 1 if any(r.error for r in rows) else 0
+
+
+def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
+    bench = sub.add_parser("bench", help="benchmarks")
+    kinds = bench.add_subparsers(dest="suite", required=True)
+    lars = kinds.add_parser("lars", help="the LARS workloads of ../shared/bench/lars (Laser, Laser2, Ticker)")
+    lars.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")
+    lars.add_argument("--win", type=int, help="window size W (default per workload, mostly 20)")
+    lars.add_argument("--facts", type=int, help="facts per time point N (default per workload, mostly 800)")
+    lars.add_argument("--tps", type=int, help="time points T (default 300)")
+    lars.add_argument("--rules", type=int, help="multi: rule copies; chain: chain length (default 10; chain 100)")
+    lars.add_argument("--seed", type=int, help="generator seed (default 42)")
+    lars.add_argument("--gen", metavar="PATH", help="the generator (default: ../shared/bench/lars/gen.py)")
+    lars.add_argument("--repeat", type=int, default=1, help="runs per measurement; the median is shown")
+    lars.add_argument("--memory-curve", action="store_true", help="peak RSS at 1x, 5x, 10x the stream length")
+    lars.add_argument("--retention", type=int, metavar="N", help="--retention of the memory-curve runs (default: the window)")
+    lars.add_argument("--keep", metavar="DIR", help="keep the generated workloads and answers in DIR")
+    lars.add_argument("--no-process", action="store_true", help="skip the whole-process runs")
+    lars.add_argument("--no-eval", action="store_true", help="skip the in-process evaluation timing")
+    lars.set_defaults(func=main)
