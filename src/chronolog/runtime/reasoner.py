@@ -18,6 +18,7 @@ from typing import Callable, Protocol
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey
 from chronolog.events import Event
+from chronolog.runtime.journal import Journal
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
 Entry = tuple[list[Fact], Imported | None]  # what one time point of the log holds
@@ -64,14 +65,14 @@ class Reasoner:
         self.stratum = stratum
         self.auto_advance = auto_advance
         self.observe = observe
-        self.imports: dict[int, Imported] = {}
+        self.imports: dict[int, Imported] = Journal()
         self._old_imports: dict[int, Imported | None] = {}
         self.retention = retention
         self.prune_every = 64  # time points between prunings of the log
         self.too_late = 0
         self.sink = sink
         self.warn = warn
-        self.log: dict[int, list[Fact]] = {}
+        self.log: dict[int, list[Fact]] = Journal()
         self.t1: int | None = None
         self.latest: int | None = None  # latest time seen; the pending (not yet evaluated) point
         self.evaluated: int | None = None  # last evaluated time point
@@ -134,6 +135,7 @@ class Reasoner:
         for i in range(len(entries) - 1, -1, -1):
             if entries[i] == fact:
                 del entries[i]
+                self.log.touch(ev.t)  # type: ignore[attr-defined]
                 return True
         self.unmatched_retractions += 1
         where = f"{ev.loc}: " if ev.loc else ""

@@ -30,6 +30,7 @@ import orjson
 
 from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
+from chronolog.runtime.journal import DELETED, external_journals
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
 from chronolog.topology import TopicNames, partition_key
@@ -105,6 +106,19 @@ def make_stage(cfg: ServiceConfig) -> object:
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
 
 
+def _journals(stage: object) -> dict:
+    get = getattr(stage, "journals", None)
+    return get() if get is not None else {}
+
+
+def _fill(stage: object, entries: dict[tuple[str, int], bytes]) -> object:
+    """Pour stored journal entries back into a stage unpickled without them."""
+    journals = _journals(stage)
+    for (name, key), body in entries.items():
+        dict.__setitem__(journals[name], key, pickle.loads(body))
+    return stage
+
+
 class Service:
     """The consume–process–produce loop of one stage."""
 
@@ -165,7 +179,13 @@ class Service:
         want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
         saved = self.db.get("offsets")
         if saved is not None and orjson.loads(saved) == want:
-            self.stage = pickle.loads(zlib.decompress(self.db["snapshot"]))
+            stage = pickle.loads(zlib.decompress(self.db["snapshot"]))
+            entries = {}
+            for k, v in self.db.items():
+                if isinstance(k, str) and k.startswith("j:"):
+                    _, name, key = k.split(":", 2)
+                    entries[(name, int(key))] = v
+            self.stage = _fill(stage, entries)
             log.info("%s: state restored from RocksDB", self.cfg.instance)
         else:
             self.stage = self._from_changelog(want)
@@ -181,6 +201,7 @@ class Service:
         })
         reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
         chunks: dict[int, bytes] = {}
+        entries: dict[tuple[str, int], bytes | None] = {}
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
@@ -189,11 +210,15 @@ class Service:
                     continue
                 head, _, body = msg.value().partition(b"\n")
                 meta = orjson.loads(head)
+                if meta.get("kind") == "entry":
+                    entries[(meta["name"], meta["key"])] = None if meta["del"] else body
+                    continue
                 if meta["i"] == 0:
                     chunks = {}
                 chunks[meta["i"]] = body
                 if meta["i"] == meta["n"] - 1 and meta["offsets"] == want and len(chunks) == meta["n"]:
-                    return pickle.loads(zlib.decompress(b"".join(chunks[i] for i in range(meta["n"]))))
+                    stage = pickle.loads(zlib.decompress(b"".join(chunks[i] for i in range(meta["n"]))))
+                    return _fill(stage, {k: v for k, v in entries.items() if v is not None})
         finally:
             reader.close()
         raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets on {self.changelog[0]}")
@@ -300,7 +325,13 @@ class Service:
         from confluent_kafka import TopicPartition
 
         producer = self.producer
-        snapshot = zlib.compress(pickle.dumps(self.stage, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        entries = []
+        for name, journal in _journals(self.stage).items():
+            for key, value in journal.take():
+                body = None if value is DELETED else pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                entries.append((name, key, body))
+        with external_journals():
+            snapshot = zlib.compress(pickle.dumps(self.stage, protocol=pickle.HIGHEST_PROTOCOL), 1)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         producer.begin_transaction()
         try:
@@ -308,6 +339,10 @@ class Service:
                 partition = out.partition if out.topic == "ingested" else (
                     self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
                 producer.produce(self._topic(out.topic), out.value, out.key, partition=partition)
+            for name, key, body in entries:
+                head = orjson.dumps({"kind": "entry", "name": name, "key": key, "del": body is None})
+                producer.produce(self.changelog[0], head + b"\n" + (body or b""), f"j:{name}:{key}".encode(),
+                                 partition=self.changelog[1])
             pieces = [snapshot[i:i + CHUNK] for i in range(0, len(snapshot), CHUNK)] or [b""]
             for i, piece in enumerate(pieces):
                 head = orjson.dumps({"i": i, "n": len(pieces), "offsets": offsets})
@@ -324,9 +359,18 @@ class Service:
                 raise
         self.metrics.transactions.inc()
         self.metrics.events_out.inc(len(outs))
-        self.metrics.state_size.set(len(snapshot))
+        for name, key, body in entries:
+            if body is None:
+                self.db.delete(f"j:{name}:{key}")
+            else:
+                self.db[f"j:{name}:{key}"] = body
         self.db["snapshot"] = snapshot
-        self.db["offsets"] = orjson.dumps(offsets)
+        self.db["offsets"] = orjson.dumps(offsets)  # last: marks the RocksDB state complete
+        try:
+            live = int(self.db.property_int_value("rocksdb.estimate-live-data-size") or 0)
+        except Exception:  # noqa: BLE001 - an estimate only
+            live = 0
+        self.metrics.state_size.set(max(live, len(snapshot)))
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""

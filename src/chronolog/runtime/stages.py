@@ -37,6 +37,7 @@ from chronolog.engine.plan import Plan
 from chronolog.events import Event
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.ingest import Accepted, ingest_record
+from chronolog.runtime.journal import Journal
 from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
 
@@ -213,8 +214,8 @@ def _decode(items: list) -> set:
 class StratumStore:
     """One lower stratum's content per evaluation time, rebuilt from its records."""
 
-    content: dict[int, frozenset] = field(default_factory=dict)
-    ok: dict[int, bool] = field(default_factory=dict)
+    content: dict[int, frozenset] = field(default_factory=Journal)
+    ok: dict[int, bool] = field(default_factory=Journal)
     upto: int | None = None  # latest time point received
 
     def apply(self, rec: dict) -> int:
@@ -231,8 +232,8 @@ class StratumStore:
 class StratumSender:
     """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
 
-    sent: dict[int, frozenset] = field(default_factory=dict)
-    sent_ok: dict[int, bool] = field(default_factory=dict)
+    sent: dict[int, frozenset] = field(default_factory=Journal)
+    sent_ok: dict[int, bool] = field(default_factory=Journal)
     outbox: list[bytes] = field(default_factory=list)
 
     def observe(self, t: int, engine: Engine, result: StepResult) -> None:
@@ -273,6 +274,15 @@ class ReasonerStage:
         self.reasoner = Reasoner(
             plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe
         )
+
+    def journals(self) -> dict[str, Journal]:
+        """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
+        out = {"log": self.reasoner.log, "imports": self.reasoner.imports,
+               "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}
+        for j, store in self.lower.items():
+            out[f"lower{j}"] = store.content
+            out[f"lower{j}_ok"] = store.ok
+        return out  # type: ignore[return-value]
 
     def on_grounded(self, rec: dict) -> None:
         r = self.reasoner
@@ -327,6 +337,13 @@ class OutputStage:
         self.reasoner.push(Event(rec["t1"]))
         t = self.lower[j].apply(rec)
         self.reasoner.set_imported(t, _combine(self.lower, t))
+
+    def journals(self) -> dict[str, Journal]:
+        out = {"log": self.reasoner.log, "imports": self.reasoner.imports}
+        for j, store in self.lower.items():
+            out[f"lower{j}"] = store.content
+            out[f"lower{j}_ok"] = store.ok
+        return out  # type: ignore[return-value]
 
     def flush(self) -> list[bytes]:
         ends = [s.upto for s in self.lower.values()]

@@ -1,0 +1,202 @@
+"""``chronolog bench fleet``: the Kafka fleet against embedded mode on one workload.
+
+Throughput: the whole stream is published at once; the fleet's time is from
+the first publish until the answer of the last time point is on the answer
+topic; embedded mode evaluates the same lines in-process (JSON decoding
+included).  Latency: events are published at a fixed rate; a time point's
+answer latency is from the publish of the first event of the next point
+(which closes it) until its first answer line is consumed from the answer
+topic — what a user watching ``chronolog tail`` waits.  Both runs use a
+fresh fleet on the bundled broker (or ``--bootstrap``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+PROGRAM = """\
+% bench fleet: every time point yields answer lines (seen), two strata
+seen(X) :- p(X, V) [0].
+high(X) :- p(X, V) [5], V > 50.
+quiet(X) :- high(X), not seen(X).
+"""
+
+
+def workload(tps: int, per_tp: int, seed: int = 1) -> list[bytes]:
+    import random
+
+    rng = random.Random(seed)
+    return [
+        orjson.dumps({"t": t, "pred": "p", "args": [f"k{t}-{i}", rng.randint(0, 100)]})
+        for t in range(tps)
+        for i in range(per_tp)
+    ]
+
+
+def _answer_time(line: bytes) -> int:
+    rec = orjson.loads(line)
+    if "t" in rec:
+        return int(rec["t"])
+    return int(rec["interval"][1:].split(",")[0])
+
+
+class _Answers(threading.Thread):
+    """Consumes the answer topic; remembers when each answer time was first seen."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic = bootstrap, topic
+        self.first_seen: dict[int, float] = {}
+        self.stop = False
+        self.lines = 0
+
+    def run(self) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
+                             "enable.auto.commit": False, "isolation.level": "read_committed"})
+        consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+        while not self.stop:
+            for msg in consumer.consume(1000, 0.01):
+                if msg.error():
+                    continue
+                now = time.monotonic()
+                self.lines += 1
+                self.first_seen.setdefault(_answer_time(msg.value()), now)
+        consumer.close()
+
+
+def _start_fleet(program: Path, state: Path, bootstrap: str | None, partitions: int):  # type: ignore[no-untyped-def]
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang import load_program
+    from chronolog.runtime.supervisor import Fleet
+
+    fleet = Fleet([str(program)], plan_program(load_program([str(program)])), state, bootstrap=bootstrap,
+                  partitions=partitions, idle_flush=0.5)
+    fleet.up(lambda m: None)
+    return fleet
+
+
+def _producer(bootstrap: str):  # type: ignore[no-untyped-def]
+    from confluent_kafka import Producer
+
+    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
+
+
+def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path) -> float:
+    program = work / "bench.lars"
+    fleet = _start_fleet(program, work / "state-throughput", bootstrap, partitions)
+    try:
+        answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
+        answers.start()
+        producer = _producer(str(fleet.bootstrap))
+        start = time.monotonic()
+        for line in lines:
+            producer.produce("chronolog.facts", line)
+            producer.poll(0)
+        producer.produce("chronolog.facts", orjson.dumps({"t": tps}))
+        producer.flush(60)
+        deadline = start + 600
+        while tps - 1 not in answers.first_seen and time.monotonic() < deadline:
+            time.sleep(0.005)
+        elapsed = answers.first_seen.get(tps - 1, time.monotonic()) - start
+        answers.stop = True
+        return elapsed
+    finally:
+        fleet.down()
+
+
+def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
+                work: Path) -> list[float]:
+    fleet = _start_fleet(work / "bench.lars", work / "state-latency", bootstrap, partitions)
+    try:
+        answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
+        answers.start()
+        producer = _producer(str(fleet.bootstrap))
+        closed_at: dict[int, float] = {}
+        start = time.monotonic()
+        for n, line in enumerate(lines):
+            due = start + n / rate
+            while (now := time.monotonic()) < due:
+                time.sleep(min(0.001, due - now))
+            if n % per_tp == 0 and n:
+                closed_at[n // per_tp - 1] = time.monotonic()
+            producer.produce("chronolog.facts", line)
+            producer.poll(0)
+        producer.flush(30)
+        last = len(lines) // per_tp - 2
+        deadline = time.monotonic() + 60
+        while last not in answers.first_seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        answers.stop = True
+        return [answers.first_seen[t] - c for t, c in closed_at.items() if t in answers.first_seen]
+    finally:
+        fleet.down()
+
+
+def embedded_seconds(lines: list[bytes], program_text: str) -> float:
+    from chronolog.io.formats import read_events
+    from chronolog.lang.lars import parse_lars
+    from chronolog.runtime.embedded import run_embedded
+
+    text = (b"\n".join(lines) + b"\n").decode()
+    program = parse_lars(program_text)
+    start = time.perf_counter()
+    run_embedded(program, read_events(io.StringIO(text), "<bench>"), io.StringIO(), warn=lambda m: None)
+    return time.perf_counter() - start
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def main(args) -> int:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=False)
+    lines = workload(args.tps, args.facts)
+    n = len(lines)
+    with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
+        work = Path(tmp)
+        (work / "bench.lars").write_text(PROGRAM)
+        emb = embedded_seconds(lines, PROGRAM)
+        print(f"embedded: {n} events in {emb:.2f} s", file=sys.stderr)
+        fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, work)
+        print(f"fleet: {n} events in {fleet_s:.2f} s", file=sys.stderr)
+        lat_lines = workload(max(3, int(args.rate * args.seconds) // args.facts), args.facts, seed=2)
+        lat = run_latency(lat_lines, args.facts, args.rate, args.bootstrap, args.partitions, work)
+    table = Table(title=f"chronolog bench fleet: {n} events ({args.tps} time points x {args.facts}), "
+                        f"{args.partitions} partition(s), {os.cpu_count()} cores")
+    for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
+        table.add_column(col, justify="right")
+    table.add_row("embedded (in-process)", f"{n / emb:,.0f}", "1.00", "-", "-", "-")
+    table.add_row("fleet, full speed", f"{n / fleet_s:,.0f}", f"{emb / fleet_s:.2f}", "-", "-", "-")
+    table.add_row(f"fleet, {args.rate:,.0f} events/s", "-", "-",
+                  f"{_pct(lat, 0.5) * 1000:.0f} ms", f"{_pct(lat, 0.95) * 1000:.0f} ms", f"{_pct(lat, 0.99) * 1000:.0f} ms")
+    console.print(table)
+    print(f"latency samples: {len(lat)} time points", file=sys.stderr)
+    return 0
+
+
+def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
+    fleet = kinds.add_parser("fleet", help="fleet throughput and end-to-end latency versus embedded mode")
+    fleet.add_argument("--tps", type=int, default=2000, help="time points of the throughput stream (default 2000)")
+    fleet.add_argument("--facts", type=int, default=10, help="events per time point (default 10)")
+    fleet.add_argument("--rate", type=float, default=1000.0, help="events/s of the latency run (default 1000)")
+    fleet.add_argument("--seconds", type=float, default=10.0, help="length of the latency run (default 10)")
+    fleet.add_argument("--partitions", type=int, default=1)
+    fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
+    fleet.set_defaults(func=main)

@@ -1,0 +1,74 @@
+"""Dicts that remember their changes, so state snapshots can be incremental.
+
+The growing parts of a service's state (the input log per time point, the
+lower strata's content per time point, what was sent per time point) are
+``Journal``s.  A service writes only their changed entries to RocksDB and to
+the changelog topic in each transaction, and pickles the rest of its state
+with the journals left out (``external_journals()``), so a commit costs what
+changed, not the length of the stream.  Outside that context a journal
+pickles like a plain dict (checkpoints, tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+_external = False
+DELETED = object()
+
+
+def _journal(items: dict) -> "Journal":
+    j = Journal()
+    dict.update(j, items)
+    return j
+
+
+class Journal(dict):
+    """A dict that records which keys were set, deleted or touched since ``take``."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.changed: set = set()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.changed.add(key)
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self.changed.add(key)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self.changed.add(key)  # callers mutate the value in place
+        return super().setdefault(key, default)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.changed.add(key)
+        return super().pop(key, *default)
+
+    def touch(self, key: Any) -> None:
+        """Mark an entry whose value was changed in place."""
+        self.changed.add(key)
+
+    def take(self) -> list[tuple[Any, Any]]:
+        """The changed entries (value, or DELETED) since the last call."""
+        out = [(k, dict.get(self, k, DELETED)) for k in self.changed]
+        self.changed = set()
+        return out
+
+    def __reduce__(self) -> tuple:
+        if _external:
+            return (_journal, ({},))
+        return (_journal, (dict(self),))
+
+
+@contextlib.contextmanager
+def external_journals() -> Iterator[None]:
+    """Pickle journals empty: their entries are stored separately."""
+    global _external
+    _external = True
+    try:
+        yield
+    finally:
+        _external = False
