@@ -1,5 +1,7 @@
 """docker-compose.yml: a valid Compose file whose fleet is the bundled example's topology.
 
+Every command line is parsed by chronolog's own argument parser.
+
 `docker-compose config` (Compose v1 from Debian) validates and normalises the
 file without a Docker engine.
 """
@@ -8,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import io
 import re
 import shlex
 import subprocess
@@ -21,30 +25,23 @@ from .conftest import EXAMPLE, OPS, ROOT, chronolog, compose_command, load_yaml
 FLEET_KINDS = ("ingest", "grounding", "reasoner", "output")
 
 
-def service_parser() -> argparse.ArgumentParser:
-    """The fleet interface every service implements (fixed in the issue; CONTRACT §4)."""
-    p = argparse.ArgumentParser(prog="chronolog service", exit_on_error=False)
-    p.add_argument("kind", choices=FLEET_KINDS)
-    p.add_argument("program", nargs="+")
-    p.add_argument("--bootstrap")
-    p.add_argument("--stratum", type=int)
-    p.add_argument("--partition", type=int)
-    p.add_argument("--partitions", type=int)
-    p.add_argument("--state-dir")
-    p.add_argument("--metrics-port", type=int)
-    p.add_argument("--idle-flush", type=float)
-    p.add_argument("--kafka-config")
-    return p
+def parse_cli(argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed by the real command line of chronolog (an invalid line fails the test)."""
+    from chronolog.cli.main import build_parser
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return build_parser().parse_args(argv)
+    except SystemExit as exc:
+        raise AssertionError(f"not a valid chronolog command line: {argv}: {err.getvalue()}") from exc
 
 
 def parse_service(argv: list[str]) -> argparse.Namespace:
     assert argv[0] == "service", argv
-    try:
-        args, extra = service_parser().parse_known_args(argv[1:])
-    except (argparse.ArgumentError, SystemExit) as exc:
-        raise AssertionError(f"not a valid `chronolog service` line: {argv}: {exc}") from exc
-    assert not extra, f"not a valid `chronolog service` line: {argv}: unknown {extra}"
-    assert (args.stratum is not None) == (args.kind == "reasoner"), f"--stratum goes with reasoner only: {argv}"
+    args = parse_cli(argv)
+    assert args.service in FLEET_KINDS
+    assert (args.stratum is not None) == (args.service == "reasoner"), f"--stratum goes with reasoner only: {argv}"
     return args
 
 
@@ -123,7 +120,7 @@ def test_fleet_commands_follow_the_topology(config, topology):
         argv = words(svc["command"])
         args = parse_service(argv)
         exp = parse_service(expected + ["PROGRAM"])
-        assert (args.kind, args.stratum) == (exp.kind, exp.stratum), name
+        assert (args.service, args.stratum) == (exp.service, exp.stratum), name
         if args.stratum is not None:
             strata.add(args.stratum)
         for program in args.program:
@@ -153,11 +150,7 @@ def test_create_topics_runs_once_before_the_fleet(config):
     ct = config["services"]["create-topics"]
     argv = words(ct["command"])
     assert argv[0] == "create-topics"
-    p = argparse.ArgumentParser(exit_on_error=False)
-    p.add_argument("program", nargs="+")
-    p.add_argument("--bootstrap", required=True)
-    p.add_argument("--partitions", type=int)
-    args = p.parse_args(argv[1:])
+    args = parse_cli(argv)
     assert args.bootstrap == "kafka:9092"
     assert [host_path(ct, prog).resolve() for prog in args.program] == [EXAMPLE.resolve()]
     assert ct["depends_on"]["kafka"]["condition"] == "service_healthy"
