@@ -20,7 +20,9 @@ predicate and stream facts of an intensional predicate become ordinary
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from chronolog.errors import ProgramError
 from chronolog.ir import (
@@ -54,6 +56,31 @@ class Component:
     stratum: int = 0
 
 
+_BY_REFERENCE: dict[str, "Plan"] = {}
+
+
+def _plan_named(name: str) -> "Plan":
+    return _BY_REFERENCE[name]
+
+
+@contextlib.contextmanager
+def plan_by_reference(plan: "Plan", name: str = "plan") -> Iterator[None]:
+    """Pickle ``plan`` as a reference to ``name`` (and unpickle that name as ``plan``).
+
+    The plan is static and large (the whole program IR): state snapshots and
+    engine clones leave it out and the restoring process supplies its own.
+    """
+    saved = _BY_REFERENCE.get(name)
+    _BY_REFERENCE[name] = plan
+    try:
+        yield
+    finally:
+        if saved is None:
+            del _BY_REFERENCE[name]
+        else:
+            _BY_REFERENCE[name] = saved
+
+
 @dataclass(slots=True)
 class Plan:
     program: Program
@@ -73,6 +100,12 @@ class Plan:
     # background or input, not an answer "derived through an @-head": it is
     # output only at its own time point.
     hidden_rules: list[Rule] = field(default_factory=list)
+
+    def __reduce_ex__(self, protocol: object) -> object:
+        for name, plan in _BY_REFERENCE.items():
+            if plan is self:
+                return (_plan_named, (name,))
+        return super().__reduce_ex__(protocol)  # type: ignore[misc]
 
     def is_hidden(self, rule: Rule) -> bool:
         return any(rule is h for h in self.hidden_rules)

@@ -39,6 +39,19 @@ class Rel:
         self.journal: dict[tuple, int] | None = None
         self._removed: dict[Cols, dict[tuple, list[tuple]]] | None = None
 
+    def __getstate__(self) -> tuple:
+        """Tuples and journal only: indexes are caches, rebuilt on first use."""
+        return (self.tuples, self.journal)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.tuples, journal = state
+        self._indexes = {}
+        self._removed = None
+        self.journal = None
+        if journal is not None:
+            self.start_journal()
+            self.journal.update(journal)  # type: ignore[union-attr]
+
     def __len__(self) -> int:
         return len(self.tuples)
 

@@ -16,7 +16,7 @@ import pickle
 from typing import Callable, Protocol
 
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
-from chronolog.engine.plan import Plan, PredKey
+from chronolog.engine.plan import Plan, PredKey, plan_by_reference
 from chronolog.events import Event
 from chronolog.runtime.journal import Journal
 
@@ -257,7 +257,8 @@ class Reasoner:
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
-        old_engine = pickle.loads(pickle.dumps(engine))
+        with plan_by_reference(self.plan, "replay"):
+            old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
         before, after = set(shared), set(shared)
         self._run(old_engine, old_log, max(begin, dirty), end, start, before)
         self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import orjson
 
-from chronolog.engine.plan import Plan
+from chronolog.engine.plan import Plan, plan_by_reference
 from chronolog.errors import ChronologError
 from chronolog.runtime.journal import DELETED, external_journals
 from chronolog.runtime.metrics import ServiceMetrics
@@ -57,7 +57,7 @@ class ServiceConfig:
     prefix: str = "chronolog"
     kafka: dict[str, str] = field(default_factory=dict)
     batch: int = 2000
-    poll: float = 0.02
+    poll: float = 0.05
 
     @property
     def instance(self) -> str:
@@ -104,6 +104,17 @@ def make_stage(cfg: ServiceConfig) -> object:
     if cfg.service == "output":
         return OutputStage(plan, strata, warn=log.warning)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
+
+
+def dumps_state(obj: object, plan: Plan) -> bytes:
+    """A snapshot without the (static) plan; ``loads_state`` supplies it again."""
+    with plan_by_reference(plan):
+        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads_state(data: bytes, plan: Plan) -> object:
+    with plan_by_reference(plan):
+        return pickle.loads(data)
 
 
 def _journals(stage: object) -> dict:
@@ -179,7 +190,7 @@ class Service:
         want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
         saved = self.db.get("offsets")
         if saved is not None and orjson.loads(saved) == want:
-            stage = pickle.loads(zlib.decompress(self.db["snapshot"]))
+            stage = loads_state(zlib.decompress(self.db["snapshot"]), self.cfg.plan)
             entries = {}
             for k, v in self.db.items():
                 if isinstance(k, str) and k.startswith("j:"):
@@ -217,7 +228,7 @@ class Service:
                     chunks = {}
                 chunks[meta["i"]] = body
                 if meta["i"] == meta["n"] - 1 and meta["offsets"] == want and len(chunks) == meta["n"]:
-                    stage = pickle.loads(zlib.decompress(b"".join(chunks[i] for i in range(meta["n"]))))
+                    stage = loads_state(zlib.decompress(b"".join(chunks[i] for i in range(meta["n"]))), self.cfg.plan)
                     return _fill(stage, {k: v for k, v in entries.items() if v is not None})
         finally:
             reader.close()
@@ -242,7 +253,10 @@ class Service:
         last_lag = 0.0
         try:
             while not self.stopping:
-                msgs = self.consumer.consume(self.cfg.batch, self.cfg.poll)
+                # wait for one record, then take what is already fetched: batches
+                # under load, no added latency when records trickle in
+                first = self.consumer.poll(self.cfg.poll)
+                msgs = [] if first is None else [first] + self.consumer.consume(self.cfg.batch, 0)
                 outs, stamps, got = self._process(msgs)
                 if outs or got:
                     self._commit(outs)
@@ -331,7 +345,7 @@ class Service:
                 body = None if value is DELETED else pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                 entries.append((name, key, body))
         with external_journals():
-            snapshot = zlib.compress(pickle.dumps(self.stage, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            snapshot = zlib.compress(dumps_state(self.stage, self.cfg.plan), 1)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         producer.begin_transaction()
         try:
