@@ -42,7 +42,7 @@ def ci_values() -> dict:
     return yaml.safe_load(CI_VALUES.read_text())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _render(values_json: str, name: str) -> tuple[tuple[str, str], ...]:
     with helm.Chart.load(CHART) as chart:
         out = chart.render(json.loads(values_json), name=name, namespace=NAMESPACE)
@@ -107,8 +107,10 @@ VARIANTS = {
         **ci_values(),
         "partitionFrom": "hostname",
         "topics": {"mode": "initContainer"},
-        "kafka": {**ci_values()["kafka"], "sasl": {"enabled": True, "existingSecret": "team-kafka-user",
-                                                   "usernameKey": "user", "passwordKey": "password"}},
+        "kafka": {
+            **ci_values()["kafka"],
+            "sasl": {"enabled": True, "existingSecret": "team-kafka-user", "usernameKey": "user", "passwordKey": "password"},
+        },
         "persistence": {"enabled": False},
     },
 }
@@ -333,7 +335,9 @@ def test_each_workload_has_a_metrics_service_that_selects_exactly_its_pods(varia
         w = matched[0]
         assert w["spec"]["selector"]["matchLabels"].items() <= w["spec"]["template"]["metadata"]["labels"].items()
         others = [o for o in workloads if o is not w]
-        assert not any(w["spec"]["selector"]["matchLabels"].items() <= o["spec"]["template"]["metadata"]["labels"].items() for o in others)
+        assert not any(
+            w["spec"]["selector"]["matchLabels"].items() <= o["spec"]["template"]["metadata"]["labels"].items() for o in others
+        )
 
 
 def test_service_monitor_scrapes_every_metrics_service_once() -> None:
@@ -368,7 +372,9 @@ def test_program_configmap_holds_the_program_and_every_service_reads_it(variant:
         assert cm["data"]["traffic.lars"] == TRAFFIC.read_text()
     for doc in service_workloads(docs):
         args = service_args(doc)
-        assert [a for a in args if a.startswith("/etc/chronolog/program/")] == [f"/etc/chronolog/program/{n}" for n in sorted(files)]
+        assert [a for a in args if a.startswith("/etc/chronolog/program/")] == [
+            f"/etc/chronolog/program/{n}" for n in sorted(files)
+        ]
         volumes = {v["name"]: v for v in pod_spec(doc)["volumes"]}
         assert volumes["program"]["configMap"]["name"] == cm["metadata"]["name"]
         mount = [m for m in main_container(doc)["volumeMounts"] if m["name"] == "program"]
@@ -441,7 +447,10 @@ def test_sasl_password_comes_from_a_secret_and_nowhere_else() -> None:
     for doc in pods:
         for c in pod_spec(doc)["containers"]:
             env = _env(c)
-            for var, key in (("CHRONOLOG_KAFKA_SASL_PASSWORD", "sasl-password"), ("CHRONOLOG_KAFKA_SASL_USERNAME", "sasl-username")):
+            for var, key in (
+                ("CHRONOLOG_KAFKA_SASL_PASSWORD", "sasl-password"),
+                ("CHRONOLOG_KAFKA_SASL_USERNAME", "sasl-username"),
+            ):
                 ref = env[var]["valueFrom"]["secretKeyRef"]
                 assert "value" not in env[var]
                 assert ref["key"] == key
@@ -456,7 +465,10 @@ def test_existing_secret_is_referenced_and_no_secret_is_rendered() -> None:
         for c in _all_containers(doc):
             ref = _env(c)["CHRONOLOG_KAFKA_SASL_PASSWORD"]["valueFrom"]["secretKeyRef"]
             assert ref == {"name": "team-kafka-user", "key": "password"}
-            assert _env(c)["CHRONOLOG_KAFKA_SASL_USERNAME"]["valueFrom"]["secretKeyRef"] == {"name": "team-kafka-user", "key": "user"}
+            assert _env(c)["CHRONOLOG_KAFKA_SASL_USERNAME"]["valueFrom"]["secretKeyRef"] == {
+                "name": "team-kafka-user",
+                "key": "user",
+            }
 
 
 def test_no_sasl_no_credentials() -> None:
@@ -492,7 +504,9 @@ def test_topics_are_created_by_a_pre_install_hook_job_before_the_services() -> N
         dann = dep["metadata"]["annotations"]
         assert "pre-install" in dann["helm.sh/hook"] and int(dann["helm.sh/hook-weight"]) < weight
         assert "hook-succeeded" in dann["helm.sh/hook-delete-policy"]
-    assert named(docs, "ConfigMap", f"{FULL}-create-topics-program")["data"] == named(docs, "ConfigMap", f"{FULL}-program")["data"]
+    assert (
+        named(docs, "ConfigMap", f"{FULL}-create-topics-program")["data"] == named(docs, "ConfigMap", f"{FULL}-program")["data"]
+    )
     assert named(docs, "ConfigMap", f"{FULL}-create-topics-kafka")["data"] == named(docs, "ConfigMap", f"{FULL}-kafka")["data"]
     # no initContainers in hook mode
     assert not any(pod_spec(d).get("initContainers") for d in service_workloads(docs))
@@ -611,8 +625,11 @@ def test_grafana_dashboard_configmap() -> None:
     assert used <= _series_names(), used - _series_names()
     # every metric the services expose is on the dashboard
     assert {m.removesuffix("_bucket") for m in used} >= set(METRICS)
-    assert not [c for c in of_kind(render({"metrics": {"grafanaDashboard": {"enabled": False}}}), "ConfigMap")
-                if c["metadata"]["name"].endswith("-dashboard")]
+    assert not [
+        c
+        for c in of_kind(render({"metrics": {"grafanaDashboard": {"enabled": False}}}), "ConfigMap")
+        if c["metadata"]["name"].endswith("-dashboard")
+    ]
 
 
 @pytest.mark.skipif(not OPS_DASHBOARD.exists(), reason="ops/grafana/chronolog.json not generated yet")
@@ -653,3 +670,16 @@ def test_rendered_command_lines_parse_with_the_chronolog_cli(variant: str) -> No
     assert len(lines) >= 6
     for argv in lines:
         build_parser().parse_args(argv)  # SystemExit(2) on an unknown or malformed flag
+
+
+def test_readme_example_values_render_and_validate() -> None:
+    text = (CHART / "README.md").read_text()
+    (block,) = re.findall(r"```yaml\n(# my-values.yaml\n.*?)```", text, re.DOTALL)
+    values = yaml.safe_load(block)
+    docs = render(values)
+    assert len([s for s in of_kind(docs, "StatefulSet") if "reasoner" in s["metadata"]["name"]]) == values["strata"]
+    assert named(docs, "ConfigMap", f"{FULL}-program")["data"].keys() == {"rules.lars"}
+    assert of_kind(docs, "Secret") == []  # existingSecret
+    for doc in docs:
+        if doc["kind"] != "ServiceMonitor":
+            kubernetes_validate.validate(doc, KUBE_VERSIONS[0], strict=True)
