@@ -172,6 +172,8 @@ def test_the_validator_catches_a_broken_manifest() -> None:
         ({"program": {"files": {"../etc/passwd": "x"}}}, "../etc/passwd"),
         ({"partitionFrom": "random"}, "/partitionFrom"),
         ({"metrics": {"port": 70000}}, "/metrics/port"),
+        ({"topicPrefix": "a b"}, "/topicPrefix"),
+        ({"program": {"dialect": "prolog"}}, "/program/dialect"),
     ],
 )
 def test_schema_rejects_bad_values(values: dict, message: str) -> None:
@@ -214,6 +216,8 @@ def test_one_reasoner_statefulset_per_stratum_with_a_pod_per_partition(variant: 
         args = service_args(s)
         assert args[:2] == ["service", s["metadata"]["labels"]["app.kubernetes.io/component"]]
         assert flag(args, "--partitions") == str(partitions)
+        assert flag(args, "--input-partitions") == str(merged["inputPartitions"])
+        assert flag(args, "--topic-prefix") == "chronolog"
         assert flag(args, "--partition") == "0"
         assert flag(args, "--state-dir") == "/var/lib/chronolog"
         # the governing headless service exists
@@ -223,6 +227,19 @@ def test_one_reasoner_statefulset_per_stratum_with_a_pod_per_partition(variant: 
     assert ingest["spec"]["replicas"] == 1
     assert service_args(ingest)[:2] == ["service", "ingest"]
     assert "--partition" not in service_args(ingest)
+    assert flag(service_args(ingest), "--partitions") == str(partitions)
+    assert flag(service_args(ingest), "--input-partitions") == str(merged["inputPartitions"])
+
+
+def test_topic_prefix_and_dialect_reach_every_chronolog_command() -> None:
+    docs = render({"topicPrefix": "team-a.traffic", "program": {"dialect": "lars"}})
+    lines = [service_args(d) for d in service_workloads(docs)]
+    lines += [c["args"] for d in docs if d["kind"] in WORKLOAD_KINDS for c in _all_containers(d) if c["name"] == "create-topics"]
+    assert len(lines) == 6
+    for argv in lines:
+        assert flag(argv, "--topic-prefix") == "team-a.traffic"
+        assert flag(argv, "--dialect") == "lars"
+    assert "team-a.traffic.answers" in notes({"topicPrefix": "team-a.traffic"})
 
 
 def test_strata_scale_with_values() -> None:
@@ -241,7 +258,8 @@ def _merged(values: dict) -> dict:
         return chart.merge_values(values)
 
 
-def _strata_and_partitioning(files: dict[str, str | None], tmp: Path, partitions: int) -> tuple[int, str]:
+def _reasoners_and_partitioning(files: dict[str, str | None], tmp: Path, partitions: int) -> tuple[int, str]:
+    """What `chronolog topology PROGRAM --partitions N` says: reasoner services, partitioning."""
     paths = []
     for name, text in sorted(files.items()):
         if text is None:
@@ -249,15 +267,15 @@ def _strata_and_partitioning(files: dict[str, str | None], tmp: Path, partitions
         p = tmp / name
         p.write_text(text)
         paths.append(str(p))
-    plan = plan_program(load_program(paths, None))
-    topo = build_topology(plan, partitions)
-    return len(plan.strata), topo.partition_reason
+    topo = build_topology(plan_program(load_program(paths, None)), partitions)
+    reasoners = [s for s in topo.services if s.name.startswith("reasoner-")]
+    return len(reasoners), topo.partition_reason
 
 
 def test_default_values_fit_the_bundled_program(tmp_path: Path) -> None:
     merged = _merged({})
     assert merged["program"]["files"] == {"traffic.lars": TRAFFIC.read_text()}
-    strata, reason = _strata_and_partitioning(merged["program"]["files"], tmp_path, merged["partitions"])
+    strata, reason = _reasoners_and_partitioning(merged["program"]["files"], tmp_path, merged["partitions"])
     assert merged["strata"] == strata
     # traffic.lars has a tuple window: it cannot be partitioned, so the default is 1
     assert reason.startswith("one partition") and merged["partitions"] == 1
@@ -266,7 +284,7 @@ def test_default_values_fit_the_bundled_program(tmp_path: Path) -> None:
 def test_ci_values_fit_their_program(tmp_path: Path) -> None:
     merged = _merged(ci_values())
     assert list(merged["program"]["files"]) == ["sensors.lars"]  # traffic.lars: null removed it
-    strata, reason = _strata_and_partitioning(merged["program"]["files"], tmp_path, merged["partitions"])
+    strata, reason = _reasoners_and_partitioning(merged["program"]["files"], tmp_path, merged["partitions"])
     assert merged["strata"] == strata == 2
     assert reason.startswith("by key") and f"({merged['partitions']} partitions)" in reason
 

@@ -167,6 +167,10 @@ Program file paths as arguments, in the order Helm ranges over the map
 {{- end }}
 - /etc/chronolog/program/{{ $name }}
 {{- end }}
+{{- with .Values.program.dialect }}
+- --dialect
+- {{ . }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -177,6 +181,8 @@ Kafka connection arguments shared by services and create-topics.
 - {{ required "kafka.bootstrap is required (HOST:PORT[,HOST:PORT...])" .Values.kafka.bootstrap | quote }}
 - --kafka-config
 - /etc/chronolog/kafka/client.properties
+- --topic-prefix
+- {{ .Values.topicPrefix | quote }}
 {{- end }}
 
 {{/*
@@ -383,6 +389,8 @@ spec:
         {{- end }}
         - --partitions
         - {{ $.Values.partitions | quote }}
+        - --input-partitions
+        - {{ $.Values.inputPartitions | quote }}
         - --state-dir
         - {{ $.Values.stateDir | quote }}
         - --metrics-port
