@@ -105,7 +105,7 @@ class Plan:
         for name, plan in _BY_REFERENCE.items():
             if plan is self:
                 return (_plan_named, (name,))
-        return super().__reduce_ex__(protocol)  # type: ignore[misc]
+        return object.__reduce_ex__(self, protocol)  # type: ignore[arg-type]
 
     def is_hidden(self, rule: Rule) -> bool:
         return any(rule is h for h in self.hidden_rules)
