@@ -76,6 +76,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     ct.add_argument("--input-partitions", type=int, default=1)
     ct.add_argument("--kafka-config")
     ct.add_argument("--topic-prefix", default="chronolog")
+    ct.add_argument("--replication-factor", type=int, default=1, help="replicas per topic (default 1)")
     ct.set_defaults(func=cmd_create_topics)
 
 
@@ -103,6 +104,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     from chronolog.runtime.supervisor import Fleet
 
     plan = _plan(args)
+    if args.partitions > 1:
+        from chronolog.topology import partition_key
+
+        key, why = partition_key(plan)
+        if key is None:
+            print(f"warning: this program cannot be partitioned ({why}); running one partition",
+                  file=sys.stderr, flush=True)
     fleet = Fleet(
         programs=[os.path.abspath(p) for p in args.program], plan=plan, state_dir=Path(args.state_dir).resolve(),
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
@@ -279,7 +287,8 @@ def cmd_create_topics(args: argparse.Namespace) -> int:
     from chronolog.topology import build_topology
 
     topology = build_topology(_plan(args), args.partitions, args.input_partitions, args.topic_prefix)
-    created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config))
+    created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config),
+                            replication=args.replication_factor)
     for name in created:
         print(f"created {name}")
     print(f"{len(topology.topics)} topics present, {len(created)} created")

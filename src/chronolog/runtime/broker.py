@@ -90,14 +90,16 @@ class LocalBroker:
         self.stop()
 
 
-def create_topics(bootstrap: str, topology: Topology, timeout: float = 15.0, extra: dict | None = None) -> list[str]:
+def create_topics(
+    bootstrap: str, topology: Topology, timeout: float = 15.0, extra: dict | None = None, replication: int = 1
+) -> list[str]:
     """Create every topic of ``topology`` that does not exist yet; return the names created."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, **(extra or {})})
     existing = set(admin.list_topics(timeout=timeout).topics)
     wanted = [
-        NewTopic(t.name, t.partitions, 1, config={"cleanup.policy": t.cleanup})
+        NewTopic(t.name, t.partitions, replication, config={"cleanup.policy": t.cleanup})
         for t in topology.topics
         if t.name not in existing
     ]

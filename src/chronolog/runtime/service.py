@@ -92,7 +92,12 @@ def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[s
 def make_stage(cfg: ServiceConfig) -> object:
     plan = cfg.plan
     strata = plan.fleet_strata
-    key, _ = partition_key(plan)
+    key, why = partition_key(plan)
+    if key is None and cfg.partition > 0:
+        raise ChronologError(f"error: this program cannot be partitioned ({why}): run one partition "
+                             f"(--partitions 1), not partition {cfg.partition}")
+    if not 0 <= cfg.partition < max(1, cfg.partitions):
+        raise ChronologError(f"error: --partition {cfg.partition} is outside 0..{cfg.partitions - 1}")
     if cfg.service == "ingest":
         return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, cfg.retention)
     if cfg.service == "grounding":
