@@ -45,13 +45,43 @@ class AnswerLine(_Strict):
     diff: Literal[1, -1] = Field(default=1, description="-1 withdraws an earlier answer")
 
 
-class Watermark(_Strict):
-    """Internal: a producer has sent every event up to ``t`` on ``partition``."""
+class TimeMarker(_Strict):
+    """Internal (``chronolog.ingested``): the stream has reached ``t``; ingest sends it to
+    every partition whenever the stream's latest or first time changes (a watermark)."""
 
-    kind: Literal["watermark"] = "watermark"
-    source: StrictStr = Field(description="the producing service")
-    partition: StrictInt
     t: StrictInt
+
+
+Item = tuple[StrictStr, list[Value], bool]  # pred, args, retract
+
+
+class GroundedBatch(_Strict):
+    """Internal (``chronolog.grounded``): every time point up to ``upto`` is closed; the
+    facts of the closed points, in arrival order, as one batch each."""
+
+    upto: StrictInt
+    first: StrictInt = Field(description="the stream's first time point")
+    points: list[tuple[StrictInt, list[Item]]]
+
+
+class LateEvents(_Strict):
+    """Internal (``chronolog.grounded``): events for time points already closed (delayed
+    events and retractions; ``pred`` null for a time marker before the first point)."""
+
+    late: list[tuple[StrictInt, StrictStr | None, list[Value], bool]]
+
+
+class StratumRecord(_Strict):
+    """Internal (``chronolog.stratum.k``): the content of stratum k at evaluation ``t``, as
+    a diff against what the receiver holds for t, or else for t-1.  Atoms are
+    ``[pred, arity, args]`` (args end with the time for ``@``-head predicates) or
+    ``["#answers", pred, arity, args]`` for the answers of padded predicates."""
+
+    t: StrictInt
+    t1: StrictInt = Field(description="the stream's first time point")
+    ok: bool = Field(description="false: no answer set at t")
+    add: list[list]
+    del_: list[list] = Field(alias="del")
 
 
 class DeadLetter(_Strict):
@@ -68,7 +98,10 @@ class DeadLetter(_Strict):
 MODELS: dict[str, type[BaseModel]] = {
     "fact-event": FactEvent,
     "answer-line": AnswerLine,
-    "watermark": Watermark,
+    "time-marker": TimeMarker,
+    "grounded-batch": GroundedBatch,
+    "late-events": LateEvents,
+    "stratum-record": StratumRecord,
     "dead-letter": DeadLetter,
 }
 

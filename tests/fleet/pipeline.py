@@ -18,7 +18,21 @@ from chronolog.engine.plan import plan_program
 from chronolog.events import Event
 from chronolog.ir import Program
 from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage, _event_json
+from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
 from chronolog.topology import partition_key
+
+
+def validate(topic: str, value: bytes) -> None:
+    """Every record between the stages obeys its contract (schemas/)."""
+    rec = orjson.loads(value)
+    if topic == "ingested":
+        (TimeMarker if set(rec) == {"t"} else FactEvent).model_validate(rec)
+    elif topic == "grounded":
+        (LateEvents if "late" in rec else GroundedBatch).model_validate(rec)
+    elif topic.startswith("stratum."):
+        StratumRecord.model_validate(rec)
+    else:
+        raise AssertionError(f"unknown topic {topic}")
 
 
 def event_line(ev: Event) -> bytes:
@@ -49,6 +63,7 @@ def run_pipeline(
     logs: dict[tuple[str, int], list] = {}
 
     def send(topic: str, p: int, value: bytes) -> None:
+        validate(topic, value)
         logs.setdefault((topic, p), []).append(value)
 
     def take(consumer: str, topic: str, p: int) -> bytes | None:
@@ -125,7 +140,10 @@ def run_pipeline(
                         stage.on_stratum(j, orjson.loads(value))
                         got = True
                 if got:
-                    answers.extend(stage.flush())
+                    lines = stage.flush()
+                    for line in lines:
+                        AnswerLine.model_validate_json(line)
+                    answers.extend(lines)
                     progressed = True
             if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
                 # a restart: one stage comes back from its pickled snapshot
