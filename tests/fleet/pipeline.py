@@ -41,7 +41,7 @@ def event_line(ev: Event) -> bytes:
 
 def run_pipeline(
     program: Program, lines: list[bytes], *, partitions: int = 1, seed: int = 0, restarts: int = 0,
-    idle_every: int = 0,
+    idle_every: int = 0, retention: int | None = None,
 ) -> tuple[list[dict], int]:
     """Answer lines (decoded) of the whole fleet on ``lines``; and the dead-letter count."""
     plan = plan_program(program)
@@ -49,10 +49,10 @@ def run_pipeline(
     n = partitions if key is not None else 1
     strata = plan.fleet_strata
     rng = random.Random(seed)
-    ingest = IngestStage(key, n)
+    ingest = IngestStage(key, n, retention=retention)
     grounding = [GroundingStage(idle_flush=0.0) for _ in range(n)]
-    reasoners = {(k, p): ReasonerStage(plan, k) for k in range(strata) for p in range(n)}
-    outputs = [OutputStage(plan, strata) for _ in range(n)]
+    reasoners = {(k, p): ReasonerStage(plan, k, retention=retention) for k in range(strata) for p in range(n)}
+    outputs = [OutputStage(plan, strata, retention=retention) for _ in range(n)]
     queues: dict[tuple[str, int], deque] = {}
 
     def q(topic: str, p: int) -> deque:
@@ -94,7 +94,7 @@ def run_pipeline(
             if move == "input":
                 value = pending_input.pop(0)
                 for out in ingest.handle(value, "chronolog.facts", 0, offset):
-                    if out.topic == "dlq":
+                    if out.topic in ("dlq", "late"):
                         dead += 1
                     else:
                         send(out.topic, out.partition, out.value)

@@ -75,6 +75,30 @@ def test_late_events_retractions_restarts_and_idle_flushes(program, events, seed
     assert got == embedded(program, events)
 
 
+def test_retention_repairs_recent_late_events_and_routes_older_ones_away():
+    """``--retention N``: the fleet repairs what embedded mode repairs with the same N,
+    sends older events to the late topic, and prunes its per-time-point state."""
+    rng = random.Random(11)
+    total = 0
+    for trial in range(10):
+        events = []
+        for t in range(0, 60):
+            for _ in range(rng.randint(0, 3)):
+                events.append(Event(t, "temp", (f"s{rng.randint(1, 4)}", rng.randint(40, 100))))
+            events.append(Event(t))
+        late = [e for e in events if e.is_fact]
+        for ev in rng.sample(late, 8):  # re-sent much later: some within N, some beyond
+            events.insert(min(len(events), events.index(ev) + rng.randint(5, 60)), Event(ev.t, ev.pred, ev.args))
+        out = io.StringIO()
+        stats = run_embedded(KEYED, events, out, retention=6, warn=lambda m: None)
+        want = meaning([orjson.loads(x) for x in out.getvalue().splitlines()], span(events))
+        lines, routed = run_pipeline(KEYED, [event_line(e) for e in events], seed=trial, retention=6)
+        assert meaning(lines, span(events)) == want, trial
+        assert routed == stats.too_late, trial
+        total += routed
+    assert total > 0  # some events were past the horizon
+
+
 def test_non_stratified_program_runs_as_one_reasoner():
     for seed in range(15):
         rng = random.Random(seed)

@@ -66,6 +66,7 @@ class Reasoner:
         self.auto_advance = auto_advance
         self.observe = observe
         self.imports: dict[int, Imported] = Journal()
+        self.pruned_below: int | None = None
         self._old_imports: dict[int, Imported | None] = {}
         self.retention = retention
         self.prune_every = 64  # time points between prunings of the log
@@ -200,6 +201,9 @@ class Reasoner:
         for k in old:
             if k < t:
                 del self.log[k]
+        for k in [k for k in self.imports if k < t - 1]:
+            del self.imports[k]
+        self.pruned_below = t - 1  # what the lower strata sent before this is no longer needed
 
     def apply_corrections(self) -> None:
         """Replay the span touched by delayed events and retractions; emit the differences."""

@@ -105,9 +105,9 @@ def make_stage(cfg: ServiceConfig) -> object:
     if cfg.service == "reasoner":
         if cfg.stratum is None or not 1 <= cfg.stratum <= strata:
             raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
-        return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning)
+        return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning, retention=cfg.retention)
     if cfg.service == "output":
-        return OutputStage(plan, strata, warn=log.warning)
+        return OutputStage(plan, strata, warn=log.warning, retention=cfg.retention)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
 
 

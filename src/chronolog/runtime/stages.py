@@ -108,7 +108,9 @@ class IngestStage:
         assert isinstance(got, Accepted)
         ev = got.event
         out: list[Out] = []
-        if self.retention is not None and self.now is not None and ev.t < self.now - self.retention:
+        # embedded mode repairs down to (latest evaluated) - N, and the latest
+        # evaluated point trails the latest time by one while the stream flows
+        if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
             return [Out("late", 0, _event_json(ev))]
         if ev.is_fact:
@@ -266,13 +268,14 @@ class ReasonerStage:
     """Evaluates stratum ``k`` (0-based) of a program on grounded batches and
     the lower strata's records; time advances to the least of its inputs."""
 
-    def __init__(self, plan: Plan, stratum: int, warn=_quiet) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, plan: Plan, stratum: int, warn=_quiet, retention: int | None = None) -> None:  # type: ignore[no-untyped-def]
         self.stratum = stratum
         self.sender = StratumSender()
         self.lower = {j: StratumStore() for j in range(stratum)}
         self.closed: int | None = None
         self.reasoner = Reasoner(
-            plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe
+            plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe,
+            retention=None if retention is None else retention + 1,  # ingest already routed older events away
         )
 
     def journals(self) -> dict[str, Journal]:
@@ -310,8 +313,19 @@ class ReasonerStage:
         end = self.frontier()
         if end is not None:
             self.reasoner.advance(end)
+        _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok]
+                + [d for s in self.lower.values() for d in (s.content, s.ok)])
         out, self.sender.outbox = self.sender.outbox, []
         return out
+
+
+def _forget(below: int | None, journals: list) -> None:
+    """With ``--retention``: drop per-time-point entries no repair can read any more."""
+    if below is None:
+        return
+    for j in journals:
+        for k in [k for k in j if k < below]:
+            del j[k]
 
 
 def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
@@ -326,12 +340,14 @@ def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
 class OutputStage:
     """Assembles the strata's records into answer lines (CONTRACT §3)."""
 
-    def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
+                 retention: int | None = None) -> None:
         self.buffer = io.StringIO()
         self.writer = AnswerWriter(self.buffer, plan, answers)
         self.lower = {j: StratumStore() for j in range(strata)}
         top = max((c.stratum for c in plan.components), default=0) + 1
-        self.reasoner = Reasoner(plan, self.writer, warn=warn, stratum=top, auto_advance=False)
+        self.reasoner = Reasoner(plan, self.writer, warn=warn, stratum=top, auto_advance=False,
+                                 retention=None if retention is None else retention + 1)
 
     def on_stratum(self, j: int, rec: dict) -> None:
         self.reasoner.push(Event(rec["t1"]))
@@ -349,6 +365,7 @@ class OutputStage:
         ends = [s.upto for s in self.lower.values()]
         if ends and all(e is not None for e in ends):
             self.reasoner.advance(min(ends))  # type: ignore[type-var]
+        _forget(self.reasoner.pruned_below, [d for s in self.lower.values() for d in (s.content, s.ok)])
         text = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()
