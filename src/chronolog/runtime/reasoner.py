@@ -123,6 +123,18 @@ class Reasoner:
         self.delayed += 1
         self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
 
+    def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
+        """All events of one time point, in arrival order: (pred, args, retract).
+        The same as pushing them one by one, without an Event per fact when t
+        is not evaluated yet (the fleet's grounded batches)."""
+        if self.t1 is None or self.evaluated is None or t <= self.evaluated or any(r for _, _, r in facts):
+            for pred, args, retract in facts:
+                self.push(Event(t, pred, args, retract))
+            return
+        if t > self.latest:  # type: ignore[operator]
+            self.push(Event(t))
+        self.log.setdefault(t, []).extend(((pred, len(args)), args) for pred, args, _ in facts)
+
     def _apply(self, ev: Event) -> bool:
         """Change the log; False for a retraction that matches nothing."""
         if not ev.is_fact:

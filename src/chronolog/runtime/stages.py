@@ -193,22 +193,18 @@ class GroundingStage:
 
 
 def _encode(atoms: frozenset) -> list:
-    out = []
-    for p, tup in atoms:
-        if isinstance(p[0], str) and p[0] == ANSWERS:
-            out.append([ANSWERS, p[1][0], p[1][1], list(tup)])
-        else:
-            out.append([p[0], p[1], list(tup)])
-    return out
+    """Atoms as ``[key, args]``: key ``[pred, arity]`` or ``["#answers", [pred, arity]]``
+    (orjson writes the tuples as arrays)."""
+    return [[p, tup] for p, tup in atoms]
 
 
 def _decode(items: list) -> set:
     out = set()
-    for it in items:
-        if it[0] == ANSWERS:
-            out.add(((ANSWERS, (it[1], it[2])), tuple(it[3])))
+    for key, args in items:
+        if key[0] == ANSWERS:
+            out.add(((ANSWERS, tuple(key[1])), tuple(args)))
         else:
-            out.add(((it[0], it[1]), tuple(it[2])))
+            out.add((tuple(key), tuple(args)))
     return out
 
 
@@ -295,8 +291,7 @@ class ReasonerStage:
             return
         r.push(Event(rec["first"]))
         for t, facts in rec["points"]:
-            for pred, args, retract in facts:
-                r.push(Event(t, pred, tuple(args), bool(retract)))
+            r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts])
         r.push(Event(rec["upto"]))
         self.closed = rec["upto"]
 
