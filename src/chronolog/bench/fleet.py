@@ -56,6 +56,7 @@ class _Answers(threading.Thread):
         super().__init__(daemon=True)
         self.bootstrap, self.topic = bootstrap, topic
         self.first_seen: dict[int, float] = {}
+        self.first_made: dict[int, float] = {}  # the output service's produce time (wall clock)
         self.stop = False
         self.lines = 0
 
@@ -63,7 +64,8 @@ class _Answers(threading.Thread):
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
-                             "enable.auto.commit": False, "isolation.level": "read_committed"})
+                             "enable.auto.commit": False, "isolation.level": "read_committed",
+                             "fetch.wait.max.ms": 2})  # tansu answers a fetch only when its wait ends
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
         while not self.stop:
             for msg in consumer.consume(1000, 0.01):
@@ -71,7 +73,9 @@ class _Answers(threading.Thread):
                     continue
                 now = time.monotonic()
                 self.lines += 1
-                self.first_seen.setdefault(_answer_time(msg.value()), now)
+                t = _answer_time(msg.value())
+                self.first_seen.setdefault(t, now)
+                self.first_made.setdefault(t, msg.timestamp()[1] / 1000.0)
         consumer.close()
 
 

@@ -226,7 +226,7 @@ def tail_topic(
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
     consumer = Consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
-                         "isolation.level": "read_committed"})
+                         "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
     seen = 0
     last = time.monotonic()

@@ -57,7 +57,7 @@ class ServiceConfig:
     prefix: str = "chronolog"
     kafka: dict[str, str] = field(default_factory=dict)
     batch: int = 2000
-    poll: float = 0.05
+    poll: float = 0.01
 
     @property
     def instance(self) -> str:
@@ -167,9 +167,9 @@ class Service:
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
         self.consumer = Consumer({
             **base, "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10, "session.timeout.ms": 6000,
+            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 2, "session.timeout.ms": 6000,
         })
-        self.producer = Producer({**base, "transactional.id": ident, "linger.ms": 2, "transaction.timeout.ms": 60000})
+        self.producer = Producer({**base, "transactional.id": ident, "linger.ms": 0, "transaction.timeout.ms": 60000})
         self.producer.init_transactions(60)
 
     # ------------------------------------------------------------ state
@@ -398,7 +398,7 @@ class Service:
         total = 0
         for (t, p), pos in self.positions.items():
             try:
-                _, high = self.consumer.get_watermark_offsets(TopicPartition(t, p), timeout=1, cached=False)
+                _, high = self.consumer.get_watermark_offsets(TopicPartition(t, p), cached=True)
             except Exception:  # noqa: BLE001 - lag is best effort; never stop processing for it
                 continue
             if high >= 0:
