@@ -170,7 +170,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=False)
+    console = Console(width=None if sys.stdout.isatty() else 200)
     lines = workload(args.tps, args.facts)
     n = len(lines)
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:

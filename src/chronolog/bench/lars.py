@@ -303,6 +303,8 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--no-eval", action="store_true", help="skip the in-process evaluation timing")
     lars.set_defaults(func=main)
 
+    from chronolog.bench.corrections import add_parser as add_corrections
     from chronolog.bench.fleet import add_parser as add_fleet
 
     add_fleet(kinds)
+    add_corrections(kinds)
