@@ -40,5 +40,5 @@ def test_bench_corrections_prints_a_row_per_program_and_kind():
         capture_output=True, text=True, timeout=120,
     )
     assert got.returncode == 0, got.stderr
-    rows = [line for line in got.stdout.splitlines() if "delayed" in line or "retracted" in line]
+    rows = [line for line in got.stdout.splitlines() if line.startswith("│") and ("delayed" in line or "retracted" in line)]
     assert len(rows) == 4
