@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     from chronolog.bench.lars import add_parser as add_bench
 
     add_bench(sub)
+    from chronolog.cli import backfill  # backfill and archive (Spark, Parquet): their own module
+
+    backfill.register(sub)
     return parser
 
 

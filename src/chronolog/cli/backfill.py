@@ -1,0 +1,148 @@
+"""``chronolog backfill`` and ``chronolog archive`` (CONTRACT §5): argument parsing and reporting.
+
+The work is in ``chronolog.backfill``; PySpark is imported only when a
+backfill runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``backfill`` and ``archive`` subcommands to the CLI's parser."""
+    b = sub.add_parser(
+        "backfill", help="re-evaluate a span of history with Spark and emit the corrections of the published answers"
+    )
+    b.add_argument("program", nargs="+", help="program file(s)")
+    b.add_argument("--history", required=True, metavar="PATH|kafka",
+                   help="input events in arrival order: a JSONL file, an archive directory, or 'kafka'")
+    b.add_argument("--from", dest="t_from", type=int, required=True, metavar="T1", help="first time point (inclusive)")
+    b.add_argument("--to", dest="t_to", type=int, required=True, metavar="T2", help="last time point (inclusive)")
+    b.add_argument("--answers", metavar="PATH|kafka",
+                   help="the answer stream published so far: JSONL, an archive directory, or 'kafka' (default: none)")
+    b.add_argument("--output", default="-", help="corrections as JSONL answer lines with diff (default: stdout)")
+    b.add_argument("--publish", action="store_true", help="also produce the corrections to the answer topic, in one transaction")
+    b.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (for 'kafka' and --publish)")
+    b.add_argument("--master", metavar="URL", help="Spark master (default: local[*])")
+    b.add_argument("--segment", type=int, metavar="N", help="time points per segment (default: about two per core)")
+    b.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
+    b.add_argument("--facts-topic", default="chronolog.facts", help="input topic (default: chronolog.facts)")
+    b.add_argument("--answers-topic", default="chronolog.answers", help="answer topic (default: chronolog.answers)")
+    b.add_argument("--idle", type=float, default=1.5, metavar="S",
+                   help="a Kafka partition has been read once it is idle this long (default: 1.5 s)")
+    b.set_defaults(func=cmd_backfill)
+
+    a = sub.add_parser("archive", help="write Kafka topics to a partitioned Parquet archive")
+    a.add_argument("--bootstrap", required=True, metavar="HOST:PORT", help="Kafka bootstrap servers")
+    a.add_argument("--out", required=True, metavar="DIR", help="archive directory")
+    a.add_argument("--topics", default="chronolog.facts,chronolog.answers", help="comma-separated topics")
+    a.add_argument("--once", action="store_true", help="stop once the topics have been idle for --idle seconds")
+    a.add_argument("--idle", type=float, default=2.0, metavar="S", help="idle period that ends --once (default: 2 s)")
+    a.set_defaults(func=cmd_archive)
+
+
+def _usage(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr, flush=True)
+    return 2
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from chronolog.backfill.job import Source, backfill, publish, spark_session
+    from chronolog.backfill.points import dumps
+    from chronolog.cli.main import FileError, _open_out, _same_file
+    from chronolog.lang import load_program
+
+    if args.t_from > args.t_to:
+        return _usage(f"--from {args.t_from} is after --to {args.t_to}")
+    if args.segment is not None and args.segment < 1:
+        return _usage("--segment must be at least 1")
+    if args.publish and not args.bootstrap:
+        return _usage("--publish needs --bootstrap HOST:PORT")
+    program = load_program(args.program, args.dialect)
+    from chronolog.engine.plan import plan_program
+
+    plan_program(program)  # program errors before Spark starts
+    sources = []
+    for path in args.program:
+        with open(path, encoding="utf-8") as f:
+            sources.append((path, f.read()))
+    history = Source.parse(args.history, args.facts_topic, args.bootstrap)
+    answers = Source.parse(args.answers, args.answers_topic, args.bootstrap) if args.answers else None
+    if args.output != "-":
+        for src in (history, answers):
+            if src is not None and src.kind == "file" and _same_file(src.where, args.output):
+                raise FileError(args.output, "write the output", OSError(0, "it is an input file"))
+        try:  # fail on an unwritable output before the job runs
+            open(args.output, "a", encoding="utf-8").close()
+        except OSError as exc:
+            raise FileError(args.output, "write the output", exc) from None
+
+    began = time.monotonic()
+    spark, created = spark_session(args.master)
+    try:
+        if spark.sparkContext.uiWebUrl:
+            _say(f"Spark UI: {spark.sparkContext.uiWebUrl}")
+        lines, stats = backfill(
+            spark, tuple(sources), program.dialect, history, answers, args.t_from, args.t_to,
+            segment=args.segment, idle=args.idle, progress=_say,
+        )
+    finally:
+        if created:
+            spark.stop()
+    for w in stats.warnings:
+        _say(w)
+    with _open_out(args.output) as out:
+        for rec in lines:
+            out.write(dumps(rec))
+            out.write("\n")
+    if args.publish:
+        publish(lines, args.bootstrap, args.answers_topic)
+        _say(f"published {len(lines)} correction lines to {args.answers_topic}")
+    if stats.unmatched:
+        _say(f"ignored {stats.unmatched} retractions that matched no event")
+    _summary(stats, args, time.monotonic() - began)
+    return 0
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _summary(stats, args: argparse.Namespace, total: float) -> None:  # noqa: ANN001
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"backfill [{args.t_from},{args.t_to}]", show_header=True, header_style="bold")
+    for col in ("events read", "span", "segments", "evaluations", "answers recomputed", "corrections emitted", "time"):
+        table.add_column(col, justify="right")
+    span = f"[{stats.window[0]},{stats.window[1]}]" if stats.window else "-"
+    table.add_row(
+        f"{stats.events:,}", span, f"{stats.segments:,}", f"{stats.evaluations:,}", f"{stats.recomputed:,}",
+        f"{stats.corrections:,}", f"{total:.1f} s",
+    )
+    Console(stderr=True, width=max(120, _columns())).print(table)
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except OSError:
+        return 120
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from chronolog.backfill.archive import Archiver
+
+    topics = [t.strip() for t in args.topics.split(",") if t.strip()]
+    if not topics:
+        return _usage("--topics names no topic")
+    archiver = Archiver(args.bootstrap, Path(args.out), topics, report=_say if not args.once else lambda m: None)
+    archiver.run(once=args.once, idle=args.idle)
+    _say(f"archived {archiver.records} records in {archiver.files} files under {args.out}")
+    return 0

@@ -1,0 +1,44 @@
+"""``chronolog backfill`` and ``archive`` user errors that are caught before Spark or Kafka start."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronolog.cli.main import main
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "p.lars").write_text("q(X) :- p(X) [2].\n")
+    (tmp_path / "h.jsonl").write_text('{"t": 0, "pred": "p", "args": ["a"]}\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--from", "5", "--to", "2"], "error: --from 5 is after --to 2"),
+    (["--from", "0", "--to", "2", "--segment", "0"], "error: --segment must be at least 1"),
+    (["--from", "0", "--to", "2", "--publish"], "error: --publish needs --bootstrap"),
+    (["--from", "0", "--to", "2", "--answers", "missing.jsonl"], "missing.jsonl: error: no such file or directory"),
+    (["--from", "0", "--to", "2", "--answers", "kafka"], "error: reading chronolog.answers from Kafka needs --bootstrap"),
+])
+def test_backfill_option_errors(files, monkeypatch, capsys, extra, message):
+    monkeypatch.chdir(files)
+    assert main(["backfill", "p.lars", "--history", "h.jsonl", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_backfill_program_and_output_errors(files, monkeypatch, capsys):
+    monkeypatch.chdir(files)
+    (files / "bad.lars").write_text("q(X) :- p(X) [2.\n")
+    assert main(["backfill", "bad.lars", "--history", "h.jsonl", "--from", "0", "--to", "1"]) == 2
+    assert capsys.readouterr().err.startswith("bad.lars:1:")
+    assert main(["backfill", "p.lars", "--history", "h.jsonl", "--from", "0", "--to", "1", "--output", "h.jsonl"]) == 2
+    assert "h.jsonl: error: cannot write the output: it is an input file" in capsys.readouterr().err
+    assert main(["backfill", "p.lars", "--history", "nope", "--from", "0", "--to", "1"]) == 2
+    assert "nope: error: no such file or directory" in capsys.readouterr().err
+
+
+def test_archive_needs_a_topic(files, capsys):
+    assert main(["archive", "--bootstrap", "127.0.0.1:1", "--out", str(files / "a"), "--topics", ","]) == 2
+    assert "--topics names no topic" in capsys.readouterr().err

@@ -1,0 +1,227 @@
+"""Backfill without Spark: history meaning, segmentation and answer-point diffs.
+
+Expectations come from ``chronolog run`` (``run_embedded``) read through the
+independent ``tests/meaning.py``; the segments are evaluated with the engine
+exactly as the Spark tasks do.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from meaning import meaning
+from strategies import programs, streams
+
+from chronolog.backfill.points import (
+    correction_lines,
+    corrections,
+    parse_answer,
+    published,
+)
+from chronolog.backfill.segments import History, Segment, evaluation_span, plan_segments, truth
+from chronolog.engine.plan import plan_program
+from chronolog.errors import InputError
+from chronolog.events import Event
+from chronolog.ir import Loc
+from chronolog.lang.lars import parse_lars
+from chronolog.runtime.embedded import run_embedded
+from chronolog.runtime.reasoner import Reasoner
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+HERE = Loc("answers.jsonl", 7, 1)
+
+
+def run_lines(program, events) -> list[dict]:
+    out = io.StringIO()
+    run_embedded(program, events, out, warn=lambda m: None)
+    return [orjson.loads(x) for x in out.getvalue().splitlines()]
+
+
+def run_points(program, events, lo: int, hi: int) -> set:
+    """What ``chronolog run`` means on ``events``, restricted to [lo, hi]."""
+    h = History.of(events)
+    if h.t1 is None:
+        return set()
+    return {p for p in meaning(run_lines(program, events), (h.t1, h.last)) if lo <= p[2] <= hi}
+
+
+def late_and_retracted(events: list[Event], rng: random.Random) -> list[Event]:
+    """Delay some facts, add facts that are retracted later, and a retraction matching nothing."""
+    out = list(events)
+    for _ in range(rng.randint(0, 3)):
+        facts = [i for i, e in enumerate(out) if e.is_fact]
+        if facts:
+            ev = out.pop(rng.choice(facts))
+            out.insert(rng.randint(0, len(out)), ev)
+    times = sorted({e.t for e in events})
+    for _ in range(rng.randint(0, 3)):
+        t = rng.choice(times)
+        extra = Event(t, rng.choice(["p", "q"]), (rng.choice([1, 2, "a"]),))
+        pos = rng.randint(0, len(out))
+        out.insert(pos, extra)
+        out.insert(rng.randint(pos + 1, len(out)), Event(extra.t, extra.pred, extra.args, retract=True))
+    if rng.random() < 0.3:
+        out.insert(rng.randint(0, len(out)), Event(rng.choice(times) + rng.choice([-2, 0, 3]), "p", (9,), retract=True))
+    if rng.random() < 0.3:  # a late event before the first time point moves t1
+        out.append(Event(min(times) - 2, "p", (1,)))
+    return out
+
+
+# ---------------------------------------------------------------- history
+
+
+def test_history_applies_events_like_the_reasoner():
+    h = History.of([
+        Event(3, "p", (1,)), Event(3, "p", (1,)), Event(5), Event(3, "p", (1,), retract=True),
+        Event(1, "q", ("a",)), Event(4, "p", (2,), retract=True), Event(9, "r", (), retract=True),
+    ])
+    assert h.log == {3: [(("p", 1), (1,))], 1: [(("q", 1), ("a",))]}
+    assert (h.t1, h.last) == (1, 9)  # an unmatched retraction still advances time, as in the reasoner
+    assert (h.events, h.facts, h.retractions, h.unmatched) == (7, 3, 3, 2)
+
+
+@SETTINGS
+@given(programs(stratified=True), streams(), st.randoms(use_true_random=False))
+def test_history_span_is_the_reasoners(program, events, rng):
+    history = late_and_retracted(events, rng)
+    plan = plan_program(program)
+
+    class Sink:
+        def step(self, result, engine):
+            pass
+
+        def correct(self, changes, engine, upto):
+            pass
+
+    r = Reasoner(plan, Sink())
+    for ev in history:
+        r.push(ev)
+    r.finish()
+    h = History.of(history)
+    assert (h.t1, h.last) == (r.t1, r.latest)
+    assert {t: f for t, f in h.log.items() if f} == {t: f for t, f in r.log.items() if f}
+
+
+# ---------------------------------------------------------------- segments
+
+
+def test_segments_cover_the_span_with_exact_warm_ups():
+    plan = plan_program(parse_lars("a(X) :- p(X) [3].\nb(X) :- q(X) [2 #].\n"))
+    facts = {10: 1, 11: 0, 12: 0, 13: 1, 14: 0, 20: 1}
+    segs = plan_segments(plan, 10, 12, 25, 5, lambda t: facts.get(t, 0))
+    assert [(s.start, s.end) for s in segs] == [(12, 16), (17, 21), (22, 25)]
+    # [3] reaches 3 back; [2 #] needs the last 2 facts before the start: 13 and 10 for 17, 20 and 13 for 22
+    assert [s.warm for s in segs] == [10, 10, 13]
+
+
+def test_unbounded_reach_is_one_segment_from_the_first_time_point():
+    plan = plan_program(parse_lars("a(X) :- p(X) at T.\n"))
+    assert plan_segments(plan, 4, 10, 99, 5, lambda t: 0) == [Segment(0, 4, 10, 99)]
+
+
+def test_at_heads_extend_the_evaluations_past_the_span():
+    plan = plan_program(parse_lars("a(X) at T :- p(X) at T [4].\n"))
+    assert evaluation_span(plan, 0, 100, 10, 20) == (10, 24)
+    assert evaluation_span(plan, 0, 22, 10, 20) == (10, 22)
+    assert evaluation_span(plan, 30, 40, 10, 20) is None
+
+
+@SETTINGS
+@given(programs(stratified=True), streams(), st.randoms(use_true_random=False), st.integers(1, 6))
+def test_segments_with_overlaps_give_the_answers_of_one_run(program, events, rng, size):
+    history = late_and_retracted(events, rng)
+    plan = plan_program(program)
+    h = History.of(history)
+    lo = rng.randint(h.t1 - 1, h.last)
+    hi = rng.randint(lo, h.last + 1)
+    expected = run_points(program, history, lo, hi)
+    assert truth(plan, h, lo, hi, size=size) == expected
+    assert truth(plan, h, lo, hi) == expected  # one segment
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(stratified=False), streams(), st.randoms(use_true_random=False))
+def test_segments_non_stratified_programs(program, events, rng):
+    """clingo per time point: each segment's answer sets equal one run's (same solver, same input)."""
+    history = late_and_retracted(events, rng)
+    plan = plan_program(program)
+    h = History.of(history)
+    assert truth(plan, h, h.t1, h.last, size=2) == run_points(program, history, h.t1, h.last)
+
+
+# ---------------------------------------------------------------- answer lines
+
+
+def test_parse_answer_forms():
+    assert parse_answer('{"t": 5, "pred": "q", "args": ["a", 1]}', HERE) == ("q", ("a", 1), 5, 5, 1)
+    assert parse_answer('{"interval": "[3,8]", "pred": "q", "args": []}', HERE) == ("q", (), 3, 8, 1)
+    assert parse_answer('{"interval": "(3,8)", "pred": "q", "diff": -1}', HERE) == ("q", (), 4, 7, -1)
+    assert parse_answer('{"interval": "[9,inf)", "pred": "q", "args": ["a"]}', HERE) == ("q", ("a",), 9, None, 1)
+    assert parse_answer("   \n", HERE) is None
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"t": 5}', '"pred" must be a non-empty string'),
+    ('{"t": 5, "interval": "[1,2]", "pred": "q"}', 'exactly one of "t" and "interval"'),
+    ('{"interval": "[1,inf]", "pred": "q"}', "open on the right"),
+    ('{"interval": "1..2", "pred": "q"}', 'bad "interval"'),
+    ('{"t": 5, "pred": "q", "diff": 2}', '"diff" must be 1 or -1'),
+    ('{"t": 5, "pred": "q", "diff": true}', '"diff" must be 1 or -1'),
+    ('{"t": 5.0, "pred": "q"}', '"t" must be an integer'),
+    ('{"t": 5, "pred": "q", "args": [1.5]}', '"args" must be a list'),
+    ('{"t": 5, "pred": "q", "x": 1}', "unknown key"),
+    ('{"t": 5, "pred": ', "invalid JSON"),
+])
+def test_parse_answer_rejects(line, message):
+    with pytest.raises(InputError) as err:
+        parse_answer(line, HERE)
+    assert message in str(err.value) and str(err.value).startswith("answers.jsonl:7:1: error:")
+
+
+def test_published_sums_diffs_over_the_span():
+    answers = [
+        ("q", ("a",), 2, None, 1), ("q", ("a",), 6, None, -1),  # changelog: holds 2..5
+        ("q", ("a",), 4, 4, -1),  # a correction
+        ("r", (), 0, 1, 1),  # before the span
+        ("s", (1,), 8, None, 1),  # inf runs to the history's last point, 9
+    ]
+    assert published(answers, 3, 12, 9) == {
+        ("q", ("a",), 3): 1, ("q", ("a",), 5): 1, ("s", (1,), 8): 1, ("s", (1,), 9): 1,
+    }
+
+
+def test_correction_lines_merge_runs_and_restore_the_truth():
+    true_points = {("q", ("a",), t) for t in (1, 2, 3, 7)} | {("q", (1,), 4), ("r", (), 5)}
+    before = {("q", ("a",), 2): 1, ("q", ("a",), 5): 1, ("q", ("a",), 6): 1, ("r", (), 5): 1, ("z", (), 1): 2}
+    lines = list(correction_lines(corrections(true_points, before)))
+    assert lines == [  # atoms ordered by predicate, integers before strings
+        {"t": 4, "pred": "q", "args": [1], "diff": 1},
+        {"t": 1, "pred": "q", "args": ["a"], "diff": 1},
+        {"t": 3, "pred": "q", "args": ["a"], "diff": 1},
+        {"interval": "[5,6]", "pred": "q", "args": ["a"], "diff": -1},
+        {"t": 7, "pred": "q", "args": ["a"], "diff": 1},
+        {"t": 1, "pred": "z", "args": [], "diff": -1},  # a point published twice is withdrawn twice
+        {"t": 1, "pred": "z", "args": [], "diff": -1},
+    ]
+
+
+@SETTINGS
+@given(programs(stratified=True), streams(), st.randoms(use_true_random=False))
+def test_published_plus_corrections_mean_the_backfilled_truth(program, events, rng):
+    """Answers of the in-order, retraction-free prefix + corrections == run on the whole history."""
+    history = late_and_retracted(events, rng)
+    h = History.of(history)
+    cut = rng.randint(0, len(history))
+    prefix = sorted((e for e in history[:cut] if not e.retract), key=lambda e: e.t)
+    old = run_lines(program, prefix) if prefix else []
+    lines = [parse_answer(orjson.dumps(x).decode(), HERE) for x in old]
+    span = (h.t1, h.last)
+    want = truth(plan_program(program), h, *span, size=3)
+    fixes = list(correction_lines(corrections(want, published(lines, *span, h.last))))
+    assert meaning(old + fixes, span, running=True) == want == run_points(program, history, *span)
+    assert all(x["diff"] in (1, -1) for x in fixes)
