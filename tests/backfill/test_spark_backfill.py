@@ -58,6 +58,7 @@ def make_history(seed: int) -> tuple[list[dict], list[dict]]:
     for ev in rng.sample([e for e in prefix if "pred" in e], 5):  # withdraw earlier events
         tail.insert(rng.randint(0, len(tail)), dict(ev, op="retract"))
     tail.append({"t": 7, "pred": "speed", "args": ["a", 99], "op": "retract"})  # matches nothing
+    tail.insert(2, {"t": -2, "pred": "speed", "args": ["b", 5]})  # before the first time point: moves it
     tail += [{"t": 31, "pred": "speed", "args": ["a", 20]}, {"t": 33, "pred": "incident", "args": ["a"]}, {"t": 35}]
     return prefix, tail
 
@@ -73,6 +74,10 @@ def corrected(events: list[dict]) -> list[dict]:
         else:
             kept.append(ev)
     return sorted(kept, key=lambda e: e["t"])
+
+
+def span_of(events: list[dict]) -> tuple[int, int]:
+    return min(e["t"] for e in events), max(e["t"] for e in events)
 
 
 def run(program: str, events: list[dict]) -> list[dict]:
@@ -112,7 +117,8 @@ def test_backfill_corrects_delayed_and_retracted_events(spark, tmp_path, capsys)
     prefix, tail = make_history(1)
     history = prefix + tail
     published = run(JAM, prefix)  # what the live system printed before the late events
-    span = (0, 35)
+    span = span_of(history)
+    assert span == (-2, 35)
     want = meaning(run(JAM, corrected(history)), span)
     assert meaning(published, span) != want  # the late events matter
 
@@ -140,7 +146,7 @@ def test_backfill_corrects_delayed_and_retracted_events(spark, tmp_path, capsys)
     # the true answers need no correction
     fixes, _ = backfill(
         tmp_path, JAM, "--history", str(tmp_path / "h.jsonl"), "--answers", write(tmp_path / "t.jsonl", run(JAM, history)),
-        "--from", "0", "--to", "35",
+        "--from", "-2", "--to", "35",
     )
     assert fixes == []
 
@@ -162,7 +168,7 @@ def test_backfill_from_archive_and_kafka_with_a_new_program_and_publish(spark, t
     prefix, tail = make_history(2)
     history = prefix + tail
     old = run(JAM, history)  # the old program's answers for the whole history
-    span = (0, 35)
+    span = span_of(history)
     want = meaning(run(JAM_V2, corrected(history)), span)
     assert meaning(old, span) != want
     with LocalBroker.start(log=tmp_path / "broker.log") as broker:
@@ -179,7 +185,7 @@ def test_backfill_from_archive_and_kafka_with_a_new_program_and_publish(spark, t
 
         fixes, _ = backfill(
             tmp_path, JAM_V2, "--history", str(tmp_path / "archive"), "--answers", "kafka", "--bootstrap", b,
-            "--from", "0", "--to", "35", "--idle", "1", "--publish",
+            "--from", "-2", "--to", "35", "--idle", "1", "--publish",
         )
         assert "published" in capsys.readouterr().err
         assert meaning(old + fixes, span, running=True) == want
