@@ -126,7 +126,7 @@ def plan_segments(
         return [Segment(0, t1, first, end)]
     size = max(1, size)
     probe = Reasoner(plan, sink=None)  # type: ignore[arg-type]  # only its warm-up rule is used
-    log = lambda t: range(facts_at(t))  # noqa: E731 - warm_up_start only needs len()
+    log = lambda t: (range(facts_at(t)), None)  # noqa: E731 - warm_up_start only counts the facts
     out: list[Segment] = []
     for i, start in enumerate(range(first, end + 1, size)):
         out.append(Segment(i, probe.warm_up_start(log, t1, start), start, min(end, start + size - 1)))  # type: ignore[arg-type]
