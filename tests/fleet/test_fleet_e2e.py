@@ -188,3 +188,46 @@ def test_sigkill_of_a_reasoner_mid_stream_loses_and_duplicates_nothing(fleet, tm
         assert "restored from the changelog" in log
     else:  # RocksDB, unless the kill fell between a commit and the RocksDB write
         assert "restored from RocksDB" in log or "restored from the changelog" in log
+
+
+def test_archive_then_backfill_a_changed_program(fleet, tmp_path):
+    """`up --archive` writes input and answers to Parquet; `chronolog backfill` of a new
+    program version against that archive yields the corrections that turn the published
+    answers into the new program's answers (a real local Spark job)."""
+    pytest.importorskip("pyspark")
+    events = stream(3, points=20)
+    archive = tmp_path / "archive"
+    up = fleet("--archive", str(archive))
+    up.publish(events, tmp_path / "in.jsonl")
+    want = expected(PROGRAM, events)
+    assert up.wait_for(want, events) == want
+    up.stop()  # the archiver flushes on SIGTERM
+    assert list(archive.glob("topic=chronolog.facts/**/*.parquet"))
+    assert list(archive.glob("topic=chronolog.answers/**/*.parquet"))
+    changed = PROGRAM.replace("V > 80", "V > 70")
+    new_program = tmp_path / "v2.lars"
+    new_program.write_text(changed)
+    lo, hi = span(events)
+    got = subprocess.run(
+        [sys.executable, "-m", "chronolog", "backfill", str(new_program), "--history", str(archive),
+         "--answers", str(archive), "--from", str(lo), "--to", str(hi), "--output", str(tmp_path / "fix.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert got.returncode == 0, got.stderr[-3000:]
+    corrections = [orjson.loads(x) for x in (tmp_path / "fix.jsonl").read_text().splitlines()]
+    assert corrections and all(c.get("diff", 1) in (1, -1) for c in corrections)
+    new_truth = expected(changed, events)
+    assert new_truth != want
+    before = want
+    # published answers (meaning `want`) plus the corrections mean the new program's answers
+    total: dict = {}
+    for point in before:
+        total[point] = 1
+    for c in corrections:
+        for point in meaning([c], span(events), running=False) if c.get("diff", 1) == 1 else ():
+            total[point] = total.get(point, 0) + 1
+        if c.get("diff", 1) == -1:
+            for point in meaning([{**c, "diff": 1}], span(events)):
+                total[point] = total.get(point, 0) - 1
+    assert all(v in (0, 1) for v in total.values())
+    assert {p for p, v in total.items() if v == 1} == new_truth

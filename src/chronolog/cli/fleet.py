@@ -30,6 +30,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back (default: unlimited)")
     up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
+    up.add_argument("--archive", metavar="DIR", help="also archive the input and answer topics to Parquet in DIR "
+                    "(for `chronolog backfill --history DIR`)")
     up.add_argument("--publish", metavar="FILE", help="after ready, publish this JSONL file to the input topic")
     up.add_argument("--tail", action="store_true", help="after ready, print the answer topic on stdout")
     up.set_defaults(func=cmd_up)
@@ -116,6 +118,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
+        archive=os.path.abspath(args.archive) if args.archive else None,
     )
     try:
         fleet.up(_say)

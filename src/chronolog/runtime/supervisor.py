@@ -39,6 +39,7 @@ class Child:
     restarts: int = 0
     metrics_port: int | None = None
     started: float = 0.0
+    needs_ready: bool = True  # False: running counts as ready (no ready file, no metrics)
 
     @property
     def label(self) -> str:
@@ -52,6 +53,8 @@ class Child:
         self.started = time.monotonic()
 
     def ready(self) -> bool:
+        if not self.needs_ready:
+            return time.monotonic() - self.started > 1.0
         try:
             info = json.loads(self.ready_file.read_text())
         except (OSError, ValueError):
@@ -72,6 +75,7 @@ class Fleet:
     retention: int | None = None
     kafka_config: str | None = None
     prefix: str = "chronolog"
+    archive: str | None = None  # directory: also run the Parquet archiver of input and answers
     children: list[Child] = field(default_factory=list)
     broker: LocalBroker | None = None
     stopping: bool = False
@@ -101,6 +105,11 @@ class Fleet:
             argv = base + head + common + (["--partition", str(p)] if p is not None else [])
             argv += ["--ready-file", str(run / f"{ident}.json")]
             self.children.append(Child(name, p, argv, run / f"{ident}.json", run / f"{ident}.log"))
+        if self.archive:
+            argv = [sys.executable, "-m", "chronolog", "archive", "--bootstrap", str(self.bootstrap),
+                    "--out", self.archive, "--topics", f"{self.prefix}.facts,{self.prefix}.answers"]
+            self.children.append(Child("archive", None, argv, run / "archive.json", run / "archive.log",
+                                       needs_ready=False))
 
     def up(self, say: Callable[[str], None], timeout: float = 120.0) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -132,7 +141,8 @@ class Fleet:
             time.sleep(0.05)
         for child in self.children:
             assert child.process is not None
-            say(f"service {child.label} pid={child.process.pid} metrics=http://127.0.0.1:{child.metrics_port}/metrics")
+            where = f" metrics=http://127.0.0.1:{child.metrics_port}/metrics" if child.needs_ready else f" log={child.log}"
+            say(f"service {child.label} pid={child.process.pid}{where}")
         self.write_fleet_file()
 
     def write_fleet_file(self) -> None:
@@ -169,7 +179,7 @@ class Fleet:
                         time.sleep(min(5.0, 0.5 * child.restarts))  # crash loop: back off
                     child.start()
                     self.write_fleet_file()
-                elif child.process.poll() is None and child.metrics_port is None and child.ready():
+                elif child.process.poll() is None and child.needs_ready and child.metrics_port is None and child.ready():
                     self.write_fleet_file()
             time.sleep(poll)
 
