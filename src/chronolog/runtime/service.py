@@ -37,6 +37,7 @@ from chronolog.topology import TopicNames, partition_key
 
 log = logging.getLogger("chronolog.service")
 
+_DEBUG = bool(os.environ.get("CHRONOLOG_DEBUG_COMMITS"))
 CHUNK = 512 * 1024  # snapshot bytes per changelog record (below Kafka's 1 MB default)
 SERVICES = ("ingest", "grounding", "reasoner", "output")
 
@@ -167,7 +168,7 @@ class Service:
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
         self.consumer = Consumer({
             **base, "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 2, "session.timeout.ms": 6000,
+            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10, "session.timeout.ms": 6000,
         })
         self.producer = Producer({**base, "transactional.id": ident, "linger.ms": 0, "transaction.timeout.ms": 60000})
         self.producer.init_transactions(60)
@@ -264,7 +265,10 @@ class Service:
                 msgs = [] if first is None else [first] + self.consumer.consume(self.cfg.batch, 0)
                 outs, stamps, got = self._process(msgs)
                 if outs or got:
+                    t0 = time.perf_counter()
                     self._commit(outs)
+                    if _DEBUG:
+                        log.info("commit %d records in, %d out: %.1f ms", len(msgs), len(outs), (time.perf_counter() - t0) * 1000)
                     now = time.time()
                     for ts in stamps:
                         self.metrics.latency.observe(max(0.0, now - ts))
