@@ -190,6 +190,58 @@ def test_sigkill_of_a_reasoner_mid_stream_loses_and_duplicates_nothing(fleet, tm
         assert "restored from RocksDB" in log or "restored from the changelog" in log
 
 
+def _backfill(program: Path, archive: Path, events: list[Event], out: Path) -> list[dict]:
+    lo, hi = span(events)
+    got = subprocess.run(
+        [sys.executable, "-m", "chronolog", "backfill", str(program), "--history", str(archive),
+         "--answers", str(archive), "--from", str(lo), "--to", str(hi), "--output", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert got.returncode == 0, got.stderr[-3000:]
+    return [orjson.loads(x) for x in out.read_text().splitlines()]
+
+
+def _apply(published: set, corrections: list[dict], events: list[Event]) -> set:
+    """The points that published answers plus corrections mean (each sum must be 0 or 1)."""
+    total = dict.fromkeys(published, 1)
+    for c in corrections:
+        sign = c.get("diff", 1)
+        for point in meaning([{**c, "diff": 1}], span(events)):
+            total[point] = total.get(point, 0) + sign
+    assert all(v in (0, 1) for v in total.values())
+    return {p for p, v in total.items() if v == 1}
+
+
+def test_events_past_retention_go_to_the_late_topic_and_the_backfill_repairs_them(fleet, tmp_path):
+    """`--retention 3`: late events within 3 points are repaired live; older ones land on
+    chronolog.late (counted), and a backfill over the archive brings the answers to
+    what `chronolog run` prints on the whole stream (issue 6)."""
+    pytest.importorskip("pyspark")
+    events = [e for e in stream(4, points=30) if not e.retract]
+    facts = [i for i, e in enumerate(events) if e.is_fact and e.t < 15]
+    very_late = [events[i] for i in facts[:3]]
+    for i in sorted(facts[:3], reverse=True):
+        del events[i]
+    events += very_late  # 15+ points late: past the horizon
+    archive = tmp_path / "archive"
+    up = fleet("--retention", "3", "--archive", str(archive))
+    up.publish(events, tmp_path / "in.jsonl")
+    out = io.StringIO()
+    stats = run_embedded(parse_lars(PROGRAM), events, out, retention=3, warn=lambda m: None)
+    live = meaning([orjson.loads(x) for x in out.getvalue().splitlines()], span(events))
+    assert up.wait_for(live, events) == live  # what the live fleet repairs = embedded with the same horizon
+    late = up.answers("chronolog.late")
+    assert len(late) == stats.too_late  # the same events embedded mode reports as too old
+    routed = [(r["t"], tuple(r["args"])) for r in late]
+    assert all((e.t, e.args) in routed for e in very_late)
+    up.stop()
+    program = tmp_path / "prog.lars"
+    corrections = _backfill(program, archive, events, tmp_path / "fix.jsonl")
+    full = expected(PROGRAM, events)
+    assert full != live
+    assert _apply(live, corrections, events) == full
+
+
 def test_archive_then_backfill_a_changed_program(fleet, tmp_path):
     """`up --archive` writes input and answers to Parquet; `chronolog backfill` of a new
     program version against that archive yields the corrections that turn the published
@@ -207,27 +259,7 @@ def test_archive_then_backfill_a_changed_program(fleet, tmp_path):
     changed = PROGRAM.replace("V > 80", "V > 70")
     new_program = tmp_path / "v2.lars"
     new_program.write_text(changed)
-    lo, hi = span(events)
-    got = subprocess.run(
-        [sys.executable, "-m", "chronolog", "backfill", str(new_program), "--history", str(archive),
-         "--answers", str(archive), "--from", str(lo), "--to", str(hi), "--output", str(tmp_path / "fix.jsonl")],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert got.returncode == 0, got.stderr[-3000:]
-    corrections = [orjson.loads(x) for x in (tmp_path / "fix.jsonl").read_text().splitlines()]
-    assert corrections and all(c.get("diff", 1) in (1, -1) for c in corrections)
+    corrections = _backfill(new_program, archive, events, tmp_path / "fix.jsonl")
     new_truth = expected(changed, events)
-    assert new_truth != want
-    before = want
-    # published answers (meaning `want`) plus the corrections mean the new program's answers
-    total: dict = {}
-    for point in before:
-        total[point] = 1
-    for c in corrections:
-        for point in meaning([c], span(events), running=False) if c.get("diff", 1) == 1 else ():
-            total[point] = total.get(point, 0) + 1
-        if c.get("diff", 1) == -1:
-            for point in meaning([{**c, "diff": 1}], span(events)):
-                total[point] = total.get(point, 0) - 1
-    assert all(v in (0, 1) for v in total.values())
-    assert {p for p, v in total.items() if v == 1} == new_truth
+    assert corrections and new_truth != want
+    assert _apply(want, corrections, events) == new_truth
