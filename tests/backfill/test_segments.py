@@ -144,6 +144,36 @@ def test_segments_with_overlaps_give_the_answers_of_one_run(program, events, rng
     assert truth(plan, h, lo, hi) == expected  # one segment
 
 
+KEYED = parse_lars(
+    """
+    hot(S) :- temp(S, V) [3], V > 80.
+    warm(S) :- temp(S, V) [5], V > 50, not hot(S).
+    alarm(S) at T :- temp(S, V) at T [2], V > 95.
+    calm(S) :- temp(S, V) [2], not warm(S), not alarm(S).
+    """
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.randoms(use_true_random=False), st.integers(1, 8), st.integers(2, 4))
+def test_key_partitions_give_the_answers_of_one_run(rng, size, parts):
+    """Where the program can be split by key, each key partition of each segment is
+    evaluated on its own facts; the union is what one run means."""
+    events = []
+    for t in range(rng.randint(5, 20)):
+        for _ in range(rng.randint(0, 4)):
+            events.append(Event(t, "temp", (f"s{rng.randint(1, 5)}", rng.randint(40, 100))))
+        events.append(Event(t))
+    history = late_and_retracted([e for e in events if True], rng)
+    history = [e for e in history if e.pred in (None, "temp")]  # the helper adds p/q facts
+    h = History.of(history)
+    if h.t1 is None:
+        return
+    plan = plan_program(KEYED)
+    expected = run_points(KEYED, history, h.t1, h.last)
+    assert truth(plan, h, h.t1, h.last, size=size, key_partitions=parts) == expected
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(stratified=False), streams(), st.randoms(use_true_random=False))
 def test_segments_non_stratified_programs(program, events, rng):

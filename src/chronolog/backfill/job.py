@@ -38,10 +38,12 @@ from chronolog.backfill.segments import (
     default_segment_size,
     evaluate_segment,
     evaluation_span,
+    key_partitioner,
     plan_segments,
 )
 from chronolog.engine.plan import Plan, plan_program
 from chronolog.errors import ChronologError, InputError
+from chronolog.runtime.stages import partition_of
 from chronolog.events import Event
 from chronolog.ir import Loc, Program
 
@@ -87,6 +89,7 @@ class BackfillStats:
     span: tuple[int, int] | None = None  # the history's first and last time point
     window: tuple[int, int] | None = None  # [T1, T2] clipped to the span
     segments: int = 0
+    key_partitions: int = 1
     evaluations: int = 0  # engine steps, warm-ups included
     recomputed: int = 0  # answer points of the span
     published_lines: int = 0
@@ -250,10 +253,11 @@ def plan_of(sources: Sources, dialect: str) -> Plan:
 
 def evaluate_partition(
     index: int, rows: Iterable[tuple[int, tuple]], sources: Sources, dialect: str, segments: list[Segment],
-    t1: int, lo: int, hi: int,
+    t1: int, lo: int, hi: int, parts: int = 1,
 ) -> Iterator[tuple]:
-    """One segment's answer points (POINT_SCHEMA), then one row with its counts in ``info``."""
-    seg = segments[index]
+    """One segment's (one key partition's) answer points (POINT_SCHEMA), then one row
+    with its counts in ``info``."""
+    seg = segments[index // parts]
     plan = plan_of(sources, dialect)
     events = sorted(r for _, r in rows)  # (t, partition, offset, pred, args, retract): arrival order per t
     log: dict = {}
@@ -270,8 +274,11 @@ def evaluate_partition(
     yield seg.index, None, None, None, dumps(info).decode()
 
 
-def _covering(segments: list[Segment]) -> Callable[[tuple], list[tuple[int, tuple]]]:
-    """For a fact row, (segment, row) for every segment that evaluates its time point."""
+def _covering(
+    segments: list[Segment], keyer: Callable[[str, tuple], str | None] | None = None, parts: int = 1
+) -> Callable[[tuple], list[tuple[int, tuple]]]:
+    """For a fact row, (task, row) for every segment that evaluates its time point;
+    task = segment * parts + the key partition of the fact."""
     warms = [s.warm for s in segments]  # both non-decreasing
     ends = [s.end for s in segments]
 
@@ -279,7 +286,10 @@ def _covering(segments: list[Segment]) -> Callable[[tuple], list[tuple[int, tupl
         t = row[0]
         first = bisect.bisect_left(ends, t)
         last = bisect.bisect_right(warms, t)
-        return [(i, row) for i in range(first, last)]
+        part = 0
+        if keyer is not None and parts > 1:
+            part = partition_of(keyer(row[3], tuple(orjson.loads(row[4]))), parts)
+        return [(i * parts + part, row) for i in range(first, last)]
 
     return assign
 
@@ -290,7 +300,7 @@ def _covering(segments: list[Segment]) -> Callable[[tuple], list[tuple[int, tupl
 def backfill(
     spark: Any, sources: Sources, dialect: str, history: Source, answers: Source | None,
     t_from: int, t_to: int, *, segment: int | None = None, idle: float = 1.5,
-    progress: Callable[[str], None] = lambda m: None,
+    progress: Callable[[str], None] = lambda m: None, key_partitions: int | None = None,
 ) -> tuple[list[dict], BackfillStats]:
     """The correction lines for ``[t_from, t_to]`` and the job's counts."""
     from pyspark.sql import functions as F
@@ -350,11 +360,16 @@ def backfill(
             events.filter(ok & F.col("pred").isNotNull() & (F.col("t") >= segments[0].warm) & (F.col("t") <= end))
             .select("t", "partition", "offset", "pred", "args", "retract").rdd.map(tuple)
         )
-        n = len(segments)
+        keyer = key_partitioner(plan)
+        parts = 1 if keyer is None else (key_partitions or spark.sparkContext.defaultParallelism)
+        stats.key_partitions = parts
+        n = len(segments) * parts
+        if parts > 1:
+            progress(f"and {parts} key partitions each")
         evaluated = (
-            fact_rows.flatMap(_covering(segments)).partitionBy(n, lambda i: i)
+            fact_rows.flatMap(_covering(segments, keyer, parts)).partitionBy(n, lambda i: i)
             .mapPartitionsWithIndex(
-                lambda i, rows: evaluate_partition(i, rows, sources, dialect, segments, t1, lo, hi)
+                lambda i, rows: evaluate_partition(i, rows, sources, dialect, segments, t1, lo, hi, parts)
             )
         )
         points = spark.createDataFrame(evaluated, POINT_SCHEMA).cache()

@@ -159,9 +159,31 @@ def evaluate_segment(
     return out
 
 
-def truth(plan: Plan, history: History, lo: int, hi: int, size: int | None = None) -> set[Point]:
+def key_partitioner(plan: Plan) -> Callable[[str, tuple], str | None] | None:
+    """The partition key of a fact when the program can be split by key (the
+    fleet's analysis, ``topology.partition_key``), else None: each key
+    partition is then evaluated on its own facts and the answers are unioned."""
+    from chronolog.topology import partition_key
+
+    key, _ = partition_key(plan)
+    if key is None:
+        return None
+
+    def of(pred: str, args: tuple) -> str | None:
+        pos = key.get(f"{pred}/{len(args)}")
+        return None if pos is None else str(args[pos])
+
+    return of
+
+
+def truth(
+    plan: Plan, history: History, lo: int, hi: int, size: int | None = None, key_partitions: int = 1
+) -> set[Point]:
     """The answer points in ``[lo, hi]`` that ``chronolog run`` means on ``history``,
-    evaluated segment by segment in this process (the Spark job does the same in tasks)."""
+    evaluated segment by segment (and key partition by key partition, where the
+    program allows) in this process; the Spark job does the same in tasks."""
+    from chronolog.runtime.stages import partition_of
+
     if history.t1 is None or history.last is None:
         return set()
     span = evaluation_span(plan, history.t1, history.last, lo, hi)
@@ -171,7 +193,16 @@ def truth(plan: Plan, history: History, lo: int, hi: int, size: int | None = Non
     if size is None:
         size = end - first + 1
     segs = plan_segments(plan, history.t1, first, end, size, lambda t: len(history.facts_at(t)))
+    keyer = key_partitioner(plan)
+    parts = key_partitions if keyer is not None else 1
     out: set[Point] = set()
-    for seg in segs:
-        out |= evaluate_segment(plan, history.t1, seg, history.facts_at, max(lo, history.t1), min(hi, history.last))
+    for part in range(parts):
+        def facts(t: int, part: int = part) -> list[Fact]:
+            got = history.facts_at(t)
+            if parts == 1:
+                return got
+            return [f for f in got if partition_of(keyer(f[0][0], f[1]), parts) == part]  # type: ignore[misc]
+
+        for seg in segs:
+            out |= evaluate_segment(plan, history.t1, seg, facts, max(lo, history.t1), min(hi, history.last))
     return out

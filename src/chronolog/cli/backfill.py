@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (for 'kafka' and --publish)")
     b.add_argument("--master", metavar="URL", help="Spark master (default: local[*])")
     b.add_argument("--segment", type=int, metavar="N", help="time points per segment (default: about two per core)")
+    b.add_argument("--key-partitions", type=int, metavar="K",
+                   help="when the program can be split by key (see chronolog topology): evaluate each segment in "
+                        "K key partitions (default: Spark's parallelism; 1 when it cannot)")
     b.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
     b.add_argument("--facts-topic", default="chronolog.facts", help="input topic (default: chronolog.facts)")
     b.add_argument("--answers-topic", default="chronolog.answers", help="answer topic (default: chronolog.answers)")
@@ -88,7 +91,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             _say(f"Spark UI: {spark.sparkContext.uiWebUrl}")
         lines, stats = backfill(
             spark, tuple(sources), program.dialect, history, answers, args.t_from, args.t_to,
-            segment=args.segment, idle=args.idle, progress=_say,
+            segment=args.segment, idle=args.idle, progress=_say, key_partitions=args.key_partitions,
         )
     finally:
         if created:
@@ -117,11 +120,11 @@ def _summary(stats, args: argparse.Namespace, total: float) -> None:  # noqa: AN
     from rich.table import Table
 
     table = Table(title=f"backfill [{args.t_from},{args.t_to}]", show_header=True, header_style="bold")
-    for col in ("events read", "span", "segments", "evaluations", "answers recomputed", "corrections emitted", "time"):
+    for col in ("events read", "span", "segments", "key partitions", "evaluations", "answers recomputed", "corrections emitted", "time"):
         table.add_column(col, justify="right")
     span = f"[{stats.window[0]},{stats.window[1]}]" if stats.window else "-"
     table.add_row(
-        f"{stats.events:,}", span, f"{stats.segments:,}", f"{stats.evaluations:,}", f"{stats.recomputed:,}",
+        f"{stats.events:,}", span, f"{stats.segments:,}", f"{stats.key_partitions:,}", f"{stats.evaluations:,}", f"{stats.recomputed:,}",
         f"{stats.corrections:,}", f"{total:.1f} s",
     )
     Console(stderr=True, width=max(120, _columns())).print(table)
