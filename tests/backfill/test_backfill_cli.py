@@ -42,3 +42,26 @@ def test_backfill_program_and_output_errors(files, monkeypatch, capsys):
 def test_archive_needs_a_topic(files, capsys):
     assert main(["archive", "--bootstrap", "127.0.0.1:1", "--out", str(files / "a"), "--topics", ","]) == 2
     assert "--topics names no topic" in capsys.readouterr().err
+
+
+def test_corrections_as_parquet_keep_every_line(tmp_path):
+    import orjson
+    import pyarrow.parquet as pq
+
+    from chronolog.cli.backfill import write_parquet
+
+    lines = [
+        {"interval": "[3,7]", "pred": "hot", "args": ["s1"]},
+        {"t": 9, "pred": "low", "args": ["a", 2], "diff": -1},
+        {"interval": "[4,inf)", "pred": "z", "args": [], "diff": -1},
+    ]
+    path = tmp_path / "fix.parquet"
+    write_parquet(lines, str(path))
+    back = []
+    for row in pq.read_table(path).to_pylist():
+        rec = {"t": row["t"]} if row["t"] is not None else {"interval": row["interval"]}
+        rec.update(pred=row["pred"], args=orjson.loads(row["args"]))
+        if row["diff"] != 1:
+            rec["diff"] = row["diff"]
+        back.append(rec)
+    assert back == lines

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--to", dest="t_to", type=int, required=True, metavar="T2", help="last time point (inclusive)")
     b.add_argument("--answers", metavar="PATH|kafka",
                    help="the answer stream published so far: JSONL, an archive directory, or 'kafka' (default: none)")
-    b.add_argument("--output", default="-", help="corrections as JSONL answer lines with diff (default: stdout)")
+    b.add_argument("--output", default="-", help="corrections as JSONL answer lines with diff (default: stdout); "
+                   "a name ending in .parquet writes Parquet")
     b.add_argument("--publish", action="store_true", help="also produce the corrections to the answer topic, in one transaction")
     b.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (for 'kafka' and --publish)")
     b.add_argument("--master", metavar="URL", help="Spark master (default: local[*])")
@@ -51,6 +52,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _usage(msg: str) -> int:
     print(f"error: {msg}", file=sys.stderr, flush=True)
     return 2
+
+
+def write_parquet(lines: list[dict], path: str) -> None:
+    """Corrections as a Parquet file: one row per answer line (t or interval, pred,
+    args as JSON text, diff), for loading into warehouses next to the archive."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import orjson
+
+    table = pa.table({
+        "t": pa.array([rec.get("t") for rec in lines], pa.int64()),
+        "interval": pa.array([rec.get("interval") for rec in lines], pa.string()),
+        "pred": pa.array([rec["pred"] for rec in lines], pa.string()),
+        "args": pa.array([orjson.dumps(rec.get("args", [])).decode() for rec in lines], pa.string()),
+        "diff": pa.array([rec.get("diff", 1) for rec in lines], pa.int8()),
+    })
+    pq.write_table(table, path)
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
@@ -98,10 +116,13 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             spark.stop()
     for w in stats.warnings:
         _say(w)
-    with _open_out(args.output) as out:
-        for rec in lines:
-            out.write(dumps(rec))
-            out.write("\n")
+    if args.output.endswith(".parquet"):
+        write_parquet(lines, args.output)
+    else:
+        with _open_out(args.output) as out:
+            for rec in lines:
+                out.write(dumps(rec))
+                out.write("\n")
     if args.publish:
         publish(lines, args.bootstrap, args.answers_topic)
         _say(f"published {len(lines)} correction lines to {args.answers_topic}")
