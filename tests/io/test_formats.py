@@ -241,3 +241,85 @@ def test_jsonl_round_trip(evs, separators):
         lines.append(json.dumps(rec, separators=separators, ensure_ascii=False))
         expected.append((t, pred, tuple(args), retract))
     assert plain(events("\n".join(lines) + "\n")) == expected
+
+
+# ---------------------------------------------------------------- batch path = per-line path (property)
+
+from chronolog.io import formats  # noqa: E402
+from chronolog.io.formats import FactBatch, flatten  # noqa: E402
+
+_good_line = st.builds(
+    lambda t, pred, args, op: json.dumps(
+        {"t": t, **({} if pred is None else {"pred": pred, "args": args}), **({"op": op} if op and pred else {})},
+        ensure_ascii=False,
+    ),
+    st.integers(-3, 8),
+    st.one_of(st.none(), st.sampled_from(["p", "q", "ä"])),
+    st.lists(st.one_of(st.integers(-2, 2), st.sampled_from(["a", "b", "", "\u2028"])), max_size=2),
+    st.sampled_from([None, None, None, "assert", "retract"]),
+)
+_odd_line = st.sampled_from([
+    "", "   ", "not json", '{"t": 1.0}', '{"t": true}', '{"t": 18446744073709551615, "pred": "p"}',
+    '{"t": 99999999999999999999}', '{"t": 1, "pred": ""}', '{"t": 1, "pred": "p", "args": [1.5]}',
+    '{"t": 1, "x": 2}', '{"t": 1, "args": ["a"]}', '{"t": 1, "op": "retract"}', '{"t": 1, "op": null}',
+    '{"t": 2, "pred": null, "args": []}', '{"t": 1, "t": 3, "pred": "p"}', '\ufeff{"t": 0}',
+    '{"t": 1, "pred": "p", "args": ["\\ud800"]}', '{"t": 1, "pred": "p", "op": "assert", "args": [-0]}',
+    '{"t": 9223372036854775808, "pred": "p"}', '{"t": 1, "pred": "p", "args": [9223372036854775808]}',
+    '# c', '[1]', '{"t": 4}\r', '{"interval": "[1,2]", "pred": "p"}', '{"t": 1} {"t": 2}', '{"t": 1},{"t": 2}',
+    '{"t": 1}\r{"t": 2}', ',', '{"t": 1},', '{"t": 1}]', '[{"t": 1}',
+])
+
+
+def _outcome(make, on_error):
+    reports: list[str] = []
+    reader = EventReader(io.StringIO(make), "in.jsonl", on_error=on_error, report=reports.append)
+    return reader, reports
+
+
+def _run(text: str, on_error: str, batched: bool):
+    reports: list[str] = []
+    reader = EventReader(io.StringIO(text), "in.jsonl", on_error=on_error, report=reports.append)
+    got: list[tuple] = []
+    try:
+        source = flatten(reader.batches()) if batched else iter(reader)
+        for ev in source:
+            got.append((ev.t, ev.pred, ev.args, ev.retract, ev.loc))
+    except InputError as exc:
+        got.append(("error", str(exc)))
+    return got, reports, reader.lines, reader.skipped
+
+
+@given(
+    st.lists(st.one_of(_good_line, _good_line, _good_line, _odd_line), max_size=30),
+    st.sampled_from(["fail", "skip"]),
+    st.sampled_from([1, 2, 3, 7, 4096]),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_batch_reader_equals_line_reader(lines, on_error, block, newline):
+    text = newline.join(lines) + (newline if lines else "")
+    old = formats._BLOCK
+    formats._BLOCK = block
+    try:
+        assert _run(text, on_error, True) == _run(text, on_error, False)
+    finally:
+        formats._BLOCK = old
+
+
+def test_batches_group_facts_of_a_time_point():
+    text = "".join(
+        [
+            '{"t": 0, "pred": "p", "args": ["a"]}\n',
+            '{"t": 0, "pred": "q", "args": [1, "b"]}\n',
+            '{"t": 1}\n',
+            '{"t": 2, "pred": "p", "args": ["a"]}\n',
+            '{"t": 2, "pred": "p", "args": ["a"], "op": "retract"}\n',
+            '{"t": 0, "pred": "p", "args": ["c"]}\n',
+        ]
+    )
+    items = list(EventReader(io.StringIO(text), "in.jsonl").batches())
+    assert items[0] == FactBatch(0, [(("p", 1), ("a",)), (("q", 2), (1, "b"))], "in.jsonl", 1, 2)
+    assert items[1] == FactBatch(1, [], "in.jsonl", 3, 1)
+    assert items[2] == FactBatch(2, [(("p", 1), ("a",))], "in.jsonl", 4, 1)
+    assert items[3] == Event(2, "p", ("a",), True, Loc("in.jsonl", 5, 1))
+    assert items[4] == FactBatch(0, [(("p", 1), ("c",))], "in.jsonl", 6, 1)
+    assert items[4].locs() == [Loc("in.jsonl", 6, 1)]

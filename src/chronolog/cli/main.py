@@ -185,8 +185,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = "<stdin>" if args.input == "-" else args.input
         reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error)
         with _open_out(args.output) as out:
+            # A regular file is read in blocks of lines; a pipe line by line, so that
+            # answers follow the input as it arrives.
+            regular = args.input != "-" and os.path.isfile(args.input)
             stats = run_embedded(
-                program, reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
+                program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
             )
     if reader.skipped:
         _error(f"skipped {reader.skipped} bad input lines")

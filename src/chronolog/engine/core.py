@@ -20,13 +20,14 @@ Programs that are not stratified are evaluated per time point by clingo
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Iterable, Sequence, Union
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Collection, Iterable, Sequence, Union
 
 from chronolog.engine.plan import TICK, Component, Plan, PredKey
 from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule
-from chronolog.engine.views import NowSourceView, TimeWindowView, TupleQueue, TupleWindowView
+from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
 from chronolog.ir import ExtAtom, Op, TupleWindow
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,10 @@ class Imported:
 
 
 ANSWERS = "#answers"
-View = Union[TimeWindowView, NowSourceView, TupleWindowView]
+View = Union[TimeWindowView, StreamWindowView, NowSourceView, TupleWindowView]
+NowGroup = tuple[PredKey, Collection[tuple], Collection[tuple]]  # (pred, args added, args removed)
 
 
-@dataclass(slots=True)
 class StepResult:
     """What the evaluation at ``t`` changed.
 
@@ -61,12 +62,59 @@ class StepResult:
     hold at t relative to t-1.  ``timed``: (pred, args, T, ±1) for atoms of
     timed predicates the evaluation at t derives (+1) or no longer derives (-1)
     relative to the evaluation at t-1.
+
+    The engine records the changes of now-predicates per predicate
+    (``now_groups()``: whole collections of args, no tuple per atom); ``now``
+    is the flat form, built when asked for.
     """
 
-    t: int
-    now: list[tuple[PredKey, tuple, int]] = field(default_factory=list)
-    timed: list[tuple[PredKey, tuple, int, int]] = field(default_factory=list)
-    consistent: bool = True
+    __slots__ = ("t", "_now", "_groups", "timed", "consistent")
+
+    def __init__(
+        self, t: int, now: list[tuple[PredKey, tuple, int]] | None = None,
+        timed: list[tuple[PredKey, tuple, int, int]] | None = None, consistent: bool = True,
+    ) -> None:
+        self.t = t
+        self._now = now
+        self._groups: list[NowGroup] | None = None if now is not None else []
+        self.timed: list[tuple[PredKey, tuple, int, int]] = [] if timed is None else timed
+        self.consistent = consistent
+
+    @property
+    def now(self) -> list[tuple[PredKey, tuple, int]]:
+        if self._now is None:
+            groups = self._groups or []
+            self._now = [(p, a, 1) for p, added, _ in groups for a in added]
+            self._now += [(p, a, -1) for p, _, removed in groups for a in removed]
+        return self._now
+
+    @now.setter
+    def now(self, value: list[tuple[PredKey, tuple, int]]) -> None:
+        self._now = value
+        self._groups = None
+
+    def add_now(self, pred: PredKey, added: Collection[tuple], removed: Collection[tuple]) -> None:
+        """Record that the args ``added`` of ``pred`` start to hold and ``removed`` stop."""
+        if self._groups is not None:
+            self._groups.append((pred, added, removed))
+        if self._now is not None:
+            self._now += [(pred, a, 1) for a in added]
+            self._now += [(pred, a, -1) for a in removed]
+
+    def now_groups(self) -> list[NowGroup]:
+        """The changes of now-predicates as (pred, added args, removed args)."""
+        if self._groups is not None:
+            return self._groups
+        by_pred: dict[PredKey, tuple[list[tuple], list[tuple]]] = {}
+        for p, a, sign in self.now:
+            lists = by_pred.get(p)
+            if lists is None:
+                lists = by_pred[p] = ([], [])
+            lists[0 if sign > 0 else 1].append(a)
+        return [(p, added, removed) for p, (added, removed) in by_pred.items()]
+
+    def __repr__(self) -> str:
+        return f"StepResult(t={self.t}, now={self.now!r}, timed={self.timed!r}, consistent={self.consistent})"
 
 
 class NoAnswerSet(Exception):
@@ -100,16 +148,21 @@ class Engine:
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
         # Output of padded predicates: atoms of visible rules, and the rest at t only.
         self._answers: dict[PredKey, Rel] = {p: Rel() for p in plan.padded & plan.output}
-        self._time_views: dict[tuple, TimeWindowView] = {}
+        self._time_views: dict[tuple, TimeWindowView | StreamWindowView] = {}
         self._now_views: dict[tuple, NowSourceView] = {}
         self._tuple_views: dict[tuple, TupleWindowView] = {}
         self._queues: dict[int, TupleQueue] = {}
-        self._views_of: dict[PredKey, list[TimeWindowView]] = {}
+        self._views_of: dict[PredKey, list] = {}
         self._now_views_of: dict[PredKey, list[NowSourceView]] = {}
         self._tuple_views_of: dict[tuple[int, PredKey], list[TupleWindowView]] = {}
         self._components: list[tuple[Component, list[CompiledRule], list[list[object]]]] = []
         # Derivation counts of incrementally maintained components (None: recount next step).
         self._counts: dict[int, dict[tuple, int] | None] = {}
+        # Counted components whose rules each derive a head from one match only;
+        # while at most one of their rules derives anything, ``_sizes`` holds how
+        # many heads each rule derives and no counts are kept.
+        self._injective: set[int] = set()
+        self._sizes: dict[int, list[int]] = {}
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
@@ -128,12 +181,15 @@ class Engine:
             padded = bool(members & plan.padded)
             if incremental and not padded and not comp.recursive and all(cr.countable and not cr.uses_now for cr in compiled):
                 self._counts[ci] = None
+                if all(cr.injective for cr in compiled):
+                    self._injective.add(ci)
                 for srcs in sources:
                     for rel in srcs:
-                        if isinstance(rel, Rel) and rel.journal is None:
+                        if isinstance(rel, Rel) and not rel.journaled:
                             rel.start_journal()
                             self._journaled.append(rel)
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
+        self._background = {k: set(rows) for k, rows in plan.background.items()}
 
     # ------------------------------------------------------------ wiring
 
@@ -165,7 +221,9 @@ class Engine:
         vkey = (key, op, size)
         view = self._time_views.get(vkey)
         if view is None:
-            view = self._time_views[vkey] = TimeWindowView(op, size)
+            # Stream facts enter only at the evaluation time: views over them take whole batches.
+            kind = StreamWindowView if key in self.plan.extensional else TimeWindowView
+            view = self._time_views[vkey] = kind(op, size)
             self._views_of.setdefault(key, []).append(view)
         return view.rel
 
@@ -215,16 +273,31 @@ class Engine:
         return result
 
     def _feed_stream(self, t: int, facts: Sequence[Fact]) -> None:
-        per_pred: dict[PredKey, list[tuple[tuple, int, int]]] = {TICK: [((), t, 1)]}
-        for key, rows in self.plan.background.items():
-            per_pred.setdefault(key, []).extend((args, t, 1) for args in rows)
         routes = self.plan.input_routes
-        for key, args in facts:
-            per_pred.setdefault(routes.get(key, key), []).append((args, t, 1))
+        grouped: dict[PredKey, list[tuple]] = {}
+        if facts:
+            keys = set(map(_key_of, facts))
+            if len(keys) == 1:
+                (key,) = keys
+                grouped[routes.get(key, key)] = list(map(_args_of, facts))
+            else:
+                for key, args in facts:
+                    rows = grouped.get(key)
+                    if rows is None:
+                        rows = grouped[key] = []
+                    rows.append(args)
+                grouped = {routes.get(k, k): rows for k, rows in grouped.items()}
+        background = self._background
+        t1 = self.t1
         for key in self._ext_views:
-            diffs = per_pred.get(key, ())
+            rows = grouped.get(key)
+            batch = set(rows) if rows else set()
+            if key in background:
+                batch |= background[key]
+            elif key == TICK:
+                batch.add(())
             for view in self._views_of[key]:
-                view.advance(t, self.t1, diffs)
+                view.advance_batch(t, t1, batch)
         if self._queues:
             for key, args in facts:
                 for n, queue in self._queues.items():
@@ -315,49 +388,94 @@ class Engine:
         (pred,) = comp.preds
         counts = self._counts[ci]
         if counts is None:
-            counts = {}
-            for cr, srcs in zip(compiled, sources):
-                for h in cr.fire(srcs, t):  # type: ignore[arg-type]
-                    counts[h] = counts.get(h, 0) + 1
-            self._counts[ci] = counts
-            self._check_times(pred, counts, t)
-            self._publish(comp, {pred: set(counts)}, t, result)
+            self._recount(ci, comp, compiled, sources, t, result)
             return
-        change: dict[tuple, int] = {}
-        for cr, srcs in zip(compiled, sources):
-            for i, rel in enumerate(srcs):
-                journal = rel.journal  # type: ignore[attr-defined]
-                if not journal:
+        sizes = self._sizes.get(ci)
+        if sizes is not None:
+            # At most one rule derives anything, and each of its heads comes from
+            # one match: the heads of its new and lost matches are the change (a
+            # head in both had its match replaced by another one).
+            nets = []
+            for r, (cr, srcs) in enumerate(zip(compiled, sources)):
+                new: set[tuple] = set()
+                lost: set[tuple] = set()
+                for i, rel in enumerate(srcs):
+                    if not rel.changed:  # type: ignore[attr-defined]
+                        continue
+                    negated = cr.literals[i].negated
+                    for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):  # type: ignore[attr-defined]
+                        if changed:
+                            (new if gains else lost).update(cr.fire_delta(srcs, t, i, changed))  # type: ignore[arg-type]
+                if new and lost:
+                    new, lost = new - lost, lost - new
+                if new or lost:
+                    nets.append((r, new, lost))
+            if not nets:
+                return
+            r, added, removed = nets[0]
+            if len(nets) > 1 or any(n for k, n in enumerate(sizes) if k != r):
+                # A second rule derives heads: count derivations from now on.
+                self._recount(ci, comp, compiled, sources, t, result)
+                return
+            sizes[r] += len(added) - len(removed)
+        else:
+            change: dict[tuple, int] = {}
+            for cr, srcs in zip(compiled, sources):
+                for i, rel in enumerate(srcs):
+                    if not rel.changed:  # type: ignore[attr-defined]
+                        continue
+                    sign = -1 if cr.literals[i].negated else 1
+                    for changed, sgn in ((rel.plus, sign), (rel.minus, -sign)):  # type: ignore[attr-defined]
+                        if changed:
+                            for h in cr.fire_delta(srcs, t, i, changed):  # type: ignore[arg-type]
+                                change[h] = change.get(h, 0) + sgn
+            added = []
+            removed = []
+            for h, d in change.items():
+                if not d:
                     continue
-                sign = -1 if cr.literals[i].negated else 1
-                plus = [x for x, s in journal.items() if s > 0]
-                minus = [x for x, s in journal.items() if s < 0]
-                for changed, sgn in ((plus, sign), (minus, -sign)):
-                    if changed:
-                        for h in cr.fire_delta(srcs, t, i, changed):  # type: ignore[arg-type]
-                            change[h] = change.get(h, 0) + sgn
-        added: list[tuple] = []
-        removed: list[tuple] = []
-        for h, d in change.items():
-            if not d:
-                continue
-            old = counts.get(h, 0)
-            new = old + d
-            if new:
-                counts[h] = new
-            else:
-                del counts[h]
-            if old == 0:
-                added.append(h)
-            elif new == 0:
-                removed.append(h)
+                old = counts.get(h, 0)
+                new_count = old + d
+                if new_count:
+                    counts[h] = new_count
+                else:
+                    del counts[h]
+                if old == 0:
+                    added.append(h)
+                elif new_count == 0:
+                    removed.append(h)
+        if not added and not removed:
+            return
         self._check_times(pred, added, t)
         rel = self.rels[pred]
-        for h in removed:
-            rel.discard(h)
-        for h in added:
-            rel.add(h)
+        if removed:
+            rel.discard_many(removed)
+        if added:
+            rel.add_many(added)
         self._announce(pred, added, removed, t, result)
+
+    def _recount(
+        self, ci: int, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int,
+        result: StepResult,
+    ) -> None:
+        """Derive the component's content from scratch, and its counts (or, when
+        at most one rule derives anything and each of its heads has one match,
+        only how many heads each rule derives)."""
+        (pred,) = comp.preds
+        per_rule = [cr.fire(srcs, t) for cr, srcs in zip(compiled, sources)]  # type: ignore[arg-type]
+        counts: dict[tuple, int] = {}
+        if ci in self._injective and sum(1 for heads in per_rule if heads) <= 1:
+            self._sizes[ci] = [len(heads) for heads in per_rule]
+            content = set().union(*per_rule)
+        else:
+            self._sizes.pop(ci, None)
+            for heads in per_rule:
+                for h in heads:
+                    counts[h] = counts.get(h, 0) + 1
+            content = set(counts)
+        self._counts[ci] = counts
+        self._check_times(pred, content, t)
+        self._publish(comp, {pred: content}, t, result)
 
     def _check_times(self, pred: PredKey, tuples: Iterable[tuple], t: int) -> None:
         if pred in self.plan.timed:
@@ -376,7 +494,9 @@ class Engine:
                 result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
                 result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
 
-    def _announce(self, p: PredKey, added: list[tuple], removed: list[tuple], t: int, result: StepResult) -> None:
+    def _announce(
+        self, p: PredKey, added: Collection[tuple], removed: Collection[tuple], t: int, result: StepResult
+    ) -> None:
         """Feed a derived predicate's changes to the views over it and to the result."""
         timed = p in self.plan.timed
         if timed:
@@ -391,9 +511,8 @@ class Engine:
         if timed:
             result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
             result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
-        else:
-            result.now.extend((p, args, 1) for args in added)
-            result.now.extend((p, args, -1) for args in removed)
+        elif added or removed:
+            result.add_now(p, added, removed)
 
     # ------------------------------------------------------------ checkpoints
 
@@ -416,6 +535,7 @@ class Engine:
             "tuple_views": self._tuple_views,
             "queues": self._queues,
             "counts": self._counts,
+            "sizes": self._sizes,
         }
 
     def __setstate__(self, state: dict) -> None:
@@ -438,6 +558,7 @@ class Engine:
                 target.rel.replace(set(view.rel.tuples))
         self._queues.update(state["queues"])
         self._counts.update(state["counts"])
+        self._sizes.update(state.get("sizes", {}))
         for rel in self._journaled:
             rel.start_journal()
 
@@ -475,6 +596,10 @@ class Engine:
             else:
                 out.update((p, args, self.t) for args in self.rels[p])
         return out
+
+
+_key_of = itemgetter(0)
+_args_of = itemgetter(1)
 
 
 def _net(diffs: list) -> list:

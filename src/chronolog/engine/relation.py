@@ -27,16 +27,23 @@ def key_getter(cols: Cols) -> Callable[[tuple], tuple]:
 
 
 class Rel:
-    """A set of equal-length tuples with on-demand column indexes."""
+    """A set of equal-length tuples with on-demand column indexes.
 
-    __slots__ = ("tuples", "_indexes", "journal", "_removed")
+    When journaled, ``plus`` and ``minus`` hold the tuples added and removed
+    since the last ``start_journal`` (net: a tuple added and removed again is
+    in neither), so incremental rules can read both this time point's
+    changes and the old state.  ``add_many``/``discard_many`` change a whole
+    batch with set operations.
+    """
+
+    __slots__ = ("tuples", "_indexes", "journaled", "plus", "minus", "_removed")
 
     def __init__(self, tuples: Iterable[tuple] = ()) -> None:
         self.tuples: set[tuple] = set(tuples)
         self._indexes: dict[Cols, tuple[Callable[[tuple], tuple], dict[tuple, set[tuple]]]] = {}
-        # When journaled: tuple -> +1 (added) / -1 (removed) since the last reset,
-        # so incremental rules can see both this time point's changes and the old state.
-        self.journal: dict[tuple, int] | None = None
+        self.journaled = False
+        self.plus: set[tuple] = set()
+        self.minus: set[tuple] = set()
         self._removed: dict[Cols, dict[tuple, list[tuple]]] | None = None
 
     def __getstate__(self) -> tuple:
@@ -61,12 +68,21 @@ class Rel:
     def __contains__(self, t: object) -> bool:
         return t in self.tuples
 
+    @property
+    def changed(self) -> bool:
+        """Journaled changes since the last ``start_journal``."""
+        return bool(self.plus or self.minus)
+
     def add(self, t: tuple) -> bool:
         if t in self.tuples:
             return False
         self.tuples.add(t)
-        if self.journal is not None:
-            self._note(t, 1)
+        if self.journaled:
+            if t in self.minus:
+                self.minus.discard(t)
+            else:
+                self.plus.add(t)
+            self._removed = None
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx.get(k)
@@ -80,8 +96,12 @@ class Rel:
         if t not in self.tuples:
             return False
         self.tuples.discard(t)
-        if self.journal is not None:
-            self._note(t, -1)
+        if self.journaled:
+            if t in self.plus:
+                self.plus.discard(t)
+            else:
+                self.minus.add(t)
+            self._removed = None
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx[k]
@@ -90,47 +110,89 @@ class Rel:
                 del idx[k]
         return True
 
+    def add_many(self, ts: Iterable[tuple]) -> set[tuple]:
+        """Add every tuple of ``ts``; return those that were not there."""
+        new = (ts if type(ts) is set else set(ts)) - self.tuples
+        if not new:
+            return new
+        self.tuples |= new
+        if self.journaled:
+            back = new & self.minus
+            if back:
+                self.minus -= back
+                self.plus |= new - back
+            else:
+                self.plus |= new
+            self._removed = None
+        for get, idx in self._indexes.values():
+            for t in new:
+                k = get(t)
+                s = idx.get(k)
+                if s is None:
+                    idx[k] = {t}
+                else:
+                    s.add(t)
+        return new
+
+    def discard_many(self, ts: Iterable[tuple]) -> set[tuple]:
+        """Remove every tuple of ``ts``; return those that were there."""
+        gone = self.tuples.intersection(ts)
+        if not gone:
+            return gone
+        self.tuples -= gone
+        if self.journaled:
+            back = gone & self.plus
+            if back:
+                self.plus -= back
+                self.minus |= gone - back
+            else:
+                self.minus |= gone
+            self._removed = None
+        for get, idx in self._indexes.values():
+            for t in gone:
+                k = get(t)
+                s = idx[k]
+                s.discard(t)
+                if not s:
+                    del idx[k]
+        return gone
+
     def clear(self) -> None:
-        for t in list(self.tuples):
-            self.discard(t)
+        self.discard_many(list(self.tuples))
 
     # ------------------------------------------------------------ journal
 
-    def _note(self, t: tuple, sign: int) -> None:
-        j = self.journal
-        assert j is not None
-        v = j.get(t, 0) + sign
-        if v:
-            j[t] = v
-        else:
-            del j[t]
-        self._removed = None
-
     def start_journal(self) -> None:
         """Forget recorded changes (and start recording if not yet)."""
-        self.journal = {}
+        self.journaled = True
+        if self.plus:
+            self.plus = set()
+        if self.minus:
+            self.minus = set()
         self._removed = None
 
     def was_present(self, t: tuple) -> bool:
         """Membership before the recorded changes."""
-        s = self.journal.get(t, 0) if self.journal else 0
-        return s == -1 or (s == 0 and t in self.tuples)
+        if t in self.tuples:
+            return t not in self.plus
+        return t in self.minus
 
     def old_matches(self, cols: Cols, key: tuple) -> list[tuple]:
         """Index lookup in the state before the recorded changes."""
-        j = self.journal or {}
-        out = [m for m in self.index(cols).get(key, ()) if j.get(m, 0) != 1]
-        if self._removed is None:
-            self._removed = {}
-        removed = self._removed.get(cols)
-        if removed is None:
-            get = key_getter(cols)
-            removed = {}
-            for m, sign in j.items():
-                if sign < 0:
+        plus = self.plus
+        current = self.index(cols).get(key, ()) if cols else self.tuples
+        out = [m for m in current if m not in plus]
+        if self.minus:
+            if self._removed is None:
+                self._removed = {}
+            removed = self._removed.get(cols)
+            if removed is None:
+                get = key_getter(cols)
+                removed = {}
+                for m in self.minus:
                     removed.setdefault(get(m), []).append(m)
-            self._removed[cols] = removed
-        out.extend(removed.get(key, ()))
+                self._removed[cols] = removed
+            out.extend(removed.get(key, ()))
         return out
 
     def index(self, cols: Cols) -> dict[tuple, set[tuple]]:
@@ -155,18 +217,20 @@ class Rel:
         old = self.tuples
         added = [t for t in new if t not in old]
         removed = [t for t in old if t not in new]
-        for t in removed:
-            self.discard(t)
-        for t in added:
-            self.add(t)
+        if removed:
+            self.discard_many(removed)
+        if added:
+            self.add_many(added)
         return added, removed
 
     def __getstate__(self) -> tuple[list[tuple], bool]:
         # Indexes are caches: checkpoints store only the tuples.
-        return list(self.tuples), self.journal is not None
+        return list(self.tuples), self.journaled
 
     def __setstate__(self, state: tuple[list[tuple], bool]) -> None:
         self.tuples = set(state[0])
         self._indexes = {}
-        self.journal = {} if state[1] else None
+        self.journaled = state[1]
+        self.plus = set()
+        self.minus = set()
         self._removed = None

@@ -88,6 +88,7 @@ class _Scan:
     key: Callable[[tuple], tuple]  # binding -> key
     checks: tuple[tuple[int, int], ...]  # (col, col) pairs that must be equal (repeated free vars)
     out: Callable[[tuple], tuple]  # relation tuple -> values of the newly bound variables
+    whole: bool = False  # nothing bound yet, every column a new variable: a tuple is its own binding
 
 
 @dataclass(slots=True)
@@ -123,6 +124,7 @@ class _Pipeline:
     steps: list[Step]
     head_args: Callable[[tuple], tuple]
     head_time: Callable[[tuple], object] | None
+    head_is_binding: bool = False  # the head tuple is the binding itself
 
 
 class CompiledRule:
@@ -146,6 +148,13 @@ class CompiledRule:
         )
         self.full = self._compile(None)
         self.delta = [self._compile(i) for i in range(len(self.literals))]
+        # Each head tuple comes from one body match only: the head names every
+        # variable of the positive literals (so counting derivations is not needed).
+        head_vars = {x.name for x in rule.head.atom.args if isinstance(x, Var)}
+        if isinstance(rule.head.time, Var):
+            head_vars.add(rule.head.time.name)
+        body_vars = {v for lit in self.literals if not lit.negated for v in lit.variables()}
+        self.injective = body_vars <= head_vars and ANONYMOUS not in body_vars
 
     def _compile(self, first: int | None) -> _Pipeline:
         rule = self.rule
@@ -191,7 +200,13 @@ class CompiledRule:
             raise AssertionError(f"unsafe rule reached the compiler: {rule}")
         head = rule.head
         head_time = _compile_expr(head.time, slots) if head.time is not None else None
-        return _Pipeline(steps, _builder(head.atom.args, slots), head_time)
+        terms = head.atom.args
+        is_binding = (
+            head.time is None
+            and len(terms) == len(slots)
+            and all(isinstance(x, Var) and slots[x.name] == i for i, x in enumerate(terms))
+        )
+        return _Pipeline(steps, _builder(terms, slots), head_time, is_binding)
 
     def fire(self, rels: Sequence[Rel], now: int) -> list[tuple]:
         """Head tuples of every body match in ``rels`` (one per literal), one per match.
@@ -210,12 +225,14 @@ class CompiledRule:
         pipe = self.delta[i]
         first = pipe.steps[0]
         assert type(first) is _Scan
-        batch = _match(first, (), changed)
+        batch = list(changed) if first.whole else _match(first, (), changed)
         return self._heads(pipe, _run(pipe.steps[1:], batch, rels, i, i), now)
 
     def _heads(self, pipe: _Pipeline, batch: list[tuple], now: int) -> list[tuple]:
         args = pipe.head_args
         if not self.timed_head:
+            if pipe.head_is_binding:
+                return batch
             return [args(b) for b in batch]
         ht = pipe.head_time
         if ht is None:
@@ -254,11 +271,18 @@ def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_l
             rel = rels[step.lit]
             key, out, checks = step.key, step.out, step.checks
             nxt: list[tuple] = []
-            if delta_lit is not None and step.lit > split and rel.journal:
+            if delta_lit is not None and step.lit > split and rel.changed:
                 for b in batch:
                     for m in rel.old_matches(step.cols, key(b)):
                         if not checks or all(m[x] == m[y] for x, y in checks):
                             nxt.append(b + out(m))
+            elif not step.cols:  # nothing bound: every tuple matches (no index on no columns)
+                matches = rel.tuples
+                for b in batch:
+                    if checks:
+                        nxt.extend(b + out(m) for m in matches if all(m[x] == m[y] for x, y in checks))
+                    else:
+                        nxt.extend(b + out(m) for m in matches)
             else:
                 idx = rel.index(step.cols)
                 for b in batch:
@@ -272,7 +296,7 @@ def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_l
         elif type(step) is _AntiJoin:
             rel = rels[step.lit]
             full = step.full
-            if delta_lit is not None and step.lit > split and rel.journal:
+            if delta_lit is not None and step.lit > split and rel.changed:
                 was = rel.was_present
                 batch = [b for b in batch if not was(full(b))]
             else:
@@ -334,10 +358,11 @@ def _scan(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _Sc
             first_col[term.name] = col
             new_cols.append(col)
     key = _builder(bound_terms, slots)
+    whole = not slots and not bound_cols and not checks
     for col in new_cols:
         name = pattern[col].name  # type: ignore[union-attr]
         slots[name] = len(slots)
-    return _Scan(lit_index, tuple(bound_cols), key, tuple(checks), key_getter(tuple(new_cols)))
+    return _Scan(lit_index, tuple(bound_cols), key, tuple(checks), key_getter(tuple(new_cols)), whole)
 
 
 def _compile_test(c: Compare, slots: dict[str, int]) -> Callable[[tuple], bool]:

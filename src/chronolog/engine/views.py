@@ -105,6 +105,91 @@ class TimeWindowView:
                 self.rel.discard(args)
 
 
+class StreamWindowView:
+    """DIAMOND / BOX / AT over a time window of a *stream* predicate.
+
+    Stream facts only ever enter at the evaluation time (a replay re-steps
+    the engine for delayed events and retractions), so a time point's facts
+    arrive as one batch and the view is kept with set operations on whole
+    batches instead of per-fact counters:
+
+    * DIAMOND: ``_last`` maps args to the latest point holding them; when a
+      bucket leaves the window, its args whose latest point it was leave the
+      view;
+    * BOX: ``_since`` maps args present now to the start of their current run
+      of consecutive points (``_starts`` the inverse); args hold the box once
+      their run reaches back to the window's first point;
+    * AT: the view holds ``args + (T,)`` of the buckets in the window.
+    """
+
+    __slots__ = ("op", "size", "rel", "_by_time", "_last", "_since", "_starts", "_prev", "_lo")
+
+    def __init__(self, op: Op, size: int | None) -> None:
+        self.op = Op.DIAMOND if op is Op.NOW else op
+        self.size = 0 if op is Op.NOW else size
+        self.rel = Rel()
+        self._by_time: dict[int, set[tuple]] = {}  # DIAMOND, AT: the buckets in the window
+        self._last: dict[tuple, int] = {}  # DIAMOND
+        self._since: dict[tuple, int] = {}  # BOX
+        self._starts: dict[int, set[tuple]] = {}  # BOX: run start -> args
+        self._prev: set[tuple] = set()  # BOX: the args at the previous point
+        self._lo: int | None = None
+
+    def advance_batch(self, t: int, t1: int, batch: set[tuple]) -> None:
+        """Time moves to ``t`` and ``batch`` (distinct args) holds at ``t``."""
+        lo = t1 if self.size is None else max(t1, t - self.size)
+        old_lo = self._lo
+        self._lo = lo
+        op = self.op
+        if op is Op.BOX:
+            self._box(t, lo, old_lo, batch)
+            return
+        by_time = self._by_time
+        if batch:
+            by_time[t] = batch
+        if op is Op.AT:
+            if old_lo is not None and lo > old_lo:
+                for T in [T for T in by_time if T < lo]:
+                    self.rel.discard_many([a + (T,) for a in by_time.pop(T)])
+            if batch:
+                self.rel.add_many([a + (t,) for a in batch])
+            return
+        last = self._last
+        if batch:
+            last.update(dict.fromkeys(batch, t))
+        if old_lo is not None and lo > old_lo:
+            gone: list[tuple] = []
+            for T in [T for T in by_time if T < lo]:
+                gone.extend([a for a in by_time.pop(T) if last[a] == T])
+            if gone:
+                for a in gone:
+                    del last[a]
+                self.rel.discard_many(gone)
+        if batch:
+            self.rel.add_many(batch)
+
+    def _box(self, t: int, lo: int, old_lo: int | None, batch: set[tuple]) -> None:
+        prev, since, starts = self._prev, self._since, self._starts
+        ended = prev - batch
+        if ended:
+            for a in ended:
+                run = starts.get(since.pop(a))
+                if run is not None:
+                    run.discard(a)
+            self.rel.discard_many(ended)
+        fresh = batch - prev
+        if fresh:
+            since.update(dict.fromkeys(fresh, t))
+            starts[t] = fresh
+        self._prev = batch
+        if old_lo is None or lo > old_lo:
+            reached = starts.get(lo)
+            if reached:
+                self.rel.add_many(reached)
+            for T in [T for T in starts if T <= lo]:  # runs that started by lo are in the view
+                del starts[T]
+
+
 class NowSourceView:
     """BOX / AT over a predicate that only ever holds at the evaluation time.
 

@@ -30,19 +30,74 @@ def _order(item: tuple) -> tuple:
     return (pred, tuple((type(a) is str, a) for a in args)) + tuple(item[2:])
 
 
+def _args_order(args: tuple) -> tuple:
+    return tuple((type(a) is str, a) for a in args)
+
+
+def _sorted(rows: Iterable[tuple]) -> list[tuple]:
+    """Args in a deterministic order (the same in every run, whatever the hash seed)."""
+    try:
+        return sorted(rows)
+    except TypeError:  # strings and integers in one column
+        return sorted(rows, key=_args_order)
+
+
+def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:
+    """``head + json(args) + tail`` for every args of ``rows``, as one bytes object.
+
+    One ``orjson.dumps`` serialises all rows (``[[..],[..],..]``); the
+    separators ``],[`` between rows become line breaks.  Counting them tells
+    whether a string argument contains ``],[`` itself: then each row is
+    serialised on its own."""
+    if not rows:
+        return b""
+    blob = orjson.dumps(rows)[1:-1]
+    if blob.count(b"],[") == len(rows) - 1:
+        return head + blob.replace(b"],[", b"]" + tail + head + b"[") + tail
+    dumps = orjson.dumps
+    return b"".join([head + dumps(r) + tail for r in rows])  # noqa: RUF005
+
+
 class AnswerWriter:
     def __init__(self, out: IO[str], plan: Plan, mode: str = "changelog") -> None:
         if mode not in ("changelog", "points"):
             raise ValueError(f"unknown answer form {mode!r}")
         self.out = out
+        # Whole time points are written as UTF-8 bytes, straight to the binary buffer when there is one.
+        buffer = getattr(out, "buffer", None)
+        self._raw = buffer if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8" else None
         self.plan = plan
         self.mode = mode
-        self.open: set[Atom] = set()  # changelog: atoms with an unclosed [s,inf) line
+        self.open: dict[PredKey, set[tuple]] = {}  # changelog: args with an unclosed [s,inf) line, per predicate
         self.recent: dict[int, set[Atom]] = {}  # points published for timed predicates
         self.lines = 0
         self.corrections = 0
+        self._names: dict[PredKey, bytes] = {}
+        self._text_pending = False  # text written through ``out`` since the last flush
+
+    def _name(self, pred: PredKey) -> bytes:
+        name = self._names.get(pred)
+        if name is None:
+            name = self._names[pred] = orjson.dumps(pred[0])
+        return name
+
+    def is_open(self, atom: Atom) -> bool:
+        return atom[1] in self.open.get(atom[0], ())
+
+    def open_atoms(self) -> set[Atom]:
+        return {(p, a) for p, args in self.open.items() for a in args}
 
     # ------------------------------------------------------------ writing
+
+    def _emit(self, data: bytes, lines: int) -> None:
+        if self._raw is not None:
+            if self._text_pending:
+                self.out.flush()
+                self._text_pending = False
+            self._raw.write(data)
+        else:
+            self.out.write(data.decode())
+        self.lines += lines
 
     def _write(self, pred: PredKey, args: tuple, when: str | int, diff: int = 1) -> None:
         rec: dict = {"interval": when} if isinstance(when, str) else {"t": when}
@@ -52,39 +107,59 @@ class AnswerWriter:
             rec["diff"] = diff
         self.out.write(orjson.dumps(rec).decode())
         self.out.write("\n")
+        self._text_pending = True
         self.lines += 1
 
     # ------------------------------------------------------------ live steps
 
     def step(self, result: StepResult, engine: Engine) -> None:
         t = result.t
-        lines: list[bytes] = []
-        dumps = orjson.dumps
+        parts: list[bytes] = []
+        count = 0
         if self.mode == "changelog":
-            since = f"[{t},inf)"
-            opened = self.open
-            for pred, args, sign in result.now:
-                if sign > 0:
-                    opened.add((pred, args))
-                    lines.append(dumps({"interval": since, "pred": pred[0], "args": args}))
-                else:
-                    opened.discard((pred, args))
-                    lines.append(dumps({"interval": since, "pred": pred[0], "args": args, "diff": -1}))
+            since = b'{"interval":"[%d,inf)","pred":' % t
+            groups = result.now_groups()
+            if len(groups) > 1:
+                groups = sorted(groups, key=lambda g: g[0])
+            for pred, added, removed in groups:
+                opened = self.open.get(pred)
+                if opened is None:
+                    opened = self.open[pred] = set()
+                head = since + self._name(pred) + b',"args":'
+                if added:
+                    opened.update(added)
+                    parts.append(render(head, b"}\n", _sorted(added)))
+                    count += len(added)
+                if removed:
+                    opened.difference_update(removed)
+                    parts.append(render(head, b',"diff":-1}\n', _sorted(removed)))
+                    count += len(removed)
         else:
-            lines.extend(dumps({"t": t, "pred": p[0], "args": args}) for p, args in engine.holding_now())
-        for pred, args, T, sign in result.timed:
-            if sign > 0:
-                seen = self.recent.setdefault(T, set())
-                if (pred, args) not in seen:
-                    seen.add((pred, args))
-                    lines.append(dumps({"t": T, "pred": pred[0], "args": args}))
-        if lines:
-            lines.sort()  # the same order in every run, whatever the hash seed
-            self.out.write(b"\n".join(lines).decode())
-            self.out.write("\n")
-            self.lines += len(lines)
+            by_pred: dict[PredKey, list[tuple]] = {}
+            for p, args in engine.holding_now():
+                by_pred.setdefault(p, []).append(args)
+            for p in sorted(by_pred):
+                rows = by_pred[p]
+                parts.append(render(b'{"t":%d,"pred":' % t + self._name(p) + b',"args":', b"}\n", _sorted(rows)))
+                count += len(rows)
+        if result.timed:
+            fresh: dict[tuple[PredKey, int], list[tuple]] = {}
+            for pred, args, T, sign in result.timed:
+                if sign > 0:
+                    seen = self.recent.get(T)
+                    if seen is None:
+                        seen = self.recent[T] = set()
+                    if (pred, args) not in seen:
+                        seen.add((pred, args))
+                        fresh.setdefault((pred, T), []).append(args)
+            for pred, T in sorted(fresh):
+                rows = fresh[pred, T]
+                parts.append(render(b'{"t":%d,"pred":' % T + self._name(pred) + b',"args":', b"}\n", _sorted(rows)))
+                count += len(rows)
+        if count:
+            self._emit(b"".join(parts), count)
         reach = self.plan.output_reach
-        if reach is not None:
+        if reach is not None and self.recent:
             for T in [T for T in self.recent if T < t - reach]:
                 del self.recent[T]
 
@@ -104,24 +179,25 @@ class AnswerWriter:
             for lo, hi, sign in _runs(sorted(by_atom[atom])):
                 # A run that reaches the present merges with the open changelog line.
                 if self.mode == "changelog" and hi == upto and atom[0] not in self.plan.timed:
-                    if sign > 0 and atom in now and atom not in self.open:
-                        self.open.add(atom)
+                    if sign > 0 and atom in now and not self.is_open(atom):
+                        self.open.setdefault(atom[0], set()).add(atom[1])
                         self._write(*atom, f"[{lo},inf)", 1)
                         self.corrections += 1
                         continue
-                    if sign < 0 and atom not in now and atom in self.open:
-                        self.open.discard(atom)
+                    if sign < 0 and atom not in now and self.is_open(atom):
+                        self.open[atom[0]].discard(atom[1])
                         self._write(*atom, f"[{lo},inf)", -1)
                         self.corrections += 1
                         continue
                 self._write(*atom, f"[{lo},{hi}]" if lo != hi else lo, sign)
                 self.corrections += 1
         if self.mode == "changelog":  # the open lines must claim exactly what holds now
-            for atom in sorted(now - self.open, key=_order):
-                self.open.add(atom)
+            opened = self.open_atoms()
+            for atom in sorted(now - opened, key=_order):
+                self.open.setdefault(atom[0], set()).add(atom[1])
                 self._write(*atom, f"[{upto + 1},inf)", 1)
-            for atom in sorted(self.open - now, key=_order):
-                self.open.discard(atom)
+            for atom in sorted(opened - now, key=_order):
+                self.open[atom[0]].discard(atom[1])
                 self._write(*atom, f"[{upto + 1},inf)", -1)
 
 

@@ -13,6 +13,7 @@ from typing import IO, Callable, Iterable
 
 from chronolog.engine.plan import plan_program
 from chronolog.events import Event
+from chronolog.io.formats import FactBatch
 from chronolog.ir import Program
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.reasoner import Reasoner
@@ -37,7 +38,7 @@ def _stderr(msg: str) -> None:
 
 def run_embedded(
     program: Program,
-    events: Iterable[Event],
+    events: Iterable[Event | FactBatch],
     out: IO[str],
     *,
     answers: str = "changelog",
@@ -47,6 +48,8 @@ def run_embedded(
 ) -> RunStats:
     """Evaluate ``program`` on ``events`` and write answer lines to ``out``.
 
+    ``events`` are ``Event``s or ``FactBatch``es (``EventReader.batches()``),
+    in arrival order.
     ``answers`` is "changelog" (compact CONTRACT §3 form) or "points" (one
     line per atom and time point).  Events after ``until`` are ignored (and
     counted); with ``until`` the program is evaluated up to it.  ``retention``
@@ -57,7 +60,16 @@ def run_embedded(
     reasoner = Reasoner(plan, writer, warn=warn, retention=retention)
     stats = RunStats()
     ignored = 0
+    push_facts = reasoner.push_facts
     for ev in events:
+        if type(ev) is FactBatch:
+            if until is not None and ev.t > until:
+                ignored += ev.events
+                continue
+            stats.events += ev.events
+            stats.facts += len(ev.facts)
+            push_facts(ev.t, ev.facts, ev.locs)
+            continue
         if until is not None and ev.t > until:
             ignored += 1
             continue

@@ -135,6 +135,33 @@ class Reasoner:
             self.push(Event(t))
         self.log.setdefault(t, []).extend(((pred, len(args)), args) for pred, args, _ in facts)
 
+    def push_facts(self, t: int, facts: list[Fact], locs: Callable[[], list] | None = None) -> None:
+        """Asserted facts at ``t`` in arrival order (a time advance if empty):
+        the same as pushing their events one by one.  ``locs`` gives their
+        input locations, asked for only if they turn out to be delayed."""
+        if self.t1 is None:
+            self.t1 = self.latest = t
+            self.evaluated = t - 1
+            self.engine = make_engine(self.plan, t)
+        assert self.latest is not None and self.evaluated is not None
+        if t > self.latest:
+            self.apply_corrections()
+            self._evaluate_until(t - 1)
+            self.latest = t
+        if t > self.evaluated:
+            if facts:
+                entries = self.log.get(t)
+                if entries is None:
+                    self.log[t] = list(facts)
+                else:
+                    entries.extend(facts)
+            return
+        where = locs() if locs is not None else [None] * max(1, len(facts))
+        if not facts:
+            self.push(Event(t, loc=where[0]))
+        for ((pred, _), args), loc in zip(facts, where):
+            self.push(Event(t, pred, args, False, loc))
+
     def _apply(self, ev: Event) -> bool:
         """Change the log; False for a retraction that matches nothing."""
         if not ev.is_fact:
