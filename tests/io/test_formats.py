@@ -276,9 +276,14 @@ def _outcome(make, on_error):
     return reader, reports
 
 
-def _run(text: str, on_error: str, batched: bool):
+def _run(text: str, on_error: str, batched: bool, binary: bool = False):
     reports: list[str] = []
-    reader = EventReader(io.StringIO(text), "in.jsonl", on_error=on_error, report=reports.append)
+    if binary:  # as the CLI opens a file: UTF-8, undecodable bytes escaped, universal newlines
+        data = text.encode("utf-8", "surrogateescape")
+        stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+        reader = EventReader(stream, "in.jsonl", on_error=on_error, report=reports.append, raw=stream.buffer)
+    else:
+        reader = EventReader(io.StringIO(text), "in.jsonl", on_error=on_error, report=reports.append)
     got: list[tuple] = []
     try:
         source = flatten(reader.batches()) if batched else iter(reader)
@@ -305,6 +310,28 @@ def test_batch_reader_equals_line_reader(lines, on_error, block, newline):
         formats._BLOCK = old
 
 
+_raw_piece = st.sampled_from(["\n", "\r\n", "\r", " ", "\n\n", "\ufeff", "\udcff", "ä", ",", "}"])
+
+
+@given(
+    st.lists(st.one_of(_good_line, _good_line, _odd_line, _raw_piece), max_size=40),
+    st.sampled_from(["fail", "skip"]),
+    st.sampled_from([1, 5, 16, 64, 1 << 18]),
+    st.sampled_from(["\n", "\r\n", ""]),
+    st.booleans(),
+)
+def test_binary_batch_reader_equals_text_line_reader(pieces, on_error, chunk, newline, final):
+    """Blocks cut from the bytes of a file mean what its text lines mean, whatever
+    the line breaks (CR, LF, CRLF), undecodable bytes, BOM or last line without a break."""
+    text = newline.join(pieces) + (newline if final else "")
+    old = formats._CHUNK
+    formats._CHUNK = chunk
+    try:
+        assert _run(text, on_error, True, binary=True) == _run(text, on_error, False, binary=True)
+    finally:
+        formats._CHUNK = old
+
+
 def test_batches_group_facts_of_a_time_point():
     text = "".join(
         [
@@ -323,3 +350,13 @@ def test_batches_group_facts_of_a_time_point():
     assert items[3] == Event(2, "p", ("a",), True, Loc("in.jsonl", 5, 1))
     assert items[4] == FactBatch(0, [(("p", 1), ("c",))], "in.jsonl", 6, 1)
     assert items[4].locs() == [Loc("in.jsonl", 6, 1)]
+
+
+def test_binary_batches_cut_blocks_from_the_bytes():
+    data = b"".join(b'{"t": %d, "pred": "p", "args": ["a%d"]}\n' % (i // 3, i) for i in range(9)) + b'{"t": 3}'
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+    reader = EventReader(stream, "in.jsonl", raw=stream.buffer)
+    items = list(reader.batches())
+    assert [type(i) for i in items] == [FactBatch] * 4
+    assert [(b.t, len(b.facts), b.line) for b in items] == [(0, 3, 1), (1, 3, 4), (2, 3, 7), (3, 0, 10)]
+    assert reader.lines == 10

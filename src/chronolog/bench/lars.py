@@ -98,23 +98,42 @@ class ProcessRun:
     stderr: str = ""
 
 
+# A small launcher process starts each measured run: Linux folds the memory
+# high-water mark of the process that forks into the child's peak RSS, so the
+# measured command must not be forked from this (larger) process.
+_LAUNCH = """
+import json, os, subprocess, sys, time
+with open(sys.argv[1], "wb") as err:
+    start = time.perf_counter()
+    proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+print(json.dumps({"wall": wall, "rss": usage.ru_maxrss * 1024, "code": os.waitstatus_to_exitcode(status)}))
+"""
+
+
+def measured(cmd: list[str]) -> tuple[float, int, int, str]:
+    """Run ``cmd`` from a small launcher: wall seconds, peak RSS bytes, exit code, stderr."""
+    import json
+
+    with tempfile.NamedTemporaryFile(suffix=".err") as err:
+        done = subprocess.run([sys.executable, "-c", _LAUNCH, err.name, *cmd], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BenchError(f"error: cannot run {cmd[0]}: {done.stderr.strip()[-300:]}")
+        got = json.loads(done.stdout)
+        stderr = Path(err.name).read_text(errors="replace")
+    return got["wall"], got["rss"], got["code"], stderr
+
+
 def run_process(program: Path, stream: Path, out: Path, extra: list[str] | None = None) -> ProcessRun:
     """``chronolog run`` as a child process; wall time, peak RSS and answer lines."""
     cmd = [sys.executable, "-m", "chronolog", "run", str(program), "--input", str(stream), "--output", str(out)]
-    cmd += extra or []
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        stderr = err.read().decode(errors="replace")
+    wall, rss, code, stderr = measured(cmd + (extra or []))
     answers = 0
     if out.exists():
         with open(out, "rb") as f:
             answers = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return ProcessRun(wall, usage.ru_maxrss * 1024, answers, proc.returncode, stderr)
+    return ProcessRun(wall, rss, answers, code, stderr)
 
 
 @dataclass
@@ -125,6 +144,25 @@ class Evaluation:
 
 
 def evaluate(program_path: Path, stream: Path) -> Evaluation:
+    """The evaluation figure, measured in a fresh process (see ``evaluate_here``)."""
+    import json
+
+    code = "import sys; from chronolog.bench.lars import _evaluation_main; _evaluation_main(sys.argv[1:])"
+    done = subprocess.run([sys.executable, "-c", code, str(program_path), str(stream)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"error: evaluation of {program_path} failed: {done.stderr.strip()[-500:]}")
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    return Evaluation(got["seconds"], got["time_points"], got["facts"])
+
+
+def _evaluation_main(argv: list[str]) -> None:
+    import json
+
+    ev = evaluate_here(Path(argv[0]), Path(argv[1]))
+    print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts}))
+
+
+def evaluate_here(program_path: Path, stream: Path) -> Evaluation:
     """Step the engine through the stream read beforehand; the time of the steps."""
     from chronolog.engine.plan import plan_program
     from chronolog.io.formats import read_events

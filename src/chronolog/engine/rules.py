@@ -11,7 +11,7 @@ and carries no state of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 from chronolog.engine.plan import ANONYMOUS
 from chronolog.engine.relation import Rel, key_getter
@@ -215,8 +215,9 @@ class CompiledRule:
         """
         return self._heads(self.full, _run(self.full.steps, [()], rels, None, -1), now)
 
-    def fire_delta(self, rels: Sequence[Rel], now: int, i: int, changed: Iterable[tuple]) -> list[tuple]:
+    def fire_delta(self, rels: Sequence[Rel], now: int, i: int, changed: Iterable[tuple]) -> Collection[tuple]:
         """Head tuples of the matches that use one of ``changed`` (tuples of literal ``i``).
+        (``changed`` itself when its tuples are the heads: do not change the result.)
 
         Literals before ``i`` are read as they are now, literals after it as
         they were before this time point's changes (``Rel.was_present``), so that
@@ -225,7 +226,12 @@ class CompiledRule:
         pipe = self.delta[i]
         first = pipe.steps[0]
         assert type(first) is _Scan
-        batch = list(changed) if first.whole else _match(first, (), changed)
+        if first.whole:
+            if len(pipe.steps) == 1 and pipe.head_is_binding and not self.timed_head:
+                return changed  # type: ignore[return-value]  # the changed tuples are the heads
+            batch = list(changed)
+        else:
+            batch = _match(first, (), changed)
         return self._heads(pipe, _run(pipe.steps[1:], batch, rels, i, i), now)
 
     def _heads(self, pipe: _Pipeline, batch: list[tuple], now: int) -> list[tuple]:

@@ -113,23 +113,26 @@ class StreamWindowView:
     arrive as one batch and the view is kept with set operations on whole
     batches instead of per-fact counters:
 
-    * DIAMOND: ``_last`` maps args to the latest point holding them; when a
-      bucket leaves the window, its args whose latest point it was leave the
-      view;
+    * DIAMOND: ``_by_time[T]`` holds the args whose latest point in the window
+      is T; args seen again move to the new point (set differences on the
+      few buckets that still hold any), and the bucket that leaves the window
+      is exactly what leaves the view;
     * BOX: ``_since`` maps args present now to the start of their current run
       of consecutive points (``_starts`` the inverse); args hold the box once
       their run reaches back to the window's first point;
     * AT: the view holds ``args + (T,)`` of the buckets in the window.
+
+    The batches are kept as they come (never changed in place), so views
+    over one predicate share them.
     """
 
-    __slots__ = ("op", "size", "rel", "_by_time", "_last", "_since", "_starts", "_prev", "_lo")
+    __slots__ = ("op", "size", "rel", "_by_time", "_since", "_starts", "_prev", "_lo")
 
     def __init__(self, op: Op, size: int | None) -> None:
         self.op = Op.DIAMOND if op is Op.NOW else op
         self.size = 0 if op is Op.NOW else size
         self.rel = Rel()
-        self._by_time: dict[int, set[tuple]] = {}  # DIAMOND, AT: the buckets in the window
-        self._last: dict[tuple, int] = {}  # DIAMOND
+        self._by_time: dict[int, set[tuple]] = {}  # AT: the batches in the window; DIAMOND: by latest point
         self._since: dict[tuple, int] = {}  # BOX
         self._starts: dict[int, set[tuple]] = {}  # BOX: run start -> args
         self._prev: set[tuple] = set()  # BOX: the args at the previous point
@@ -145,28 +148,31 @@ class StreamWindowView:
             self._box(t, lo, old_lo, batch)
             return
         by_time = self._by_time
-        if batch:
-            by_time[t] = batch
+        rel = self.rel
         if op is Op.AT:
             if old_lo is not None and lo > old_lo:
                 for T in [T for T in by_time if T < lo]:
-                    self.rel.discard_many([a + (T,) for a in by_time.pop(T)])
+                    rel.discard_many([a + (T,) for a in by_time.pop(T)])
             if batch:
-                self.rel.add_many([a + (t,) for a in batch])
+                by_time[t] = batch
+                rel.add_many([a + (t,) for a in batch])
             return
-        last = self._last
-        if batch:
-            last.update(dict.fromkeys(batch, t))
+        if batch and rel.tuples and by_time:
+            seen = batch & rel.tuples  # seen again: their latest point moves to t
+            if seen:
+                for T, held in list(by_time.items()):
+                    if not held.isdisjoint(seen):
+                        rest = held - seen
+                        if rest:
+                            by_time[T] = rest
+                        else:
+                            del by_time[T]
         if old_lo is not None and lo > old_lo:
-            gone: list[tuple] = []
             for T in [T for T in by_time if T < lo]:
-                gone.extend([a for a in by_time.pop(T) if last[a] == T])
-            if gone:
-                for a in gone:
-                    del last[a]
-                self.rel.discard_many(gone)
+                rel.discard_many(by_time.pop(T))
         if batch:
-            self.rel.add_many(batch)
+            by_time[t] = batch
+            rel.add_many(batch)
 
     def _box(self, t: int, lo: int, old_lo: int | None, batch: set[tuple]) -> None:
         prev, since, starts = self._prev, self._since, self._starts

@@ -35,9 +35,10 @@ skipped lines and their positions are exactly those of the per-line path
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import groupby, islice
+from itertools import groupby, islice, repeat
 from operator import attrgetter
 from typing import IO, Annotated, Literal, Union
 
@@ -52,7 +53,8 @@ FORMATS = ("jsonl", "lines", "meteor", "rtec")
 _KEYS = frozenset({"t", "pred", "args", "op"})
 _WS = " \t\r\n"
 _NO_ARGS: list = []  # the default "args" (never mutated)
-_BLOCK = 4096  # lines decoded at once by the batch path
+_BLOCK = 4096  # lines decoded at once by the batch path (text input)
+_CHUNK = 1 << 18  # bytes read at once by the batch path (binary input)
 
 
 @dataclass(slots=True)
@@ -78,7 +80,7 @@ _Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _Pred = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-class _Line(msgspec.Struct, forbid_unknown_fields=True):
+class _Line(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     t: _Int64
     pred: Union[_Pred, None] = None
     args: tuple[Union[str, _Int64], ...] = ()
@@ -92,6 +94,8 @@ _decode_block = msgspec.json.Decoder(list[_Line]).decode
 _get_t = attrgetter("t")
 _get_pred = attrgetter("pred")
 _get_args = attrgetter("args")
+_get_op = attrgetter("op")
+_NONE = {None}
 
 
 class EventReader:
@@ -112,7 +116,10 @@ class EventReader:
         *,
         on_error: str = "fail",
         report: Callable[[str], None] | None = None,
+        raw: IO[bytes] | None = None,
     ) -> None:
+        """``raw``: the binary file under ``stream`` (UTF-8, universal newlines,
+        undecodable bytes escaped, nothing read yet), for ``batches()``."""
         if fmt not in FORMATS:
             raise InputError(f"unknown input format {fmt!r} (choose from {', '.join(FORMATS)})")
         if fmt in ("meteor", "rtec"):
@@ -127,6 +134,8 @@ class EventReader:
         self.lines = 0
         self.skipped = 0
         self._latest: int | None = None  # latest time seen (JSONL), for delayed events
+        self._done = 0
+        self.raw = raw
 
     def __iter__(self) -> Iterator[Event]:
         return self._jsonl() if self.format == "jsonl" else self._lines()
@@ -134,38 +143,85 @@ class EventReader:
     def batches(self) -> Iterator[FactBatch | Event]:
         """The input as ``FactBatch``es (runs of facts at one time point, time
         advances) and ``Event``s (retractions); flattened, the same events as
-        iterating the reader, with the same errors."""
+        iterating the reader, with the same errors.
+
+        With ``raw`` (the binary file under a UTF-8 text stream with universal
+        newlines, not read yet) blocks are cut from the bytes directly; else
+        from the text lines."""
         if self.format != "jsonl":
             yield from self
             return
-        slow = self._jsonl_line
-        filename = self.filename
-        done = 0  # lines handled so far
-        lines_in = iter(self.stream)
+        self._done = 0  # lines handled so far
         try:
-            while True:
-                block = list(islice(lines_in, _BLOCK))
-                if not block:
-                    break
-                if done == 0 and block[0].startswith("\ufeff"):
-                    block[0] = block[0][1:]
-                first = done + 1
-                items = _fast_block(block, filename, first)
-                if items is not None:
-                    done += len(block)
-                    if items:
-                        top = max(map(_get_t, items))
-                        if self._latest is None or top > self._latest:
-                            self._latest = top
-                    yield from items
-                    continue
-                for raw in block:
-                    done += 1
-                    ev = slow(raw, done)
-                    if ev is not None:
-                        yield ev
+            if self.raw is not None:
+                yield from self._binary_blocks(self.raw)
+            else:
+                yield from self._text_blocks()
         finally:
-            self.lines = max(self.lines, done)
+            self.lines = max(self.lines, self._done)
+
+    def _text_blocks(self) -> Iterator[FactBatch | Event]:
+        lines_in = iter(self.stream)
+        while True:
+            block = list(islice(lines_in, _BLOCK))
+            if not block:
+                return
+            if self._done == 0 and block[0].startswith("\ufeff"):
+                block[0] = block[0][1:]
+            items = _fast_block("[" + ",".join(block) + "]", len(block), self.filename, self._done + 1)
+            yield from self._block_items(items, len(block), block)
+
+    def _binary_blocks(self, raw: IO[bytes]) -> Iterator[FactBatch | Event]:
+        tail = b""
+        start = True
+        while True:
+            data = raw.read(_CHUNK)
+            if data:
+                data = tail + data if tail else data
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    tail = data
+                    continue
+                chunk, tail = data[:cut], data[cut:]
+            elif tail:
+                chunk, tail = tail, b""
+            else:
+                return
+            if start:
+                start = False
+                if chunk.startswith(b"\xef\xbb\xbf"):
+                    chunk = chunk[3:]
+            items = None
+            n = 0
+            lone_cr = b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n")  # a line break in text mode
+            if not lone_cr:
+                body = chunk[:-1] if chunk.endswith(b"\n") else chunk
+                n = body.count(b"\n") + 1
+                items = _fast_block(b"[" + body.replace(b"\n", b",") + b"]", n, self.filename, self._done + 1)
+            # The per-line path reads what the text layer would: UTF-8 with the
+            # undecodable bytes escaped, universal newlines.
+            text = None if items is not None else io.StringIO(chunk.decode("utf-8", "surrogateescape"), newline=None)
+            yield from self._block_items(items, n, text)
+
+    def _block_items(
+        self, items: list[FactBatch | Event] | None, n: int, lines: Iterable[str] | None
+    ) -> Iterator[FactBatch | Event]:
+        """The items of a block of ``n`` lines decoded at once, else its lines one by one."""
+        if items is not None:
+            self._done += n
+            if items:
+                top = max(map(_get_t, items))
+                if self._latest is None or top > self._latest:
+                    self._latest = top
+            yield from items
+            return
+        slow = self._jsonl_line
+        assert lines is not None
+        for raw in lines:
+            self._done += 1
+            ev = slow(raw, self._done)
+            if ev is not None:
+                yield ev
 
     def _bad(self, bad: _Bad, number: int) -> None:
         """Raise the error of a bad line, or report and count it."""
@@ -273,22 +329,28 @@ def read_events(
     return iter(EventReader(stream, filename, fmt, on_error=on_error, report=report))
 
 
-def _fast_block(block: list[str], filename: str, first: int) -> list[FactBatch | Event] | None:
-    """The items of a block of lines decoded at once, or None if the block
-    needs the per-line path (any line the typed schema does not accept as is)."""
+def _fast_block(array: str | bytes, n: int, filename: str, first: int) -> list[FactBatch | Event] | None:
+    """The items of a block of ``n`` lines joined into one JSON array, or None
+    if the block needs the per-line path (any line the typed schema does not
+    accept as is)."""
     try:
-        lines = _decode_block("[" + ",".join(block) + "]")
+        lines = _decode_block(array)
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
         return None
-    if len(lines) != len(block):  # a line with several values
+    if len(lines) != n:  # a line with several values
         return None
     items: list[FactBatch | Event] = []
     number = first
     for t, run in groupby(lines, _get_t):
         run = list(run)
         preds = list(map(_get_pred, run))
-        if None not in preds and all(e.op is None for e in run):
-            facts = [((p, len(a)), a) for p, a in zip(preds, map(_get_args, run))]
+        if None not in preds and set(map(_get_op, run)) == _NONE:
+            # The engine's facts ((pred, arity), args), built without Python code per fact.
+            args = list(map(_get_args, run))
+            if len(set(preds)) == 1 and len(arities := set(map(len, args))) == 1:
+                facts = list(zip(repeat((preds[0], arities.pop())), args))
+            else:
+                facts = list(zip(zip(preds, map(len, args)), args))
             items.append(FactBatch(t, facts, filename, number, len(run)))
             number += len(run)
             continue

@@ -13,7 +13,7 @@ consecutive points of one atom merged into one interval.
 
 from __future__ import annotations
 
-from typing import IO, Iterable
+from typing import IO, Collection, Iterable
 
 import orjson
 
@@ -34,8 +34,15 @@ def _args_order(args: tuple) -> tuple:
     return tuple((type(a) is str, a) for a in args)
 
 
-def _sorted(rows: Iterable[tuple]) -> list[tuple]:
-    """Args in a deterministic order (the same in every run, whatever the hash seed)."""
+SORT_LIMIT = 64  # larger groups of lines keep the engine's order
+
+
+def _sorted(rows: Collection[tuple]) -> list[tuple]:
+    """Args in a deterministic order (the same in every run, whatever the hash
+    seed) for groups of up to SORT_LIMIT lines; larger groups in the engine's
+    (set) order, as sorting them would cost more than computing them."""
+    if len(rows) > SORT_LIMIT:
+        return rows if type(rows) is list else list(rows)
     try:
         return sorted(rows)
     except TypeError:  # strings and integers in one column
