@@ -163,6 +163,8 @@ class Engine:
         # many heads each rule derives and no counts are kept.
         self._injective: set[int] = set()
         self._sizes: dict[int, list[int]] = {}
+        # Counted components of padded predicates: the sources of their hidden rules.
+        self._padded_counted: dict[int, list[Rel]] = {}
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
@@ -179,7 +181,12 @@ class Engine:
             sources = [[self._source(lit, members) for lit in cr.literals] for cr in compiled]
             self._components.append((comp, compiled, sources))
             padded = bool(members & plan.padded)
-            if incremental and not padded and not comp.recursive and all(cr.countable and not cr.uses_now for cr in compiled):
+            if incremental and not comp.recursive and all(cr.countable and not cr.uses_now for cr in compiled):
+                if padded:
+                    # Counted while its hidden rules (stream or program facts of the
+                    # predicate) derive nothing: then the answers are all it derives.
+                    hidden = [srcs for cr, srcs in zip(compiled, sources) if plan.is_hidden(cr.rule)]
+                    self._padded_counted[ci] = [rel for srcs in hidden for rel in srcs]
                 self._counts[ci] = None
                 if all(cr.injective for cr in compiled):
                     self._injective.add(ci)
@@ -254,6 +261,8 @@ class Engine:
                     self._visible = {p: by_pred.get((ANSWERS, p), set()) for p in comp.preds if p in self._answers}
                     self._publish(comp, {p: by_pred.get(p, set()) for p in comp.preds}, t, result)
                     continue
+                if ci in self._padded_counted and any(self._padded_counted[ci]):
+                    self._stop_counting(ci)  # a hidden rule derives: evaluate it whole from now on
                 if ci in self._counts:
                     self._maintain(ci, comp, compiled, sources, t, result)
                 else:
@@ -411,6 +420,7 @@ class Engine:
                 if new or lost:
                     nets.append((r, new, lost))
             if not nets:
+                self._announce(pred, (), (), t, result)  # views over it still move with time
                 return
             r, added, removed = nets[0]
             if len(nets) > 1 or any(n for k, n in enumerate(sizes) if k != r):
@@ -445,6 +455,7 @@ class Engine:
                 elif new_count == 0:
                     removed.append(h)
         if not added and not removed:
+            self._announce(pred, (), (), t, result)  # views over it still move with time
             return
         self._check_times(pred, added, t)
         rel = self.rels[pred]
@@ -453,6 +464,18 @@ class Engine:
         if added:
             rel.add_many(added)
         self._announce(pred, added, removed, t, result)
+        answers = self._answers.get(pred)
+        if answers is not None:  # a padded predicate whose hidden rules derive nothing
+            answers.discard_many(removed)
+            answers.add_many(added)
+            result.timed.extend((pred, tup[:-1], tup[-1], 1) for tup in added)
+            result.timed.extend((pred, tup[:-1], tup[-1], -1) for tup in removed)
+
+    def _stop_counting(self, ci: int) -> None:
+        del self._padded_counted[ci]
+        self._counts.pop(ci, None)
+        self._sizes.pop(ci, None)
+        self._injective.discard(ci)
 
     def _recount(
         self, ci: int, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int,
@@ -475,6 +498,8 @@ class Engine:
             content = set(counts)
         self._counts[ci] = counts
         self._check_times(pred, content, t)
+        if pred in self._answers:
+            self._visible = {pred: content}
         self._publish(comp, {pred: content}, t, result)
 
     def _check_times(self, pred: PredKey, tuples: Iterable[tuple], t: int) -> None:
