@@ -106,3 +106,25 @@ def test_seeded_timed_programs_with_windows_over_derived_predicates():
         got = answers(program, events)
         assert got == reference_answers(program, events), seed
         assert got == recomputed(program, events), seed
+
+
+_value = st.one_of(st.integers(-3, 3), st.sampled_from(["a", "b", "1", ""]))
+
+
+@given(
+    st.sampled_from(["=", "!=", "<", "<=", ">", ">="]),
+    st.one_of(st.sampled_from(["X", "Y"]), _value),
+    st.one_of(st.sampled_from(["X", "Y"]), _value),
+    st.lists(st.tuples(_value, _value), max_size=6),
+)
+def test_generated_filters_equal_the_comparison_closures(op, left, right, bindings):
+    from chronolog.engine.rules import _compile_test, _filter
+    from chronolog.ir import Compare, Const, Var
+
+    term = lambda x: Var(x) if x in ("X", "Y") else Const(x)  # noqa: E731
+    c = Compare(op, term(left), term(right))
+    slots = {"X": 0, "Y": 1}
+    step = _filter(c, slots)
+    test = _compile_test(c, slots)
+    assert step.keep is not None
+    assert step.keep(list(bindings)) == [b for b in bindings if test(b)]

@@ -525,9 +525,8 @@ class Engine:
         """Feed a derived predicate's changes to the views over it and to the result."""
         timed = p in self.plan.timed
         if timed:
-            diffs = [(tup[:-1], tup[-1], 1) for tup in added] + [(tup[:-1], tup[-1], -1) for tup in removed]
             for view in self._views_of.get(p, ()):
-                view.advance(t, self.t1, diffs)
+                view.advance(t, self.t1, added, removed)
         else:
             for nview in self._now_views_of.get(p, ()):
                 nview.refresh(t, self.t1, self.rels[p])

@@ -109,6 +109,9 @@ class _NotExists:
 @dataclass(slots=True)
 class _Filter:
     test: Callable[[tuple], bool]
+    # The whole step as one generated list comprehension (None: use ``test``).
+    keep: Callable[[list[tuple]], list[tuple]] | None = None
+    cond: str | None = None  # its condition's source, for fusing consecutive filters
 
 
 @dataclass(slots=True)
@@ -125,6 +128,8 @@ class _Pipeline:
     head_args: Callable[[tuple], tuple]
     head_time: Callable[[tuple], object] | None
     head_is_binding: bool = False  # the head tuple is the binding itself
+    # bindings -> head tuples as one generated comprehension (None: the general path)
+    build: Callable[[list[tuple]], list[tuple]] | None = None
 
 
 class CompiledRule:
@@ -176,7 +181,7 @@ class CompiledRule:
                         progress = True
                 for c in list(compares):
                     if c.variables() <= slots.keys():
-                        steps.append(_Filter(_compile_test(c, slots)))
+                        steps.append(_filter(c, slots))
                         compares.remove(c)
                         progress = True
                     elif c.op == "=":
@@ -198,6 +203,7 @@ class CompiledRule:
             drain()
         if negative or compares:  # plan_program's safety check makes this unreachable
             raise AssertionError(f"unsafe rule reached the compiler: {rule}")
+        steps = _fuse_filters(steps)
         head = rule.head
         head_time = _compile_expr(head.time, slots) if head.time is not None else None
         terms = head.atom.args
@@ -206,7 +212,9 @@ class CompiledRule:
             and len(terms) == len(slots)
             and all(isinstance(x, Var) and slots[x.name] == i for i, x in enumerate(terms))
         )
-        return _Pipeline(steps, _builder(terms, slots), head_time, is_binding)
+        pipe = _Pipeline(steps, _builder(terms, slots), head_time, is_binding)
+        pipe.build = _head_builder(terms, head.time, slots, self.timed_head)
+        return pipe
 
     def fire(self, rels: Sequence[Rel], now: int) -> list[tuple]:
         """Head tuples of every body match in ``rels`` (one per literal), one per match.
@@ -239,7 +247,9 @@ class CompiledRule:
         if not self.timed_head:
             if pipe.head_is_binding:
                 return batch
-            return [args(b) for b in batch]
+            return list(map(args, batch))
+        if pipe.build is not None:
+            return pipe.build(batch)
         ht = pipe.head_time
         if ht is None:
             return [args(b) + (now,) for b in batch]
@@ -313,8 +323,11 @@ def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_l
             key = step.key
             batch = [b for b in batch if not idx.get(key(b))]
         elif type(step) is _Filter:
-            test = step.test
-            batch = [b for b in batch if test(b)]
+            if step.keep is not None:
+                batch = step.keep(batch)
+            else:
+                test = step.test
+                batch = [b for b in batch if test(b)]
         else:
             value = step.value  # type: ignore[union-attr]
             nxt = []
@@ -369,6 +382,90 @@ def _scan(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _Sc
         name = pattern[col].name  # type: ignore[union-attr]
         slots[name] = len(slots)
     return _Scan(lit_index, tuple(bound_cols), key, tuple(checks), key_getter(tuple(new_cols)), whole)
+
+
+# ---------------------------------------------------------------- generated code
+#
+# Filters and timed heads run once per binding; as closures they cost several
+# Python calls each.  For the common shapes (variables and constants, no
+# arithmetic) they are generated as one list comprehension over the batch,
+# with exactly the semantics of ``_compare`` (integers and strings never equal,
+# order only between integers).
+
+
+def _term_src(e: Expr, slots: dict[str, int]) -> tuple[str, str] | None:
+    """Source and kind ("var", "int", "str") of a variable or constant; None otherwise."""
+    if isinstance(e, Var):
+        return f"b[{slots[e.name]}]", "var"
+    if isinstance(e, Const):
+        if type(e.value) is int:
+            return repr(e.value), "int"
+        if type(e.value) is str:
+            return repr(e.value), "str"
+    return None
+
+
+def _cond_src(c: Compare, slots: dict[str, int]) -> str | None:
+    left, right = _term_src(c.left, slots), _term_src(c.right, slots)
+    if left is None or right is None:
+        return None
+    (x, kx), (y, ky) = left, right
+    if c.op in ("=", "!="):
+        if kx != "var" and ky != "var":
+            same = kx == ky and x == y
+            eq = "True" if same else "False"
+        elif kx == "int" or ky == "int":
+            var, const = (y, x) if kx == "int" else (x, y)
+            eq = f"({var} == {const} and type({var}) is int)"
+        elif kx == "str" or ky == "str":
+            eq = f"{x} == {y}"
+        else:
+            eq = f"({x} == {y} and type({x}) is type({y}))"
+        return eq if c.op == "=" else f"not {eq}"
+    if kx == "str" or ky == "str":
+        return "False"
+    checks = [f"type({v}) is int" for v, k in ((x, kx), (y, ky)) if k == "var"]
+    return "(" + " and ".join(checks + [f"{x} {c.op} {y}"]) + ")"
+
+
+def _generate(source: str) -> Callable:
+    scope: dict = {}
+    exec(source, scope)  # noqa: S102 (generated from the rule's own terms)
+    return scope["f"]
+
+
+def _filter(c: Compare, slots: dict[str, int]) -> _Filter:
+    cond = _cond_src(c, slots)
+    keep = _generate(f"def f(batch):\n    return [b for b in batch if {cond}]") if cond else None
+    return _Filter(_compile_test(c, slots), keep, cond)
+
+
+def _fuse_filters(steps: list) -> list:
+    """Consecutive generated filters become one comprehension."""
+    out: list = []
+    for step in steps:
+        prev = out[-1] if out else None
+        if type(step) is _Filter and type(prev) is _Filter and step.cond and prev.cond:
+            cond = f"{prev.cond} and {step.cond}"
+            first, second = prev.test, step.test
+            keep = _generate(f"def f(batch):\n    return [b for b in batch if {cond}]")
+            out[-1] = _Filter(lambda b, first=first, second=second: first(b) and second(b), keep, cond)
+        else:
+            out.append(step)
+    return out
+
+
+def _head_builder(
+    terms: Sequence[Term], time: Expr | None, slots: dict[str, int], timed: bool
+) -> Callable[[list[tuple]], list[tuple]] | None:
+    """bindings -> head tuples for a timed head of variables and constants."""
+    if not timed or time is None:
+        return None
+    parts = [_term_src(x, slots) for x in (*terms, time)]
+    if any(p is None for p in parts):
+        return None
+    items = ", ".join(p[0] for p in parts) + ","  # type: ignore[index]
+    return _generate(f"def f(batch):\n    return [({items}) for b in batch]")
 
 
 def _compile_test(c: Compare, slots: dict[str, int]) -> Callable[[tuple], bool]:

@@ -28,7 +28,14 @@ Diff = tuple[tuple, int, int]  # (args, time, +1 | -1)
 
 
 class TimeWindowView:
-    """DIAMOND / BOX / AT over a time window ``[n]`` (``n`` None: the whole timeline)."""
+    """DIAMOND / BOX / AT over a time window ``[n]`` (``n`` None: the whole
+    timeline) of a derived predicate with ``@``-heads (a *timed* source).
+
+    Its atoms arrive as changes of the predicate's relation (tuples with the
+    time last), at any time of the timeline and in both directions.
+    ``_by_time`` holds the source tuples inside the window by time; DIAMOND
+    and BOX count, per args, the window points holding them.
+    """
 
     __slots__ = ("op", "size", "rel", "_by_time", "_count", "_lo", "_length")
 
@@ -41,68 +48,76 @@ class TimeWindowView:
         self._lo: int | None = None
         self._length = 0
 
-    def advance(self, t: int, t1: int, diffs: Iterable[Diff]) -> None:
+    def advance(self, t: int, t1: int, added: Iterable[tuple], removed: Iterable[tuple]) -> None:
+        """Time moves to ``t``; the source gained ``added`` and lost ``removed``
+        (tuples ``args + (T,)``)."""
         lo = t1 if self.size is None else max(t1, t - self.size)
-        touched: list[tuple] = []
+        by_time = self._by_time
+        gone: list[tuple] = []
         if self._lo is not None and lo > self._lo:
-            for T in [T for T in self._by_time if T < lo]:
-                for args in self._by_time.pop(T):
-                    self._leave(args, T)
-                    touched.append(args)
+            for T in [T for T in by_time if T < lo]:
+                gone.extend(by_time.pop(T))
         self._lo = lo
-        for args, T, sign in diffs:
-            if T < lo or T > t:
-                continue
-            bucket = self._by_time.get(T)
-            if sign > 0:
-                if bucket is None:
-                    self._by_time[T] = bucket = set()
-                if args in bucket:
-                    continue
-                bucket.add(args)
-                self._enter(args, T)
-            else:
-                if bucket is None or args not in bucket:
-                    continue
-                bucket.discard(args)
+        for x in removed:
+            bucket = by_time.get(x[-1])
+            if bucket is not None and x in bucket:
+                bucket.discard(x)
                 if not bucket:
-                    del self._by_time[T]
-                self._leave(args, T)
-            touched.append(args)
-        if self.op is Op.BOX:
-            length = t - lo + 1
-            if length != self._length:
-                self._length = length
-                touched = list(self._count)
-                for args in list(self.rel):
-                    if self._count.get(args, 0) != length:
-                        self.rel.discard(args)
-            for args in touched:
-                if self._count.get(args, 0) == length:
-                    self.rel.add(args)
-                else:
-                    self.rel.discard(args)
-
-    def _enter(self, args: tuple, T: int) -> None:
+                    del by_time[x[-1]]
+                gone.append(x)
+        new: list[tuple] = []
+        for x in added:
+            T = x[-1]
+            if type(T) is not int or T < lo or T > t:
+                continue
+            bucket = by_time.get(T)
+            if bucket is None:
+                by_time[T] = {x}
+            elif x in bucket:
+                continue
+            else:
+                bucket.add(x)
+            new.append(x)
+        rel = self.rel
         if self.op is Op.AT:
-            self.rel.add(args + (T,))
+            if gone:
+                rel.discard_many(gone)
+            if new:
+                rel.add_many(new)
             return
-        c = self._count.get(args, 0)
-        self._count[args] = c + 1
-        if c == 0 and self.op is Op.DIAMOND:
-            self.rel.add(args)
-
-    def _leave(self, args: tuple, T: int) -> None:
-        if self.op is Op.AT:
-            self.rel.discard(args + (T,))
+        count = self._count
+        left: list[tuple] = []
+        for x in gone:
+            a = x[:-1]
+            c = count[a] - 1
+            if c:
+                count[a] = c
+            else:
+                del count[a]
+                left.append(a)
+        entered: list[tuple] = []
+        for x in new:
+            a = x[:-1]
+            c = count.get(a, 0)
+            count[a] = c + 1
+            if not c:
+                entered.append(a)
+        if self.op is Op.DIAMOND:
+            if left:
+                rel.discard_many([a for a in left if a not in count])
+            if entered:
+                rel.add_many(entered)
             return
-        c = self._count[args] - 1
-        if c:
-            self._count[args] = c
-        else:
-            del self._count[args]
-            if self.op is Op.DIAMOND:
-                self.rel.discard(args)
+        length = t - lo + 1
+        if length != self._length:
+            self._length = length
+            rel.replace({a for a, c in count.items() if c == length})
+            return
+        for a in {x[:-1] for x in gone} | {x[:-1] for x in new}:
+            if count.get(a, 0) == length:
+                rel.add(a)
+            else:
+                rel.discard(a)
 
 
 class StreamWindowView:
