@@ -310,6 +310,8 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
         for name in names:
+            if not args.quiet:
+                print(f"bench lars: {name} ...", file=sys.stderr, flush=True)
             rows.append(bench_workload(
                 gen, name, parameters(name, overrides), work, repeat=args.repeat,
                 process=not args.no_process, evaluation=not args.no_eval,
@@ -339,6 +341,7 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--keep", metavar="DIR", help="keep the generated workloads and answers in DIR")
     lars.add_argument("--no-process", action="store_true", help="skip the whole-process runs")
     lars.add_argument("--no-eval", action="store_true", help="skip the in-process evaluation timing")
+    lars.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     lars.set_defaults(func=main)
 
     from chronolog.bench.corrections import add_parser as add_corrections

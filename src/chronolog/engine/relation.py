@@ -26,6 +26,42 @@ def key_getter(cols: Cols) -> Callable[[tuple], tuple]:
     return itemgetter(*cols)  # returns a tuple for two or more columns
 
 
+_ADDERS: dict[Cols, Callable] = {}
+_REMOVERS: dict[Cols, Callable] = {}
+
+
+def _index_adder(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
+    """``f(index, tuples)`` entering tuples into an index on ``cols`` (generated:
+    the key is built inline, no call per tuple)."""
+    f = _ADDERS.get(cols)
+    if f is None:
+        key = "(" + "".join(f"t[{c}], " for c in cols) + ")"
+        scope: dict = {}
+        exec(  # noqa: S102 (generated from column numbers)
+            "def f(idx, ts):\n    get = idx.get\n    for t in ts:\n"
+            f"        k = {key}\n        s = get(k)\n"
+            "        if s is None:\n            idx[k] = {t}\n        else:\n            s.add(t)\n",
+            scope,
+        )
+        f = _ADDERS[cols] = scope["f"]
+    return f
+
+
+def _index_remover(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
+    f = _REMOVERS.get(cols)
+    if f is None:
+        key = "(" + "".join(f"t[{c}], " for c in cols) + ")"
+        scope: dict = {}
+        exec(  # noqa: S102 (generated from column numbers)
+            "def f(idx, ts):\n    for t in ts:\n"
+            f"        k = {key}\n        s = idx[k]\n        s.discard(t)\n"
+            "        if not s:\n            del idx[k]\n",
+            scope,
+        )
+        f = _REMOVERS[cols] = scope["f"]
+    return f
+
+
 class Rel:
     """A set of equal-length tuples with on-demand column indexes.
 
@@ -124,14 +160,8 @@ class Rel:
             else:
                 self.plus |= new
             self._removed = None
-        for get, idx in self._indexes.values():
-            for t in new:
-                k = get(t)
-                s = idx.get(k)
-                if s is None:
-                    idx[k] = {t}
-                else:
-                    s.add(t)
+        for cols, (_, idx) in self._indexes.items():
+            _index_adder(cols)(idx, new)
         return new
 
     def discard_many(self, ts: Iterable[tuple]) -> set[tuple]:
@@ -148,13 +178,8 @@ class Rel:
             else:
                 self.minus |= gone
             self._removed = None
-        for get, idx in self._indexes.values():
-            for t in gone:
-                k = get(t)
-                s = idx[k]
-                s.discard(t)
-                if not s:
-                    del idx[k]
+        for cols, (_, idx) in self._indexes.items():
+            _index_remover(cols)(idx, gone)
         return gone
 
     def clear(self) -> None:
@@ -194,6 +219,27 @@ class Rel:
                 self._removed[cols] = removed
             out.extend(removed.get(key, ()))
         return out
+
+    def minus_get(self, cols: Cols) -> Callable[[tuple, object], list[tuple]] | None:
+        """Lookup by ``cols`` among the tuples removed since ``start_journal``
+        (None if there are none)."""
+        if not self.minus:
+            return None
+        if self._removed is None:
+            self._removed = {}
+        removed = self._removed.get(cols)
+        if removed is None:
+            get = key_getter(cols)
+            removed = {}
+            for m in self.minus:
+                k = get(m)
+                ms = removed.get(k)
+                if ms is None:
+                    removed[k] = [m]
+                else:
+                    ms.append(m)
+            self._removed[cols] = removed
+        return removed.get
 
     def index(self, cols: Cols) -> dict[tuple, set[tuple]]:
         """The index on ``cols`` (built now if it does not exist yet)."""

@@ -89,6 +89,10 @@ class _Scan:
     checks: tuple[tuple[int, int], ...]  # (col, col) pairs that must be equal (repeated free vars)
     out: Callable[[tuple], tuple]  # relation tuple -> values of the newly bound variables
     whole: bool = False  # nothing bound yet, every column a new variable: a tuple is its own binding
+    # (bindings, index lookup ``get(key, ())`` | all tuples) -> extended bindings, generated
+    join: Callable = None  # type: ignore[assignment]
+    # the same on the old state: (bindings, get, added tuples to skip, lookup of removed ones)
+    join_old: Callable = None  # type: ignore[assignment]
 
 
 @dataclass(slots=True)
@@ -285,30 +289,15 @@ def _run(steps: Sequence[Step], batch: list[tuple], rels: Sequence[Rel], delta_l
             return batch
         if type(step) is _Scan:
             rel = rels[step.lit]
-            key, out, checks = step.key, step.out, step.checks
-            nxt: list[tuple] = []
             if delta_lit is not None and step.lit > split and rel.changed:
-                for b in batch:
-                    for m in rel.old_matches(step.cols, key(b)):
-                        if not checks or all(m[x] == m[y] for x, y in checks):
-                            nxt.append(b + out(m))
+                if step.cols:  # the state before this time point's changes
+                    batch = step.join_old(batch, rel.index(step.cols).get, rel.plus, rel.minus_get(step.cols))
+                else:
+                    batch = step.join(batch, (rel.tuples - rel.plus) | rel.minus)
             elif not step.cols:  # nothing bound: every tuple matches (no index on no columns)
-                matches = rel.tuples
-                for b in batch:
-                    if checks:
-                        nxt.extend(b + out(m) for m in matches if all(m[x] == m[y] for x, y in checks))
-                    else:
-                        nxt.extend(b + out(m) for m in matches)
+                batch = step.join(batch, rel.tuples)
             else:
-                idx = rel.index(step.cols)
-                for b in batch:
-                    matches = idx.get(key(b))
-                    if matches:
-                        if checks:
-                            nxt.extend(b + out(m) for m in matches if all(m[x] == m[y] for x, y in checks))
-                        else:
-                            nxt.extend(b + out(m) for m in matches)
-            batch = nxt
+                batch = step.join(batch, rel.index(step.cols).get)
         elif type(step) is _AntiJoin:
             rel = rels[step.lit]
             full = step.full
@@ -378,10 +367,13 @@ def _scan(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _Sc
             new_cols.append(col)
     key = _builder(bound_terms, slots)
     whole = not slots and not bound_cols and not checks
+    slots_before = dict(slots)
     for col in new_cols:
         name = pattern[col].name  # type: ignore[union-attr]
         slots[name] = len(slots)
-    return _Scan(lit_index, tuple(bound_cols), key, tuple(checks), key_getter(tuple(new_cols)), whole)
+    scan = _Scan(lit_index, tuple(bound_cols), key, tuple(checks), key_getter(tuple(new_cols)), whole)
+    scan.join, scan.join_old = _join_code(bound_terms, new_cols, checks, slots_before)
+    return scan
 
 
 # ---------------------------------------------------------------- generated code
@@ -453,6 +445,37 @@ def _fuse_filters(steps: list) -> list:
         else:
             out.append(step)
     return out
+
+
+def _join_code(
+    bound: Sequence[Term], new_cols: Sequence[int], checks: Sequence[tuple[int, int]], slots: dict[str, int]
+) -> tuple[Callable, Callable | None]:
+    """A scan step as one nested comprehension: every binding extended with the
+    new variables of every matching tuple (looked up by the bound columns);
+    and the same on the state before this time point's changes (the current
+    matches not added since, and the removed ones)."""
+    out = "(" + "".join(f"m[{c}], " for c in new_cols) + ")"
+    cond = " and ".join(f"m[{x}] == m[{y}]" for x, y in checks)
+    test = f" if {cond}" if cond else ""
+    if not bound:
+        return _generate(f"def f(batch, tuples):\n    return [b + {out} for b in batch for m in tuples{test}]"), None
+    parts = []
+    for term in bound:
+        src = _term_src(term, slots)
+        if src is None:  # a constant of another type: compare as the closures do
+            src = (repr(term.value), "") if isinstance(term, Const) else (f"b[{slots[term.name]}]", "")  # type: ignore[union-attr]
+        parts.append(src[0])
+    key = "(" + "".join(f"{p}, " for p in parts) + ")"
+    join = _generate(f"def f(batch, get):\n    return [b + {out} for b in batch for m in get({key}, ()){test}]")
+    kept = f" if m not in plus and {cond}" if cond else " if m not in plus"
+    join_old = _generate(
+        "def f(batch, get, plus, removed):\n"
+        f"    out = [b + {out} for b in batch for m in get({key}, ()){kept}]\n"
+        "    if removed is not None:\n"
+        f"        out += [b + {out} for b in batch for m in removed({key}, ()){test}]\n"
+        "    return out"
+    )
+    return join, join_old
 
 
 def _head_builder(
