@@ -165,6 +165,8 @@ class Engine:
         self._sizes: dict[int, list[int]] = {}
         # Counted components of padded predicates: the sources of their hidden rules.
         self._padded_counted: dict[int, list[Rel]] = {}
+        self._dirty: set[int] = set()  # counted components with a changed input at this time point
+        self._ticking: dict[int, bool] = {}
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
@@ -192,9 +194,20 @@ class Engine:
                     self._injective.add(ci)
                 for srcs in sources:
                     for rel in srcs:
-                        if isinstance(rel, Rel) and not rel.journaled:
-                            rel.start_journal()
-                            self._journaled.append(rel)
+                        if isinstance(rel, Rel):
+                            if not rel.journaled:
+                                rel.start_journal()
+                                self._journaled.append(rel)
+                            # a change of an input marks the component for this time point
+                            ids = () if rel.watch is None else rel.watch[1]
+                            if ci not in ids:
+                                rel.watch = (self._dirty, (*ids, ci))
+
+        # counted components with views over their predicates: those move with time
+        self._ticking = {
+            ci: any(p in self._views_of or p in self._now_views_of for p in self._components[ci][0].preds)
+            for ci in self._counts
+        }
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
         self._background = {k: set(rows) for k, rows in plan.background.items()}
 
@@ -244,6 +257,7 @@ class Engine:
         self.t = t
         for rel in self._journaled:
             rel.start_journal()
+        self._dirty.clear()
         self._feed_stream(t, facts)
         result = StepResult(t)
         by_pred: dict = {}
@@ -260,6 +274,13 @@ class Engine:
                 if role == "import":
                     self._visible = {p: by_pred.get((ANSWERS, p), set()) for p in comp.preds if p in self._answers}
                     self._publish(comp, {p: by_pred.get(p, set()) for p in comp.preds}, t, result)
+                    continue
+                counts = self._counts.get(ci, False)
+                if counts is not False and counts is not None and ci not in self._dirty:
+                    # counted and no input changed: nothing to derive
+                    if self._ticking[ci]:
+                        for p in comp.preds:
+                            self._announce(p, (), (), t, result)
                     continue
                 if ci in self._padded_counted and any(self._padded_counted[ci]):
                     self._stop_counting(ci)  # a hidden rule derives: evaluate it whole from now on
@@ -406,6 +427,8 @@ class Engine:
             # head in both had its match replaced by another one).
             nets = []
             for r, (cr, srcs) in enumerate(zip(compiled, sources)):
+                if _impossible(cr, srcs):
+                    continue
                 new: set[tuple] = set()
                 lost: set[tuple] = set()
                 for i, rel in enumerate(srcs):
@@ -431,6 +454,8 @@ class Engine:
         else:
             change: dict[tuple, int] = {}
             for cr, srcs in zip(compiled, sources):
+                if _impossible(cr, srcs):
+                    continue
                 for i, rel in enumerate(srcs):
                     if not rel.changed:  # type: ignore[attr-defined]
                         continue
@@ -620,6 +645,18 @@ class Engine:
             else:
                 out.update((p, args, self.t) for args in self.rels[p])
         return out
+
+
+def _impossible(cr: CompiledRule, srcs: list) -> bool:
+    """A positive literal that holds nothing, before or after this time point's
+    changes: the rule derives nothing either way (Laser2's impossible
+    derivations, e.g. ``q always [n]`` while q is absent), so its changes
+    need not be joined."""
+    for j in cr.positive:
+        rel = srcs[j]
+        if not rel.tuples and not rel.minus:
+            return True
+    return False
 
 
 _key_of = itemgetter(0)

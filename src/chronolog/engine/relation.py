@@ -72,7 +72,7 @@ class Rel:
     batch with set operations.
     """
 
-    __slots__ = ("tuples", "_indexes", "journaled", "plus", "minus", "_removed")
+    __slots__ = ("tuples", "_indexes", "journaled", "plus", "minus", "_removed", "watch")
 
     def __init__(self, tuples: Iterable[tuple] = ()) -> None:
         self.tuples: set[tuple] = set(tuples)
@@ -81,19 +81,8 @@ class Rel:
         self.plus: set[tuple] = set()
         self.minus: set[tuple] = set()
         self._removed: dict[Cols, dict[tuple, list[tuple]]] | None = None
-
-    def __getstate__(self) -> tuple:
-        """Tuples and journal only: indexes are caches, rebuilt on first use."""
-        return (self.tuples, self.journal)
-
-    def __setstate__(self, state: tuple) -> None:
-        self.tuples, journal = state
-        self._indexes = {}
-        self._removed = None
-        self.journal = None
-        if journal is not None:
-            self.start_journal()
-            self.journal.update(journal)  # type: ignore[union-attr]
+        # (set, ids): the ids are added to the set whenever the journal records a change
+        self.watch: tuple[set, tuple] | None = None
 
     def __len__(self) -> int:
         return len(self.tuples)
@@ -119,6 +108,8 @@ class Rel:
             else:
                 self.plus.add(t)
             self._removed = None
+            if self.watch is not None:
+                self.watch[0].update(self.watch[1])
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx.get(k)
@@ -138,6 +129,8 @@ class Rel:
             else:
                 self.minus.add(t)
             self._removed = None
+            if self.watch is not None:
+                self.watch[0].update(self.watch[1])
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx[k]
@@ -160,6 +153,8 @@ class Rel:
             else:
                 self.plus |= new
             self._removed = None
+            if self.watch is not None:
+                self.watch[0].update(self.watch[1])
         for cols, (_, idx) in self._indexes.items():
             _index_adder(cols)(idx, new)
         return new
@@ -178,6 +173,8 @@ class Rel:
             else:
                 self.minus |= gone
             self._removed = None
+            if self.watch is not None:
+                self.watch[0].update(self.watch[1])
         for cols, (_, idx) in self._indexes.items():
             _index_remover(cols)(idx, gone)
         return gone
@@ -280,3 +277,4 @@ class Rel:
         self.plus = set()
         self.minus = set()
         self._removed = None
+        self.watch = None

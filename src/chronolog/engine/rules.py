@@ -155,6 +155,7 @@ class CompiledRule:
         self.countable = not any(
             lit.negated and ANONYMOUS in lit.variables() for lit in self.literals
         )
+        self.positive = [i for i, lit in enumerate(self.literals) if not lit.negated]
         self.full = self._compile(None)
         self.delta = [self._compile(i) for i in range(len(self.literals))]
         # Each head tuple comes from one body match only: the head names every
