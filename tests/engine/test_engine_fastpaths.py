@@ -128,3 +128,29 @@ def test_generated_filters_equal_the_comparison_closures(op, left, right, bindin
     test = _compile_test(c, slots)
     assert step.keep is not None
     assert step.keep(list(bindings)) == [b for b in bindings if test(b)]
+
+
+@given(st.lists(st.tuples(st.lists(st.integers(0, 5), max_size=6), st.lists(st.integers(0, 5), max_size=6)), max_size=8))
+def test_count_with_sets_equals_counting_each_head(steps):
+    """``_count`` (sets while every head has one derivation) against plain counters."""
+    from collections import Counter
+
+    from chronolog.engine.core import _count
+
+    model: Counter = Counter()
+    present: set = set()
+    more: dict = {}
+    for gained, lost in steps:
+        gained = [(g,) for g in gained]
+        # only lose derivations that exist (as the engine's delta rules guarantee)
+        pool = Counter(model) + Counter(gained)
+        lost = [(x,) for x in lost if pool[(x,)] > 0 and not pool.subtract([(x,)])]
+        before = {h for h, n in model.items() if n > 0}
+        model.update(gained)
+        model.subtract(lost)
+        after = {h for h, n in model.items() if n > 0}
+        added, removed = _count(more, present, gained, lost)
+        assert set(added) == after - before and set(removed) == before - after
+        present = (present | set(added)) - set(removed)
+        assert present == after
+        assert more == {h: n for h, n in model.items() if n > 1}

@@ -156,7 +156,9 @@ class Engine:
         self._now_views_of: dict[PredKey, list[NowSourceView]] = {}
         self._tuple_views_of: dict[tuple[int, PredKey], list[TupleWindowView]] = {}
         self._components: list[tuple[Component, list[CompiledRule], list[list[object]]]] = []
-        # Derivation counts of incrementally maintained components (None: recount next step).
+        # Derivation counts of incrementally maintained components (None: recount
+        # next step): the heads with two or more derivations; a head in the
+        # predicate's relation and not here has exactly one.
         self._counts: dict[int, dict[tuple, int] | None] = {}
         # Counted components whose rules each derive a head from one match only;
         # while at most one of their rules derives anything, ``_sizes`` holds how
@@ -452,33 +454,19 @@ class Engine:
                 return
             sizes[r] += len(added) - len(removed)
         else:
-            change: dict[tuple, int] = {}
+            gained: list[tuple] = []  # heads of new matches (one entry per match)
+            lost_: list[tuple] = []  # heads of lost matches
             for cr, srcs in zip(compiled, sources):
                 if _impossible(cr, srcs):
                     continue
                 for i, rel in enumerate(srcs):
                     if not rel.changed:  # type: ignore[attr-defined]
                         continue
-                    sign = -1 if cr.literals[i].negated else 1
-                    for changed, sgn in ((rel.plus, sign), (rel.minus, -sign)):  # type: ignore[attr-defined]
+                    negated = cr.literals[i].negated
+                    for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):  # type: ignore[attr-defined]
                         if changed:
-                            for h in cr.fire_delta(srcs, t, i, changed):  # type: ignore[arg-type]
-                                change[h] = change.get(h, 0) + sgn
-            added = []
-            removed = []
-            for h, d in change.items():
-                if not d:
-                    continue
-                old = counts.get(h, 0)
-                new_count = old + d
-                if new_count:
-                    counts[h] = new_count
-                else:
-                    del counts[h]
-                if old == 0:
-                    added.append(h)
-                elif new_count == 0:
-                    removed.append(h)
+                            (gained if gains else lost_).extend(cr.fire_delta(srcs, t, i, changed))  # type: ignore[arg-type]
+            added, removed = _count(counts, self.rels[pred].tuples, gained, lost_)
         if not added and not removed:
             self._announce(pred, (), (), t, result)  # views over it still move with time
             return
@@ -521,6 +509,7 @@ class Engine:
                 for h in heads:
                     counts[h] = counts.get(h, 0) + 1
             content = set(counts)
+            counts = {h: n for h, n in counts.items() if n > 1}
         self._counts[ci] = counts
         self._check_times(pred, content, t)
         if pred in self._answers:
@@ -645,6 +634,53 @@ class Engine:
             else:
                 out.update((p, args, self.t) for args in self.rels[p])
         return out
+
+
+def _count(
+    more: dict[tuple, int], present: set[tuple], gained: list[tuple], lost: list[tuple]
+) -> tuple[Collection[tuple], Collection[tuple]]:
+    """Apply gained and lost derivations to the counts; (heads added, heads removed).
+
+    ``present`` holds the heads with at least one derivation, ``more`` those
+    with two or more (and how many).  When every head is gained or lost at
+    most once and none has several derivations, the change is set operations
+    only; otherwise each touched head is counted.
+    """
+    plus, minus = set(gained), set(lost)
+    if (
+        len(plus) == len(gained) and len(minus) == len(lost)
+        and (not more or (more.keys().isdisjoint(plus) and more.keys().isdisjoint(minus)))
+    ):
+        both = plus & minus  # one derivation replaced by another: no change
+        if both:
+            plus -= both
+            minus -= both
+        second = plus & present
+        if second:  # a second derivation of a present head
+            plus -= second
+            more.update(dict.fromkeys(second, 2))
+        return plus, minus
+    change: dict[tuple, int] = {}
+    for h in gained:
+        change[h] = change.get(h, 0) + 1
+    for h in lost:
+        change[h] = change.get(h, 0) - 1
+    added: list[tuple] = []
+    removed: list[tuple] = []
+    for h, d in change.items():
+        if not d:
+            continue
+        old = more.get(h, 1) if h in present else 0
+        new = old + d
+        if new > 1:
+            more[h] = new
+        elif old > 1:
+            del more[h]
+        if old == 0:
+            added.append(h)
+        elif new == 0:
+            removed.append(h)
+    return added, removed
 
 
 def _impossible(cr: CompiledRule, srcs: list) -> bool:

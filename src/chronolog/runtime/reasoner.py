@@ -152,9 +152,10 @@ class Reasoner:
             if facts:
                 entries = self.log.get(t)
                 if entries is None:
-                    self.log[t] = list(facts)
+                    self.log[t] = facts if type(facts) is list else list(facts)
                 else:
                     entries.extend(facts)
+                    self.log.touch(t)  # type: ignore[attr-defined]
             return
         where = locs() if locs is not None else [None] * max(1, len(facts))
         if not facts:
