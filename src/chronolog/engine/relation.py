@@ -80,7 +80,7 @@ class Rel:
         self.journaled = False
         self.plus: set[tuple] = set()
         self.minus: set[tuple] = set()
-        self._removed: dict[Cols, dict[tuple, list[tuple]]] | None = None
+        self._removed: dict[Cols, dict[tuple, set[tuple]]] | None = None
         # (set, ids): the ids are added to the set whenever the journal records a change
         self.watch: tuple[set, tuple] | None = None
 
@@ -199,25 +199,7 @@ class Rel:
             return t not in self.plus
         return t in self.minus
 
-    def old_matches(self, cols: Cols, key: tuple) -> list[tuple]:
-        """Index lookup in the state before the recorded changes."""
-        plus = self.plus
-        current = self.index(cols).get(key, ()) if cols else self.tuples
-        out = [m for m in current if m not in plus]
-        if self.minus:
-            if self._removed is None:
-                self._removed = {}
-            removed = self._removed.get(cols)
-            if removed is None:
-                get = key_getter(cols)
-                removed = {}
-                for m in self.minus:
-                    removed.setdefault(get(m), []).append(m)
-                self._removed[cols] = removed
-            out.extend(removed.get(key, ()))
-        return out
-
-    def minus_get(self, cols: Cols) -> Callable[[tuple, object], list[tuple]] | None:
+    def minus_get(self, cols: Cols) -> Callable[[tuple, object], set[tuple]] | None:
         """Lookup by ``cols`` among the tuples removed since ``start_journal``
         (None if there are none)."""
         if not self.minus:
@@ -226,16 +208,8 @@ class Rel:
             self._removed = {}
         removed = self._removed.get(cols)
         if removed is None:
-            get = key_getter(cols)
-            removed = {}
-            for m in self.minus:
-                k = get(m)
-                ms = removed.get(k)
-                if ms is None:
-                    removed[k] = [m]
-                else:
-                    ms.append(m)
-            self._removed[cols] = removed
+            removed = self._removed[cols] = {}
+            _index_adder(cols)(removed, self.minus)
         return removed.get
 
     def index(self, cols: Cols) -> dict[tuple, set[tuple]]:
