@@ -212,6 +212,8 @@ class Engine:
         }
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
         self._background = {k: set(rows) for k, rows in plan.background.items()}
+        self._always = {k for k in self._ext_views if k in self._background or k == TICK}
+        self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
     # ------------------------------------------------------------ wiring
 
@@ -258,7 +260,8 @@ class Engine:
             raise ValueError(f"engine at {self.t} cannot step to {t}")
         self.t = t
         for rel in self._journaled:
-            rel.start_journal()
+            if rel.plus or rel.minus:
+                rel.start_journal()
         self._dirty.clear()
         self._feed_stream(t, facts)
         result = StepResult(t)
@@ -321,15 +324,27 @@ class Engine:
                 grouped = {routes.get(k, k): rows for k, rows in grouped.items()}
         background = self._background
         t1 = self.t1
-        for key in self._ext_views:
+        busy = self._busy
+        views_of = self._views_of
+        # Predicates with facts now, and those whose views still hold some:
+        # a view without content and without facts stays as it is.
+        for key in self._always | busy | grouped.keys():
+            if key not in views_of:
+                continue
             rows = grouped.get(key)
             batch = set(rows) if rows else set()
             if key in background:
                 batch |= background[key]
             elif key == TICK:
                 batch.add(())
-            for view in self._views_of[key]:
+            idle = True
+            for view in views_of[key]:
                 view.advance_batch(t, t1, batch)
+                idle = idle and view.idle
+            if idle:
+                busy.discard(key)
+            else:
+                busy.add(key)
         if self._queues:
             for key, args in facts:
                 for n, queue in self._queues.items():
@@ -594,6 +609,7 @@ class Engine:
                     if slot != "rel":
                         setattr(target, slot, getattr(view, slot))
                 target.rel.replace(set(view.rel.tuples))
+        self._busy = set(self._ext_views)  # restored views may hold facts
         self._queues.update(state["queues"])
         self._counts.update(state["counts"])
         self._sizes.update(state.get("sizes", {}))

@@ -153,6 +153,11 @@ class StreamWindowView:
         self._prev: set[tuple] = set()  # BOX: the args at the previous point
         self._lo: int | None = None
 
+    @property
+    def idle(self) -> bool:
+        """Holds nothing and remembers nothing: time passing changes nothing."""
+        return not (self.rel.tuples or self._by_time or self._prev or self._starts)
+
     def advance_batch(self, t: int, t1: int, batch: set[tuple]) -> None:
         """Time moves to ``t`` and ``batch`` (distinct args) holds at ``t``."""
         lo = t1 if self.size is None else max(t1, t - self.size)

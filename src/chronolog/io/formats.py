@@ -84,7 +84,7 @@ class _Line(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     t: _Int64
     pred: Union[_Pred, None] = None
     args: tuple[Union[str, _Int64], ...] = ()
-    op: Union[Literal["assert", "retract"], None] = None
+    op: Union[Literal["retract", "assert"], None] = None  # the order of schemas.py: typing caches equal Literals
 
 
 # A block is decoded as one array: "[" + ",".join(lines) + "]".  It parses only if
