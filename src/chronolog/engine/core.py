@@ -309,12 +309,12 @@ class Engine:
 
     def _feed_stream(self, t: int, facts: Sequence[Fact]) -> None:
         routes = self.plan.input_routes
-        grouped: dict[PredKey, list[tuple]] = {}
+        grouped: dict[PredKey, Collection[tuple]] = {}
         if facts:
             keys = set(map(_key_of, facts))
             if len(keys) == 1:
                 (key,) = keys
-                grouped[routes.get(key, key)] = list(map(_args_of, facts))
+                grouped[routes.get(key, key)] = set(map(_args_of, facts))
             else:
                 for key, args in facts:
                     rows = grouped.get(key)
@@ -332,11 +332,12 @@ class Engine:
             if key not in views_of:
                 continue
             rows = grouped.get(key)
-            batch = set(rows) if rows else set()
+            # (views keep the batch: it is never changed in place)
+            batch = rows if type(rows) is set else set(rows) if rows else set()
             if key in background:
-                batch |= background[key]
+                batch = batch | background[key]
             elif key == TICK:
-                batch.add(())
+                batch = batch | _TICK_ROW
             idle = True
             for view in views_of[key]:
                 view.advance_batch(t, t1, batch)
@@ -711,6 +712,7 @@ def _impossible(cr: CompiledRule, srcs: list) -> bool:
     return False
 
 
+_TICK_ROW = frozenset({()})
 _key_of = itemgetter(0)
 _args_of = itemgetter(1)
 
