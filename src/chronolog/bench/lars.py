@@ -3,14 +3,16 @@
 Each workload is generated with the public generator (``gen.py``, stdlib only,
 deterministic) into a temporary folder and measured twice:
 
-* **evaluation** — inside this process: the stream is read first (not timed),
+* **evaluation** — in a fresh process: the stream is read first (not timed),
   then the engine is stepped through every time point; the time of the
   ``Engine.step`` calls per time point is the figure Laser and Ticker report
   for their evaluation loops (parsing and I/O excluded);
 * **process** — ``chronolog run`` as a child process on the JSONL stream,
-  writing the answers in the default changelog form to a file: wall time
-  (start-up, parsing, evaluation, writing), facts per second, peak resident
-  memory (the kernel's accounting of the child) and the number of answer lines.
+  writing the answers in the default changelog form to a file: wall time and
+  CPU time (user + system; on a shared machine the steadier of the two) of
+  the whole process (start-up, parsing, evaluation, writing), facts per
+  second of wall time, peak resident memory (the kernel's accounting of the
+  child) and the number of answer lines.
 
 ``--memory-curve`` runs the process at 1x, 5x and 10x the stream length with
 ``--retention`` (default: the window) and reports peak memory of each.
@@ -92,6 +94,7 @@ def generate(gen: Path, workload: str, params: dict[str, int], out: Path) -> Pat
 @dataclass
 class ProcessRun:
     wall: float  # seconds
+    cpu: float  # user + system seconds
     peak_rss: int  # bytes
     answers: int
     returncode: int
@@ -108,12 +111,13 @@ with open(sys.argv[1], "wb") as err:
     proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-print(json.dumps({"wall": wall, "rss": usage.ru_maxrss * 1024, "code": os.waitstatus_to_exitcode(status)}))
+cpu = usage.ru_utime + usage.ru_stime
+print(json.dumps({"wall": wall, "cpu": cpu, "rss": usage.ru_maxrss * 1024, "code": os.waitstatus_to_exitcode(status)}))
 """
 
 
-def measured(cmd: list[str]) -> tuple[float, int, int, str]:
-    """Run ``cmd`` from a small launcher: wall seconds, peak RSS bytes, exit code, stderr."""
+def measured(cmd: list[str]) -> tuple[float, float, int, int, str]:
+    """Run ``cmd`` from a small launcher: wall and CPU seconds, peak RSS bytes, exit code, stderr."""
     import json
 
     with tempfile.NamedTemporaryFile(suffix=".err") as err:
@@ -122,18 +126,18 @@ def measured(cmd: list[str]) -> tuple[float, int, int, str]:
             raise BenchError(f"error: cannot run {cmd[0]}: {done.stderr.strip()[-300:]}")
         got = json.loads(done.stdout)
         stderr = Path(err.name).read_text(errors="replace")
-    return got["wall"], got["rss"], got["code"], stderr
+    return got["wall"], got["cpu"], got["rss"], got["code"], stderr
 
 
 def run_process(program: Path, stream: Path, out: Path, extra: list[str] | None = None) -> ProcessRun:
     """``chronolog run`` as a child process; wall time, peak RSS and answer lines."""
     cmd = [sys.executable, "-m", "chronolog", "run", str(program), "--input", str(stream), "--output", str(out)]
-    wall, rss, code, stderr = measured(cmd + (extra or []))
+    wall, cpu, rss, code, stderr = measured(cmd + (extra or []))
     answers = 0
     if out.exists():
         with open(out, "rb") as f:
             answers = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return ProcessRun(wall, rss, answers, code, stderr)
+    return ProcessRun(wall, cpu, rss, answers, code, stderr)
 
 
 @dataclass
@@ -199,6 +203,7 @@ class Row:
     params: dict[str, int]
     eval_ms_per_tp: float | None = None
     process_ms_per_tp: float | None = None
+    cpu_ms_per_tp: float | None = None
     facts_per_s: float | None = None
     peak_rss: int | None = None
     answers: int | None = None
@@ -234,6 +239,7 @@ def bench_workload(
             return row
         wall = _median([p.wall for p in procs])
         row.process_ms_per_tp = wall * 1000 / params["tps"]
+        row.cpu_ms_per_tp = _median([p.cpu for p in procs]) * 1000 / params["tps"]
         if facts is None:
             facts = _count_facts(stream)
         row.facts_per_s = facts / wall if wall else None
@@ -272,6 +278,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
     table.add_column("W/N/T/K", justify="right")
     table.add_column("eval ms/tp", justify="right")
     table.add_column("process ms/tp", justify="right")
+    table.add_column("cpu ms/tp", justify="right")
     table.add_column("facts/s", justify="right")
     table.add_column("peak RSS", justify="right")
     table.add_column("answers", justify="right")
@@ -284,6 +291,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
             f"{p['win']}/{p['facts']}/{p['tps']}/{p['rules']}",
             "-" if r.eval_ms_per_tp is None else f"{r.eval_ms_per_tp:.3f}",
             "-" if r.process_ms_per_tp is None else f"{r.process_ms_per_tp:.2f}",
+            "-" if r.cpu_ms_per_tp is None else f"{r.cpu_ms_per_tp:.2f}",
             "-" if r.facts_per_s is None else f"{r.facts_per_s:,.0f}",
             _mib(r.peak_rss),
             "-" if r.answers is None else f"{r.answers:,}",

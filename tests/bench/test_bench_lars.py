@@ -1,0 +1,55 @@
+"""`chronolog bench lars` runs the public workloads and prints its table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chronolog.bench.lars import WORKLOADS, find_generator, parameters
+
+GEN = Path(__file__).resolve().parents[3] / "shared" / "bench" / "lars" / "gen.py"
+
+
+def bench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "chronolog", "bench", "lars", *args, "--quiet"],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
+def test_small_workloads_print_a_row_each_with_the_memory_curve():
+    got = bench("box", "cooling", "--win", "2", "--facts", "4", "--tps", "6", "--memory-curve")
+    assert got.returncode == 0, got.stderr
+    rows = [line for line in got.stdout.splitlines() if line.startswith("│ ")]
+    assert [r.split("│")[1].strip() for r in rows] == ["box", "cooling"]
+    assert all(r.count("MiB") == 4 for r in rows)  # peak RSS and 1x / 5x / 10x
+
+
+def test_missing_generator_is_a_clear_error():
+    got = bench("box", "--gen", "/nonexistent/gen.py")
+    assert got.returncode == 2
+    assert "benchmark generator not found" in got.stderr and "Traceback" not in got.stderr
+
+
+def test_unknown_workload_is_a_clear_error():
+    if not GEN.exists():
+        pytest.skip("no generator")
+    got = bench("nope")
+    assert got.returncode == 2 and "unknown workload 'nope'" in got.stderr
+
+
+def test_defaults_follow_the_published_figures():
+    assert parameters("diamond", {}) == {"win": 20, "facts": 800, "tps": 300, "rules": 10, "seed": 42}
+    assert parameters("p_n", {"tps": None})["win"] == 100 and parameters("p_n", {})["facts"] == 1000
+    assert parameters("worst", {})["win"] == 3 and parameters("chain", {})["rules"] == 100
+    assert parameters("chain", {"rules": 5})["rules"] == 5
+    assert len(WORKLOADS) == 12
+
+
+@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
+def test_generator_is_found_beside_the_repository():
+    assert find_generator().resolve() == GEN.resolve()
