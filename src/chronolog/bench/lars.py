@@ -185,6 +185,9 @@ def evaluate_here(program_path: Path, stream: Path) -> Evaluation:
     if not log:
         return Evaluation(0.0, 0, 0)
     first, last = min(log), max(log)
+    from chronolog.runtime.embedded import collect_rarely
+
+    collect_rarely()  # as chronolog run does
     engine = make_engine(plan, first)
     step = engine.step
     clock = time.perf_counter

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -182,16 +181,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from chronolog.engine.plan import plan_program
     from chronolog.io.formats import EventReader
     from chronolog.lang import load_program
-    from chronolog.runtime.embedded import run_embedded
+    from chronolog.runtime.embedded import collect_rarely, run_embedded
 
     program = load_program(args.program, args.dialect)
     plan_program(program)  # program errors (safety, windows) before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
-    # The engine makes no reference cycles on its hot path: collect cycles
-    # rarely, and never scan what is loaded by now (the program, the plan).
-    gc.freeze()
-    gc.set_threshold(100_000, 20, 100)
+    collect_rarely()
     with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
         name = "<stdin>" if args.input == "-" else args.input
         # A regular file is read in blocks of lines (from its bytes unless a

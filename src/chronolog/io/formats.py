@@ -341,16 +341,18 @@ def _fast_block(array: str | bytes, n: int, filename: str, first: int) -> list[F
         return None
     items: list[FactBatch | Event] = []
     number = first
+    # No "op" key anywhere (nor a key spelled with escapes): no check per run.
+    check_ops = not isinstance(array, bytes) or b'"op"' in array or b"\\u" in array
     for t, run in groupby(lines, _get_t):
         run = list(run)
-        preds = list(map(_get_pred, run))
-        if None not in preds and set(map(_get_op, run)) == _NONE:
+        preds = set(map(_get_pred, run))
+        if None not in preds and (not check_ops or set(map(_get_op, run)) == _NONE):
             # The engine's facts ((pred, arity), args), built without Python code per fact.
             args = list(map(_get_args, run))
-            if len(set(preds)) == 1 and len(arities := set(map(len, args))) == 1:
-                facts = list(zip(repeat((preds[0], arities.pop())), args))
+            if len(preds) == 1 and len(arities := set(map(len, args))) == 1:
+                facts = list(zip(repeat((preds.pop(), arities.pop())), args))
             else:
-                facts = list(zip(zip(preds, map(len, args)), args))
+                facts = list(zip(zip(map(_get_pred, run), map(len, args)), args))
             items.append(FactBatch(t, facts, filename, number, len(run)))
             number += len(run)
             continue

@@ -32,6 +32,15 @@ class RunStats:
     too_late: int = 0
 
 
+def collect_rarely() -> None:
+    """The engine makes no reference cycles on its hot path: collect cycles
+    rarely, and never scan what is loaded by now (the program, the plan)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(100_000, 20, 100)
+
+
 def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
 
