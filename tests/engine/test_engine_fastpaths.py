@@ -154,3 +154,28 @@ def test_count_with_sets_equals_counting_each_head(steps):
         present = (present | set(added)) - set(removed)
         assert present == after
         assert more == {h: n for h, n in model.items() if n > 1}
+
+
+def test_views_wait_while_no_rule_can_use_them():
+    """A window of p is not kept up to date while every rule reading it has an
+    empty stream literal (q absent); when q arrives, the window catches up."""
+    from chronolog.lang.lars import parse_lars
+
+    for seed in range(120):
+        rng = random.Random(seed)
+        w = lambda: rng.randint(0, 4)  # noqa: E731
+        p_lit = rng.choice([f"p(X) [{w()}]", f"p(X) always [{w()}]", f"p(X) at T [{w()}]", "p(X)"])
+        q_lit = rng.choice([f"q(X) always [{w()}]", f"q(X) [{w()}]", f"r(X, Y) [{w()}]"])
+        rules = [f"m(X) :- {p_lit}, {q_lit}.", rng.choice(["", f"n(X) :- {p_lit}, not q(X) [1].", "k :- m(X)."])]
+        program = parse_lars("\n".join(r for r in rules if r))
+        events: list[Event] = []
+        for t in range(rng.randint(8, 30)):
+            if rng.random() < 0.8:
+                events += [Event(t, "p", (rng.randint(1, 3),)) for _ in range(rng.randint(0, 3))]
+            if rng.random() < 0.12:  # q and r come in rare bursts
+                events += [Event(t, "q", (rng.randint(1, 3),)), Event(t, "r", (rng.randint(1, 3), 1))]
+            if not events or events[-1].t != t:
+                events.append(Event(t))
+        got = answers(program, events)
+        assert got == reference_answers(program, events), seed
+        assert got == recomputed(program, events), seed

@@ -213,6 +213,7 @@ class Engine:
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
         self._background = {k: set(rows) for k, rows in plan.background.items()}
         self._always = {k for k in self._ext_views if k in self._background or k == TICK}
+        self._deferrable = self._blockers()
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
     # ------------------------------------------------------------ wiring
@@ -250,6 +251,26 @@ class Engine:
             view = self._time_views[vkey] = kind(op, size)
             self._views_of.setdefault(key, []).append(view)
         return view.rel
+
+    def _blockers(self) -> dict[StreamWindowView, list[list[tuple[PredKey, StreamWindowView]]]]:
+        """Stream views that may wait while no rule can use them: for each, per
+        rule reading it, the other positive literals over stream views (a rule
+        with one of them empty and without facts derives nothing, whatever the
+        view holds: Laser2's impossible derivations)."""
+        view_of: dict[int, tuple[PredKey, StreamWindowView]] = {}
+        for key in self._ext_views:
+            for view in self._views_of[key]:
+                view_of[id(view.rel)] = (key, view)
+        readers: dict[StreamWindowView, list[list[tuple[PredKey, StreamWindowView]]]] = {}
+        for _, compiled, sources in self._components:
+            for cr, srcs in zip(compiled, sources):
+                for i, src in enumerate(srcs):
+                    mine = view_of.get(id(src))
+                    if mine is None:
+                        continue
+                    others = [view_of[id(srcs[j])] for j in cr.positive if j != i and id(srcs[j]) in view_of]
+                    readers.setdefault(mine[1], []).append([o for o in others if o[1] is not mine[1]])
+        return {view: rules for view, rules in readers.items() if view.size is not None and all(rules)}
 
     # ------------------------------------------------------------ evaluation
 
@@ -326,6 +347,7 @@ class Engine:
         t1 = self.t1
         busy = self._busy
         views_of = self._views_of
+        deferrable = self._deferrable
         # Predicates with facts now, and those whose views still hold some:
         # a view without content and without facts stays as it is.
         for key in self._always | busy | grouped.keys():
@@ -340,6 +362,13 @@ class Engine:
                 batch = batch | _TICK_ROW
             idle = True
             for view in views_of[key]:
+                blockers = deferrable.get(view) if deferrable else None
+                if blockers is not None and all(
+                    any(b.idle and k not in grouped for k, b in rule) for rule in blockers
+                ):
+                    view.defer(t, batch)  # every rule reading it derives nothing now
+                    idle = False
+                    continue
                 view.advance_batch(t, t1, batch)
                 idle = idle and view.idle
             if idle:

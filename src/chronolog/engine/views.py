@@ -141,7 +141,7 @@ class StreamWindowView:
     over one predicate share them.
     """
 
-    __slots__ = ("op", "size", "rel", "_by_time", "_since", "_starts", "_prev", "_lo")
+    __slots__ = ("op", "size", "rel", "_by_time", "_since", "_starts", "_prev", "_lo", "_pending")
 
     def __init__(self, op: Op, size: int | None) -> None:
         self.op = Op.DIAMOND if op is Op.NOW else op
@@ -152,14 +152,33 @@ class StreamWindowView:
         self._starts: dict[int, set[tuple]] = {}  # BOX: run start -> args
         self._prev: set[tuple] = set()  # BOX: the args at the previous point
         self._lo: int | None = None
+        # Batches not applied yet (``defer``), every time point since, within the window.
+        self._pending: deque[tuple[int, set[tuple]]] = deque()
 
     @property
     def idle(self) -> bool:
         """Holds nothing and remembers nothing: time passing changes nothing."""
-        return not (self.rel.tuples or self._by_time or self._prev or self._starts)
+        return not (self.rel.tuples or self._by_time or self._prev or self._starts or self._pending)
+
+    def defer(self, t: int, batch: set[tuple]) -> None:
+        """Keep the batch of ``t`` without applying it: no rule can use the view
+        now.  The next ``advance_batch`` applies the batches the window still
+        sees, in order (older ones could only have left the window by then)."""
+        pending = self._pending
+        pending.append((t, batch))
+        assert self.size is not None
+        while pending[0][0] < t - self.size:
+            pending.popleft()
 
     def advance_batch(self, t: int, t1: int, batch: set[tuple]) -> None:
         """Time moves to ``t`` and ``batch`` (distinct args) holds at ``t``."""
+        if self._pending:
+            pending, self._pending = self._pending, deque()
+            for tp, bp in pending:
+                self._advance(tp, t1, bp)
+        self._advance(t, t1, batch)
+
+    def _advance(self, t: int, t1: int, batch: set[tuple]) -> None:
         lo = t1 if self.size is None else max(t1, t - self.size)
         old_lo = self._lo
         self._lo = lo
