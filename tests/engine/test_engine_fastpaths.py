@@ -179,3 +179,13 @@ def test_views_wait_while_no_rule_can_use_them():
         got = answers(program, events)
         assert got == reference_answers(program, events), seed
         assert got == recomputed(program, events), seed
+
+
+def test_program_facts_never_block_a_window():
+    from chronolog.lang.lars import parse_lars
+
+    program = parse_lars("m(X) :- p(X) [2], v(X).\nv(1).\nv(2).")
+    events = [Event(0, "p", (1,)), Event(1), Event(2, "p", (2,)), Event(5)]
+    got = answers(program, events)
+    assert got == reference_answers(program, events) == recomputed(program, events)
+    assert ("m", (1,), 0) in {(p, a, t) for p, a, t in got}

@@ -348,6 +348,7 @@ class Engine:
         busy = self._busy
         views_of = self._views_of
         deferrable = self._deferrable
+        always = self._always
         # Predicates with facts now, and those whose views still hold some:
         # a view without content and without facts stays as it is.
         for key in self._always | busy | grouped.keys():
@@ -364,7 +365,7 @@ class Engine:
             for view in views_of[key]:
                 blockers = deferrable.get(view) if deferrable else None
                 if blockers is not None and all(
-                    any(b.idle and k not in grouped for k, b in rule) for rule in blockers
+                    any(b.idle and k not in grouped and k not in always for k, b in rule) for rule in blockers
                 ):
                     view.defer(t, batch)  # every rule reading it derives nothing now
                     idle = False
