@@ -163,7 +163,7 @@ def test_views_wait_while_no_rule_can_use_them():
 
     for seed in range(120):
         rng = random.Random(seed)
-        w = lambda: rng.randint(0, 4)  # noqa: E731
+        w = lambda rng=rng: rng.randint(0, 4)  # noqa: E731
         p_lit = rng.choice([f"p(X) [{w()}]", f"p(X) always [{w()}]", f"p(X) at T [{w()}]", "p(X)"])
         q_lit = rng.choice([f"q(X) always [{w()}]", f"q(X) [{w()}]", f"r(X, Y) [{w()}]"])
         rules = [f"m(X) :- {p_lit}, {q_lit}.", rng.choice(["", f"n(X) :- {p_lit}, not q(X) [1].", "k :- m(X)."])]

@@ -24,7 +24,6 @@ every workload named.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
