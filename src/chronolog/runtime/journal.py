@@ -25,34 +25,47 @@ def _journal(items: dict) -> "Journal":
 
 
 class Journal(dict):
-    """A dict that records which keys were set, deleted or touched since ``take``."""
+    """A dict that, once ``track()``-ed, records which keys were set, deleted or
+    touched since ``take``.  Untracked (embedded mode) it records nothing, so
+    nothing grows with the stream."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self.changed: set = set()
+        self.changed: set | None = None
+
+    def track(self) -> None:
+        if self.changed is None:
+            self.changed = set()
 
     def __setitem__(self, key: Any, value: Any) -> None:
         super().__setitem__(key, value)
-        self.changed.add(key)
+        if self.changed is not None:
+            self.changed.add(key)
 
     def __delitem__(self, key: Any) -> None:
         super().__delitem__(key)
-        self.changed.add(key)
+        if self.changed is not None:
+            self.changed.add(key)
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
-        self.changed.add(key)  # callers mutate the value in place
+        if self.changed is not None:
+            self.changed.add(key)  # callers mutate the value in place
         return super().setdefault(key, default)
 
     def pop(self, key: Any, *default: Any) -> Any:
-        self.changed.add(key)
+        if self.changed is not None:
+            self.changed.add(key)
         return super().pop(key, *default)
 
     def touch(self, key: Any) -> None:
         """Mark an entry whose value was changed in place."""
-        self.changed.add(key)
+        if self.changed is not None:
+            self.changed.add(key)
 
     def take(self) -> list[tuple[Any, Any]]:
         """The changed entries (value, or DELETED) since the last call."""
+        if self.changed is None:
+            raise RuntimeError("take() on an untracked journal")
         out = [(k, dict.get(self, k, DELETED)) for k in self.changed]
         self.changed = set()
         return out

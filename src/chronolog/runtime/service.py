@@ -133,6 +133,13 @@ def _fill(stage: object, entries: dict[tuple[str, int], bytes]) -> object:
     journals = _journals(stage)
     for (name, key), body in entries.items():
         dict.__setitem__(journals[name], key, pickle.loads(body))
+    return _track(stage)
+
+
+def _track(stage: object) -> object:
+    """Journals record their changes only in services (their commits take them)."""
+    for journal in _journals(stage).values():
+        journal.track()
     return stage
 
 
@@ -158,6 +165,7 @@ class Service:
         self.changelog = (self.names.changelog(cfg.service if cfg.stratum is None else f"{cfg.service}-{cfg.stratum}"),
                           p if cfg.service != "ingest" else 0)
         self.stage = make_stage(cfg)
+        _track(self.stage)
 
     # ------------------------------------------------------------ clients
 
