@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Collection, Iterable, Sequence, Union
+from typing import Collection, Iterable, Iterator, Sequence, Union
 
 from chronolog.engine.plan import TICK, Component, Plan, PredKey
 from chronolog.engine.relation import Rel
@@ -479,13 +479,8 @@ class Engine:
                     continue
                 new: set[tuple] = set()
                 lost: set[tuple] = set()
-                for i, rel in enumerate(srcs):
-                    if not rel.changed:  # type: ignore[attr-defined]
-                        continue
-                    negated = cr.literals[i].negated
-                    for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):  # type: ignore[attr-defined]
-                        if changed:
-                            (new if gains else lost).update(cr.fire_delta(srcs, t, i, changed))  # type: ignore[arg-type]
+                for gains, heads in _delta_matches(cr, srcs, t):
+                    (new if gains else lost).update(heads)
                 if new and lost:
                     new, lost = new - lost, lost - new
                 if new or lost:
@@ -505,13 +500,8 @@ class Engine:
             for cr, srcs in zip(compiled, sources):
                 if _impossible(cr, srcs):
                     continue
-                for i, rel in enumerate(srcs):
-                    if not rel.changed:  # type: ignore[attr-defined]
-                        continue
-                    negated = cr.literals[i].negated
-                    for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):  # type: ignore[attr-defined]
-                        if changed:
-                            (gained if gains else lost_).extend(cr.fire_delta(srcs, t, i, changed))  # type: ignore[arg-type]
+                for gains, heads in _delta_matches(cr, srcs, t):
+                    (gained if gains else lost_).extend(heads)
             added, removed = _count(counts, self.rels[pred].tuples, gained, lost_)
         if not added and not removed:
             self._announce(pred, (), (), t, result)  # views over it still move with time
@@ -745,6 +735,18 @@ def _impossible(cr: CompiledRule, srcs: list) -> bool:
 _TICK_ROW = frozenset({()})
 _key_of = itemgetter(0)
 _args_of = itemgetter(1)
+
+
+def _delta_matches(cr: CompiledRule, srcs: list, t: int) -> Iterator[tuple[bool, Iterable[tuple]]]:
+    """Heads of the rule's new (True) and lost (False) matches, from the changes of
+    its inputs: a literal's additions gain matches unless it is negated."""
+    for i, rel in enumerate(srcs):
+        if not rel.changed:
+            continue
+        negated = cr.literals[i].negated
+        for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):
+            if changed:
+                yield gains, cr.fire_delta(srcs, t, i, changed)
 
 
 def _net(diffs: list) -> list:
