@@ -13,7 +13,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN groupadd --system --gid 10001 chronolog \
  && useradd --system --uid 10001 --gid chronolog --home-dir /var/lib/chronolog --shell /usr/sbin/nologin chronolog \
  && mkdir -p /var/lib/chronolog \
- && chown chronolog:chronolog /var/lib/chronolog
+ && chown 10001:10001 /var/lib/chronolog
 
 # Only what the package build needs (.dockerignore keeps the rest out).
 WORKDIR /tmp/chronolog-src
@@ -31,7 +31,7 @@ ENV CHRONOLOG_STATE_DIR=/var/lib/chronolog \
 EXPOSE 9400
 VOLUME ["/var/lib/chronolog"]
 
-USER chronolog:chronolog
+USER 10001:10001
 WORKDIR /var/lib/chronolog
 ENTRYPOINT ["chronolog"]
 CMD ["--help"]
