@@ -191,6 +191,9 @@ class EventReader:
                 start = False
                 if chunk.startswith(b"\xef\xbb\xbf"):
                     chunk = chunk[3:]
+                    if not chunk:  # the whole input is a BOM: one empty line, as the text layer reads it
+                        self._done += 1
+                        continue
             items = None
             n = 0
             lone_cr = b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n")  # a line break in text mode
