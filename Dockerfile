@@ -15,14 +15,14 @@ RUN groupadd --system --gid 10001 chronolog \
  && mkdir -p /var/lib/chronolog \
  && chown 10001:10001 /var/lib/chronolog
 
-# Only what the package build needs (.dockerignore keeps the rest out).
-WORKDIR /tmp/chronolog-src
+# Only what the package build needs (.dockerignore keeps the rest out); the
+# build tree is dropped after the install, the examples stay in the image.
+WORKDIR /opt/chronolog
 COPY pyproject.toml README.md ./
 COPY src ./src
 RUN pip install . \
- && mkdir -p /opt/chronolog \
- && cp -r src/chronolog/examples /opt/chronolog/examples \
- && cd / && rm -rf /tmp/chronolog-src
+ && mv src/chronolog/examples examples \
+ && rm -rf src build pyproject.toml README.md
 
 # The fleet interface's environment fallbacks: state under the volume,
 # Prometheus metrics on 9400.
