@@ -33,3 +33,17 @@ class Event:
     @property
     def is_fact(self) -> bool:
         return self.pred is not None
+
+
+def event_json(ev: Event) -> bytes:
+    """One input line (CONTRACT §2) for ``ev``: what the fleet forwards and the
+    benchmarks and tests publish."""
+    import orjson
+
+    rec: dict = {"t": ev.t}
+    if ev.pred is not None:
+        rec["pred"] = ev.pred
+        rec["args"] = list(ev.args)
+        if ev.retract:
+            rec["op"] = "retract"
+    return orjson.dumps(rec)

@@ -15,9 +15,8 @@ from collections import deque
 import orjson
 
 from chronolog.engine.plan import plan_program
-from chronolog.events import Event
 from chronolog.ir import Program
-from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage, _event_json
+from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
 from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
 from chronolog.topology import partition_key
 
@@ -33,10 +32,6 @@ def validate(topic: str, value: bytes) -> None:
         StratumRecord.model_validate(rec)
     else:
         raise AssertionError(f"unknown topic {topic}")
-
-
-def event_line(ev: Event) -> bytes:
-    return _event_json(ev)
 
 
 def run_pipeline(

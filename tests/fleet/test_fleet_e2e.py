@@ -27,10 +27,9 @@ import pytest
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file, tail_topic
-from chronolog.events import Event
+from chronolog.events import Event, event_json
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.embedded import run_embedded
-from chronolog.runtime.stages import _event_json
 
 PROGRAM = """\
 hot(S) :- temp(S, V) [3], V > 80.
@@ -103,7 +102,7 @@ class Up:
         return next(s["pid"] for s in info["services"] if s["name"] == name and s["partition"] == partition)
 
     def publish(self, events: list[Event], path: Path, extra: list[bytes] = ()) -> None:  # type: ignore[assignment]
-        lines = [_event_json(e) for e in events]
+        lines = [event_json(e) for e in events]
         for i, raw in enumerate(extra):
             lines.insert(min(len(lines), 3 + 7 * i), raw)
         path.write_bytes(b"\n".join(lines) + b"\n")

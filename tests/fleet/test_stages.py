@@ -15,11 +15,11 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
-from pipeline import event_line, run_pipeline
+from pipeline import run_pipeline
 from strategies import programs, random_program, random_stream, streams
 
 from chronolog.engine.plan import plan_program
-from chronolog.events import Event
+from chronolog.events import Event, event_json
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.embedded import run_embedded
 
@@ -38,7 +38,7 @@ def span(events) -> tuple[int, int]:
 
 
 def fleet(program, events, **kw) -> set:
-    lines, _ = run_pipeline(program, [event_line(e) for e in events], **kw)
+    lines, _ = run_pipeline(program, [event_json(e) for e in events], **kw)
     return meaning(lines, span(events), running=False)
 
 
@@ -92,7 +92,7 @@ def test_retention_repairs_recent_late_events_and_routes_older_ones_away():
         out = io.StringIO()
         stats = run_embedded(KEYED, events, out, retention=6, warn=lambda m: None)
         want = meaning([orjson.loads(x) for x in out.getvalue().splitlines()], span(events))
-        lines, routed = run_pipeline(KEYED, [event_line(e) for e in events], seed=trial, retention=6)
+        lines, routed = run_pipeline(KEYED, [event_json(e) for e in events], seed=trial, retention=6)
         assert meaning(lines, span(events)) == want, trial
         assert routed == stats.too_late, trial
         total += routed
@@ -140,7 +140,7 @@ def test_partitioned_fleet_equals_embedded():
 
 def test_malformed_input_is_counted_and_processing_continues():
     events = [Event(0, "temp", ("s1", 90)), Event(1, "temp", ("s1", 99)), Event(4)]
-    lines = [event_line(events[0]), b'{"t": "x"}', b"not json", event_line(events[1]), event_line(events[2])]
+    lines = [event_json(events[0]), b'{"t": "x"}', b"not json", event_json(events[1]), event_json(events[2])]
     got, dead = run_pipeline(KEYED, lines, partitions=3)
     assert dead == 2
     assert meaning(got, span(events)) == embedded(KEYED, events)

@@ -105,7 +105,7 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     from chronolog.backfill.job import Source, backfill, spark_session
-    from chronolog.runtime.stages import _event_json
+    from chronolog.events import event_json
 
     table = Table(title=f"chronolog bench corrections --backfill: Spark {args.master}, "
                         f"{args.backfill_tps} time points x {args.facts} facts")
@@ -120,7 +120,7 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
                 events, _ = delayed(stream(args.backfill_tps, args.facts, args.domain, args.seed), args.count,
                                     args.delay, args.seed, retract=False)
                 path = Path(tmp) / f"{name}.jsonl"
-                path.write_bytes(b"\n".join(_event_json(e) for e in events) + b"\n")
+                path.write_bytes(b"\n".join(event_json(e) for e in events) + b"\n")
                 began = time.perf_counter()
                 lines, stats = backfill(spark, ((f"{name}.lars", PROGRAMS[name]),), "lars",
                                         Source("file", str(path), "chronolog.facts"), None, 0, args.backfill_tps)

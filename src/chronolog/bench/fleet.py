@@ -12,14 +12,15 @@ fresh fleet on the bundled broker (or ``--bootstrap``).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
-import statistics
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import orjson
 
@@ -56,7 +57,6 @@ class _Answers(threading.Thread):
         super().__init__(daemon=True)
         self.bootstrap, self.topic = bootstrap, topic
         self.first_seen: dict[int, float] = {}
-        self.first_made: dict[int, float] = {}  # the output service's produce time (wall clock)
         self.stop = False
         self.lines = 0
 
@@ -73,59 +73,54 @@ class _Answers(threading.Thread):
                     continue
                 now = time.monotonic()
                 self.lines += 1
-                t = _answer_time(msg.value())
-                self.first_seen.setdefault(t, now)
-                self.first_made.setdefault(t, msg.timestamp()[1] / 1000.0)
+                self.first_seen.setdefault(_answer_time(msg.value()), now)
         consumer.close()
 
 
-def _start_fleet(program: Path, state: Path, bootstrap: str | None, partitions: int):  # type: ignore[no-untyped-def]
+@contextlib.contextmanager
+def _running(work: Path, name: str, bootstrap: str | None, partitions: int) -> Iterator[tuple["_Answers", object]]:
+    """A fresh fleet on the bench program, an answer-topic watcher and a producer;
+    the fleet is stopped on leaving."""
+    from confluent_kafka import Producer
+
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
     from chronolog.runtime.supervisor import Fleet
 
-    fleet = Fleet([str(program)], plan_program(load_program([str(program)])), state, bootstrap=bootstrap,
+    program = str(work / "bench.lars")
+    fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
                   partitions=partitions, idle_flush=0.5)
     fleet.up(lambda m: None)
-    return fleet
+    answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
+    try:
+        answers.start()
+        yield answers, Producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": 1})
+    finally:
+        answers.stop = True
+        fleet.down()
 
 
-def _producer(bootstrap: str):  # type: ignore[no-untyped-def]
-    from confluent_kafka import Producer
-
-    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
+def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while t not in answers.first_seen and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path) -> float:
-    program = work / "bench.lars"
-    fleet = _start_fleet(program, work / "state-throughput", bootstrap, partitions)
-    try:
-        answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
-        answers.start()
-        producer = _producer(str(fleet.bootstrap))
+    with _running(work, "throughput", bootstrap, partitions) as (answers, producer):
         start = time.monotonic()
         for line in lines:
-            producer.produce("chronolog.facts", line)
-            producer.poll(0)
-        producer.produce("chronolog.facts", orjson.dumps({"t": tps}))
-        producer.flush(60)
-        deadline = start + 600
-        while tps - 1 not in answers.first_seen and time.monotonic() < deadline:
-            time.sleep(0.005)
-        elapsed = answers.first_seen.get(tps - 1, time.monotonic()) - start
-        answers.stop = True
-        return elapsed
-    finally:
-        fleet.down()
+            producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
+            producer.poll(0)  # type: ignore[attr-defined]
+        producer.produce("chronolog.facts", orjson.dumps({"t": tps}))  # type: ignore[attr-defined]
+        producer.flush(60)  # type: ignore[attr-defined]
+        _wait_for(answers, tps - 1, 600)
+        return answers.first_seen.get(tps - 1, time.monotonic()) - start
 
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
                 work: Path) -> list[float]:
-    fleet = _start_fleet(work / "bench.lars", work / "state-latency", bootstrap, partitions)
-    try:
-        answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
-        answers.start()
-        producer = _producer(str(fleet.bootstrap))
+    with _running(work, "latency", bootstrap, partitions) as (answers, producer):
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
@@ -134,17 +129,11 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
                 time.sleep(min(0.001, due - now))
             if n % per_tp == 0 and n:
                 closed_at[n // per_tp - 1] = time.monotonic()
-            producer.produce("chronolog.facts", line)
-            producer.poll(0)
-        producer.flush(30)
-        last = len(lines) // per_tp - 2
-        deadline = time.monotonic() + 60
-        while last not in answers.first_seen and time.monotonic() < deadline:
-            time.sleep(0.01)
-        answers.stop = True
+            producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
+            producer.poll(0)  # type: ignore[attr-defined]
+        producer.flush(30)  # type: ignore[attr-defined]
+        _wait_for(answers, len(lines) // per_tp - 2, 60)
         return [answers.first_seen[t] - c for t, c in closed_at.items() if t in answers.first_seen]
-    finally:
-        fleet.down()
 
 
 def embedded_seconds(lines: list[bytes], program_text: str) -> float:

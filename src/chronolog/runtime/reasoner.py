@@ -86,18 +86,24 @@ class Reasoner:
 
     # ------------------------------------------------------------ input
 
-    def push(self, ev: Event) -> None:
-        t = ev.t
+    def _arrive(self, t: int) -> None:
+        """Time ``t`` arrives: the first one starts the timeline; a later one, with
+        ``auto_advance``, evaluates every time point before it."""
         if self.t1 is None:
             self.t1 = self.latest = t
             self.evaluated = t - 1
             self.engine = make_engine(self.plan, t, self.stratum)
-        assert self.latest is not None and self.evaluated is not None
+        assert self.latest is not None
         if t > self.latest:
             if self.auto_advance:
                 self.apply_corrections()
                 self._evaluate_until(t - 1)
             self.latest = t
+
+    def push(self, ev: Event) -> None:
+        t = ev.t
+        self._arrive(t)
+        assert self.latest is not None and self.evaluated is not None
         if t > self.evaluated:
             self._apply(ev)
             return
@@ -125,29 +131,19 @@ class Reasoner:
 
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         """All events of one time point, in arrival order: (pred, args, retract).
-        The same as pushing them one by one, without an Event per fact when t
-        is not evaluated yet (the fleet's grounded batches)."""
-        if self.t1 is None or self.evaluated is None or t <= self.evaluated or any(r for _, _, r in facts):
+        The same as pushing them one by one (the fleet's grounded batches)."""
+        if any(retract for _, _, retract in facts):
             for pred, args, retract in facts:
                 self.push(Event(t, pred, args, retract))
             return
-        if t > self.latest:  # type: ignore[operator]
-            self.push(Event(t))
-        self.log.setdefault(t, []).extend(((pred, len(args)), args) for pred, args, _ in facts)
+        self.push_facts(t, [((pred, len(args)), args) for pred, args, _ in facts])
 
     def push_facts(self, t: int, facts: list[Fact], locs: Callable[[], list] | None = None) -> None:
         """Asserted facts at ``t`` in arrival order (a time advance if empty):
         the same as pushing their events one by one.  ``locs`` gives their
         input locations, asked for only if they turn out to be delayed."""
-        if self.t1 is None:
-            self.t1 = self.latest = t
-            self.evaluated = t - 1
-            self.engine = make_engine(self.plan, t)
+        self._arrive(t)
         assert self.latest is not None and self.evaluated is not None
-        if t > self.latest:
-            self.apply_corrections()
-            self._evaluate_until(t - 1)
-            self.latest = t
         if t > self.evaluated:
             if facts:
                 entries = self.log.get(t)

@@ -61,10 +61,14 @@ class ServiceConfig:
     poll: float = 0.01
 
     @property
+    def name(self) -> str:
+        """The service as the topology names it (``reasoner-2``): its changelog topic."""
+        return self.service if self.stratum is None else f"{self.service}-{self.stratum}"
+
+    @property
     def instance(self) -> str:
         """Unique per process of the fleet: names its group, transactional id and state."""
-        name = self.service if self.stratum is None else f"{self.service}-{self.stratum}"
-        return name if self.service == "ingest" else f"{name}-p{self.partition}"
+        return self.name if self.service == "ingest" else f"{self.name}-p{self.partition}"
 
 
 def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[str, str]:
@@ -162,8 +166,7 @@ class Service:
             self.inputs = [(self.names.grounded, p)] + [(self.names.stratum(j), p) for j in range(1, k)]
         else:
             self.inputs = [(self.names.stratum(j), p) for j in range(1, strata + 1)]
-        self.changelog = (self.names.changelog(cfg.service if cfg.stratum is None else f"{cfg.service}-{cfg.stratum}"),
-                          p if cfg.service != "ingest" else 0)
+        self.changelog = (self.names.changelog(cfg.name), p if cfg.service != "ingest" else 0)
         self.stage = make_stage(cfg)
         _track(self.stage)
 
@@ -314,14 +317,10 @@ class Service:
                 self.metrics.late_events.inc(stage.too_late - before[1])
             elif isinstance(stage, GroundingStage):
                 outs.extend(stage.handle(orjson.loads(msg.value())))
-            elif isinstance(stage, ReasonerStage):
-                rec = orjson.loads(msg.value())
-                if msg.topic() == self.names.grounded:
-                    stage.on_grounded(rec)
-                else:
-                    stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, rec)
-            else:
-                assert isinstance(stage, OutputStage)
+            elif isinstance(stage, ReasonerStage) and msg.topic() == self.names.grounded:
+                stage.on_grounded(orjson.loads(msg.value()))
+            else:  # a lower stratum's record, for a reasoner or the output
+                assert isinstance(stage, (ReasonerStage, OutputStage))
                 stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, orjson.loads(msg.value()))
         if isinstance(stage, GroundingStage):
             outs.extend(stage.idle())

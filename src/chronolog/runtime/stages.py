@@ -34,7 +34,7 @@ import orjson
 
 from chronolog.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.engine.plan import Plan
-from chronolog.events import Event
+from chronolog.events import Event, event_json
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
@@ -64,16 +64,6 @@ def partition_of(key: str | None, partitions: int) -> int:
     if key is None or partitions == 1:
         return 0
     return zlib.crc32(key.encode()) % partitions
-
-
-def _event_json(ev: Event) -> bytes:
-    rec: dict = {"t": ev.t}
-    if ev.pred is not None:
-        rec["pred"] = ev.pred
-        rec["args"] = list(ev.args)
-        if ev.retract:
-            rec["op"] = "retract"
-    return orjson.dumps(rec)
 
 
 # ---------------------------------------------------------------- ingest
@@ -112,10 +102,10 @@ class IngestStage:
         # evaluated point trails the latest time by one while the stream flows
         if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
-            return [Out("late", 0, _event_json(ev))]
+            return [Out("late", 0, event_json(ev))]
         if ev.is_fact:
             key = None if got.key is None else got.key.encode()
-            out.append(Out("ingested", partition_of(got.key, self.partitions), _event_json(ev), key))
+            out.append(Out("ingested", partition_of(got.key, self.partitions), event_json(ev), key))
         prev = self.latest_by_input.get(partition)
         if prev is None or ev.t > prev:
             self.latest_by_input[partition] = ev.t
@@ -260,7 +250,39 @@ class _StepSink:
         pass
 
 
-class ReasonerStage:
+def _horizon(retention: int | None) -> int | None:
+    """The Reasoner's retention in a stage: ingest already routes events past
+    ``retention`` away, so the stage only prunes (one point later)."""
+    return None if retention is None else retention + 1
+
+
+class _ImportingStage:
+    """What reasoners and output share: the lower strata's records become the
+    reasoner's imports per time point, and time advances to the least of them."""
+
+    lower: dict[int, StratumStore]
+    reasoner: Reasoner
+
+    def on_stratum(self, j: int, rec: dict) -> None:
+        self.reasoner.push(Event(rec["t1"]))
+        t = self.lower[j].apply(rec)
+        self.reasoner.set_imported(t, _combine(self.lower, t))
+
+    def journals(self) -> dict[str, Journal]:
+        """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
+        out = {"log": self.reasoner.log, "imports": self.reasoner.imports}
+        for j, store in self.lower.items():
+            out[f"lower{j}"] = store.content
+            out[f"lower{j}_ok"] = store.ok
+        return out  # type: ignore[return-value]
+
+    def _advance(self, ends: list[int | None]) -> None:
+        if ends and all(e is not None for e in ends):
+            self.reasoner.advance(min(ends))  # type: ignore[type-var]
+        _forget(self.reasoner.pruned_below, [d for s in self.lower.values() for d in (s.content, s.ok)])
+
+
+class ReasonerStage(_ImportingStage):
     """Evaluates stratum ``k`` (0-based) of a program on grounded batches and
     the lower strata's records; time advances to the least of its inputs."""
 
@@ -271,17 +293,11 @@ class ReasonerStage:
         self.closed: int | None = None
         self.reasoner = Reasoner(
             plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe,
-            retention=None if retention is None else retention + 1,  # ingest already routed older events away
+            retention=_horizon(retention),
         )
 
     def journals(self) -> dict[str, Journal]:
-        """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
-        out = {"log": self.reasoner.log, "imports": self.reasoner.imports,
-               "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}
-        for j, store in self.lower.items():
-            out[f"lower{j}"] = store.content
-            out[f"lower{j}_ok"] = store.ok
-        return out  # type: ignore[return-value]
+        return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}  # type: ignore[dict-item]
 
     def on_grounded(self, rec: dict) -> None:
         r = self.reasoner
@@ -295,21 +311,9 @@ class ReasonerStage:
         r.push(Event(rec["upto"]))
         self.closed = rec["upto"]
 
-    def on_stratum(self, j: int, rec: dict) -> None:
-        self.reasoner.push(Event(rec["t1"]))
-        t = self.lower[j].apply(rec)
-        self.reasoner.set_imported(t, _combine(self.lower, t))
-
-    def frontier(self) -> int | None:
-        ends = [self.closed] + [s.upto for s in self.lower.values()]
-        return None if any(e is None for e in ends) else min(ends)  # type: ignore[type-var]
-
     def flush(self) -> list[bytes]:
-        end = self.frontier()
-        if end is not None:
-            self.reasoner.advance(end)
-        _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok]
-                + [d for s in self.lower.values() for d in (s.content, s.ok)])
+        self._advance([self.closed] + [s.upto for s in self.lower.values()])
+        _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
         return out
 
@@ -332,7 +336,7 @@ def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
     return Imported(ok, content)
 
 
-class OutputStage:
+class OutputStage(_ImportingStage):
     """Assembles the strata's records into answer lines (CONTRACT §3)."""
 
     def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
@@ -342,25 +346,10 @@ class OutputStage:
         self.lower = {j: StratumStore() for j in range(strata)}
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self.writer, warn=warn, stratum=top, auto_advance=False,
-                                 retention=None if retention is None else retention + 1)
-
-    def on_stratum(self, j: int, rec: dict) -> None:
-        self.reasoner.push(Event(rec["t1"]))
-        t = self.lower[j].apply(rec)
-        self.reasoner.set_imported(t, _combine(self.lower, t))
-
-    def journals(self) -> dict[str, Journal]:
-        out = {"log": self.reasoner.log, "imports": self.reasoner.imports}
-        for j, store in self.lower.items():
-            out[f"lower{j}"] = store.content
-            out[f"lower{j}_ok"] = store.ok
-        return out  # type: ignore[return-value]
+                                 retention=_horizon(retention))
 
     def flush(self) -> list[bytes]:
-        ends = [s.upto for s in self.lower.values()]
-        if ends and all(e is not None for e in ends):
-            self.reasoner.advance(min(ends))  # type: ignore[type-var]
-        _forget(self.reasoner.pruned_below, [d for s in self.lower.values() for d in (s.content, s.ok)])
+        self._advance([s.upto for s in self.lower.values()])
         text = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()
