@@ -35,15 +35,20 @@ class Event:
         return self.pred is not None
 
 
-def event_json(ev: Event) -> bytes:
-    """One input line (CONTRACT §2) for ``ev``: what the fleet forwards and the
-    benchmarks and tests publish."""
-    import orjson
-
+def event_record(ev: Event) -> dict:
+    """``ev`` as the JSON object of an input line (CONTRACT §2)."""
     rec: dict = {"t": ev.t}
     if ev.pred is not None:
         rec["pred"] = ev.pred
         rec["args"] = list(ev.args)
         if ev.retract:
             rec["op"] = "retract"
-    return orjson.dumps(rec)
+    return rec
+
+
+def event_json(ev: Event) -> bytes:
+    """One input line (CONTRACT §2) for ``ev``: what the fleet forwards and the
+    benchmarks and tests publish."""
+    import orjson
+
+    return orjson.dumps(event_record(ev))

@@ -101,7 +101,11 @@ class Topology:
         return "\n".join(out) + "\n"
 
 
-def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, prefix: str = "chronolog") -> Topology:
+def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, prefix: str = "chronolog",
+                   chain: bool = False) -> Topology:
+    """``chain``: grounding, the reasoners and the output run chained in one
+    service per partition (``chronolog up --chain``), ingest too when there is
+    one partition; only the repartitioning topic stays between services."""
     names = TopicNames(prefix)
     FACTS, ANSWERS, DLQ, LATE, INGESTED, GROUNDED = (  # noqa: N806
         names.facts, names.answers, names.dlq, names.late, names.ingested, names.grounded
@@ -116,14 +120,16 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
         Topic(FACTS, input_partitions, "partition key or null", "delete", "input events (CONTRACT §2)"),
         Topic(DLQ, 1, "null", "delete", "malformed events with the reason"),
         Topic(LATE, 1, "null", "delete", "events older than the retention horizon, for the backfill"),
-        Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks"),
     ]
+    strata = fleet_strata(plan)
+    if chain:
+        return _chained(plan, names, topics, n, key, reason, strata)
+    topics.append(Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks"))
     topics.append(Topic(GROUNDED, n, "partition key", "delete", "closed time points: each point's input facts as one batch"))
     services = [
         Service("ingest", "chronolog service ingest", [FACTS], [INGESTED, DLQ, LATE], names.changelog("ingest")),
         Service("grounding", "chronolog service grounding", [INGESTED], [GROUNDED], names.changelog("grounding")),
     ]
-    strata = fleet_strata(plan)
     for k, preds in enumerate(strata, 1):
         topics.append(Topic(names.stratum(k), n, "partition key", "delete", f"diffs of stratum {k}"))
     reads_lower = [GROUNDED]
@@ -142,6 +148,27 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
     for s in services:
         if s.state:
             topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))
+    return Topology(topics, services, key, reason)
+
+
+def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: dict[str, int] | None, reason: str,
+             strata: list[list[str]]) -> Topology:
+    preds = [p for s in strata for p in s]
+    services = []
+    if n > 1:
+        topics.append(Topic(names.ingested, n, "partition key", "delete", "validated events with watermarks"))
+        services.append(Service("ingest", "chronolog service ingest", [names.facts],
+                                [names.ingested, names.dlq, names.late], names.changelog("ingest")))
+        services.append(Service("chain", "chronolog service chain", [names.ingested],
+                                [names.answers], names.changelog("chain"), preds))
+    else:
+        services.append(Service("chain", "chronolog service chain", [names.facts],
+                                [names.answers, names.dlq, names.late], names.changelog("chain"), preds))
+    topics.append(Topic(names.answers, 1, "null", "delete", "answer lines (CONTRACT §3)"))
+    what = "ingest, " if n == 1 else ""
+    reason += f"; chained: {what}grounding, {len(strata)} stratum reasoner(s) and output in one service per partition"
+    for s in services:
+        topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))  # type: ignore[arg-type]
     return Topology(topics, services, key, reason)
 
 

@@ -16,7 +16,7 @@ import orjson
 
 from chronolog.engine.plan import plan_program
 from chronolog.ir import Program
-from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
 from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
 from chronolog.topology import partition_key
 
@@ -154,4 +154,71 @@ def run_pipeline(
         if not progressed:
             break
         assert steps < 100_000
+    return [orjson.loads(a) for a in answers], dead
+
+
+def run_chain(
+    program: Program, lines: list[bytes], *, partitions: int = 1, seed: int = 0, restarts: int = 0,
+    idle_every: int = 0, retention: int | None = None, batch: int = 5,
+) -> tuple[list[dict], int]:
+    """The chained fleet (``chronolog up --chain``): with one partition a single
+    chain with ingest inside; with several, ingest and one chain per partition.
+    Random batch boundaries, idle flushes and restarts from pickles."""
+    plan = plan_program(program)
+    key, _ = partition_key(plan)
+    n = partitions if key is not None else 1
+    strata = plan.fleet_strata
+    rng = random.Random(seed)
+    ingest = IngestStage(key, n, retention=retention)
+    chains = [ChainStage(plan, strata, ingest if n == 1 else None, idle_flush=0.0, retention=retention)
+              for _ in range(n)]
+    answers: list[bytes] = []
+    dead = 0
+    queues: list[list[bytes]] = [[] for _ in range(n)]  # ingested records per partition (n > 1)
+
+    def leave(outs: list) -> None:
+        nonlocal dead
+        for out in outs:
+            assert out.topic in ("dlq", "late"), out.topic
+            dead += 1
+
+    def finish(p: int) -> None:
+        if idle_every and rng.randrange(idle_every) == 0:
+            chains[p].idle(now=1e9)
+        lines = chains[p].flush()
+        for line in lines:
+            AnswerLine.model_validate_json(line)
+        answers.extend(lines)
+
+    pending = list(lines)
+    offset = 0
+    while pending or any(queues):
+        if pending and (n == 1 or rng.random() < 0.5):
+            value = pending.pop(0)
+            if n == 1:
+                leave(chains[0].handle(value, "chronolog.facts", 0, offset, now=0.0))
+                if rng.randrange(batch) == 0:
+                    finish(0)
+            else:
+                for out in ingest.handle(value, "chronolog.facts", 0, offset):
+                    if out.topic == "ingested":
+                        validate("ingested", out.value)
+                        queues[out.partition].append(out.value)
+                    else:
+                        leave([out])
+            offset += 1
+        else:
+            p = rng.randrange(n)
+            for _ in range(rng.randint(1, batch)):
+                if queues[p]:
+                    leave(chains[p].handle(queues[p].pop(0), "chronolog.ingested", p, 0, now=0.0))
+            finish(p)
+        if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
+            p = rng.randrange(n)
+            chains[p] = pickle.loads(pickle.dumps(chains[p]))
+            if n == 1:
+                ingest = chains[0].ingest  # type: ignore[assignment]
+    for p in range(n):
+        chains[p].idle(now=1e9)
+        finish(p)
     return [orjson.loads(a) for a in answers], dead

@@ -30,6 +30,7 @@ from chronolog.cli.fleet import publish_file, tail_topic
 from chronolog.events import Event, event_json
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.embedded import run_embedded
+from chronolog.runtime.stages import partition_of
 
 PROGRAM = """\
 hot(S) :- temp(S, V) [3], V > 80.
@@ -100,6 +101,21 @@ class Up:
     def pid(self, name: str, partition: int | None = 0) -> int:
         info = json.loads((self.dir / "fleet.json").read_text())
         return next(s["pid"] for s in info["services"] if s["name"] == name and s["partition"] == partition)
+
+    def committed(self, name: str, partition: int | None = 0, timeout: float = 30) -> None:
+        """Wait until the service has committed a transaction (its /metrics says so)."""
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = json.loads((self.dir / "fleet.json").read_text())
+            port = next(s["metrics_port"] for s in info["services"] if s["name"] == name and s["partition"] == partition)
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+            if any(line.startswith("chronolog_transactions_total") and float(line.split()[-1]) >= 1
+                   for line in text.splitlines()):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{name}[{partition}] committed nothing within {timeout} s")
 
     def publish(self, events: list[Event], path: Path, extra: list[bytes] = ()) -> None:  # type: ignore[assignment]
         lines = [event_json(e) for e in events]
@@ -187,6 +203,35 @@ def test_sigkill_of_a_reasoner_mid_stream_loses_and_duplicates_nothing(fleet, tm
         assert "restored from the changelog" in log
     else:  # RocksDB, unless the kill fell between a commit and the RocksDB write
         assert "restored from RocksDB" in log or "restored from the changelog" in log
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_chained_fleet_means_what_embedded_prints_and_survives_sigkill(fleet, tmp_path, partitions):
+    """``up --chain``: one chain process per partition (ingest inside it with one
+    partition); dead letters, and a SIGKILL of a chain mid-stream with its
+    RocksDB state deleted, so it restores from the changelog."""
+    events = stream(11 + partitions, points=40)
+    want = expected(PROGRAM, events)
+    up = fleet("--chain", "--partitions", str(partitions))
+    services = sorted(s["name"] for s in up.info["services"])
+    assert services == ["chain"] * partitions + (["ingest"] if partitions > 1 else [])
+    half = len(events) // 2
+    bad = [b'{"t": 1, "pred": "temp", "args": "s1"}']
+    up.publish(events[:half], tmp_path / "first.jsonl", bad)
+    p = partition_of(str(events[-1].args[0]), partitions)  # a partition with work after the kill
+    up.committed("chain", p)
+    victim = up.pid("chain", p)
+    shutil.rmtree(up.dir / f"chain-p{p}")
+    os.kill(victim, signal.SIGKILL)
+    up.publish(events[half:], tmp_path / "second.jsonl")
+    assert up.wait_for(want, events) == want
+    assert up.pid("chain", p) != victim
+    log = up.dir / "run" / f"chain-p{p}.log"
+    deadline = time.monotonic() + 30
+    while log.read_text().count("ready") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "restored from the changelog" in log.read_text()
+    assert [d["value"] for d in up.answers("chronolog.dlq")] == [b.decode() for b in bad]
 
 
 def _backfill(program: Path, archive: Path, events: list[Event], out: Path) -> list[dict]:

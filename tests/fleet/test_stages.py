@@ -12,10 +12,11 @@ import io
 import random
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
-from pipeline import run_pipeline
+from pipeline import run_chain, run_pipeline
 from strategies import programs, random_program, random_stream, streams
 
 from chronolog.engine.plan import plan_program
@@ -37,8 +38,8 @@ def span(events) -> tuple[int, int]:
     return min(times), max(times)
 
 
-def fleet(program, events, **kw) -> set:
-    lines, _ = run_pipeline(program, [event_json(e) for e in events], **kw)
+def fleet(program, events, chain: bool = False, **kw) -> set:
+    lines, _ = (run_chain if chain else run_pipeline)(program, [event_json(e) for e in events], **kw)
     return meaning(lines, span(events), running=False)
 
 
@@ -75,7 +76,19 @@ def test_late_events_retractions_restarts_and_idle_flushes(program, events, seed
     assert got == embedded(program, events)
 
 
-def test_retention_repairs_recent_late_events_and_routes_older_ones_away():
+@SETTINGS
+@given(programs(stratified=True), streams(), st.integers(0, 10**6))
+def test_chained_stages_mean_what_embedded_prints(program, events, seed):
+    """``--chain``: the same stages in one process per partition, random batch
+    boundaries, idle flushes and restarts from pickles."""
+    rng = random.Random(seed)
+    events = disorder(events, rng)
+    got = fleet(program, events, chain=True, seed=seed, restarts=3, idle_every=3, batch=rng.randint(1, 8))
+    assert got == embedded(program, events)
+
+
+@pytest.mark.parametrize("chain", [False, True])
+def test_retention_repairs_recent_late_events_and_routes_older_ones_away(chain):
     """``--retention N``: the fleet repairs what embedded mode repairs with the same N,
     sends older events to the late topic, and prunes its per-time-point state."""
     rng = random.Random(11)
@@ -92,7 +105,8 @@ def test_retention_repairs_recent_late_events_and_routes_older_ones_away():
         out = io.StringIO()
         stats = run_embedded(KEYED, events, out, retention=6, warn=lambda m: None)
         want = meaning([orjson.loads(x) for x in out.getvalue().splitlines()], span(events))
-        lines, routed = run_pipeline(KEYED, [event_json(e) for e in events], seed=trial, retention=6)
+        run = run_chain if chain else run_pipeline
+        lines, routed = run(KEYED, [event_json(e) for e in events], seed=trial, retention=6)
         assert meaning(lines, span(events)) == want, trial
         assert routed == stats.too_late, trial
         total += routed
@@ -134,13 +148,16 @@ def test_partitioned_fleet_equals_embedded():
         events = disorder(events, rng)
         want = embedded(KEYED, events)
         for partitions in (1, 3):
-            got = fleet(KEYED, events, partitions=partitions, seed=trial, restarts=2, idle_every=4)
-            assert got == want, (trial, partitions)
+            for chain in (False, True):
+                got = fleet(KEYED, events, chain=chain, partitions=partitions, seed=trial, restarts=2, idle_every=4)
+                assert got == want, (trial, partitions, chain)
 
 
-def test_malformed_input_is_counted_and_processing_continues():
+@pytest.mark.parametrize("run", [run_pipeline, run_chain])
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_malformed_input_is_counted_and_processing_continues(run, partitions):
     events = [Event(0, "temp", ("s1", 90)), Event(1, "temp", ("s1", 99)), Event(4)]
     lines = [event_json(events[0]), b'{"t": "x"}', b"not json", event_json(events[1]), event_json(events[2])]
-    got, dead = run_pipeline(KEYED, lines, partitions=3)
+    got, dead = run(KEYED, lines, partitions=partitions)
     assert dead == 2
     assert meaning(got, span(events)) == embedded(KEYED, events)

@@ -78,7 +78,8 @@ class _Answers(threading.Thread):
 
 
 @contextlib.contextmanager
-def _running(work: Path, name: str, bootstrap: str | None, partitions: int) -> Iterator[tuple["_Answers", object]]:
+def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
+             chain: bool) -> Iterator[tuple["_Answers", object]]:
     """A fresh fleet on the bench program, an answer-topic watcher and a producer;
     the fleet is stopped on leaving."""
     from confluent_kafka import Producer
@@ -89,7 +90,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int) -> I
 
     program = str(work / "bench.lars")
     fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
-                  partitions=partitions, idle_flush=0.5)
+                  partitions=partitions, idle_flush=0.5, chain=chain)
     fleet.up(lambda m: None)
     answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
     try:
@@ -106,8 +107,9 @@ def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
         time.sleep(0.005)
 
 
-def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path) -> float:
-    with _running(work, "throughput", bootstrap, partitions) as (answers, producer):
+def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
+                   chain: bool = False) -> float:
+    with _running(work, f"throughput-{chain}", bootstrap, partitions, chain) as (answers, producer):
         start = time.monotonic()
         for line in lines:
             producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
@@ -119,8 +121,8 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
 
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
-                work: Path) -> list[float]:
-    with _running(work, "latency", bootstrap, partitions) as (answers, producer):
+                work: Path, chain: bool = False) -> list[float]:
+    with _running(work, f"latency-{chain}", bootstrap, partitions, chain) as (answers, producer):
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
@@ -167,20 +169,26 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
         (work / "bench.lars").write_text(PROGRAM)
         emb = embedded_seconds(lines, PROGRAM)
         print(f"embedded: {n} events in {emb:.2f} s", file=sys.stderr)
-        fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, work)
-        print(f"fleet: {n} events in {fleet_s:.2f} s", file=sys.stderr)
         lat_lines = workload(max(3, int(args.rate * args.seconds) // args.facts), args.facts, seed=2)
-        lat = run_latency(lat_lines, args.facts, args.rate, args.bootstrap, args.partitions, work)
+        layouts = {"strata": [False], "chain": [True], "both": [False, True]}[args.layout]
+        results = []
+        for chain in layouts:
+            name = "chained" if chain else "per stratum"
+            fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, work, chain)
+            print(f"fleet ({name}): {n} events in {fleet_s:.2f} s", file=sys.stderr)
+            lat = run_latency(lat_lines, args.facts, args.rate, args.bootstrap, args.partitions, work, chain)
+            print(f"fleet ({name}): {len(lat)} latency samples (time points)", file=sys.stderr)
+            results.append((name, fleet_s, lat))
     table = Table(title=f"chronolog bench fleet: {n} events ({args.tps} time points x {args.facts}), "
                         f"{args.partitions} partition(s), {os.cpu_count()} cores")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
         table.add_column(col, justify="right")
     table.add_row("embedded (in-process)", f"{n / emb:,.0f}", "1.00", "-", "-", "-")
-    table.add_row("fleet, full speed", f"{n / fleet_s:,.0f}", f"{emb / fleet_s:.2f}", "-", "-", "-")
-    table.add_row(f"fleet, {args.rate:,.0f} events/s", "-", "-",
-                  f"{_pct(lat, 0.5) * 1000:.0f} ms", f"{_pct(lat, 0.95) * 1000:.0f} ms", f"{_pct(lat, 0.99) * 1000:.0f} ms")
+    for name, fleet_s, lat in results:
+        table.add_row(f"fleet {name}, full speed", f"{n / fleet_s:,.0f}", f"{emb / fleet_s:.2f}", "-", "-", "-")
+        table.add_row(f"fleet {name}, {args.rate:,.0f} events/s", "-", "-", f"{_pct(lat, 0.5) * 1000:.0f} ms",
+                      f"{_pct(lat, 0.95) * 1000:.0f} ms", f"{_pct(lat, 0.99) * 1000:.0f} ms")
     console.print(table)
-    print(f"latency samples: {len(lat)} time points", file=sys.stderr)
     return 0
 
 
@@ -192,4 +200,6 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--seconds", type=float, default=10.0, help="length of the latency run (default 10)")
     fleet.add_argument("--partitions", type=int, default=1)
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
+    fleet.add_argument("--layout", choices=["strata", "chain", "both"], default="both",
+                       help="one service per stratum (chronolog up), chained (up --chain), or both (default)")
     fleet.set_defaults(func=main)

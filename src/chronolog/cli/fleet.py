@@ -32,6 +32,9 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     up.add_argument("--archive", metavar="DIR", help="also archive the input and answer topics to Parquet in DIR "
                     "(for `chronolog backfill --history DIR`)")
+    up.add_argument("--chain", action="store_true",
+                    help="run grounding, the stratum reasoners and output chained in one process per partition "
+                         "(ingest too with one partition): fewer hops, one transaction per batch")
     up.add_argument("--publish", metavar="FILE", help="after ready, publish this JSONL file to the input topic")
     up.add_argument("--tail", action="store_true", help="after ready, print the answer topic on stdout")
     up.set_defaults(func=cmd_up)
@@ -53,7 +56,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     tail.set_defaults(func=cmd_tail)
 
     svc = sub.add_parser("service", help="run one fleet service (started by `chronolog up`, Helm or compose)")
-    svc.add_argument("service", choices=["ingest", "grounding", "reasoner", "output"])
+    svc.add_argument("service", choices=["ingest", "grounding", "reasoner", "output", "chain"])
     svc.add_argument("program", nargs="+")
     svc.add_argument("--dialect", choices=DIALECTS)
     svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"))
@@ -78,6 +81,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     ct.add_argument("--input-partitions", type=int, default=1)
     ct.add_argument("--kafka-config")
     ct.add_argument("--topic-prefix", default="chronolog")
+    ct.add_argument("--chain", action="store_true", help="the topics of a chained fleet (up --chain)")
     ct.add_argument("--replication-factor", type=int, default=1, help="replicas per topic (default 1)")
     ct.set_defaults(func=cmd_create_topics)
 
@@ -118,7 +122,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
-        archive=os.path.abspath(args.archive) if args.archive else None,
+        archive=os.path.abspath(args.archive) if args.archive else None, chain=args.chain,
     )
     try:
         fleet.up(_say)
@@ -289,7 +293,7 @@ def cmd_create_topics(args: argparse.Namespace) -> int:
     from chronolog.runtime.service import kafka_config
     from chronolog.topology import build_topology
 
-    topology = build_topology(_plan(args), args.partitions, args.input_partitions, args.topic_prefix)
+    topology = build_topology(_plan(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
     created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config),
                             replication=args.replication_factor)
     for name in created:

@@ -50,6 +50,7 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     topo.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"])
     topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
+    topo.add_argument("--chain", action="store_true", help="the chained fleet (chronolog up --chain)")
     topo.add_argument("--format", default="text", choices=["text", "mermaid"], help="text, or a Mermaid diagram")
     topo.set_defaults(func=cmd_topology)
 
@@ -232,7 +233,8 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from chronolog.lang import load_program
     from chronolog.topology import build_topology
 
-    topology = build_topology(plan_program(load_program(args.program, args.dialect)), args.partitions, args.input_partitions)
+    topology = build_topology(plan_program(load_program(args.program, args.dialect)), args.partitions,
+                              args.input_partitions, chain=args.chain)
     print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
     return 0
 

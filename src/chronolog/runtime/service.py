@@ -32,14 +32,14 @@ from chronolog.engine.plan import Plan, plan_by_reference
 from chronolog.errors import ChronologError
 from chronolog.runtime.journal import DELETED, external_journals
 from chronolog.runtime.metrics import ServiceMetrics
-from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
 from chronolog.topology import TopicNames, partition_key
 
 log = logging.getLogger("chronolog.service")
 
 _DEBUG = bool(os.environ.get("CHRONOLOG_DEBUG_COMMITS"))
 CHUNK = 512 * 1024  # snapshot bytes per changelog record (below Kafka's 1 MB default)
-SERVICES = ("ingest", "grounding", "reasoner", "output")
+SERVICES = ("ingest", "grounding", "reasoner", "output", "chain")
 
 
 @dataclass
@@ -113,7 +113,15 @@ def make_stage(cfg: ServiceConfig) -> object:
         return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning, retention=cfg.retention)
     if cfg.service == "output":
         return OutputStage(plan, strata, warn=log.warning, retention=cfg.retention)
+    if cfg.service == "chain":
+        ingest = IngestStage(key, 1, cfg.input_partitions, cfg.retention) if chains_ingest(cfg) else None
+        return ChainStage(plan, strata, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=cfg.retention)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
+
+
+def chains_ingest(cfg: ServiceConfig) -> bool:
+    """A chain includes ingest when there is one partition: nothing to repartition."""
+    return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
 
 
 def dumps_state(obj: object, plan: Plan) -> bytes:
@@ -161,6 +169,9 @@ class Service:
             self.inputs = [(self.names.facts, i) for i in range(cfg.input_partitions)]
         elif cfg.service == "grounding":
             self.inputs = [(self.names.ingested, p)]
+        elif cfg.service == "chain":
+            self.inputs = ([(self.names.facts, i) for i in range(cfg.input_partitions)] if chains_ingest(cfg)
+                           else [(self.names.ingested, p)])
         elif cfg.service == "reasoner":
             k = cfg.stratum or 1
             self.inputs = [(self.names.grounded, p)] + [(self.names.stratum(j), p) for j in range(1, k)]
@@ -175,13 +186,16 @@ class Service:
     def _clients(self) -> None:
         from confluent_kafka import Consumer, Producer
 
-        base = {"bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka}
+        # tunables first (the user's settings override them), then what exactly-once needs
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
+        base = {"bootstrap.servers": self.cfg.bootstrap}
         self.consumer = Consumer({
-            **base, "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10, "session.timeout.ms": 6000,
+            **base, "fetch.wait.max.ms": 10, "session.timeout.ms": 6000, **self.cfg.kafka,
+            "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
         })
-        self.producer = Producer({**base, "transactional.id": ident, "linger.ms": 0, "transaction.timeout.ms": 60000})
+        self.producer = Producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
+                                  "transactional.id": ident})
         self.producer.init_transactions(60)
 
     # ------------------------------------------------------------ state
@@ -220,22 +234,33 @@ class Service:
             log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
         return {k: v for k, v in committed.items() if v >= 0}
 
-    def _from_changelog(self, want: dict[str, int], timeout: float = 60.0) -> object:
+    def _from_changelog(self, want: dict[str, int], timeout: float = 60.0, quiet: float = 1.0) -> object:
+        """The LAST snapshot on the changelog and the entries before it.
+
+        Several transactions can carry the same input offsets (an idle flush
+        publishes without consuming), so the first snapshot matching the
+        committed offsets may be stale: read to the end.  The end is where the
+        topic stays quiet (nobody else writes this changelog, and the broker's
+        high watermark is not trusted); the last snapshot must match ``want``.
+        """
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
         reader = Consumer({
             "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
-            "enable.auto.commit": False, "isolation.level": "read_committed",
+            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
         })
         reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
         chunks: dict[int, bytes] = {}
         entries: dict[tuple[str, int], bytes | None] = {}
+        found: tuple[bytes, dict, list] | None = None  # snapshot, its offsets, entries before it
         deadline = time.monotonic() + timeout
+        last = time.monotonic()
         try:
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and time.monotonic() - last < quiet:
                 msg = reader.poll(0.2)
                 if msg is None or msg.error():
                     continue
+                last = time.monotonic()
                 head, _, body = msg.value().partition(b"\n")
                 meta = orjson.loads(head)
                 if meta.get("kind") == "entry":
@@ -244,12 +269,14 @@ class Service:
                 if meta["i"] == 0:
                     chunks = {}
                 chunks[meta["i"]] = body
-                if meta["i"] == meta["n"] - 1 and meta["offsets"] == want and len(chunks) == meta["n"]:
-                    stage = loads_state(zlib.decompress(b"".join(chunks[i] for i in range(meta["n"]))), self.cfg.plan)
-                    return _fill(stage, {k: v for k, v in entries.items() if v is not None})
+                if meta["i"] == meta["n"] - 1 and len(chunks) == meta["n"]:
+                    found = (b"".join(chunks[i] for i in range(meta["n"])), meta["offsets"], list(entries.items()))
         finally:
             reader.close()
-        raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets on {self.changelog[0]}")
+        if found is None or found[1] != want:
+            raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets on {self.changelog[0]}")
+        stage = loads_state(zlib.decompress(found[0]), self.cfg.plan)
+        return _fill(stage, {k: v for k, v in found[2] if v is not None})
 
     # ------------------------------------------------------------ loop
 
@@ -262,6 +289,8 @@ class Service:
         self.db = self._db()
         self._clients()
         resume = self.restore()
+        ingest = self.stage if isinstance(self.stage, IngestStage) else getattr(self.stage, "ingest", None)
+        self._counted = (0, 0) if ingest is None else (ingest.dead_letters, ingest.too_late)
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         self.metrics.up.set(1)
@@ -310,11 +339,8 @@ class Service:
             if kind and ts > 0:
                 stamps.append(ts / 1000.0)
             got = True
-            if isinstance(stage, IngestStage):
-                before = stage.dead_letters, stage.too_late
+            if isinstance(stage, (IngestStage, ChainStage)):
                 outs.extend(stage.handle(msg.value(), msg.topic(), msg.partition(), msg.offset()))
-                self.metrics.dead_letters.inc(stage.dead_letters - before[0])
-                self.metrics.late_events.inc(stage.too_late - before[1])
             elif isinstance(stage, GroundingStage):
                 outs.extend(stage.handle(orjson.loads(msg.value())))
             elif isinstance(stage, ReasonerStage) and msg.topic() == self.names.grounded:
@@ -322,7 +348,24 @@ class Service:
             else:  # a lower stratum's record, for a reasoner or the output
                 assert isinstance(stage, (ReasonerStage, OutputStage))
                 stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, orjson.loads(msg.value()))
-        if isinstance(stage, GroundingStage):
+        ingest = stage if isinstance(stage, IngestStage) else getattr(stage, "ingest", None)
+        if ingest is not None:
+            self.metrics.dead_letters.inc(ingest.dead_letters - self._counted[0])
+            self.metrics.late_events.inc(ingest.too_late - self._counted[1])
+            self._counted = (ingest.dead_letters, ingest.too_late)
+        if isinstance(stage, ChainStage):
+            stage.idle()
+            last = stage.output
+            delayed = sum(r.reasoner.delayed for r in stage.reasoners)
+            corrections = last.writer.corrections
+            lines = stage.flush()
+            outs.extend(Out("answers", 0, v) for v in lines)
+            self.metrics.answers.inc(len(lines))
+            self.metrics.corrections.inc(last.writer.corrections - corrections)
+            self.metrics.delayed_events.inc(sum(r.reasoner.delayed for r in stage.reasoners) - delayed)
+            if last.reasoner.evaluated is not None:
+                self.metrics.time_point.set(last.reasoner.evaluated)
+        elif isinstance(stage, GroundingStage):
             outs.extend(stage.idle())
             if stage.closed is not None:
                 self.metrics.time_point.set(stage.closed)

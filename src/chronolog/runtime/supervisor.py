@@ -76,6 +76,7 @@ class Fleet:
     kafka_config: str | None = None
     prefix: str = "chronolog"
     archive: str | None = None  # directory: also run the Parquet archiver of input and answers
+    chain: bool = False  # grounding, reasoners and output chained in one process per partition
     children: list[Child] = field(default_factory=list)
     broker: LocalBroker | None = None
     stopping: bool = False
@@ -94,8 +95,11 @@ class Fleet:
             common += ["--kafka-config", self.kafka_config]
         run = self.state_dir / "run"
         run.mkdir(parents=True, exist_ok=True)
-        specs: list[tuple[str, list[str], int | None]] = [("ingest", ["ingest"], None)]
+        specs: list[tuple[str, list[str], int | None]] = [] if self.chain and n == 1 else [("ingest", ["ingest"], None)]
         for p in range(n):
+            if self.chain:
+                specs.append(("chain", ["chain"], p))
+                continue
             specs.append(("grounding", ["grounding"], p))
             for k in range(1, self.plan.fleet_strata + 1):
                 specs.append((f"reasoner-{k}", ["reasoner", "--stratum", str(k)], p))
@@ -119,7 +123,7 @@ class Fleet:
             say(f"broker {self.bootstrap} (bundled tansu, in-memory storage)")
         from chronolog.runtime.service import kafka_config
 
-        topology = build_topology(self.plan, self.partitions, self.input_partitions, self.prefix)
+        topology = build_topology(self.plan, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
         create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config))
         self.plan_children()
         for child in self.children:
