@@ -167,10 +167,9 @@ def run_chain(
     plan = plan_program(program)
     key, _ = partition_key(plan)
     n = partitions if key is not None else 1
-    strata = plan.fleet_strata
     rng = random.Random(seed)
     ingest = IngestStage(key, n, retention=retention)
-    chains = [ChainStage(plan, strata, ingest if n == 1 else None, idle_flush=0.0, retention=retention)
+    chains = [ChainStage(plan, ingest if n == 1 else None, idle_flush=0.0, retention=retention)
               for _ in range(n)]
     answers: list[bytes] = []
     dead = 0

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from chronolog.engine.plan import plan_program
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.ingest import Accepted, ingest_record
@@ -40,3 +44,38 @@ def test_malformed_events_become_dead_letters_with_the_reason():
 
 def test_empty_record_is_skipped():
     assert ingest(b"") is None and ingest(None) is None
+
+
+def _full_check(value: bytes):
+    """What the embedded reader makes of the record as one line: an event, None (blank) or the error."""
+    import io
+
+    from chronolog.errors import InputError
+    from chronolog.io.formats import read_events
+
+    raw = value.decode("utf-8", errors="replace").replace("\n", " ") + "\n"
+    try:
+        events = list(read_events(io.StringIO(raw), "x"))
+    except InputError as exc:
+        return exc.message
+    return events[0] if events else None
+
+
+_scalars = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.none(), st.booleans(), st.floats(allow_nan=False))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+_records = st.dictionaries(st.sampled_from(["t", "pred", "args", "op", "x"]), _values, max_size=4) | _values
+
+
+@settings(max_examples=400, deadline=None)
+@given(_records)
+def test_ingest_accepts_and_rejects_exactly_what_the_reader_does(obj):
+    value = orjson.dumps(obj)
+    got = ingest(value)
+    want = _full_check(value)
+    if isinstance(want, str):
+        assert isinstance(got, DeadLetter) and got.reason == want
+    elif want is None:
+        assert got is None
+    else:
+        assert isinstance(got, Accepted)
+        assert (got.event.t, got.event.pred, got.event.args, got.event.retract) == (want.t, want.pred, want.args, want.retract)

@@ -259,22 +259,13 @@ class EventReader:
             self._bad(_Bad(_decode_message(exc, raw), _decode_col(exc, raw)), number)
             return None
         latest = self._latest
-        # Fast path: a well-formed fact without "op".
-        if type(obj) is dict and obj.keys() <= _KEYS and "op" not in obj:
-            t = obj.get("t")
-            pred = obj.get("pred")
-            args = obj.get("args", _NO_ARGS)
-            if type(t) is int and type(pred) is str and pred and type(args) is list:
-                for a in args:
-                    if type(a) is not str and type(a) is not int:
-                        break
-                else:
-                    ev = Event(t, pred, tuple(args))
-                    if latest is None or t >= latest:
-                        self._latest = t
-                    else:
-                        ev.loc = Loc(self.filename, number, 1)
-                    return ev
+        ev = plain_fact(obj)
+        if ev is not None:
+            if latest is None or ev.t >= latest:
+                self._latest = ev.t
+            else:
+                ev.loc = Loc(self.filename, number, 1)
+            return ev
         try:
             ev = _check_event(obj, raw)
         except _Bad as bad:
@@ -618,3 +609,18 @@ def _value(text: str) -> str | int:
     if (text.isdigit() or (text[0] == "-" and text[1:].isdigit())) and text.isascii():
         return int(text)
     return text
+
+
+def plain_fact(obj: object) -> Event | None:
+    """The fast path of validation: a decoded line that is a well-formed fact
+    without ``op``; None means "check it in full" (it may still be valid)."""
+    if type(obj) is dict and obj.keys() <= _KEYS and "op" not in obj:
+        t = obj.get("t")
+        pred = obj.get("pred")
+        args = obj.get("args", _NO_ARGS)
+        if type(t) is int and type(pred) is str and pred and type(args) is list:
+            for a in args:
+                if type(a) is not str and type(a) is not int:
+                    return None
+            return Event(t, pred, tuple(args))
+    return None

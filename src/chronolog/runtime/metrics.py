@@ -26,7 +26,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_late_events_total": ("counter", "Events older than the retention horizon, routed to the late topic"),
     "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),
     "chronolog_transactions_total": ("counter", "Kafka transactions committed"),
-    "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what it caused"),
+    "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what it caused (the oldest and newest record of each batch)"),
     "chronolog_consumer_lag_records": ("gauge", "Records fetched but not yet processed, from the service's own offsets"),
     "chronolog_state_size_bytes": ("gauge", "Size of the last state snapshot written to RocksDB and the changelog"),
     "chronolog_time_point": ("gauge", "Last time point this service has completed (evaluated, closed or published)"),

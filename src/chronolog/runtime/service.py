@@ -115,7 +115,7 @@ def make_stage(cfg: ServiceConfig) -> object:
         return OutputStage(plan, strata, warn=log.warning, retention=cfg.retention)
     if cfg.service == "chain":
         ingest = IngestStage(key, 1, cfg.input_partitions, cfg.retention) if chains_ingest(cfg) else None
-        return ChainStage(plan, strata, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=cfg.retention)
+        return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=cfg.retention)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
 
 
@@ -303,12 +303,14 @@ class Service:
                 # under load, no added latency when records trickle in
                 first = self.consumer.poll(self.cfg.poll)
                 msgs = [] if first is None else [first] + self.consumer.consume(self.cfg.batch, 0)
-                outs, stamps, got = self._process(msgs)
-                if outs or got:
-                    t0 = time.perf_counter()
-                    self._commit(outs)
+                t0 = time.perf_counter()
+                outs, lines, stamps, got = self._process(msgs)
+                if outs or lines or got:
+                    t1 = time.perf_counter()
+                    self._commit(outs, lines)
                     if _DEBUG:
-                        log.info("commit %d records in, %d out: %.1f ms", len(msgs), len(outs), (time.perf_counter() - t0) * 1000)
+                        log.info("%d records in, %d out: process %.1f ms, commit %.1f ms", len(msgs),
+                                 len(outs) + len(lines), (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
                     now = time.time()
                     for ts in stamps:
                         self.metrics.latency.observe(max(0.0, now - ts))
@@ -321,23 +323,25 @@ class Service:
             self.metrics.up.set(0)
             self.consumer.close()
 
-    def _process(self, msgs: list) -> tuple[list, list[float], bool]:
+    def _process(self, msgs: list) -> tuple[list, list[bytes], list[float], bool]:
+        """Feed a batch to the stage: the records to produce, the answer lines
+        (kept apart: the bulk of the output), record timestamps, whether any
+        record was consumed."""
         from chronolog.runtime.stages import Out
 
         outs: list[Out] = []
+        lines: list[bytes] = []
         stamps: list[float] = []
         stage = self.stage
         got = False
+        consumed = 0
         for msg in msgs:
             if msg.error():
                 log.debug("%s: %s", self.cfg.instance, msg.error())
                 continue
             tp = (msg.topic(), msg.partition())
             self.positions[tp] = msg.offset() + 1
-            self.metrics.events_in.inc()
-            kind, ts = msg.timestamp()
-            if kind and ts > 0:
-                stamps.append(ts / 1000.0)
+            consumed += 1
             got = True
             if isinstance(stage, (IngestStage, ChainStage)):
                 outs.extend(stage.handle(msg.value(), msg.topic(), msg.partition(), msg.offset()))
@@ -355,16 +359,13 @@ class Service:
             self._counted = (ingest.dead_letters, ingest.too_late)
         if isinstance(stage, ChainStage):
             stage.idle()
-            last = stage.output
-            delayed = sum(r.reasoner.delayed for r in stage.reasoners)
-            corrections = last.writer.corrections
+            delayed, corrections = stage.reasoner.delayed, stage.writer.corrections
             lines = stage.flush()
-            outs.extend(Out("answers", 0, v) for v in lines)
             self.metrics.answers.inc(len(lines))
-            self.metrics.corrections.inc(last.writer.corrections - corrections)
-            self.metrics.delayed_events.inc(sum(r.reasoner.delayed for r in stage.reasoners) - delayed)
-            if last.reasoner.evaluated is not None:
-                self.metrics.time_point.set(last.reasoner.evaluated)
+            self.metrics.corrections.inc(stage.writer.corrections - corrections)
+            self.metrics.delayed_events.inc(stage.reasoner.delayed - delayed)
+            if stage.reasoner.evaluated is not None:
+                self.metrics.time_point.set(stage.reasoner.evaluated)
         elif isinstance(stage, GroundingStage):
             outs.extend(stage.idle())
             if stage.closed is not None:
@@ -380,21 +381,25 @@ class Service:
             if got:
                 corrections = stage.writer.corrections
                 lines = stage.flush()
-                outs.extend(Out("answers", 0, v) for v in lines)
                 self.metrics.answers.inc(len(lines))
                 self.metrics.corrections.inc(stage.writer.corrections - corrections)
             if stage.reasoner.evaluated is not None:
                 self.metrics.time_point.set(stage.reasoner.evaluated)
         elif isinstance(stage, IngestStage) and stage.now is not None:
             self.metrics.time_point.set(stage.now)
-        return outs, stamps, got
+        self.metrics.events_in.inc(consumed)
+        for msg in (msgs[0], msgs[-1]) if len(msgs) > 1 else msgs:  # a batch's oldest and newest record
+            kind, ts = msg.timestamp()
+            if kind and ts > 0 and not msg.error():
+                stamps.append(ts / 1000.0)
+        return outs, lines, stamps, got
 
     def _topic(self, role: str) -> str:
         if role == "stratum":
             return self.names.stratum(self.cfg.stratum or 1)
         return getattr(self.names, role)
 
-    def _commit(self, outs: list) -> None:
+    def _commit(self, outs: list, lines: list[bytes]) -> None:
         from confluent_kafka import TopicPartition
 
         producer = self.producer
@@ -412,6 +417,9 @@ class Service:
                 partition = out.partition if out.topic == "ingested" else (
                     self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
                 producer.produce(self._topic(out.topic), out.value, out.key, partition=partition)
+            answers = self.names.answers
+            for line in lines:
+                producer.produce(answers, line, partition=0)
             for name, key, body in entries:
                 head = orjson.dumps({"kind": "entry", "name": name, "key": key, "del": body is None})
                 producer.produce(self.changelog[0], head + b"\n" + (body or b""), f"j:{name}:{key}".encode(),
@@ -431,14 +439,18 @@ class Service:
             finally:
                 raise
         self.metrics.transactions.inc()
-        self.metrics.events_out.inc(len(outs))
+        self.metrics.events_out.inc(len(outs) + len(lines))
+        from rocksdict import WriteBatch
+
+        batch = WriteBatch()  # one atomic write: entries, snapshot and the offsets they belong to
         for name, key, body in entries:
             if body is None:
-                self.db.delete(f"j:{name}:{key}")
+                batch.delete(f"j:{name}:{key}")
             else:
-                self.db[f"j:{name}:{key}"] = body
-        self.db["snapshot"] = snapshot
-        self.db["offsets"] = orjson.dumps(offsets)  # last: marks the RocksDB state complete
+                batch.put(f"j:{name}:{key}", body)
+        batch.put("snapshot", snapshot)
+        batch.put("offsets", orjson.dumps(offsets))
+        self.db.write(batch)
         try:
             live = int(self.db.property_int_value("rocksdb.estimate-live-data-size") or 0)
         except Exception:  # noqa: BLE001 - an estimate only

@@ -101,35 +101,53 @@ class IngestStage:
     too_late: int = 0
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int) -> list[Out]:
+        out: list[Out] = []
+        ev, key = self.admit(value, topic, partition, offset, out)
+        if ev is not None:
+            if ev.is_fact:
+                out.append(Out("ingested", partition_of(key, self.partitions), event_record(ev),
+                               None if key is None else key.encode()))
+            for t in self.advance(ev.t, partition):
+                out.extend(self._broadcast(t))
+        return out
+
+    def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
+              out: list[Out]) -> tuple[Event | None, str | None]:
+        """A valid event in time and its partition key; else (None, None), with
+        a dead letter or a late event appended to ``out``."""
         got = ingest_record(value, topic=topic, partition=partition, offset=offset, partition_key=self.partition_key)
         if got is None:
-            return []
+            return None, None
         if isinstance(got, DeadLetter):
             self.dead_letters += 1
-            return [Out("dlq", 0, got.model_dump_json().encode())]
+            out.append(Out("dlq", 0, got.model_dump_json().encode()))
+            return None, None
         assert isinstance(got, Accepted)
         ev = got.event
-        out: list[Out] = []
         # embedded mode repairs down to (latest evaluated) - N, and the latest
         # evaluated point trails the latest time by one while the stream flows
         if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
-            return [Out("late", 0, event_json(ev))]
-        if ev.is_fact:
-            key = None if got.key is None else got.key.encode()
-            out.append(Out("ingested", partition_of(got.key, self.partitions), event_record(ev), key))
+            out.append(Out("late", 0, event_json(ev)))
+            return None, None
+        return ev, got.key
+
+    def advance(self, t: int, partition: int) -> list[int]:
+        """The times to announce to every partition after an event at ``t`` on
+        input ``partition``: the start of the timeline, and the stream's time."""
+        times = []
         prev = self.latest_by_input.get(partition)
-        if prev is None or ev.t > prev:
-            self.latest_by_input[partition] = ev.t
-        if self.first is None or ev.t < self.first:
-            self.first = ev.t
-            out.extend(self._broadcast(ev.t))  # the timeline starts (or starts earlier) here
+        if prev is None or t > prev:
+            self.latest_by_input[partition] = t
+        if self.first is None or t < self.first:
+            self.first = t
+            times.append(t)  # the timeline starts (or starts earlier) here
         if len(self.latest_by_input) >= self.input_partitions:
             now = min(self.latest_by_input.values())
             if self.now is None or now > self.now:
                 self.now = now
-                out.extend(self._broadcast(now))
-        return out
+                times.append(now)
+        return times
 
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
@@ -151,10 +169,12 @@ class GroundingStage:
     last_input: float = 0.0
 
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
+        """An ingested record: a fact, or a time marker ``{"t": T}``."""
+        return self.add(rec["t"], rec.get("pred"), rec.get("args", []), rec.get("op") == "retract", now)
+
+    def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
         self.last_input = time.monotonic() if now is None else now
-        t = rec["t"]
-        pred = rec.get("pred")
-        item = [pred, rec.get("args", []), rec.get("op") == "retract"]
+        item = [pred, args, retract]
         out: list[Out] = []
         if self.first is None:
             self.first = self.latest = t
@@ -300,12 +320,6 @@ class _ImportingStage:
         t = self.lower[j].apply(rec)
         self.reasoner.set_imported(t, _combine(self.lower, t))
 
-    def on_sent(self, j: int, sent: Sent) -> None:
-        """Stratum j's content handed over inside a chain."""
-        self.reasoner.push(Event(sent.t1))
-        t = self.lower[j].put(sent.t, sent.content, sent.ok)
-        self.reasoner.set_imported(t, _combine(self.lower, t))
-
     def journals(self) -> dict[str, Journal]:
         """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
         out = {"log": self.reasoner.log, "imports": self.reasoner.imports}
@@ -338,16 +352,7 @@ class ReasonerStage(_ImportingStage):
         return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}  # type: ignore[dict-item]
 
     def on_grounded(self, rec: dict) -> None:
-        r = self.reasoner
-        if "late" in rec:
-            for t, pred, args, retract in rec["late"]:
-                r.push(Event(t, pred, tuple(args), bool(retract)))
-            return
-        r.push(Event(rec["first"]))
-        for t, facts in rec["points"]:
-            r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts])
-        r.push(Event(rec["upto"]))
-        self.closed = rec["upto"]
+        self.closed = _feed_grounded(self.reasoner, rec, self.closed)
 
     def evaluate(self) -> list[Sent]:
         """Evaluate what all inputs have reached; the points whose content changed."""
@@ -359,6 +364,19 @@ class ReasonerStage(_ImportingStage):
     def flush(self) -> list[bytes]:
         """``evaluate`` as ``chronolog.stratum.k`` records."""
         return [orjson.dumps(sent.record()) for sent in self.evaluate()]
+
+
+def _feed_grounded(r: Reasoner, rec: dict, closed: int | None) -> int | None:
+    """A ``chronolog.grounded`` record into a reasoner; the time closed since."""
+    if "late" in rec:
+        for t, pred, args, retract in rec["late"]:
+            r.push(Event(t, pred, tuple(args), bool(retract)))
+        return closed
+    r.push(Event(rec["first"]))
+    for t, facts in rec["points"]:
+        r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts])
+    r.push(Event(rec["upto"]))
+    return rec["upto"]
 
 
 def _forget(below: int | None, journals: list) -> None:
@@ -379,20 +397,18 @@ def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
     return Imported(ok, content)
 
 
-class OutputStage(_ImportingStage):
-    """Assembles the strata's records into answer lines (CONTRACT §3)."""
+class _Answering:
+    """A stage whose reasoner writes answer lines (CONTRACT §3) into a buffer."""
 
-    def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
-                 retention: int | None = None) -> None:
+    buffer: io.StringIO
+    writer: AnswerWriter
+
+    def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
         self.buffer = io.StringIO()
         self.writer = AnswerWriter(self.buffer, plan, answers)
-        self.lower = {j: StratumStore() for j in range(strata)}
-        top = max((c.stratum for c in plan.components), default=0) + 1
-        self.reasoner = Reasoner(plan, self.writer, warn=warn, stratum=top, auto_advance=False,
-                                 retention=_horizon(retention))
+        return self.writer
 
-    def flush(self) -> list[bytes]:
-        self._advance([s.upto for s in self.lower.values()])
+    def _lines(self) -> list[bytes]:
         text = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()
@@ -409,34 +425,53 @@ class OutputStage(_ImportingStage):
         self.writer.out = self.buffer
 
 
-class ChainStage:
-    """Grounding, the reasoner of every stratum and the output of one partition
-    in one process: operator chaining, as Flink chains operators and Kafka
-    Streams runs a sub-topology in one task.  The records between them never
-    leave memory, so a batch costs one transaction instead of one per hop.  With
-    one partition ingest joins the chain too (nothing to repartition).  The
-    stages are the same objects the unchained services run."""
+class OutputStage(_Answering, _ImportingStage):
+    """Assembles the strata's records into answer lines (CONTRACT §3)."""
 
-    def __init__(self, plan: Plan, strata: int, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
-                 warn=_quiet, retention: int | None = None) -> None:
+    def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
+                 retention: int | None = None) -> None:
+        self.lower = {j: StratumStore() for j in range(strata)}
+        top = max((c.stratum for c in plan.components), default=0) + 1
+        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
+                                 auto_advance=False, retention=_horizon(retention))
+
+    def flush(self) -> list[bytes]:
+        self._advance([s.upto for s in self.lower.values()])
+        return self._lines()
+
+
+class ChainStage(_Answering):
+    """Grounding and the whole program of one partition in one process:
+    operator chaining, as Flink chains operators and Kafka Streams runs a
+    sub-topology in one task.  The strata are evaluated by one reasoner, as in
+    embedded mode (no stratum records to build, send and rebuild), and a batch
+    costs one transaction instead of one per hop.  With one partition ingest
+    joins the chain too (nothing to repartition).  Per-stratum services remain
+    the layout that spreads strata over machines."""
+
+    def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
+                 answers: str = "changelog", warn=_quiet, retention: int | None = None) -> None:
         self.ingest = ingest
         self.grounding = GroundingStage(idle_flush=idle_flush)
-        self.reasoners = [ReasonerStage(plan, k, warn=warn, retention=retention) for k in range(strata)]
-        self.output = OutputStage(plan, strata, warn=warn, retention=retention)
+        self.closed: int | None = None
+        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, auto_advance=False,
+                                 retention=_horizon(retention))
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int, now: float | None = None) -> list[Out]:
         """One input record: a raw event when ingest is chained, else an ingested
         record.  Returns what leaves the chain early (dead letters, late events)."""
+        g = self.grounding
         if self.ingest is None:
             if value is not None:
-                self._ground(self.grounding.handle(orjson.loads(value), now))
+                self._ground(g.handle(orjson.loads(value), now))
             return []
-        leaving = []
-        for out in self.ingest.handle(value, topic, partition, offset):
-            if out.topic == "ingested":
-                self._ground(self.grounding.handle(out.record, now))
-            else:
-                leaving.append(out)
+        leaving: list[Out] = []
+        ev, _ = self.ingest.admit(value, topic, partition, offset, leaving)
+        if ev is not None:
+            if ev.is_fact:
+                self._ground(g.add(ev.t, ev.pred, ev.args, ev.retract, now))
+            for t in self.ingest.advance(ev.t, partition):
+                self._ground(g.add(t, None, [], False, now))
         return leaving
 
     def idle(self, now: float | None = None) -> None:
@@ -444,20 +479,13 @@ class ChainStage:
 
     def _ground(self, outs: list[Out]) -> None:
         for out in outs:
-            rec = out.record
-            for r in self.reasoners:
-                r.on_grounded(rec)
+            self.closed = _feed_grounded(self.reasoner, out.record, self.closed)
 
     def flush(self) -> list[bytes]:
-        """Evaluate stratum by stratum; the answer lines that result."""
-        for k, r in enumerate(self.reasoners):
-            for sent in r.evaluate():
-                for higher in self.reasoners[k + 1:]:
-                    higher.on_sent(k, sent)
-                self.output.on_sent(k, sent)
-        return self.output.flush()
+        """Evaluate the closed time points; the answer lines that result."""
+        if self.closed is not None:
+            self.reasoner.advance(self.closed)
+        return self._lines()
 
     def journals(self) -> dict[str, Journal]:
-        out = {f"r{k}.{n}": j for k, r in enumerate(self.reasoners) for n, j in r.journals().items()}
-        out.update({f"out.{n}": j for n, j in self.output.journals().items()})
-        return out
+        return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
