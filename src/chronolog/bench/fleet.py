@@ -53,9 +53,11 @@ def _answer_time(line: bytes) -> int:
 class _Answers(threading.Thread):
     """Consumes the answer topic; remembers when each answer time was first seen."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, wait_ms: int, only: int | None = None) -> None:
+        """``only``: watch for that time alone, by a byte search instead of decoding
+        every line (the watcher shares the machine with the fleet)."""
         super().__init__(daemon=True)
-        self.bootstrap, self.topic = bootstrap, topic
+        self.bootstrap, self.topic, self.wait_ms, self.only = bootstrap, topic, wait_ms, only
         self.first_seen: dict[int, float] = {}
         self.stop = False
         self.lines = 0
@@ -65,23 +67,31 @@ class _Answers(threading.Thread):
 
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
-                             "fetch.wait.max.ms": 2, "fetch.error.backoff.ms": 10})  # tansu answers a fetch only when its wait ends
+                             "fetch.wait.max.ms": self.wait_ms})  # tansu answers a fetch only when its wait ends
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+        needles = () if self.only is None else (f'"t":{self.only},'.encode(), f'"[{self.only},'.encode())
         while not self.stop:
-            for msg in consumer.consume(1000, 0.01):
+            msgs = consumer.consume(1000, 0.01)
+            now = time.monotonic()
+            self.lines += len(msgs)
+            for msg in msgs:
                 if msg.error():
                     continue
-                now = time.monotonic()
-                self.lines += 1
-                self.first_seen.setdefault(_answer_time(msg.value()), now)
+                value = msg.value()
+                if not needles:
+                    self.first_seen.setdefault(_answer_time(value), now)
+                elif any(n in value for n in needles):
+                    self.first_seen.setdefault(self.only, now)  # type: ignore[arg-type]
         consumer.close()
 
 
 @contextlib.contextmanager
 def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
-             chain: bool) -> Iterator[tuple["_Answers", object]]:
+             chain: bool, wait_ms: int, only: int | None = None) -> Iterator[tuple["_Answers", object]]:
     """A fresh fleet on the bench program, an answer-topic watcher and a producer;
-    the fleet is stopped on leaving."""
+    the fleet is stopped on leaving.  The watcher shares the machine with the
+    fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
+    against the CPU its fetches cost the broker)."""
     from confluent_kafka import Producer
 
     from chronolog.engine.plan import plan_program
@@ -92,7 +102,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
                   partitions=partitions, idle_flush=0.5, chain=chain)
     fleet.up(lambda m: None)
-    answers = _Answers(str(fleet.bootstrap), "chronolog.answers")
+    answers = _Answers(str(fleet.bootstrap), "chronolog.answers", wait_ms, only)
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
@@ -110,7 +120,7 @@ def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
                    chain: bool = False) -> float:
-    with _running(work, f"throughput-{chain}", bootstrap, partitions, chain) as (answers, producer):
+    with _running(work, f"throughput-{chain}", bootstrap, partitions, chain, 10, tps - 1) as (answers, producer):
         start = time.monotonic()
         for line in lines:
             producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
@@ -123,7 +133,7 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
                 work: Path, chain: bool = False) -> list[float]:
-    with _running(work, f"latency-{chain}", bootstrap, partitions, chain) as (answers, producer):
+    with _running(work, f"latency-{chain}", bootstrap, partitions, chain, 2) as (answers, producer):
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
