@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import helm_python as helm
@@ -114,13 +115,25 @@ VARIANTS = {
         "persistence": {"enabled": False},
     },
 }
+# layout: chain (`chronolog up --chain`): the bundled program on one partition
+# (one chain pod that ingests too), the CI program on 3 (ingest + 3 chain pods)
+CHAIN_VARIANTS = {
+    "chain-1": {"layout": "chain"},
+    "chain-3-sasl-tls": {**ci_values(), "layout": "chain"},
+    "chain-3-hostname-init-existing-secret": {**VARIANTS["hostname-init-existing-secret"], "layout": "chain"},
+}
+ALL_VARIANTS = {**VARIANTS, **CHAIN_VARIANTS}
 
 
 # ---------------------------------------------------------------------------
 # Lint and schema validation
 
 
-@pytest.mark.parametrize("values", [{}, ci_values()], ids=["default", "sasl-tls"])
+@pytest.mark.parametrize(
+    "values",
+    [{}, ci_values(), CHAIN_VARIANTS["chain-1"], CHAIN_VARIANTS["chain-3-sasl-tls"]],
+    ids=["default", "sasl-tls", "chain-1", "chain-3-sasl-tls"],
+)
 def test_helm_lint_strict_has_no_warnings(values: dict) -> None:
     report = helm.lint(CHART, values, strict=True, namespace=NAMESPACE)
     assert report["errors"] == []
@@ -134,11 +147,11 @@ def test_helm_lint_reports_bad_values() -> None:
     assert any("/partitions" in e for e in report["errors"]), report
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
 @pytest.mark.parametrize("kube", KUBE_VERSIONS)
 def test_every_manifest_is_valid_kubernetes(variant: str, kube: str) -> None:
-    docs = render(VARIANTS[variant])
-    assert len(docs) >= 12
+    docs = render(ALL_VARIANTS[variant])
+    assert len(docs) >= (9 if variant.startswith("chain") else 12)
     checked = 0
     for doc in docs:
         if doc["kind"] == "ServiceMonitor":  # a CRD: its shape is asserted below
@@ -174,6 +187,7 @@ def test_the_validator_catches_a_broken_manifest() -> None:
         ({"metrics": {"port": 70000}}, "/metrics/port"),
         ({"topicPrefix": "a b"}, "/topicPrefix"),
         ({"program": {"dialect": "prolog"}}, "/program/dialect"),
+        ({"layout": "pipeline"}, "/layout"),
     ],
 )
 def test_schema_rejects_bad_values(values: dict, message: str) -> None:
@@ -289,6 +303,116 @@ def test_ci_values_fit_their_program(tmp_path: Path) -> None:
     assert reason.startswith("by key") and f"({merged['partitions']} partitions)" in reason
 
 
+def _topology_services(files: dict[str, str | None], tmp: Path, partitions: int, input_partitions: int,
+                       chain: bool) -> dict[str, list[str]]:
+    """service name -> its `chronolog service ...` words, as the CLI `chronolog topology PROGRAM
+    --partitions N [--chain]` prints them."""
+    paths = []
+    for name, text in sorted(files.items()):
+        if text is not None:
+            (tmp / name).write_text(text)
+            paths.append(str(tmp / name))
+    argv = [sys.executable, "-m", "chronolog", "topology", *paths, "--partitions", str(partitions),
+            "--input-partitions", str(input_partitions)] + (["--chain"] if chain else [])
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    found = re.findall(r"^  ([\w-]+): `chronolog (service [^`]*)`$", res.stdout, re.MULTILINE)
+    assert found, res.stdout
+    return {name: command.split() for name, command in found}
+
+
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
+def test_workloads_are_the_services_of_chronolog_topology(variant: str, tmp_path: Path) -> None:
+    """Each layout renders exactly the services `chronolog topology [--chain]` lists for the program and
+    partition count: one workload per service, running its command, one pod per partition."""
+    values = ALL_VARIANTS[variant]
+    merged = _merged(values)
+    chain = merged["layout"] == "chain"
+    partitions = merged["partitions"]
+    want = _topology_services(merged["program"]["files"], tmp_path, partitions, merged["inputPartitions"], chain)
+    docs = render(values)
+    got = {}
+    for doc in service_workloads(docs):
+        args = service_args(doc)
+        name = doc["metadata"]["name"].removeprefix(f"{FULL}-")
+        got[name] = args[:2] + (["--stratum", flag(args, "--stratum")] if "--stratum" in args else [])
+        assert flag(args, "--partitions") == str(partitions)
+        assert flag(args, "--input-partitions") == str(merged["inputPartitions"])
+        if name == "ingest":  # one instance reads every input partition
+            assert doc["kind"] == "Deployment" and doc["spec"]["replicas"] == 1
+            assert "--partition" not in args
+        else:
+            assert doc["kind"] == "StatefulSet" and doc["spec"]["replicas"] == partitions
+            assert flag(args, "--partition") == "0"
+    assert got == want
+    if chain:
+        assert set(want) == ({"chain"} if partitions == 1 else {"ingest", "chain"})
+
+
+@pytest.mark.parametrize("variant", sorted(CHAIN_VARIANTS))
+def test_chain_layout_creates_the_chained_topics(variant: str) -> None:
+    values = CHAIN_VARIANTS[variant]
+    docs = render(values)
+    creates = [c["args"] for d in docs if d["kind"] in WORKLOAD_KINDS for c in _all_containers(d) if c["name"] == "create-topics"]
+    assert creates
+    for args in creates:
+        assert args[0] == "create-topics" and "--chain" in args
+    # the per-stratum default does not pass it
+    for d in render():
+        for c in _all_containers(d) if d["kind"] in WORKLOAD_KINDS else []:
+            assert "--chain" not in c.get("args", [])
+    (chain,) = [s for s in of_kind(docs, "StatefulSet")]
+    assert chain["metadata"]["name"] == f"{FULL}-chain"
+    assert chain["metadata"]["labels"]["app.kubernetes.io/component"] == "chain"
+    assert main_container(chain)["name"] == "chain"
+    # the chain's own resources and extraArgs
+    assert main_container(chain)["resources"] == _merged(values)["chain"]["resources"]
+    extra = render({**values, "chain": {"extraArgs": ["--idle-flush", "0.25"]}})
+    (chain,) = of_kind(extra, "StatefulSet")
+    assert main_container(chain)["args"][-2:] == ["--idle-flush", "0.25"]
+
+
+def test_chain_layout_keeps_state_per_partition_and_is_scraped() -> None:
+    docs = render(CHAIN_VARIANTS["chain-3-sasl-tls"])
+    (chain,) = of_kind(docs, "StatefulSet")
+    (claim,) = chain["spec"]["volumeClaimTemplates"]
+    assert claim["metadata"]["name"] == "state" and claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
+    assert {"name": "state", "mountPath": "/var/lib/chronolog"} in main_container(chain)["volumeMounts"]
+    assert chain["spec"]["persistentVolumeClaimRetentionPolicy"] == {"whenDeleted": "Retain", "whenScaled": "Retain"}
+    (ingest,) = of_kind(docs, "Deployment")
+    assert "emptyDir" in {v["name"]: v for v in pod_spec(ingest)["volumes"]}["state"]
+    (sm,) = of_kind(docs, "ServiceMonitor")
+    sel = sm["spec"]["selector"]["matchLabels"].items()
+    scraped = sorted(s["metadata"]["name"] for s in of_kind(docs, "Service") if sel <= s["metadata"]["labels"].items())
+    assert scraped == [f"{FULL}-chain", f"{FULL}-ingest"]
+    # `helm test` checks every pod: ingest and the three chain pods
+    (pod,) = of_kind(docs, "Pod")
+    urls = main_container(pod)["args"][1:]
+    assert sorted(urls) == sorted(
+        [f"http://{FULL}-ingest:9400/metrics"]
+        + [f"http://{FULL}-chain-{p}.{FULL}-chain-headless:9400/metrics" for p in range(3)]
+    )
+    text = notes(CHAIN_VARIANTS["chain-3-sasl-tls"])
+    assert f"statefulset/{FULL}-chain" in text and f"deployment/{FULL}-ingest" in text
+    assert f"svc/{FULL}-chain " in text and "-output" not in text and "reasoner" not in text
+    # one partition: the chain alone, no ingest Deployment or Service
+    docs = render(CHAIN_VARIANTS["chain-1"])
+    assert of_kind(docs, "Deployment") == []
+    assert sorted(s["metadata"]["name"] for s in of_kind(docs, "Service")) == [f"{FULL}-chain", f"{FULL}-chain-headless"]
+    assert "ingest" not in notes(CHAIN_VARIANTS["chain-1"])
+
+
+def test_chain_layout_partition_from_the_host_name(tmp_path: Path) -> None:
+    fake = tmp_path / "chronolog"
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
+    fake.chmod(0o755)
+    (chain,) = of_kind(render(CHAIN_VARIANTS["chain-3-hostname-init-existing-secret"]), "StatefulSet")
+    c = main_container(chain)
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}", "HOSTNAME": f"{FULL}-chain-2"}
+    argv = subprocess.run([*c["command"], *c["args"]], env=env, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert argv[:2] == ["service", "chain"] and argv[-2:] == ["--partition", "2"]
+
+
 # ---------------------------------------------------------------------------
 # Security, metrics and probes
 
@@ -298,11 +422,12 @@ def _all_containers(doc: dict) -> list[dict]:
     return spec.get("initContainers", []) + spec["containers"]
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
 def test_every_container_runs_as_non_root_with_a_locked_down_context(variant: str) -> None:
-    docs = render(VARIANTS[variant])
+    docs = render(ALL_VARIANTS[variant])
     workloads = [d for d in docs if d["kind"] in WORKLOAD_KINDS]
-    assert len(workloads) >= 6  # ingest, grounding, 2 reasoners, output, test pod (+ Job)
+    # ingest, grounding, 2 reasoners, output, test pod (+ Job); chain (+ ingest), test pod (+ Job)
+    assert len(workloads) >= (3 if variant.startswith("chain") else 6)
     for doc in workloads:
         spec = pod_spec(doc)
         psc = spec.get("securityContext", {})
@@ -321,9 +446,9 @@ def test_every_container_runs_as_non_root_with_a_locked_down_context(variant: st
             assert any(m["mountPath"] == "/tmp" for m in c.get("volumeMounts", [])) or doc["kind"] == "Pod", where
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
 def test_service_containers_expose_metrics_and_are_probed_on_them(variant: str) -> None:
-    docs = render(VARIANTS[variant])
+    docs = render(ALL_VARIANTS[variant])
     for doc in service_workloads(docs):
         c = main_container(doc)
         where = doc["metadata"]["name"]
@@ -337,9 +462,9 @@ def test_service_containers_expose_metrics_and_are_probed_on_them(variant: str) 
         assert annotations["prometheus.io/path"] == "/metrics"
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
 def test_each_workload_has_a_metrics_service_that_selects_exactly_its_pods(variant: str) -> None:
-    docs = render(VARIANTS[variant])
+    docs = render(ALL_VARIANTS[variant])
     workloads = service_workloads(docs)
     metrics_services = [s for s in of_kind(docs, "Service") if s["metadata"]["labels"].get("chronolog.io/metrics") == "true"]
     assert len(metrics_services) == len(workloads)
@@ -379,9 +504,9 @@ def test_service_monitor_scrapes_every_metrics_service_once() -> None:
 # Program, Kafka configuration and secrets
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
 def test_program_configmap_holds_the_program_and_every_service_reads_it(variant: str) -> None:
-    values = VARIANTS[variant]
+    values = ALL_VARIANTS[variant]
     files = {k: v for k, v in _merged(values)["program"]["files"].items() if v is not None}
     docs = render(values)
     cm = named(docs, "ConfigMap", f"{FULL}-program")
@@ -678,14 +803,14 @@ def _cli_has(*commands: str) -> bool:
 
 
 @pytest.mark.skipif(not _cli_has("service", "create-topics"), reason="fleet CLI (chronolog service/create-topics) not merged yet")
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", sorted(ALL_VARIANTS))
 def test_rendered_command_lines_parse_with_the_chronolog_cli(variant: str) -> None:
     from chronolog.cli.main import build_parser
 
-    docs = render(VARIANTS[variant])
+    docs = render(ALL_VARIANTS[variant])
     lines = [service_args(d) for d in service_workloads(docs)]
     lines += [c["args"] for d in docs if d["kind"] in WORKLOAD_KINDS for c in _all_containers(d) if c["name"] == "create-topics"]
-    assert len(lines) >= 6
+    assert len(lines) >= (2 if variant.startswith("chain") else 6)
     for argv in lines:
         build_parser().parse_args(argv)  # SystemExit(2) on an unknown or malformed flag
 

@@ -26,14 +26,17 @@ from pathlib import Path
 
 import helm_python as helm
 import orjson
+import pytest
 import yaml
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file, tail_topic
+from chronolog.engine.plan import plan_program
 from chronolog.events import Event
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.broker import LocalBroker, free_port
 from chronolog.runtime.embedded import run_embedded
+from chronolog.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "chronolog"
@@ -148,7 +151,15 @@ def ready(url: str) -> bool:
     return resp.status == 200 and bool(up) and all(float(v) == 1.0 for v in up)
 
 
-def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("layout", "partitions"),
+    [("perStratum", 2), ("chain", 2), ("chain", 1)],
+    ids=["per-stratum-2", "chain-2", "chain-1"],
+)
+def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path, layout: str, partitions: int) -> None:
+    """The layout's pods (perStratum: ingest + a grounding, 2 reasoners and an output pod per
+    partition; chain: a chain pod per partition, + ingest with more than one) answer as embedded
+    mode, on the topics its create-topics Job made, which are those of `chronolog topology`."""
     evs = events()
     want = expected(evs)
     assert want
@@ -156,8 +167,9 @@ def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path) -> None:
     with LocalBroker.start(log=tmp_path / "broker.log") as broker:
         values = {
             "program": {"files": {"traffic.lars": None, "machines.lars": PROGRAM}},
+            "layout": layout,
             "strata": 2,
-            "partitions": 2,
+            "partitions": partitions,
             "idleFlush": 0.5,
             "kafka": {"bootstrap": broker.bootstrap, "config": {"socket.keepalive.enable": "true"}},
         }
@@ -180,8 +192,15 @@ def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path) -> None:
         from confluent_kafka.admin import AdminClient
 
         meta = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics
-        assert len(meta["chronolog.stratum.2"].partitions) == 2
+        topology = build_topology(plan_program(parse_lars(PROGRAM)), partitions, chain=layout == "chain")
+        assert {t: len(m.partitions) for t, m in meta.items() if not t.startswith("_")} == {
+            t.name: t.partitions for t in topology.topics
+        }
         assert len(meta["chronolog.facts"].partitions) == 1
+        if layout == "chain":
+            assert len(meta["chronolog.chain.changelog"].partitions) == partitions
+        else:
+            assert len(meta["chronolog.stratum.2"].partitions) == partitions
 
         pods: list[Pod] = []
         for d in docs:
@@ -190,7 +209,11 @@ def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path) -> None:
             elif d["kind"] == "StatefulSet":
                 for ordinal in range(d["spec"]["replicas"]):
                     pods += kubelet(d, ordinal, objects, tmp_path / "pods")
-        assert len(pods) == 1 + 2 * (1 + 2 + 1)
+        # a process per service of `chronolog topology` and partition (ingest: one)
+        assert sorted(p.name.split("/")[1] for p in pods) == sorted(
+            s.name.split("-")[0] for s in topology.services for _ in range(1 if s.name == "ingest" else partitions)
+        )
+        assert len(pods) == {"perStratum": 1 + 2 * (1 + 2 + 1), "chain": 1 + 2 if partitions > 1 else 1}[layout]
         try:
             for pod in pods:
                 pod.log.parent.mkdir(parents=True, exist_ok=True)
@@ -219,9 +242,11 @@ def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path) -> None:
                     break
                 time.sleep(0.5)
             assert got == want
-            # partition 1's pods did work: their metrics count records
-            text = urllib.request.urlopen(next(p.probe_url for p in pods if p.name.startswith("local-chronolog-reasoner-1-1/")), timeout=5).read().decode()
-            consumed = re.search(r'^chronolog_events_in_total\{[^}]*partition="1"[^}]*\} (\S+)$', text, re.MULTILINE)
+            # the last partition's pods did work: their metrics count records
+            last = partitions - 1
+            pod = f"local-chronolog-{'chain' if layout == 'chain' else 'reasoner-1'}-{last}/"
+            text = urllib.request.urlopen(next(p.probe_url for p in pods if p.name.startswith(pod)), timeout=5).read().decode()
+            consumed = re.search(rf'^chronolog_events_in_total\{{[^}}]*partition="{last}"[^}}]*\}} (\S+)$', text, re.MULTILINE)
             assert consumed and float(consumed.group(1)) > 0
         finally:
             for pod in started:

@@ -50,23 +50,46 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
-The workloads of the fleet, one per (service, stratum), as a YAML list:
-ingest (a Deployment), grounding, reasoner-1..S and output (StatefulSets
-with one pod per partition).  Each item: name (resource suffix), service
-(the `chronolog service` argument), stratum ("" outside reasoners), values
-(the key of its per-component values), partitioned.
+The workloads of the fleet, one per (service, stratum), as a YAML list.
+layout perStratum: ingest (a Deployment), grounding, reasoner-1..S and
+output (StatefulSets with one pod per partition).  layout chain (`chronolog
+up --chain`): chain (a StatefulSet with one pod per partition: grounding,
+every stratum and output in one process), and ingest only with more than
+one partition (with one, the chain reads the input topic itself).  Each
+item: name (resource suffix), service (the `chronolog service` argument and
+the key of its per-component values), stratum ("" outside reasoners),
+partitioned.
 */}}
 {{- define "chronolog.workloads" -}}
 {{- $strata := int .Values.strata }}
 {{- if lt $strata 1 }}
 {{- fail "strata must be at least 1: run `chronolog topology PROGRAM` and count its reasoner services" }}
 {{- end }}
+{{- if eq (include "chronolog.layout" .) "chain" }}
+{{- if gt (int .Values.partitions) 1 }}
+- {name: ingest, service: ingest, stratum: "", partitioned: false}
+{{- end }}
+- {name: chain, service: chain, stratum: "", partitioned: true}
+{{- else }}
 - {name: ingest, service: ingest, stratum: "", partitioned: false}
 - {name: grounding, service: grounding, stratum: "", partitioned: true}
 {{- range $k := untilStep 1 (int (add1 $strata)) 1 }}
 - {name: reasoner-{{ $k }}, service: reasoner, stratum: "{{ $k }}", partitioned: true}
 {{- end }}
 - {name: output, service: output, stratum: "", partitioned: true}
+{{- end }}
+{{- end }}
+
+{{/*
+The fleet layout: perStratum or chain (validated here as well as by the
+schema, for installs that skip it).
+*/}}
+{{- define "chronolog.layout" -}}
+{{- $layout := .Values.layout | default "perStratum" }}
+{{- if not (has $layout (list "perStratum" "chain")) }}
+{{- fail "layout must be perStratum or chain" }}
+{{- end }}
+{{- $layout }}
 {{- end }}
 
 {{/*
@@ -288,6 +311,9 @@ The `chronolog create-topics` command.
 - {{ .Values.partitions | quote }}
 - --input-partitions
 - {{ .Values.inputPartitions | quote }}
+{{- if eq (include "chronolog.layout" .) "chain" }}
+- --chain
+{{- end }}
 {{- end }}
 
 {{/*
