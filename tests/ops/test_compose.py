@@ -12,8 +12,10 @@ import argparse
 import base64
 import contextlib
 import io
+import os
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
 
@@ -188,3 +190,96 @@ def container_port(entry) -> str:
     if isinstance(entry, dict):
         return str(entry["target"])
     return str(entry).split("/")[0].rsplit(":", 1)[-1]
+
+
+# ---------------------------------------------------------------------------
+# The chained layout: docker-compose.chain.yml over docker-compose.yml
+
+CHAIN_OVERRIDE = ROOT / "docker-compose.chain.yml"
+
+
+@pytest.fixture(scope="module")
+def chain_config() -> dict:
+    res = subprocess.run([*compose_command(), "-f", str(ROOT / "docker-compose.yml"), "-f", str(CHAIN_OVERRIDE), "config"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    return yaml.safe_load(res.stdout)
+
+
+@pytest.fixture(scope="module")
+def chain_topology() -> dict[str, list[str]]:
+    res = chronolog("topology", str(EXAMPLE), "--chain")
+    assert res.returncode == 0, res.stderr
+    found = dict(re.findall(r"^  ([\w-]+): `chronolog (service [^`]*)`$", res.stdout, re.MULTILINE))
+    return {name: shlex.split(cmd) for name, cmd in found.items()}
+
+
+def enabled(config: dict, profiles: tuple[str, ...] = ()) -> dict[str, dict]:
+    """The services `up` starts with these profiles active (services without profiles always)."""
+    return {n: s for n, s in config["services"].items() if not s.get("profiles") or set(s["profiles"]) & set(profiles)}
+
+
+def test_both_layouts_start_only_services_whose_dependencies_start(config, chain_config):
+    """Compose refuses `up` when an enabled service depends on one a profile disables."""
+    for cfg in (config, chain_config):
+        on = enabled(cfg)
+        for name, svc in on.items():
+            deps = svc.get("depends_on", {})
+            assert set(deps) <= set(on), f"{name} depends on disabled {set(deps) - set(on)}"
+
+
+def test_chain_override_runs_the_chained_topology_instead(config, chain_config, topology, chain_topology):
+    assert set(chain_topology) == {"chain"}  # one partition: the chain ingests too
+    on = enabled(chain_config)
+    assert set(on) == {"kafka", "create-topics", "prometheus", "grafana", *chain_topology}
+    # the per-stratum fleet is still defined, but only under a profile this file never enables
+    assert set(chain_config["services"]) - set(on) == set(topology)
+    assert all(chain_config["services"][n]["profiles"] == ["perStratum"] for n in topology)
+    assert enabled(chain_config, ("perStratum",)).keys() >= set(topology)
+    # the base file alone is unchanged: no profiles, no chain
+    assert set(enabled(config)) == set(config["services"])
+
+
+def test_chain_service_follows_the_chained_topology(chain_config, chain_topology):
+    svc = chain_config["services"]["chain"]
+    argv = words(svc["command"])
+    args = parse_cli(argv)
+    assert argv[:2] == chain_topology["chain"] == ["service", "chain"]
+    assert args.stratum is None
+    assert [host_path(svc, p).resolve() for p in args.program] == [EXAMPLE.resolve()]
+    assert (args.bootstrap or svc["environment"]["CHRONOLOG_BOOTSTRAP"]) == "kafka:9092"
+    assert svc["environment"]["CHRONOLOG_METRICS_PORT"] == "9400"
+    assert svc["image"] == "chronolog:local" and "build" in svc
+    assert svc["depends_on"]["create-topics"]["condition"] == "service_completed_successfully"
+    state = mounts(svc)[svc["environment"]["CHRONOLOG_STATE_DIR"]]
+    assert state in chain_config["volumes"]
+    others = {mounts(s).get(s.get("environment", {}).get("CHRONOLOG_STATE_DIR", "-")) for n, s in
+              chain_config["services"].items() if n != "chain"}
+    assert state not in others
+
+
+def test_chain_override_creates_the_chained_topics(chain_config):
+    ct = chain_config["services"]["create-topics"]
+    args = parse_cli(words(ct["command"]))
+    assert args.chain and args.bootstrap == "kafka:9092"
+    assert [host_path(ct, prog).resolve() for prog in args.program] == [EXAMPLE.resolve()]
+    assert ct["depends_on"]["kafka"]["condition"] == "service_healthy"
+
+
+def test_chain_prometheus_scrapes_the_chain(chain_config, chain_topology):
+    prom = chain_config["services"]["prometheus"]
+    assert Path(mounts(prom)["/etc/prometheus"]).resolve() == (OPS / "prometheus").resolve()
+    (config_flag,) = [w for w in words(prom["command"]) if w.startswith("--config.file=")]
+    name = PurePosixPath(config_flag.split("=", 1)[1]).relative_to("/etc/prometheus")
+    scrape = load_yaml(OPS / "prometheus" / str(name))
+    base = load_yaml(OPS / "prometheus" / "prometheus.yml")
+    # the same settings and rules as the per-stratum config; only the targets differ
+    assert {k: v for k, v in scrape.items() if k != "scrape_configs"} == {k: v for k, v in base.items() if k != "scrape_configs"}
+    assert [j["job_name"] for j in scrape["scrape_configs"]] == ["chronolog"]
+    targets = [t for job in scrape["scrape_configs"] for sc in job["static_configs"] for t in sc["targets"]]
+    assert sorted(targets) == sorted(f"{n}:9400" for n in chain_topology)
+    promtool = shutil.which("promtool")
+    if promtool or os.environ.get("CI"):
+        res = subprocess.run([promtool or "promtool", "check", "config", str(name)], cwd=OPS / "prometheus",
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
