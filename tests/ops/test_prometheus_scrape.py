@@ -99,12 +99,22 @@ class Prometheus:
 
 @pytest.fixture()
 def fleet(tmp_path):
+    yield from run_fleet(tmp_path)
+
+
+@pytest.fixture()
+def chain_fleet(tmp_path):
+    """The chained layout (`chronolog up --chain`): the example runs as one `chain` service."""
+    yield from run_fleet(tmp_path, "--chain")
+
+
+def run_fleet(tmp_path, *options: str):
     probe = chronolog("up", "--help", timeout=60)
     if probe.returncode != 0:
         pytest.skip("fleet not available (`chronolog up --help` fails)")
     state = tmp_path / "fleet"
     with open(tmp_path / "up.log", "w") as log:
-        up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(EXAMPLE), "--state-dir", str(state)],
+        up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(EXAMPLE), "--state-dir", str(state), *options],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
     ok = False
     try:
@@ -213,13 +223,26 @@ def test_prometheus_scrapes_service_metrics_and_runs_the_dashboard_queries(tmp_p
 
 def test_prometheus_scrapes_the_fleet(tmp_path, fleet):
     services = fleet["services"]
+    assert {s["name"] for s in services} >= {"ingest", "grounding", "reasoner-1", "reasoner-2", "output"}
     with run_prometheus(tmp_path, [f"127.0.0.1:{s['metrics_port']}" for s in services]) as prometheus:
         scrape_fleet(fleet, prometheus)
 
 
+def test_prometheus_scrapes_the_chained_fleet(tmp_path, chain_fleet):
+    """The dashboard's queries and the alert rules work on the chained layout's series (service="chain")."""
+    services = chain_fleet["services"]
+    assert [s["name"] for s in services] == ["chain"]  # one partition: the chain ingests too
+    with run_prometheus(tmp_path, [f"127.0.0.1:{s['metrics_port']}" for s in services]) as prometheus:
+        scrape_fleet(chain_fleet, prometheus)
+        assert {r["metric"]["service"] for r in prometheus.query("chronolog_up")} == {"chain"}
+        # what the dashboard's "Service" variable offers (label_values(chronolog_up, service))
+        values = prometheus.get("/api/v1/label/service/values", **{"match[]": "chronolog_up"})["data"]
+        assert values == ["chain"]
+        assert float(prometheus.query("sum(chronolog_events_in_total)")[0]["value"][1]) > 0
+
+
 def scrape_fleet(fleet: dict, prometheus: Prometheus) -> None:
     services = fleet["services"]
-    assert {s["name"] for s in services} >= {"ingest", "grounding", "reasoner-1", "reasoner-2", "output"}
     published = chronolog("publish", str(EVENTS), "--bootstrap", fleet["bootstrap"], timeout=120)
     assert published.returncode == 0, published.stderr
 
