@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import statistics
 import sys
 import tempfile
 import threading
@@ -168,6 +169,14 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+def _spread(values: list[float], fmt: str) -> str:
+    """Median, and the range when there are several rounds."""
+    mid = statistics.median(values)
+    if len(values) == 1:
+        return fmt.format(mid)
+    return f"{fmt.format(mid)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
 def main(args) -> int:  # type: ignore[no-untyped-def]
     from rich.console import Console
     from rich.table import Table
@@ -175,30 +184,43 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     console = Console(width=None if sys.stdout.isatty() else 200)
     lines = workload(args.tps, args.facts)
     n = len(lines)
+    layouts = {"strata": [False], "chain": [True], "both": [False, True]}[args.layout]
+    emb_rates: list[float] = []
+    rates: dict[bool, list[float]] = {c: [] for c in layouts}
+    ratios: dict[bool, list[float]] = {c: [] for c in layouts}
+    pcts: dict[bool, dict[float, list[float]]] = {c: {0.5: [], 0.95: [], 0.99: []} for c in layouts}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
-        (work / "bench.lars").write_text(PROGRAM)
-        emb = embedded_seconds(lines, PROGRAM)
-        print(f"embedded: {n} events in {emb:.2f} s", file=sys.stderr)
         lat_lines = workload(max(3, int(args.rate * args.seconds) // args.facts), args.facts, seed=2)
-        layouts = {"strata": [False], "chain": [True], "both": [False, True]}[args.layout]
-        results = []
-        for chain in layouts:
-            name = "chained" if chain else "per stratum"
-            fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, work, chain)
-            print(f"fleet ({name}): {n} events in {fleet_s:.2f} s", file=sys.stderr)
-            lat = run_latency(lat_lines, args.facts, args.rate, args.bootstrap, args.partitions, work, chain)
-            print(f"fleet ({name}): {len(lat)} latency samples (time points)", file=sys.stderr)
-            results.append((name, fleet_s, lat))
+        for r in range(args.repeat):  # each round pairs embedded and fleet runs on the same machine state
+            here = work / f"round-{r}"
+            here.mkdir()
+            (here / "bench.lars").write_text(PROGRAM)
+            emb = embedded_seconds(lines, PROGRAM)
+            emb_rates.append(n / emb)
+            print(f"round {r + 1}: embedded: {n} events in {emb:.2f} s", file=sys.stderr)
+            for chain in layouts:
+                name = "chained" if chain else "per stratum"
+                fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, here, chain)
+                rates[chain].append(n / fleet_s)
+                ratios[chain].append(emb / fleet_s)
+                lat = run_latency(lat_lines, args.facts, args.rate, args.bootstrap, args.partitions, here, chain)
+                for q in pcts[chain]:
+                    pcts[chain][q].append(_pct(lat, q) * 1000)
+                print(f"round {r + 1}: fleet ({name}): {n} events in {fleet_s:.2f} s; "
+                      f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
+    rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench fleet: {n} events ({args.tps} time points x {args.facts}), "
-                        f"{args.partitions} partition(s), {os.cpu_count()} cores")
+                        f"{args.partitions} partition(s), {os.cpu_count()} cores{rounds}")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
         table.add_column(col, justify="right")
-    table.add_row("embedded (in-process)", f"{n / emb:,.0f}", "1.00", "-", "-", "-")
-    for name, fleet_s, lat in results:
-        table.add_row(f"fleet {name}, full speed", f"{n / fleet_s:,.0f}", f"{emb / fleet_s:.2f}", "-", "-", "-")
-        table.add_row(f"fleet {name}, {args.rate:,.0f} events/s", "-", "-", f"{_pct(lat, 0.5) * 1000:.0f} ms",
-                      f"{_pct(lat, 0.95) * 1000:.0f} ms", f"{_pct(lat, 0.99) * 1000:.0f} ms")
+    table.add_row("embedded (in-process)", _spread(emb_rates, "{:,.0f}"), "1.00", "-", "-", "-")
+    for chain in layouts:
+        name = "chained" if chain else "per stratum"
+        table.add_row(f"fleet {name}, full speed", _spread(rates[chain], "{:,.0f}"),
+                      _spread(ratios[chain], "{:.2f}"), "-", "-", "-")
+        table.add_row(f"fleet {name}, {args.rate:,.0f} events/s", "-", "-",
+                      *(_spread(pcts[chain][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
     console.print(table)
     return 0
 
@@ -213,4 +235,5 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
     fleet.add_argument("--layout", choices=["strata", "chain", "both"], default="both",
                        help="one service per stratum (chronolog up), chained (up --chain), or both (default)")
+    fleet.add_argument("--repeat", type=int, default=1, help="rounds; medians and ranges are printed (default 1)")
     fleet.set_defaults(func=main)
