@@ -19,7 +19,6 @@ Programs that are not stratified are evaluated per time point by clingo
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Collection, Iterable, Iterator, Sequence, Union
@@ -29,8 +28,6 @@ from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule
 from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
 from chronolog.ir import ExtAtom, Op, TupleWindow
-
-log = logging.getLogger(__name__)
 
 Fact = tuple[PredKey, tuple]  # (predicate, args) of one stream event
 
@@ -316,7 +313,9 @@ class Engine:
                     content = self._evaluate(comp, compiled, sources, t)
                     self._publish(comp, content, t, result)
         except NoAnswerSet as exc:
-            log.debug("no answer set at t=%d: %s", t, exc)
+            import logging  # rare: imported when needed (start-up time)
+
+            logging.getLogger(__name__).debug("no answer set at t=%d: %s", t, exc)
             result.consistent = False
             for ci, (comp, _, _) in enumerate(self._components):
                 if self._role[ci] == "skip":
