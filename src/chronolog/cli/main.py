@@ -196,9 +196,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         regular = args.input != "-" and os.path.isfile(args.input)
         binary = getattr(raw, "buffer", None) if regular and stream is raw else None
         reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error, raw=binary)
+        events: Iterable = reader
+        if regular:
+            events = reader.batches()
+            if binary is not None and args.format == "jsonl":
+                from chronolog.io import readahead
+
+                if readahead.usable(args.input):  # a large file: decoded by a second process
+                    events = readahead.read_ahead(reader)
         with _open_out(args.output) as out:
             stats = run_embedded(
-                program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
+                program, events, out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
             )
     if reader.skipped:
         _error(f"skipped {reader.skipped} bad input lines")
