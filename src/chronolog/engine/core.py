@@ -19,7 +19,9 @@ Programs that are not stratified are evaluated per time point by clingo
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 from typing import Collection, Iterable, Iterator, Sequence, Union
 
@@ -62,10 +64,12 @@ class StepResult:
 
     The engine records the changes of now-predicates per predicate
     (``now_groups()``: whole collections of args, no tuple per atom); ``now``
-    is the flat form, built when asked for.
+    is the flat form, built when asked for.  Likewise the changes of timed
+    predicates (``timed_groups()``: whole collections of ``args + (T,)``);
+    ``timed`` is their flat form.
     """
 
-    __slots__ = ("t", "_now", "_groups", "timed", "consistent")
+    __slots__ = ("t", "_now", "_groups", "_timed", "_timed_groups", "consistent")
 
     def __init__(
         self, t: int, now: list[tuple[PredKey, tuple, int]] | None = None,
@@ -74,8 +78,45 @@ class StepResult:
         self.t = t
         self._now = now
         self._groups: list[NowGroup] | None = None if now is not None else []
-        self.timed: list[tuple[PredKey, tuple, int, int]] = [] if timed is None else timed
+        self._timed = timed
+        self._timed_groups: list[NowGroup] | None = None if timed is not None else []
         self.consistent = consistent
+
+    @property
+    def timed(self) -> list[tuple[PredKey, tuple, int, int]]:
+        if self._timed is None:
+            groups = self._timed_groups or []
+            self._timed = [(p, tup[:-1], tup[-1], 1) for p, added, _ in groups for tup in added]
+            self._timed += [(p, tup[:-1], tup[-1], -1) for p, _, removed in groups for tup in removed]
+        return self._timed
+
+    @timed.setter
+    def timed(self, value: list[tuple[PredKey, tuple, int, int]]) -> None:
+        self._timed = value
+        self._timed_groups = None
+
+    def add_timed(self, pred: PredKey, added: Collection[tuple], removed: Collection[tuple]) -> None:
+        """Record that the atoms ``added`` of the timed ``pred`` (``args + (T,)``) are
+        derived now and ``removed`` no longer are."""
+        if not added and not removed:
+            return
+        if self._timed_groups is not None:
+            self._timed_groups.append((pred, added, removed))
+        if self._timed is not None:
+            self._timed += [(pred, tup[:-1], tup[-1], 1) for tup in added]
+            self._timed += [(pred, tup[:-1], tup[-1], -1) for tup in removed]
+
+    def timed_groups(self) -> list[NowGroup]:
+        """The changes of timed predicates as (pred, added, removed), tuples ``args + (T,)``."""
+        if self._timed_groups is not None:
+            return self._timed_groups
+        by_pred: dict[PredKey, tuple[list[tuple], list[tuple]]] = {}
+        for p, a, T, sign in self.timed:
+            lists = by_pred.get(p)
+            if lists is None:
+                lists = by_pred[p] = ([], [])
+            lists[0 if sign > 0 else 1].append(a + (T,))
+        return [(p, added, removed) for p, (added, removed) in by_pred.items()]
 
     @property
     def now(self) -> list[tuple[PredKey, tuple, int]]:
@@ -516,8 +557,7 @@ class Engine:
         if answers is not None:  # a padded predicate whose hidden rules derive nothing
             answers.discard_many(removed)
             answers.add_many(added)
-            result.timed.extend((pred, tup[:-1], tup[-1], 1) for tup in added)
-            result.timed.extend((pred, tup[:-1], tup[-1], -1) for tup in removed)
+            result.add_timed(pred, added, removed)
 
     def _stop_counting(self, ci: int) -> None:
         del self._padded_counted[ci]
@@ -552,8 +592,11 @@ class Engine:
         self._publish(comp, {pred: content}, t, result)
 
     def _check_times(self, pred: PredKey, tuples: Iterable[tuple], t: int) -> None:
-        if pred in self.plan.timed:
-            for tup in tuples:
+        if pred in self.plan.timed and tuples:
+            times = {tup[-1] for tup in tuples}  # mostly one or two distinct times
+            if all(type(T) is int for T in times) and self.t1 <= min(times) and max(times) <= t:
+                return
+            for tup in tuples:  # the first bad one, in the engine's order
                 T = tup[-1]
                 if type(T) is not int or T < self.t1 or T > t:
                     raise NoAnswerSet(f"{pred[0]} derived at time {T!r}, outside the timeline [{self.t1},{t}]")
@@ -565,8 +608,7 @@ class Engine:
             self._announce(p, added, removed, t, result)
             if p in self._answers:
                 added, removed = self._answers[p].replace(self._visible.get(p, set()) if content[p] else set())
-                result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
-                result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
+                result.add_timed(p, added, removed)
 
     def _announce(
         self, p: PredKey, added: Collection[tuple], removed: Collection[tuple], t: int, result: StepResult
@@ -582,8 +624,7 @@ class Engine:
         if p not in self.plan.output or p in self._answers:
             return
         if timed:
-            result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
-            result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
+            result.add_timed(p, added, removed)
         elif added or removed:
             result.add_now(p, added, removed)
 
@@ -696,11 +737,12 @@ def _count(
             plus -= second
             more.update(dict.fromkeys(second, 2))
         return plus, minus
-    change: dict[tuple, int] = {}
-    for h in gained:
-        change[h] = change.get(h, 0) + 1
-    for h in lost:
-        change[h] = change.get(h, 0) - 1
+    # Net change per head, counted in C (heads repeat: many matches, few heads).
+    change: dict[tuple, int] = Counter(gained) if len(plus) < len(gained) else dict.fromkeys(plus, 1)
+    if lost:
+        get = change.get
+        for h, n in (Counter(lost).items() if len(minus) < len(lost) else zip(minus, repeat(1))):
+            change[h] = get(h, 0) - n
     added: list[tuple] = []
     removed: list[tuple] = []
     for h, d in change.items():
