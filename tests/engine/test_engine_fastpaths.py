@@ -57,6 +57,23 @@ def test_facts_of_derived_predicates_switch_modes_exactly(program, events, seed,
     assert got == recomputed(program, events)
 
 
+def unpruned(program, events) -> set:
+    core_module.PRUNING = False
+    try:
+        return answers(program, events)
+    finally:
+        core_module.PRUNING = True
+
+
+@SETTINGS
+@given(programs(stratified=True), streams())
+def test_pruning_changes_no_answer(program, events):
+    """Laser2's impossible-derivation pruning only skips work (bench lars --no-pruning)."""
+    got = answers(program, events)
+    assert got == unpruned(program, events)
+    assert got == reference_answers(program, events)
+
+
 def test_seeded_long_streams_with_late_derived_facts():
     """Windows expire many times before and after derived facts start to arrive."""
     for seed in range(60):

@@ -367,6 +367,12 @@ def test_read_ahead_is_used_only_where_it_pays(tmp_path, monkeypatch):
     assert not readahead.usable(str(small))
     monkeypatch.setattr(readahead, "MIN_BYTES", 1)
     monkeypatch.setattr(readahead.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(readahead.os, "getloadavg", lambda: (0.5, 0.5, 0.5), raising=False)
+    assert readahead.usable(str(small)) == (readahead.sys.modules.get("threading") is None
+                                           or readahead.sys.modules["threading"].active_count() == 1)
+    monkeypatch.setattr(readahead.os, "getloadavg", lambda: (1.9, 1.0, 1.0), raising=False)
+    assert not readahead.usable(str(small))  # the other core is busy
+    monkeypatch.setenv("CHRONOLOG_READ_AHEAD", "1")
     assert readahead.usable(str(small)) == (readahead.sys.modules.get("threading") is None
                                            or readahead.sys.modules["threading"].active_count() == 1)
     monkeypatch.setenv("CHRONOLOG_READ_AHEAD", "0")

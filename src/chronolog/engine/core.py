@@ -50,6 +50,7 @@ class Imported:
 
 
 ANSWERS = "#answers"
+PRUNING = True  # the default of Engine(pruning=...)
 View = Union[TimeWindowView, StreamWindowView, NowSourceView, TupleWindowView]
 NowGroup = tuple[PredKey, Collection[tuple], Collection[tuple]]  # (pred, args added, args removed)
 
@@ -169,7 +170,9 @@ class _Inner:
 class Engine:
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
-    def __init__(self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None) -> None:
+    def __init__(
+        self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None
+    ) -> None:
         """``incremental=False`` recomputes every component at every time point
         (a cross-check for the counting maintenance, same code otherwise).
 
@@ -181,6 +184,10 @@ class Engine:
         self.plan = plan
         self.t1 = t1
         self.incremental = incremental
+        # Laser2's impossible derivations (rules with an empty positive literal
+        # not joined, windows only such rules read kept waiting); off only to
+        # measure what they save (``chronolog bench lars --no-pruning``).
+        self.pruning = PRUNING if pruning is None else pruning
         self.stratum = stratum
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
@@ -251,7 +258,7 @@ class Engine:
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
         self._background = {k: set(rows) for k, rows in plan.background.items()}
         self._always = {k for k in self._ext_views if k in self._background or k == TICK}
-        self._deferrable = self._blockers()
+        self._deferrable = self._blockers() if self.pruning else {}
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
     # ------------------------------------------------------------ wiring
@@ -508,6 +515,7 @@ class Engine:
         if counts is None:
             self._recount(ci, comp, compiled, sources, t, result)
             return
+        pruning = self.pruning
         sizes = self._sizes.get(ci)
         if sizes is not None:
             # At most one rule derives anything, and each of its heads comes from
@@ -515,7 +523,7 @@ class Engine:
             # head in both had its match replaced by another one).
             nets = []
             for r, (cr, srcs) in enumerate(zip(compiled, sources)):
-                if _impossible(cr, srcs):
+                if pruning and _impossible(cr, srcs):
                     continue
                 new: set[tuple] = set()
                 lost: set[tuple] = set()
@@ -538,7 +546,7 @@ class Engine:
             gained: list[tuple] = []  # heads of new matches (one entry per match)
             lost_: list[tuple] = []  # heads of lost matches
             for cr, srcs in zip(compiled, sources):
-                if _impossible(cr, srcs):
+                if pruning and _impossible(cr, srcs):
                     continue
                 for gains, heads in _delta_matches(cr, srcs, t):
                     (gained if gains else lost_).extend(heads)
@@ -641,6 +649,7 @@ class Engine:
             "t1": self.t1,
             "t": self.t,
             "incremental": self.incremental,
+            "pruning": self.pruning,
             "stratum": self.stratum,
             "rels": {p: rel.tuples for p, rel in self.rels.items()},
             "answers": {p: rel.tuples for p, rel in self._answers.items()},
@@ -653,7 +662,10 @@ class Engine:
         }
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"))  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"),
+            pruning=state.get("pruning", True),
+        )
         self.t = state["t"]
         for p, tuples in state["rels"].items():
             self.rels[p].replace(set(tuples))

@@ -12,9 +12,11 @@ errors (raised in the parent when it reaches them) and the counters
 ``lines`` and ``skipped`` at the end are those of the reader itself.
 
 Only used where it pays and is safe: a regular input file of at least
-``MIN_BYTES``, more than one processor available to the process, a POSIX
-``fork``, and no other thread running in the parent.
-``CHRONOLOG_READ_AHEAD=0`` turns it off.
+``MIN_BYTES``, more than one processor available to the process and not all
+of them busy (the 1-minute load average below their number less a quarter:
+on a machine whose other cores are taken the child only competes with the
+evaluation), a POSIX ``fork``, and no other thread running in the parent.
+``CHRONOLOG_READ_AHEAD=0`` turns it off, ``=1`` uses it whatever the load.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ _ITEMS, _REPORT, _END, _INPUT_ERROR, _FAILED = range(5)
 
 def usable(path: str) -> bool:
     """Whether ``read_ahead`` should be used for the input file ``path``."""
-    if os.environ.get("CHRONOLOG_READ_AHEAD", "1") == "0" or not hasattr(os, "fork"):
+    setting = os.environ.get("CHRONOLOG_READ_AHEAD", "")
+    if setting == "0" or not hasattr(os, "fork"):
         return False
     try:
         if os.path.getsize(path) < MIN_BYTES:
@@ -43,6 +46,8 @@ def usable(path: str) -> bool:
         return False
     if cpus < 2:
         return False
+    if setting != "1" and hasattr(os, "getloadavg") and os.getloadavg()[0] > cpus - 0.25:
+        return False  # the other cores are busy
     threading = sys.modules.get("threading")
     return threading is None or threading.active_count() == 1
 
