@@ -52,48 +52,72 @@ def usable(path: str) -> bool:
     return threading is None or threading.active_count() == 1
 
 
-def read_ahead(reader: EventReader) -> Iterator[FactBatch | Event]:
-    """The items of ``reader.batches()``, decoded by a child process.
+class ReadAhead:
+    """Forks the child at once (so that it decodes while the parent still
+    loads the program); iterating yields the items of ``reader.batches()``.
 
     ``reader`` must not have been read yet; its ``report`` is called by the
-    parent, and its ``lines`` and ``skipped`` are set when the input ends."""
-    import pickle
+    parent, and its ``lines`` and ``skipped`` are set when the input ends.
+    ``close()`` (also at the end of the iteration) stops the child and reaps it."""
 
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: decode, send, exit without running the parent's cleanups
-        os.close(rfd)
-        status = 0
+    def __init__(self, reader: EventReader) -> None:
+        rfd, wfd = os.pipe()
+        _widen(rfd)
+        pid = os.fork()
+        if pid == 0:  # the child: decode, send, exit without running the parent's cleanups
+            os.close(rfd)
+            status = 0
+            try:
+                _child(reader, wfd)
+            except BaseException:  # noqa: BLE001 (the parent learns of failures through the pipe)
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(wfd)
+        self.reader = reader
+        self.pid: int | None = pid
+        self.source = os.fdopen(rfd, "rb", buffering=1 << 20)
+
+    def __iter__(self) -> Iterator[FactBatch | Event]:
+        import pickle
+
+        reader = self.reader
+        load = pickle.load
         try:
-            _child(reader, wfd)
-        except BaseException:  # noqa: BLE001 (the parent learns of failures through the pipe)
-            status = 1
+            while True:
+                kind, payload = load(self.source)
+                if kind == _ITEMS:
+                    yield from payload
+                elif kind == _REPORT:
+                    reader.report(payload)
+                elif kind == _END:
+                    reader.lines, reader.skipped = payload
+                    return
+                elif kind == _INPUT_ERROR:
+                    reader.lines, reader.skipped, message, loc = payload
+                    raise InputError(message, loc)
+                else:
+                    raise payload
+        except EOFError:
+            raise RuntimeError("the input decoding process ended unexpectedly") from None
         finally:
-            os._exit(status)
-    os.close(wfd)
-    _widen(rfd)
-    source = os.fdopen(rfd, "rb", buffering=1 << 20)
-    load = pickle.load
+            self.close()
+
+    def close(self) -> None:
+        if self.pid is None:
+            return
+        self.source.close()  # a child still writing gets EPIPE and exits
+        os.waitpid(self.pid, 0)
+        self.pid = None
+
+
+def read_ahead(reader: EventReader) -> Iterator[FactBatch | Event]:
+    """The items of ``reader.batches()``, decoded by a child process (see ``ReadAhead``)."""
+    ahead = ReadAhead(reader)
     try:
-        while True:
-            kind, payload = load(source)
-            if kind == _ITEMS:
-                yield from payload
-            elif kind == _REPORT:
-                reader.report(payload)
-            elif kind == _END:
-                reader.lines, reader.skipped = payload
-                return
-            elif kind == _INPUT_ERROR:
-                reader.lines, reader.skipped, message, loc = payload
-                raise InputError(message, loc)
-            else:
-                raise payload
-    except EOFError:
-        raise RuntimeError("the input decoding process ended unexpectedly") from None
+        yield from ahead
     finally:
-        source.close()  # a child still writing gets EPIPE and exits
-        os.waitpid(pid, 0)
+        ahead.close()
 
 
 def _widen(fd: int) -> None:
