@@ -529,7 +529,8 @@ class Engine:
                 lost: set[tuple] = set()
                 for gains, heads in _delta_matches(cr, srcs, t):
                     (new if gains else lost).update(heads)
-                if new and lost:
+                # (one literal: its additions and removals are disjoint, and so are their heads)
+                if new and lost and len(cr.literals) > 1:
                     new, lost = new - lost, lost - new
                 if new or lost:
                     nets.append((r, new, lost))
