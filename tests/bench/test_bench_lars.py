@@ -29,6 +29,16 @@ def test_small_workloads_print_a_row_each_with_the_memory_curve():
     assert all(r.count("MiB") == 4 for r in rows)  # peak RSS and 1x / 5x / 10x
 
 
+@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
+def test_no_pruning_prints_the_evaluation_without_it_and_the_ratio():
+    got = bench("worst", "--win", "2", "--facts", "5", "--tps", "8", "--no-pruning", "--no-process", "--repeat", "2")
+    assert got.returncode == 0, got.stderr
+    assert "no pruning" in got.stdout and "pruning / none" in got.stdout
+    (row,) = [line for line in got.stdout.splitlines() if line.startswith("│ ")]
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[0] == "worst" and float(cells[-2]) > 0 and float(cells[-1]) > 0
+
+
 def test_missing_generator_is_a_clear_error():
     got = bench("box", "--gen", "/nonexistent/gen.py")
     assert got.returncode == 2

@@ -290,3 +290,31 @@ def test_interrupt_exits_130(files):
             proc.kill()
             proc.wait()
 
+
+
+# ---------------------------------------------------------------- large files: decoded by a second process
+
+
+@pytest.mark.parametrize("on_error", ["skip", "fail"])
+def test_large_input_read_ahead_means_what_one_process_means(files, on_error):
+    """A file past readahead.MIN_BYTES is decoded by a child process: the same
+    answers, messages (in order) and exit status as decoding in the run itself."""
+    rows = [b'{"t": %d, "pred": "p", "args": ["a%d"]}' % (i // 500, i % 700) for i in range(130_000)]
+    rows[60_000] = b'{"t": 3, "pred": "p", "args": ["late"]}'  # delayed
+    rows[70_000] = b'{"t": 139, "pred": "p", "args": ["a1"], "op": "retract"}'
+    rows[80_000] = b'{"t": 160, "pred": "p", "args": [1.5]}'  # bad line
+    rows[90_000] = b'{"t": 1, "pred": "p", "args": ["nothing"], "op": "retract"}'  # matches nothing
+    stream = files("big.jsonl", b"\n".join(rows) + b"\n")
+    assert stream.stat().st_size > 4 << 20
+    program = files("p.lars", DIAMOND)
+    runs = []
+    for ahead in ("1", "0"):
+        env = dict(os.environ, CHRONOLOG_READ_AHEAD=ahead)
+        proc = subprocess.run(
+            [sys.executable, "-m", "chronolog", "run", str(program), "--input", str(stream), "--on-error", on_error],
+            capture_output=True, text=True, timeout=300, env=env, check=False,
+        )
+        runs.append((proc.returncode, proc.stderr, answer_meaning(proc.stdout, (0, 259))))
+    assert runs[0] == runs[1]
+    assert runs[0][0] == (0 if on_error == "skip" else 2)
+    assert "big.jsonl:80001:" in runs[0][1]

@@ -57,6 +57,23 @@ def test_facts_of_derived_predicates_switch_modes_exactly(program, events, seed,
     assert got == recomputed(program, events)
 
 
+def unpruned(program, events) -> set:
+    core_module.PRUNING = False
+    try:
+        return answers(program, events)
+    finally:
+        core_module.PRUNING = True
+
+
+@SETTINGS
+@given(programs(stratified=True), streams())
+def test_pruning_changes_no_answer(program, events):
+    """Laser2's impossible-derivation pruning only skips work (bench lars --no-pruning)."""
+    got = answers(program, events)
+    assert got == unpruned(program, events)
+    assert got == reference_answers(program, events)
+
+
 def test_seeded_long_streams_with_late_derived_facts():
     """Windows expire many times before and after derived facts start to arrive."""
     for seed in range(60):
@@ -189,3 +206,82 @@ def test_program_facts_never_block_a_window():
     got = answers(program, events)
     assert got == reference_answers(program, events) == recomputed(program, events)
     assert ("m", (1,), 0) in {(p, a, t) for p, a, t in got}
+
+
+_atom = st.tuples(st.sampled_from(["a", "b", "c"]), st.one_of(st.integers(-1, 9), st.just("s")))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["DIAMOND", "BOX", "AT"]),
+    st.sampled_from([None, 0, 2, 4]),
+    st.lists(st.tuples(st.lists(_atom, max_size=6), st.lists(_atom, max_size=6), st.booleans()), max_size=8),
+)
+def test_time_window_view_sets_equal_atom_by_atom(op, size, steps):
+    """TimeWindowView.advance on whole changes (one time: bucket set operations)
+    against the same changes one atom at a time (the per-atom loop)."""
+    from chronolog.engine.views import TimeWindowView
+    from chronolog.ir import Op
+
+    whole, single = TimeWindowView(Op[op], size), TimeWindowView(Op[op], size)
+    source: set = set()
+    for t, (added, removed, same_time) in enumerate(steps):
+        if same_time:  # the common shape: everything at one time
+            added = [(a, t) for a, _ in added]
+            removed = [(a, max(t - 1, 0)) for a, _ in removed]
+        added = {x for x in added if x not in source}
+        removed = {x for x in removed if x in source} - added
+        source = (source | added) - removed
+        whole.advance(t, 0, added, removed)
+        single.advance(t, 0, set(), set())
+        for x in removed:
+            single.advance(t, 0, set(), {x})
+        for x in added:
+            single.advance(t, 0, {x}, set())
+        assert whole.rel.tuples == single.rel.tuples
+        assert whole._by_time == single._by_time
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=6)), max_size=12))
+def test_index_buckets_equal_a_rebuilt_index(steps):
+    """Index buckets (1-tuples, then sets) kept up to date equal an index built anew."""
+    from chronolog.engine.relation import Rel
+
+    rel = Rel()
+    rel.start_journal()
+    for cols in ((0,), (1,), (0, 1)):
+        rel.index(cols)
+    for i, (add, ts) in enumerate(steps):
+        if i % 3 == 0:
+            rel.start_journal()
+        if len(ts) == 1:
+            (rel.add if add else rel.discard)(ts[0])
+        else:
+            (rel.add_many if add else rel.discard_many)(ts)
+        for cols in ((0,), (1,), (0, 1)):
+            kept = {k: set(b) for k, b in rel.index(cols).items()}
+            fresh = Rel(rel.tuples)
+            assert kept == {k: set(b) for k, b in fresh.index(cols).items()}
+            assert all(b for b in rel.index(cols).values())
+            removed = rel.minus_get(cols)
+            if removed is not None:
+                assert {k: set(removed(k, ())) for k in {tuple(m[c] for c in cols) for m in rel.minus}} == {
+                    k: {m for m in rel.minus if tuple(m[c] for c in cols) == k}
+                    for k in {tuple(m[c] for c in cols) for m in rel.minus}
+                }
+
+
+def test_step_result_timed_groups_and_flat_form_agree():
+    from chronolog.engine.core import StepResult
+
+    r = StepResult(3)
+    r.add_timed(("p", 1), [("a", 2), ("b", 3)], [("c", 1)])
+    r.add_timed(("q", 0), [], [])
+    assert sorted(r.timed) == sorted([(("p", 1), ("a",), 2, 1), (("p", 1), ("b",), 3, 1), (("p", 1), ("c",), 1, -1)])
+    r.add_timed(("q", 0), [(3,)], [])  # after the flat form was built: both kept
+    assert (("q", 0), (), 3, 1) in r.timed
+    flat = StepResult(3, timed=list(r.timed))
+    assert sorted((p, sorted(a), sorted(d)) for p, a, d in flat.timed_groups()) == sorted(
+        (p, sorted(a), sorted(d)) for p, a, d in r.timed_groups()
+    )

@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chronolog.errors import InputError
@@ -245,7 +245,7 @@ def test_jsonl_round_trip(evs, separators):
 
 # ---------------------------------------------------------------- batch path = per-line path (property)
 
-from chronolog.io import formats  # noqa: E402
+from chronolog.io import formats, readahead  # noqa: E402
 from chronolog.io.formats import FactBatch, flatten  # noqa: E402
 
 _good_line = st.builds(
@@ -276,7 +276,7 @@ def _outcome(make, on_error):
     return reader, reports
 
 
-def _run(text: str, on_error: str, batched: bool, binary: bool = False):
+def _run(text: str, on_error: str, batched: bool, binary: bool = False, ahead: bool = False):
     reports: list[str] = []
     if binary:  # as the CLI opens a file: UTF-8, undecodable bytes escaped, universal newlines
         data = text.encode("utf-8", "surrogateescape")
@@ -286,7 +286,10 @@ def _run(text: str, on_error: str, batched: bool, binary: bool = False):
         reader = EventReader(io.StringIO(text), "in.jsonl", on_error=on_error, report=reports.append)
     got: list[tuple] = []
     try:
-        source = flatten(reader.batches()) if batched else iter(reader)
+        if ahead:  # decoded by a child process (chronolog run on a large file)
+            source = flatten(readahead.read_ahead(reader))
+        else:
+            source = flatten(reader.batches()) if batched else iter(reader)
         for ev in source:
             got.append((ev.t, ev.pred, ev.args, ev.retract, ev.loc))
     except InputError as exc:
@@ -330,6 +333,51 @@ def test_binary_batch_reader_equals_text_line_reader(pieces, on_error, chunk, ne
         assert _run(text, on_error, True, binary=True) == _run(text, on_error, False, binary=True)
     finally:
         formats._CHUNK = old
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.one_of(_good_line, _good_line, _odd_line, _raw_piece), max_size=40),
+    st.sampled_from(["fail", "skip"]),
+    st.sampled_from([1, 16, 1 << 18]),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_read_ahead_equals_the_reader(pieces, on_error, chunk, newline):
+    """The child process's items, messages, errors and counters are the reader's own."""
+    text = newline.join(pieces) + newline
+    old = formats._CHUNK
+    formats._CHUNK = chunk
+    try:
+        assert _run(text, on_error, True, binary=True, ahead=True) == _run(text, on_error, False, binary=True)
+    finally:
+        formats._CHUNK = old
+
+
+def test_read_ahead_parent_may_stop_early():
+    data = b"".join(b'{"t": %d, "pred": "p", "args": ["a%d"]}\n' % (i // 100, i) for i in range(200_000))
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+    items = readahead.read_ahead(EventReader(stream, "in.jsonl", raw=stream.buffer))
+    assert next(items).t == 0
+    items.close()  # the child, blocked on a full pipe, ends; the parent reaps it
+
+
+def test_read_ahead_is_used_only_where_it_pays(tmp_path, monkeypatch):
+    small = tmp_path / "small.jsonl"
+    small.write_text('{"t": 0}\n')
+    assert not readahead.usable(str(small))
+    monkeypatch.setattr(readahead, "MIN_BYTES", 1)
+    monkeypatch.setattr(readahead.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(readahead.os, "getloadavg", lambda: (0.5, 0.5, 0.5), raising=False)
+    assert readahead.usable(str(small)) == (readahead.sys.modules.get("threading") is None
+                                           or readahead.sys.modules["threading"].active_count() == 1)
+    monkeypatch.setattr(readahead.os, "getloadavg", lambda: (1.9, 1.0, 1.0), raising=False)
+    assert not readahead.usable(str(small))  # the other core is busy
+    monkeypatch.setenv("CHRONOLOG_READ_AHEAD", "1")
+    assert readahead.usable(str(small)) == (readahead.sys.modules.get("threading") is None
+                                           or readahead.sys.modules["threading"].active_count() == 1)
+    monkeypatch.setenv("CHRONOLOG_READ_AHEAD", "0")
+    assert not readahead.usable(str(small))
+    assert not readahead.usable(str(tmp_path / "missing.jsonl"))
 
 
 def test_batches_group_facts_of_a_time_point():

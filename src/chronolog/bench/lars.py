@@ -146,12 +146,14 @@ class Evaluation:
     facts: int
 
 
-def evaluate(program_path: Path, stream: Path) -> Evaluation:
-    """The evaluation figure, measured in a fresh process (see ``evaluate_here``)."""
+def evaluate(program_path: Path, stream: Path, pruning: bool = True) -> Evaluation:
+    """The evaluation figure, measured in a fresh process (see ``evaluate_here``);
+    ``pruning=False``: without Laser2's impossible-derivation pruning."""
     import json
 
     code = "import sys; from chronolog.bench.lars import _evaluation_main; _evaluation_main(sys.argv[1:])"
-    done = subprocess.run([sys.executable, "-c", code, str(program_path), str(stream)], capture_output=True, text=True)
+    cmd = [sys.executable, "-c", code, str(program_path), str(stream)] + ([] if pruning else ["--no-pruning"])
+    done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise BenchError(f"error: evaluation of {program_path} failed: {done.stderr.strip()[-500:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
@@ -161,6 +163,10 @@ def evaluate(program_path: Path, stream: Path) -> Evaluation:
 def _evaluation_main(argv: list[str]) -> None:
     import json
 
+    if "--no-pruning" in argv[2:]:
+        from chronolog.engine import core
+
+        core.PRUNING = False
     ev = evaluate_here(Path(argv[0]), Path(argv[1]))
     print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts}))
 
@@ -210,6 +216,8 @@ class Row:
     peak_rss: int | None = None
     answers: int | None = None
     curve: list[tuple[int, int]] = field(default_factory=list)  # (tps, peak RSS)
+    unpruned_ms_per_tp: float | None = None  # --no-pruning: the evaluation without pruning
+    pruning_ratio: float | None = None  # median of paired ratios, with / without pruning
     error: str | None = None
 
 
@@ -222,14 +230,22 @@ def _median(xs: list[float]) -> float:
 def bench_workload(
     gen: Path, workload: str, params: dict[str, int], workdir: Path, *, repeat: int = 1,
     process: bool = True, evaluation: bool = True, memory_curve: bool = False, retention: int | None = None,
+    no_pruning: bool = False,
 ) -> Row:
     row = Row(workload, params)
     d = generate(gen, workload, params, workdir / workload)
     program, stream = d / "program.lars", d / "stream.jsonl"
-    if evaluation:
-        runs = [evaluate(program, stream) for _ in range(repeat)]
+    if evaluation or no_pruning:
+        runs, unpruned = [], []
+        for _ in range(repeat):  # with and without pruning in turn: paired on a drifting machine
+            runs.append(evaluate(program, stream))
+            if no_pruning:
+                unpruned.append(evaluate(program, stream, pruning=False))
         ev = runs[0]
         row.eval_ms_per_tp = _median([r.seconds for r in runs]) * 1000 / max(ev.time_points, 1)
+        if unpruned:
+            row.unpruned_ms_per_tp = _median([r.seconds for r in unpruned]) * 1000 / max(ev.time_points, 1)
+            row.pruning_ratio = _median([a.seconds / b.seconds for a, b in zip(runs, unpruned) if b.seconds])
         facts = ev.facts
     else:
         facts = None
@@ -286,6 +302,10 @@ def render(rows: list[Row], memory_curve: bool) -> None:
     table.add_column("answers", justify="right")
     if memory_curve:
         table.add_column("RSS 1x / 5x / 10x", justify="right")
+    pruning = any(r.pruning_ratio is not None for r in rows)
+    if pruning:
+        table.add_column("eval ms/tp no pruning", justify="right")
+        table.add_column("pruning / none", justify="right")
     for r in rows:
         p = r.params
         cells = [
@@ -300,6 +320,9 @@ def render(rows: list[Row], memory_curve: bool) -> None:
         ]
         if memory_curve:
             cells.append(" / ".join(_mib(m) for _, m in r.curve) if r.curve else "-")
+        if pruning:
+            cells.append("-" if r.unpruned_ms_per_tp is None else f"{r.unpruned_ms_per_tp:.3f}")
+            cells.append("-" if r.pruning_ratio is None else f"{r.pruning_ratio:.2f}")
         if r.error:
             cells[2] = f"[red]{r.error}[/red]"
         table.add_row(*cells)
@@ -325,7 +348,7 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
             rows.append(bench_workload(
                 gen, name, parameters(name, overrides), work, repeat=args.repeat,
                 process=not args.no_process, evaluation=not args.no_eval,
-                memory_curve=args.memory_curve, retention=args.retention,
+                memory_curve=args.memory_curve, retention=args.retention, no_pruning=args.no_pruning,
             ))
             if not args.keep:
                 for f in (work / name).iterdir():
@@ -352,6 +375,9 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--no-process", action="store_true", help="skip the whole-process runs")
     lars.add_argument("--no-eval", action="store_true", help="skip the in-process evaluation timing")
     lars.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    lars.add_argument("--no-pruning", action="store_true",
+                      help="also evaluate without Laser2's impossible-derivation pruning, in turn with it; "
+                      "print both and their paired ratio")
     lars.set_defaults(func=main)
 
     from chronolog.bench.corrections import add_parser as add_corrections

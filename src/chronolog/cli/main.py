@@ -178,7 +178,38 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+def _read_ahead(args: argparse.Namespace):  # noqa: ANN202 (a ReadAhead, or None)
+    """A large regular JSONL input file is decoded by a child process, started
+    before the program is loaded so that the two overlap (io/readahead.py);
+    None where that does not apply (then the input is opened as usual, and its
+    errors come after the program's)."""
+    if args.input == "-" or args.format != "jsonl" or sys.stderr.isatty():  # a progress bar reads the lines
+        return None
+    from chronolog.io import readahead
+
+    if not readahead.usable(args.input):
+        return None
+    from chronolog.io.formats import EventReader
+
+    try:
+        stream = open(args.input, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 (closed below)
+    except OSError:
+        return None
+    with stream:
+        reader = EventReader(stream, args.input, "jsonl", on_error=args.on_error, report=_error, raw=stream.buffer)
+        return readahead.ReadAhead(reader)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    ahead = _read_ahead(args)
+    try:
+        return _run(args, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
+
+
+def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, or None)
     from chronolog.engine.plan import plan_program
     from chronolog.io.formats import EventReader
     from chronolog.lang import load_program
@@ -189,18 +220,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
     collect_rarely()
-    with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
-        name = "<stdin>" if args.input == "-" else args.input
-        # A regular file is read in blocks of lines (from its bytes unless a
-        # progress bar counts the lines); a pipe line by line, so that answers
-        # follow the input as it arrives.
-        regular = args.input != "-" and os.path.isfile(args.input)
-        binary = getattr(raw, "buffer", None) if regular and stream is raw else None
-        reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error, raw=binary)
+    if ahead is not None:  # decoded by a second process
+        reader = ahead.reader
         with _open_out(args.output) as out:
             stats = run_embedded(
-                program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
+                program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
             )
+    else:
+        with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
+            name = "<stdin>" if args.input == "-" else args.input
+            # A regular file is read in blocks of lines (from its bytes unless a
+            # progress bar counts the lines); a pipe line by line, so that answers
+            # follow the input as it arrives.
+            regular = args.input != "-" and os.path.isfile(args.input)
+            binary = getattr(raw, "buffer", None) if regular and stream is raw else None
+            reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error, raw=binary)
+            with _open_out(args.output) as out:
+                stats = run_embedded(
+                    program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until,
+                    retention=args.retention, warn=_error,
+                )
     if reader.skipped:
         _error(f"skipped {reader.skipped} bad input lines")
     if stats.too_late:

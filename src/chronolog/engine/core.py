@@ -19,8 +19,9 @@ Programs that are not stratified are evaluated per time point by clingo
 
 from __future__ import annotations
 
-import logging
+from collections import Counter
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 from typing import Collection, Iterable, Iterator, Sequence, Union
 
@@ -29,8 +30,6 @@ from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule
 from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
 from chronolog.ir import ExtAtom, Op, TupleWindow
-
-log = logging.getLogger(__name__)
 
 Fact = tuple[PredKey, tuple]  # (predicate, args) of one stream event
 
@@ -51,6 +50,7 @@ class Imported:
 
 
 ANSWERS = "#answers"
+PRUNING = True  # the default of Engine(pruning=...)
 View = Union[TimeWindowView, StreamWindowView, NowSourceView, TupleWindowView]
 NowGroup = tuple[PredKey, Collection[tuple], Collection[tuple]]  # (pred, args added, args removed)
 
@@ -65,10 +65,12 @@ class StepResult:
 
     The engine records the changes of now-predicates per predicate
     (``now_groups()``: whole collections of args, no tuple per atom); ``now``
-    is the flat form, built when asked for.
+    is the flat form, built when asked for.  Likewise the changes of timed
+    predicates (``timed_groups()``: whole collections of ``args + (T,)``);
+    ``timed`` is their flat form.
     """
 
-    __slots__ = ("t", "_now", "_groups", "timed", "consistent")
+    __slots__ = ("t", "_now", "_groups", "_timed", "_timed_groups", "consistent")
 
     def __init__(
         self, t: int, now: list[tuple[PredKey, tuple, int]] | None = None,
@@ -77,8 +79,45 @@ class StepResult:
         self.t = t
         self._now = now
         self._groups: list[NowGroup] | None = None if now is not None else []
-        self.timed: list[tuple[PredKey, tuple, int, int]] = [] if timed is None else timed
+        self._timed = timed
+        self._timed_groups: list[NowGroup] | None = None if timed is not None else []
         self.consistent = consistent
+
+    @property
+    def timed(self) -> list[tuple[PredKey, tuple, int, int]]:
+        if self._timed is None:
+            groups = self._timed_groups or []
+            self._timed = [(p, tup[:-1], tup[-1], 1) for p, added, _ in groups for tup in added]
+            self._timed += [(p, tup[:-1], tup[-1], -1) for p, _, removed in groups for tup in removed]
+        return self._timed
+
+    @timed.setter
+    def timed(self, value: list[tuple[PredKey, tuple, int, int]]) -> None:
+        self._timed = value
+        self._timed_groups = None
+
+    def add_timed(self, pred: PredKey, added: Collection[tuple], removed: Collection[tuple]) -> None:
+        """Record that the atoms ``added`` of the timed ``pred`` (``args + (T,)``) are
+        derived now and ``removed`` no longer are."""
+        if not added and not removed:
+            return
+        if self._timed_groups is not None:
+            self._timed_groups.append((pred, added, removed))
+        if self._timed is not None:
+            self._timed += [(pred, tup[:-1], tup[-1], 1) for tup in added]
+            self._timed += [(pred, tup[:-1], tup[-1], -1) for tup in removed]
+
+    def timed_groups(self) -> list[NowGroup]:
+        """The changes of timed predicates as (pred, added, removed), tuples ``args + (T,)``."""
+        if self._timed_groups is not None:
+            return self._timed_groups
+        by_pred: dict[PredKey, tuple[list[tuple], list[tuple]]] = {}
+        for p, a, T, sign in self.timed:
+            lists = by_pred.get(p)
+            if lists is None:
+                lists = by_pred[p] = ([], [])
+            lists[0 if sign > 0 else 1].append(a + (T,))
+        return [(p, added, removed) for p, (added, removed) in by_pred.items()]
 
     @property
     def now(self) -> list[tuple[PredKey, tuple, int]]:
@@ -131,7 +170,9 @@ class _Inner:
 class Engine:
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
-    def __init__(self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None) -> None:
+    def __init__(
+        self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None
+    ) -> None:
         """``incremental=False`` recomputes every component at every time point
         (a cross-check for the counting maintenance, same code otherwise).
 
@@ -143,6 +184,10 @@ class Engine:
         self.plan = plan
         self.t1 = t1
         self.incremental = incremental
+        # Laser2's impossible derivations (rules with an empty positive literal
+        # not joined, windows only such rules read kept waiting); off only to
+        # measure what they save (``chronolog bench lars --no-pruning``).
+        self.pruning = PRUNING if pruning is None else pruning
         self.stratum = stratum
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
@@ -213,7 +258,7 @@ class Engine:
         self._ext_views = [k for k in self._views_of if k in plan.extensional]
         self._background = {k: set(rows) for k, rows in plan.background.items()}
         self._always = {k for k in self._ext_views if k in self._background or k == TICK}
-        self._deferrable = self._blockers()
+        self._deferrable = self._blockers() if self.pruning else {}
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
     # ------------------------------------------------------------ wiring
@@ -316,7 +361,9 @@ class Engine:
                     content = self._evaluate(comp, compiled, sources, t)
                     self._publish(comp, content, t, result)
         except NoAnswerSet as exc:
-            log.debug("no answer set at t=%d: %s", t, exc)
+            import logging  # rare: imported when needed (start-up time)
+
+            logging.getLogger(__name__).debug("no answer set at t=%d: %s", t, exc)
             result.consistent = False
             for ci, (comp, _, _) in enumerate(self._components):
                 if self._role[ci] == "skip":
@@ -468,6 +515,7 @@ class Engine:
         if counts is None:
             self._recount(ci, comp, compiled, sources, t, result)
             return
+        pruning = self.pruning
         sizes = self._sizes.get(ci)
         if sizes is not None:
             # At most one rule derives anything, and each of its heads comes from
@@ -475,13 +523,14 @@ class Engine:
             # head in both had its match replaced by another one).
             nets = []
             for r, (cr, srcs) in enumerate(zip(compiled, sources)):
-                if _impossible(cr, srcs):
+                if pruning and _impossible(cr, srcs):
                     continue
                 new: set[tuple] = set()
                 lost: set[tuple] = set()
                 for gains, heads in _delta_matches(cr, srcs, t):
                     (new if gains else lost).update(heads)
-                if new and lost:
+                # (one literal: its additions and removals are disjoint, and so are their heads)
+                if new and lost and len(cr.literals) > 1:
                     new, lost = new - lost, lost - new
                 if new or lost:
                     nets.append((r, new, lost))
@@ -498,7 +547,7 @@ class Engine:
             gained: list[tuple] = []  # heads of new matches (one entry per match)
             lost_: list[tuple] = []  # heads of lost matches
             for cr, srcs in zip(compiled, sources):
-                if _impossible(cr, srcs):
+                if pruning and _impossible(cr, srcs):
                     continue
                 for gains, heads in _delta_matches(cr, srcs, t):
                     (gained if gains else lost_).extend(heads)
@@ -517,8 +566,7 @@ class Engine:
         if answers is not None:  # a padded predicate whose hidden rules derive nothing
             answers.discard_many(removed)
             answers.add_many(added)
-            result.timed.extend((pred, tup[:-1], tup[-1], 1) for tup in added)
-            result.timed.extend((pred, tup[:-1], tup[-1], -1) for tup in removed)
+            result.add_timed(pred, added, removed)
 
     def _stop_counting(self, ci: int) -> None:
         del self._padded_counted[ci]
@@ -553,8 +601,11 @@ class Engine:
         self._publish(comp, {pred: content}, t, result)
 
     def _check_times(self, pred: PredKey, tuples: Iterable[tuple], t: int) -> None:
-        if pred in self.plan.timed:
-            for tup in tuples:
+        if pred in self.plan.timed and tuples:
+            times = {tup[-1] for tup in tuples}  # mostly one or two distinct times
+            if all(type(T) is int for T in times) and self.t1 <= min(times) and max(times) <= t:
+                return
+            for tup in tuples:  # the first bad one, in the engine's order
                 T = tup[-1]
                 if type(T) is not int or T < self.t1 or T > t:
                     raise NoAnswerSet(f"{pred[0]} derived at time {T!r}, outside the timeline [{self.t1},{t}]")
@@ -566,8 +617,7 @@ class Engine:
             self._announce(p, added, removed, t, result)
             if p in self._answers:
                 added, removed = self._answers[p].replace(self._visible.get(p, set()) if content[p] else set())
-                result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
-                result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
+                result.add_timed(p, added, removed)
 
     def _announce(
         self, p: PredKey, added: Collection[tuple], removed: Collection[tuple], t: int, result: StepResult
@@ -583,8 +633,7 @@ class Engine:
         if p not in self.plan.output or p in self._answers:
             return
         if timed:
-            result.timed.extend((p, tup[:-1], tup[-1], 1) for tup in added)
-            result.timed.extend((p, tup[:-1], tup[-1], -1) for tup in removed)
+            result.add_timed(p, added, removed)
         elif added or removed:
             result.add_now(p, added, removed)
 
@@ -601,6 +650,7 @@ class Engine:
             "t1": self.t1,
             "t": self.t,
             "incremental": self.incremental,
+            "pruning": self.pruning,
             "stratum": self.stratum,
             "rels": {p: rel.tuples for p, rel in self.rels.items()},
             "answers": {p: rel.tuples for p, rel in self._answers.items()},
@@ -613,7 +663,10 @@ class Engine:
         }
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"))  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"),
+            pruning=state.get("pruning", True),
+        )
         self.t = state["t"]
         for p, tuples in state["rels"].items():
             self.rels[p].replace(set(tuples))
@@ -697,11 +750,12 @@ def _count(
             plus -= second
             more.update(dict.fromkeys(second, 2))
         return plus, minus
-    change: dict[tuple, int] = {}
-    for h in gained:
-        change[h] = change.get(h, 0) + 1
-    for h in lost:
-        change[h] = change.get(h, 0) - 1
+    # Net change per head, counted in C (heads repeat: many matches, few heads).
+    change: dict[tuple, int] = Counter(gained) if len(plus) < len(gained) else dict.fromkeys(plus, 1)
+    if lost:
+        get = change.get
+        for h, n in (Counter(lost).items() if len(minus) < len(lost) else zip(minus, repeat(1))):
+            change[h] = get(h, 0) - n
     added: list[tuple] = []
     removed: list[tuple] = []
     for h, d in change.items():

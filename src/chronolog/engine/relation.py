@@ -4,6 +4,11 @@ Joins look tuples up by the values of some columns; each distinct column
 choice gets one dictionary index the first time it is asked for, which every
 later insert and delete maintains.  That makes a join step cost proportional
 to the matching tuples, not to the relation.
+
+An index maps a key to its tuples: a 1-tuple while the key has one tuple
+(stream keys are mostly unique: a tuple costs half of a one-element set to
+make and to drop), a set from the second one on (kept as a set until it is
+empty).  Readers only iterate a bucket or test it for emptiness.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 Tuple = tuple
 Cols = tuple[int, ...]
 EMPTY: frozenset = frozenset()
+Bucket = tuple | set  # the tuples of one index key: a 1-tuple, or a set of two or more
 
 
 def key_getter(cols: Cols) -> Callable[[tuple], tuple]:
@@ -40,7 +46,9 @@ def _index_adder(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
         exec(  # noqa: S102 (generated from column numbers)
             "def f(idx, ts):\n    get = idx.get\n    for t in ts:\n"
             f"        k = {key}\n        s = get(k)\n"
-            "        if s is None:\n            idx[k] = {t}\n        else:\n            s.add(t)\n",
+            "        if s is None:\n            idx[k] = (t,)\n"
+            "        elif type(s) is tuple:\n            idx[k] = {s[0], t}\n"
+            "        else:\n            s.add(t)\n",
             scope,
         )
         f = _ADDERS[cols] = scope["f"]
@@ -54,8 +62,9 @@ def _index_remover(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
         scope: dict = {}
         exec(  # noqa: S102 (generated from column numbers)
             "def f(idx, ts):\n    for t in ts:\n"
-            f"        k = {key}\n        s = idx[k]\n        s.discard(t)\n"
-            "        if not s:\n            del idx[k]\n",
+            f"        k = {key}\n        s = idx[k]\n"
+            "        if type(s) is tuple:\n            del idx[k]\n"
+            "        else:\n            s.discard(t)\n            if not s:\n                del idx[k]\n",
             scope,
         )
         f = _REMOVERS[cols] = scope["f"]
@@ -76,11 +85,11 @@ class Rel:
 
     def __init__(self, tuples: Iterable[tuple] = ()) -> None:
         self.tuples: set[tuple] = set(tuples)
-        self._indexes: dict[Cols, tuple[Callable[[tuple], tuple], dict[tuple, set[tuple]]]] = {}
+        self._indexes: dict[Cols, tuple[Callable[[tuple], tuple], dict[tuple, Bucket]]] = {}
         self.journaled = False
         self.plus: set[tuple] = set()
         self.minus: set[tuple] = set()
-        self._removed: dict[Cols, dict[tuple, set[tuple]]] | None = None
+        self._removed: dict[Cols, dict[tuple, Bucket]] | None = None
         # (set, ids): the ids are added to the set whenever the journal records a change
         self.watch: tuple[set, tuple] | None = None
 
@@ -114,7 +123,9 @@ class Rel:
             k = get(t)
             s = idx.get(k)
             if s is None:
-                idx[k] = {t}
+                idx[k] = (t,)
+            elif type(s) is tuple:
+                idx[k] = {s[0], t}
             else:
                 s.add(t)
         return True
@@ -134,9 +145,12 @@ class Rel:
         for get, idx in self._indexes.values():
             k = get(t)
             s = idx[k]
-            s.discard(t)
-            if not s:
+            if type(s) is tuple:
                 del idx[k]
+            else:
+                s.discard(t)
+                if not s:
+                    del idx[k]
         return True
 
     def add_many(self, ts: Iterable[tuple]) -> set[tuple]:
@@ -212,19 +226,13 @@ class Rel:
             _index_adder(cols)(removed, self.minus)
         return removed.get
 
-    def index(self, cols: Cols) -> dict[tuple, set[tuple]]:
+    def index(self, cols: Cols) -> dict[tuple, Bucket]:
         """The index on ``cols`` (built now if it does not exist yet)."""
         entry = self._indexes.get(cols)
         if entry is None:
             get = key_getter(cols)
-            idx: dict[tuple, set[tuple]] = {}
-            for t in self.tuples:
-                k = get(t)
-                s = idx.get(k)
-                if s is None:
-                    idx[k] = {t}
-                else:
-                    s.add(t)
+            idx: dict[tuple, Bucket] = {}
+            _index_adder(cols)(idx, self.tuples)
             entry = (get, idx)
             self._indexes[cols] = entry
         return entry[1]

@@ -19,7 +19,7 @@ Source kinds:
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable
+from typing import Collection, Iterable
 
 from chronolog.engine.relation import Rel
 from chronolog.ir import Op
@@ -48,7 +48,7 @@ class TimeWindowView:
         self._lo: int | None = None
         self._length = 0
 
-    def advance(self, t: int, t1: int, added: Iterable[tuple], removed: Iterable[tuple]) -> None:
+    def advance(self, t: int, t1: int, added: Collection[tuple], removed: Collection[tuple]) -> None:
         """Time moves to ``t``; the source gained ``added`` and lost ``removed``
         (tuples ``args + (T,)``)."""
         lo = t1 if self.size is None else max(t1, t - self.size)
@@ -58,26 +58,52 @@ class TimeWindowView:
             for T in [T for T in by_time if T < lo]:
                 gone.extend(by_time.pop(T))
         self._lo = lo
-        for x in removed:
-            bucket = by_time.get(x[-1])
-            if bucket is not None and x in bucket:
-                bucket.discard(x)
-                if not bucket:
-                    del by_time[x[-1]]
-                gone.append(x)
-        new: list[tuple] = []
-        for x in added:
-            T = x[-1]
-            if type(T) is not int or T < lo or T > t:
-                continue
+        # The changes mostly lie at one time (atoms derived now, atoms leaving a
+        # window together): then they are whole-set operations on one bucket.
+        times = {x[-1] for x in removed} if removed else ()
+        if len(times) == 1:
+            (T,) = times
             bucket = by_time.get(T)
-            if bucket is None:
-                by_time[T] = {x}
-            elif x in bucket:
-                continue
-            else:
-                bucket.add(x)
-            new.append(x)
+            if bucket is not None:
+                hit = bucket.intersection(removed)
+                if hit:
+                    bucket -= hit
+                    if not bucket:
+                        del by_time[T]
+                    gone.extend(hit)
+        else:
+            for x in removed:
+                bucket = by_time.get(x[-1])
+                if bucket is not None and x in bucket:
+                    bucket.discard(x)
+                    if not bucket:
+                        del by_time[x[-1]]
+                    gone.append(x)
+        new: Collection[tuple] = []
+        times = {x[-1] for x in added} if added else ()
+        if len(times) == 1:
+            (T,) = times
+            if type(T) is int and lo <= T <= t:
+                bucket = by_time.get(T)
+                if bucket is None:
+                    new = by_time[T] = set(added)  # a copy: buckets change in place
+                else:
+                    new = (added if type(added) is set else set(added)) - bucket
+                    bucket |= new
+        else:
+            new = []
+            for x in added:
+                T = x[-1]
+                if type(T) is not int or T < lo or T > t:
+                    continue
+                bucket = by_time.get(T)
+                if bucket is None:
+                    by_time[T] = {x}
+                elif x in bucket:
+                    continue
+                else:
+                    bucket.add(x)
+                new.append(x)
         rel = self.rel
         if self.op is Op.AT:
             if gone:

@@ -13,6 +13,7 @@ consecutive points of one atom merged into one interval.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import IO, Collection, Iterable
 
 import orjson
@@ -149,16 +150,34 @@ class AnswerWriter:
                 rows = by_pred[p]
                 parts.append(render(b'{"t":%d,"pred":' % t + self._name(p) + b',"args":', b"}\n", _sorted(rows)))
                 count += len(rows)
-        if result.timed:
+        groups = result.timed_groups()
+        if groups:
+            # Atoms at explicit times: one t line when first published (recent[T]).
             fresh: dict[tuple[PredKey, int], list[tuple]] = {}
-            for pred, args, T, sign in result.timed:
-                if sign > 0:
-                    seen = self.recent.get(T)
+            recent = self.recent
+            for pred, added, _ in groups:
+                if not added:
+                    continue
+                times = {tup[-1] for tup in added}
+                if len(times) == 1:  # the common case: all at one time, as sets
+                    (T,) = times
+                    seen = recent.get(T)
                     if seen is None:
-                        seen = self.recent[T] = set()
-                    if (pred, args) not in seen:
-                        seen.add((pred, args))
-                        fresh.setdefault((pred, T), []).append(args)
+                        seen = recent[T] = set()
+                    new = set(zip(repeat(pred), [tup[:-1] for tup in added])) - seen
+                    if new:
+                        seen |= new
+                        fresh.setdefault((pred, T), []).extend([args for _, args in new])
+                    continue
+                for tup in added:
+                    T = tup[-1]
+                    atom = (pred, tup[:-1])
+                    seen = recent.get(T)
+                    if seen is None:
+                        seen = recent[T] = set()
+                    if atom not in seen:
+                        seen.add(atom)
+                        fresh.setdefault((pred, T), []).append(atom[1])
             for pred, T in sorted(fresh):
                 rows = fresh[pred, T]
                 parts.append(render(b'{"t":%d,"pred":' % T + self._name(pred) + b',"args":', b"}\n", _sorted(rows)))

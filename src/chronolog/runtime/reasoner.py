@@ -12,7 +12,6 @@ recovery and backfill are all "evaluate a span of the log from a state".
 
 from __future__ import annotations
 
-import pickle
 from typing import Callable, Protocol
 
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
@@ -297,6 +296,8 @@ class Reasoner:
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
+        import pickle  # only replays clone engines (start-up time)
+
         with plan_by_reference(self.plan, "replay"):
             old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
         before, after = set(shared), set(shared)
