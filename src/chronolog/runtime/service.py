@@ -19,6 +19,7 @@ group id per service instance inside the transactions.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import pickle
@@ -62,6 +63,7 @@ class ServiceConfig:
     batch: int = 2000
     poll: float = 0.01
     commit_interval: float = float(os.environ.get("CHRONOLOG_COMMIT_INTERVAL", "0.5"))  # longest wait before committing a batch that produced nothing
+    gc_interval: float = 600.0  # seconds between full garbage collections (Service._collect)
 
     @property
     def name(self) -> str:
@@ -315,6 +317,7 @@ class Service:
         self.metrics.up.set(1)
         if ready is not None:
             ready(self)
+        self._full_gc = time.monotonic()
         last_lag = 0.0
         pending: list[float] = []  # stamps of consumed records not committed yet
         consumed = False
@@ -337,6 +340,7 @@ class Service:
                     commit = self._prepare(outs, lines, pending)
                     self._produce(commit)
                     self._finish(commit)
+                    self._collect()
                     last_commit = time.monotonic()
                     if _DEBUG:
                         log.info("%d records in, %d out: process %.1f ms", len(msgs), len(outs) + len(lines),
@@ -428,6 +432,22 @@ class Service:
         if role == "stratum":
             return self.names.stratum(self.cfg.stratum or 1)
         return getattr(self.names, role)
+
+    def _collect(self) -> None:
+        """Garbage collection that does not grow with the state.  What survives
+        a commit is mostly state (the log, windows, journals): it is moved out
+        of the collector's generations (``gc.freeze``, constant time), so the
+        automatic collections scan only what later batches allocate, and a long
+        stream's state never turns into a long pause.  Cycles among frozen
+        objects (an engine replaced by a replay) are reclaimed by a full
+        collection every ``gc_interval`` seconds."""
+        gc.freeze()
+        now = time.monotonic()
+        if now - self._full_gc >= self.cfg.gc_interval:
+            self._full_gc = now
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
 
     def _prepare(self, outs: list, lines: list[bytes], stamps: list[float]) -> "_Commit":
         """Everything a transaction writes, taken from the stage now (it changes next)."""
