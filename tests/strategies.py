@@ -287,3 +287,12 @@ def random_program(seed: int | random.Random, stratified: bool = True) -> Progra
 def random_stream(seed: int | random.Random) -> list[Event]:
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     return random_stream_with(_Rand(rng))
+
+
+def long_stream(rng: random.Random, chunks: int) -> list[Event]:
+    """``chunks`` random streams one after the other: windows expire many times."""
+    events: list[Event] = []
+    for _ in range(chunks):
+        offset = events[-1].t + 1 if events else 0
+        events += [Event(e.t + offset, e.pred, e.args) for e in random_stream(rng)]
+    return events

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
 from reference import reference_answers
-from strategies import programs, random_program, random_stream, streams
+from strategies import long_stream, programs, random_program, random_stream, streams
 
 from chronolog.engine import core as core_module
 from chronolog.engine.plan import plan_program
@@ -131,11 +131,7 @@ def test_seeded_random_programs_long_streams():
     for seed in range(40):
         rng = random.Random(seed)
         program = random_program(rng)
-        events: list[Event] = []
-        for _ in range(3):
-            chunk = random_stream(rng)
-            offset = events[-1].t + 1 if events else 0
-            events += [Event(e.t + offset, e.pred, e.args) for e in chunk]
+        events = long_stream(rng, 3)
         assert answers(program, events) == reference_answers(program, events), seed
         late = _shuffle_late(events, rng)
         assert answers(program, late) == answers(program, ordered(late)), seed

@@ -15,7 +15,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import reference_answers
-from strategies import CONSTANTS, INTENSIONAL, programs, random_program, random_stream, streams
+from strategies import CONSTANTS, INTENSIONAL, long_stream, programs, random_program, streams
 from test_engine_crosscheck import answers
 
 from chronolog.engine import core as core_module
@@ -79,11 +79,7 @@ def test_seeded_long_streams_with_late_derived_facts():
     for seed in range(60):
         rng = random.Random(seed)
         program = random_program(rng)
-        events: list[Event] = []
-        for _ in range(4):
-            chunk = random_stream(rng)
-            offset = events[-1].t + 1 if events else 0
-            events += [Event(e.t + offset, e.pred, e.args) for e in chunk]
+        events = long_stream(rng, 4)
         events = with_derived_facts(events, rng, events[len(events) // 2].t)
         got = answers(program, events)
         assert got == reference_answers(program, events), seed
@@ -113,11 +109,7 @@ def test_seeded_timed_programs_with_windows_over_derived_predicates():
     for seed in range(150):
         rng = random.Random(seed)
         program = parse_lars(_timed_program(rng))
-        events: list[Event] = []
-        for _ in range(3):
-            chunk = random_stream(rng)
-            offset = events[-1].t + 1 if events else 0
-            events += [Event(e.t + offset, e.pred, e.args) for e in chunk]
+        events = long_stream(rng, 3)
         if rng.random() < 0.5:
             events = with_derived_facts(events, rng, events[len(events) // 2].t)
         got = answers(program, events)

@@ -160,15 +160,7 @@ class Rel:
             return new
         self.tuples |= new
         if self.journaled:
-            back = new & self.minus
-            if back:
-                self.minus -= back
-                self.plus |= new - back
-            else:
-                self.plus |= new
-            self._removed = None
-            if self.watch is not None:
-                self.watch[0].update(self.watch[1])
+            self._journal(new, self.minus, self.plus)
         for cols, (_, idx) in self._indexes.items():
             _index_adder(cols)(idx, new)
         return new
@@ -180,21 +172,27 @@ class Rel:
             return gone
         self.tuples -= gone
         if self.journaled:
-            back = gone & self.plus
-            if back:
-                self.plus -= back
-                self.minus |= gone - back
-            else:
-                self.minus |= gone
-            self._removed = None
-            if self.watch is not None:
-                self.watch[0].update(self.watch[1])
+            self._journal(gone, self.plus, self.minus)
         for cols, (_, idx) in self._indexes.items():
             _index_remover(cols)(idx, gone)
         return gone
 
     def clear(self) -> None:
         self.discard_many(list(self.tuples))
+
+    def _journal(self, changed: set[tuple], undone: set[tuple], done: set[tuple]) -> None:
+        """Record ``changed`` tuples (added: ``done`` is plus, ``undone`` minus;
+        removed: the other way round); a change that undoes an earlier one in
+        the same step cancels it.  Both sets are updated in place."""
+        back = changed & undone
+        if back:
+            undone -= back
+            done |= changed - back
+        else:
+            done |= changed
+        self._removed = None
+        if self.watch is not None:
+            self.watch[0].update(self.watch[1])
 
     # ------------------------------------------------------------ journal
 

@@ -3,14 +3,14 @@
 Every loop iteration consumes a batch of records, lets the stage turn them
 into output records, and commits in ONE Kafka transaction: the outputs, a
 snapshot of the stage on the compacted changelog topic, and the consumed
-offsets.  (Committing on a background thread while the next batch is
-processed was measured slower: the GIL hand-overs cost more than the
-broker round trip saves.)  After the commit the snapshot is also written to RocksDB under
+offsets.  After the commit the state is also written to RocksDB under
 ``--state-dir``.  On start the service reads its committed offsets; the
 RocksDB snapshot taken at exactly those offsets is used when present,
-otherwise the changelog is read back to the snapshot committed with them
-(a fresh state dir, or a crash between commit and the RocksDB write).  So
-after ``kill -9`` nothing is lost and nothing is published twice.
+otherwise the changelog's last snapshot, which must carry them (a fresh
+state dir, or a crash between commit and the RocksDB write).  So after
+``kill -9`` nothing is lost and nothing is published twice.  (Committing
+on a background thread while the next batch is processed was measured
+slower: the GIL hand-overs cost more than the broker round trip saves.)
 
 Partitions are ``assign()``-ed, never joined through a consumer group
 (joins are slow on the bundled broker); offsets are still committed under a
@@ -153,27 +153,16 @@ def _fill(stage: object, entries: dict[tuple[str, int], bytes]) -> object:
     return _track(stage)
 
 
+def _ingest_of(stage: object) -> IngestStage | None:
+    """The ingest stage a service runs: itself, inside a chain, or none."""
+    return stage if isinstance(stage, IngestStage) else getattr(stage, "ingest", None)
+
+
 def _track(stage: object) -> object:
     """Journals record their changes only in services (their commits take them)."""
     for journal in _journals(stage).values():
         journal.track()
     return stage
-
-
-@dataclass
-class _Commit:
-    """One transaction's content, taken from the stage before it changes again."""
-
-    outs: list
-    lines: list[bytes]
-    entries: list[tuple[str, int, bytes | None]]
-    snapshot: bytes
-    positions: dict[tuple[str, int], int]
-    stamps: list[float]
-    started: float = 0.0
-
-    def offsets(self) -> dict[str, int]:
-        return {f"{t}:{p}": off for (t, p), off in self.positions.items()}
 
 
 class Service:
@@ -310,7 +299,7 @@ class Service:
         self.db = self._db()
         self._clients()
         resume = self.restore()
-        ingest = self.stage if isinstance(self.stage, IngestStage) else getattr(self.stage, "ingest", None)
+        ingest = _ingest_of(self.stage)
         self._counted = (0, 0) if ingest is None else (ingest.dead_letters, ingest.too_late)
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
@@ -337,14 +326,13 @@ class Service:
                 # same exactly-once (offsets and state still go together)
                 due = consumed and (self.stopping or time.monotonic() - last_commit >= self.cfg.commit_interval)
                 if outs or lines or due:
-                    commit = self._prepare(outs, lines, pending)
-                    self._produce(commit)
-                    self._finish(commit)
+                    t1 = time.perf_counter()
+                    self._commit(outs, lines, pending)
                     self._collect()
                     last_commit = time.monotonic()
                     if _DEBUG:
-                        log.info("%d records in, %d out: process %.1f ms", len(msgs), len(outs) + len(lines),
-                                 (time.perf_counter() - t0) * 1000)
+                        log.info("%d records in, %d out: process %.1f ms, commit %.1f ms", len(msgs),
+                                 len(outs) + len(lines), (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
                     pending, consumed = [], False
                 if self.stopping:
                     break
@@ -386,7 +374,7 @@ class Service:
             else:  # a lower stratum's record, for a reasoner or the output
                 assert isinstance(stage, (ReasonerStage, OutputStage))
                 stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, orjson.loads(msg.value()))
-        ingest = stage if isinstance(stage, IngestStage) else getattr(stage, "ingest", None)
+        ingest = _ingest_of(stage)
         if ingest is not None:
             self.metrics.dead_letters.inc(ingest.dead_letters - self._counted[0])
             self.metrics.late_events.inc(ingest.too_late - self._counted[1])
@@ -449,8 +437,14 @@ class Service:
             gc.collect()
             gc.freeze()
 
-    def _prepare(self, outs: list, lines: list[bytes], stamps: list[float]) -> "_Commit":
-        """Everything a transaction writes, taken from the stage now (it changes next)."""
+    def _commit(self, outs: list, lines: list[bytes], stamps: list[float]) -> None:
+        """One transaction: outputs, answer lines, the changed journal entries and
+        the snapshot on the changelog, the input offsets; then the same state
+        into RocksDB in one atomic write."""
+        from confluent_kafka import TopicPartition
+        from rocksdict import WriteBatch
+
+        producer = self.producer
         entries = []
         for name, journal in _journals(self.stage).items():
             for key, value in journal.take():
@@ -458,51 +452,26 @@ class Service:
                 entries.append((name, key, body))
         with external_journals():
             snapshot = zlib.compress(dumps_state(self.stage, self.cfg.plan), 1)
-        positions = {tp: off for tp, off in self.positions.items() if off >= 0}
-        return _Commit(outs, lines, entries, snapshot, positions, stamps)
-
-    def _produce(self, c: "_Commit") -> None:
-        """Begin the transaction and produce its records: outputs, changelog
-        entries and snapshot (fast local calls; the broker round trips are in
-        ``_finish``)."""
-        t0 = time.perf_counter()
-        producer = self.producer
-        offsets = c.offsets()
+        offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         producer.begin_transaction()
         try:
-            for out in c.outs:
+            for out in outs:
                 partition = out.partition if out.topic == "ingested" else (
                     self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
                 producer.produce(self._topic(out.topic), out.value, out.key, partition=partition)
             answers = self.names.answers
-            for line in c.lines:
+            for line in lines:
                 producer.produce(answers, line, partition=0)
-            for name, key, body in c.entries:
+            for name, key, body in entries:
                 head = orjson.dumps({"kind": "entry", "name": name, "key": key, "del": body is None})
                 producer.produce(self.changelog[0], head + b"\n" + (body or b""), f"j:{name}:{key}".encode(),
                                  partition=self.changelog[1])
-            snapshot = c.snapshot
             pieces = [snapshot[i:i + CHUNK] for i in range(0, len(snapshot), CHUNK)] or [b""]
             for i, piece in enumerate(pieces):
                 head = orjson.dumps({"i": i, "n": len(pieces), "offsets": offsets})
                 producer.produce(self.changelog[0], head + b"\n" + piece, f"snapshot:{i}".encode(),
                                  partition=self.changelog[1])
-        except Exception:
-            try:
-                producer.abort_transaction(30)
-            finally:
-                raise
-        c.started = t0
-
-    def _finish(self, c: "_Commit") -> None:
-        """Send the input offsets and commit; then the same state into RocksDB in
-        one atomic write."""
-        from confluent_kafka import TopicPartition
-        from rocksdict import WriteBatch
-
-        producer = self.producer
-        try:
-            consumed = [TopicPartition(t, p, off) for (t, p), off in c.positions.items()]
+            consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
             if consumed:
                 producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
             producer.commit_transaction(60)
@@ -512,27 +481,24 @@ class Service:
             finally:
                 raise
         now = time.time()
-        for ts in c.stamps:
+        for ts in stamps:
             self.metrics.latency.observe(max(0.0, now - ts))
         self.metrics.transactions.inc()
-        self.metrics.events_out.inc(len(c.outs) + len(c.lines))
+        self.metrics.events_out.inc(len(outs) + len(lines))
         batch = WriteBatch()  # one atomic write: entries, snapshot and the offsets they belong to
-        for name, key, body in c.entries:
+        for name, key, body in entries:
             if body is None:
                 batch.delete(f"j:{name}:{key}")
             else:
                 batch.put(f"j:{name}:{key}", body)
-        batch.put("snapshot", c.snapshot)
-        batch.put("offsets", orjson.dumps(c.offsets()))
+        batch.put("snapshot", snapshot)
+        batch.put("offsets", orjson.dumps(offsets))
         self.db.write(batch)
         try:
             live = int(self.db.property_int_value("rocksdb.estimate-live-data-size") or 0)
         except Exception:  # noqa: BLE001 - an estimate only
             live = 0
-        self.metrics.state_size.set(max(live, len(c.snapshot)))
-        if _DEBUG:
-            log.info("commit: %d out, %d state entries: %.1f ms", len(c.outs) + len(c.lines), len(c.entries),
-                     (time.perf_counter() - c.started) * 1000)
+        self.metrics.state_size.set(max(live, len(snapshot)))
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""

@@ -229,24 +229,6 @@ def _decode(items: list) -> set:
     return out
 
 
-@dataclass(slots=True)
-class Sent:
-    """Stratum k's content at evaluation ``t`` (``t1``: the stream's first
-    point), and what the receivers held before: ``base``.  On the wire it is a
-    ``chronolog.stratum.k`` record with the difference; inside a chain the
-    content itself is handed over (the frozenset is shared, not copied)."""
-
-    t: int
-    t1: int
-    ok: bool
-    content: frozenset
-    base: frozenset
-
-    def record(self) -> dict:
-        return {"t": self.t, "t1": self.t1, "ok": self.ok,
-                "add": _encode(self.content - self.base), "del": _encode(self.base - self.content)}
-
-
 @dataclass
 class StratumStore:
     """One lower stratum's content per evaluation time, rebuilt from its records."""
@@ -259,22 +241,19 @@ class StratumStore:
         t = rec["t"]
         base = self.content[t] if t in self.content else self.content.get(t - 1, EMPTY)
         add, drop = rec.get("add"), rec.get("del")
-        return self.put(t, (base - _decode(drop) | _decode(add)) if (add or drop) else base, rec.get("ok", True))
-
-    def put(self, t: int, content: frozenset, ok: bool) -> int:
-        self.content[t] = content
-        self.ok[t] = ok
+        self.content[t] = (base - _decode(drop) | _decode(add)) if (add or drop) else base
+        self.ok[t] = rec.get("ok", True)
         self.upto = t if self.upto is None else max(self.upto, t)
         return t
 
 
 @dataclass
 class StratumSender:
-    """Collects a stratum engine's evaluations whose content changed, as ``Sent``."""
+    """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
 
     sent: dict[int, frozenset] = field(default_factory=Journal)
     sent_ok: dict[int, bool] = field(default_factory=Journal)
-    outbox: list[Sent] = field(default_factory=list)
+    outbox: list[bytes] = field(default_factory=list)
 
     def observe(self, t: int, engine: Engine, result: StepResult) -> None:
         content = engine.exported()
@@ -287,7 +266,8 @@ class StratumSender:
             content = base  # share the set: unchanged points cost no memory
         self.sent[t] = content
         self.sent_ok[t] = ok
-        self.outbox.append(Sent(t, engine.t1, ok, content, base))
+        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(content - base), "del": _encode(base - content)}
+        self.outbox.append(orjson.dumps(rec))
 
 
 @dataclass
@@ -354,16 +334,12 @@ class ReasonerStage(_ImportingStage):
     def on_grounded(self, rec: dict) -> None:
         self.closed = _feed_grounded(self.reasoner, rec, self.closed)
 
-    def evaluate(self) -> list[Sent]:
-        """Evaluate what all inputs have reached; the points whose content changed."""
+    def flush(self) -> list[bytes]:
+        """Evaluate what all inputs have reached: the records of the points whose content changed."""
         self._advance([self.closed] + [s.upto for s in self.lower.values()])
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
         return out
-
-    def flush(self) -> list[bytes]:
-        """``evaluate`` as ``chronolog.stratum.k`` records."""
-        return [orjson.dumps(sent.record()) for sent in self.evaluate()]
 
 
 def _feed_grounded(r: Reasoner, rec: dict, closed: int | None) -> int | None:
