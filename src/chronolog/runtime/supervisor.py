@@ -23,7 +23,7 @@ from typing import IO, Callable
 from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.runtime.broker import LocalBroker, create_topics
-from chronolog.topology import build_topology, partition_key
+from chronolog.topology import Topology, build_topology, partition_key
 
 FLEET_FILE = "fleet.json"
 
@@ -81,7 +81,9 @@ class Fleet:
     broker: LocalBroker | None = None
     stopping: bool = False
 
-    def plan_children(self) -> None:
+    def plan_children(self, topology: Topology) -> None:
+        """One child per service of ``topology`` (its command line), per partition
+        except ingest, which reads every input partition."""
         key, _ = partition_key(self.plan)
         n = self.partitions if key is not None else 1
         self.partitions = n
@@ -95,15 +97,11 @@ class Fleet:
             common += ["--kafka-config", self.kafka_config]
         run = self.state_dir / "run"
         run.mkdir(parents=True, exist_ok=True)
-        specs: list[tuple[str, list[str], int | None]] = [] if self.chain and n == 1 else [("ingest", ["ingest"], None)]
-        for p in range(n):
-            if self.chain:
-                specs.append(("chain", ["chain"], p))
-                continue
-            specs.append(("grounding", ["grounding"], p))
-            for k in range(1, self.plan.fleet_strata + 1):
-                specs.append((f"reasoner-{k}", ["reasoner", "--stratum", str(k)], p))
-            specs.append(("output", ["output"], p))
+        specs: list[tuple[str, list[str], int | None]] = []
+        for service in topology.services:
+            head = service.command.split()[2:]  # after "chronolog service"
+            parts: list[int | None] = [None] if service.name == "ingest" else list(range(n))
+            specs += [(service.name, head, p) for p in parts]
         for name, head, p in specs:
             ident = name if p is None else f"{name}-p{p}"
             argv = base + head + common + (["--partition", str(p)] if p is not None else [])
@@ -125,7 +123,7 @@ class Fleet:
 
         topology = build_topology(self.plan, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
         create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config))
-        self.plan_children()
+        self.plan_children(topology)
         for child in self.children:
             child.start()
         deadline = time.monotonic() + timeout
