@@ -100,6 +100,12 @@ def _timed_program(rng: random.Random) -> str:
         rules.append(rng.choice(["b(X) :- q(X).", f"b(X) :- r(X, Y) [{w()}].", "a(X) at T :- q(X) at T [1]."]))
     if rng.random() < 0.3:
         rules.append(rng.choice(["b(2).", "a(1)."]))
+    if rng.random() < 0.5:
+        # AT windows over a timed predicate as wide as its reach read its relation itself
+        rules.append(
+            rng.choice([f"d(X) at T :- a(X) at T [{w()}].", "d(X) at T :- a(X) at T.", f"e :- a(X) at T [{w()}], T > 1."])
+        )
+        rules.append(rng.choice(["f(X) :- d(X) at T [3].", f"f(X) :- d(X){op()} [{w()}].", "f(X) :- d(X) at T, not b(X)."]))
     return "\n".join(rules)
 
 
@@ -115,6 +121,43 @@ def test_seeded_timed_programs_with_windows_over_derived_predicates():
         got = answers(program, events)
         assert got == reference_answers(program, events), seed
         assert got == recomputed(program, events), seed
+
+
+def test_at_windows_as_wide_as_the_reach_of_a_timed_predicate_share_its_relation():
+    """``a`` holds atoms at most 3 points back (its rule reads ``at T [2]``,
+    and its hidden rule for stream facts of ``a`` looks back as far as the
+    widest window over it): ``at T [3]`` sees all of them and reads ``a``'s
+    relation, as a windowless ``at`` does; a narrower window keeps a view."""
+    from chronolog.engine.core import Engine
+    from chronolog.engine.plan import plan_program, time_reach
+    from chronolog.lang.lars import parse_lars
+
+    program = parse_lars(
+        "a(X) at T :- p(X) at T [2].\n"
+        "b(X) at T :- a(X) at T [3].\n"
+        "c(X) :- a(X) at T [1].\n"
+        "e(X) :- a(X) at T [3], not b(X) at T [5].\n"
+        "f(X) at 3 :- p(X).\n"
+        "g(X) :- f(X) at T [9].\n"
+        "h(X) :- f(X) at T.\n"
+    )
+    plan = plan_program(program)
+    assert time_reach(plan) == {("a", 1): 3, ("b", 1): 5, ("f", 1): None}
+    engine = Engine(plan, 0)
+    sources = {
+        cr.head_pred[0]: srcs
+        for _, compiled, sources in engine._components
+        for cr, srcs in zip(compiled, sources)
+        if not plan.is_hidden(cr.rule)
+    }
+    a, b, f = engine.rels[("a", 1)], engine.rels[("b", 1)], engine.rels[("f", 1)]
+    assert sources["b"] == [a] and sources["e"] == [a, b] and sources["h"] == [f]
+    assert sources["c"][0] is not a and sources["g"][0] is not f
+    events = [Event(t, "p", (x,)) for t in range(8) for x in range(3) if (t + x) % 3]
+    events = sorted([*events, Event(4, "a", (7,)), Event(5, "b", (1,))], key=lambda e: e.t)
+    got = answers(program, events)
+    assert got == reference_answers(program, events)
+    assert got == recomputed(program, events)
 
 
 _value = st.one_of(st.integers(-3, 3), st.sampled_from(["a", "b", "1", ""]))

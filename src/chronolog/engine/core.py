@@ -25,7 +25,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Collection, Iterable, Iterator, Sequence, Union
 
-from chronolog.engine.plan import TICK, Component, Plan, PredKey
+from chronolog.engine.plan import TICK, Component, Plan, PredKey, time_reach
 from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule
 from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
@@ -217,6 +217,7 @@ class Engine:
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
+        self._time_reach = time_reach(plan)
         for ci, comp in enumerate(plan.components):
             if stratum is None or comp.stratum == stratum:
                 self._role.append("compute")
@@ -277,6 +278,12 @@ class Engine:
                 self._queues.setdefault(n, TupleQueue(n))
             return view.rel
         size = None if lit.window is None else lit.window.size
+        if lit.op is Op.AT and key in self.plan.timed:
+            reach = self._time_reach.get(key)
+            if size is None or (reach is not None and reach <= size):
+                # The window sees every atom the predicate can hold (they all lie
+                # within its reach of t): the view is the relation itself.
+                return self.rels[key]
         if key in self.plan.intensional and key not in self.plan.timed:
             if lit.op in (Op.NOW, Op.DIAMOND):
                 return self.rels[key]

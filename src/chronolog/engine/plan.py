@@ -405,26 +405,49 @@ def _state_reach(rules: list[Rule], intensional: set[PredKey]) -> int | None:
     return reach
 
 
+def _rule_reach(r: Rule) -> int | None:
+    """How far before t the rule's head atoms can lie at an evaluation at t
+    (0 for a head at t; None: unbounded).  An ``@ T`` head reaches back as
+    far as the narrowest positive ``at T [n]`` literal binding T allows."""
+    ht = r.head.time
+    if ht is None:
+        return 0
+    if isinstance(ht, Const):
+        return None
+    w = None
+    for b in r.body:
+        if (
+            isinstance(b, ExtAtom)
+            and not b.negated
+            and b.op is Op.AT
+            and b.time == ht
+            and isinstance(b.window, TimeWindow)
+        ):
+            w = b.window.size if w is None else min(w, b.window.size)
+    return w
+
+
 def _output_reach(rules: list[Rule]) -> int | None:
     """How far before t an evaluation at t can derive atoms (None: unbounded)."""
     reach = 0
     for r in rules:
-        ht = r.head.time
-        if ht is None:
-            continue
-        if isinstance(ht, Const):
-            return None
-        w = None
-        for b in r.body:
-            if (
-                isinstance(b, ExtAtom)
-                and not b.negated
-                and b.op is Op.AT
-                and b.time == ht
-                and isinstance(b.window, TimeWindow)
-            ):
-                w = b.window.size if w is None else min(w, b.window.size)
+        w = _rule_reach(r)
         if w is None:
             return None
         reach = max(reach, w)
     return reach
+
+
+def time_reach(plan: Plan) -> dict[PredKey, int | None]:
+    """Per timed predicate, how far before t the atoms derived at t can lie
+    (None: unbounded).  A window over the predicate at least that wide sees
+    all of it."""
+    out: dict[PredKey, int | None] = {}
+    for r in plan.rules:
+        key = r.head.atom.key
+        if key not in plan.timed:
+            continue
+        w = _rule_reach(r)
+        prev = out.get(key, 0)
+        out[key] = None if prev is None or w is None else max(prev, w)
+    return out

@@ -212,10 +212,15 @@ class CompiledRule:
         head = rule.head
         head_time = _compile_expr(head.time, slots) if head.time is not None else None
         terms = head.atom.args
+        # The head tuple (with its time last for a timed head) is the binding itself.
+        if self.timed_head:
+            full_terms = (*terms, head.time) if head.time is not None else None
+        else:
+            full_terms = terms
         is_binding = (
-            head.time is None
-            and len(terms) == len(slots)
-            and all(isinstance(x, Var) and slots[x.name] == i for i, x in enumerate(terms))
+            full_terms is not None
+            and len(full_terms) == len(slots)
+            and all(isinstance(x, Var) and slots[x.name] == i for i, x in enumerate(full_terms))
         )
         pipe = _Pipeline(steps, _builder(terms, slots), head_time, is_binding)
         pipe.build = _head_builder(terms, head.time, slots, self.timed_head)
@@ -240,7 +245,7 @@ class CompiledRule:
         first = pipe.steps[0]
         assert type(first) is _Scan
         if first.whole:
-            if len(pipe.steps) == 1 and pipe.head_is_binding and not self.timed_head:
+            if len(pipe.steps) == 1 and pipe.head_is_binding:
                 return changed  # type: ignore[return-value]  # the changed tuples are the heads
             batch = list(changed)
         else:
@@ -248,10 +253,10 @@ class CompiledRule:
         return self._heads(pipe, _run(pipe.steps[1:], batch, rels, i, i), now)
 
     def _heads(self, pipe: _Pipeline, batch: list[tuple], now: int) -> list[tuple]:
+        if pipe.head_is_binding:
+            return batch
         args = pipe.head_args
         if not self.timed_head:
-            if pipe.head_is_binding:
-                return batch
             return list(map(args, batch))
         if pipe.build is not None:
             return pipe.build(batch)

@@ -161,7 +161,8 @@ class StreamWindowView:
     * BOX: ``_since`` maps args present now to the start of their current run
       of consecutive points (``_starts`` the inverse); args hold the box once
       their run reaches back to the window's first point;
-    * AT: the view holds ``args + (T,)`` of the buckets in the window.
+    * AT: the view holds ``args + (T,)`` of the buckets in the window (the
+      buckets hold those stamped tuples).
 
     The batches are kept as they come (never changed in place), so views
     over one predicate share them.
@@ -173,7 +174,7 @@ class StreamWindowView:
         self.op = Op.DIAMOND if op is Op.NOW else op
         self.size = 0 if op is Op.NOW else size
         self.rel = Rel()
-        self._by_time: dict[int, set[tuple]] = {}  # AT: the batches in the window; DIAMOND: by latest point
+        self._by_time: dict[int, set[tuple]] = {}  # AT: the stamped batches in the window; DIAMOND: by latest point
         self._since: dict[tuple, int] = {}  # BOX
         self._starts: dict[int, set[tuple]] = {}  # BOX: run start -> args
         self._prev: set[tuple] = set()  # BOX: the args at the previous point
@@ -215,12 +216,14 @@ class StreamWindowView:
         by_time = self._by_time
         rel = self.rel
         if op is Op.AT:
+            # A bucket holds the stamped tuples themselves: the set that left the
+            # window is removed as it was added (set operations reuse stored hashes).
             if old_lo is not None and lo > old_lo:
                 for T in [T for T in by_time if T < lo]:
-                    rel.discard_many([a + (T,) for a in by_time.pop(T)])
+                    rel.discard_many(by_time.pop(T))
             if batch:
-                by_time[t] = batch
-                rel.add_many([a + (t,) for a in batch])
+                stamped = by_time[t] = {a + (t,) for a in batch}
+                rel.add_many(stamped)
             return
         if batch and rel.tuples and by_time:
             seen = batch & rel.tuples  # seen again: their latest point moves to t
