@@ -251,6 +251,15 @@ class Engine:
                             if ci not in ids:
                                 rel.watch = (self._dirty, (*ids, ci))
 
+        # Indexes every step looks up (the counted components' delta pipelines,
+        # the others' whole bodies); an index a recount builds and no step reads
+        # is dropped after it, as maintaining it would cost every change.
+        self._stepping_indexes: set[tuple[int, tuple[int, ...]]] = set()
+        for ci, (_, compiled, sources) in enumerate(self._components):
+            for cr, srcs in zip(compiled, sources):
+                pipes = cr.delta if ci in self._counts else [cr.full]
+                for pipe in pipes:
+                    self._stepping_indexes.update((id(srcs[lit]), cols) for lit, cols in cr.indexes(pipe))
         # counted components with views over their predicates: those move with time
         self._ticking = {
             ci: any(p in self._views_of or p in self._now_views_of for p in self._components[ci][0].preds)
@@ -590,6 +599,10 @@ class Engine:
         only how many heads each rule derives)."""
         (pred,) = comp.preds
         per_rule = [cr.fire(srcs, t) for cr, srcs in zip(compiled, sources)]  # type: ignore[arg-type]
+        for cr, srcs in zip(compiled, sources):
+            for lit, cols in cr.indexes(cr.full):
+                if (id(srcs[lit]), cols) not in self._stepping_indexes:
+                    srcs[lit].drop_index(cols)  # type: ignore[attr-defined]
         counts: dict[tuple, int] = {}
         if ci in self._injective and sum(1 for heads in per_rule if heads) <= 1:
             self._sizes[ci] = [len(heads) for heads in per_rule]

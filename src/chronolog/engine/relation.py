@@ -235,6 +235,10 @@ class Rel:
             self._indexes[cols] = entry
         return entry[1]
 
+    def drop_index(self, cols: Cols) -> None:
+        """Stop maintaining the index on ``cols`` (it is rebuilt if asked for again)."""
+        self._indexes.pop(cols, None)
+
     def replace(self, new: set[tuple]) -> tuple[list[tuple], list[tuple]]:
         """Make the content ``new``; return (added, removed)."""
         old = self.tuples

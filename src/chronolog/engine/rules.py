@@ -226,6 +226,10 @@ class CompiledRule:
         pipe.build = _head_builder(terms, head.time, slots, self.timed_head)
         return pipe
 
+    def indexes(self, pipe: _Pipeline) -> list[tuple[int, tuple[int, ...]]]:
+        """The (literal, columns) indexes a pipeline looks tuples up in."""
+        return [(s.lit, s.cols) for s in pipe.steps if type(s) in (_Scan, _NotExists) and s.cols]  # type: ignore[union-attr]
+
     def fire(self, rels: Sequence[Rel], now: int) -> list[tuple]:
         """Head tuples of every body match in ``rels`` (one per literal), one per match.
 

@@ -13,7 +13,6 @@ consecutive points of one atom merged into one interval.
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import IO, Collection, Iterable
 
 import orjson
@@ -77,7 +76,9 @@ class AnswerWriter:
         self.plan = plan
         self.mode = mode
         self.open: dict[PredKey, set[tuple]] = {}  # changelog: args with an unclosed [s,inf) line, per predicate
-        self.recent: dict[int, set[Atom]] = {}  # points published for timed predicates
+        # Atoms of timed predicates published per time and predicate, as ``args + (T,)``
+        # (the engine's own tuples: set operations with its changes reuse their hashes).
+        self.recent: dict[int, dict[PredKey, set[tuple]]] = {}
         self.lines = 0
         self.corrections = 0
         self._names: dict[PredKey, bytes] = {}
@@ -161,23 +162,24 @@ class AnswerWriter:
                 times = {tup[-1] for tup in added}
                 if len(times) == 1:  # the common case: all at one time, as sets
                     (T,) = times
-                    seen = recent.get(T)
+                    published = recent.get(T)
+                    if published is None:
+                        published = recent[T] = {}
+                    seen = published.get(pred)
                     if seen is None:
-                        seen = recent[T] = set()
-                    new = set(zip(repeat(pred), [tup[:-1] for tup in added])) - seen
-                    if new:
+                        new = published[pred] = set(added)
+                    else:
+                        new = (added if type(added) is set else set(added)) - seen
                         seen |= new
-                        fresh.setdefault((pred, T), []).extend([args for _, args in new])
+                    if new:
+                        fresh.setdefault((pred, T), []).extend([tup[:-1] for tup in new])
                     continue
                 for tup in added:
                     T = tup[-1]
-                    atom = (pred, tup[:-1])
-                    seen = recent.get(T)
-                    if seen is None:
-                        seen = recent[T] = set()
-                    if atom not in seen:
-                        seen.add(atom)
-                        fresh.setdefault((pred, T), []).append(atom[1])
+                    seen = recent.setdefault(T, {}).setdefault(pred, set())
+                    if tup not in seen:
+                        seen.add(tup)
+                        fresh.setdefault((pred, T), []).append(tup[:-1])
             for pred, T in sorted(fresh):
                 rows = fresh[pred, T]
                 parts.append(render(b'{"t":%d,"pred":' % T + self._name(pred) + b',"args":', b"}\n", _sorted(rows)))
@@ -198,9 +200,9 @@ class AnswerWriter:
             by_atom.setdefault((pred, args), []).append((T, sign))
             if pred in self.plan.timed:
                 if sign > 0:
-                    self.recent.setdefault(T, set()).add((pred, args))
+                    self.recent.setdefault(T, {}).setdefault(pred, set()).add(args + (T,))
                 else:
-                    self.recent.get(T, set()).discard((pred, args))
+                    self.recent.get(T, {}).get(pred, set()).discard(args + (T,))
         for atom in sorted(by_atom, key=_order):
             for lo, hi, sign in _runs(sorted(by_atom[atom])):
                 # A run that reaches the present merges with the open changelog line.
