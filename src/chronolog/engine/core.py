@@ -237,6 +237,9 @@ class Engine:
                     # predicate) derive nothing: then the answers are all it derives.
                     hidden = [srcs for cr, srcs in zip(compiled, sources) if plan.is_hidden(cr.rule)]
                     self._padded_counted[ci] = [rel for srcs in hidden for rel in srcs]
+                    for p in comp.preds:  # meanwhile its answers are its relation
+                        if p in self._answers:
+                            self._answers[p] = self.rels[p]
                 self._counts[ci] = None
                 if all(cr.injective for cr in compiled):
                     self._injective.add(ci)
@@ -580,12 +583,16 @@ class Engine:
         self._announce(pred, added, removed, t, result)
         answers = self._answers.get(pred)
         if answers is not None:  # a padded predicate whose hidden rules derive nothing
-            answers.discard_many(removed)
-            answers.add_many(added)
+            if answers is not rel:  # (restored from a checkpoint taken while not counted)
+                answers.discard_many(removed)
+                answers.add_many(added)
             result.add_timed(pred, added, removed)
 
     def _stop_counting(self, ci: int) -> None:
         del self._padded_counted[ci]
+        for p in self._components[ci][0].preds:
+            if self._answers.get(p) is self.rels[p]:
+                self._answers[p] = Rel(self.rels[p].tuples)  # the hidden rules' atoms are not answers
         self._counts.pop(ci, None)
         self._sizes.pop(ci, None)
         self._injective.discard(ci)
@@ -633,10 +640,13 @@ class Engine:
     def _publish(self, comp: Component, content: dict[PredKey, set[tuple]], t: int, result: StepResult) -> None:
         """Replace the component's relations, record the diff, feed the views above."""
         for p in comp.preds:
-            added, removed = self.rels[p].replace(content[p])
+            rel = self.rels[p]
+            added, removed = rel.replace(content[p])
             self._announce(p, added, removed, t, result)
-            if p in self._answers:
-                added, removed = self._answers[p].replace(self._visible.get(p, set()) if content[p] else set())
+            answers = self._answers.get(p)
+            if answers is not None:
+                if answers is not rel:
+                    added, removed = answers.replace(self._visible.get(p, set()) if content[p] else set())
                 result.add_timed(p, added, removed)
 
     def _announce(
@@ -691,6 +701,10 @@ class Engine:
         for p, tuples in state["rels"].items():
             self.rels[p].replace(set(tuples))
         for p, tuples in state["answers"].items():
+            if self._answers[p] is self.rels[p]:
+                if tuples == self.rels[p].tuples:
+                    continue
+                self._answers[p] = Rel()  # saved while its hidden rules derived
             self._answers[p].replace(set(tuples))
         for mine, saved in (
             (self._time_views, state["time_views"]),
