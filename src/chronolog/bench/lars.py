@@ -190,18 +190,18 @@ def evaluate_here(program_path: Path, stream: Path) -> Evaluation:
     if not log:
         return Evaluation(0.0, 0, 0)
     first, last = min(log), max(log)
-    from chronolog.runtime.embedded import collect_rarely
+    from chronolog.runtime.embedded import collecting_rarely
 
-    collect_rarely()  # as chronolog run does
-    engine = make_engine(plan, first)
-    step = engine.step
-    clock = time.perf_counter
-    spent = 0.0
-    for t in range(first, last + 1):
-        got = log.get(t, ())
-        start = clock()
-        step(t, got)
-        spent += clock() - start
+    with collecting_rarely():  # as chronolog run does
+        engine = make_engine(plan, first)
+        step = engine.step
+        clock = time.perf_counter
+        spent = 0.0
+        for t in range(first, last + 1):
+            got = log.get(t, ())
+            start = clock()
+            step(t, got)
+            spent += clock() - start
     return Evaluation(spent, last - first + 1, facts)
 
 

@@ -213,16 +213,15 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     from chronolog.engine.plan import plan_program
     from chronolog.io.formats import EventReader
     from chronolog.lang import load_program
-    from chronolog.runtime.embedded import collect_rarely, run_embedded
+    from chronolog.runtime.embedded import collecting_rarely, run_embedded
 
     program = load_program(args.program, args.dialect)
     plan_program(program)  # program errors (safety, windows) before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
-    collect_rarely()
     if ahead is not None:  # decoded by a second process
         reader = ahead.reader
-        with _open_out(args.output) as out:
+        with _open_out(args.output) as out, collecting_rarely():
             stats = run_embedded(
                 program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
             )
@@ -235,7 +234,7 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
             regular = args.input != "-" and os.path.isfile(args.input)
             binary = getattr(raw, "buffer", None) if regular and stream is raw else None
             reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error, raw=binary)
-            with _open_out(args.output) as out:
+            with _open_out(args.output) as out, collecting_rarely():
                 stats = run_embedded(
                     program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until,
                     retention=args.retention, warn=_error,

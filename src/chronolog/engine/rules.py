@@ -430,10 +430,19 @@ def _cond_src(c: Compare, slots: dict[str, int]) -> str | None:
     return "(" + " and ".join(checks + [f"{x} {c.op} {y}"]) + ")"
 
 
+_GENERATED: dict[str, Callable] = {}
+
+
 def _generate(source: str) -> Callable:
-    scope: dict = {}
-    exec(source, scope)  # noqa: S102 (generated from the rule's own terms)
-    return scope["f"]
+    """The function defined by ``source``, made once per source: a generated
+    function and its globals refer to each other, and engines are rebuilt
+    at every replay, so making it anew would leave a cycle each time."""
+    f = _GENERATED.get(source)
+    if f is None:
+        scope: dict = {}
+        exec(source, scope)  # noqa: S102 (generated from the rule's own terms)
+        f = _GENERATED[source] = scope["f"]
+    return f
 
 
 def _filter(c: Compare, slots: dict[str, int]) -> _Filter:

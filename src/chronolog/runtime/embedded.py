@@ -7,9 +7,12 @@ module only moves events in and answer lines out.
 
 from __future__ import annotations
 
+import gc
 import sys
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Callable, Iterable
+from typing import IO, Callable, Iterable, Iterator
 
 from chronolog.engine.plan import plan_program
 from chronolog.events import Event
@@ -32,13 +35,29 @@ class RunStats:
     too_late: int = 0
 
 
-def collect_rarely() -> None:
-    """The engine makes no reference cycles on its hot path: collect cycles
-    rarely, and never scan what is loaded by now (the program, the plan)."""
-    import gc
+COLLECT_EVERY = 600.0  # seconds between cycle collections while automatic ones are off
 
+
+@contextmanager
+def collecting_rarely() -> Iterator[None]:
+    """No automatic cycle collection inside (restored on leaving).
+
+    The engine and the reasoner make no reference cycles, replays included
+    (tests/engine/test_no_cycles.py), so automatic collections would only
+    scan the facts and atoms they keep, again and again: a tenth of a run's
+    time.  What is loaded by now (the program, the plan) is frozen out of
+    the collector's generations; ``run_embedded`` still collects every
+    COLLECT_EVERY seconds, for cycles made elsewhere (clingo, the standard
+    library)."""
+    enabled = gc.isenabled()
     gc.freeze()
-    gc.set_threshold(100_000, 20, 100)
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def _stderr(msg: str) -> None:
@@ -70,7 +89,11 @@ def run_embedded(
     stats = RunStats()
     ignored = 0
     push_facts = reasoner.push_facts
+    collect_at = None if gc.isenabled() else time.monotonic() + COLLECT_EVERY
     for ev in events:
+        if collect_at is not None and time.monotonic() > collect_at:
+            gc.collect()
+            collect_at = time.monotonic() + COLLECT_EVERY
         if type(ev) is FactBatch:
             if until is not None and ev.t > until:
                 ignored += ev.events
