@@ -259,11 +259,11 @@ class CompiledRule:
     def _heads(self, pipe: _Pipeline, batch: list[tuple], now: int) -> list[tuple]:
         if pipe.head_is_binding:
             return batch
+        if pipe.build is not None:
+            return pipe.build(batch)
         args = pipe.head_args
         if not self.timed_head:
             return list(map(args, batch))
-        if pipe.build is not None:
-            return pipe.build(batch)
         ht = pipe.head_time
         if ht is None:
             return [args(b) + (now,) for b in batch]
@@ -500,10 +500,11 @@ def _join_code(
 def _head_builder(
     terms: Sequence[Term], time: Expr | None, slots: dict[str, int], timed: bool
 ) -> Callable[[list[tuple]], list[tuple]] | None:
-    """bindings -> head tuples for a timed head of variables and constants."""
-    if not timed or time is None:
+    """bindings -> head tuples for a head of variables and constants (with its
+    time last for a timed head)."""
+    if timed and time is None:
         return None
-    parts = [_term_src(x, slots) for x in (*terms, time)]
+    parts = [_term_src(x, slots) for x in ((*terms, time) if timed else terms)]
     if any(p is None for p in parts):
         return None
     items = ", ".join(p[0] for p in parts) + ","  # type: ignore[index]
