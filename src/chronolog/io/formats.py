@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import groupby, islice, repeat
 from operator import attrgetter
 from typing import IO, Annotated, Literal, Union
@@ -47,6 +46,7 @@ import orjson
 from chronolog.errors import InputError
 from chronolog.events import Event
 from chronolog.ir import Loc
+from chronolog.records import record
 
 FORMATS = ("jsonl", "lines", "meteor", "rtec")
 _KEYS = frozenset({"t", "pred", "args", "op"})
@@ -56,7 +56,7 @@ _BLOCK = 4096  # lines decoded at once by the batch path (text input)
 _CHUNK = 1 << 18  # bytes read at once by the batch path (binary input)
 
 
-@dataclass(slots=True)
+@record
 class FactBatch:
     """Consecutive input events at one time point: asserted facts (``facts``,
     the engine's ``(pred key, args)`` in arrival order) or, with no facts, one
