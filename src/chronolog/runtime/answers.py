@@ -13,10 +13,11 @@ consecutive points of one atom merged into one interval.
 
 from __future__ import annotations
 
+import re
 from itertools import repeat
 from typing import IO, Collection, Iterable
 
-import orjson
+from msgspec.json import encode as _encode
 
 from chronolog.engine.core import Engine, StepResult
 from chronolog.engine.plan import Plan, PredKey
@@ -50,19 +51,40 @@ def _sorted(rows: Collection[tuple]) -> list[tuple]:
         return sorted(rows, key=_args_order)
 
 
+_LONG_DIGITS = re.compile(rb"[0-9]{19}").search
+
+
+def dumps(obj: object) -> bytes:
+    """``orjson.dumps(obj)`` for answer values (str, int, lists, tuples, dicts of them).
+
+    msgspec writes the same bytes, and it is loaded anyway to decode the
+    input, while importing orjson would cost about 5 ms of start-up.  The two
+    differ only where orjson fails: integers beyond 64 bits (written with at
+    least 19 digits) and lone surrogates, which are left to orjson and its error."""
+    data: bytes | None
+    try:
+        data = _encode(obj)
+    except UnicodeEncodeError:  # a lone surrogate
+        data = None
+    if data is None or _LONG_DIGITS(data) is not None:
+        import orjson  # only for what msgspec may write differently
+
+        return orjson.dumps(obj)
+    return data
+
+
 def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:
     """``head + json(args) + tail`` for every args of ``rows``, as one bytes object.
 
-    One ``orjson.dumps`` serialises all rows (``[[..],[..],..]``); the
+    One ``dumps`` serialises all rows (``[[..],[..],..]``); the
     separators ``],[`` between rows become line breaks.  Counting them tells
     whether a string argument contains ``],[`` itself: then each row is
     serialised on its own."""
     if not rows:
         return b""
-    blob = orjson.dumps(rows)[1:-1]
+    blob = dumps(rows)[1:-1]
     if blob.count(b"],[") == len(rows) - 1:
         return head + blob.replace(b"],[", b"]" + tail + head + b"[") + tail
-    dumps = orjson.dumps
     return b"".join([head + dumps(r) + tail for r in rows])  # noqa: RUF005
 
 
@@ -86,7 +108,7 @@ class AnswerWriter:
     def _name(self, pred: PredKey) -> bytes:
         name = self._names.get(pred)
         if name is None:
-            name = self._names[pred] = orjson.dumps(pred[0])
+            name = self._names[pred] = dumps(pred[0])
         return name
 
     def is_open(self, atom: Atom) -> bool:
@@ -113,7 +135,7 @@ class AnswerWriter:
         rec["args"] = list(args)
         if diff != 1:
             rec["diff"] = diff
-        self.out.write(orjson.dumps(rec).decode())
+        self.out.write(dumps(rec).decode())
         self.out.write("\n")
         self._text_pending = True
         self.lines += 1
