@@ -4,12 +4,12 @@ Why not ``dataclasses``: creating a dataclass costs about 0.7 ms (six
 functions compiled one by one, ``inspect.signature`` for a missing
 docstring, the class built twice for its slots), over 15 ms of start-up for
 the classes on the run path.  A record compiles only its ``__init__`` (the
-other methods are closures) and otherwise has the same methods with the same
-semantics: ``__init__``
-(defaults, ``default_factory``), ``__repr__``, ``__eq__`` over the compared
-fields, ``__match_args__`` and ``__slots__``; with ``frozen=True`` also
-``__hash__``, assignments raising ``dataclasses.FrozenInstanceError`` and the
-dataclass's pickle state.  ``dataclasses.fields``, ``replace``, ``asdict`` and
+other methods are closures) and has the methods of the dataclass it replaces,
+with the same semantics: ``__init__`` (defaults, ``default_factory``),
+``__repr__``, ``__eq__`` over the compared fields, ``__match_args__`` and
+``__slots__``; with ``frozen=True`` also ``__hash__`` (the same values),
+assignments raising ``dataclasses.FrozenInstanceError`` and the dataclass's
+pickle state.  ``dataclasses.fields``, ``replace``, ``asdict`` and
 ``is_dataclass`` work too: ``__dataclass_fields__`` is built on first use.
 
 Supported: fields declared by annotations in the class body (no inheritance
