@@ -8,14 +8,14 @@ the same values the IR uses, so no conversion happens in the hot path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from chronolog.ir import Loc, Value
+from chronolog.records import record
 
 Args = tuple[Value, ...]
 
 
-@dataclass(slots=True)
+@record
 class Event:
     """One input event.
 

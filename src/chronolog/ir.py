@@ -14,13 +14,14 @@ integers.  Time points are ``int``.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Union
+
+from chronolog.records import field, record
 
 Value = Union[str, int]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Loc:
     """A source position for error messages (1-based line and column)."""
 
@@ -32,7 +33,7 @@ class Loc:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Var:
     name: str
 
@@ -40,7 +41,7 @@ class Var:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Const:
     value: Value
 
@@ -57,7 +58,7 @@ class Const:
 Term = Union[Var, Const]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class BinOp:
     """Integer arithmetic in comparisons.
 
@@ -77,7 +78,7 @@ class BinOp:
 Expr = Union[Var, Const, BinOp]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Atom:
     pred: str
     args: tuple[Term, ...] = ()
@@ -96,7 +97,7 @@ class Atom:
         return f"{self.pred}({','.join(str(a) for a in self.args)})"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class TimeWindow:
     """Time window ``[n]``: the points ``max(t1, t-n) .. t``."""
 
@@ -106,7 +107,7 @@ class TimeWindow:
         return f"[{self.size}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class TupleWindow:
     """Tuple window ``[n #]``: the last ``n`` stream facts up to ``t``."""
 
@@ -128,7 +129,7 @@ class Op(enum.Enum):
     AT = "at"  # holds at time T (T a variable or integer) inside the window / timeline
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ExtAtom:
     """An atom under an operator: ``p(X)``, ``p(X) [3]``, ``p always [3]``, ``p at T [3 #]``.
 
@@ -163,7 +164,7 @@ class ExtAtom:
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Compare:
     """A comparison built-in; ``X = expr`` with X otherwise unbound assigns X."""
 
@@ -182,7 +183,7 @@ class Compare:
 BodyElem = Union[ExtAtom, Compare]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Head:
     """Rule head: the atom holds now, or at ``time`` (an ``@``-head)."""
 
@@ -193,7 +194,7 @@ class Head:
         return str(self.atom) + (f" at {self.time}" if self.time is not None else "")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Rule:
     head: Head
     body: tuple[BodyElem, ...] = ()
@@ -209,7 +210,7 @@ class Rule:
         return f"{self.head} :- {', '.join(str(b) for b in self.body)}."
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Program:
     rules: tuple[Rule, ...]
     dialect: str = "lars"

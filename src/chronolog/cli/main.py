@@ -7,47 +7,71 @@ traceback.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO
+from types import SimpleNamespace
+from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
 
+if TYPE_CHECKING:
+    import argparse
+
 EXIT_USAGE = 2
+DIALECTS = ["lars", "laser", "mtl", "rtec"]
+# `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (int).
+RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
+    "--input": ("input", None, None),
+    "--output": ("output", "-", None),
+    "--dialect": ("dialect", None, DIALECTS),
+    "--format": ("format", "jsonl", ["jsonl", "lines", "meteor", "rtec"]),
+    "--until": ("until", None, int),
+    "--on-error": ("on_error", "fail", ["fail", "skip"]),
+    "--retention": ("retention", None, int),
+    "--answers": ("answers", "changelog", ["changelog", "points"]),
+}
 
 
 def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     """The command line.  ``light``: only the embedded commands (run, check,
     topology, schemas), without importing the fleet and benchmark modules —
     a `chronolog run` process starts faster."""
+    import argparse  # imported here: start-up time (see _plain_run_args)
+
     parser = argparse.ArgumentParser(prog="chronolog", description="Stream reasoning over timestamped facts.")
     parser.add_argument("--version", action="version", version=f"chronolog {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="evaluate a program on an input stream (embedded mode, no broker)")
     run.add_argument("program", nargs="+", help="program file(s)")
-    run.add_argument("--input", required=True, help="input stream file, or - for stdin")
-    run.add_argument("--output", default="-", help="answer stream file, or - for stdout (default)")
-    run.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
-    run.add_argument("--format", default="jsonl", choices=["jsonl", "lines", "meteor", "rtec"], help="input format")
-    run.add_argument("--until", type=int, help="evaluate up to this time point")
-    run.add_argument("--on-error", default="fail", choices=["fail", "skip"], help="bad input lines: stop (exit 2) or skip and count")
-    run.add_argument("--retention", type=int, metavar="N",
-                     help="repair late events up to N time points back; older ones are reported and ignored (default: unlimited)")
-    run.add_argument("--answers", default="changelog", choices=["changelog", "points"], help="answer form (default: changelog)")
+    run_help = {
+        "--input": {"required": True, "help": "input stream file, or - for stdin"},
+        "--output": {"help": "answer stream file, or - for stdout (default)"},
+        "--dialect": {"help": "rule language (default: by extension)"},
+        "--format": {"help": "input format"},
+        "--until": {"help": "evaluate up to this time point"},
+        "--on-error": {"help": "bad input lines: stop (exit 2) or skip and count"},
+        "--retention": {"metavar": "N",
+                        "help": "repair late events up to N time points back; older ones are reported and ignored (default: unlimited)"},
+        "--answers": {"help": "answer form (default: changelog)"},
+    }
+    for option, (_, default, kind) in RUN_OPTIONS.items():
+        if isinstance(kind, list):
+            run.add_argument(option, default=default, choices=kind, **run_help[option])
+        else:
+            run.add_argument(option, default=default, type=kind, **run_help[option])
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="parse and stratify a program; print its strata")
     check.add_argument("program", nargs="+")
-    check.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"])
+    check.add_argument("--dialect", choices=DIALECTS)
     check.set_defaults(func=cmd_check)
     topo = sub.add_parser("topology", help="print the Kafka topics and services derived from a program")
     topo.add_argument("program", nargs="+")
-    topo.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"])
+    topo.add_argument("--dialect", choices=DIALECTS)
     topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
     topo.add_argument("--chain", action="store_true", help="the chained fleet (chronolog up --chain)")
@@ -72,10 +96,59 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
+def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
+    """The parsed arguments of a plain ``chronolog run`` command line, as argparse
+    would parse them, without building the parser (about 10 ms of start-up with
+    the imports of argparse, gettext, locale and shutil).
+
+    Plain: ``run``, one group of program files, and options of RUN_OPTIONS
+    spelled out in full, each followed by a valid value that does not start
+    with "-" (except "-" itself).  None for anything else (help, abbreviations,
+    ``--opt=value``, ``--``, bad or missing values, a second group of files):
+    argparse parses and reports those."""
+    if argv[:1] != ["run"]:
+        return None
+    values: dict[str, object] = {dest: default for dest, default, _ in RUN_OPTIONS.values()}
+    programs: list[str] = []
+    groups = 0  # runs of consecutive program files
+    last = 0  # index of the latest program file
+    i, n = 1, len(argv)
+    while i < n:
+        arg = argv[i]
+        if not arg:
+            return None
+        if arg[0] != "-":
+            if last != i - 1 or not programs:
+                groups += 1
+            programs.append(arg)
+            last = i
+            i += 1
+            continue
+        spec = RUN_OPTIONS.get(arg)
+        if spec is None or i + 1 == n:
+            return None
+        dest, _, kind = spec
+        value: object = argv[i + 1]
+        if not value or (value[0] == "-" and value != "-"):  # type: ignore[index]
+            return None
+        if kind is int:
+            try:
+                value = int(value)  # type: ignore[call-overload]
+            except ValueError:
+                return None
+        elif isinstance(kind, list) and value not in kind:
+            return None
+        values[dest] = value
+        i += 2
+    if groups != 1 or values["input"] is None:
+        return None
+    return SimpleNamespace(command="run", program=programs, **values, func=cmd_run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; the exit status (0 ok, 2 user error, 130 interrupted)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(light=argv[:1] == ["run"]).parse_args(argv)
+    args = _plain_run_args(argv) or build_parser(light=argv[:1] == ["run"]).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ChronologError as exc:

@@ -20,7 +20,6 @@ Programs that are not stratified are evaluated per time point by clingo
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
 from typing import Collection, Iterable, Iterator, Sequence, Union
@@ -30,11 +29,12 @@ from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule
 from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
 from chronolog.ir import ExtAtom, Op, TupleWindow
+from chronolog.records import record
 
 Fact = tuple[PredKey, tuple]  # (predicate, args) of one stream event
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Imported:
     """What lower strata derived in the evaluation at one time point.
 
@@ -160,7 +160,7 @@ class NoAnswerSet(Exception):
     """An ``@``-head derived an atom outside the timeline: no answer set at t."""
 
 
-@dataclass(slots=True)
+@record
 class _Inner:
     """A literal over a predicate of the component being evaluated."""
 

@@ -21,7 +21,6 @@ predicate and stream facts of an intensional predicate become ordinary
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from typing import Iterator
 
 from chronolog.errors import ProgramError
@@ -39,13 +38,14 @@ from chronolog.ir import (
     Var,
     expr_vars,
 )
+from chronolog.records import field, record
 
 PredKey = tuple[str, int]
 TICK: PredKey = ("#tick", 0)  # holds at every time point of the timeline
 INPUT_SUFFIX = "#in"  # stream facts of an intensional predicate p arrive as p#in
 
 
-@dataclass(slots=True)
+@record
 class Component:
     """A strongly connected set of intensional predicates and their rules."""
 
@@ -81,7 +81,7 @@ def plan_by_reference(plan: "Plan", name: str = "plan") -> Iterator[None]:
             _BY_REFERENCE[name] = saved
 
 
-@dataclass(slots=True)
+@record
 class Plan:
     program: Program
     rules: list[Rule]  # after rewrites, without program facts of extensional predicates

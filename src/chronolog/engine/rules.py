@@ -10,12 +10,12 @@ and carries no state of its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Sequence
 
 from chronolog.engine.plan import ANONYMOUS
 from chronolog.engine.relation import Rel, key_getter
 from chronolog.ir import Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var, expr_vars
+from chronolog.records import record
 
 
 class _Undefined(Exception):
@@ -81,7 +81,7 @@ def _compare(op: str, x: object, y: object) -> bool:
     return x >= y  # type: ignore[operator]
 
 
-@dataclass(slots=True)
+@record
 class _Scan:
     lit: int  # index into the rule's literal list
     cols: tuple[int, ...]  # bound columns, looked up in an index
@@ -95,13 +95,13 @@ class _Scan:
     join_old: Callable = None  # type: ignore[assignment]
 
 
-@dataclass(slots=True)
+@record
 class _AntiJoin:
     lit: int
     full: Callable[[tuple], tuple]  # binding -> the complete tuple that must be absent
 
 
-@dataclass(slots=True)
+@record
 class _NotExists:
     """``not p(X, _)``: no tuple matches the named columns."""
 
@@ -110,7 +110,7 @@ class _NotExists:
     key: Callable[[tuple], tuple]
 
 
-@dataclass(slots=True)
+@record
 class _Filter:
     test: Callable[[tuple], bool]
     # The whole step as one generated list comprehension (None: use ``test``).
@@ -118,7 +118,7 @@ class _Filter:
     cond: str | None = None  # its condition's source, for fusing consecutive filters
 
 
-@dataclass(slots=True)
+@record
 class _Assign:
     value: Callable[[tuple], object]
 
@@ -126,7 +126,7 @@ class _Assign:
 Step = _Scan | _AntiJoin | _NotExists | _Filter | _Assign
 
 
-@dataclass(slots=True)
+@record
 class _Pipeline:
     steps: list[Step]
     head_args: Callable[[tuple], tuple]
@@ -507,7 +507,7 @@ def _head_builder(
     parts = [_term_src(x, slots) for x in ((*terms, time) if timed else terms)]
     if any(p is None for p in parts):
         return None
-    items = ", ".join(p[0] for p in parts) + ","  # type: ignore[index]
+    items = "".join(f"{p[0]}, " for p in parts)  # type: ignore[index]
     return _generate(f"def f(batch):\n    return [({items}) for b in batch]")
 
 

@@ -37,16 +37,29 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import groupby, islice, repeat
 from operator import attrgetter
-from typing import IO, Annotated, Literal, Union
-
-import orjson
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from chronolog.errors import InputError
 from chronolog.events import Event
 from chronolog.ir import Loc
+from chronolog.records import record
+
+if TYPE_CHECKING:
+    import orjson
+else:
+    orjson: Any = None  # imported by _load_orjson() on first use: start-up time (files take the msgspec path)
+
+
+def _load_orjson() -> None:
+    """Import orjson for the per-line path (pipes, blocks with errors) and error messages."""
+    global orjson
+    if orjson is None:
+        import orjson as module
+
+        orjson = module
+
 
 FORMATS = ("jsonl", "lines", "meteor", "rtec")
 _KEYS = frozenset({"t", "pred", "args", "op"})
@@ -56,7 +69,7 @@ _BLOCK = 4096  # lines decoded at once by the batch path (text input)
 _CHUNK = 1 << 18  # bytes read at once by the batch path (binary input)
 
 
-@dataclass(slots=True)
+@record
 class FactBatch:
     """Consecutive input events at one time point: asserted facts (``facts``,
     the engine's ``(pred key, args)`` in arrival order) or, with no facts, one
@@ -237,6 +250,7 @@ class EventReader:
             return
         slow = self._jsonl_line
         assert lines is not None
+        _load_orjson()
         for raw in lines:
             self._done += 1
             ev = slow(raw, self._done)
@@ -255,6 +269,7 @@ class EventReader:
     def _jsonl(self) -> Iterator[Event]:
         line = self._jsonl_line
         number = 0
+        _load_orjson()
         try:
             for number, raw in enumerate(self.stream, 1):
                 if number == 1 and raw.startswith("\ufeff"):

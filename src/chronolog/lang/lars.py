@@ -8,7 +8,6 @@ The lexer and the term/expression parser are shared with the Laser dialect
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NoReturn
 
 from chronolog.errors import ProgramError
@@ -32,6 +31,7 @@ from chronolog.ir import (
     Var,
     Window,
 )
+from chronolog.records import record
 
 UNITS = {"sec": 1, "s": 1, "min": 60, "h": 3600}  # 1 time point = 1 second
 SUB_SECOND_UNITS = ("msec", "ms")
@@ -50,7 +50,7 @@ _SPACE = " \t\r\f\v"
 # ------------------------------------------------------------------ lexer
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Token:
     kind: str  # ident, var, int, string, op, newline, eof
     text: str  # the source text; for strings the unquoted value

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import IO, Collection, Iterable
 
-import orjson
+from msgspec.json import encode as _encode
 
 from chronolog.engine.core import Engine, StepResult
 from chronolog.engine.plan import Plan, PredKey
@@ -49,19 +49,26 @@ def _sorted(rows: Collection[tuple]) -> list[tuple]:
         return sorted(rows, key=_args_order)
 
 
+def dumps(obj: object) -> bytes:
+    """JSON of answer values (str, int, lists, tuples, dicts of them), compact
+    as orjson writes it.  msgspec is loaded anyway to decode the input (orjson
+    would cost about 5 ms of start-up), and it also writes integers beyond 64
+    bits, which arithmetic in rules can make."""
+    return _encode(obj)
+
+
 def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:
     """``head + json(args) + tail`` for every args of ``rows``, as one bytes object.
 
-    One ``orjson.dumps`` serialises all rows (``[[..],[..],..]``); the
+    One ``dumps`` serialises all rows (``[[..],[..],..]``); the
     separators ``],[`` between rows become line breaks.  Counting them tells
     whether a string argument contains ``],[`` itself: then each row is
     serialised on its own."""
     if not rows:
         return b""
-    blob = orjson.dumps(rows)[1:-1]
+    blob = dumps(rows)[1:-1]
     if blob.count(b"],[") == len(rows) - 1:
         return head + blob.replace(b"],[", b"]" + tail + head + b"[") + tail
-    dumps = orjson.dumps
     return b"".join([head + dumps(r) + tail for r in rows])  # noqa: RUF005
 
 
@@ -87,7 +94,7 @@ class AnswerWriter:
     def _name(self, pred: PredKey) -> bytes:
         name = self._names.get(pred)
         if name is None:
-            name = self._names[pred] = orjson.dumps(pred[0])
+            name = self._names[pred] = dumps(pred[0])
         return name
 
     def is_open(self, atom: Atom) -> bool:
@@ -114,7 +121,7 @@ class AnswerWriter:
         rec["args"] = list(args)
         if diff != 1:
             rec["diff"] = diff
-        self.out.write(orjson.dumps(rec).decode())
+        self.out.write(dumps(rec).decode())
         self.out.write("\n")
         self._text_pending = True
         self.lines += 1

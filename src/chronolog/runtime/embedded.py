@@ -11,18 +11,18 @@ import gc
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import IO, Callable, Iterable, Iterator
 
 from chronolog.engine.plan import plan_program
 from chronolog.events import Event
 from chronolog.io.formats import FactBatch
 from chronolog.ir import Program
+from chronolog.records import record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.reasoner import Reasoner
 
 
-@dataclass(slots=True)
+@record
 class RunStats:
     events: int = 0
     facts: int = 0
