@@ -8,6 +8,8 @@ the same values the IR uses, so no conversion happens in the hot path.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import repeat
 
 from chronolog.ir import Loc, Value
 from chronolog.records import record
@@ -33,6 +35,48 @@ class Event:
     @property
     def is_fact(self) -> bool:
         return self.pred is not None
+
+
+class OnePredicate:
+    """The facts of one time point when they all have one predicate: the key
+    ``(pred, arity)`` once and the args in arrival order.
+
+    Reads as the list of ``(key, args)`` facts it stands for (iteration,
+    ``len``, indexing), without a pair per fact: the readers build it for
+    the usual input (every line of a time point the same predicate), the
+    engine takes its args whole, and the reasoner turns it into a list
+    when an event changes its time point."""
+
+    __slots__ = ("key", "args")
+
+    def __init__(self, key: tuple[str, int], args: list[Args]) -> None:
+        self.key = key
+        self.args = args
+
+    def __iter__(self) -> Iterator[tuple[tuple[str, int], Args]]:
+        return zip(repeat(self.key), self.args)
+
+    def __len__(self) -> int:
+        return len(self.args)
+
+    def __getitem__(self, i: int) -> tuple[tuple[str, int], Args]:
+        return (self.key, self.args[i])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, OnePredicate):
+            return self.key == other.key and self.args == other.args
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable sequence, as a list
+
+    def __repr__(self) -> str:
+        return f"OnePredicate({self.key!r}, {self.args!r})"
+
+    def __getstate__(self) -> tuple:
+        return (self.key, self.args)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.key, self.args = state
 
 
 def event_record(ev: Event) -> dict:

@@ -28,6 +28,7 @@ from chronolog.engine.plan import TICK, Component, Plan, PredKey, time_reach
 from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule
 from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
+from chronolog.events import OnePredicate
 from chronolog.ir import ExtAtom, Op, TupleWindow
 from chronolog.records import record
 
@@ -397,7 +398,9 @@ class Engine:
     def _feed_stream(self, t: int, facts: Sequence[Fact]) -> None:
         routes = self.plan.input_routes
         grouped: dict[PredKey, Collection[tuple]] = {}
-        if facts:
+        if type(facts) is OnePredicate:
+            grouped[routes.get(facts.key, facts.key)] = set(facts.args)
+        elif facts:
             keys = set(map(_key_of, facts))
             if len(keys) == 1:
                 (key,) = keys

@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Iterator
-from itertools import groupby, islice, repeat
+from itertools import groupby, islice
 from operator import attrgetter
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from chronolog.errors import InputError
-from chronolog.events import Event
+from chronolog.events import Event, OnePredicate
 from chronolog.ir import Loc
 from chronolog.records import record
 
@@ -77,7 +77,7 @@ class FactBatch:
     how many input events the batch stands for."""
 
     t: int
-    facts: list
+    facts: list | OnePredicate
     file: str
     line: int
     events: int
@@ -377,7 +377,7 @@ def _fast_block(array: str | bytes, n: int, filename: str, first: int) -> list[F
             # The engine's facts ((pred, arity), args), built without Python code per fact.
             args = list(map(_get_args, run))
             if len(preds) == 1 and len(arities := set(map(len, args))) == 1:
-                facts = list(zip(repeat((preds.pop(), arities.pop())), args))
+                facts = OnePredicate((preds.pop(), arities.pop()), args)
             else:
                 facts = list(zip(zip(map(_get_pred, run), map(len, args)), args))
             items.append(FactBatch(t, facts, filename, number, len(run)))

@@ -24,12 +24,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from itertools import repeat
 from operator import itemgetter
 
 from chronolog.errors import InputError
 from chronolog.io.formats import EventReader, FactBatch
-from chronolog.events import Event
+from chronolog.events import Event, OnePredicate
 
 MIN_BYTES = 4 << 20  # smaller inputs decode in well under 0.1 s: not worth a process
 _ITEMS, _REPORT, _END, _INPUT_ERROR, _FAILED = range(5)
@@ -92,7 +91,7 @@ class ReadAhead:
                     for item in payload:
                         if type(item) is tuple:  # a batch of one predicate, packed by _pack
                             t, key, args, file, line, events = item
-                            yield FactBatch(t, list(zip(repeat(key), args)), file, line, events)
+                            yield FactBatch(t, OnePredicate(key, args), file, line, events)
                         else:
                             yield item
                 elif kind == _REPORT:
@@ -142,12 +141,16 @@ _args_of = itemgetter(1)
 
 
 def _pack(item: FactBatch | Event) -> object:
-    """A batch of facts of one predicate as a plain tuple with the predicate once
-    (sent without pickle's memo, a shared key would be sent with every fact)."""
-    if type(item) is FactBatch and item.facts:
-        keys = set(map(_key_of, item.facts))
-        if len(keys) == 1:
-            return (item.t, keys.pop(), list(map(_args_of, item.facts)), item.file, item.line, item.events)
+    """A batch of facts of one predicate as a plain tuple (sent without pickle's
+    memo, a key shared by the facts of a list would be sent with each)."""
+    if type(item) is FactBatch:
+        facts = item.facts
+        if type(facts) is OnePredicate:
+            return (item.t, facts.key, facts.args, item.file, item.line, item.events)
+        if facts:
+            keys = set(map(_key_of, facts))
+            if len(keys) == 1:
+                return (item.t, keys.pop(), list(map(_args_of, facts)), item.file, item.line, item.events)
     return item
 
 

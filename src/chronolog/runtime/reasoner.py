@@ -16,7 +16,7 @@ from typing import Callable, Protocol
 
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey, plan_by_reference
-from chronolog.events import Event
+from chronolog.events import Event, OnePredicate
 from chronolog.runtime.journal import Journal
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
@@ -145,11 +145,10 @@ class Reasoner:
         assert self.latest is not None and self.evaluated is not None
         if t > self.evaluated:
             if facts:
-                entries = self.log.get(t)
-                if entries is None:
-                    self.log[t] = facts if type(facts) is list else list(facts)
+                if t not in self.log:
+                    self.log[t] = facts if type(facts) in (list, OnePredicate) else list(facts)
                 else:
-                    entries.extend(facts)
+                    self._entries(t).extend(facts)
                     self.log.touch(t)  # type: ignore[attr-defined]
             return
         where = locs() if locs is not None else [None] * max(1, len(facts))
@@ -165,9 +164,9 @@ class Reasoner:
         assert ev.pred is not None
         fact = ((ev.pred, len(ev.args)), ev.args)
         if not ev.retract:
-            self.log.setdefault(ev.t, []).append(fact)
+            self._entries(ev.t).append(fact)
             return True
-        entries = self.log.get(ev.t, [])
+        entries = self._entries(ev.t) if ev.t in self.log else []
         for i in range(len(entries) - 1, -1, -1):
             if entries[i] == fact:
                 del entries[i]
@@ -177,6 +176,16 @@ class Reasoner:
         where = f"{ev.loc}: " if ev.loc else ""
         self.warn(f"{where}warning: retraction of {ev.pred}{list(ev.args)} at {ev.t} matches no earlier event; ignored")
         return False
+
+    def _entries(self, t: int) -> list[Fact]:
+        """The log's facts at ``t`` as a list that events may change (made one if
+        new, or if the reader gave them as ``OnePredicate``)."""
+        entries = self.log.get(t)
+        if type(entries) is not list:
+            entries = self.log[t] = [] if entries is None else list(entries)
+        else:
+            self.log.touch(t)  # type: ignore[attr-defined]  # (callers change it in place)
+        return entries
 
     def set_imported(self, t: int, imported: Imported) -> None:
         """What the lower strata derived at ``t`` (new, or revised by their corrections)."""
