@@ -95,7 +95,7 @@ def test_history_span_is_the_reasoners(program, events, rng):
         def step(self, result, engine):
             pass
 
-        def correct(self, changes, engine, upto):
+        def correct(self, changes, engine, upto, previous):
             pass
 
     r = Reasoner(plan, Sink())

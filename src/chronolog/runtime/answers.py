@@ -61,14 +61,17 @@ def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:
     """``head + json(args) + tail`` for every args of ``rows``, as one bytes object.
 
     One ``dumps`` serialises all rows (``[[..],[..],..]``); the
-    separators ``],[`` between rows become line breaks.  Counting them tells
-    whether a string argument contains ``],[`` itself: then each row is
-    serialised on its own."""
+    separators ``],[`` between rows become line breaks.  The length of the
+    result tells how many were replaced: more than the rows' separators if a
+    string argument contains ``],[`` itself, and then each row is serialised
+    on its own."""
     if not rows:
         return b""
-    blob = dumps(rows)[1:-1]
-    if blob.count(b"],[") == len(rows) - 1:
-        return head + blob.replace(b"],[", b"]" + tail + head + b"[") + tail
+    blob = dumps(rows)
+    sep = b"]" + tail + head + b"["
+    lines = blob.replace(b"],[", sep)
+    if len(lines) - len(blob) == (len(rows) - 1) * (len(sep) - 3):
+        return b"".join((head, memoryview(lines)[1:-1], tail))
     return b"".join([head + dumps(r) + tail for r in rows])  # noqa: RUF005
 
 
@@ -82,7 +85,6 @@ class AnswerWriter:
         self._raw = buffer if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8" else None
         self.plan = plan
         self.mode = mode
-        self.open: dict[PredKey, set[tuple]] = {}  # changelog: args with an unclosed [s,inf) line, per predicate
         # Atoms of timed predicates published per time and predicate, as ``args + (T,)``
         # (the engine's own tuples: set operations with its changes reuse their hashes).
         self.recent: dict[int, dict[PredKey, set[tuple]]] = {}
@@ -96,12 +98,6 @@ class AnswerWriter:
         if name is None:
             name = self._names[pred] = dumps(pred[0])
         return name
-
-    def is_open(self, atom: Atom) -> bool:
-        return atom[1] in self.open.get(atom[0], ())
-
-    def open_atoms(self) -> set[Atom]:
-        return {(p, a) for p, args in self.open.items() for a in args}
 
     # ------------------------------------------------------------ writing
 
@@ -138,16 +134,11 @@ class AnswerWriter:
             if len(groups) > 1:
                 groups = sorted(groups, key=lambda g: g[0])
             for pred, added, removed in groups:
-                opened = self.open.get(pred)
-                if opened is None:
-                    opened = self.open[pred] = set()
                 head = since + self._name(pred) + b',"args":'
                 if added:
-                    opened.update(added)
                     parts.append(render(head, b"}\n", _sorted(added)))
                     count += len(added)
                 if removed:
-                    opened.difference_update(removed)
                     parts.append(render(head, b',"diff":-1}\n', _sorted(removed)))
                     count += len(removed)
         else:
@@ -200,8 +191,12 @@ class AnswerWriter:
 
     # ------------------------------------------------------------ corrections
 
-    def correct(self, changes: list[Change], engine: Engine, upto: int) -> None:
-        now = {a for a in engine.holding_now()}
+    def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None:
+        """Lines for ``changes`` (the corrected span up to ``upto``); ``engine`` is
+        the corrected state at ``upto``, ``previous`` the state the answers so
+        far were written from: its atoms holding now are the open lines."""
+        now = set(engine.holding_now())
+        opened = set(previous.holding_now()) if self.mode == "changelog" else set()
         by_atom: dict[Atom, list[tuple[int, int]]] = {}
         for pred, args, T, sign in changes:
             by_atom.setdefault((pred, args), []).append((T, sign))
@@ -214,25 +209,22 @@ class AnswerWriter:
             for lo, hi, sign in _runs(sorted(by_atom[atom])):
                 # A run that reaches the present merges with the open changelog line.
                 if self.mode == "changelog" and hi == upto and atom[0] not in self.plan.timed:
-                    if sign > 0 and atom in now and not self.is_open(atom):
-                        self.open.setdefault(atom[0], set()).add(atom[1])
+                    if sign > 0 and atom in now and atom not in opened:
+                        opened.add(atom)
                         self._write(*atom, f"[{lo},inf)", 1)
                         self.corrections += 1
                         continue
-                    if sign < 0 and atom not in now and self.is_open(atom):
-                        self.open[atom[0]].discard(atom[1])
+                    if sign < 0 and atom not in now and atom in opened:
+                        opened.discard(atom)
                         self._write(*atom, f"[{lo},inf)", -1)
                         self.corrections += 1
                         continue
                 self._write(*atom, f"[{lo},{hi}]" if lo != hi else lo, sign)
                 self.corrections += 1
         if self.mode == "changelog":  # the open lines must claim exactly what holds now
-            opened = self.open_atoms()
             for atom in sorted(now - opened, key=_order):
-                self.open.setdefault(atom[0], set()).add(atom[1])
                 self._write(*atom, f"[{upto + 1},inf)", 1)
             for atom in sorted(opened - now, key=_order):
-                self.open[atom[0]].discard(atom[1])
                 self._write(*atom, f"[{upto + 1},inf)", -1)
 
 

@@ -26,7 +26,7 @@ Entry = tuple[list[Fact], Imported | None]  # what one time point of the log hol
 class AnswerSink(Protocol):
     def step(self, result: StepResult, engine: Engine) -> None: ...
 
-    def correct(self, changes: list[Change], engine: Engine, upto: int) -> None: ...
+    def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
 
 
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
@@ -275,12 +275,13 @@ class Reasoner:
             after, engine = self.replay(new_log, self.t1, start, end, observe=True)
         changes: list[Change] = [(p, a, T, 1) for p, a, T in after - before]
         changes += [(p, a, T, -1) for p, a, T in before - after]
-        self.engine = engine
+        previous, self.engine = self.engine, engine
         self._dirty_from = None
         self._old_entries = {}
         self._old_imports = {}
         self._old_t1 = None
-        self.sink.correct(changes, engine, end)
+        assert previous is not None
+        self.sink.correct(changes, engine, end, previous)
 
     def replay(
         self, log: Callable[[int], Entry], t1: int, start: int, end: int, observe: bool = False

@@ -277,7 +277,7 @@ class _StepSink:
     def step(self, result: StepResult, engine: Engine) -> None:
         pass
 
-    def correct(self, changes: list, engine: Engine, upto: int) -> None:
+    def correct(self, changes: list, engine: Engine, upto: int, previous: Engine) -> None:
         pass
 
 
