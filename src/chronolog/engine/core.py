@@ -463,21 +463,37 @@ class Engine:
     def _evaluate(
         self, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int
     ) -> dict[PredKey, set[tuple]]:
+        # Every rule once, its literals over the component's own predicates empty;
+        # then, for a recursive component, semi-naive rounds: each joins only the
+        # matches that use a tuple new to one of those literals since the round
+        # before (every literal is positive and monotone here: stratified).
         work: dict[PredKey, set[tuple]] = {p: set() for p in comp.preds}
-        while True:
-            changed = False
-            inner_cache: dict[tuple, Rel] = {}
+        seen: dict[tuple, Rel] = {}  # the inner literals' views of the work before the last round's atoms
+        for cr, srcs in zip(compiled, sources):
+            rels = [self._inner_rel(s.lit, work, t, seen) if isinstance(s, _Inner) else s for s in srcs]
+            work[cr.head_pred].update(cr.fire(rels, t))  # type: ignore[arg-type]
+        while comp.recursive:
+            views: dict[tuple, Rel] = {}
+            derived: dict[PredKey, set[tuple]] = {p: set() for p in comp.preds}
             for cr, srcs in zip(compiled, sources):
-                rels = [
-                    self._inner_rel(s.lit, work, t, inner_cache) if isinstance(s, _Inner) else s
-                    for s in srcs
-                ]
-                target = work[cr.head_pred]
-                before = len(target)
-                target.update(cr.fire(rels, t))  # type: ignore[arg-type]
-                changed = changed or len(target) != before
-            if not comp.recursive or not changed:
+                inner = [i for i, s in enumerate(srcs) if isinstance(s, _Inner)]
+                if not inner:
+                    continue  # derives what it derived in the first round
+                rels = [self._inner_rel(s.lit, work, t, views) if isinstance(s, _Inner) else s for s in srcs]
+                for i in inner:
+                    before = seen.get(_inner_key(srcs[i].lit))  # type: ignore[attr-defined]
+                    new = rels[i].tuples - before.tuples if before is not None else rels[i].tuples
+                    if new:
+                        derived[cr.head_pred].update(cr.fire_delta(rels, t, i, new, split=False))  # type: ignore[arg-type]
+            grown = False
+            for p in comp.preds:
+                fresh = derived[p] - work[p]
+                if fresh:
+                    work[p] |= fresh
+                    grown = True
+            if not grown:
                 break
+            seen = views
         for p in comp.preds:
             self._check_times(p, work[p], t)
         self._visible = {}
@@ -497,7 +513,7 @@ class Engine:
         """A literal over the component's own (in-progress) relation, computed directly."""
         key = lit.atom.key
         size = None if lit.window is None else lit.window.size
-        ck = (key, lit.op, size)
+        ck = _inner_key(lit)
         rel = cache.get(ck)
         if rel is not None:
             return rel
@@ -846,6 +862,11 @@ def _net(diffs: list) -> list:
     for d in diffs:
         total[d[:-1]] = total.get(d[:-1], 0) + d[-1]
     return [k + (v,) for k, v in total.items() if v]
+
+
+def _inner_key(lit: ExtAtom) -> tuple:
+    """What an inner literal's view depends on (its cache key)."""
+    return (lit.atom.key, lit.op, None if lit.window is None else lit.window.size)
 
 
 def _within(T: object, lo: int, hi: int) -> bool:

@@ -237,13 +237,16 @@ class CompiledRule:
         """
         return self._heads(self.full, _run(self.full.steps, [()], rels, None, -1), now)
 
-    def fire_delta(self, rels: Sequence[Rel], now: int, i: int, changed: Iterable[tuple]) -> Collection[tuple]:
+    def fire_delta(
+        self, rels: Sequence[Rel], now: int, i: int, changed: Iterable[tuple], *, split: bool = True
+    ) -> Collection[tuple]:
         """Head tuples of the matches that use one of ``changed`` (tuples of literal ``i``).
         (``changed`` itself when its tuples are the heads: do not change the result.)
 
         Literals before ``i`` are read as they are now, literals after it as
         they were before this time point's changes (``Rel.was_present``), so that
         summing over every ``i`` counts each new or lost match exactly once.
+        ``split=False`` reads them all as they are now (semi-naive rounds).
         """
         pipe = self.delta[i]
         first = pipe.steps[0]
@@ -254,7 +257,7 @@ class CompiledRule:
             batch = list(changed)
         else:
             batch = _match(first, (), changed)
-        return self._heads(pipe, _run(pipe.steps[1:], batch, rels, i, i), now)
+        return self._heads(pipe, _run(pipe.steps[1:], batch, rels, i if split else None, i), now)
 
     def _heads(self, pipe: _Pipeline, batch: list[tuple], now: int) -> list[tuple]:
         if pipe.head_is_binding:
