@@ -19,7 +19,7 @@ Source kinds:
 from __future__ import annotations
 
 from collections import deque
-from typing import Collection, Iterable
+from typing import Collection
 
 from chronolog.engine.relation import Rel
 from chronolog.ir import Op
