@@ -26,7 +26,7 @@ from typing import Collection, Iterable, Iterator, Sequence, Union
 
 from chronolog.engine.plan import TICK, Component, Plan, PredKey, time_reach
 from chronolog.engine.relation import Rel
-from chronolog.engine.rules import CompiledRule
+from chronolog.engine.rules import CompiledRule, compiled_rule
 from chronolog.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
 from chronolog.events import OnePredicate
 from chronolog.ir import ExtAtom, Op, TupleWindow
@@ -228,7 +228,7 @@ class Engine:
             if self._role[ci] != "compute":  # no rules, no views: imported or skipped
                 self._components.append((comp, [], []))
                 continue
-            compiled = [CompiledRule(r, r.head.atom.key in plan.timed) for r in comp.rules]
+            compiled = [compiled_rule(r, r.head.atom.key in plan.timed) for r in comp.rules]
             sources = [[self._source(lit, members) for lit in cr.literals] for cr in compiled]
             self._components.append((comp, compiled, sources))
             padded = bool(members & plan.padded)

@@ -279,6 +279,25 @@ class CompiledRule:
         return out
 
 
+_COMPILED: dict[tuple[int, bool], CompiledRule] = {}
+_COMPILED_MAX = 4096
+
+
+def compiled_rule(rule: Rule, timed_head: bool) -> CompiledRule:
+    """``CompiledRule(rule, timed_head)``, made once per rule object: a compiled
+    rule carries no state, and engines are rebuilt at every replay and every
+    restore from a checkpoint (12 ms for a program of 100 rules).  The cache
+    holds the rule, so its id is not reused while cached; it is emptied
+    when full (processes that plan many programs: tests, services)."""
+    key = (id(rule), timed_head)
+    cr = _COMPILED.get(key)
+    if cr is None or cr.rule is not rule:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        cr = _COMPILED[key] = CompiledRule(rule, timed_head)
+    return cr
+
+
 def _match(step: _Scan, b: tuple, candidates: Iterable[tuple]) -> list[tuple]:
     """Extend binding ``b`` with every candidate tuple matching the scan's bound columns."""
     key = step.key(b)
