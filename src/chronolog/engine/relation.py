@@ -5,6 +5,10 @@ choice gets one dictionary index the first time it is asked for, which every
 later insert and delete maintains.  That makes a join step cost proportional
 to the matching tuples, not to the relation.
 
+An index key is the column's value itself for an index on one column (no
+1-tuple to make per lookup and per change), the tuple of the values for
+several columns.
+
 An index maps a key to its tuples: a 1-tuple while the key has one tuple
 (stream keys are mostly unique: a tuple costs half of a one-element set to
 make and to drop), a set from the second one on (kept as a set until it is
@@ -32,6 +36,21 @@ def key_getter(cols: Cols) -> Callable[[tuple], tuple]:
     return itemgetter(*cols)  # returns a tuple for two or more columns
 
 
+def index_key(cols: Cols) -> Callable[[tuple], object]:
+    """A function returning a tuple's key in an index on ``cols``: the value of
+    a single column, else the tuple of the values."""
+    if len(cols) == 1:
+        return itemgetter(cols[0])
+    return key_getter(cols)
+
+
+def _key_src(cols: Cols) -> str:
+    """Source of the index key of ``t`` on ``cols`` (as ``index_key``)."""
+    if len(cols) == 1:
+        return f"t[{cols[0]}]"
+    return "(" + "".join(f"t[{c}], " for c in cols) + ")"
+
+
 _ADDERS: dict[Cols, Callable] = {}
 _REMOVERS: dict[Cols, Callable] = {}
 
@@ -41,7 +60,7 @@ def _index_adder(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
     the key is built inline, no call per tuple)."""
     f = _ADDERS.get(cols)
     if f is None:
-        key = "(" + "".join(f"t[{c}], " for c in cols) + ")"
+        key = _key_src(cols)
         scope: dict = {}
         exec(  # noqa: S102 (generated from column numbers)
             "def f(idx, ts):\n    get = idx.get\n    for t in ts:\n"
@@ -58,7 +77,7 @@ def _index_adder(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
 def _index_remover(cols: Cols) -> Callable[[dict, Iterable[tuple]], None]:
     f = _REMOVERS.get(cols)
     if f is None:
-        key = "(" + "".join(f"t[{c}], " for c in cols) + ")"
+        key = _key_src(cols)
         scope: dict = {}
         exec(  # noqa: S102 (generated from column numbers)
             "def f(idx, ts):\n    for t in ts:\n"
@@ -85,11 +104,11 @@ class Rel:
 
     def __init__(self, tuples: Iterable[tuple] = ()) -> None:
         self.tuples: set[tuple] = set(tuples)
-        self._indexes: dict[Cols, tuple[Callable[[tuple], tuple], dict[tuple, Bucket]]] = {}
+        self._indexes: dict[Cols, tuple[Callable[[tuple], object], dict[object, Bucket]]] = {}
         self.journaled = False
         self.plus: set[tuple] = set()
         self.minus: set[tuple] = set()
-        self._removed: dict[Cols, dict[tuple, Bucket]] | None = None
+        self._removed: dict[Cols, dict[object, Bucket]] | None = None
         # (set, ids): the ids are added to the set whenever the journal records a change
         self.watch: tuple[set, tuple] | None = None
 
@@ -224,12 +243,12 @@ class Rel:
             _index_adder(cols)(removed, self.minus)
         return removed.get
 
-    def index(self, cols: Cols) -> dict[tuple, Bucket]:
+    def index(self, cols: Cols) -> dict[object, Bucket]:
         """The index on ``cols`` (built now if it does not exist yet)."""
         entry = self._indexes.get(cols)
         if entry is None:
-            get = key_getter(cols)
-            idx: dict[tuple, Bucket] = {}
+            get = index_key(cols)
+            idx: dict[object, Bucket] = {}
             _index_adder(cols)(idx, self.tuples)
             entry = (get, idx)
             self._indexes[cols] = entry

@@ -10,10 +10,11 @@ and carries no state of its own.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Callable, Collection, Iterable, Sequence
 
 from chronolog.engine.plan import ANONYMOUS
-from chronolog.engine.relation import Rel, key_getter
+from chronolog.engine.relation import Rel, index_key, key_getter
 from chronolog.ir import Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var, expr_vars
 from chronolog.records import record
 
@@ -301,7 +302,7 @@ def compiled_rule(rule: Rule, timed_head: bool) -> CompiledRule:
 def _match(step: _Scan, b: tuple, candidates: Iterable[tuple]) -> list[tuple]:
     """Extend binding ``b`` with every candidate tuple matching the scan's bound columns."""
     key = step.key(b)
-    get = key_getter(step.cols)
+    get = index_key(step.cols)
     out, checks = step.out, step.checks
     return [
         b + out(m)
@@ -375,11 +376,23 @@ def _builder(terms: Sequence[Term], slots: dict[str, int]) -> Callable[[tuple], 
     return lambda b: tuple(b[v] if is_var else v for is_var, v in parts)  # type: ignore[index]
 
 
+def _key_builder(terms: Sequence[Term], slots: dict[str, int]) -> Callable[[tuple], object]:
+    """binding -> index key of the terms' values (``relation.index_key``: the
+    value itself for one term)."""
+    if len(terms) != 1:
+        return _builder(terms, slots)
+    (term,) = terms
+    if isinstance(term, Var):
+        return itemgetter(slots[term.name])
+    value = term.value  # type: ignore[union-attr]
+    return lambda b: value
+
+
 def _anti_join(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _AntiJoin | _NotExists:
     if not any(isinstance(t, Var) and t.name == ANONYMOUS for t in pattern):
         return _AntiJoin(lit_index, _builder(pattern, slots))
     named = [(c, t) for c, t in enumerate(pattern) if not (isinstance(t, Var) and t.name == ANONYMOUS)]
-    return _NotExists(lit_index, tuple(c for c, _ in named), _builder([t for _, t in named], slots))
+    return _NotExists(lit_index, tuple(c for c, _ in named), _key_builder([t for _, t in named], slots))
 
 
 def _scan(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _Scan:
@@ -397,7 +410,7 @@ def _scan(lit_index: int, pattern: Sequence[Term], slots: dict[str, int]) -> _Sc
         else:
             first_col[term.name] = col
             new_cols.append(col)
-    key = _builder(bound_terms, slots)
+    key = _key_builder(bound_terms, slots)
     whole = not slots and not bound_cols and not checks
     slots_before = dict(slots)
     for col in new_cols:
@@ -506,7 +519,7 @@ def _join_code(
         if src is None:  # a constant of another type: compare as the closures do
             src = (repr(term.value), "") if isinstance(term, Const) else (f"b[{slots[term.name]}]", "")  # type: ignore[union-attr]
         parts.append(src[0])
-    key = "(" + "".join(f"{p}, " for p in parts) + ")"
+    key = parts[0] if len(parts) == 1 else "(" + "".join(f"{p}, " for p in parts) + ")"  # as relation.index_key
     join = _generate(f"def f(batch, get):\n    return [b + {out} for b in batch for m in get({key}, ()){test}]")
     kept = f" if m not in plus and {cond}" if cond else " if m not in plus"
     join_old = _generate(
