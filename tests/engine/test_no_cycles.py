@@ -57,3 +57,20 @@ def test_evaluation_and_replays_leave_no_cyclic_garbage():
         if enabled:
             gc.enable()
     assert found == 0
+
+
+def test_collecting_rarely_restores_the_collector():
+    """``chronolog run`` may run in-process (tests, embedding): the collector's
+    state is restored when the run ends, also when it fails."""
+    from chronolog.runtime.embedded import collecting_rarely
+
+    assert gc.isenabled()
+    with collecting_rarely():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with collecting_rarely():
+            raise RuntimeError("a failing run")
+    except RuntimeError:
+        pass
+    assert gc.isenabled() and gc.get_freeze_count() == 0
