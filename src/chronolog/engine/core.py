@@ -112,13 +112,7 @@ class StepResult:
         """The changes of timed predicates as (pred, added, removed), tuples ``args + (T,)``."""
         if self._timed_groups is not None:
             return self._timed_groups
-        by_pred: dict[PredKey, tuple[list[tuple], list[tuple]]] = {}
-        for p, a, T, sign in self.timed:
-            lists = by_pred.get(p)
-            if lists is None:
-                lists = by_pred[p] = ([], [])
-            lists[0 if sign > 0 else 1].append(a + (T,))
-        return [(p, added, removed) for p, (added, removed) in by_pred.items()]
+        return _grouped((p, a + (T,), sign) for p, a, T, sign in self.timed)
 
     @property
     def now(self) -> list[tuple[PredKey, tuple, int]]:
@@ -145,16 +139,21 @@ class StepResult:
         """The changes of now-predicates as (pred, added args, removed args)."""
         if self._groups is not None:
             return self._groups
-        by_pred: dict[PredKey, tuple[list[tuple], list[tuple]]] = {}
-        for p, a, sign in self.now:
-            lists = by_pred.get(p)
-            if lists is None:
-                lists = by_pred[p] = ([], [])
-            lists[0 if sign > 0 else 1].append(a)
-        return [(p, added, removed) for p, (added, removed) in by_pred.items()]
+        return _grouped(self.now)
 
     def __repr__(self) -> str:
         return f"StepResult(t={self.t}, now={self.now!r}, timed={self.timed!r}, consistent={self.consistent})"
+
+
+def _grouped(changes: Iterable[tuple[PredKey, tuple, int]]) -> list[NowGroup]:
+    """Flat (pred, tuple, ±1) changes as (pred, added, removed) per predicate."""
+    by_pred: dict[PredKey, tuple[list[tuple], list[tuple]]] = {}
+    for p, tup, sign in changes:
+        lists = by_pred.get(p)
+        if lists is None:
+            lists = by_pred[p] = ([], [])
+        lists[0 if sign > 0 else 1].append(tup)
+    return [(p, added, removed) for p, (added, removed) in by_pred.items()]
 
 
 class NoAnswerSet(Exception):

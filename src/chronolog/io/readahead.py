@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from operator import itemgetter
 
 from chronolog.errors import InputError
 from chronolog.io.formats import EventReader, FactBatch
@@ -136,21 +135,12 @@ def _widen(fd: int) -> None:
         pass
 
 
-_key_of = itemgetter(0)
-_args_of = itemgetter(1)
-
-
 def _pack(item: FactBatch | Event) -> object:
-    """A batch of facts of one predicate as a plain tuple (sent without pickle's
-    memo, a key shared by the facts of a list would be sent with each)."""
-    if type(item) is FactBatch:
+    """A batch of facts of one predicate (``OnePredicate``, as the reader makes
+    it) as a plain tuple: sent without pickle's memo, its key once."""
+    if type(item) is FactBatch and type(item.facts) is OnePredicate:
         facts = item.facts
-        if type(facts) is OnePredicate:
-            return (item.t, facts.key, facts.args, item.file, item.line, item.events)
-        if facts:
-            keys = set(map(_key_of, facts))
-            if len(keys) == 1:
-                return (item.t, keys.pop(), list(map(_args_of, facts)), item.file, item.line, item.events)
+        return (item.t, facts.key, facts.args, item.file, item.line, item.events)
     return item
 
 
@@ -167,7 +157,7 @@ def _child(reader: EventReader, wfd: int) -> None:
     def send(kind: int, payload: object) -> None:
         pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
         # No memo: ten times faster on millions of small tuples and strings; the
-        # items hold no cycles, and _pack keeps shared keys out of them.
+        # items hold no cycles, and _pack keeps the usual shared key out of them.
         pickler.fast = True
         pickler.dump((kind, payload))
         out.flush()  # the parent works on it while the next one is decoded

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import IO, Collection, Iterable
 
-from msgspec.json import encode as _encode
+# JSON of answer values, compact as orjson writes it: msgspec is loaded anyway
+# to decode the input (orjson would cost about 5 ms of start-up), and it also
+# writes integers beyond 64 bits, which arithmetic in rules can make.
+from msgspec.json import encode as dumps
 
 from chronolog.engine.core import Engine, StepResult
 from chronolog.engine.plan import Plan, PredKey
@@ -47,14 +50,6 @@ def _sorted(rows: Collection[tuple]) -> list[tuple]:
         return sorted(rows)
     except TypeError:  # strings and integers in one column
         return sorted(rows, key=_args_order)
-
-
-def dumps(obj: object) -> bytes:
-    """JSON of answer values (str, int, lists, tuples, dicts of them), compact
-    as orjson writes it.  msgspec is loaded anyway to decode the input (orjson
-    would cost about 5 ms of start-up), and it also writes integers beyond 64
-    bits, which arithmetic in rules can make."""
-    return _encode(obj)
 
 
 def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:

@@ -149,7 +149,6 @@ class Reasoner:
                     self.log[t] = facts if type(facts) in (list, OnePredicate) else list(facts)
                 else:
                     self._entries(t).extend(facts)
-                    self.log.touch(t)  # type: ignore[attr-defined]
             return
         where = locs() if locs is not None else [None] * max(1, len(facts))
         if not facts:
@@ -166,11 +165,10 @@ class Reasoner:
         if not ev.retract:
             self._entries(ev.t).append(fact)
             return True
-        entries = self._entries(ev.t) if ev.t in self.log else []
+        entries = self.log.get(ev.t, ())
         for i in range(len(entries) - 1, -1, -1):
             if entries[i] == fact:
-                del entries[i]
-                self.log.touch(ev.t)  # type: ignore[attr-defined]
+                del self._entries(ev.t)[i]
                 return True
         self.unmatched_retractions += 1
         where = f"{ev.loc}: " if ev.loc else ""
