@@ -41,8 +41,6 @@ from itertools import groupby, islice
 from operator import attrgetter
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Union
 
-import msgspec
-
 from chronolog.errors import InputError
 from chronolog.events import Event, OnePredicate
 from chronolog.ir import Loc
@@ -89,22 +87,43 @@ class FactBatch:
         return [Loc(self.file, self.line + i, 1) for i in range(max(1, len(self.facts)))]
 
 
-# The typed schema of the batch path: a strict subset of what _check_event accepts.
-_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
-_Pred = Annotated[str, msgspec.Meta(min_length=1)]
+def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
+    """The batch path's decoder and the errors it raises.  msgspec is imported
+    on first use, not with this module: ``chronolog run`` forks its read-ahead
+    child (io/readahead.py) right after importing this module, and the child
+    and the parent (whose answer writer needs msgspec too) then load it in
+    parallel on the two cores instead of the fork waiting for it."""
+    global _decoder
+    if _decoder is None:
+        import msgspec
+
+        # The typed schema of the batch path: a strict subset of what _check_event accepts.
+        Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+        Pred = Annotated[str, msgspec.Meta(min_length=1)]
+
+        line = msgspec.defstruct(
+            "_Line",
+            [
+                ("t", Int64),
+                ("pred", Union[Pred, None], None),
+                ("args", tuple[Union[str, Int64], ...], ()),
+                # the order of schemas.py: typing caches equal Literals
+                ("op", Union[Literal["retract", "assert"], None], None),
+            ],
+            forbid_unknown_fields=True, gc=False, module=__name__,
+        )
+
+        # A block is decoded as one array: "[" + ",".join(lines) + "]".  It parses only if
+        # every line holds values and no line is blank, and with one element per line
+        # each line holds exactly one value, as the per-line path requires.
+        _decoder = (
+            msgspec.json.Decoder(list[line]).decode,
+            (msgspec.DecodeError, msgspec.ValidationError, UnicodeError),
+        )
+    return _decoder
 
 
-class _Line(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    t: _Int64
-    pred: Union[_Pred, None] = None
-    args: tuple[Union[str, _Int64], ...] = ()
-    op: Union[Literal["retract", "assert"], None] = None  # the order of schemas.py: typing caches equal Literals
-
-
-# A block is decoded as one array: "[" + ",".join(lines) + "]".  It parses only if
-# every line holds values and no line is blank, and with one element per line
-# each line holds exactly one value, as the per-line path requires.
-_decode_block = msgspec.json.Decoder(list[_Line]).decode
+_decoder: tuple[Callable, tuple[type[Exception], ...]] | None = None
 _get_t = attrgetter("t")
 _get_pred = attrgetter("pred")
 _get_args = attrgetter("args")
@@ -343,9 +362,10 @@ def _fast_block(array: str | bytes, n: int, filename: str, first: int) -> list[F
     """The items of a block of ``n`` lines joined into one JSON array, or None
     if the block needs the per-line path (any line the typed schema does not
     accept as is)."""
+    decode, errors = _decoder or _block_decoder()
     try:
-        lines = _decode_block(array)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
+        lines = decode(array)
+    except errors:
         return None
     if len(lines) != n:  # a line with several values
         return None
