@@ -1,0 +1,129 @@
+"""What every dialect's evaluator gives the runtime: one interface, three languages.
+
+LARS (integer time points), DatalogMTL (rational intervals) and the Event
+Calculus (fluent intervals) evaluate differently, but the runtimes that drive
+them — ``chronolog run``, the fleet's services, their checkpoints and the
+Spark backfill — only ever do four things with an evaluator:
+
+1. push input events in arrival order (facts, retractions, time advances;
+   a delayed event is simply one whose time lies before what was evaluated),
+2. evaluate up to a time and take the answer changes that result, each with
+   a ``diff`` of +1 or -1 (corrections of the past included),
+3. export and import the evaluator's state as explicit, versioned data
+   (JSON-able values only: never a pickle, so a checkpoint read from Kafka or
+   RocksDB can be checked field by field and outlives a code change),
+4. replay a span, which is what a correction, a recovery and a backfill are.
+
+``Evaluator`` fixes that contract.  Answers leave as ``AnswerChange`` values
+and are written by the one answer writer (``interval_line`` below renders the
+interval form of CONTRACT §3 for every dialect).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from chronolog.events import Event
+from chronolog.records import record
+
+Time = int | Fraction
+STATE_FORMAT = 1  # version of the explicit state encoding; bump on any incompatible change
+
+
+@record
+class Span:
+    """A time interval of CONTRACT §3: ``[lo,hi)``, ``(lo,hi]``, ``[lo,inf)``...
+
+    ``hi`` is None for ``inf`` (open until a later line corrects it).  A time
+    point ``t`` is ``Span(t, t, True, True)``."""
+
+    lo: Time
+    hi: Time | None
+    lo_closed: bool = True
+    hi_closed: bool = False
+
+    @staticmethod
+    def point(t: Time) -> "Span":
+        return Span(t, t, True, True)
+
+    @property
+    def is_point(self) -> bool:
+        return self.hi is not None and self.lo == self.hi and self.lo_closed and self.hi_closed
+
+    def text(self) -> str:
+        """MeTeoR/CONTRACT notation: ``[3,7/2)``, ``[5,inf)``."""
+        hi = "inf" if self.hi is None else time_text(self.hi)
+        close = ")" if self.hi is None or not self.hi_closed else "]"
+        return f"{'[' if self.lo_closed else '('}{time_text(self.lo)},{hi}{close}"
+
+
+def time_text(t: Time) -> str:
+    """A time as CONTRACT §2 writes it: integers plainly, other rationals as ``"7/2"``."""
+    if isinstance(t, Fraction):
+        return str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    return str(t)
+
+
+AnswerChange = tuple[str, tuple, Span, int]  # (pred, args, when, ±1)
+
+
+def interval_line(pred: str, args: tuple, span: Span, diff: int = 1) -> bytes:
+    """One answer line (CONTRACT §3) for a change: a ``t`` line for a point,
+    an ``interval`` line otherwise; ``diff`` written only when it is -1."""
+    from msgspec.json import encode
+
+    line: dict[str, Any] = {"t": span.lo} if span.is_point and type(span.lo) is int else {"interval": span.text()}
+    line["pred"] = pred
+    line["args"] = list(args)
+    if diff != 1:
+        line["diff"] = diff
+    return encode(line)
+
+
+class StateError(Exception):
+    """Stored state that cannot be used: it does not decode, or carries an
+    unknown format version.  Raised instead of ever executing stored bytes."""
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """A dialect's evaluator as the runtimes drive it.
+
+    Time only moves forward through ``advance``; events for times already
+    evaluated are corrections, and the changes they cause come out of the
+    next ``advance`` as -1/+1 pairs on the affected spans, so that the sum of
+    all changes returned means what evaluating the stream in time order means
+    (CONTRACT §2, §3)."""
+
+    dialect: ClassVar[str]
+
+    def push(self, event: Event) -> None:
+        """One input event in arrival order (fact, retraction or time advance)."""
+
+    def advance(self, until: Time) -> list[AnswerChange]:
+        """Evaluate every time up to ``until`` (corrections first); the answer
+        changes since the last call."""
+
+    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+        """Evaluate to the end of the input (or ``until``): the remaining changes."""
+
+    def export_state(self) -> dict[str, Any]:
+        """The evaluator's state as plain data (dicts, lists, str, int, float,
+        bool, None), including ``{"format": STATE_FORMAT, "dialect": ...}``."""
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        """Continue from ``export_state``'s data, made by this or another
+        process; raise ``StateError`` for data it cannot use."""
+
+
+def check_state_header(data: object, dialect: str) -> dict[str, Any]:
+    """``data`` if it is a state of ``dialect`` in a format this code reads,
+    else ``StateError`` saying what is wrong."""
+    if not isinstance(data, dict):
+        raise StateError(f"state is a {type(data).__name__}, not an object")
+    if data.get("format") != STATE_FORMAT:
+        raise StateError(f"unknown state format version {data.get('format')!r} (this build reads {STATE_FORMAT})")
+    if data.get("dialect") != dialect:
+        raise StateError(f"state of dialect {data.get('dialect')!r}, not {dialect!r}")
+    return data
