@@ -11,7 +11,7 @@ import gc
 import sys
 import time
 from contextlib import contextmanager
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Callable, Iterable, Iterator
 
 from chronolog.engine.plan import plan_program
 from chronolog.events import Event
@@ -20,6 +20,9 @@ from chronolog.ir import Program
 from chronolog.records import record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.reasoner import Reasoner
+
+if TYPE_CHECKING:
+    from chronolog.evaluator import Evaluator, Time
 
 
 @record
@@ -122,4 +125,58 @@ def run_embedded(
         stats.time_points = reasoner.evaluated - reasoner.t1 + 1
     stats.answer_lines = writer.lines
     stats.corrections = writer.corrections
+    return stats
+
+
+def run_evaluator(
+    evaluator: "Evaluator",
+    events: Iterable[Event],
+    out: IO[str],
+    *,
+    until: "Time | None" = None,
+    warn: Callable[[str], None] = _stderr,
+) -> RunStats:
+    """``chronolog run`` for any dialect's evaluator (``chronolog.evaluator``).
+
+    A time is final once a later one arrives: each arrival of a later time
+    evaluates up to the previous latest time, and the changes are written at
+    once (so answers follow a piped input as it arrives).  Delayed events and
+    retractions come out of the next ``advance`` as -1/+1 corrections."""
+    from chronolog.evaluator import interval_line
+
+    stats = RunStats()
+    binary = getattr(out, "buffer", None)
+    write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
+
+    def emit(changes: list) -> None:
+        for pred, args, span, diff in changes:
+            write(interval_line(pred, args, span, diff) + b"\n")
+            stats.answer_lines += 1
+            if diff < 0:
+                stats.corrections += 1
+
+    latest = None
+    ignored = 0
+    for ev in events:
+        if until is not None and ev.t > until:
+            ignored += 1
+            continue
+        stats.events += 1
+        if ev.is_fact:
+            if ev.retract:
+                stats.retractions += 1
+            else:
+                stats.facts += 1
+        if latest is not None and ev.t > latest:
+            emit(evaluator.advance(latest))
+        if latest is None or ev.t > latest:
+            latest = ev.t
+        evaluator.push(ev)
+    emit(evaluator.finish(until))
+    if ignored:
+        warn(f"warning: ignored {ignored} events after --until {until}")
+    for name in ("unmatched_retractions", "delayed", "too_late", "time_points"):
+        setattr(stats, name, getattr(evaluator, name, 0))
+    if binary is not None:
+        binary.flush()
     return stats
