@@ -2,13 +2,13 @@
 
 Records travel through FIFO queues per (topic, partition), exactly as Kafka
 orders them; a seeded scheduler picks which service consumes next, so the
-interleavings differ from run to run, and stages can be pickled and restored
-between any two records (a restart from a state snapshot).
+interleavings differ from run to run, and stages can be restarted between
+any two records: a fresh stage continues from the explicit state
+(``chronolog.state.snapshot.whole``, as bytes) of the one it replaces.
 """
 
 from __future__ import annotations
 
-import pickle
 import random
 from collections import deque
 
@@ -17,6 +17,7 @@ import orjson
 from chronolog.engine.plan import plan_program
 from chronolog.ir import Program
 from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.state.snapshot import restore_whole, whole
 from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
 from chronolog.topology import partition_key
 
@@ -32,6 +33,12 @@ def validate(topic: str, value: bytes) -> None:
         StratumRecord.model_validate(rec)
     else:
         raise AssertionError(f"unknown topic {topic}")
+
+
+def restarted(stage, fresh, kind: str):  # type: ignore[no-untyped-def]
+    """``fresh`` (a new stage of the same configuration) continuing from ``stage``'s state as bytes."""
+    restore_whole(fresh, kind, whole(stage, kind))
+    return fresh
 
 
 def run_pipeline(
@@ -141,16 +148,17 @@ def run_pipeline(
                     answers.extend(lines)
                     progressed = True
             if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
-                # a restart: one stage comes back from its pickled snapshot
+                # a restart: one stage comes back from its state as bytes
                 which = rng.randrange(3)
                 p = rng.randrange(n)
                 if which == 0:
-                    grounding[p] = pickle.loads(pickle.dumps(grounding[p]))
+                    grounding[p] = restarted(grounding[p], GroundingStage(idle_flush=0.0), "grounding")
                 elif which == 1:
                     k = rng.randrange(strata)
-                    reasoners[(k, p)] = pickle.loads(pickle.dumps(reasoners[(k, p)]))
+                    reasoners[(k, p)] = restarted(reasoners[(k, p)], ReasonerStage(plan, k, retention=retention),
+                                                  "reasoner")
                 else:
-                    outputs[p] = pickle.loads(pickle.dumps(outputs[p]))
+                    outputs[p] = restarted(outputs[p], OutputStage(plan, strata, retention=retention), "output")
         if not progressed:
             break
         assert steps < 100_000
@@ -163,7 +171,7 @@ def run_chain(
 ) -> tuple[list[dict], int]:
     """The chained fleet (``chronolog up --chain``): with one partition a single
     chain with ingest inside; with several, ingest and one chain per partition.
-    Random batch boundaries, idle flushes and restarts from pickles."""
+    Random batch boundaries, idle flushes and restarts from explicit state."""
     plan = plan_program(program)
     key, _ = partition_key(plan)
     n = partitions if key is not None else 1
@@ -214,7 +222,8 @@ def run_chain(
             finish(p)
         if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
             p = rng.randrange(n)
-            chains[p] = pickle.loads(pickle.dumps(chains[p]))
+            inner = IngestStage(key, n, retention=retention) if n == 1 else None
+            chains[p] = restarted(chains[p], ChainStage(plan, inner, idle_flush=0.0, retention=retention), "chain")
             if n == 1:
                 ingest = chains[0].ingest  # type: ignore[assignment]
     for p in range(n):

@@ -2,7 +2,7 @@
 
 Random stratified programs (several strata), random streams with delayed
 events and retractions, 1 or 3 partitions, random interleavings of the
-services and restarts from pickled snapshots: the answer stream always means
+services and restarts from explicit state: the answer stream always means
 the same as ``chronolog run`` on the same input (tests/meaning.py).
 """
 
@@ -80,7 +80,7 @@ def test_late_events_retractions_restarts_and_idle_flushes(program, events, seed
 @given(programs(stratified=True), streams(), st.integers(0, 10**6))
 def test_chained_stages_mean_what_embedded_prints(program, events, seed):
     """``--chain``: the same stages in one process per partition, random batch
-    boundaries, idle flushes and restarts from pickles."""
+    boundaries, idle flushes and restarts from explicit state."""
     rng = random.Random(seed)
     events = disorder(events, rng)
     got = fleet(program, events, chain=True, seed=seed, restarts=3, idle_every=3, batch=rng.randint(1, 8))

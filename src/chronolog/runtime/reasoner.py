@@ -211,6 +211,64 @@ class Reasoner:
         self.apply_corrections()
         self._evaluate_until(self.latest if until is None else until)
 
+    # ------------------------------------------------------------ state
+
+    def export_state(self) -> dict:
+        """The reasoner's scalars and pending corrections as plain data (the log
+        and the imports are journals, stored by the caller).  The engine is not
+        stored: ``import_state`` rebuilds it by replaying the log."""
+        from chronolog.state.codec import encode_facts, encode_imported, items
+
+        return {
+            "t1": self.t1, "latest": self.latest, "evaluated": self.evaluated, "pruned_below": self.pruned_below,
+            "too_late": self.too_late, "unmatched": self.unmatched_retractions, "delayed": self.delayed,
+            "dirty_from": self._dirty_from, "old_t1": self._old_t1,
+            "old_entries": items({t: encode_facts(f) for t, f in self._old_entries.items()}),
+            "old_imports": items({t: encode_imported(i) for t, i in self._old_imports.items()}),
+        }
+
+    def import_state(self, data: dict, log: dict[int, list[Fact]], imports: dict[int, Imported]) -> None:
+        """Continue from ``export_state``'s data and the journals' entries (checked:
+        ``StateError`` for anything malformed)."""
+        from chronolog.state import codec as c
+
+        c.obj(data, "t1", "latest", "evaluated", "old_entries", "old_imports")
+        t1, latest, evaluated = c.opt_integer(data["t1"]), c.opt_integer(data["latest"]), c.opt_integer(data["evaluated"])
+        if t1 is not None and (latest is None or evaluated is None or evaluated < t1 - 1 or latest < t1):
+            raise c.StateError(f"inconsistent clock: t1={t1}, evaluated={evaluated}, latest={latest}")
+        self.t1, self.latest, self.evaluated = t1, latest, evaluated
+        self.pruned_below = c.opt_integer(data.get("pruned_below"))
+        self.too_late = c.integer(data.get("too_late", 0))
+        self.unmatched_retractions = c.integer(data.get("unmatched", 0))
+        self.delayed = c.integer(data.get("delayed", 0))
+        self._dirty_from = c.opt_integer(data.get("dirty_from"))
+        self._old_t1 = c.opt_integer(data.get("old_t1"))
+        self._old_entries = c.pairs(data["old_entries"], c.integer, c.decode_facts)
+        self._old_imports = c.pairs(data["old_imports"], c.integer, c.decode_imported)
+        for journal, entries in ((self.log, log), (self.imports, imports)):
+            journal.clear()
+            dict.update(journal, entries)
+        self.engine = self._rebuilt_engine()
+
+    def _rebuilt_engine(self) -> Engine | None:
+        """The engine after ``evaluated``, replayed from the log as it was when it
+        was evaluated (before pending corrections): state that is a function of
+        the log needs no encoding of its own, and a replay is exact by the same
+        warm-up that makes corrections exact."""
+        if self.t1 is None:
+            return None
+        assert self.evaluated is not None
+        t1 = self._old_t1 if self._old_t1 is not None else self.t1
+        old_entries, old_imports = self._old_entries, self._old_imports
+
+        def old_log(t: int) -> Entry:
+            got = old_entries.get(t)
+            imp = old_imports[t] if t in old_imports else self.imports.get(t)
+            return (got if got is not None else self.log.get(t, [])), imp
+
+        _, engine = self.replay(old_log, t1, self.evaluated, self.evaluated)
+        return engine
+
     # ------------------------------------------------------------ evaluation
 
     def _evaluate_until(self, end: int) -> None:

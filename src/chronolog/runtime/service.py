@@ -22,20 +22,23 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import pickle
 import signal
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from chronolog.engine.plan import Plan, plan_by_reference
+from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
-from chronolog.runtime.journal import DELETED, external_journals
+from chronolog.evaluator import StateError
+from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.state import codec
+from chronolog.state.recovery import entry_record, offsets_of, read_changelog, snapshot_records
+from chronolog.state.snapshot import Entries, entry, read_entry, read_snapshot, snapshot
+from chronolog.state.store import RocksStore
 from chronolog.topology import TopicNames, partition_key
 
 log = logging.getLogger("chronolog.service")
@@ -129,28 +132,9 @@ def chains_ingest(cfg: ServiceConfig) -> bool:
     return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
 
 
-def dumps_state(obj: object, plan: Plan) -> bytes:
-    """A snapshot without the (static) plan; ``loads_state`` supplies it again."""
-    with plan_by_reference(plan):
-        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def loads_state(data: bytes, plan: Plan) -> object:
-    with plan_by_reference(plan):
-        return pickle.loads(data)
-
-
 def _journals(stage: object) -> dict:
     get = getattr(stage, "journals", None)
     return get() if get is not None else {}
-
-
-def _fill(stage: object, entries: dict[tuple[str, int], bytes]) -> object:
-    """Pour stored journal entries back into a stage unpickled without them."""
-    journals = _journals(stage)
-    for (name, key), body in entries.items():
-        dict.__setitem__(journals[name], key, pickle.loads(body))
-    return _track(stage)
 
 
 def _ingest_of(stage: object) -> IngestStage | None:
@@ -210,12 +194,8 @@ class Service:
 
     # ------------------------------------------------------------ state
 
-    def _db(self):  # type: ignore[no-untyped-def]
-        from rocksdict import Rdict
-
-        path = self.cfg.state_dir / self.cfg.instance
-        path.mkdir(parents=True, exist_ok=True)
-        return Rdict(str(path / "rocksdb"))
+    def _store(self) -> RocksStore:
+        return RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
 
     def restore(self) -> dict[tuple[str, int], int]:
         """Load the stage committed with the group's offsets; return where to resume."""
@@ -225,68 +205,44 @@ class Service:
         committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=30)}
         if all(off < 0 for off in committed.values()):
             log.info("%s: no committed offsets: fresh state", self.cfg.instance)
-            for k in list(self.db.keys()):
-                del self.db[k]
+            self.db.clear()
             return {}
         want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
-        saved = self.db.get("offsets")
-        if saved is not None and orjson.loads(saved) == want:
-            stage = loads_state(zlib.decompress(self.db["snapshot"]), self.cfg.plan)
-            entries = {}
-            for k, v in self.db.items():
-                if isinstance(k, str) and k.startswith("j:"):
-                    _, name, key = k.split(":", 2)
-                    entries[(name, int(key))] = v
-            self.stage = _fill(stage, entries)
+        local = self._from_store(want)
+        if local is not None:
+            data, entries = local
             log.info("%s: state restored from RocksDB", self.cfg.instance)
         else:
-            self.stage = self._from_changelog(want)
+            conf = {"bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore"}
+            data, entries = read_changelog(conf, *self.changelog, self.cfg.service, want)
             log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+        self.stage = make_stage(self.cfg)
+        try:
+            self.stage.import_state(data, entries)  # type: ignore[attr-defined]
+        except StateError as exc:
+            raise ChronologError(f"error: {self.cfg.instance}: stored state rejected: {exc}") from None
+        _track(self.stage)
         return {k: v for k, v in committed.items() if v >= 0}
 
-    def _from_changelog(self, want: dict[str, int], timeout: float = 60.0, quiet: float = 1.0) -> object:
-        """The LAST snapshot on the changelog and the entries before it.
-
-        Several transactions can carry the same input offsets (an idle flush
-        publishes without consuming), so the first snapshot matching the
-        committed offsets may be stale: read to the end.  The end is where the
-        topic stays quiet (nobody else writes this changelog, and the broker's
-        high watermark is not trusted); the last snapshot must match ``want``.
-        """
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-
-        reader = Consumer({
-            "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
-            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
-        })
-        reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
-        chunks: dict[int, bytes] = {}
-        entries: dict[tuple[str, int], bytes | None] = {}
-        found: tuple[bytes, dict, list] | None = None  # snapshot, its offsets, entries before it
-        deadline = time.monotonic() + timeout
-        last = time.monotonic()
+    def _from_store(self, want: dict[str, int]) -> tuple[dict, Entries] | None:
+        """The RocksDB state if it was written at exactly the offsets ``want``."""
+        saved = self.db.get("offsets")
+        if saved is None:
+            return None
+        key = "offsets"
         try:
-            while time.monotonic() < deadline and time.monotonic() - last < quiet:
-                msg = reader.poll(0.2)
-                if msg is None or msg.error():
-                    continue
-                last = time.monotonic()
-                head, _, body = msg.value().partition(b"\n")
-                meta = orjson.loads(head)
-                if meta.get("kind") == "entry":
-                    entries[(meta["name"], meta["key"])] = None if meta["del"] else body
-                    continue
-                if meta["i"] == 0:
-                    chunks = {}
-                chunks[meta["i"]] = body
-                if meta["i"] == meta["n"] - 1 and len(chunks) == meta["n"]:
-                    found = (b"".join(chunks[i] for i in range(meta["n"])), meta["offsets"], list(entries.items()))
-        finally:
-            reader.close()
-        if found is None or found[1] != want:
-            raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets on {self.changelog[0]}")
-        stage = loads_state(zlib.decompress(found[0]), self.cfg.plan)
-        return _fill(stage, {k: v for k, v in found[2] if v is not None})
+            if offsets_of(codec.loads(saved)) != want:
+                return None
+            key = "snapshot"
+            data = read_snapshot(self.db.get(key) or b"", self.cfg.service)
+            entries: Entries = {}
+            for key, body in self.db.scan("j:"):
+                _, name, k = key.split(":", 2)
+                entries.setdefault(name, {})[codec.integer(int(k))] = read_entry(name, body)
+        except (StateError, ValueError) as exc:
+            raise ChronologError(f"error: {self.cfg.instance}: {self.db.where()} key {key!r}: "
+                                 f"record rejected: {exc}") from None
+        return data, entries
 
     # ------------------------------------------------------------ loop
 
@@ -296,7 +252,7 @@ class Service:
         signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
         signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
         self.port = self.metrics.serve(self.cfg.metrics_port)
-        self.db = self._db()
+        self.db = self._store()
         self._clients()
         resume = self.restore()
         ingest = _ingest_of(self.stage)
@@ -442,17 +398,15 @@ class Service:
         the snapshot on the changelog, the input offsets; then the same state
         into RocksDB in one atomic write."""
         from confluent_kafka import TopicPartition
-        from rocksdict import WriteBatch
 
         producer = self.producer
         entries = []
         for name, journal in _journals(self.stage).items():
             for key, value in journal.take():
-                body = None if value is DELETED else pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-                entries.append((name, key, body))
-        with external_journals():
-            snapshot = zlib.compress(dumps_state(self.stage, self.cfg.plan), 1)
+                entries.append((name, key, None if value is DELETED else entry(name, value)))
+        state = snapshot(self.stage, self.cfg.service)  # type: ignore[arg-type]
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
+        changelog, part = self.changelog
         producer.begin_transaction()
         try:
             for out in outs:
@@ -463,14 +417,9 @@ class Service:
             for line in lines:
                 producer.produce(answers, line, partition=0)
             for name, key, body in entries:
-                head = orjson.dumps({"kind": "entry", "name": name, "key": key, "del": body is None})
-                producer.produce(self.changelog[0], head + b"\n" + (body or b""), f"j:{name}:{key}".encode(),
-                                 partition=self.changelog[1])
-            pieces = [snapshot[i:i + CHUNK] for i in range(0, len(snapshot), CHUNK)] or [b""]
-            for i, piece in enumerate(pieces):
-                head = orjson.dumps({"i": i, "n": len(pieces), "offsets": offsets})
-                producer.produce(self.changelog[0], head + b"\n" + piece, f"snapshot:{i}".encode(),
-                                 partition=self.changelog[1])
+                producer.produce(changelog, entry_record(name, key, body), f"j:{name}:{key}".encode(), partition=part)
+            for i, record in enumerate(snapshot_records(state, offsets, CHUNK)):
+                producer.produce(changelog, record, f"snapshot:{i}".encode(), partition=part)
             consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
             if consumed:
                 producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
@@ -485,20 +434,11 @@ class Service:
             self.metrics.latency.observe(max(0.0, now - ts))
         self.metrics.transactions.inc()
         self.metrics.events_out.inc(len(outs) + len(lines))
-        batch = WriteBatch()  # one atomic write: entries, snapshot and the offsets they belong to
-        for name, key, body in entries:
-            if body is None:
-                batch.delete(f"j:{name}:{key}")
-            else:
-                batch.put(f"j:{name}:{key}", body)
-        batch.put("snapshot", snapshot)
-        batch.put("offsets", orjson.dumps(offsets))
-        self.db.write(batch)
-        try:
-            live = int(self.db.property_int_value("rocksdb.estimate-live-data-size") or 0)
-        except Exception:  # noqa: BLE001 - an estimate only
-            live = 0
-        self.metrics.state_size.set(max(live, len(snapshot)))
+        # one atomic write: entries, snapshot and the offsets they belong to
+        puts = [(f"j:{name}:{key}", body) for name, key, body in entries if body is not None]
+        deletes = [f"j:{name}:{key}" for name, key, body in entries if body is None]
+        self.db.write(puts + [("snapshot", state), ("offsets", codec.dumps(offsets))], deletes)
+        self.metrics.state_size.set(max(self.db.size(), len(state)))
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""

@@ -3,8 +3,9 @@
 Each stage is what one service process runs between Kafka and RocksDB; here
 it only maps input records (decoded JSON) to output records, so the whole
 pipeline can be tested without a broker and the services stay thin loops
-(``runtime/service.py``).  A stage is picklable: its pickle is the service's
-state snapshot.
+(``runtime/service.py``).  A stage's state is plain data (``export_state``,
+``import_state``; the growing parts are ``journals()``), written with the
+explicit encoding of ``chronolog.state``.
 
 Records between services:
 
@@ -40,6 +41,8 @@ from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
 from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
+from chronolog.state import codec as c
+from chronolog.state.codec import items
 
 EMPTY: frozenset = frozenset()
 
@@ -152,6 +155,20 @@ class IngestStage:
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
 
+    def journals(self) -> dict[str, Journal]:
+        return {}  # no state that grows with the stream
+
+    def export_state(self) -> dict:
+        return {"latest_by_input": items(self.latest_by_input), "first": self.first, "now": self.now,
+                "dead_letters": self.dead_letters, "too_late": self.too_late}
+
+    def import_state(self, data: dict, journals: dict | None = None) -> None:
+        c.obj(data, "latest_by_input", "first", "now")
+        self.latest_by_input = c.pairs(data["latest_by_input"], c.integer, c.integer)
+        self.first, self.now = c.opt_integer(data["first"]), c.opt_integer(data["now"])
+        self.dead_letters = c.integer(data.get("dead_letters", 0))
+        self.too_late = c.integer(data.get("too_late", 0))
+
 
 # ---------------------------------------------------------------- grounding
 
@@ -208,6 +225,28 @@ class GroundingStage:
             del self.pending[t]
         self.closed = upto
         return [Out("grounded", 0, {"upto": upto, "first": self.first, "points": points})]
+
+    def journals(self) -> dict[str, Journal]:
+        return {}  # no state that grows with the stream
+
+    def export_state(self) -> dict:
+        return {"first": self.first, "latest": self.latest, "closed": self.closed,
+                "pending": [[t, [[p, a, r] for p, a, r in facts]] for t, facts in self.pending.items()]}
+
+    def import_state(self, data: dict, journals: dict | None = None) -> None:
+        c.obj(data, "first", "latest", "closed", "pending")
+        self.first, self.latest = c.opt_integer(data["first"]), c.opt_integer(data["latest"])
+        self.closed = c.opt_integer(data["closed"])
+        self.pending = c.pairs(data["pending"], c.integer, _pending_facts)
+        self.last_input = time.monotonic()  # a restart counts as input: no idle flush at once
+
+
+def _pending_facts(v: object) -> list[list]:
+    out = []
+    for item in c.array(v):
+        pred, args, retract = c.array(item, 3)
+        out.append([c.text(pred), c.args(args), c.flag(retract)])
+    return out
 
 
 # ---------------------------------------------------------------- strata
@@ -308,6 +347,20 @@ class _ImportingStage:
             out[f"lower{j}_ok"] = store.ok
         return out  # type: ignore[return-value]
 
+    def _export_lower(self) -> dict:
+        return {"reasoner": self.reasoner.export_state(), "upto": [s.upto for s in self.lower.values()]}
+
+    def _import_lower(self, data: dict, journals: dict) -> None:
+        """The lower strata's stores and the reasoner (last: it replays on the imports)."""
+        c.obj(data, "reasoner", "upto")
+        upto = c.array(data["upto"], len(self.lower))
+        for (j, store), u in zip(self.lower.items(), upto):
+            store.upto = c.opt_integer(u)
+            for journal, name in ((store.content, f"lower{j}"), (store.ok, f"lower{j}_ok")):
+                journal.clear()
+                dict.update(journal, journals.get(name, {}))
+        self.reasoner.import_state(data["reasoner"], journals.get("log", {}), journals.get("imports", {}))
+
     def _advance(self, ends: list[int | None]) -> None:
         if ends and all(e is not None for e in ends):
             self.reasoner.advance(min(ends))  # type: ignore[type-var]
@@ -333,6 +386,17 @@ class ReasonerStage(_ImportingStage):
 
     def on_grounded(self, rec: dict) -> None:
         self.closed = _feed_grounded(self.reasoner, rec, self.closed)
+
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "closed": self.closed}
+
+    def import_state(self, data: dict, journals: dict) -> None:
+        c.obj(data, "closed")
+        self.closed = c.opt_integer(data["closed"])
+        for journal, name in ((self.sender.sent, "sent"), (self.sender.sent_ok, "sent_ok")):
+            journal.clear()
+            dict.update(journal, journals.get(name, {}))
+        self._import_lower(data, journals)
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
@@ -390,15 +454,21 @@ class _Answering:
         self.buffer.truncate()
         return [line.encode() for line in text.splitlines()]
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["buffer"] = ""
-        return state
+    def _export_writer(self) -> dict:
+        w = self.writer
+        recent = [[T, [[p, list(tuples)] for p, tuples in by_pred.items()]] for T, by_pred in w.recent.items()]
+        return {"recent": recent, "lines": w.lines, "corrections": w.corrections}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.buffer = io.StringIO()
-        self.writer.out = self.buffer
+    def _import_writer(self, data: dict) -> None:
+        c.obj(data, "recent", "lines", "corrections")
+        w = self.writer
+        w.recent = c.pairs(data["recent"], c.integer, _published)
+        w.lines, w.corrections = c.integer(data["lines"]), c.integer(data["corrections"])
+
+
+def _published(v: object) -> dict:
+    """The answer writer's atoms published at one time: pred -> set of ``args + (T,)``."""
+    return c.pairs(v, c.pred_key, lambda rows: {c.args(a) for a in c.array(rows)})
 
 
 class OutputStage(_Answering, _ImportingStage):
@@ -414,6 +484,14 @@ class OutputStage(_Answering, _ImportingStage):
     def flush(self) -> list[bytes]:
         self._advance([s.upto for s in self.lower.values()])
         return self._lines()
+
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "writer": self._export_writer()}
+
+    def import_state(self, data: dict, journals: dict) -> None:
+        c.obj(data, "writer")
+        self._import_writer(data["writer"])
+        self._import_lower(data, journals)
 
 
 class ChainStage(_Answering):
@@ -465,3 +543,20 @@ class ChainStage(_Answering):
 
     def journals(self) -> dict[str, Journal]:
         return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
+
+    def export_state(self) -> dict:
+        return {"ingest": None if self.ingest is None else self.ingest.export_state(),
+                "grounding": self.grounding.export_state(), "closed": self.closed,
+                "reasoner": self.reasoner.export_state(), "writer": self._export_writer()}
+
+    def import_state(self, data: dict, journals: dict) -> None:
+        c.obj(data, "ingest", "grounding", "closed", "reasoner", "writer")
+        if (data["ingest"] is None) != (self.ingest is None):
+            raise c.StateError("state of a chain " + ("without" if data["ingest"] is None else "with") +
+                               " ingest, restored into one " + ("with" if data["ingest"] is None else "without"))
+        if self.ingest is not None:
+            self.ingest.import_state(data["ingest"])
+        self.grounding.import_state(data["grounding"])
+        self.closed = c.opt_integer(data["closed"])
+        self._import_writer(data["writer"])
+        self.reasoner.import_state(data["reasoner"], journals.get("log", {}), journals.get("imports", {}))
