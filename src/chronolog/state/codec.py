@@ -43,7 +43,7 @@ def loads(data: bytes | memoryview) -> Any:
     """JSON to plain data; ``StateError`` for anything that is not JSON."""
     try:
         return msgspec.json.decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError, ValueError, TypeError) as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError, ValueError, TypeError, RecursionError) as exc:
         raise StateError(f"not JSON: {exc}") from None
 
 
