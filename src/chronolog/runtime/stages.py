@@ -26,7 +26,6 @@ Records between services:
 
 from __future__ import annotations
 
-import io
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from chronolog.events import Event, event_json, event_record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
+from chronolog.runtime.lars_evaluator import LarsEvaluator, LineBuffer, load_writer_state, writer_state
 from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
 from chronolog.state import codec as c
@@ -406,7 +406,7 @@ class ReasonerStage(_ImportingStage):
         return out
 
 
-def _feed_grounded(r: Reasoner, rec: dict, closed: int | None) -> int | None:
+def _feed_grounded(r: Reasoner | LarsEvaluator, rec: dict, closed: int | None) -> int | None:
     """A ``chronolog.grounded`` record into a reasoner; the time closed since."""
     if "late" in rec:
         for t, pred, args, retract in rec["late"]:
@@ -440,35 +440,16 @@ def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
 class _Answering:
     """A stage whose reasoner writes answer lines (CONTRACT §3) into a buffer."""
 
-    buffer: io.StringIO
+    out: LineBuffer
     writer: AnswerWriter
 
     def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
-        self.buffer = io.StringIO()
-        self.writer = AnswerWriter(self.buffer, plan, answers)
+        self.out = LineBuffer()
+        self.writer = AnswerWriter(self.out, plan, answers)  # type: ignore[arg-type]
         return self.writer
 
     def _lines(self) -> list[bytes]:
-        text = self.buffer.getvalue()
-        self.buffer.seek(0)
-        self.buffer.truncate()
-        return [line.encode() for line in text.splitlines()]
-
-    def _export_writer(self) -> dict:
-        w = self.writer
-        recent = [[T, [[p, list(tuples)] for p, tuples in by_pred.items()]] for T, by_pred in w.recent.items()]
-        return {"recent": recent, "lines": w.lines, "corrections": w.corrections}
-
-    def _import_writer(self, data: dict) -> None:
-        c.obj(data, "recent", "lines", "corrections")
-        w = self.writer
-        w.recent = c.pairs(data["recent"], c.integer, _published)
-        w.lines, w.corrections = c.integer(data["lines"]), c.integer(data["corrections"])
-
-
-def _published(v: object) -> dict:
-    """The answer writer's atoms published at one time: pred -> set of ``args + (T,)``."""
-    return c.pairs(v, c.pred_key, lambda rows: {c.args(a) for a in c.array(rows)})
+        return self.out.take()
 
 
 class OutputStage(_Answering, _ImportingStage):
@@ -486,15 +467,15 @@ class OutputStage(_Answering, _ImportingStage):
         return self._lines()
 
     def export_state(self) -> dict:
-        return {**self._export_lower(), "writer": self._export_writer()}
+        return {**self._export_lower(), "writer": writer_state(self.writer)}
 
     def import_state(self, data: dict, journals: dict) -> None:
         c.obj(data, "writer")
-        self._import_writer(data["writer"])
+        load_writer_state(self.writer, data["writer"])
         self._import_lower(data, journals)
 
 
-class ChainStage(_Answering):
+class ChainStage:
     """Grounding and the whole program of one partition in one process:
     operator chaining, as Flink chains operators and Kafka Streams runs a
     sub-topology in one task.  The strata are evaluated by one reasoner, as in
@@ -508,8 +489,9 @@ class ChainStage(_Answering):
         self.ingest = ingest
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
-        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, auto_advance=False,
-                                 retention=_horizon(retention))
+        self.evaluator = LarsEvaluator(plan, answers, warn=warn, retention=_horizon(retention))
+        self.reasoner = self.evaluator.reasoner
+        self.writer = self.evaluator.writer
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int, now: float | None = None) -> list[Out]:
         """One input record: a raw event when ingest is chained, else an ingested
@@ -533,13 +515,13 @@ class ChainStage(_Answering):
 
     def _ground(self, outs: list[Out]) -> None:
         for out in outs:
-            self.closed = _feed_grounded(self.reasoner, out.record, self.closed)
+            self.closed = _feed_grounded(self.evaluator, out.record, self.closed)
 
     def flush(self) -> list[bytes]:
         """Evaluate the closed time points; the answer lines that result."""
-        if self.closed is not None:
-            self.reasoner.advance(self.closed)
-        return self._lines()
+        if self.closed is None:
+            return []
+        return self.evaluator.advance_lines(self.closed)
 
     def journals(self) -> dict[str, Journal]:
         return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
@@ -547,7 +529,7 @@ class ChainStage(_Answering):
     def export_state(self) -> dict:
         return {"ingest": None if self.ingest is None else self.ingest.export_state(),
                 "grounding": self.grounding.export_state(), "closed": self.closed,
-                "reasoner": self.reasoner.export_state(), "writer": self._export_writer()}
+                "reasoner": self.reasoner.export_state(), "writer": writer_state(self.writer)}
 
     def import_state(self, data: dict, journals: dict) -> None:
         c.obj(data, "ingest", "grounding", "closed", "reasoner", "writer")
@@ -558,5 +540,5 @@ class ChainStage(_Answering):
             self.ingest.import_state(data["ingest"])
         self.grounding.import_state(data["grounding"])
         self.closed = c.opt_integer(data["closed"])
-        self._import_writer(data["writer"])
+        load_writer_state(self.writer, data["writer"])
         self.reasoner.import_state(data["reasoner"], journals.get("log", {}), journals.get("imports", {}))
