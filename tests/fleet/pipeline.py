@@ -16,7 +16,7 @@ import orjson
 
 from chronolog.engine.plan import plan_program
 from chronolog.ir import Program
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Record
 from chronolog.state.snapshot import restore_whole, whole
 from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
 from chronolog.topology import partition_key
@@ -95,7 +95,8 @@ def run_pipeline(
         for move in rng.sample(moves, len(moves)):
             if move == "input":
                 value = pending_input.pop(0)
-                for out in ingest.handle(value, "chronolog.facts", 0, offset):
+                outs, _ = ingest.process([Record("facts", "chronolog.facts", 0, offset, value)])
+                for out in outs:
                     if out.topic in ("dlq", "late"):
                         dead += 1
                     else:
@@ -118,31 +119,31 @@ def run_pipeline(
                 _, k, p = move
                 stage = reasoners[(k, p)]
                 name = f"reasoner-{k}"
-                got = False
+                records = []
                 value = take(name, "grounded", p)
                 if value is not None:
-                    stage.on_grounded(orjson.loads(value))
-                    got = True
+                    records.append(Record("grounded", "chronolog.grounded", p, 0, value))
                 for j in range(k):
                     value = take(name, f"stratum.{j}", p)
                     if value is not None:
-                        stage.on_stratum(j, orjson.loads(value))
-                        got = True
-                if got:
-                    for value in stage.flush():
-                        send(f"stratum.{k}", p, value)
+                        records.append(Record(f"stratum.{j + 1}", f"chronolog.stratum.{j + 1}", p, 0, value))
+                if records:  # the service's loop: one batch through the Stage interface
+                    outs, _ = stage.process(records)
+                    for out in outs:
+                        assert out.topic == "stratum"
+                        send(f"stratum.{k}", p, out.value)
                     progressed = True
             else:
                 p = move[1]
                 stage = outputs[p]
-                got = False
+                records = []
                 for j in range(strata):
                     value = take(f"output-{p}", f"stratum.{j}", p)
                     if value is not None:
-                        stage.on_stratum(j, orjson.loads(value))
-                        got = True
-                if got:
-                    lines = stage.flush()
+                        records.append(Record(f"stratum.{j + 1}", f"chronolog.stratum.{j + 1}", p, 0, value))
+                if records:
+                    outs, lines = stage.process(records)
+                    assert not outs
                     for line in lines:
                         AnswerLine.model_validate_json(line)
                     answers.extend(lines)

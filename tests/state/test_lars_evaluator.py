@@ -103,3 +103,41 @@ def test_state_of_another_dialect_or_version_is_refused():
     for bad in ({**state, "format": 99}, {**state, "dialect": "mtl"}, {**state, "log": [[1, [["p", 1, "x"]]]]}, []):
         with pytest.raises(StateError):
             LarsEvaluator(ev.reasoner.plan).import_state(bad)  # type: ignore[arg-type]
+
+
+@SETTINGS
+@given(programs(stratified=True), streams(), st.integers(0, 10**6))
+def test_the_fleet_hosts_an_evaluator_through_the_generic_stage(program, events, seed):
+    """``EvaluatorStage`` (how the chain service hosts any dialect's evaluator) with
+    LARS inside, fed raw input records in random batches, with idle flushes
+    and restarts from its state as bytes: the meaning of ``chronolog run``."""
+    from chronolog.events import event_json
+    from chronolog.runtime.stages import EvaluatorStage, IngestStage, Record
+    from chronolog.state.snapshot import restore_whole, whole
+
+    rng = random.Random(seed)
+    events = disorder(events, rng)
+    plan = plan_program(program)
+
+    def fresh() -> EvaluatorStage:
+        return EvaluatorStage(LarsEvaluator(plan), IngestStage(None, 1), idle_flush=5.0)
+
+    stage = fresh()
+    lines: list[bytes] = []
+    clock = 0.0
+    pending = [Record("facts", "chronolog.facts", 0, i, event_json(e)) for i, e in enumerate(events)]
+    while pending:
+        n = rng.randint(1, 4)
+        batch, pending = pending[:n], pending[n:]
+        outs, got = stage.process(batch, now=clock)
+        assert not outs
+        lines += got
+        clock += rng.choice([0.0, 1.0, 10.0])
+        lines += stage.tick(now=clock)[1]  # idle long enough, sometimes: the latest time is evaluated early
+        if rng.random() < 0.2:
+            restarted = fresh()
+            restore_whole(restarted, "chain", whole(stage, "chain"))
+            restarted.last_input = clock  # a restart counts as input, on this test's clock
+            stage = restarted
+    lines += stage.tick(now=clock + 100)[1]
+    assert meaning([orjson.loads(x) for x in lines], span(events)) == embedded(program, events)

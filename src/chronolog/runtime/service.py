@@ -1,9 +1,13 @@
 """One fleet service process: a stage between Kafka topics, with exactly-once state.
 
-Every loop iteration consumes a batch of records, lets the stage turn them
-into output records, and commits in ONE Kafka transaction: the outputs, a
-snapshot of the stage on the compacted changelog topic, and the consumed
-offsets.  After the commit the state is also written to RocksDB under
+The service is built from the program's ``Topology``: its entry there names
+the topics it reads and writes and its changelog.  Every loop iteration
+consumes a batch of records, lets the stage (``runtime/stages.py``'s
+``Stage``: the loop knows no stage types) turn them into output records, and
+commits in ONE Kafka transaction: the outputs, the changed journal entries
+and a snapshot of the rest of the stage on the compacted changelog topic
+(explicit data, ``chronolog.state``; never a pickle), and the consumed
+offsets.  After the commit the same state is written to RocksDB under
 ``--state-dir``.  On start the service reads its committed offsets; the
 RocksDB snapshot taken at exactly those offsets is used when present,
 otherwise the changelog's last snapshot, which must carry them (a fresh
@@ -27,19 +31,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Record, Stage
 from chronolog.state import codec
 from chronolog.state.recovery import entry_record, offsets_of, read_changelog, snapshot_records
 from chronolog.state.snapshot import Entries, entry, read_entry, read_snapshot, snapshot
 from chronolog.state.store import RocksStore
-from chronolog.topology import TopicNames, partition_key
+from chronolog.topology import build_topology, partition_key
 
 log = logging.getLogger("chronolog.service")
 
@@ -102,7 +104,7 @@ def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[s
     return conf
 
 
-def make_stage(cfg: ServiceConfig) -> object:
+def make_stage(cfg: ServiceConfig) -> Stage:
     plan = cfg.plan
     strata = plan.fleet_strata
     key, why = partition_key(plan)
@@ -137,11 +139,6 @@ def _journals(stage: object) -> dict:
     return get() if get is not None else {}
 
 
-def _ingest_of(stage: object) -> IngestStage | None:
-    """The ingest stage a service runs: itself, inside a chain, or none."""
-    return stage if isinstance(stage, IngestStage) else getattr(stage, "ingest", None)
-
-
 def _track(stage: object) -> object:
     """Journals record their changes only in services (their commits take them)."""
     for journal in _journals(stage).values():
@@ -154,25 +151,27 @@ class Service:
 
     def __init__(self, cfg: ServiceConfig) -> None:
         self.cfg = cfg
-        self.names = TopicNames(cfg.prefix)
         self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
         self.stopping = False
-        strata = cfg.plan.fleet_strata
-        p = cfg.partition
-        if cfg.service == "ingest":
-            self.inputs = [(self.names.facts, i) for i in range(cfg.input_partitions)]
-        elif cfg.service == "grounding":
-            self.inputs = [(self.names.ingested, p)]
-        elif cfg.service == "chain":
-            self.inputs = ([(self.names.facts, i) for i in range(cfg.input_partitions)] if chains_ingest(cfg)
-                           else [(self.names.ingested, p)])
-        elif cfg.service == "reasoner":
-            k = cfg.stratum or 1
-            self.inputs = [(self.names.grounded, p)] + [(self.names.stratum(j), p) for j in range(1, k)]
-        else:
-            self.inputs = [(self.names.stratum(j), p) for j in range(1, strata + 1)]
-        self.changelog = (self.names.changelog(cfg.name), p if cfg.service != "ingest" else 0)
-        self.stage = make_stage(cfg)
+        self.stage = make_stage(cfg)  # first: it checks the configuration
+        self.topology = build_topology(cfg.plan, cfg.partitions, cfg.input_partitions, cfg.prefix,
+                                       chain=cfg.service == "chain")
+        try:
+            me = self.topology.service(cfg.name)
+        except KeyError:
+            raise ChronologError(f"error: this program's topology has no service {cfg.name!r}") from None
+        # inputs: the input topic whole (one reader), every other topic at this instance's partition
+        self.roles: dict[str, str] = {}
+        self.inputs: list[tuple[str, int]] = []
+        for name in me.reads:
+            topic = self.topology.topic(name)
+            self.roles[name] = topic.role
+            parts = range(topic.partitions) if topic.role == "facts" else [cfg.partition]
+            self.inputs += [(name, p) for p in parts]
+        # outputs by the role a stage gives them (a reasoner's own stratum topic is "stratum")
+        self.outputs = {self.topology.topic(name).role.split(".")[0]: name for name in me.writes}
+        assert me.state is not None
+        self.changelog = (me.state, cfg.partition if cfg.service != "ingest" else 0)
         _track(self.stage)
 
     # ------------------------------------------------------------ clients
@@ -255,8 +254,7 @@ class Service:
         self.db = self._store()
         self._clients()
         resume = self.restore()
-        ingest = _ingest_of(self.stage)
-        self._counted = (0, 0) if ingest is None else (ingest.dead_letters, ingest.too_late)
+        self._counted = self.stage.counters()
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         self.metrics.up.set(1)
@@ -302,80 +300,37 @@ class Service:
             self.consumer.close()
 
     def _process(self, msgs: list) -> tuple[list, list[bytes], list[float], bool]:
-        """Feed a batch to the stage: the records to produce, the answer lines
-        (kept apart: the bulk of the output), record timestamps, whether any
-        record was consumed."""
-        from chronolog.runtime.stages import Out
-
-        outs: list[Out] = []
-        lines: list[bytes] = []
+        """Feed a batch to the stage (or tick it when none came): the records to
+        produce, the answer lines, record timestamps, whether any record was consumed."""
+        records = []
         stamps: list[float] = []
-        stage = self.stage
-        got = False
-        consumed = 0
         for msg in msgs:
             if msg.error():
                 log.debug("%s: %s", self.cfg.instance, msg.error())
                 continue
-            tp = (msg.topic(), msg.partition())
-            self.positions[tp] = msg.offset() + 1
-            consumed += 1
-            got = True
-            if isinstance(stage, (IngestStage, ChainStage)):
-                outs.extend(stage.handle(msg.value(), msg.topic(), msg.partition(), msg.offset()))
-            elif isinstance(stage, GroundingStage):
-                outs.extend(stage.handle(orjson.loads(msg.value())))
-            elif isinstance(stage, ReasonerStage) and msg.topic() == self.names.grounded:
-                stage.on_grounded(orjson.loads(msg.value()))
-            else:  # a lower stratum's record, for a reasoner or the output
-                assert isinstance(stage, (ReasonerStage, OutputStage))
-                stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, orjson.loads(msg.value()))
-        ingest = _ingest_of(stage)
-        if ingest is not None:
-            self.metrics.dead_letters.inc(ingest.dead_letters - self._counted[0])
-            self.metrics.late_events.inc(ingest.too_late - self._counted[1])
-            self._counted = (ingest.dead_letters, ingest.too_late)
-        if isinstance(stage, ChainStage):
-            stage.idle()
-            delayed, corrections = stage.reasoner.delayed, stage.writer.corrections
-            lines = stage.flush()
-            self.metrics.answers.inc(len(lines))
-            self.metrics.corrections.inc(stage.writer.corrections - corrections)
-            self.metrics.delayed_events.inc(stage.reasoner.delayed - delayed)
-            if stage.reasoner.evaluated is not None:
-                self.metrics.time_point.set(stage.reasoner.evaluated)
-        elif isinstance(stage, GroundingStage):
-            outs.extend(stage.idle())
-            if stage.closed is not None:
-                self.metrics.time_point.set(stage.closed)
-        elif isinstance(stage, ReasonerStage):
-            if got:
-                delayed = stage.reasoner.delayed
-                outs.extend(Out("stratum", self.cfg.partition, v) for v in stage.flush())
-                self.metrics.delayed_events.inc(stage.reasoner.delayed - delayed)
-            if stage.reasoner.evaluated is not None:
-                self.metrics.time_point.set(stage.reasoner.evaluated)
-        elif isinstance(stage, OutputStage):
-            if got:
-                corrections = stage.writer.corrections
-                lines = stage.flush()
-                self.metrics.answers.inc(len(lines))
-                self.metrics.corrections.inc(stage.writer.corrections - corrections)
-            if stage.reasoner.evaluated is not None:
-                self.metrics.time_point.set(stage.reasoner.evaluated)
-        elif isinstance(stage, IngestStage) and stage.now is not None:
-            self.metrics.time_point.set(stage.now)
-        self.metrics.events_in.inc(consumed)
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            self.positions[(topic, partition)] = offset + 1
+            records.append(Record(self.roles[topic], topic, partition, offset, msg.value()))
         for msg in (msgs[0], msgs[-1]) if len(msgs) > 1 else msgs:  # a batch's oldest and newest record
             kind, ts = msg.timestamp()
             if kind and ts > 0 and not msg.error():
                 stamps.append(ts / 1000.0)
-        return outs, lines, stamps, got
+        stage = self.stage
+        outs, lines = stage.process(records) if msgs else stage.tick()
+        metrics = self.metrics
+        counted = stage.counters()
+        for name, total in counted.items():
+            getattr(metrics, name).inc(total - self._counted.get(name, 0))
+        self._counted = counted
+        metrics.answers.inc(len(lines))
+        metrics.events_in.inc(len(records))
+        t = stage.time_point()
+        if t is not None:
+            metrics.time_point.set(t)
+        return outs, lines, stamps, bool(records)
 
     def _topic(self, role: str) -> str:
-        if role == "stratum":
-            return self.names.stratum(self.cfg.stratum or 1)
-        return getattr(self.names, role)
+        return self.outputs[role]
 
     def _collect(self) -> None:
         """Garbage collection that does not grow with the state.  What survives
@@ -413,7 +368,7 @@ class Service:
                 partition = out.partition if out.topic == "ingested" else (
                     self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
                 producer.produce(self._topic(out.topic), out.value, out.key, partition=partition)
-            answers = self.names.answers
+            answers = self.outputs.get("answers", "")
             for line in lines:
                 producer.produce(answers, line, partition=0)
             for name, key, body in entries:

@@ -29,11 +29,13 @@ from __future__ import annotations
 import time
 import zlib
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import orjson
 
 from chronolog.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.engine.plan import Plan
+from chronolog.evaluator import AnswerChange, Evaluator, interval_line
 from chronolog.events import Event, event_json, event_record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.ingest import Accepted, ingest_record
@@ -72,6 +74,46 @@ class Out:
     def record(self) -> dict:
         p = self.payload
         return orjson.loads(p) if isinstance(p, bytes) else p
+
+
+@dataclass(slots=True)
+class Record:
+    """One consumed record: ``role`` names its topic as the topology does
+    (``facts``, ``ingested``, ``grounded``, ``stratum.k``), ``topic`` is its
+    real name (dead letters cite it)."""
+
+    role: str
+    topic: str
+    partition: int
+    offset: int
+    value: bytes | None
+
+
+Emitted = tuple[list[Out], list[bytes]]  # records to produce, answer lines (kept apart: the bulk)
+NOTHING: Emitted = ([], [])
+
+
+class Stage(Protocol):
+    """What every service runs: records in, records out, state as data.
+
+    ``process`` takes a batch of consumed records; ``tick`` runs when none
+    came (idle flushes).  ``counters`` are running totals the service turns
+    into metrics (``dead_letters``, ``late_events``, ``delayed_events``,
+    ``corrections``); ``time_point`` is how far the stage has got."""
+
+    def process(self, records: list[Record]) -> Emitted: ...
+
+    def tick(self, now: float | None = None) -> Emitted: ...
+
+    def counters(self) -> dict[str, int]: ...
+
+    def time_point(self) -> int | None: ...
+
+    def journals(self) -> dict[str, Journal]: ...
+
+    def export_state(self) -> dict: ...
+
+    def import_state(self, data: dict, journals: dict) -> None: ...
 
 
 def partition_of(key: str | None, partitions: int) -> int:
@@ -113,6 +155,21 @@ class IngestStage:
             for t in self.advance(ev.t, partition):
                 out.extend(self._broadcast(t))
         return out
+
+    def process(self, records: list[Record]) -> Emitted:
+        out: list[Out] = []
+        for r in records:
+            out += self.handle(r.value, r.topic, r.partition, r.offset)
+        return out, []
+
+    def tick(self, now: float | None = None) -> Emitted:
+        return NOTHING
+
+    def counters(self) -> dict[str, int]:
+        return {"dead_letters": self.dead_letters, "late_events": self.too_late}
+
+    def time_point(self) -> int | None:
+        return self.now
 
     def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
               out: list[Out]) -> tuple[Event | None, str | None]:
@@ -188,6 +245,22 @@ class GroundingStage:
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
         """An ingested record: a fact, or a time marker ``{"t": T}``."""
         return self.add(rec["t"], rec.get("pred"), rec.get("args", []), rec.get("op") == "retract", now)
+
+    def process(self, records: list[Record]) -> Emitted:
+        out: list[Out] = []
+        for r in records:
+            if r.value is not None:
+                out += self.handle(orjson.loads(r.value))
+        return out + self.idle(), []
+
+    def tick(self, now: float | None = None) -> Emitted:
+        return self.idle(now), []
+
+    def counters(self) -> dict[str, int]:
+        return {}
+
+    def time_point(self) -> int | None:
+        return self.closed
 
     def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
         self.last_input = time.monotonic() if now is None else now
@@ -333,6 +406,17 @@ class _ImportingStage:
     lower: dict[int, StratumStore]
     reasoner: Reasoner
 
+    def _take(self, r: Record) -> None:
+        """A lower stratum's record (role ``stratum.k``, 1-based ``k``); the reasoner overrides for ``grounded``."""
+        if r.value is not None:
+            self.on_stratum(int(r.role.rsplit(".", 1)[1]) - 1, orjson.loads(r.value))
+
+    def tick(self, now: float | None = None) -> Emitted:
+        return NOTHING  # time moves with the inputs only
+
+    def time_point(self) -> int | None:
+        return self.reasoner.evaluated
+
     def on_stratum(self, j: int, rec: dict) -> None:
         """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
         self.reasoner.push(Event(rec["t1"]))
@@ -386,6 +470,18 @@ class ReasonerStage(_ImportingStage):
 
     def on_grounded(self, rec: dict) -> None:
         self.closed = _feed_grounded(self.reasoner, rec, self.closed)
+
+    def process(self, records: list[Record]) -> Emitted:
+        for r in records:
+            if r.role == "grounded":
+                if r.value is not None:
+                    self.on_grounded(orjson.loads(r.value))
+            else:
+                self._take(r)
+        return [Out("stratum", 0, v) for v in self.flush()], []
+
+    def counters(self) -> dict[str, int]:
+        return {"delayed_events": self.reasoner.delayed}
 
     def export_state(self) -> dict:
         return {**self._export_lower(), "closed": self.closed}
@@ -466,6 +562,14 @@ class OutputStage(_Answering, _ImportingStage):
         self._advance([s.upto for s in self.lower.values()])
         return self._lines()
 
+    def process(self, records: list[Record]) -> Emitted:
+        for r in records:
+            self._take(r)
+        return [], self.flush()
+
+    def counters(self) -> dict[str, int]:
+        return {"corrections": self.writer.corrections}
+
     def export_state(self) -> dict:
         return {**self._export_lower(), "writer": writer_state(self.writer)}
 
@@ -510,6 +614,24 @@ class ChainStage:
                 self._ground(g.add(t, None, [], False, now))
         return leaving
 
+    def process(self, records: list[Record]) -> Emitted:
+        leaving: list[Out] = []
+        for r in records:
+            leaving += self.handle(r.value, r.topic, r.partition, r.offset)
+        self.idle()
+        return leaving, self.flush()
+
+    def tick(self, now: float | None = None) -> Emitted:
+        self.idle(now)
+        return [], self.flush()
+
+    def counters(self) -> dict[str, int]:
+        ingest = {} if self.ingest is None else self.ingest.counters()
+        return {**ingest, "delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections}
+
+    def time_point(self) -> int | None:
+        return self.reasoner.evaluated
+
     def idle(self, now: float | None = None) -> None:
         self._ground(self.grounding.idle(now))
 
@@ -542,3 +664,92 @@ class ChainStage:
         self.closed = c.opt_integer(data["closed"])
         load_writer_state(self.writer, data["writer"])
         self.reasoner.import_state(data["reasoner"], journals.get("log", {}), journals.get("imports", {}))
+
+
+# ---------------------------------------------------------------- any dialect
+
+
+class EvaluatorStage:
+    """Any dialect's ``Evaluator`` (``chronolog.evaluator``) as the fleet's chain
+    service of one partition: a dialect without strata runs as one stratum.
+
+    Events reach the evaluator in arrival order; a time is evaluated once a
+    later time arrives, or once input has been idle for ``idle_flush`` seconds
+    (as ``chronolog run``'s ``run_evaluator`` does, plus the idle flush);
+    delayed events and retractions come out of the next ``advance`` as
+    corrections.  Its state is the evaluator's ``export_state`` as a whole
+    (no journals: each commit stores all of it)."""
+
+    def __init__(self, evaluator: Evaluator, ingest: IngestStage | None = None, idle_flush: float = 1.0) -> None:
+        self.evaluator = evaluator
+        self.ingest = ingest
+        self.idle_flush = idle_flush
+        self.latest: int | None = None  # latest time pushed
+        self.done: int | None = None  # evaluated up to
+        self.dirty = False  # an event for an evaluated time was pushed since
+        self.last_input = 0.0
+
+    def _event(self, r: Record, leaving: list[Out]) -> Event | None:
+        if self.ingest is not None:
+            ev, _ = self.ingest.admit(r.value, r.topic, r.partition, r.offset, leaving)
+            if ev is not None:
+                self.ingest.advance(ev.t, r.partition)
+            return ev
+        if r.value is None:
+            return None
+        rec = orjson.loads(r.value)
+        return Event(rec["t"], rec.get("pred"), tuple(rec.get("args", ())), rec.get("op") == "retract")
+
+    def process(self, records: list[Record], now: float | None = None) -> Emitted:
+        leaving: list[Out] = []
+        changes: list[AnswerChange] = []
+        for r in records:
+            ev = self._event(r, leaving)
+            if ev is None:
+                continue
+            self.last_input = time.monotonic() if now is None else now
+            if self.latest is not None and ev.t > self.latest:
+                changes += self._advance(self.latest)
+            if self.latest is None or ev.t > self.latest:
+                self.latest = ev.t
+            if self.done is not None and ev.t <= self.done:
+                self.dirty = True
+            self.evaluator.push(ev)
+        return leaving, [interval_line(*change) for change in changes]
+
+    def _advance(self, until: int) -> list[AnswerChange]:
+        self.done, self.dirty = until, False
+        return self.evaluator.advance(until)
+
+    def tick(self, now: float | None = None) -> Emitted:
+        now = time.monotonic() if now is None else now
+        if self.latest is None or now - self.last_input < self.idle_flush:
+            return NOTHING
+        if self.done is not None and self.done >= self.latest and not self.dirty:
+            return NOTHING
+        return [], [interval_line(*change) for change in self._advance(self.latest)]
+
+    def counters(self) -> dict[str, int]:
+        ingest = {} if self.ingest is None else self.ingest.counters()
+        return {**ingest, "delayed_events": getattr(self.evaluator, "delayed", 0)}
+
+    def time_point(self) -> int | None:
+        return self.done
+
+    def journals(self) -> dict[str, Journal]:
+        return {}
+
+    def export_state(self) -> dict:
+        return {"ingest": None if self.ingest is None else self.ingest.export_state(), "latest": self.latest,
+                "done": self.done, "dirty": self.dirty, "evaluator": self.evaluator.export_state()}
+
+    def import_state(self, data: dict, journals: dict | None = None) -> None:
+        c.obj(data, "ingest", "latest", "done", "evaluator")
+        if (data["ingest"] is None) != (self.ingest is None):
+            raise c.StateError("state of a chain with and without ingest mixed up")
+        if self.ingest is not None:
+            self.ingest.import_state(data["ingest"])
+        self.latest, self.done = c.opt_integer(data["latest"]), c.opt_integer(data["done"])
+        self.dirty = c.flag(data.get("dirty", False))
+        self.evaluator.import_state(c.obj(data["evaluator"]))
+        self.last_input = time.monotonic()
