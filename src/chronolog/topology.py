@@ -10,6 +10,7 @@ facts across all keys and rule it out.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -99,6 +100,23 @@ class Topology:
         lines.append(f"partitioning: {self.partition_reason}")
         return "\n".join(lines) + "\n"
 
+    def helm_values(self, files: dict[str, str], dialect: str = "") -> dict:
+        """Values for the Helm chart (helm/chronolog) that deploy exactly this
+        topology with the program ``files`` (name -> text): layout, number of
+        reasoners, partitions, topic prefix.  JSON is valid YAML: ``helm
+        install -f`` reads the printed dict as it is."""
+        chain = any(s.name == "chain" for s in self.services)
+        instances = [t.partitions for t in self.topics if t.role == "changelog"]
+        facts = next(t for t in self.topics if t.role == "facts")
+        return {
+            "program": {"dialect": dialect, "files": dict(files)},
+            "layout": "chain" if chain else "perStratum",
+            "strata": max(1, sum(1 for s in self.services if s.name.startswith("reasoner-"))),
+            "partitions": max(instances, default=1),
+            "inputPartitions": facts.partitions,
+            "topicPrefix": facts.name.rsplit(".", 1)[0],
+        }
+
     def mermaid(self) -> str:
         out = ["flowchart LR"]
         ids = {t.name: f"T{i}" for i, t in enumerate(self.topics)}
@@ -185,6 +203,13 @@ def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: di
     for s in services:
         topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state", "changelog"))  # type: ignore[arg-type]
     return Topology(topics, services, key, reason)
+
+
+def partition_of(key: str | None, partitions: int) -> int:
+    """Stable across processes (Python's ``hash`` is salted per process)."""
+    if key is None or partitions == 1:
+        return 0
+    return zlib.crc32(key.encode()) % partitions
 
 
 def fleet_strata(plan: Plan) -> list[list[str]]:

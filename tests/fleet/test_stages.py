@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
 from pipeline import run_chain, run_pipeline
-from strategies import programs, random_program, random_stream, streams
+from strategies import disorder, programs, random_program, random_stream, streams
 
 from chronolog.engine.plan import plan_program
 from chronolog.events import Event, event_json
@@ -41,24 +41,6 @@ def span(events) -> tuple[int, int]:
 def fleet(program, events, chain: bool = False, **kw) -> set:
     lines, _ = (run_chain if chain else run_pipeline)(program, [event_json(e) for e in events], **kw)
     return meaning(lines, span(events), running=False)
-
-
-def disorder(events: list[Event], rng: random.Random) -> list[Event]:
-    """Delay some facts and retract some (the embedded run sees the same arrival order)."""
-    out = list(events)
-    for _ in range(rng.randint(0, 3)):
-        facts = [i for i, e in enumerate(out) if e.is_fact and not e.retract]
-        if not facts:
-            break
-        i = rng.choice(facts)
-        ev = out.pop(i)
-        out.insert(rng.randint(i, len(out)), ev)
-    for _ in range(rng.randint(0, 2)):
-        facts = [e for e in out if e.is_fact and not e.retract]
-        if facts:
-            ev = rng.choice(facts)
-            out.insert(rng.randint(0, len(out)), Event(ev.t, ev.pred, ev.args, True))
-    return out
 
 
 @SETTINGS

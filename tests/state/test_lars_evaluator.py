@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
-from strategies import programs, streams
+from strategies import disorder, programs, streams
 
 from chronolog.engine.plan import plan_program
 from chronolog.evaluator import Evaluator, StateError, interval_line
@@ -38,21 +38,6 @@ def embedded(program, events) -> set:  # type: ignore[no-untyped-def]
     out = io.StringIO()
     run_embedded(program, events, out, warn=lambda m: None)
     return meaning([orjson.loads(x) for x in out.getvalue().splitlines()], span(events))
-
-
-def disorder(events: list[Event], rng: random.Random) -> list[Event]:
-    out = list(events)
-    for _ in range(rng.randint(0, 3)):
-        facts = [i for i, e in enumerate(out) if e.is_fact and not e.retract]
-        if facts:
-            i = rng.choice(facts)
-            out.insert(rng.randint(i, len(out) - 1), out.pop(i))
-    for _ in range(rng.randint(0, 2)):
-        facts = [e for e in out if e.is_fact and not e.retract]
-        if facts:
-            ev = rng.choice(facts)
-            out.insert(rng.randint(0, len(out)), Event(ev.t, ev.pred, ev.args, True))
-    return out
 
 
 def test_lars_evaluator_is_an_evaluator():

@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--key-partitions", type=int, metavar="K",
                    help="when the program can be split by key (see chronolog topology): evaluate each segment in "
                         "K key partitions (default: Spark's parallelism; 1 when it cannot)")
-    b.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
+    from chronolog.lang import DIALECTS
+
+    b.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
     b.add_argument("--facts-topic", default="chronolog.facts", help="input topic (default: chronolog.facts)")
     b.add_argument("--answers-topic", default="chronolog.answers", help="answer topic (default: chronolog.answers)")
     b.add_argument("--idle", type=float, default=1.5, metavar="S",

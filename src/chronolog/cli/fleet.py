@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 from chronolog.errors import ChronologError
-
-DIALECTS = ["lars", "laser", "mtl", "rtec"]
+from chronolog.lang import DIALECTS
 
 
 def _env_default(name: str, default: object = None) -> object:

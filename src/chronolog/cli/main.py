@@ -75,7 +75,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
     topo.add_argument("--chain", action="store_true", help="the chained fleet (chronolog up --chain)")
-    topo.add_argument("--format", default="text", choices=["text", "mermaid"], help="text, or a Mermaid diagram")
+    topo.add_argument("--format", default="text", choices=["text", "mermaid", "helm-values"],
+                      help="text, a Mermaid diagram, or values for the Helm chart (helm install -f)")
     topo.set_defaults(func=cmd_topology)
 
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
@@ -346,6 +347,16 @@ def cmd_topology(args: argparse.Namespace) -> int:
 
     topology = build_topology(plan_program(load_program(args.program, args.dialect)), args.partitions,
                               args.input_partitions, chain=args.chain)
+    if args.format == "helm-values":
+        import json
+        import os
+
+        files = {}
+        for path in args.program:
+            with open(path, encoding="utf-8") as f:
+                files[os.path.basename(path)] = f.read()
+        print(json.dumps(topology.helm_values(files, args.dialect or ""), indent=2))
+        return 0
     print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
     return 0
 

@@ -12,6 +12,7 @@ from chronolog.errors import ProgramError
 from chronolog.ir import Loc, Program, Rule
 
 DIALECTS = ("lars", "laser", "mtl", "rtec")
+LARS_DIALECTS = ("lars", "laser")  # parsed into the LARS IR, evaluated by the LARS engine
 _EXTENSIONS = {".lars": "lars", ".laser": "laser", ".mtl": "mtl", ".rtec": "rtec", ".prolog": "rtec"}
 
 
@@ -49,7 +50,7 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
         if chosen is not None and d != chosen:
             raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
         chosen = d
-        if d not in ("lars", "laser"):  # fail on the dialect before touching the file
+        if d not in LARS_DIALECTS:  # fail on the dialect before touching the file
             parse_program("", path, d)
         try:
             with open(path, encoding="utf-8") as f:

@@ -36,7 +36,10 @@ from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Record, Stage
+from chronolog.runtime.hosting import hosted_evaluator
+from chronolog.runtime.stages import (
+    ChainStage, EvaluatorStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Record, Stage,
+)
 from chronolog.state import codec
 from chronolog.state.recovery import entry_record, offsets_of, read_changelog, snapshot_records
 from chronolog.state.snapshot import Entries, entry, read_entry, read_snapshot, snapshot
@@ -125,6 +128,9 @@ def make_stage(cfg: ServiceConfig) -> Stage:
         return OutputStage(plan, strata, warn=log.warning, retention=cfg.retention)
     if cfg.service == "chain":
         ingest = IngestStage(key, 1, cfg.input_partitions, cfg.retention) if chains_ingest(cfg) else None
+        evaluator = hosted_evaluator(plan.program)
+        if evaluator is not None:  # another dialect's evaluator: one stratum
+            return EvaluatorStage(evaluator, ingest, idle_flush=cfg.idle_flush)
         return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=cfg.retention)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
 

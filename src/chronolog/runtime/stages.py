@@ -45,6 +45,7 @@ from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
 from chronolog.state import codec as c
 from chronolog.state.codec import items
+from chronolog.topology import partition_of
 
 EMPTY: frozenset = frozenset()
 
@@ -114,13 +115,6 @@ class Stage(Protocol):
     def export_state(self) -> dict: ...
 
     def import_state(self, data: dict, journals: dict) -> None: ...
-
-
-def partition_of(key: str | None, partitions: int) -> int:
-    """Stable across processes (Python's ``hash`` is salted per process)."""
-    if key is None or partitions == 1:
-        return 0
-    return zlib.crc32(key.encode()) % partitions
 
 
 # ---------------------------------------------------------------- ingest
