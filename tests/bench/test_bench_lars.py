@@ -10,7 +10,8 @@ import pytest
 
 from chronolog.bench.lars import WORKLOADS, find_generator, parameters
 
-GEN = Path(__file__).resolve().parents[3] / "shared" / "bench" / "lars" / "gen.py"
+SHARED_GEN = Path(__file__).resolve().parents[3] / "shared" / "bench" / "lars" / "gen.py"
+GEN = find_generator()
 
 
 def bench(*args: str) -> subprocess.CompletedProcess:
@@ -60,6 +61,11 @@ def test_defaults_follow_the_published_figures():
     assert len(WORKLOADS) == 12
 
 
-@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
-def test_generator_is_found_beside_the_repository():
-    assert find_generator().resolve() == GEN.resolve()
+def test_the_generator_ships_in_the_package():
+    """Issue 13: nothing outside the repository is needed at run time."""
+    assert GEN.is_file() and GEN.is_relative_to(Path(__import__("chronolog").__file__).parent)
+
+
+@pytest.mark.skipif(not SHARED_GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
+def test_the_shipped_generator_is_the_public_one():
+    assert GEN.read_bytes() == SHARED_GEN.read_bytes()

@@ -1,4 +1,4 @@
-"""``chronolog bench lars``: the LARS workloads of ``../shared/bench/lars``, measured.
+"""``chronolog bench lars``: the public LARS workloads (``shared/bench/lars``, generator shipped as ``chronolog/bench/gen.py``), measured.
 
 Each workload is generated with the public generator (``gen.py``, stdlib only,
 deterministic) into a temporary folder and measured twice:
@@ -54,23 +54,14 @@ class BenchError(ChronologError):
 
 
 def find_generator(explicit: str | None = None) -> Path:
-    """``gen.py``: ``explicit``, else ``shared/bench/lars/gen.py`` beside the repository or the working folder."""
+    """``gen.py``: ``explicit``, else the copy shipped in this package
+    (``chronolog/bench/gen.py``, the public generator of shared/bench/lars)."""
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise BenchError(f"{explicit}: error: benchmark generator not found")
         return path
-    here = Path(__file__).resolve()
-    candidates = [p.parent / "shared" / "bench" / "lars" / "gen.py" for p in here.parents]
-    candidates.append(Path.cwd().parent / "shared" / "bench" / "lars" / "gen.py")
-    candidates.append(Path.cwd() / "shared" / "bench" / "lars" / "gen.py")
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise BenchError(
-        "error: the benchmark generator shared/bench/lars/gen.py was not found beside the repository "
-        "or the working folder; pass --gen PATH"
-    )
+    return Path(__file__).resolve().parent / "gen.py"
 
 
 def parameters(workload: str, overrides: dict[str, int | None]) -> dict[str, int]:
@@ -382,7 +373,7 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--tps", type=int, help="time points T (default 300)")
     lars.add_argument("--rules", type=int, help="multi: rule copies; chain: chain length (default 10; chain 100)")
     lars.add_argument("--seed", type=int, help="generator seed (default 42)")
-    lars.add_argument("--gen", metavar="PATH", help="the generator (default: ../shared/bench/lars/gen.py)")
+    lars.add_argument("--gen", metavar="PATH", help="the generator (default: the one shipped, chronolog/bench/gen.py)")
     lars.add_argument("--repeat", type=int, default=1, help="runs per measurement; the median is shown")
     lars.add_argument("--memory-curve", action="store_true", help="peak RSS at 1x, 5x, 10x the stream length")
     lars.add_argument("--retention", type=int, metavar="N", help="--retention of the memory-curve runs (default: the window)")
