@@ -12,7 +12,7 @@ recovery and backfill are all "evaluate a span of the log from a state".
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey, plan_by_reference
@@ -27,6 +27,16 @@ class AnswerSink(Protocol):
     def step(self, result: StepResult, engine: Engine) -> None: ...
 
     def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
+
+
+def withdrawn(entries: Sequence[Fact], fact: Fact) -> int | None:
+    """Which of a time point's facts a retraction of ``fact`` withdraws: the
+    latest equal one (CONTRACT §2), or None.  The one definition of
+    retraction, for live evaluation and the backfill."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i] == fact:
+            return i
+    return None
 
 
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
@@ -165,11 +175,10 @@ class Reasoner:
         if not ev.retract:
             self._entries(ev.t).append(fact)
             return True
-        entries = self.log.get(ev.t, ())
-        for i in range(len(entries) - 1, -1, -1):
-            if entries[i] == fact:
-                del self._entries(ev.t)[i]
-                return True
+        i = withdrawn(self.log.get(ev.t, ()), fact)
+        if i is not None:
+            del self._entries(ev.t)[i]
+            return True
         self.unmatched_retractions += 1
         where = f"{ev.loc}: " if ev.loc else ""
         self.warn(f"{where}warning: retraction of {ev.pred}{list(ev.args)} at {ev.t} matches no earlier event; ignored")

@@ -140,16 +140,10 @@ def chains_ingest(cfg: ServiceConfig) -> bool:
     return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
 
 
-def _journals(stage: object) -> dict:
-    get = getattr(stage, "journals", None)
-    return get() if get is not None else {}
-
-
-def _track(stage: object) -> object:
+def _track(stage: Stage) -> None:
     """Journals record their changes only in services (their commits take them)."""
-    for journal in _journals(stage).values():
+    for journal in stage.journals().values():
         journal.track()
-    return stage
 
 
 class Service:
@@ -223,7 +217,7 @@ class Service:
             log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
         self.stage = make_stage(self.cfg)
         try:
-            self.stage.import_state(data, entries)  # type: ignore[attr-defined]
+            self.stage.import_state(data, entries)
         except StateError as exc:
             raise ChronologError(f"error: {self.cfg.instance}: stored state rejected: {exc}") from None
         _track(self.stage)
@@ -362,10 +356,10 @@ class Service:
 
         producer = self.producer
         entries = []
-        for name, journal in _journals(self.stage).items():
+        for name, journal in self.stage.journals().items():
             for key, value in journal.take():
                 entries.append((name, key, None if value is DELETED else entry(name, value)))
-        state = snapshot(self.stage, self.cfg.service)  # type: ignore[arg-type]
+        state = snapshot(self.stage, self.cfg.service)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         changelog, part = self.changelog
         producer.begin_transaction()
