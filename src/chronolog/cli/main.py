@@ -75,8 +75,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
     topo.add_argument("--chain", action="store_true", help="the chained fleet (chronolog up --chain)")
-    topo.add_argument("--format", default="text", choices=["text", "mermaid", "helm-values"],
-                      help="text, a Mermaid diagram, or values for the Helm chart (helm install -f)")
+    topo.add_argument("--format", default="text", choices=["text", "mermaid", "helm-values", "compose"],
+                      help="text, a Mermaid diagram, values for the Helm chart (helm install -f), or an override "
+                           "of docker-compose.yml running this program's fleet")
     topo.set_defaults(func=cmd_topology)
 
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
@@ -356,6 +357,17 @@ def cmd_topology(args: argparse.Namespace) -> int:
             with open(path, encoding="utf-8") as f:
                 files[os.path.basename(path)] = f.read()
         print(json.dumps(topology.helm_values(files, args.dialect or ""), indent=2))
+        return 0
+    if args.format == "compose":
+        import json
+        from pathlib import Path
+
+        from chronolog.deploy_compose import compose_override
+
+        example = Path(__file__).resolve().parents[1] / "examples" / "traffic.lars"
+        bundled = build_topology(plan_program(load_program([str(example)])))
+        print(json.dumps(compose_override(topology, bundled, args.program, args.partitions, args.input_partitions,
+                                          args.chain), indent=2))
         return 0
     print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
     return 0
