@@ -143,3 +143,14 @@ def test_malformed_input_is_counted_and_processing_continues(run, partitions):
     got, dead = run(KEYED, lines, partitions=partitions)
     assert dead == 2
     assert meaning(got, span(events)) == embedded(KEYED, events)
+
+
+def test_non_stratified_program_restarts_from_explicit_state():
+    """The clingo engine of a program that is not stratified is rebuilt by replay
+    on restore, like the incremental one (issue 13): restarts change nothing."""
+    for seed in range(10):
+        rng = random.Random(100 + seed)
+        program = random_program(rng, stratified=False)
+        events = disorder(random_stream(rng), rng)
+        assert fleet(program, events, seed=seed, restarts=6) == embedded(program, events), seed
+        assert fleet(program, events, chain=True, seed=seed, restarts=6) == embedded(program, events), seed
