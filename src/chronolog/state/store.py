@@ -56,31 +56,36 @@ class MemoryStore:
 
 
 class RocksStore:
+    """RocksDB through rocksdict in raw mode: keys and values are bytes as
+    stored.  (rocksdict's default mode tags values with their Python type and
+    unpickles those tagged as objects: a value planted in the state directory
+    could run code.  Raw mode never interprets a value.)"""
+
     def __init__(self, path: Path) -> None:
-        from rocksdict import Rdict
+        from rocksdict import Options, Rdict
 
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = Rdict(str(path))
+        self.db = Rdict(str(path), options=Options(raw_mode=True))
 
     def get(self, key: str) -> bytes | None:
-        value = self.db.get(key)
-        return value if value is None or isinstance(value, bytes) else None
+        return self.db.get(key.encode())
 
     def scan(self, prefix: str) -> Iterator[tuple[str, bytes]]:
-        for k, v in self.db.items(from_key=prefix):
-            if not isinstance(k, str) or not k.startswith(prefix):
+        start = prefix.encode()
+        for k, v in self.db.items(from_key=start):
+            if not k.startswith(start):
                 break
-            yield k, v
+            yield k.decode("utf-8", errors="replace"), v
 
     def write(self, puts: list[tuple[str, bytes]], deletes: list[str]) -> None:
         from rocksdict import WriteBatch
 
-        batch = WriteBatch()
+        batch = WriteBatch(raw_mode=True)
         for k in deletes:
-            batch.delete(k)
+            batch.delete(k.encode())
         for k, v in puts:
-            batch.put(k, v)
+            batch.put(k.encode(), v)
         self.db.write(batch)
 
     def clear(self) -> None:
