@@ -441,9 +441,11 @@ def publish(lines: list[dict], bootstrap: str, topic: str = ANSWERS_TOPIC, timeo
     """Produce the correction lines to ``topic`` in one transaction."""
     import uuid
 
-    from confluent_kafka import KafkaException, Producer
+    from confluent_kafka import KafkaException
 
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"chronolog-backfill-{uuid.uuid4().hex[:12]}"})
+    from chronolog import kafka_clients
+
+    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, "transactional.id": f"chronolog-backfill-{uuid.uuid4().hex[:12]}"})
     try:
         producer.init_transactions(timeout)
         producer.begin_transaction()

@@ -64,9 +64,11 @@ class _Answers(threading.Thread):
         self.lines = 0
 
     def run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
+        from chronolog import kafka_clients
+
+        consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
                              "fetch.wait.max.ms": self.wait_ms})  # tansu answers a fetch only when its wait ends
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
@@ -93,7 +95,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from confluent_kafka import Producer
+    from chronolog import kafka_clients
 
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
@@ -107,7 +109,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
-        yield answers, Producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": 1})
+        yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": 1})
     finally:
         answers.stop = True
         fleet.down()

@@ -164,18 +164,17 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
     whose time is later than any before also goes as a time advance to every other
     partition (CONTRACT §4), so each partition's time keeps up."""
     import orjson
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient
+    from chronolog import kafka_clients
 
     from chronolog.runtime.service import kafka_config as load_config
 
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
     topic = f"{prefix}.facts"
-    meta = AdminClient(conf).list_topics(topic, timeout=15)
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
     parts = max(1, len(meta.topics[topic].partitions))
-    producer = Producer({**conf, "linger.ms": 5, "enable.idempotence": True})
+    producer = kafka_clients.producer({**conf, "linger.ms": 5, "enable.idempotence": True})
     latest: int | None = None
     sent = 0
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
@@ -222,17 +221,18 @@ def tail_topic(
     bootstrap: str, topic: str, kafka_config: str | None = None, *, idle_exit: float | None = None,
     count: int | None = None, stop=lambda: False, out=None,  # type: ignore[no-untyped-def]
 ) -> int:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-    from confluent_kafka.admin import AdminClient
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+    from chronolog import kafka_clients
 
     from chronolog.runtime.service import kafka_config as load_config
 
     out = out or sys.stdout
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
-    meta = AdminClient(conf).list_topics(topic, timeout=15)
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
-    consumer = Consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
+    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
                          "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
     seen = 0

@@ -194,17 +194,17 @@ class Service:
     # ------------------------------------------------------------ clients
 
     def _clients(self) -> None:
-        from confluent_kafka import Consumer, Producer
+        from chronolog import kafka_clients
 
         # tunables first (the user's settings override them), then what exactly-once needs
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
         base = {"bootstrap.servers": self.cfg.bootstrap}
-        self.consumer = Consumer({
+        self.consumer = kafka_clients.consumer({
             **base, "fetch.wait.max.ms": 10, "session.timeout.ms": 6000, **self.cfg.kafka,
             "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
             "auto.offset.reset": "earliest",
         })
-        self.producer = Producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
+        self.producer = kafka_clients.producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
                                   "transactional.id": ident})
         self.producer.init_transactions(60)
 
@@ -253,9 +253,11 @@ class Service:
         topic stays quiet (nobody else writes this changelog, and the broker's
         high watermark is not trusted); the last snapshot must match ``want``.
         """
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-        reader = Consumer({
+        from chronolog import kafka_clients
+
+        reader = kafka_clients.consumer({
             "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
             "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
         })
