@@ -312,6 +312,7 @@ class Service:
         last_lag = 0.0
         pending: list[float] = []  # stamps of consumed records not committed yet
         consumed = False
+        consumed_at = 0.0  # wall time the oldest batch not committed yet was consumed
         last_commit = time.monotonic()
         try:
             while True:
@@ -321,6 +322,9 @@ class Service:
                 msgs = [] if first is None else [first] + self.consumer.consume(self.cfg.batch, 0)
                 t0 = time.perf_counter()
                 outs, lines, stamps, got = self._process(msgs)
+                if got:
+                    self._observe_batch(stamps, time.perf_counter() - t0)
+                    consumed_at = consumed_at or time.time()
                 pending += stamps
                 consumed = consumed or got
                 # a batch that only moved state (no output) is committed with a later
@@ -330,6 +334,9 @@ class Service:
                 if outs or lines or due:
                     t1 = time.perf_counter()
                     self._commit(outs, lines, pending)
+                    if consumed_at:
+                        self.metrics.hop_commit.observe(max(0.0, time.time() - consumed_at))
+                        consumed_at = 0.0
                     self._collect()
                     last_commit = time.monotonic()
                     if _DEBUG:
@@ -418,6 +425,15 @@ class Service:
                 stamps.append(ts / 1000.0)
         return outs, lines, stamps, got
 
+    def _observe_batch(self, stamps: list[float], process_seconds: float) -> None:
+        """The per-hop breakdown (``bench fleet --breakdown``, the dashboard's
+        "Where the time goes"): how long the batch's oldest and newest records
+        waited between their producer and this consumer, and the stage's own work."""
+        now = time.time()
+        for ts in stamps:
+            self.metrics.hop_fetch.observe(max(0.0, now - ts))
+        self.metrics.process.observe(process_seconds)
+
     def _topic(self, role: str) -> str:
         if role == "stratum":
             return self.names.stratum(self.cfg.stratum or 1)
@@ -455,6 +471,7 @@ class Service:
         with external_journals():
             snapshot = zlib.compress(dumps_state(self.stage, self.cfg.plan), 1)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
+        began = time.perf_counter()
         producer.begin_transaction()
         try:
             for out in outs:
@@ -482,6 +499,7 @@ class Service:
                 producer.abort_transaction(30)
             finally:
                 raise
+        self.metrics.transaction.observe(time.perf_counter() - began)
         now = time.time()
         for ts in stamps:
             self.metrics.latency.observe(max(0.0, now - ts))
