@@ -1,7 +1,7 @@
-"""``chronolog bench lars``: the LARS workloads of ``../shared/bench/lars``, measured.
+"""``chronolog bench lars``: the public LARS workloads (Laser, Laser2, Ticker), measured.
 
-Each workload is generated with the public generator (``gen.py``, stdlib only,
-deterministic) into a temporary folder and measured twice:
+Each workload is generated with the public generator (``lars_gen.py``, shipped
+in the package, stdlib only, deterministic) into a temporary folder and measured twice:
 
 * **evaluation** — in a fresh process: the stream is read first (not timed),
   then the engine is stepped through every time point; the time of the
@@ -54,23 +54,13 @@ class BenchError(ChronologError):
 
 
 def find_generator(explicit: str | None = None) -> Path:
-    """``gen.py``: ``explicit``, else ``shared/bench/lars/gen.py`` beside the repository or the working folder."""
+    """``gen.py``: ``explicit``, else the copy shipped in the package (``lars_gen.py``)."""
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise BenchError(f"{explicit}: error: benchmark generator not found")
         return path
-    here = Path(__file__).resolve()
-    candidates = [p.parent / "shared" / "bench" / "lars" / "gen.py" for p in here.parents]
-    candidates.append(Path.cwd().parent / "shared" / "bench" / "lars" / "gen.py")
-    candidates.append(Path.cwd() / "shared" / "bench" / "lars" / "gen.py")
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise BenchError(
-        "error: the benchmark generator shared/bench/lars/gen.py was not found beside the repository "
-        "or the working folder; pass --gen PATH"
-    )
+    return Path(__file__).with_name("lars_gen.py")
 
 
 def parameters(workload: str, overrides: dict[str, int | None]) -> dict[str, int]:
@@ -375,14 +365,14 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
 def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     bench = sub.add_parser("bench", help="benchmarks")
     kinds = bench.add_subparsers(dest="suite", required=True)
-    lars = kinds.add_parser("lars", help="the LARS workloads of ../shared/bench/lars (Laser, Laser2, Ticker)")
+    lars = kinds.add_parser("lars", help="the public LARS workloads (Laser, Laser2, Ticker)")
     lars.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")
     lars.add_argument("--win", type=int, help="window size W (default per workload, mostly 20)")
     lars.add_argument("--facts", type=int, help="facts per time point N (default per workload, mostly 800)")
     lars.add_argument("--tps", type=int, help="time points T (default 300)")
     lars.add_argument("--rules", type=int, help="multi: rule copies; chain: chain length (default 10; chain 100)")
     lars.add_argument("--seed", type=int, help="generator seed (default 42)")
-    lars.add_argument("--gen", metavar="PATH", help="the generator (default: ../shared/bench/lars/gen.py)")
+    lars.add_argument("--gen", metavar="PATH", help="the generator (default: the one shipped in the package)")
     lars.add_argument("--repeat", type=int, default=1, help="runs per measurement; the median is shown")
     lars.add_argument("--memory-curve", action="store_true", help="peak RSS at 1x, 5x, 10x the stream length")
     lars.add_argument("--retention", type=int, metavar="N", help="--retention of the memory-curve runs (default: the window)")
