@@ -2,13 +2,13 @@
 
 Records travel through FIFO queues per (topic, partition), exactly as Kafka
 orders them; a seeded scheduler picks which service consumes next, so the
-interleavings differ from run to run, and stages can be pickled and restored
-between any two records (a restart from a state snapshot).
+interleavings differ from run to run, and stages can be restarted between any
+two records: a fresh stage continues from the old one's state written as
+explicit data and read back (chronolog.state), as a service restarts.
 """
 
 from __future__ import annotations
 
-import pickle
 import random
 from collections import deque
 
@@ -16,8 +16,22 @@ import orjson
 
 from chronolog.engine.plan import plan_program
 from chronolog.ir import Program
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
-from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
+from chronolog.runtime.stages import (
+    ChainStage,
+    GroundingStage,
+    IngestStage,
+    OutputStage,
+    ReasonerStage,
+)
+from chronolog.schemas import (
+    AnswerLine,
+    FactEvent,
+    GroundedBatch,
+    LateEvents,
+    StratumRecord,
+    TimeMarker,
+)
+from chronolog.state.snapshots import roundtrip
 from chronolog.topology import partition_key
 
 
@@ -141,16 +155,18 @@ def run_pipeline(
                     answers.extend(lines)
                     progressed = True
             if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
-                # a restart: one stage comes back from its pickled snapshot
-                which = rng.randrange(3)
+                # a restart: one stage comes back from its state snapshot
+                which = rng.randrange(4)
                 p = rng.randrange(n)
                 if which == 0:
-                    grounding[p] = pickle.loads(pickle.dumps(grounding[p]))
+                    grounding[p] = roundtrip(grounding[p], GroundingStage(idle_flush=0.0))
                 elif which == 1:
                     k = rng.randrange(strata)
-                    reasoners[(k, p)] = pickle.loads(pickle.dumps(reasoners[(k, p)]))
+                    reasoners[(k, p)] = roundtrip(reasoners[(k, p)], ReasonerStage(plan, k, retention=retention))
+                elif which == 2:
+                    outputs[p] = roundtrip(outputs[p], OutputStage(plan, strata, retention=retention))
                 else:
-                    outputs[p] = pickle.loads(pickle.dumps(outputs[p]))
+                    ingest = roundtrip(ingest, IngestStage(key, n, retention=retention))
         if not progressed:
             break
         assert steps < 100_000
@@ -163,7 +179,7 @@ def run_chain(
 ) -> tuple[list[dict], int]:
     """The chained fleet (``chronolog up --chain``): with one partition a single
     chain with ingest inside; with several, ingest and one chain per partition.
-    Random batch boundaries, idle flushes and restarts from pickles."""
+    Random batch boundaries, idle flushes and restarts from state snapshots."""
     plan = plan_program(program)
     key, _ = partition_key(plan)
     n = partitions if key is not None else 1
@@ -214,7 +230,8 @@ def run_chain(
             finish(p)
         if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
             p = rng.randrange(n)
-            chains[p] = pickle.loads(pickle.dumps(chains[p]))
+            inside = IngestStage(key, 1, retention=retention) if n == 1 else None
+            chains[p] = roundtrip(chains[p], ChainStage(plan, inside, idle_flush=0.0, retention=retention))
             if n == 1:
                 ingest = chains[0].ingest  # type: ignore[assignment]
     for p in range(n):

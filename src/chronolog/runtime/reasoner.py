@@ -18,6 +18,7 @@ from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey, plan_by_reference
 from chronolog.events import Event, OnePredicate
 from chronolog.runtime.journal import Journal
+from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
 Entry = tuple[list[Fact], Imported | None]  # what one time point of the log holds
@@ -82,6 +83,53 @@ class Reasoner:
         self._dirty_from: int | None = None
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
+
+    # ------------------------------------------------------------ state as data
+
+    _SCALARS = ("t1", "latest", "evaluated", "pruned_below", "too_late", "unmatched_retractions", "delayed")
+
+    def export_state(self) -> dict:
+        """Everything but the log and the imports (journals, stored entry by
+        entry) as plain data.  The engine is not exported: its state after
+        ``evaluated`` is a function of the log from the plan's warm-up point,
+        and ``import_state`` rebuilds it by replaying that span."""
+        state: dict = {k: getattr(self, k) for k in self._SCALARS}
+        state["dirty_from"] = self._dirty_from
+        state["old_t1"] = self._old_t1
+        state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
+        state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        return state
+
+    def import_state(self, state: dict) -> None:
+        """Continue from ``export_state``'s data (the log and imports already poured in)."""
+        for k in self._SCALARS:
+            value = state[k]
+            if value is not None and type(value) is not int:
+                raise ValueError(f"{k} is not an integer")
+            setattr(self, k, value)
+        self._dirty_from = state["dirty_from"]
+        self._old_t1 = state["old_t1"]
+        self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
+        self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
+        self.engine = None if self.t1 is None else self._rebuilt_engine()
+
+    def _rebuilt_engine(self) -> Engine:
+        """The engine as it was after evaluating ``evaluated`` — on the log as it
+        was then, if corrections are pending — replayed from its warm-up point."""
+        assert self.t1 is not None and self.evaluated is not None
+        old_entries, old_imports = self._old_entries, self._old_imports
+
+        def as_evaluated(t: int) -> Entry:
+            got = old_entries.get(t)
+            imp = old_imports[t] if t in old_imports else self.imports.get(t)
+            return (got if got is not None else self.log.get(t, [])), imp
+
+        t1 = self._old_t1 if self._old_t1 is not None else self.t1
+        engine = make_engine(self.plan, t1, self.stratum)
+        if self.evaluated >= t1:
+            begin = self.warm_up_start(as_evaluated, t1, self.evaluated)
+            self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
+        return engine
 
     # ------------------------------------------------------------ input
 

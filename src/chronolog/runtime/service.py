@@ -22,20 +22,22 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import pickle
 import signal
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from chronolog.engine.plan import Plan, plan_by_reference
+from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
-from chronolog.runtime.journal import DELETED, external_journals
+from chronolog.evaluator import StateError
+from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.state.recovery import Recovered, entry_record, read_changelog, snapshot_records
+from chronolog.state.snapshots import entry_bytes, restore_stage, snapshot_bytes
+from chronolog.state.store import RocksStore
 from chronolog.topology import TopicNames, partition_key
 
 log = logging.getLogger("chronolog.service")
@@ -129,28 +131,18 @@ def chains_ingest(cfg: ServiceConfig) -> bool:
     return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
 
 
-def dumps_state(obj: object, plan: Plan) -> bytes:
-    """A snapshot without the (static) plan; ``loads_state`` supplies it again."""
-    with plan_by_reference(plan):
-        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def loads_state(data: bytes, plan: Plan) -> object:
-    with plan_by_reference(plan):
-        return pickle.loads(data)
-
-
 def _journals(stage: object) -> dict:
     get = getattr(stage, "journals", None)
     return get() if get is not None else {}
 
 
-def _fill(stage: object, entries: dict[tuple[str, int], bytes]) -> object:
-    """Pour stored journal entries back into a stage unpickled without them."""
-    journals = _journals(stage)
-    for (name, key), body in entries.items():
-        dict.__setitem__(journals[name], key, pickle.loads(body))
-    return _track(stage)
+def _offsets(saved: bytes) -> dict | None:
+    """The offsets stored beside a RocksDB snapshot (None if unreadable)."""
+    try:
+        got = orjson.loads(saved)
+    except orjson.JSONDecodeError:
+        return None
+    return got if isinstance(got, dict) else None
 
 
 def _ingest_of(stage: object) -> IngestStage | None:
@@ -210,12 +202,8 @@ class Service:
 
     # ------------------------------------------------------------ state
 
-    def _db(self):  # type: ignore[no-untyped-def]
-        from rocksdict import Rdict
-
-        path = self.cfg.state_dir / self.cfg.instance
-        path.mkdir(parents=True, exist_ok=True)
-        return Rdict(str(path / "rocksdb"))
+    def _db(self) -> RocksStore:
+        return RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
 
     def restore(self) -> dict[tuple[str, int], int]:
         """Load the stage committed with the group's offsets; return where to resume."""
@@ -225,34 +213,35 @@ class Service:
         committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=30)}
         if all(off < 0 for off in committed.values()):
             log.info("%s: no committed offsets: fresh state", self.cfg.instance)
-            for k in list(self.db.keys()):
-                del self.db[k]
+            self.db.clear()
             return {}
         want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
         saved = self.db.get("offsets")
-        if saved is not None and orjson.loads(saved) == want:
-            stage = loads_state(zlib.decompress(self.db["snapshot"]), self.cfg.plan)
-            entries = {}
-            for k, v in self.db.items():
-                if isinstance(k, str) and k.startswith("j:"):
-                    _, name, key = k.split(":", 2)
-                    entries[(name, int(key))] = v
-            self.stage = _fill(stage, entries)
-            log.info("%s: state restored from RocksDB", self.cfg.instance)
-        else:
-            self.stage = self._from_changelog(want)
-            log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+        fresh = make_stage(self.cfg)
+        try:
+            if saved is not None and _offsets(saved) == want and self.db.get("snapshot") is not None:
+                entries = [((k.split(":", 2)[1], int(k.split(":", 2)[2])), v) for k, v in self.db.items("j:")]
+                where = f"{self.cfg.state_dir / self.cfg.instance / 'rocksdb'}: "
+                self.stage = restore_stage(fresh, self.db.get("snapshot"), entries, lambda key: where)
+                log.info("%s: state restored from RocksDB", self.cfg.instance)
+            else:
+                found = self._from_changelog()
+                if found is None or found.offsets != want:
+                    raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets "
+                                         f"on {self.changelog[0]} partition {self.changelog[1]}")
+                self.stage = restore_stage(fresh, found.snapshot, found.entries.items(), found.locate)
+                log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+        except (StateError, ValueError) as exc:
+            raise ChronologError(f"error: {self.cfg.instance}: cannot restore its state: {exc}") from None
+        _track(self.stage)
         return {k: v for k, v in committed.items() if v >= 0}
 
-    def _from_changelog(self, want: dict[str, int], timeout: float = 60.0, quiet: float = 1.0) -> object:
-        """The LAST snapshot on the changelog and the entries before it.
+    def _from_changelog(self, timeout: float = 60.0, quiet: float = 1.0) -> Recovered | None:
+        """The LAST snapshot on the changelog and the entries before it (state.recovery).
 
         Several transactions can carry the same input offsets (an idle flush
         publishes without consuming), so the first snapshot matching the
-        committed offsets may be stale: read to the end.  The end is where the
-        topic stays quiet (nobody else writes this changelog, and the broker's
-        high watermark is not trusted); the last snapshot must match ``want``.
-        """
+        committed offsets may be stale: the whole partition is read."""
         from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
         from chronolog import kafka_clients
@@ -262,33 +251,10 @@ class Service:
             "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
         })
         reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
-        chunks: dict[int, bytes] = {}
-        entries: dict[tuple[str, int], bytes | None] = {}
-        found: tuple[bytes, dict, list] | None = None  # snapshot, its offsets, entries before it
-        deadline = time.monotonic() + timeout
-        last = time.monotonic()
         try:
-            while time.monotonic() < deadline and time.monotonic() - last < quiet:
-                msg = reader.poll(0.2)
-                if msg is None or msg.error():
-                    continue
-                last = time.monotonic()
-                head, _, body = msg.value().partition(b"\n")
-                meta = orjson.loads(head)
-                if meta.get("kind") == "entry":
-                    entries[(meta["name"], meta["key"])] = None if meta["del"] else body
-                    continue
-                if meta["i"] == 0:
-                    chunks = {}
-                chunks[meta["i"]] = body
-                if meta["i"] == meta["n"] - 1 and len(chunks) == meta["n"]:
-                    found = (b"".join(chunks[i] for i in range(meta["n"])), meta["offsets"], list(entries.items()))
+            return read_changelog(reader, self.changelog[0], self.changelog[1], timeout, quiet)
         finally:
             reader.close()
-        if found is None or found[1] != want:
-            raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets on {self.changelog[0]}")
-        stage = loads_state(zlib.decompress(found[0]), self.cfg.plan)
-        return _fill(stage, {k: v for k, v in found[2] if v is not None})
 
     # ------------------------------------------------------------ loop
 
@@ -460,16 +426,13 @@ class Service:
         the snapshot on the changelog, the input offsets; then the same state
         into RocksDB in one atomic write."""
         from confluent_kafka import TopicPartition
-        from rocksdict import WriteBatch
 
         producer = self.producer
         entries = []
         for name, journal in _journals(self.stage).items():
             for key, value in journal.take():
-                body = None if value is DELETED else pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-                entries.append((name, key, body))
-        with external_journals():
-            snapshot = zlib.compress(dumps_state(self.stage, self.cfg.plan), 1)
+                entries.append((name, key, None if value is DELETED else entry_bytes(name, value)))
+        snapshot = snapshot_bytes(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         began = time.perf_counter()
         producer.begin_transaction()
@@ -482,14 +445,10 @@ class Service:
             for line in lines:
                 producer.produce(answers, line, partition=0)
             for name, key, body in entries:
-                head = orjson.dumps({"kind": "entry", "name": name, "key": key, "del": body is None})
-                producer.produce(self.changelog[0], head + b"\n" + (body or b""), f"j:{name}:{key}".encode(),
-                                 partition=self.changelog[1])
-            pieces = [snapshot[i:i + CHUNK] for i in range(0, len(snapshot), CHUNK)] or [b""]
-            for i, piece in enumerate(pieces):
-                head = orjson.dumps({"i": i, "n": len(pieces), "offsets": offsets})
-                producer.produce(self.changelog[0], head + b"\n" + piece, f"snapshot:{i}".encode(),
-                                 partition=self.changelog[1])
+                k, v = entry_record(name, key, body)
+                producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
+            for k, v in snapshot_records(snapshot, offsets, CHUNK):
+                producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
             consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
             if consumed:
                 producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
@@ -505,20 +464,12 @@ class Service:
             self.metrics.latency.observe(max(0.0, now - ts))
         self.metrics.transactions.inc()
         self.metrics.events_out.inc(len(outs) + len(lines))
-        batch = WriteBatch()  # one atomic write: entries, snapshot and the offsets they belong to
-        for name, key, body in entries:
-            if body is None:
-                batch.delete(f"j:{name}:{key}")
-            else:
-                batch.put(f"j:{name}:{key}", body)
-        batch.put("snapshot", snapshot)
-        batch.put("offsets", orjson.dumps(offsets))
-        self.db.write(batch)
-        try:
-            live = int(self.db.property_int_value("rocksdb.estimate-live-data-size") or 0)
-        except Exception:  # noqa: BLE001 - an estimate only
-            live = 0
-        self.metrics.state_size.set(max(live, len(snapshot)))
+        # one atomic write: entries, snapshot and the offsets they belong to
+        puts = {f"j:{name}:{key}": body for name, key, body in entries if body is not None}
+        puts["snapshot"] = snapshot
+        puts["offsets"] = orjson.dumps(offsets)
+        self.db.write(puts, [f"j:{name}:{key}" for name, key, body in entries if body is None])
+        self.metrics.state_size.set(max(self.db.size(), len(snapshot)))
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""

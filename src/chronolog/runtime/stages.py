@@ -3,8 +3,10 @@
 Each stage is what one service process runs between Kafka and RocksDB; here
 it only maps input records (decoded JSON) to output records, so the whole
 pipeline can be tested without a broker and the services stay thin loops
-(``runtime/service.py``).  A stage is picklable: its pickle is the service's
-state snapshot.
+(``runtime/service.py``).  A stage's state is explicit data: ``export_state``
+gives it as plain values (its growing parts, the journals, are stored entry
+by entry through ``JOURNAL_CODECS``) and ``import_state`` continues from it
+in any process — nothing is pickled (chronolog.state).
 
 Records between services:
 
@@ -40,6 +42,7 @@ from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
 from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
+from chronolog.state.facts import atoms_data, atoms_from, facts_data, facts_from, imported_data, imported_from
 
 EMPTY: frozenset = frozenset()
 
@@ -152,6 +155,18 @@ class IngestStage:
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
 
+    def journals(self) -> dict[str, Journal]:
+        return {}  # all its state is small: in the snapshot
+
+    def export_state(self) -> dict:
+        return {"latest_by_input": [[p, t] for p, t in self.latest_by_input.items()], "first": self.first,
+                "now": self.now, "dead_letters": self.dead_letters, "too_late": self.too_late}
+
+    def import_state(self, state: dict) -> None:
+        self.latest_by_input = {int(p): int(t) for p, t in state["latest_by_input"]}
+        self.first, self.now = _int_or_none(state["first"]), _int_or_none(state["now"])
+        self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
+
 
 # ---------------------------------------------------------------- grounding
 
@@ -199,6 +214,23 @@ class GroundingStage:
         if now - self.last_input < self.idle_flush:
             return []
         return self._close(self.latest)
+
+    def journals(self) -> dict[str, Journal]:
+        return {}  # pending points are few: in the snapshot
+
+    def export_state(self) -> dict:
+        pending = [[t, [[pred, list(args), bool(r)] for pred, args, r in items]] for t, items in self.pending.items()]
+        return {"first": self.first, "latest": self.latest, "closed": self.closed, "pending": pending,
+                "last_input": self.last_input}
+
+    def import_state(self, state: dict) -> None:
+        self.first, self.latest = _int_or_none(state["first"]), _int_or_none(state["latest"])
+        self.closed = _int_or_none(state["closed"])
+        self.pending = {}
+        for t, items in state["pending"]:
+            self.pending[int(t)] = [[None if pred is None else str(pred), _args_list(args), bool(r)]
+                                    for pred, args, r in items]
+        self.last_input = float(state["last_input"])
 
     def _close(self, upto: int) -> list[Out]:
         if self.closed is not None and upto <= self.closed:
@@ -294,6 +326,13 @@ class _ImportingStage:
     lower: dict[int, StratumStore]
     reasoner: Reasoner
 
+    def _export_lower(self) -> dict:
+        return {"lower": [[j, store.upto] for j, store in self.lower.items()], "reasoner": self.reasoner.export_state()}
+
+    def _import_lower(self, state: dict) -> None:
+        for j, upto in state["lower"]:
+            self.lower[int(j)].upto = _int_or_none(upto)
+
     def on_stratum(self, j: int, rec: dict) -> None:
         """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
         self.reasoner.push(Event(rec["t1"]))
@@ -333,6 +372,15 @@ class ReasonerStage(_ImportingStage):
 
     def on_grounded(self, rec: dict) -> None:
         self.closed = _feed_grounded(self.reasoner, rec, self.closed)
+
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "closed": self.closed, "outbox": [b.decode() for b in self.sender.outbox]}
+
+    def import_state(self, state: dict) -> None:
+        self._import_lower(state)
+        self.closed = _int_or_none(state["closed"])
+        self.sender.outbox = [str(line).encode() for line in state["outbox"]]
+        self.reasoner.import_state(state["reasoner"])
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
@@ -390,16 +438,6 @@ class _Answering:
         self.buffer.truncate()
         return [line.encode() for line in text.splitlines()]
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["buffer"] = ""
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.buffer = io.StringIO()
-        self.writer.out = self.buffer
-
 
 class OutputStage(_Answering, _ImportingStage):
     """Assembles the strata's records into answer lines (CONTRACT §3)."""
@@ -410,6 +448,14 @@ class OutputStage(_Answering, _ImportingStage):
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=_horizon(retention))
+
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "writer": self.writer.export_state()}
+
+    def import_state(self, state: dict) -> None:
+        self._import_lower(state)
+        self.writer.import_state(state["writer"])
+        self.reasoner.import_state(state["reasoner"])
 
     def flush(self) -> list[bytes]:
         self._advance([s.upto for s in self.lower.values()])
@@ -465,3 +511,60 @@ class ChainStage(_Answering):
 
     def journals(self) -> dict[str, Journal]:
         return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
+
+    def export_state(self) -> dict:
+        return {"ingest": None if self.ingest is None else self.ingest.export_state(),
+                "grounding": self.grounding.export_state(), "closed": self.closed,
+                "reasoner": self.reasoner.export_state(), "writer": self.writer.export_state()}
+
+    def import_state(self, state: dict) -> None:
+        if (state["ingest"] is None) != (self.ingest is None):
+            raise ValueError("the stored chain and this one differ in whether ingest is chained")
+        if self.ingest is not None:
+            self.ingest.import_state(state["ingest"])
+        self.grounding.import_state(state["grounding"])
+        self.closed = _int_or_none(state["closed"])
+        self.writer.import_state(state["writer"])
+        self.reasoner.import_state(state["reasoner"])
+
+
+# ---------------------------------------------------------------- state as data
+
+
+def _int_or_none(value: object) -> int | None:
+    if value is not None and type(value) is not int:
+        raise TypeError(f"{value!r} is not an integer")
+    return value  # type: ignore[return-value]
+
+
+def _args_list(args: object) -> list:
+    if type(args) is not list or any(type(a) is not str and type(a) is not int for a in args):
+        raise TypeError("arguments are not a list of strings and integers")
+    return args  # type: ignore[return-value]
+
+
+def _bool(value: object) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"{value!r} is not a boolean")
+    return value
+
+
+# How each journal's entries are written as data and read back, by the
+# journal's name without its stratum number (lower0 -> lower).
+JOURNAL_CODECS: dict[str, tuple] = {
+    "log": (facts_data, facts_from),
+    "imports": (imported_data, imported_from),
+    "lower": (atoms_data, atoms_from),
+    "lower_ok": (bool, _bool),
+    "sent": (atoms_data, atoms_from),
+    "sent_ok": (bool, _bool),
+}
+
+
+def journal_codec(name: str) -> tuple:
+    """(to data, from data) for the entries of the journal ``name``."""
+    codec = JOURNAL_CODECS.get(name.rstrip("0123456789") if "_" not in name else
+                               name.split("_")[0].rstrip("0123456789") + "_" + name.split("_", 1)[1])
+    if codec is None:
+        raise ValueError(f"unknown journal {name!r}")
+    return codec

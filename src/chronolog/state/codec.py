@@ -1,0 +1,80 @@
+"""Explicit encoding of service state: plain data in, plain data out.
+
+State is JSON (msgspec: fast, exact for integers of any size) compressed with
+zlib.  Values are dicts, lists, strings, integers, floats, booleans and None;
+tuples become lists, and the readers (``stages``, ``Reasoner.import_state``)
+turn the lists they know to be tuples back.  Nothing here can run code: the
+worst a forged record can do is fail to decode, which is a ``StateError``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import msgspec
+
+from chronolog.evaluator import STATE_FORMAT, StateError
+
+_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
+MAX_STATE = 1 << 31  # a decompressed state larger than 2 GiB is treated as corrupt
+
+
+def encode(data: Any) -> bytes:
+    """Plain data as compressed JSON."""
+    return zlib.compress(_encoder.encode(data), 1)
+
+
+def decode(blob: bytes) -> Any:
+    """The data ``encode`` wrote; ``StateError`` for anything else."""
+    try:
+        raw = zlib.decompressobj().decompress(blob, MAX_STATE)
+    except zlib.error as exc:
+        raise StateError(f"state does not decompress ({exc})") from None
+    try:
+        return _decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise StateError(f"state is not valid JSON ({exc})") from None
+
+
+def versioned(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` stamped with the format version this build writes."""
+    return {"format": STATE_FORMAT, **data}
+
+
+def check_version(data: Any) -> dict[str, Any]:
+    """``data`` if it is a state object of a format version this build reads."""
+    if not isinstance(data, dict):
+        raise StateError(f"state is a JSON {type(data).__name__}, not an object")
+    if data.get("format") != STATE_FORMAT:
+        raise StateError(f"unknown state format version {data.get('format')!r} (this build reads {STATE_FORMAT})")
+    return data
+
+
+def tuples(value: Any) -> Any:
+    """Lists (at any depth) as tuples: facts' args and keys were tuples when written."""
+    if isinstance(value, list):
+        return tuple(tuples(v) for v in value)
+    return value
+
+
+def reading(what: str):  # type: ignore[no-untyped-def]
+    """Context manager: any structural error while reading state becomes a ``StateError``
+    naming ``what`` (a field of the wrong type, a missing key...)."""
+    return _Reading(what)
+
+
+class _Reading:
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:  # type: ignore[no-untyped-def]
+        if exc is None or isinstance(exc, StateError):
+            return False
+        if isinstance(exc, (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError)):
+            raise StateError(f"{self.what}: malformed state ({type(exc).__name__}: {exc})") from None
+        return False

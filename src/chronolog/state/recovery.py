@@ -1,0 +1,140 @@
+"""Rebuilding a service's state from its changelog topic.
+
+A service's changelog partition holds, in commit order, journal entries
+(``j:<journal>:<time>``, the changed per-time-point parts of its state) and
+snapshots (``snapshot:<i>``, the rest, in chunks), each record a one-line
+JSON header and a body of ``state.codec`` data.  Recovery reads the
+partition from the beginning to the point where it stays quiet (nobody else
+writes it; the broker's high watermark is not trusted), keeps the LAST
+complete snapshot and the entries before it, and checks that the snapshot
+was committed with the input offsets the service's consumer group holds.
+
+Every record is checked as it is read: a header that is not the expected
+JSON, or an unknown format version, stops recovery with an error naming the
+topic, partition and offset.  Bodies are only ever decoded as data.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import msgspec
+
+from chronolog.evaluator import STATE_FORMAT, StateError
+
+ENTRY_KEY = "j:{name}:{key}"
+
+
+class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+    kind: str
+    name: str
+    key: int
+    format: int
+    deleted: bool
+
+
+class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
+    kind: str
+    i: int
+    n: int
+    offsets: dict[str, int]
+    format: int
+
+
+def entry_record(name: str, key: int, body: bytes | None) -> tuple[bytes, bytes]:
+    """(message key, value) of a journal entry; ``body`` None deletes it."""
+    head = msgspec.json.encode({"kind": "entry", "name": name, "key": key, "format": STATE_FORMAT,
+                                "deleted": body is None})
+    return ENTRY_KEY.format(name=name, key=key).encode(), head + b"\n" + (body or b"")
+
+
+def snapshot_records(snapshot: bytes, offsets: dict[str, int], chunk: int) -> list[tuple[bytes, bytes]]:
+    """(message key, value) of each chunk of a snapshot taken at ``offsets``."""
+    pieces = [snapshot[i:i + chunk] for i in range(0, len(snapshot), chunk)] or [b""]
+    out = []
+    for i, piece in enumerate(pieces):
+        head = msgspec.json.encode({"kind": "snapshot", "i": i, "n": len(pieces), "offsets": offsets,
+                                    "format": STATE_FORMAT})
+        out.append((f"snapshot:{i}".encode(), head + b"\n" + piece))
+    return out
+
+
+@dataclass
+class Recovered:
+    """What a changelog holds: the last snapshot, its offsets and the entries before it."""
+
+    snapshot: bytes
+    offsets: dict[str, int]
+    entries: dict[tuple[str, int], bytes] = field(default_factory=dict)
+    where: dict[Any, str] = field(default_factory=dict)  # entry key (or None: the snapshot) -> "topic[p]@offset: "
+
+    def locate(self, key: tuple[str, int] | None) -> str:
+        return self.where.get(key, "")
+
+
+class ChangelogReader:
+    """Folds changelog records, in order, into the last snapshot and its entries."""
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic, self.partition = topic, partition
+        self.entries: dict[tuple[str, int], bytes | None] = {}
+        self.where: dict[Any, str] = {}
+        self.chunks: dict[int, bytes] = {}
+        self.chunk_at = ""
+        self.found: Recovered | None = None
+
+    def _at(self, offset: int) -> str:
+        return f"{self.topic} partition {self.partition} offset {offset}: "
+
+    def add(self, offset: int, value: bytes | None) -> None:
+        at = self._at(offset)
+        head, sep, body = (value or b"").partition(b"\n")
+        try:
+            if not sep:
+                raise StateError("no header line")
+            kind = msgspec.json.decode(head, type=dict).get("kind")
+            if kind == "entry":
+                meta = msgspec.json.decode(head, type=_Entry)
+            elif kind == "snapshot":
+                meta = msgspec.json.decode(head, type=_Chunk)
+            else:
+                raise StateError(f"unknown record kind {kind!r}")
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise StateError(f"{at}changelog record header does not decode ({exc})") from None
+        except StateError as exc:
+            raise StateError(f"{at}{exc}") from None
+        if meta.format != STATE_FORMAT:
+            raise StateError(f"{at}unknown state format version {meta.format!r} (this build reads {STATE_FORMAT})")
+        if isinstance(meta, _Entry):
+            self.entries[(meta.name, meta.key)] = None if meta.deleted else body
+            self.where[(meta.name, meta.key)] = at
+            return
+        if meta.i == 0:
+            self.chunks = {}
+            self.chunk_at = at
+        if not 0 <= meta.i < meta.n:
+            raise StateError(f"{at}snapshot chunk {meta.i} of {meta.n}")
+        self.chunks[meta.i] = body
+        if meta.i == meta.n - 1 and len(self.chunks) == meta.n:
+            entries = {k: v for k, v in self.entries.items() if v is not None}
+            where = {k: self.where[k] for k in entries}
+            where[None] = self.chunk_at
+            self.found = Recovered(b"".join(self.chunks[i] for i in range(meta.n)), dict(meta.offsets), entries, where)
+
+
+def read_changelog(consumer: Any, topic: str, partition: int, timeout: float = 60.0, quiet: float = 1.0,
+                   clock: Callable[[], float] = time.monotonic) -> Recovered | None:
+    """Read an ``assign()``-ed changelog partition to where it stays quiet for
+    ``quiet`` seconds; the last complete snapshot with its entries, or None."""
+    reader = ChangelogReader(topic, partition)
+    deadline = clock() + timeout
+    last = clock()
+    while clock() < deadline and clock() - last < quiet:
+        msg = consumer.poll(0.2)
+        if msg is None or msg.error():
+            continue
+        last = clock()
+        reader.add(msg.offset(), msg.value())
+    return reader.found
