@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pickle
 
 import pytest
 
-from chronolog.runtime.journal import DELETED, Journal, external_journals
+from chronolog.runtime.journal import DELETED, Journal
 
 
 def test_tracked_journal_reports_sets_deletes_and_in_place_changes():
@@ -32,9 +31,3 @@ def test_untracked_journal_records_nothing():
         j.take()
 
 
-def test_pickles_whole_unless_external():
-    j = Journal({1: "a"})
-    assert dict(pickle.loads(pickle.dumps(j))) == {1: "a"}
-    with external_journals():
-        assert dict(pickle.loads(pickle.dumps(j))) == {}
-    assert isinstance(pickle.loads(pickle.dumps(j)), Journal)

@@ -3,25 +3,16 @@
 The growing parts of a service's state (the input log per time point, the
 lower strata's content per time point, what was sent per time point) are
 ``Journal``s.  A service writes only their changed entries to RocksDB and to
-the changelog topic in each transaction, and pickles the rest of its state
-with the journals left out (``external_journals()``), so a commit costs what
-changed, not the length of the stream.  Outside that context a journal
-pickles like a plain dict (checkpoints, tests).
+the changelog topic in each transaction (as explicit data, ``chronolog.state``),
+and the rest of its state as a snapshot without them, so a commit costs what
+changed, not the length of the stream.
 """
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator
+from typing import Any
 
-_external = False
 DELETED = object()
-
-
-def _journal(items: dict) -> "Journal":
-    j = Journal()
-    dict.update(j, items)
-    return j
 
 
 class Journal(dict):
@@ -69,19 +60,3 @@ class Journal(dict):
         out = [(k, dict.get(self, k, DELETED)) for k in self.changed]
         self.changed = set()
         return out
-
-    def __reduce__(self) -> tuple:
-        if _external:
-            return (_journal, ({},))
-        return (_journal, (dict(self),))
-
-
-@contextlib.contextmanager
-def external_journals() -> Iterator[None]:
-    """Pickle journals empty: their entries are stored separately."""
-    global _external
-    _external = True
-    try:
-        yield
-    finally:
-        _external = False

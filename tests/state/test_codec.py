@@ -1,0 +1,142 @@
+"""The explicit state encoding: exact round trips, and bytes that are not state
+never crash the decoders (only StateError) and never execute."""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chronolog.evaluator import STATE_FORMAT, StateError
+from chronolog.state.codec import check_version, decode, encode, tuples, versioned
+from chronolog.state.facts import atoms_from, facts_data, facts_from, imported_data, imported_from
+from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records
+from chronolog.state.snapshots import restore_stage
+
+values = st.one_of(st.text(max_size=8), st.integers(min_value=-(2**80), max_value=2**80))
+plain = st.recursive(
+    st.one_of(st.none(), st.booleans(), values, st.floats(allow_nan=False, allow_infinity=False)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)),
+    max_leaves=20,
+)
+facts = st.lists(st.tuples(st.text(min_size=1, max_size=5), st.lists(values, max_size=3).map(tuple)), max_size=6)
+
+
+@given(plain)
+def test_plain_data_round_trips_exactly(data):
+    assert decode(encode(data)) == data
+
+
+@given(facts)
+def test_facts_round_trip_with_tuples_and_big_integers(items):
+    facts_in = [((p, len(a)), a) for p, a in items]
+    assert facts_from(decode(encode(facts_data(facts_in)))) == facts_in
+
+
+@given(st.booleans(), st.lists(st.tuples(st.text(min_size=1, max_size=4), st.lists(values, max_size=3)), max_size=5))
+def test_imports_round_trip(ok, atoms):
+    from chronolog.engine.core import ANSWERS, Imported
+
+    content = frozenset(((p, len(a)), tuple(a)) for p, a in atoms) | frozenset(
+        ((ANSWERS, (p, len(a))), tuple(a)) for p, a in atoms[:1])
+    imported = Imported(ok, content)
+    again = imported_from(decode(encode(imported_data(imported))))
+    assert again.consistent == ok and again.content == content
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200))
+def test_random_bytes_never_crash_the_decoder(blob):
+    try:
+        decode(blob)
+    except StateError:
+        pass
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200))
+def test_random_bytes_never_crash_the_changelog_reader(blob):
+    reader = ChangelogReader("t.changelog", 0)
+    try:
+        reader.add(7, blob)
+    except StateError as exc:
+        assert "t.changelog partition 0 offset 7" in str(exc)
+
+
+@settings(max_examples=200)
+@given(plain)
+def test_wrong_shapes_are_state_errors_not_crashes(data):
+    from chronolog.runtime.stages import GroundingStage, IngestStage
+
+    for stage in (IngestStage(None, 1), GroundingStage()):
+        snap = encode(versioned({"kind": type(stage).__name__, "stage": data}))
+        try:
+            restore_stage(stage, snap, [])
+        except StateError:
+            pass
+
+
+def test_unknown_format_version_is_refused():
+    with pytest.raises(StateError, match="unknown state format version 99"):
+        check_version({"format": 99})
+    assert check_version({"format": STATE_FORMAT}) == {"format": STATE_FORMAT}
+    assert tuples([1, ["a", [2]]]) == (1, ("a", (2,)))
+
+
+class Marker:
+    """Unpickling this would create a file: proof that a pickle ran."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+def hostile_records(marker: Path) -> list[bytes]:
+    """Pickles in every position a changelog record could hold one."""
+    evil = pickle.dumps(Marker(marker))
+    z = zlib.compress(evil)
+    entry_key, entry = entry_record("log", 5, b"x")
+    entry_head = entry.split(b"\n", 1)[0]
+    (_, chunk), = snapshot_records(b"x", {"a:0": 1}, 1024)
+    chunk_head = chunk.split(b"\n", 1)[0]
+    return [
+        evil,  # the whole value
+        z,
+        entry_head + b"\n" + evil,  # an entry's body
+        entry_head + b"\n" + z,
+        chunk_head + b"\n" + evil,  # a snapshot's body
+        chunk_head + b"\n" + z,
+        evil + b"\n" + z,  # the header
+        b'{"i": 0, "n": 1, "offsets": {"a:0": 1}}\n' + z,  # the pre-format-1 snapshot record (the issue's attack)
+        b'{"kind": "entry", "name": "log", "key": 5, "del": false}\n' + z,  # a pre-format-1 entry
+        msgspec.json.encode({"kind": "snapshot", "i": 0, "n": 1, "offsets": {}, "format": 2}) + b"\n" + z,
+    ]
+
+
+def test_hostile_records_never_execute(tmp_path):
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang.lars import parse_lars
+    from chronolog.runtime.stages import ChainStage
+
+    marker = tmp_path / "pwned"
+    plan = plan_program(parse_lars("q(X) :- p(X) [2].\n"))
+    for i, value in enumerate(hostile_records(marker)):
+        reader = ChangelogReader("c", 0)
+        try:
+            reader.add(i, value)
+        except StateError as exc:
+            assert f"offset {i}" in str(exc)
+        else:  # accepted as a record: its body is then only ever decoded as data
+            found = reader.found
+            snapshot = found.snapshot if found is not None else encode(versioned({"kind": "ChainStage", "stage": {}}))
+            entries = list(reader.entries.items())
+            with pytest.raises(StateError):
+                restore_stage(ChainStage(plan), snapshot, [(k, v) for k, v in entries if v is not None])
+        assert not marker.exists(), f"record {i} executed code"
