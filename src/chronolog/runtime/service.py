@@ -34,11 +34,11 @@ from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Stage
 from chronolog.state.recovery import Recovered, entry_record, read_changelog, snapshot_records
 from chronolog.state.snapshots import entry_bytes, restore_stage, snapshot_bytes
 from chronolog.state.store import RocksStore
-from chronolog.topology import TopicNames, partition_key
+from chronolog.topology import TopicNames, build_topology, partition_key
 
 log = logging.getLogger("chronolog.service")
 
@@ -101,7 +101,7 @@ def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[s
     return conf
 
 
-def make_stage(cfg: ServiceConfig) -> object:
+def make_stage(cfg: ServiceConfig) -> Stage:
     plan = cfg.plan
     strata = plan.fleet_strata
     key, why = partition_key(plan)
@@ -145,11 +145,6 @@ def _offsets(saved: bytes) -> dict | None:
     return got if isinstance(got, dict) else None
 
 
-def _ingest_of(stage: object) -> IngestStage | None:
-    """The ingest stage a service runs: itself, inside a chain, or none."""
-    return stage if isinstance(stage, IngestStage) else getattr(stage, "ingest", None)
-
-
 def _track(stage: object) -> object:
     """Journals record their changes only in services (their commits take them)."""
     for journal in _journals(stage).values():
@@ -165,23 +160,29 @@ class Service:
         self.names = TopicNames(cfg.prefix)
         self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
         self.stopping = False
-        strata = cfg.plan.fleet_strata
+        self.stage = make_stage(cfg)  # first: it checks --stratum and --partition with clear messages
+        self.topology = build_topology(cfg.plan, cfg.partitions, cfg.input_partitions, cfg.prefix,
+                                       chain=cfg.service == "chain")
+        spec = next((s for s in self.topology.services if s.name == cfg.name), None)
+        if spec is None:
+            raise ChronologError(f"error: the topology of this program has no service {cfg.name!r} "
+                                 f"(it has {', '.join(s.name for s in self.topology.services)})")
+        self.spec = spec
         p = cfg.partition
-        if cfg.service == "ingest":
-            self.inputs = [(self.names.facts, i) for i in range(cfg.input_partitions)]
-        elif cfg.service == "grounding":
-            self.inputs = [(self.names.ingested, p)]
-        elif cfg.service == "chain":
-            self.inputs = ([(self.names.facts, i) for i in range(cfg.input_partitions)] if chains_ingest(cfg)
-                           else [(self.names.ingested, p)])
-        elif cfg.service == "reasoner":
-            k = cfg.stratum or 1
-            self.inputs = [(self.names.grounded, p)] + [(self.names.stratum(j), p) for j in range(1, k)]
-        else:
-            self.inputs = [(self.names.stratum(j), p) for j in range(1, strata + 1)]
-        self.changelog = (self.names.changelog(cfg.name), p if cfg.service != "ingest" else 0)
-        self.stage = make_stage(cfg)
+        # the input topic is read whole (every input partition); the others at this partition
+        self.inputs = [(t, i) for t in spec.reads
+                       for i in (range(cfg.input_partitions) if t == self.names.facts else [p])]
+        self.roles = {t: self._role(t) for t in spec.reads}
+        assert spec.state is not None
+        self.changelog = (spec.state, p if cfg.service != "ingest" else 0)
         _track(self.stage)
+
+    def _role(self, topic: str) -> str:
+        """What an input topic is to the stage (stages.Record)."""
+        for role in ("facts", "ingested", "grounded"):
+            if topic == getattr(self.names, role):
+                return role
+        return topic[len(self.cfg.prefix) + 1:]  # stratum.k
 
     # ------------------------------------------------------------ clients
 
@@ -267,8 +268,7 @@ class Service:
         self.db = self._db()
         self._clients()
         resume = self.restore()
-        ingest = _ingest_of(self.stage)
-        self._counted = (0, 0) if ingest is None else (ingest.dead_letters, ingest.too_late)
+        self._counted: dict[str, int] = {k: v or 0 for k, v in self.stage.progress().items() if k != "time_point"}
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         self.metrics.up.set(1)
@@ -324,72 +324,34 @@ class Service:
         """Feed a batch to the stage: the records to produce, the answer lines
         (kept apart: the bulk of the output), record timestamps, whether any
         record was consumed."""
-        from chronolog.runtime.stages import Out
-
-        outs: list[Out] = []
-        lines: list[bytes] = []
-        stamps: list[float] = []
-        stage = self.stage
-        got = False
-        consumed = 0
+        records = []
+        roles = self.roles
         for msg in msgs:
             if msg.error():
                 log.debug("%s: %s", self.cfg.instance, msg.error())
                 continue
-            tp = (msg.topic(), msg.partition())
-            self.positions[tp] = msg.offset() + 1
-            consumed += 1
-            got = True
-            if isinstance(stage, (IngestStage, ChainStage)):
-                outs.extend(stage.handle(msg.value(), msg.topic(), msg.partition(), msg.offset()))
-            elif isinstance(stage, GroundingStage):
-                outs.extend(stage.handle(orjson.loads(msg.value())))
-            elif isinstance(stage, ReasonerStage) and msg.topic() == self.names.grounded:
-                stage.on_grounded(orjson.loads(msg.value()))
-            else:  # a lower stratum's record, for a reasoner or the output
-                assert isinstance(stage, (ReasonerStage, OutputStage))
-                stage.on_stratum(int(msg.topic().rsplit(".", 1)[1]) - 1, orjson.loads(msg.value()))
-        ingest = _ingest_of(stage)
-        if ingest is not None:
-            self.metrics.dead_letters.inc(ingest.dead_letters - self._counted[0])
-            self.metrics.late_events.inc(ingest.too_late - self._counted[1])
-            self._counted = (ingest.dead_letters, ingest.too_late)
-        if isinstance(stage, ChainStage):
-            stage.idle()
-            delayed, corrections = stage.reasoner.delayed, stage.writer.corrections
-            lines = stage.flush()
-            self.metrics.answers.inc(len(lines))
-            self.metrics.corrections.inc(stage.writer.corrections - corrections)
-            self.metrics.delayed_events.inc(stage.reasoner.delayed - delayed)
-            if stage.reasoner.evaluated is not None:
-                self.metrics.time_point.set(stage.reasoner.evaluated)
-        elif isinstance(stage, GroundingStage):
-            outs.extend(stage.idle())
-            if stage.closed is not None:
-                self.metrics.time_point.set(stage.closed)
-        elif isinstance(stage, ReasonerStage):
-            if got:
-                delayed = stage.reasoner.delayed
-                outs.extend(Out("stratum", self.cfg.partition, v) for v in stage.flush())
-                self.metrics.delayed_events.inc(stage.reasoner.delayed - delayed)
-            if stage.reasoner.evaluated is not None:
-                self.metrics.time_point.set(stage.reasoner.evaluated)
-        elif isinstance(stage, OutputStage):
-            if got:
-                corrections = stage.writer.corrections
-                lines = stage.flush()
-                self.metrics.answers.inc(len(lines))
-                self.metrics.corrections.inc(stage.writer.corrections - corrections)
-            if stage.reasoner.evaluated is not None:
-                self.metrics.time_point.set(stage.reasoner.evaluated)
-        elif isinstance(stage, IngestStage) and stage.now is not None:
-            self.metrics.time_point.set(stage.now)
-        self.metrics.events_in.inc(consumed)
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            self.positions[(topic, partition)] = offset + 1
+            records.append((roles[topic], topic, partition, offset, msg.value()))
+        outs, lines = self.stage.process(records)
+        progress = self.stage.progress()
+        for name, value in progress.items():
+            if name == "time_point":
+                if value is not None:
+                    self.metrics.time_point.set(value)
+                continue
+            before = self._counted.get(name, 0)
+            if value is not None and value > before:
+                getattr(self.metrics, name).inc(value - before)
+            self._counted[name] = value or 0
+        self.metrics.answers.inc(len(lines))
+        self.metrics.events_in.inc(len(records))
+        stamps = []
         for msg in (msgs[0], msgs[-1]) if len(msgs) > 1 else msgs:  # a batch's oldest and newest record
             kind, ts = msg.timestamp()
             if kind and ts > 0 and not msg.error():
                 stamps.append(ts / 1000.0)
-        return outs, lines, stamps, got
+        return outs, lines, stamps, bool(records)
 
     def _observe_batch(self, stamps: list[float], process_seconds: float) -> None:
         """The per-hop breakdown (``bench fleet --breakdown``, the dashboard's

@@ -31,6 +31,7 @@ import io
 import time
 import zlib
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import orjson
 
@@ -79,6 +80,39 @@ def partition_of(key: str | None, partitions: int) -> int:
     if key is None or partitions == 1:
         return 0
     return zlib.crc32(key.encode()) % partitions
+
+
+# A consumed record as stages see it: (role, topic, partition, offset, value).
+# ``role`` is what the topic is to the stage: "facts", "ingested", "grounded"
+# or "stratum.k" (k 1-based); ``topic`` is its real name (for dead letters).
+Record = tuple[str, str, int, int, "bytes | None"]
+
+
+class Stage(Protocol):
+    """What every service runs: the service loop knows nothing more of it.
+
+    ``process`` takes a consumed batch (possibly empty: the loop also calls
+    it when input is idle, for idle flushes) and returns the records to
+    produce and the answer lines (kept apart: the bulk of the output, sent
+    as they are).  ``progress`` gives cumulative counters and the latest
+    completed time point, for the metrics.  The state is explicit data:
+    ``export_state``/``import_state`` plus the ``journals`` stored entry by
+    entry (chronolog.state)."""
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
+
+    def progress(self) -> dict[str, int | None]: ...
+
+    def journals(self) -> dict[str, Journal]: ...
+
+    def export_state(self) -> dict: ...
+
+    def import_state(self, state: dict) -> None: ...
+
+
+def _stratum_of(role: str) -> int:
+    """0-based stratum of a "stratum.k" role."""
+    return int(role.rsplit(".", 1)[1]) - 1
 
 
 # ---------------------------------------------------------------- ingest
@@ -155,6 +189,15 @@ class IngestStage:
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
 
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        outs: list[Out] = []
+        for _, topic, partition, offset, value in records:
+            outs.extend(self.handle(value, topic, partition, offset))
+        return outs, []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"dead_letters": self.dead_letters, "late_events": self.too_late, "time_point": self.now}
+
     def journals(self) -> dict[str, Journal]:
         return {}  # all its state is small: in the snapshot
 
@@ -214,6 +257,17 @@ class GroundingStage:
         if now - self.last_input < self.idle_flush:
             return []
         return self._close(self.latest)
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        outs: list[Out] = []
+        for *_, value in records:
+            if value is not None:
+                outs.extend(self.handle(orjson.loads(value), now))
+        outs.extend(self.idle(now))
+        return outs, []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"time_point": self.closed}
 
     def journals(self) -> dict[str, Journal]:
         return {}  # pending points are few: in the snapshot
@@ -339,6 +393,20 @@ class _ImportingStage:
         t = self.lower[j].apply(rec)
         self.reasoner.set_imported(t, _combine(self.lower, t))
 
+    def _take(self, records: list[Record]) -> bool:
+        """Feed consumed records; whether there were any."""
+        for role, *_, value in records:
+            if value is None:
+                continue
+            if role == "grounded":
+                self.on_grounded(orjson.loads(value))
+            else:
+                self.on_stratum(_stratum_of(role), orjson.loads(value))
+        return bool(records)
+
+    def on_grounded(self, rec: dict) -> None:
+        raise ValueError("this stage reads no grounded records")
+
     def journals(self) -> dict[str, Journal]:
         """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
         out = {"log": self.reasoner.log, "imports": self.reasoner.imports}
@@ -372,6 +440,14 @@ class ReasonerStage(_ImportingStage):
 
     def on_grounded(self, rec: dict) -> None:
         self.closed = _feed_grounded(self.reasoner, rec, self.closed)
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        if not self._take(records):
+            return [], []
+        return [Out("stratum", 0, v) for v in self.flush()], []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"delayed_events": self.reasoner.delayed, "time_point": self.reasoner.evaluated}
 
     def export_state(self) -> dict:
         return {**self._export_lower(), "closed": self.closed, "outbox": [b.decode() for b in self.sender.outbox]}
@@ -421,22 +497,44 @@ def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
     return Imported(ok, content)
 
 
+class _LineBuffer:
+    """Where a stage's answer writer writes: bytes kept as written (the writer
+    renders whole time points as UTF-8 into ``buffer``), taken as the
+    lines to produce — no decode and re-encode of the answer text."""
+
+    encoding = "utf-8"
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+
+    def write(self, text: str) -> int:  # the writer's rare text path (corrections)
+        return self.buffer.write(text.encode())
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> list[bytes]:
+        data = self.buffer.getvalue()
+        if not data:
+            return []
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return data.splitlines()
+
+
 class _Answering:
     """A stage whose reasoner writes answer lines (CONTRACT §3) into a buffer."""
 
-    buffer: io.StringIO
+    buffer: _LineBuffer
     writer: AnswerWriter
 
     def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
-        self.buffer = io.StringIO()
-        self.writer = AnswerWriter(self.buffer, plan, answers)
+        self.buffer = _LineBuffer()
+        self.writer = AnswerWriter(self.buffer, plan, answers)  # type: ignore[arg-type]
         return self.writer
 
     def _lines(self) -> list[bytes]:
-        text = self.buffer.getvalue()
-        self.buffer.seek(0)
-        self.buffer.truncate()
-        return [line.encode() for line in text.splitlines()]
+        return self.buffer.take()
 
 
 class OutputStage(_Answering, _ImportingStage):
@@ -460,6 +558,12 @@ class OutputStage(_Answering, _ImportingStage):
     def flush(self) -> list[bytes]:
         self._advance([s.upto for s in self.lower.values()])
         return self._lines()
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        return [], (self.flush() if self._take(records) else [])
+
+    def progress(self) -> dict[str, int | None]:
+        return {"corrections": self.writer.corrections, "time_point": self.reasoner.evaluated}
 
 
 class ChainStage(_Answering):
@@ -498,6 +602,20 @@ class ChainStage(_Answering):
 
     def idle(self, now: float | None = None) -> None:
         self._ground(self.grounding.idle(now))
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        leaving: list[Out] = []
+        for _, topic, partition, offset, value in records:
+            leaving.extend(self.handle(value, topic, partition, offset, now))
+        self.idle(now)
+        return leaving, self.flush()
+
+    def progress(self) -> dict[str, int | None]:
+        got: dict[str, int | None] = {"delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections,
+                                      "time_point": self.reasoner.evaluated}
+        if self.ingest is not None:
+            got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late
+        return got
 
     def _ground(self, outs: list[Out]) -> None:
         for out in outs:
