@@ -10,6 +10,7 @@ facts across all keys and rule it out.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -41,6 +42,15 @@ class TopicNames:
 
     def changelog(self, service: str) -> str:
         return f"{self.prefix}.{service}.changelog"
+
+
+def partition_of(key: str | None, partitions: int) -> int:
+    """The partition of a partition-key value: stable across processes and
+    runtimes (Python's ``hash`` is salted per process), so the fleet's ingest
+    and the backfill route every key alike."""
+    if key is None or partitions == 1:
+        return 0
+    return zlib.crc32(key.encode()) % partitions
 
 
 @dataclass(frozen=True, slots=True)

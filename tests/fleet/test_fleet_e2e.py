@@ -30,7 +30,7 @@ from chronolog.cli.fleet import publish_file, tail_topic
 from chronolog.events import Event, event_json
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.embedded import run_embedded
-from chronolog.runtime.stages import partition_of
+from chronolog.topology import partition_of
 
 PROGRAM = """\
 hot(S) :- temp(S, V) [3], V > 80.

@@ -145,7 +145,6 @@ class Archiver:
         from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
         from chronolog import kafka_clients
-
         from chronolog.backfill.kafka_source import topic_partitions
 
         assignment = []

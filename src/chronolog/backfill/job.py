@@ -43,12 +43,12 @@ from chronolog.backfill.segments import (
 )
 from chronolog.engine.plan import Plan, plan_program
 from chronolog.errors import ChronologError, InputError
-from chronolog.runtime.stages import partition_of
 from chronolog.events import Event
 from chronolog.ir import Loc, Program
+from chronolog.topology import TopicNames, partition_of
 
-FACTS_TOPIC = "chronolog.facts"
-ANSWERS_TOPIC = "chronolog.answers"
+FACTS_TOPIC = TopicNames().facts
+ANSWERS_TOPIC = TopicNames().answers
 EVENT_SCHEMA = "partition int, offset long, t long, pred string, args string, retract boolean, error string"
 ANSWER_SCHEMA = "partition int, offset long, pred string, args string, lo long, hi long, diff int, error string"
 POINT_SCHEMA = "seg int, pred string, args string, T long, info string"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from chronolog.engine.core import Fact
 from chronolog.engine.plan import Plan
-from chronolog.events import Event
+from chronolog.events import Event, withdrawn
 from chronolog.runtime.reasoner import Reasoner, make_engine
 
 Point = tuple[str, tuple, int]  # (pred name, args, time point): one answer point
@@ -73,7 +73,8 @@ class History:
 
 
 def apply_event(log: dict[int, list[Fact]], ev: Event) -> bool:
-    """Change ``log`` like ``Reasoner._apply``; False for a retraction that matches nothing."""
+    """Change ``log`` as the reasoner does (``events.withdrawn``); False for a
+    retraction that matches nothing."""
     if not ev.is_fact:
         return True
     assert ev.pred is not None
@@ -82,11 +83,11 @@ def apply_event(log: dict[int, list[Fact]], ev: Event) -> bool:
         log.setdefault(ev.t, []).append(fact)
         return True
     entries = log.get(ev.t, [])
-    for i in range(len(entries) - 1, -1, -1):
-        if entries[i] == fact:
-            del entries[i]
-            return True
-    return False
+    i = withdrawn(entries, fact)
+    if i is None:
+        return False
+    del entries[i]
+    return True
 
 
 # ---------------------------------------------------------------- segments
@@ -182,7 +183,7 @@ def truth(
     """The answer points in ``[lo, hi]`` that ``chronolog run`` means on ``history``,
     evaluated segment by segment (and key partition by key partition, where the
     program allows) in this process; the Spark job does the same in tasks."""
-    from chronolog.runtime.stages import partition_of
+    from chronolog.topology import partition_of
 
     if history.t1 is None or history.last is None:
         return set()

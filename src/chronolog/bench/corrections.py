@@ -22,6 +22,7 @@ from chronolog.engine.plan import plan_program
 from chronolog.events import Event
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.embedded import run_embedded
+from chronolog.topology import TopicNames
 
 PROGRAMS = {
     "diamond": "q(X) :- p(X) [20].",
@@ -123,7 +124,7 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
                 path.write_bytes(b"\n".join(event_json(e) for e in events) + b"\n")
                 began = time.perf_counter()
                 lines, stats = backfill(spark, ((f"{name}.lars", PROGRAMS[name]),), "lars",
-                                        Source("file", str(path), "chronolog.facts"), None, 0, args.backfill_tps)
+                                        Source("file", str(path), TopicNames().facts), None, 0, args.backfill_tps)
                 job = time.perf_counter() - began
                 table.add_row(name, f"{len(events):,}", str(stats.segments), f"{start_s:.1f}", f"{job:.1f}",
                               f"{len(events) / job:,.0f}", f"{len(lines):,}")

@@ -25,6 +25,10 @@ from typing import Iterator
 
 import orjson
 
+from chronolog.topology import TopicNames
+
+FACTS = TopicNames().facts
+
 PROGRAM = """\
 % bench fleet: every time point yields answer lines (seen), two strata
 seen(X) :- p(X, V) [0].
@@ -122,7 +126,6 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
     from chronolog import kafka_clients
-
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
     from chronolog.runtime.supervisor import Fleet
@@ -131,7 +134,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
                   partitions=partitions, idle_flush=0.5, chain=chain)
     fleet.up(lambda m: None)
-    answers = _Answers(str(fleet.bootstrap), "chronolog.answers", wait_ms, only)
+    answers = _Answers(str(fleet.bootstrap), TopicNames().answers, wait_ms, only)
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
@@ -157,9 +160,9 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
                   breakdown) as (answers, producer):
         start = time.monotonic()
         for line in lines:
-            producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
+            producer.produce(FACTS, line)  # type: ignore[attr-defined]
             producer.poll(0)  # type: ignore[attr-defined]
-        producer.produce("chronolog.facts", orjson.dumps({"t": tps}))  # type: ignore[attr-defined]
+        producer.produce(FACTS, orjson.dumps({"t": tps}))  # type: ignore[attr-defined]
         producer.flush(60)  # type: ignore[attr-defined]
         _wait_for(answers, tps - 1, 600)
         return answers.first_seen.get(tps - 1, time.monotonic()) - start
@@ -176,7 +179,7 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
                 time.sleep(min(0.001, due - now))
             if n % per_tp == 0 and n:
                 closed_at[n // per_tp - 1] = time.monotonic()
-            producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
+            producer.produce(FACTS, line)  # type: ignore[attr-defined]
             producer.poll(0)  # type: ignore[attr-defined]
         producer.flush(30)  # type: ignore[attr-defined]
         _wait_for(answers, len(lines) // per_tp - 2, 60)

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Shipped with chronolog so that `chronolog bench lars` needs no file outside the package.
 # Origin: the public LARS workload generator of the project's shared benchmark folder
 # (shared/bench/lars/gen.py, stdlib only); the code below is that file unchanged, and
@@ -15,7 +16,11 @@ Writes into DIR (default ./out/WORKLOAD_w{W}_n{N}_t{T}):
                  (Laser has no stream-file format of its own: its streams are Python classes)
 Workloads: diamond box join multi cooling p_n pprime_n best worst chain tickerA tickerB
 """
-import argparse, json, os, random
+import argparse
+import json
+import os
+import random
+
 
 def lars_atom(p, args):
     return p if not args else "%s(%s)" % (p, ",".join(str(a) for a in args))

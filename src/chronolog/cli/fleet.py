@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from chronolog.errors import ChronologError
-
-DIALECTS = ["lars", "laser", "mtl", "rtec"]
+from chronolog.lang import DIALECTS
+from chronolog.topology import TopicNames
 
 
 def _env_default(name: str, default: object = None) -> object:
@@ -164,12 +164,12 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
     whose time is later than any before also goes as a time advance to every other
     partition (CONTRACT §4), so each partition's time keeps up."""
     import orjson
-    from chronolog import kafka_clients
 
+    from chronolog import kafka_clients
     from chronolog.runtime.service import kafka_config as load_config
 
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
-    topic = f"{prefix}.facts"
+    topic = TopicNames(prefix).facts
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
@@ -224,7 +224,6 @@ def tail_topic(
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     from chronolog import kafka_clients
-
     from chronolog.runtime.service import kafka_config as load_config
 
     out = out or sys.stdout
@@ -257,7 +256,7 @@ def tail_topic(
 
 def cmd_tail(args: argparse.Namespace) -> int:
     bootstrap, prefix = _bootstrap(args)
-    tail_topic(bootstrap, args.topic or f"{prefix}.answers", args.kafka_config, idle_exit=args.idle_exit, count=args.count)
+    tail_topic(bootstrap, args.topic or TopicNames(prefix).answers, args.kafka_config, idle_exit=args.idle_exit, count=args.count)
     return 0
 
 

@@ -16,12 +16,13 @@ from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
+from chronolog.lang import DIALECTS as _DIALECTS
 
 if TYPE_CHECKING:
     import argparse
 
 EXIT_USAGE = 2
-DIALECTS = ["lars", "laser", "mtl", "rtec"]
+DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (int).
 RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--input": ("input", None, None),
@@ -90,7 +91,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     from chronolog.bench.lars import add_parser as add_bench
 
     add_bench(sub)
-    from chronolog.cli import backfill  # backfill and archive (Spark, Parquet): their own module
+    from chronolog.cli import (
+        backfill,  # backfill and archive (Spark, Parquet): their own module
+    )
 
     backfill.register(sub)
     return parser

@@ -16,7 +16,7 @@ from typing import Callable, Protocol
 
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey, plan_by_reference
-from chronolog.events import Event, OnePredicate
+from chronolog.events import Event, OnePredicate, withdrawn
 from chronolog.runtime.journal import Journal
 from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 
@@ -213,11 +213,10 @@ class Reasoner:
         if not ev.retract:
             self._entries(ev.t).append(fact)
             return True
-        entries = self.log.get(ev.t, ())
-        for i in range(len(entries) - 1, -1, -1):
-            if entries[i] == fact:
-                del self._entries(ev.t)[i]
-                return True
+        i = withdrawn(self.log.get(ev.t, ()), fact)
+        if i is not None:
+            del self._entries(ev.t)[i]
+            return True
         self.unmatched_retractions += 1
         where = f"{ev.loc}: " if ev.loc else ""
         self.warn(f"{where}warning: retraction of {ev.pred}{list(ev.args)} at {ev.t} matches no earlier event; ignored")

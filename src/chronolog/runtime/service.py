@@ -34,8 +34,20 @@ from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Stage
-from chronolog.state.recovery import Recovered, entry_record, read_changelog, snapshot_records
+from chronolog.runtime.stages import (
+    ChainStage,
+    GroundingStage,
+    IngestStage,
+    OutputStage,
+    ReasonerStage,
+    Stage,
+)
+from chronolog.state.recovery import (
+    Recovered,
+    entry_record,
+    read_changelog,
+    snapshot_records,
+)
 from chronolog.state.snapshots import entry_bytes, restore_stage, snapshot_bytes
 from chronolog.state.store import RocksStore
 from chronolog.topology import TopicNames, build_topology, partition_key

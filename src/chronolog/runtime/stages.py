@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import io
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -43,7 +42,15 @@ from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
 from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
-from chronolog.state.facts import atoms_data, atoms_from, facts_data, facts_from, imported_data, imported_from
+from chronolog.state.facts import (
+    atoms_data,
+    atoms_from,
+    facts_data,
+    facts_from,
+    imported_data,
+    imported_from,
+)
+from chronolog.topology import partition_of
 
 EMPTY: frozenset = frozenset()
 
@@ -73,13 +80,6 @@ class Out:
     def record(self) -> dict:
         p = self.payload
         return orjson.loads(p) if isinstance(p, bytes) else p
-
-
-def partition_of(key: str | None, partitions: int) -> int:
-    """Stable across processes (Python's ``hash`` is salted per process)."""
-    if key is None or partitions == 1:
-        return 0
-    return zlib.crc32(key.encode()) % partitions
 
 
 # A consumed record as stages see it: (role, topic, partition, offset, value).
