@@ -76,7 +76,10 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
     topo.add_argument("--chain", action="store_true", help="the chained fleet (chronolog up --chain)")
-    topo.add_argument("--format", default="text", choices=["text", "mermaid"], help="text, or a Mermaid diagram")
+    topo.add_argument("--format", default="text", choices=["text", "mermaid", "helm-values", "compose"],
+                      help="text; a Mermaid diagram; Helm values for helm/chronolog; a docker-compose file")
+    topo.add_argument("--mount", default="./programs",
+                      help="compose: the host folder holding the program files (default ./programs)")
     topo.set_defaults(func=cmd_topology)
 
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
@@ -349,7 +352,20 @@ def cmd_topology(args: argparse.Namespace) -> int:
 
     topology = build_topology(plan_program(load_program(args.program, args.dialect)), args.partitions,
                               args.input_partitions, chain=args.chain)
-    print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
+    if args.format == "helm-values":
+        from chronolog.deploy import helm_values
+
+        print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
+                          "chronolog", args.chain), end="")
+    elif args.format == "compose":
+        from chronolog.deploy import compose_file
+
+        if args.chain or args.partitions != 1:
+            raise ChronologError("error: --format compose writes the per-stratum layout on one partition "
+                                 "(use docker-compose.chain.yml for the chained one)")
+        print(compose_file(topology, args.program, args.dialect, args.mount), end="")
+    else:
+        print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
     return 0
 
 
