@@ -32,7 +32,7 @@ def helm_values(topology: Topology, programs: list[str], dialect: str | None, pa
         f"# Helm values for the fleet of {', '.join(names)}:",
         f"#   chronolog topology {' '.join(names)} --format helm-values"
         + (f" --partitions {partitions}" if partitions != 1 else "") + (" --chain" if chain else ""),
-        f"#   helm install NAME helm/chronolog -f THIS_FILE",
+        "#   helm install NAME helm/chronolog -f THIS_FILE",
         f"# partitioning: {topology.partition_reason}",
         f"layout: {'chain' if chain else 'perStratum'}",
         f"strata: {strata}",
