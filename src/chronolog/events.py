@@ -31,6 +31,7 @@ class Event:
     args: Args = ()
     retract: bool = False
     loc: Loc | None = None
+    span: object = None  # DatalogMTL: the fact's interval (t is its left end, the arrival order's time)
 
     @property
     def is_fact(self) -> bool:

@@ -101,7 +101,11 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
 
-    return plan_program(load_program(args.program, args.dialect))
+    program = load_program(args.program, args.dialect)
+    if program.dialect in ("mtl", "rtec"):
+        raise ChronologError(f"error: the fleet does not run {program.dialect} programs yet; evaluate them with "
+                             f"`chronolog run` (embedded)")
+    return plan_program(program)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
