@@ -30,7 +30,7 @@ def _time(value: object, loc: Loc) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise InputError(f'"t" must be a number or a rational string such as "7/2", not {orjson.dumps(value).decode()}', loc)
     try:
-        return Fraction(value) if not isinstance(value, float) else Fraction(str(value))
+        return I.norm(Fraction(value) if not isinstance(value, float) else Fraction(str(value)))
     except (ValueError, ZeroDivisionError):
         raise InputError(f'"t" must be a number or a rational string such as "7/2", not {value!r}', loc) from None
 

@@ -24,7 +24,7 @@ from math import inf
 
 from chronolog.errors import InputError, ProgramError
 from chronolog.ir import Loc
-from chronolog.mtl.intervals import Iv, make
+from chronolog.mtl.intervals import Iv, make, norm
 from chronolog.mtl.syntax import BINARY, UNARY, Atom, Binary, Fact, Literal, MtlProgram, Rule, Unary, Var, variables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
@@ -32,9 +32,9 @@ _NUM = re.compile(r"-?(?:\d+(?:\.\d+)?(?:/\d+)?|\.\d+)")
 _TERM = re.compile(r'"(?:[^"\\]|\\.)*"|' + _NUM.pattern + r"|" + _NAME.pattern)
 
 
-def number(text: str) -> Fraction:
-    """``7``, ``7.5``, ``15/2`` as an exact rational."""
-    return Fraction(text)
+def number(text: str) -> Fraction | int:
+    """``7``, ``7.5``, ``15/2`` as an exact rational (an ``int`` when integral)."""
+    return norm(Fraction(text))
 
 
 class _Line:

@@ -107,6 +107,8 @@ class MtlEvaluator:
         self.window = reach(program)
         self.heads = {head_atom(r.head).key for r in program.rules}
         self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
+        self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
+        self.live: set[Atom] = set()  # published atoms holding inside the window (seeds, open claims)
         for f in program.facts:
             self._add(f.pred, f.args, f.interval)
         self.published: dict[Atom, list[Iv]] = {}
@@ -126,9 +128,10 @@ class MtlEvaluator:
     def _add(self, pred: str, args: tuple, iv: Iv) -> None:
         k = (pred, tuple(args), iv)
         self.inputs[k] = self.inputs.get(k, 0) + 1
+        self.active[k] = self.active.get(k, 0) + 1
 
     def push(self, event: Event) -> None:
-        t = Fraction(event.t)
+        t = I.norm(Fraction(event.t))
         iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
         ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
         self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
@@ -143,9 +146,11 @@ class MtlEvaluator:
             self._add(*k)
             return
         if self.inputs.get(k, 0) > 0:
-            self.inputs[k] -= 1
-            if not self.inputs[k]:
-                del self.inputs[k]
+            for log in (self.inputs, self.active):
+                if log.get(k, 0) > 0:
+                    log[k] -= 1
+                    if not log[k]:
+                        del log[k]
             self.dirty = self.dirty or self.evaluated is not None and iv[0] <= self.evaluated
         else:
             self.unmatched_retractions += 1
@@ -155,10 +160,10 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ evaluation
 
-    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None) -> Db:
+    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False) -> Db:
         window = (lo, True, until, True)
         facts = []
-        for (pred, args, iv), _ in self.inputs.items():
+        for (pred, args, iv), _ in (self.inputs if whole else self.active).items():
             got = I.intersect(iv, window)
             if got is not None:
                 facts.append((pred, args, got))
@@ -171,18 +176,26 @@ class MtlEvaluator:
         self.max_kept = max(self.max_kept, self.kept)
         return self.materialiser.run(db, window)
 
-    def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange]) -> None:
+    def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange], keep: int = 0) -> None:
+        """Publish what changed from the atom's published intervals to ``new``;
+        the first ``keep`` intervals are known to be the same in both."""
         old = self.published.get(atom, [])
-        if new == old:
+        same = keep
+        while same < len(old) and same < len(new) and old[same] == new[same]:
+            same += 1
+        was, now = old[same:], new[same:]
+        if not was and not now:
             return
-        for iv in I.subtract(new, old):
+        for iv in I.subtract(now, was):
             out.append((atom[0], atom[1], _span(iv), 1))
-        for iv in I.subtract(old, new):
+        for iv in I.subtract(was, now):
             out.append((atom[0], atom[1], _span(iv), -1))
         if new:
             self.published[atom] = new
+            self.live.add(atom)
         else:
             self.published.pop(atom, None)
+            self.live.discard(atom)
 
     @staticmethod
     def _open(ivs: list[Iv], until: Fraction) -> list[Iv]:
@@ -194,7 +207,9 @@ class MtlEvaluator:
     def _recompute(self, until: Fraction, claim: bool) -> list[AnswerChange]:
         """Everything from the input log: the batch result, and every correction."""
         assert self.lo is not None
-        model = self._model(self.lo, until)
+        model = self._model(self.lo, until, whole=True)
+        self.active = dict(self.inputs)
+        self.live = set(self.published)
         out: list[AnswerChange] = []
         atoms = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
         for atom in sorted(atoms | set(self.published), key=_order):
@@ -208,23 +223,29 @@ class MtlEvaluator:
         lo = max(self.lo, e - self.window) if self.window != inf else self.lo
         seeds: Db = {}
         before = (lo, True, e, True)
-        for atom, ivs in self.published.items():
-            kept = I.intersect_sets(ivs, [before])
+        for atom in self.live:
+            kept = I.intersect_sets(self.published[atom], [before])
             if kept:
                 seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
         model = self._model(lo, until, seeds)
         after = (e, False, until, True)
         out: list[AnswerChange] = []
         fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
-        for atom in sorted(fresh | {a for a, ivs in self.published.items() if ivs[-1][2] == inf}, key=_order):
+        upto_e = (-inf, False, e, True)
+        for atom in sorted(fresh | {a for a in self.live if self.published[a][-1][2] == inf}, key=_order):
             ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
-            past = I.intersect_sets(self.published.get(atom, []), [(-inf, False, e, True)])
-            new = I.coalesce(past + I.intersect_sets(ivs, [after]))
-            self._diff(atom, self._open(new, until), out)
+            old = self.published.get(atom, [])
+            # only the intervals reaching e or later can change: the others are final and kept as they are
+            i = len(old)
+            while i > 0 and old[i - 1][2] >= e:
+                i -= 1
+            i = max(0, i - 1)  # the one before may merge with what follows e
+            tail = I.coalesce(I.intersect_sets(old[i:], [upto_e]) + I.intersect_sets(ivs, [after]))
+            self._diff(atom, old[:i] + self._open(tail, until), out, keep=i)
         return out
 
     def advance(self, until: Time) -> list[AnswerChange]:
-        until = Fraction(until)
+        until = I.norm(Fraction(until))
         if self.mode == "batch" or self.lo is None:
             return []
         if self.evaluated is not None and until <= self.evaluated and not self.dirty:
@@ -235,12 +256,22 @@ class MtlEvaluator:
             out = self._window_step(until)
         self.evaluated, self.dirty = until, False
         self.time_points += 1
+        self._forget(until)
         return out
+
+    def _forget(self, e: Fraction) -> None:
+        """Drop from the working set what no later window can meet (Forget, seed 002):
+        the next window starts at ``e - W``."""
+        if self.window == inf:
+            return
+        start = e - self.window
+        self.active = {k: n for k, n in self.active.items() if k[2][2] >= start}
+        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] >= start}
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.lo is None or self.hi is None:
             return []
-        end = self.hi if until is None else min(self.hi, Fraction(until))
+        end = self.hi if until is None else min(self.hi, I.norm(Fraction(until)))
         if self.mode == "batch":
             out = self._recompute(end, claim=False)
             self.evaluated = end
@@ -271,8 +302,10 @@ class MtlEvaluator:
             self.inputs = {(str(p), tuple(a), interval_from_text(iv)): int(n) for p, a, iv, n in data["inputs"]}
             self.published = {(str(p), tuple(a)): [interval_from_text(iv) for iv in ivs]
                               for p, a, ivs in data["published"]}
-            self.lo, self.hi, self.evaluated = (None if x is None else Fraction(x)
+            self.lo, self.hi, self.evaluated = (None if x is None else I.norm(Fraction(x))
                                                 for x in (data["lo"], data["hi"], data["evaluated"]))
+            self.active = dict(self.inputs)  # the working set, pruned again by the next step
+            self.live = set(self.published)
             self.dirty = bool(data["dirty"])
             (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
 

@@ -20,12 +20,24 @@ from fractions import Fraction
 from math import inf
 from typing import Iterable, Union
 
-Num = Union[Fraction, float]  # float only for ±inf
+Num = Union[int, Fraction, float]  # int for integral times, float only for ±inf
 Iv = tuple[Num, bool, Num, bool]
 
 
+def norm(x: Num) -> Num:
+    """Integral rationals as ``int``: most streams have integer times, and
+    comparing ints is many times cheaper than comparing Fractions."""
+    if type(x) is Fraction and x.denominator == 1:
+        return x.numerator
+    return x
+
+
 def make(lo: Num, lo_closed: bool, hi: Num, hi_closed: bool) -> Iv | None:
-    """The interval, normalised (infinite ends open), or None if empty."""
+    """The interval, normalised (infinite ends open, integral ends ints), or None if empty."""
+    if type(lo) is Fraction and lo.denominator == 1:
+        lo = lo.numerator
+    if type(hi) is Fraction and hi.denominator == 1:
+        hi = hi.numerator
     if lo == -inf:
         lo_closed = False
     if hi == inf:
@@ -94,25 +106,25 @@ def intersect_sets(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
 
 
 def subtract(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
-    """Points of coalesced ``xs`` not in coalesced ``ys``."""
+    """Points of coalesced ``xs`` not in coalesced ``ys`` (a merge, linear in their sizes)."""
     out: list[Iv] = []
+    j = 0
     for x in xs:
-        pieces = [x]
-        for y in ys:
-            if y[0] > x[2]:
-                break
-            nxt = []
-            for p in pieces:
-                left = make(p[0], p[1], y[0], not y[1])
-                right = make(y[2], not y[3], p[2], p[3])
-                for piece in (left, right):
-                    if piece is not None:
-                        got = intersect(piece, p)
-                        if got is not None:
-                            nxt.append(got)
-            pieces = nxt
-        out.extend(pieces)
-    return coalesce(out)
+        # skip the ys that end before x starts
+        while j < len(ys) and (ys[j][2] < x[0] or (ys[j][2] == x[0] and not (ys[j][3] and x[1]))):
+            j += 1
+        cur: Iv | None = x
+        k = j
+        while cur is not None and k < len(ys) and (ys[k][0] < cur[2] or (ys[k][0] == cur[2] and ys[k][1] and cur[3])):
+            y = ys[k]
+            left = make(cur[0], cur[1], y[0], not y[1])
+            if left is not None:
+                out.append(left)
+            cur = make(y[2], not y[3], cur[2], cur[3])
+            k += 1
+        if cur is not None:
+            out.append(cur)
+    return out
 
 
 # ---------------------------------------------------------------- operators

@@ -148,9 +148,11 @@ def run_evaluator(
     binary = getattr(out, "buffer", None)
     write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
 
+    points = getattr(evaluator, "dialect", "") != "mtl"  # DatalogMTL answers are intervals, [7,7] included
+
     def emit(changes: list) -> None:
         for pred, args, span, diff in changes:
-            write(interval_line(pred, args, span, diff) + b"\n")
+            write(interval_line(pred, args, span, diff, points) + b"\n")
             stats.answer_lines += 1
             if diff < 0:
                 stats.corrections += 1
