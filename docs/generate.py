@@ -71,7 +71,8 @@ def cli_reference() -> str:
     for words, parser, summary in subcommands(build_parser()):
         name = " ".join(words)
         out += [f"### `chronolog {name}`", "", f"{summary[:1].upper()}{summary[1:]}." if summary else "", ""]
-        usage = parser.format_usage().removeprefix("usage: ").strip()
+        first, *rest = parser.format_usage().removeprefix("usage: ").strip().splitlines()
+        usage = "\n".join([first, *(line.removeprefix(" " * len("usage: ")) for line in rest)])
         out += ["```", usage, "```", ""]
         rows = [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
         if rows:
