@@ -9,7 +9,9 @@ A page asks for a part with a marker line ``<!-- generated: NAME -->``:
   ``build_topology`` (what ``chronolog topology --format mermaid`` prints).
 
 ``fleet/dashboard.svg`` is a sketch of the Grafana dashboard's panels, drawn
-from ``ops/grafana/chronolog.json`` (titles and grid positions).
+from ``ops/grafana/chronolog.json`` (titles and grid positions), and
+``benchmarks-lars.svg`` plots the LARS table of ``benchmarks.md`` against its
+targets, so the picture always shows the figures the table states.
 """
 
 from __future__ import annotations
@@ -147,6 +149,54 @@ def dashboard_svg(dashboard: dict | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
+# --- benchmark plot ------------------------------------------------------------------
+
+BENCHMARKS = ROOT / "docs" / "benchmarks.md"
+
+
+def lars_targets(markdown: str) -> list[tuple[str, str, float, float]]:
+    """(workload, measured figure's name, measured ms/tp, target ms/tp) of every row
+    of the LARS table that has a target: the whole process where the target says
+    "(process)", else the evaluation time."""
+    header, rows = None, []
+    for line in markdown.splitlines():
+        cells = [c.strip().strip("*") for c in line.strip().strip("|").split("|")]
+        if cells[:3] == ["workload", "W/N/T/K", "target ms/tp"]:
+            header = cells
+        elif header and line.startswith("|") and not set(line) <= set("|-"):
+            row = dict(zip(header, (c.strip("*").strip() for c in cells)))
+            target = re.match(r"≤ ([\d.]+)( \(process\))?", row["target ms/tp"])
+            if target:
+                column = "process wall ms/tp" if target.group(2) else "eval ms/tp"
+                rows.append((row["workload"], column.split(" ms")[0], float(row[column]), float(target.group(1))))
+        elif header and rows:
+            break
+    return rows
+
+
+def benchmark_svg(markdown: str | None = None) -> str:
+    """Horizontal bars: each workload's measured time as a share of its target (the line at 100 %)."""
+    rows = lars_targets(BENCHMARKS.read_text() if markdown is None else markdown)
+    label, width, bar = 260, 420, 22
+    scale = width / max(1.0, *(m / t for _, _, m, t in rows))
+    height = 30 + bar * len(rows) + 30
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label + width + 140}" height="{height}" '
+             f'font-family="sans-serif" font-size="13">']
+    for i, (name, column, measured, target) in enumerate(rows):
+        y = 20 + i * bar
+        share = measured / target
+        colour = "#4a8f5c" if share <= 1 else "#c0504d"
+        parts.append(f'<text x="{label - 8}" y="{y + 15}" text-anchor="end">{html.escape(name)} ({column})</text>')
+        parts.append(f'<rect x="{label}" y="{y + 3}" width="{share * scale:.1f}" height="{bar - 6}" fill="{colour}"/>')
+        parts.append(f'<text x="{label + share * scale + 6:.1f}" y="{y + 15}">{measured:g} / {target:g} ms/tp</text>')
+    line = label + scale
+    parts.append(f'<line x1="{line:.1f}" y1="12" x2="{line:.1f}" y2="{height - 24}" stroke="#333" '
+                 f'stroke-dasharray="4 3"/>')
+    parts.append(f'<text x="{line:.1f}" y="{height - 8}" text-anchor="middle">target</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "metrics": metrics_reference,
@@ -171,6 +221,7 @@ def on_files(files, config):  # noqa: ANN001, ANN201 (MkDocs' hook signature)
     from mkdocs.structure.files import File
 
     files.append(File.generated(config, "fleet/dashboard.svg", content=dashboard_svg()))
+    files.append(File.generated(config, "benchmarks-lars.svg", content=benchmark_svg()))
     return files
 
 

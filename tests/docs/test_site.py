@@ -134,3 +134,34 @@ def test_a_broken_link_fails_the_build(tmp_path):
     proc = build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert proc.returncode != 0
     assert "no-such-page.md" in proc.stdout + proc.stderr
+
+
+def _generate():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import generate
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    return generate
+
+
+def test_benchmark_plot_reads_the_figures_each_target_applies_to():
+    table = """
+| workload | W/N/T/K | target ms/tp | eval ms/tp | process wall ms/tp | facts/s |
+|---|---|---|---|---|---|
+| diamond | 20/800 | ≤ 1.8 (process) | 0.58 | **1.48** | 541,878 |
+| multi | 20/800 | – | 16.2 | 21.9 | 36,580 |
+| worst | 3/1000 | ≤ 0.24 | **0.165** | 1.10 | 908,329 |
+
+| workload | 1× / 5× / 10× |
+"""
+    assert _generate().lars_targets(table) == [("diamond", "process wall", 1.48, 1.8), ("worst", "eval", 0.165, 0.24)]
+
+
+def test_benchmark_plot_on_the_site_has_every_targeted_workload(site):
+    svg = (site / "benchmarks-lars.svg").read_text(encoding="utf-8")
+    rows = _generate().lars_targets((ROOT / "docs" / "benchmarks.md").read_text())
+    assert len(rows) >= 10
+    for name, column, measured, target in rows:
+        assert f">{name} ({column})<" in svg and f">{measured:g} / {target:g} ms/tp<" in svg, name
+    assert 'src="../benchmarks-lars.svg"' in (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
