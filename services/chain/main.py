@@ -1,12 +1,6 @@
-"""Entry point of the chain service: `python services/chain/main.py PROGRAM... [options]`.
+"""The chain service: `python services/chain/main.py PROGRAM... --bootstrap HOST:PORT` is `chronolog service chain ...`."""
 
-The same as `chronolog service chain PROGRAM... [options]`; the service
-itself lives in the package (chronolog.runtime.stages, chronolog.runtime.service).
-"""
-
-import sys
-
-from chronolog.cli.main import main
+from chronolog.cli.fleet import service_main
 
 if __name__ == "__main__":
-    sys.exit(main(["service", "chain", *sys.argv[1:]]))
+    service_main("chain")

@@ -1,12 +1,6 @@
-"""Entry point of the grounding service: `python services/grounding/main.py PROGRAM... [options]`.
+"""The grounding service: `python services/grounding/main.py PROGRAM... --bootstrap HOST:PORT` is `chronolog service grounding ...`."""
 
-The same as `chronolog service grounding PROGRAM... [options]`; the service
-itself lives in the package (chronolog.runtime.stages, chronolog.runtime.service).
-"""
-
-import sys
-
-from chronolog.cli.main import main
+from chronolog.cli.fleet import service_main
 
 if __name__ == "__main__":
-    sys.exit(main(["service", "grounding", *sys.argv[1:]]))
+    service_main("grounding")

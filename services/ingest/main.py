@@ -1,12 +1,6 @@
-"""Entry point of the ingest service: `python services/ingest/main.py PROGRAM... [options]`.
+"""The ingest service: `python services/ingest/main.py PROGRAM... --bootstrap HOST:PORT` is `chronolog service ingest ...`."""
 
-The same as `chronolog service ingest PROGRAM... [options]`; the service
-itself lives in the package (chronolog.runtime.stages, chronolog.runtime.service).
-"""
-
-import sys
-
-from chronolog.cli.main import main
+from chronolog.cli.fleet import service_main
 
 if __name__ == "__main__":
-    sys.exit(main(["service", "ingest", *sys.argv[1:]]))
+    service_main("ingest")

@@ -1,12 +1,6 @@
-"""Entry point of the output service: `python services/output/main.py PROGRAM... [options]`.
+"""The output service: `python services/output/main.py PROGRAM... --bootstrap HOST:PORT` is `chronolog service output ...`."""
 
-The same as `chronolog service output PROGRAM... [options]`; the service
-itself lives in the package (chronolog.runtime.stages, chronolog.runtime.service).
-"""
-
-import sys
-
-from chronolog.cli.main import main
+from chronolog.cli.fleet import service_main
 
 if __name__ == "__main__":
-    sys.exit(main(["service", "output", *sys.argv[1:]]))
+    service_main("output")

@@ -1,12 +1,6 @@
-"""Entry point of the reasoner service: `python services/reasoner/main.py PROGRAM... [options]`.
+"""The reasoner service: `python services/reasoner/main.py PROGRAM... --bootstrap HOST:PORT` is `chronolog service reasoner ...`."""
 
-The same as `chronolog service reasoner PROGRAM... [options]`; the service
-itself lives in the package (chronolog.runtime.stages, chronolog.runtime.service).
-"""
-
-import sys
-
-from chronolog.cli.main import main
+from chronolog.cli.fleet import service_main
 
 if __name__ == "__main__":
-    sys.exit(main(["service", "reasoner", *sys.argv[1:]]))
+    service_main("reasoner")

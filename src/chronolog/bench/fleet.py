@@ -283,12 +283,7 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--facts", type=int, default=10, help="events per time point (default 10)")
     fleet.add_argument("--rate", type=float, default=1000.0, help="events/s of the latency run (default 1000)")
     fleet.add_argument("--seconds", type=float, default=10.0, help="length of the latency run (default 10)")
-    fleet.add_argument("--partitions", type=int, default=1)
-    fleet.add_argument("--workload", choices=sorted(WORKLOADS), default="default",
-                       help="default: --facts events per time point keyed for partitioning; points: many time "
-                            "points of 10 events (a clock fact, six window facts, three join facts)")
-    fleet.add_argument("--breakdown", action="store_true",
-                       help="also print each service's per-hop latency breakdown, from its /metrics")
+    fleet.add_argument("--partitions", type=int, default=1, help="key partitions of the fleet runs (default 1)")
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
     fleet.add_argument("--layout", choices=["strata", "chain", "both"], default="both",
                        help="one service per stratum (chronolog up), chained (up --chain), or both (default)")

@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 from chronolog.errors import ChronologError
-from chronolog.lang import DIALECTS
-from chronolog.topology import TopicNames
+
+DIALECTS = ["lars", "laser", "mtl", "rtec"]
+SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
+PROGRAM_HELP = "program file(s)"
+DIALECT_HELP = "rule language (default: by extension)"
 
 
 def _env_default(name: str, default: object = None) -> object:
@@ -20,8 +23,8 @@ def _env_default(name: str, default: object = None) -> object:
 
 def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="start the Kafka fleet (bundled broker unless --bootstrap) and supervise it")
-    up.add_argument("program", nargs="+")
-    up.add_argument("--dialect", choices=DIALECTS)
+    up.add_argument("program", nargs="+", help=PROGRAM_HELP)
+    up.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
     up.add_argument("--bootstrap", help="Kafka bootstrap HOST:PORT (default: start the bundled broker)")
     up.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     up.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
@@ -40,7 +43,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.set_defaults(func=cmd_up)
 
     down = sub.add_parser("down", help="stop the fleet started by `chronolog up`")
-    down.add_argument("--state-dir", default=".chronolog")
+    down.add_argument("--state-dir", default=".chronolog", help="the state directory given to `chronolog up`")
     down.set_defaults(func=cmd_down)
 
     pub = sub.add_parser("publish", help="send an input file (JSONL, one event per line) to the input topic")
@@ -56,31 +59,35 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     tail.set_defaults(func=cmd_tail)
 
     svc = sub.add_parser("service", help="run one fleet service (started by `chronolog up`, Helm or compose)")
-    svc.add_argument("service", choices=["ingest", "grounding", "reasoner", "output", "chain"])
-    svc.add_argument("program", nargs="+")
-    svc.add_argument("--dialect", choices=DIALECTS)
-    svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"))
+    svc.add_argument("service", choices=SERVICES, help="which service (services/SERVICE/README.md)")
+    svc.add_argument("program", nargs="+", help=PROGRAM_HELP)
+    svc.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
+    svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"),
+                     help="Kafka bootstrap HOST:PORT (default: $CHRONOLOG_BOOTSTRAP)")
     svc.add_argument("--stratum", type=int, help="reasoner: the stratum it evaluates (1-based)")
-    svc.add_argument("--partition", type=int, default=0)
-    svc.add_argument("--partitions", type=int, default=1)
-    svc.add_argument("--input-partitions", type=int, default=1)
-    svc.add_argument("--state-dir", default=_env_default("CHRONOLOG_STATE_DIR", ".chronolog"))
-    svc.add_argument("--metrics-port", type=int, default=int(str(_env_default("CHRONOLOG_METRICS_PORT", 9400))))
-    svc.add_argument("--idle-flush", type=float, default=1.0)
-    svc.add_argument("--retention", type=int)
-    svc.add_argument("--kafka-config")
-    svc.add_argument("--topic-prefix", default="chronolog")
+    svc.add_argument("--partition", type=int, default=0, help="the key partition this instance owns")
+    svc.add_argument("--partitions", type=int, default=1, help="key partitions of the fleet")
+    svc.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
+    svc.add_argument("--state-dir", default=_env_default("CHRONOLOG_STATE_DIR", ".chronolog"),
+                     help="RocksDB state (default: $CHRONOLOG_STATE_DIR or .chronolog)")
+    svc.add_argument("--metrics-port", type=int, default=int(str(_env_default("CHRONOLOG_METRICS_PORT", 9400))),
+                     help="HTTP port of /metrics (default: $CHRONOLOG_METRICS_PORT or 9400; 0: any free port)")
+    svc.add_argument("--idle-flush", type=float, default=1.0, help="grounding: close the latest time point after "
+                     "this many idle seconds")
+    svc.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back")
+    svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    svc.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     svc.add_argument("--ready-file", help="write {pid, metrics_port} here once the service runs")
     svc.set_defaults(func=cmd_service)
 
     ct = sub.add_parser("create-topics", help="create the topics of a program's fleet on a Kafka cluster")
-    ct.add_argument("program", nargs="+")
-    ct.add_argument("--dialect", choices=DIALECTS)
-    ct.add_argument("--bootstrap", required=True)
-    ct.add_argument("--partitions", type=int, default=1)
-    ct.add_argument("--input-partitions", type=int, default=1)
-    ct.add_argument("--kafka-config")
-    ct.add_argument("--topic-prefix", default="chronolog")
+    ct.add_argument("program", nargs="+", help=PROGRAM_HELP)
+    ct.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
+    ct.add_argument("--bootstrap", required=True, help="Kafka bootstrap HOST:PORT")
+    ct.add_argument("--partitions", type=int, default=1, help="partitions of the internal topics")
+    ct.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
+    ct.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    ct.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     ct.add_argument("--chain", action="store_true", help="the topics of a chained fleet (up --chain)")
     ct.add_argument("--replication-factor", type=int, default=1, help="replicas per topic (default 1)")
     ct.set_defaults(func=cmd_create_topics)
@@ -88,9 +95,9 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
 
 def _client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", help="Kafka bootstrap HOST:PORT (default: the fleet in --state-dir)")
-    p.add_argument("--state-dir", default=".chronolog")
-    p.add_argument("--kafka-config")
-    p.add_argument("--topic-prefix", default=None)
+    p.add_argument("--state-dir", default=".chronolog", help="the fleet's state directory, for its bootstrap")
+    p.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    p.add_argument("--topic-prefix", default=None, help="topic prefix (default: the fleet's, else chronolog)")
 
 
 def _say(msg: str) -> None:
@@ -303,3 +310,12 @@ def cmd_create_topics(args: argparse.Namespace) -> int:
         print(f"created {name}")
     print(f"{len(topology.topics)} topics present, {len(created)} created")
     return 0
+
+
+def service_main(service: str, argv: list[str] | None = None) -> None:
+    """Entry point of ``services/SERVICE/main.py``: exactly ``chronolog service
+    SERVICE ARGS...`` (ARGS from the command line), so the folder and the CLI
+    start the same runner."""
+    from chronolog.cli.main import main
+
+    sys.exit(main(["service", service, *(sys.argv[1:] if argv is None else argv)]))
