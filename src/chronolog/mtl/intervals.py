@@ -151,46 +151,35 @@ def box_plus(iv: Iv, rho: Iv) -> Iv | None:
     return make(iv[0] - rho[0], iv[1] or not rho[1], iv[2] - rho[2], iv[3] or not rho[3])
 
 
-def since(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
-    """{t | ∃ s: t − s ∈ ρ, s ∈ right, and every point of (s, t) in left} (coalesced inputs)."""
+def _through(left: list[Iv], right: list[Iv], rho: Iv, past: bool) -> list[Iv]:
+    """Since (``past``) or Until: t such that the right operand holds at some s
+    with ±(t − s) ∈ ρ and the left one at every point strictly between s and t."""
     out: list[Iv] = []
     zero = contains(rho, Fraction(0))
     for k in right:
         if zero:
-            out.append(k)  # s = t: (s, t) is empty
+            out.append(k)  # s = t: nothing lies between them
         for j in left:
-            # s in k with s >= j.lo (any bracket: (s, t) must lie in j) and s <= j.hi
+            # s in k and inside j's closure (the open stretch from s to t must lie in j)
             s = intersect(k, (j[0], True, j[2], True))
-            if s is None:
-                continue
-            reach = diamond_minus(s, rho)
+            reach = None if s is None else (diamond_minus(s, rho) if past else diamond_plus(s, rho))
             if reach is None:
                 continue
-            # t <= j.hi (the open (s, t) may end at j's end whatever its bracket), and t > s
-            got = intersect(reach, (-inf, False, j[2], True))
+            # t stays within j's closure on the far side
+            got = intersect(reach, (-inf, False, j[2], True) if past else (j[0], True, inf, False))
             if got is not None:
                 out.append(got)
     return coalesce(out)
+
+
+def since(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
+    """{t | ∃ s: t − s ∈ ρ, s ∈ right, and every point of (s, t) in left} (coalesced inputs)."""
+    return _through(left, right, rho, True)
 
 
 def until(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
     """{t | ∃ s: s − t ∈ ρ, s ∈ right, and every point of (t, s) in left}."""
-    out: list[Iv] = []
-    zero = contains(rho, Fraction(0))
-    for k in right:
-        if zero:
-            out.append(k)
-        for j in left:
-            s = intersect(k, (j[0], True, j[2], True))
-            if s is None:
-                continue
-            reach = diamond_plus(s, rho)
-            if reach is None:
-                continue
-            got = intersect(reach, (j[0], True, inf, False))
-            if got is not None:
-                out.append(got)
-    return coalesce(out)
+    return _through(left, right, rho, False)
 
 
 def text(iv: Iv) -> str:
