@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 from chronolog.errors import ChronologError
+from chronolog.lang import DIALECTS
+from chronolog.topology import TopicNames
 
-DIALECTS = ["lars", "laser", "mtl", "rtec"]
 SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
 PROGRAM_HELP = "program file(s)"
 DIALECT_HELP = "rule language (default: by extension)"
