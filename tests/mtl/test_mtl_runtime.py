@@ -191,3 +191,13 @@ def test_lubm_stream_equals_batch(short_stop, program, data):
         runs[mode] = clip(meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1))
                                    for x in lines]), 300)
     assert runs["stream"] == runs["batch"] and runs["batch"]
+
+
+def test_bench_mtl_prints_its_table(short_stop):
+    got = chronolog("bench", "mtl", "L1")
+    assert got.returncode == 0, got.stderr
+    (row,) = [line for line in got.stdout.splitlines() if line.startswith("│ ")]
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[0] == "L1" and cells[1] == "14,162" and float(cells[2]) > 0 and cells[-1].endswith("MiB")
+    got = chronolog("bench", "mtl", "nope")
+    assert got.returncode == 2 and "unknown workload 'nope'" in got.stderr

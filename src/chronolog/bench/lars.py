@@ -390,3 +390,6 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
 
     add_fleet(kinds)
     add_corrections(kinds)
+    from chronolog.bench.mtl import add_parser as add_mtl
+
+    add_mtl(kinds)
