@@ -175,26 +175,13 @@ def lars_targets(markdown: str) -> list[tuple[str, str, float, float]]:
 
 
 def benchmark_svg(markdown: str | None = None) -> str:
-    """Horizontal bars: each workload's measured time as a share of its target (the line at 100 %)."""
+    """Horizontal bars: each workload's measured figure against its target (the same
+    drawing as `chronolog bench lars --plot`)."""
+    from chronolog.bench.plot import bars_svg
+
     rows = lars_targets(BENCHMARKS.read_text() if markdown is None else markdown)
-    label, width, bar = 260, 420, 22
-    scale = width / max(1.0, *(m / t for _, _, m, t in rows))
-    height = 30 + bar * len(rows) + 30
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label + width + 140}" height="{height}" '
-             f'font-family="sans-serif" font-size="13">']
-    for i, (name, column, measured, target) in enumerate(rows):
-        y = 20 + i * bar
-        share = measured / target
-        colour = "#4a8f5c" if share <= 1 else "#c0504d"
-        parts.append(f'<text x="{label - 8}" y="{y + 15}" text-anchor="end">{html.escape(name)} ({column})</text>')
-        parts.append(f'<rect x="{label}" y="{y + 3}" width="{share * scale:.1f}" height="{bar - 6}" fill="{colour}"/>')
-        parts.append(f'<text x="{label + share * scale + 6:.1f}" y="{y + 15}">{measured:g} / {target:g} ms/tp</text>')
-    line = label + scale
-    parts.append(f'<line x1="{line:.1f}" y1="12" x2="{line:.1f}" y2="{height - 24}" stroke="#333" '
-                 f'stroke-dasharray="4 3"/>')
-    parts.append(f'<text x="{line:.1f}" y="{height - 8}" text-anchor="middle">target</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    return bars_svg("chronolog bench lars: figure against target", [(f"{n} ({c})", m, t) for n, c, m, t in rows],
+                    "ms/tp")
 
 
 GENERATORS: dict[str, Callable[[], str]] = {

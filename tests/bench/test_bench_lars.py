@@ -72,3 +72,12 @@ def test_shipped_generator_writes_what_the_public_one_writes(tmp_path, workload)
     assert public == sorted(p.name for p in (tmp_path / "shipped").iterdir()) and "stream.jsonl" in public
     for name in public:
         assert (tmp_path / "public" / name).read_bytes() == (tmp_path / "shipped" / name).read_bytes(), name
+
+
+def test_plot_draws_a_bar_per_workload(tmp_path):
+    svg = tmp_path / "p.svg"
+    got = bench("box", "cooling", "--win", "2", "--facts", "4", "--tps", "6", "--no-eval", "--plot", str(svg))
+    assert got.returncode == 0, got.stderr
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.count("<rect") == 2
+    assert "box (process)" in text and "cooling (process)" in text

@@ -359,6 +359,13 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
                 for f in (work / name).iterdir():
                     f.unlink()
     render(rows, args.memory_curve)
+    if args.plot:
+        from chronolog.bench.plot import bars_svg
+
+        points = [(f"{r.workload} ({'process' if r.process_ms_per_tp is not None else 'eval'})",
+                   r.process_ms_per_tp if r.process_ms_per_tp is not None else r.eval_ms_per_tp, None)
+                  for r in rows if (r.process_ms_per_tp or r.eval_ms_per_tp) is not None]
+        Path(args.plot).write_text(bars_svg("chronolog bench lars", points, "ms/tp"))  # type: ignore[arg-type]
     return 1 if any(r.error for r in rows) else 0
 
 
@@ -383,6 +390,7 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--no-pruning", action="store_true",
                       help="also evaluate without Laser2's impossible-derivation pruning, in turn with it; "
                       "print both and their paired ratio")
+    lars.add_argument("--plot", metavar="FILE.svg", help="also draw the figures as an SVG bar chart")
     lars.set_defaults(func=main)
 
     from chronolog.bench.corrections import add_parser as add_corrections
