@@ -296,21 +296,3 @@ def long_stream(rng: random.Random, chunks: int) -> list[Event]:
         offset = events[-1].t + 1 if events else 0
         events += [Event(e.t + offset, e.pred, e.args) for e in random_stream(rng)]
     return events
-
-
-def disorder(events: list[Event], rng: random.Random) -> list[Event]:
-    """Delay some facts and retract some (the embedded run sees the same arrival order)."""
-    out = list(events)
-    for _ in range(rng.randint(0, 3)):
-        facts = [i for i, e in enumerate(out) if e.is_fact and not e.retract]
-        if not facts:
-            break
-        i = rng.choice(facts)
-        ev = out.pop(i)
-        out.insert(rng.randint(i, len(out)), ev)
-    for _ in range(rng.randint(0, 2)):
-        facts = [e for e in out if e.is_fact and not e.retract]
-        if facts:
-            ev = rng.choice(facts)
-            out.insert(rng.randint(0, len(out)), Event(ev.t, ev.pred, ev.args, True))
-    return out

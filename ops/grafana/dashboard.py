@@ -140,6 +140,10 @@ def build() -> dash_b.Dashboard:
         )
         return query(expr, f"p{int(float(q) * 100)} {{{{service}}}} {{{{stratum}}}}", ref)
 
+    def hop(metric: str, ref: str, what: str = "") -> prom_b.Dataquery:
+        expr = f"histogram_quantile(0.99, sum by (le, service, stratum) (rate({metric}_bucket{{{SEL}}}{rate})))"
+        return query(expr, f"{what + ' ' if what else ''}{{{{service}}}} {{{{stratum}}}}", ref)
+
     return (
         dash_b.Dashboard("chronolog fleet")
         .uid(UID)
@@ -229,6 +233,27 @@ def build() -> dash_b.Dashboard:
                 "s",
                 latency("0.5", "A"),
                 latency("0.99", "B"),
+            )
+        )
+        .with_row(dash_b.Row("Where the time goes (per hop)"))
+        .with_panel(
+            timeseries(
+                "Hop: produced -> consumed p99",
+                "Per service: from a record's broker timestamp until this service consumed it "
+                "(upstream commit visibility, fetch wait, broker).",
+                "s",
+                hop("chronolog_hop_fetch_seconds", "A"),
+            )
+        )
+        .with_panel(
+            timeseries(
+                "Hop: consumed -> committed p99",
+                "Per service: from consuming a batch until its transaction committed, split into the "
+                "stage's Python work per batch and the Kafka transaction itself.",
+                "s",
+                hop("chronolog_hop_commit_seconds", "A"),
+                hop("chronolog_batch_process_seconds", "B", "process"),
+                hop("chronolog_transaction_commit_seconds", "C", "transaction"),
             )
         )
         .with_row(dash_b.Row("Time and state"))

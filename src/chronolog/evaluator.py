@@ -68,12 +68,15 @@ def time_text(t: Time) -> str:
 AnswerChange = tuple[str, tuple, Span, int]  # (pred, args, when, ±1)
 
 
-def interval_line(pred: str, args: tuple, span: Span, diff: int = 1) -> bytes:
-    """One answer line (CONTRACT §3) for a change: a ``t`` line for a point,
-    an ``interval`` line otherwise; ``diff`` written only when it is -1."""
+def interval_line(pred: str, args: tuple, span: Span, diff: int = 1, points: bool = True) -> bytes:
+    """One answer line (CONTRACT §3) for a change: a ``t`` line for an integer
+    point (unless ``points`` is False: DatalogMTL writes ``[7,7]``, its
+    punctual interval), an ``interval`` line otherwise; ``diff`` written only
+    when it is -1."""
     from msgspec.json import encode
 
-    line: dict[str, Any] = {"t": span.lo} if span.is_point and type(span.lo) is int else {"interval": span.text()}
+    as_t = points and span.is_point and type(span.lo) is int
+    line: dict[str, Any] = {"t": span.lo} if as_t else {"interval": span.text()}
     line["pred"] = pred
     line["args"] = list(args)
     if diff != 1:

@@ -8,7 +8,7 @@ the same values the IR uses, so no conversion happens in the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import repeat
 
 from chronolog.ir import Loc, Value
@@ -31,6 +31,7 @@ class Event:
     args: Args = ()
     retract: bool = False
     loc: Loc | None = None
+    span: object = None  # DatalogMTL: the fact's interval (t is its left end, the arrival order's time)
 
     @property
     def is_fact(self) -> bool:
@@ -77,6 +78,17 @@ class OnePredicate:
 
     def __setstate__(self, state: tuple) -> None:
         self.key, self.args = state
+
+
+def withdrawn(entries: "Sequence", fact: tuple) -> int | None:
+    """The index in ``entries`` (one time point's facts in arrival order) of the
+    event a retraction of ``fact`` withdraws: the latest earlier one equal to
+    it (CONTRACT §2); None if it matches nothing.  The one statement of this
+    rule: the reasoner and the backfill both apply it."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i] == fact:
+            return i
+    return None
 
 
 def event_record(ev: Event) -> dict:

@@ -44,6 +44,15 @@ class TopicNames:
         return f"{self.prefix}.{service}.changelog"
 
 
+def partition_of(key: str | None, partitions: int) -> int:
+    """The partition of a partition-key value: stable across processes and
+    runtimes (Python's ``hash`` is salted per process), so the fleet's ingest
+    and the backfill route every key alike."""
+    if key is None or partitions == 1:
+        return 0
+    return zlib.crc32(key.encode()) % partitions
+
+
 @dataclass(frozen=True, slots=True)
 class Topic:
     name: str
@@ -51,7 +60,6 @@ class Topic:
     key: str
     cleanup: str  # "delete" or "compact"
     purpose: str
-    role: str = ""  # what the services call it: facts, ingested, stratum.2, changelog...
 
 
 @dataclass(slots=True)
@@ -71,19 +79,6 @@ class Topology:
     partition_key: dict[str, int] | None  # predicate -> argument position, None: one partition
     partition_reason: str
 
-    def service(self, name: str) -> Service:
-        """The service the topology names ``name`` (``reasoner-2``, ``chain``...)."""
-        for s in self.services:
-            if s.name == name:
-                return s
-        raise KeyError(name)
-
-    def topic(self, name: str) -> Topic:
-        for t in self.topics:
-            if t.name == name:
-                return t
-        raise KeyError(name)
-
     def describe(self) -> str:
         lines = ["topics:"]
         for t in self.topics:
@@ -99,23 +94,6 @@ class Topology:
                 lines.append(f"    evaluates: {', '.join(s.preds)}")
         lines.append(f"partitioning: {self.partition_reason}")
         return "\n".join(lines) + "\n"
-
-    def helm_values(self, files: dict[str, str], dialect: str = "") -> dict:
-        """Values for the Helm chart (helm/chronolog) that deploy exactly this
-        topology with the program ``files`` (name -> text): layout, number of
-        reasoners, partitions, topic prefix.  JSON is valid YAML: ``helm
-        install -f`` reads the printed dict as it is."""
-        chain = any(s.name == "chain" for s in self.services)
-        instances = [t.partitions for t in self.topics if t.role == "changelog"]
-        facts = next(t for t in self.topics if t.role == "facts")
-        return {
-            "program": {"dialect": dialect, "files": dict(files)},
-            "layout": "chain" if chain else "perStratum",
-            "strata": max(1, sum(1 for s in self.services if s.name.startswith("reasoner-"))),
-            "partitions": max(instances, default=1),
-            "inputPartitions": facts.partitions,
-            "topicPrefix": facts.name.rsplit(".", 1)[0],
-        }
 
     def mermaid(self) -> str:
         out = ["flowchart LR"]
@@ -149,22 +127,21 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
     else:
         reason = "by key: " + ", ".join(f"{p} argument {i + 1}" for p, i in sorted(key.items())) + f" ({n} partitions)"
     topics = [
-        Topic(FACTS, input_partitions, "partition key or null", "delete", "input events (CONTRACT §2)", "facts"),
-        Topic(DLQ, 1, "null", "delete", "malformed events with the reason", "dlq"),
-        Topic(LATE, 1, "null", "delete", "events older than the retention horizon, for the backfill", "late"),
+        Topic(FACTS, input_partitions, "partition key or null", "delete", "input events (CONTRACT §2)"),
+        Topic(DLQ, 1, "null", "delete", "malformed events with the reason"),
+        Topic(LATE, 1, "null", "delete", "events older than the retention horizon, for the backfill"),
     ]
     strata = fleet_strata(plan)
     if chain:
         return _chained(plan, names, topics, n, key, reason, strata)
-    topics.append(Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks", "ingested"))
-    topics.append(Topic(GROUNDED, n, "partition key", "delete", "closed time points: each point's input facts as one batch",
-                        "grounded"))
+    topics.append(Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks"))
+    topics.append(Topic(GROUNDED, n, "partition key", "delete", "closed time points: each point's input facts as one batch"))
     services = [
         Service("ingest", "chronolog service ingest", [FACTS], [INGESTED, DLQ, LATE], names.changelog("ingest")),
         Service("grounding", "chronolog service grounding", [INGESTED], [GROUNDED], names.changelog("grounding")),
     ]
     for k, preds in enumerate(strata, 1):
-        topics.append(Topic(names.stratum(k), n, "partition key", "delete", f"diffs of stratum {k}", f"stratum.{k}"))
+        topics.append(Topic(names.stratum(k), n, "partition key", "delete", f"diffs of stratum {k}"))
     reads_lower = [GROUNDED]
     for k, preds in enumerate(strata, 1):
         out = names.stratum(k)
@@ -173,14 +150,14 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
                     names.changelog(f"reasoner-{k}"), preds)
         )
         reads_lower.append(out)
-    topics.append(Topic(ANSWERS, 1, "null", "delete", "answer lines (CONTRACT §3)", "answers"))
+    topics.append(Topic(ANSWERS, 1, "null", "delete", "answer lines (CONTRACT §3)"))
     services.append(
         Service("output", "chronolog service output", [names.stratum(k) for k in range(1, len(strata) + 1)],
                 [ANSWERS], names.changelog("output"))
     )
     for s in services:
         if s.state:
-            topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state", "changelog"))
+            topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))
     return Topology(topics, services, key, reason)
 
 
@@ -189,7 +166,7 @@ def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: di
     preds = [p for s in strata for p in s]
     services = []
     if n > 1:
-        topics.append(Topic(names.ingested, n, "partition key", "delete", "validated events with watermarks", "ingested"))
+        topics.append(Topic(names.ingested, n, "partition key", "delete", "validated events with watermarks"))
         services.append(Service("ingest", "chronolog service ingest", [names.facts],
                                 [names.ingested, names.dlq, names.late], names.changelog("ingest")))
         services.append(Service("chain", "chronolog service chain", [names.ingested],
@@ -197,19 +174,12 @@ def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: di
     else:
         services.append(Service("chain", "chronolog service chain", [names.facts],
                                 [names.answers, names.dlq, names.late], names.changelog("chain"), preds))
-    topics.append(Topic(names.answers, 1, "null", "delete", "answer lines (CONTRACT §3)", "answers"))
+    topics.append(Topic(names.answers, 1, "null", "delete", "answer lines (CONTRACT §3)"))
     what = "ingest, " if n == 1 else ""
     reason += f"; chained: {what}grounding, {len(strata)} stratum reasoner(s) and output in one service per partition"
     for s in services:
-        topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state", "changelog"))  # type: ignore[arg-type]
+        topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))  # type: ignore[arg-type]
     return Topology(topics, services, key, reason)
-
-
-def partition_of(key: str | None, partitions: int) -> int:
-    """Stable across processes (Python's ``hash`` is salted per process)."""
-    if key is None or partitions == 1:
-        return 0
-    return zlib.crc32(key.encode()) % partitions
 
 
 def fleet_strata(plan: Plan) -> list[list[str]]:

@@ -10,8 +10,7 @@ import pytest
 
 from chronolog.bench.lars import WORKLOADS, find_generator, parameters
 
-SHARED_GEN = Path(__file__).resolve().parents[3] / "shared" / "bench" / "lars" / "gen.py"
-GEN = find_generator()
+GEN = Path(__file__).resolve().parents[3] / "shared" / "bench" / "lars" / "gen.py"
 
 
 def bench(*args: str) -> subprocess.CompletedProcess:
@@ -21,7 +20,6 @@ def bench(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
 def test_small_workloads_print_a_row_each_with_the_memory_curve():
     got = bench("box", "cooling", "--win", "2", "--facts", "4", "--tps", "6", "--memory-curve")
     assert got.returncode == 0, got.stderr
@@ -30,7 +28,6 @@ def test_small_workloads_print_a_row_each_with_the_memory_curve():
     assert all(r.count("MiB") == 4 for r in rows)  # peak RSS and 1x / 5x / 10x
 
 
-@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
 def test_no_pruning_prints_the_evaluation_without_it_and_the_ratio():
     got = bench("worst", "--win", "2", "--facts", "5", "--tps", "8", "--no-pruning", "--no-process", "--repeat", "2")
     assert got.returncode == 0, got.stderr
@@ -47,8 +44,6 @@ def test_missing_generator_is_a_clear_error():
 
 
 def test_unknown_workload_is_a_clear_error():
-    if not GEN.exists():
-        pytest.skip("no generator")
     got = bench("nope")
     assert got.returncode == 2 and "unknown workload 'nope'" in got.stderr
 
@@ -61,11 +56,28 @@ def test_defaults_follow_the_published_figures():
     assert len(WORKLOADS) == 12
 
 
-def test_the_generator_ships_in_the_package():
-    """Issue 13: nothing outside the repository is needed at run time."""
-    assert GEN.is_file() and GEN.is_relative_to(Path(__import__("chronolog").__file__).parent)
+def test_generator_ships_in_the_package():
+    assert find_generator().is_file() and find_generator().name == "lars_gen.py"
+    assert "chronolog" in find_generator().resolve().parts  # inside the installed package
 
 
-@pytest.mark.skipif(not SHARED_GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
-def test_the_shipped_generator_is_the_public_one():
-    assert GEN.read_bytes() == SHARED_GEN.read_bytes()
+@pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_shipped_generator_writes_what_the_public_one_writes(tmp_path, workload):
+    """The packaged copy must not drift from the public generator the figures cite."""
+    args = [workload, "--win", "3", "--facts", "5", "--tps", "7", "--rules", "3", "--seed", "7"]
+    for name, gen in (("public", GEN), ("shipped", find_generator())):
+        subprocess.run([sys.executable, str(gen), *args, "--out", str(tmp_path / name)], check=True, capture_output=True)
+    public = sorted(p.name for p in (tmp_path / "public").iterdir())
+    assert public == sorted(p.name for p in (tmp_path / "shipped").iterdir()) and "stream.jsonl" in public
+    for name in public:
+        assert (tmp_path / "public" / name).read_bytes() == (tmp_path / "shipped" / name).read_bytes(), name
+
+
+def test_plot_draws_a_bar_per_workload(tmp_path):
+    svg = tmp_path / "p.svg"
+    got = bench("box", "cooling", "--win", "2", "--facts", "4", "--tps", "6", "--no-eval", "--plot", str(svg))
+    assert got.returncode == 0, got.stderr
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.count("<rect") == 2
+    assert "box (process)" in text and "cooling (process)" in text

@@ -826,31 +826,3 @@ def test_readme_example_values_render_and_validate() -> None:
     for doc in docs:
         if doc["kind"] != "ServiceMonitor":
             kubernetes_validate.validate(doc, KUBE_VERSIONS[0], strict=True)
-
-
-@pytest.mark.parametrize("chain", [False, True])
-@pytest.mark.parametrize("partitions", [1, 3])
-def test_topology_prints_the_helm_values_of_the_program(tmp_path: Path, chain: bool, partitions: int) -> None:
-    """`chronolog topology --format helm-values` (issue 13): the chart rendered with
-    those values runs exactly the services `chronolog topology` lists, for a
-    program with three strata that partitions by key (not the bundled example)."""
-    program = tmp_path / "three.lars"
-    program.write_text("a(X) :- p(X) [2].\nb(X) :- a(X), not q(X).\nc(X) :- b(X) [3], not a(X).\n")
-    argv = [sys.executable, "-m", "chronolog", "topology", str(program), "--partitions", str(partitions),
-            "--format", "helm-values"] + (["--chain"] if chain else [])
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    assert res.returncode == 0, res.stderr
-    values = yaml.safe_load(res.stdout)
-    assert values["program"]["files"] == {"three.lars": program.read_text()}
-    values["program"]["files"]["traffic.lars"] = None  # drop the chart's bundled example
-    want = _topology_services({"three.lars": program.read_text()}, tmp_path, partitions, 1, chain)
-    if not chain:
-        assert values["strata"] == sum(1 for name in want if name.startswith("reasoner-")) > 1
-    got = {}
-    for doc in service_workloads(render(values)):
-        args = service_args(doc)
-        got[doc["metadata"]["name"].removeprefix(f"{FULL}-")] = args[:2] + (
-            ["--stratum", flag(args, "--stratum")] if "--stratum" in args else [])
-        if doc["kind"] == "StatefulSet":
-            assert doc["spec"]["replicas"] == partitions
-    assert got == want

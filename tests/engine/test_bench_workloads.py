@@ -1,4 +1,4 @@
-"""The public benchmark workloads (../shared/bench/lars/gen.py), small, against independent answers.
+"""The public benchmark workloads (chronolog.bench.lars_gen, as in ../shared/bench/lars/gen.py), small, against independent answers.
 
 Stratified workloads (Laser's diamond/box/join/multi/cooling, Laser2's P_n,
 P'_n, best/worst cases and rule chains, Ticker's Scenario A) must equal the
@@ -19,14 +19,13 @@ import pytest
 from meaning import meaning
 from reference import reference_answers
 
+from chronolog.bench.lars import find_generator
 from chronolog.engine.plan import plan_program
 from chronolog.io.formats import read_events
 from chronolog.lang import load_program
 from chronolog.runtime.embedded import run_embedded
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-GEN = SHARED / "bench" / "lars" / "gen.py"
-pytestmark = pytest.mark.skipif(not GEN.exists(), reason="../shared/bench/lars/gen.py not found beside the repo")
+GEN = find_generator()  # the public generator as shipped in the package
 
 STRATIFIED = ["diamond", "box", "join", "multi", "cooling", "p_n", "pprime_n", "best", "worst", "chain", "tickerA"]
 

@@ -2,9 +2,9 @@
 
 Records travel through FIFO queues per (topic, partition), exactly as Kafka
 orders them; a seeded scheduler picks which service consumes next, so the
-interleavings differ from run to run, and stages can be restarted between
-any two records: a fresh stage continues from the explicit state
-(``chronolog.state.snapshot.whole``, as bytes) of the one it replaces.
+interleavings differ from run to run, and stages can be restarted between any
+two records: a fresh stage continues from the old one's state written as
+explicit data and read back (chronolog.state), as a service restarts.
 """
 
 from __future__ import annotations
@@ -16,9 +16,22 @@ import orjson
 
 from chronolog.engine.plan import plan_program
 from chronolog.ir import Program
-from chronolog.runtime.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Record
-from chronolog.state.snapshot import restore_whole, whole
-from chronolog.schemas import AnswerLine, FactEvent, GroundedBatch, LateEvents, StratumRecord, TimeMarker
+from chronolog.runtime.stages import (
+    ChainStage,
+    GroundingStage,
+    IngestStage,
+    OutputStage,
+    ReasonerStage,
+)
+from chronolog.schemas import (
+    AnswerLine,
+    FactEvent,
+    GroundedBatch,
+    LateEvents,
+    StratumRecord,
+    TimeMarker,
+)
+from chronolog.state.snapshots import roundtrip
 from chronolog.topology import partition_key
 
 
@@ -33,12 +46,6 @@ def validate(topic: str, value: bytes) -> None:
         StratumRecord.model_validate(rec)
     else:
         raise AssertionError(f"unknown topic {topic}")
-
-
-def restarted(stage, fresh, kind: str):  # type: ignore[no-untyped-def]
-    """``fresh`` (a new stage of the same configuration) continuing from ``stage``'s state as bytes."""
-    restore_whole(fresh, kind, whole(stage, kind))
-    return fresh
 
 
 def run_pipeline(
@@ -95,8 +102,7 @@ def run_pipeline(
         for move in rng.sample(moves, len(moves)):
             if move == "input":
                 value = pending_input.pop(0)
-                outs, _ = ingest.process([Record("facts", "chronolog.facts", 0, offset, value)])
-                for out in outs:
+                for out in ingest.handle(value, "chronolog.facts", 0, offset):
                     if out.topic in ("dlq", "late"):
                         dead += 1
                     else:
@@ -119,47 +125,48 @@ def run_pipeline(
                 _, k, p = move
                 stage = reasoners[(k, p)]
                 name = f"reasoner-{k}"
-                records = []
+                got = False
                 value = take(name, "grounded", p)
                 if value is not None:
-                    records.append(Record("grounded", "chronolog.grounded", p, 0, value))
+                    stage.on_grounded(orjson.loads(value))
+                    got = True
                 for j in range(k):
                     value = take(name, f"stratum.{j}", p)
                     if value is not None:
-                        records.append(Record(f"stratum.{j + 1}", f"chronolog.stratum.{j + 1}", p, 0, value))
-                if records:  # the service's loop: one batch through the Stage interface
-                    outs, _ = stage.process(records)
-                    for out in outs:
-                        assert out.topic == "stratum"
-                        send(f"stratum.{k}", p, out.value)
+                        stage.on_stratum(j, orjson.loads(value))
+                        got = True
+                if got:
+                    for value in stage.flush():
+                        send(f"stratum.{k}", p, value)
                     progressed = True
             else:
                 p = move[1]
                 stage = outputs[p]
-                records = []
+                got = False
                 for j in range(strata):
                     value = take(f"output-{p}", f"stratum.{j}", p)
                     if value is not None:
-                        records.append(Record(f"stratum.{j + 1}", f"chronolog.stratum.{j + 1}", p, 0, value))
-                if records:
-                    outs, lines = stage.process(records)
-                    assert not outs
+                        stage.on_stratum(j, orjson.loads(value))
+                        got = True
+                if got:
+                    lines = stage.flush()
                     for line in lines:
                         AnswerLine.model_validate_json(line)
                     answers.extend(lines)
                     progressed = True
             if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
-                # a restart: one stage comes back from its state as bytes
-                which = rng.randrange(3)
+                # a restart: one stage comes back from its state snapshot
+                which = rng.randrange(4)
                 p = rng.randrange(n)
                 if which == 0:
-                    grounding[p] = restarted(grounding[p], GroundingStage(idle_flush=0.0), "grounding")
+                    grounding[p] = roundtrip(grounding[p], GroundingStage(idle_flush=0.0))
                 elif which == 1:
                     k = rng.randrange(strata)
-                    reasoners[(k, p)] = restarted(reasoners[(k, p)], ReasonerStage(plan, k, retention=retention),
-                                                  "reasoner")
+                    reasoners[(k, p)] = roundtrip(reasoners[(k, p)], ReasonerStage(plan, k, retention=retention))
+                elif which == 2:
+                    outputs[p] = roundtrip(outputs[p], OutputStage(plan, strata, retention=retention))
                 else:
-                    outputs[p] = restarted(outputs[p], OutputStage(plan, strata, retention=retention), "output")
+                    ingest = roundtrip(ingest, IngestStage(key, n, retention=retention))
         if not progressed:
             break
         assert steps < 100_000
@@ -172,7 +179,7 @@ def run_chain(
 ) -> tuple[list[dict], int]:
     """The chained fleet (``chronolog up --chain``): with one partition a single
     chain with ingest inside; with several, ingest and one chain per partition.
-    Random batch boundaries, idle flushes and restarts from explicit state."""
+    Random batch boundaries, idle flushes and restarts from state snapshots."""
     plan = plan_program(program)
     key, _ = partition_key(plan)
     n = partitions if key is not None else 1
@@ -223,8 +230,8 @@ def run_chain(
             finish(p)
         if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
             p = rng.randrange(n)
-            inner = IngestStage(key, n, retention=retention) if n == 1 else None
-            chains[p] = restarted(chains[p], ChainStage(plan, inner, idle_flush=0.0, retention=retention), "chain")
+            inside = IngestStage(key, 1, retention=retention) if n == 1 else None
+            chains[p] = roundtrip(chains[p], ChainStage(plan, inside, idle_flush=0.0, retention=retention))
             if n == 1:
                 ingest = chains[0].ingest  # type: ignore[assignment]
     for p in range(n):

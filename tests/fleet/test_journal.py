@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import pytest
 
 from chronolog.runtime.journal import DELETED, Journal
@@ -28,3 +29,5 @@ def test_untracked_journal_records_nothing():
     assert j.changed is None
     with pytest.raises(RuntimeError):
         j.take()
+
+

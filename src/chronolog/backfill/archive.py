@@ -142,8 +142,9 @@ class Archiver:
     def run(self, *, once: bool = False, idle: float = 2.0) -> None:
         """Archive until stopped (SIGINT/SIGTERM or ``stop``), or with ``once`` until the
         topics have been idle for ``idle`` seconds."""
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
+        from chronolog import kafka_clients
         from chronolog.backfill.kafka_source import topic_partitions
 
         assignment = []
@@ -152,7 +153,7 @@ class Archiver:
             for p in topic_partitions(self.bootstrap, topic):
                 start = done[p] + 1 if p in done else OFFSET_BEGINNING
                 assignment.append(TopicPartition(topic, p, start))
-        consumer = Consumer({
+        consumer = kafka_clients.consumer({
             "bootstrap.servers": self.bootstrap, "group.id": f"chronolog-archive-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False, "isolation.level": "read_committed", "auto.offset.reset": "earliest",
         })

@@ -45,10 +45,10 @@ from chronolog.engine.plan import Plan, plan_program
 from chronolog.errors import ChronologError, InputError
 from chronolog.events import Event
 from chronolog.ir import Loc, Program
-from chronolog.topology import ANSWERS, FACTS, partition_of
+from chronolog.topology import TopicNames, partition_of
 
-FACTS_TOPIC = FACTS
-ANSWERS_TOPIC = ANSWERS
+FACTS_TOPIC = TopicNames().facts
+ANSWERS_TOPIC = TopicNames().answers
 EVENT_SCHEMA = "partition int, offset long, t long, pred string, args string, retract boolean, error string"
 ANSWER_SCHEMA = "partition int, offset long, pred string, args string, lo long, hi long, diff int, error string"
 POINT_SCHEMA = "seg int, pred string, args string, T long, info string"
@@ -441,9 +441,11 @@ def publish(lines: list[dict], bootstrap: str, topic: str = ANSWERS_TOPIC, timeo
     """Produce the correction lines to ``topic`` in one transaction."""
     import uuid
 
-    from confluent_kafka import KafkaException, Producer
+    from confluent_kafka import KafkaException
 
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"chronolog-backfill-{uuid.uuid4().hex[:12]}"})
+    from chronolog import kafka_clients
+
+    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, "transactional.id": f"chronolog-backfill-{uuid.uuid4().hex[:12]}"})
     try:
         producer.init_transactions(timeout)
         producer.begin_transaction()

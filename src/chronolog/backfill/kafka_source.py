@@ -29,9 +29,9 @@ Record = tuple[int, int, int, "str | None", str]
 
 def topic_partitions(bootstrap: str, topic: str, timeout: float = 10.0) -> list[int]:
     """The partition ids of ``topic``; an error if it does not exist."""
-    from confluent_kafka.admin import AdminClient
+    from chronolog import kafka_clients
 
-    meta = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=timeout)
+    meta = kafka_clients.admin({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=timeout)
     t = meta.topics.get(topic)
     if t is None or t.error is not None or not t.partitions:
         why = f": {t.error}" if t is not None and t.error is not None else ""
@@ -48,9 +48,11 @@ def read_partition(
 ) -> Iterator[Record]:
     """The committed records of one partition from ``start`` (default: the earliest) until
     the consumer has been idle for ``idle`` seconds."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
-    consumer = Consumer({
+    from chronolog import kafka_clients
+
+    consumer = kafka_clients.consumer({
         "bootstrap.servers": bootstrap,
         "group.id": f"chronolog-reader-{uuid.uuid4().hex[:8]}",
         "enable.auto.commit": False,

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from chronolog.engine.core import Fact
 from chronolog.engine.plan import Plan
-from chronolog.events import Event
-from chronolog.runtime.reasoner import Reasoner, make_engine, withdrawn
+from chronolog.events import Event, withdrawn
+from chronolog.runtime.reasoner import Reasoner, make_engine
 
 Point = tuple[str, tuple, int]  # (pred name, args, time point): one answer point
 
@@ -73,7 +73,8 @@ class History:
 
 
 def apply_event(log: dict[int, list[Fact]], ev: Event) -> bool:
-    """Change ``log`` like ``Reasoner._apply``; False for a retraction that matches nothing."""
+    """Change ``log`` as the reasoner does (``events.withdrawn``); False for a
+    retraction that matches nothing."""
     if not ev.is_fact:
         return True
     assert ev.pred is not None

@@ -22,6 +22,7 @@ from chronolog.engine.plan import plan_program
 from chronolog.events import Event
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.embedded import run_embedded
+from chronolog.topology import TopicNames
 
 PROGRAMS = {
     "diamond": "q(X) :- p(X) [20].",
@@ -123,7 +124,7 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
                 path.write_bytes(b"\n".join(event_json(e) for e in events) + b"\n")
                 began = time.perf_counter()
                 lines, stats = backfill(spark, ((f"{name}.lars", PROGRAMS[name]),), "lars",
-                                        Source("file", str(path), "chronolog.facts"), None, 0, args.backfill_tps)
+                                        Source("file", str(path), TopicNames().facts), None, 0, args.backfill_tps)
                 job = time.perf_counter() - began
                 table.add_row(name, f"{len(events):,}", str(stats.segments), f"{start_s:.1f}", f"{job:.1f}",
                               f"{len(events) / job:,.0f}", f"{len(lines):,}")
@@ -136,13 +137,13 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     p = kinds.add_parser("corrections", help="repair cost per delayed or retracted event versus recomputing the span")
     p.add_argument("program", nargs="*", help=f"built-in programs (default: all of {', '.join(PROGRAMS)})")
-    p.add_argument("--tps", type=int, default=300)
+    p.add_argument("--tps", type=int, default=300, help="time points of the stream (default 300)")
     p.add_argument("--facts", type=int, default=50, help="facts per time point (default 50)")
     p.add_argument("--domain", type=int, default=200, help="distinct constants (default 200)")
     p.add_argument("--count", type=int, default=40, help="late events (default 40)")
     p.add_argument("--delay", type=int, default=5, help="time points each is late (default 5)")
     p.add_argument("--repeat", type=int, default=1, help="runs per figure; the fastest counts")
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
     p.add_argument("--backfill", action="store_true", help="also measure the Spark backfill's throughput")
     p.add_argument("--backfill-tps", type=int, default=2000, help="time points of the backfill history (default 2000)")
     p.add_argument("--master", default="local[2]", help="Spark master of the backfill run (default local[2])")

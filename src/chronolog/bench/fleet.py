@@ -25,12 +25,41 @@ from typing import Iterator
 
 import orjson
 
+from chronolog.topology import TopicNames
+
+FACTS = TopicNames().facts
+
 PROGRAM = """\
 % bench fleet: every time point yields answer lines (seen), two strata
 seen(X) :- p(X, V) [0].
 high(X) :- p(X, V) [5], V > 50.
 quiet(X) :- high(X), not seen(X).
 """
+
+
+POINTS_PROGRAM = """\
+% bench fleet --workload points: ten events per time point (a clock fact, six
+% window facts, three join facts), two strata, a top answer at every point
+recent(X) :- win(X) [3].
+pair(X, Y) :- link(X, Y) [0], recent(Y).
+busy :- pair(X, Y).
+idle(T) :- clock(T) [0], not busy.
+ok(T) :- clock(T) [0], busy.
+"""
+
+
+def points_workload(tps: int, seed: int = 1) -> list[bytes]:
+    """Many time points, few events each: the cost per time point dominates."""
+    lines = []
+    for t in range(tps):
+        lines.append(orjson.dumps({"t": t, "pred": "clock", "args": [t]}))
+        lines += [orjson.dumps({"t": t, "pred": "win", "args": [f"w{(t + i) % 20}"]}) for i in range(6)]
+        lines += [orjson.dumps({"t": t, "pred": "link", "args": [f"l{t % 7}{i}", f"w{(t + 2 * i) % 20}"]})
+                  for i in range(3)]
+    return lines
+
+
+WORKLOADS = {"default": "events keyed by X over a two-stratum program", "points": "10 events per time point"}
 
 
 def workload(tps: int, per_tp: int, seed: int = 1) -> list[bytes]:
@@ -64,9 +93,11 @@ class _Answers(threading.Thread):
         self.lines = 0
 
     def run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
+        from chronolog import kafka_clients
+
+        consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
                              "fetch.wait.max.ms": self.wait_ms})  # tansu answers a fetch only when its wait ends
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
@@ -88,13 +119,13 @@ class _Answers(threading.Thread):
 
 @contextlib.contextmanager
 def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
-             chain: bool, wait_ms: int, only: int | None = None) -> Iterator[tuple["_Answers", object]]:
+             chain: bool, wait_ms: int, only: int | None = None,
+             breakdown: list | None = None) -> Iterator[tuple["_Answers", object]]:
     """A fresh fleet on the bench program, an answer-topic watcher and a producer;
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from confluent_kafka import Producer
-
+    from chronolog import kafka_clients
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
     from chronolog.runtime.supervisor import Fleet
@@ -103,13 +134,17 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
                   partitions=partitions, idle_flush=0.5, chain=chain)
     fleet.up(lambda m: None)
-    answers = _Answers(str(fleet.bootstrap), "chronolog.answers", wait_ms, only)
+    answers = _Answers(str(fleet.bootstrap), TopicNames().answers, wait_ms, only)
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
-        yield answers, Producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": 1})
+        yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": 1})
     finally:
         answers.stop = True
+        if breakdown is not None:
+            from chronolog.bench.breakdown import scrape
+
+            breakdown.append(scrape(fleet))
         fleet.down()
 
 
@@ -120,21 +155,22 @@ def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
 
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
-                   chain: bool = False) -> float:
-    with _running(work, f"throughput-{chain}", bootstrap, partitions, chain, 10, tps - 1) as (answers, producer):
+                   chain: bool = False, breakdown: list | None = None) -> float:
+    with _running(work, f"throughput-{chain}", bootstrap, partitions, chain, 10, tps - 1,
+                  breakdown) as (answers, producer):
         start = time.monotonic()
         for line in lines:
-            producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
+            producer.produce(FACTS, line)  # type: ignore[attr-defined]
             producer.poll(0)  # type: ignore[attr-defined]
-        producer.produce("chronolog.facts", orjson.dumps({"t": tps}))  # type: ignore[attr-defined]
+        producer.produce(FACTS, orjson.dumps({"t": tps}))  # type: ignore[attr-defined]
         producer.flush(60)  # type: ignore[attr-defined]
         _wait_for(answers, tps - 1, 600)
         return answers.first_seen.get(tps - 1, time.monotonic()) - start
 
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
-                work: Path, chain: bool = False) -> list[float]:
-    with _running(work, f"latency-{chain}", bootstrap, partitions, chain, 2) as (answers, producer):
+                work: Path, chain: bool = False, breakdown: list | None = None) -> list[float]:
+    with _running(work, f"latency-{chain}", bootstrap, partitions, chain, 2, None, breakdown) as (answers, producer):
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
@@ -143,7 +179,7 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
                 time.sleep(min(0.001, due - now))
             if n % per_tp == 0 and n:
                 closed_at[n // per_tp - 1] = time.monotonic()
-            producer.produce("chronolog.facts", line)  # type: ignore[attr-defined]
+            producer.produce(FACTS, line)  # type: ignore[attr-defined]
             producer.poll(0)  # type: ignore[attr-defined]
         producer.flush(30)  # type: ignore[attr-defined]
         _wait_for(answers, len(lines) // per_tp - 2, 60)
@@ -182,35 +218,44 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 200)
-    lines = workload(args.tps, args.facts)
-    n = len(lines)
     layouts = {"strata": [False], "chain": [True], "both": [False, True]}[args.layout]
+    points = getattr(args, "workload", "default") == "points"
+    per_tp = 10 if points else args.facts
+    make = (lambda tps, seed=1: points_workload(tps, seed)) if points else (
+        lambda tps, seed=1: workload(tps, args.facts, seed))
+    program = POINTS_PROGRAM if points else PROGRAM
+    lines = make(args.tps)
+    n = len(lines)
+    hops: dict[bool, list] = {c: [] for c in layouts} if getattr(args, "breakdown", False) else {}
     emb_rates: list[float] = []
     rates: dict[bool, list[float]] = {c: [] for c in layouts}
     ratios: dict[bool, list[float]] = {c: [] for c in layouts}
     pcts: dict[bool, dict[float, list[float]]] = {c: {0.5: [], 0.95: [], 0.99: []} for c in layouts}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
-        lat_lines = workload(max(3, int(args.rate * args.seconds) // args.facts), args.facts, seed=2)
+        lat_lines = make(max(3, int(args.rate * args.seconds) // per_tp), 2)
         for r in range(args.repeat):  # each round pairs embedded and fleet runs on the same machine state
             here = work / f"round-{r}"
             here.mkdir()
-            (here / "bench.lars").write_text(PROGRAM)
-            emb = embedded_seconds(lines, PROGRAM)
+            (here / "bench.lars").write_text(program)
+            emb = embedded_seconds(lines, program)
             emb_rates.append(n / emb)
             print(f"round {r + 1}: embedded: {n} events in {emb:.2f} s", file=sys.stderr)
             for chain in layouts:
                 name = "chained" if chain else "per stratum"
-                fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, here, chain)
+                fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, here, chain,
+                                         hops.get(chain))
                 rates[chain].append(n / fleet_s)
                 ratios[chain].append(emb / fleet_s)
-                lat = run_latency(lat_lines, args.facts, args.rate, args.bootstrap, args.partitions, here, chain)
+                lat = run_latency(lat_lines, per_tp, args.rate, args.bootstrap, args.partitions, here, chain,
+                                  hops.get(chain))
                 for q in pcts[chain]:
                     pcts[chain][q].append(_pct(lat, q) * 1000)
                 print(f"round {r + 1}: fleet ({name}): {n} events in {fleet_s:.2f} s; "
                       f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
-    table = Table(title=f"chronolog bench fleet: {n} events ({args.tps} time points x {args.facts}), "
+    table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
+                        f"{n} events ({args.tps} time points x {per_tp}), "
                         f"{args.partitions} partition(s), {os.cpu_count()} cores{rounds}")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
         table.add_column(col, justify="right")
@@ -222,6 +267,13 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
         table.add_row(f"fleet {name}, {args.rate:,.0f} events/s", "-", "-",
                       *(_spread(pcts[chain][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
     console.print(table)
+    if hops:
+        from chronolog.bench.breakdown import table as hop_table
+
+        for chain, rounds in hops.items():
+            name = "chained" if chain else "per stratum"
+            console.print(hop_table(f"where the time goes, fleet {name} (throughput and latency runs; "
+                                    f"medians over {len(rounds)} runs)", rounds))
     return 0
 
 
@@ -231,7 +283,7 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--facts", type=int, default=10, help="events per time point (default 10)")
     fleet.add_argument("--rate", type=float, default=1000.0, help="events/s of the latency run (default 1000)")
     fleet.add_argument("--seconds", type=float, default=10.0, help="length of the latency run (default 10)")
-    fleet.add_argument("--partitions", type=int, default=1)
+    fleet.add_argument("--partitions", type=int, default=1, help="key partitions of the fleet runs (default 1)")
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
     fleet.add_argument("--layout", choices=["strata", "chain", "both"], default="both",
                        help="one service per stratum (chronolog up), chained (up --chain), or both (default)")

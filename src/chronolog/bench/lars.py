@@ -1,7 +1,7 @@
-"""``chronolog bench lars``: the public LARS workloads (``shared/bench/lars``, generator shipped as ``chronolog/bench/gen.py``), measured.
+"""``chronolog bench lars``: the public LARS workloads (Laser, Laser2, Ticker), measured.
 
-Each workload is generated with the public generator (``gen.py``, stdlib only,
-deterministic) into a temporary folder and measured twice:
+Each workload is generated with the public generator (``lars_gen.py``, shipped
+in the package, stdlib only, deterministic) into a temporary folder and measured twice:
 
 * **evaluation** — in a fresh process: the stream is read first (not timed),
   then the engine is stepped through every time point; the time of the
@@ -54,14 +54,13 @@ class BenchError(ChronologError):
 
 
 def find_generator(explicit: str | None = None) -> Path:
-    """``gen.py``: ``explicit``, else the copy shipped in this package
-    (``chronolog/bench/gen.py``, the public generator of shared/bench/lars)."""
+    """``gen.py``: ``explicit``, else the copy shipped in the package (``lars_gen.py``)."""
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise BenchError(f"{explicit}: error: benchmark generator not found")
         return path
-    return Path(__file__).resolve().parent / "gen.py"
+    return Path(__file__).with_name("lars_gen.py")
 
 
 def parameters(workload: str, overrides: dict[str, int | None]) -> dict[str, int]:
@@ -360,20 +359,27 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
                 for f in (work / name).iterdir():
                     f.unlink()
     render(rows, args.memory_curve)
+    if args.plot:
+        from chronolog.bench.plot import bars_svg
+
+        points = [(f"{r.workload} ({'process' if r.process_ms_per_tp is not None else 'eval'})",
+                   r.process_ms_per_tp if r.process_ms_per_tp is not None else r.eval_ms_per_tp, None)
+                  for r in rows if (r.process_ms_per_tp or r.eval_ms_per_tp) is not None]
+        Path(args.plot).write_text(bars_svg("chronolog bench lars", points, "ms/tp"))  # type: ignore[arg-type]
     return 1 if any(r.error for r in rows) else 0
 
 
 def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     bench = sub.add_parser("bench", help="benchmarks")
     kinds = bench.add_subparsers(dest="suite", required=True)
-    lars = kinds.add_parser("lars", help="the LARS workloads of ../shared/bench/lars (Laser, Laser2, Ticker)")
+    lars = kinds.add_parser("lars", help="the public LARS workloads (Laser, Laser2, Ticker)")
     lars.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")
     lars.add_argument("--win", type=int, help="window size W (default per workload, mostly 20)")
     lars.add_argument("--facts", type=int, help="facts per time point N (default per workload, mostly 800)")
     lars.add_argument("--tps", type=int, help="time points T (default 300)")
     lars.add_argument("--rules", type=int, help="multi: rule copies; chain: chain length (default 10; chain 100)")
     lars.add_argument("--seed", type=int, help="generator seed (default 42)")
-    lars.add_argument("--gen", metavar="PATH", help="the generator (default: the one shipped, chronolog/bench/gen.py)")
+    lars.add_argument("--gen", metavar="PATH", help="the generator (default: the one shipped in the package)")
     lars.add_argument("--repeat", type=int, default=1, help="runs per measurement; the median is shown")
     lars.add_argument("--memory-curve", action="store_true", help="peak RSS at 1x, 5x, 10x the stream length")
     lars.add_argument("--retention", type=int, metavar="N", help="--retention of the memory-curve runs (default: the window)")
@@ -384,6 +390,7 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--no-pruning", action="store_true",
                       help="also evaluate without Laser2's impossible-derivation pruning, in turn with it; "
                       "print both and their paired ratio")
+    lars.add_argument("--plot", metavar="FILE.svg", help="also draw the figures as an SVG bar chart")
     lars.set_defaults(func=main)
 
     from chronolog.bench.corrections import add_parser as add_corrections
@@ -391,3 +398,6 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
 
     add_fleet(kinds)
     add_corrections(kinds)
+    from chronolog.bench.mtl import add_parser as add_mtl
+
+    add_mtl(kinds)

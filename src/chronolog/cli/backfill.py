@@ -11,6 +11,8 @@ import os
 import sys
 import time
 
+from chronolog.topology import TopicNames
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``backfill`` and ``archive`` subcommands to the CLI's parser."""
@@ -33,11 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--key-partitions", type=int, metavar="K",
                    help="when the program can be split by key (see chronolog topology): evaluate each segment in "
                         "K key partitions (default: Spark's parallelism; 1 when it cannot)")
-    from chronolog.lang import DIALECTS
-
-    b.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
-    b.add_argument("--facts-topic", default="chronolog.facts", help="input topic (default: chronolog.facts)")
-    b.add_argument("--answers-topic", default="chronolog.answers", help="answer topic (default: chronolog.answers)")
+    b.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
+    b.add_argument("--facts-topic", default=TopicNames().facts, help=f"input topic (default: {TopicNames().facts})")
+    b.add_argument("--answers-topic", default=TopicNames().answers, help=f"answer topic (default: {TopicNames().answers})")
     b.add_argument("--idle", type=float, default=1.5, metavar="S",
                    help="a Kafka partition has been read once it is idle this long (default: 1.5 s)")
     b.set_defaults(func=cmd_backfill)
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = sub.add_parser("archive", help="write Kafka topics to a partitioned Parquet archive")
     a.add_argument("--bootstrap", required=True, metavar="HOST:PORT", help="Kafka bootstrap servers")
     a.add_argument("--out", required=True, metavar="DIR", help="archive directory")
-    a.add_argument("--topics", default="chronolog.facts,chronolog.answers", help="comma-separated topics")
+    a.add_argument("--topics", default=f"{TopicNames().facts},{TopicNames().answers}", help="comma-separated topics")
     a.add_argument("--once", action="store_true", help="stop once the topics have been idle for --idle seconds")
     a.add_argument("--idle", type=float, default=2.0, metavar="S", help="idle period that ends --once (default: 2 s)")
     a.set_defaults(func=cmd_archive)
@@ -59,9 +59,9 @@ def _usage(msg: str) -> int:
 def write_parquet(lines: list[dict], path: str) -> None:
     """Corrections as a Parquet file: one row per answer line (t or interval, pred,
     args as JSON text, diff), for loading into warehouses next to the archive."""
+    import orjson
     import pyarrow as pa
     import pyarrow.parquet as pq
-    import orjson
 
     table = pa.table({
         "t": pa.array([rec.get("t") for rec in lines], pa.int64()),

@@ -11,6 +11,11 @@ from pathlib import Path
 
 from chronolog.errors import ChronologError
 from chronolog.lang import DIALECTS
+from chronolog.topology import TopicNames
+
+SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
+PROGRAM_HELP = "program file(s)"
+DIALECT_HELP = "rule language (default: by extension)"
 
 
 def _env_default(name: str, default: object = None) -> object:
@@ -19,8 +24,8 @@ def _env_default(name: str, default: object = None) -> object:
 
 def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="start the Kafka fleet (bundled broker unless --bootstrap) and supervise it")
-    up.add_argument("program", nargs="+")
-    up.add_argument("--dialect", choices=DIALECTS)
+    up.add_argument("program", nargs="+", help=PROGRAM_HELP)
+    up.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
     up.add_argument("--bootstrap", help="Kafka bootstrap HOST:PORT (default: start the bundled broker)")
     up.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     up.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
@@ -39,7 +44,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.set_defaults(func=cmd_up)
 
     down = sub.add_parser("down", help="stop the fleet started by `chronolog up`")
-    down.add_argument("--state-dir", default=".chronolog")
+    down.add_argument("--state-dir", default=".chronolog", help="the state directory given to `chronolog up`")
     down.set_defaults(func=cmd_down)
 
     pub = sub.add_parser("publish", help="send an input file (JSONL, one event per line) to the input topic")
@@ -55,31 +60,35 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     tail.set_defaults(func=cmd_tail)
 
     svc = sub.add_parser("service", help="run one fleet service (started by `chronolog up`, Helm or compose)")
-    svc.add_argument("service", choices=["ingest", "grounding", "reasoner", "output", "chain"])
-    svc.add_argument("program", nargs="+")
-    svc.add_argument("--dialect", choices=DIALECTS)
-    svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"))
+    svc.add_argument("service", choices=SERVICES, help="which service (services/SERVICE/README.md)")
+    svc.add_argument("program", nargs="+", help=PROGRAM_HELP)
+    svc.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
+    svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"),
+                     help="Kafka bootstrap HOST:PORT (default: $CHRONOLOG_BOOTSTRAP)")
     svc.add_argument("--stratum", type=int, help="reasoner: the stratum it evaluates (1-based)")
-    svc.add_argument("--partition", type=int, default=0)
-    svc.add_argument("--partitions", type=int, default=1)
-    svc.add_argument("--input-partitions", type=int, default=1)
-    svc.add_argument("--state-dir", default=_env_default("CHRONOLOG_STATE_DIR", ".chronolog"))
-    svc.add_argument("--metrics-port", type=int, default=int(str(_env_default("CHRONOLOG_METRICS_PORT", 9400))))
-    svc.add_argument("--idle-flush", type=float, default=1.0)
-    svc.add_argument("--retention", type=int)
-    svc.add_argument("--kafka-config")
-    svc.add_argument("--topic-prefix", default="chronolog")
+    svc.add_argument("--partition", type=int, default=0, help="the key partition this instance owns")
+    svc.add_argument("--partitions", type=int, default=1, help="key partitions of the fleet")
+    svc.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
+    svc.add_argument("--state-dir", default=_env_default("CHRONOLOG_STATE_DIR", ".chronolog"),
+                     help="RocksDB state (default: $CHRONOLOG_STATE_DIR or .chronolog)")
+    svc.add_argument("--metrics-port", type=int, default=int(str(_env_default("CHRONOLOG_METRICS_PORT", 9400))),
+                     help="HTTP port of /metrics (default: $CHRONOLOG_METRICS_PORT or 9400; 0: any free port)")
+    svc.add_argument("--idle-flush", type=float, default=1.0, help="grounding: close the latest time point after "
+                     "this many idle seconds")
+    svc.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back")
+    svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    svc.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     svc.add_argument("--ready-file", help="write {pid, metrics_port} here once the service runs")
     svc.set_defaults(func=cmd_service)
 
     ct = sub.add_parser("create-topics", help="create the topics of a program's fleet on a Kafka cluster")
-    ct.add_argument("program", nargs="+")
-    ct.add_argument("--dialect", choices=DIALECTS)
-    ct.add_argument("--bootstrap", required=True)
-    ct.add_argument("--partitions", type=int, default=1)
-    ct.add_argument("--input-partitions", type=int, default=1)
-    ct.add_argument("--kafka-config")
-    ct.add_argument("--topic-prefix", default="chronolog")
+    ct.add_argument("program", nargs="+", help=PROGRAM_HELP)
+    ct.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
+    ct.add_argument("--bootstrap", required=True, help="Kafka bootstrap HOST:PORT")
+    ct.add_argument("--partitions", type=int, default=1, help="partitions of the internal topics")
+    ct.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
+    ct.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    ct.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     ct.add_argument("--chain", action="store_true", help="the topics of a chained fleet (up --chain)")
     ct.add_argument("--replication-factor", type=int, default=1, help="replicas per topic (default 1)")
     ct.set_defaults(func=cmd_create_topics)
@@ -87,9 +96,9 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
 
 def _client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", help="Kafka bootstrap HOST:PORT (default: the fleet in --state-dir)")
-    p.add_argument("--state-dir", default=".chronolog")
-    p.add_argument("--kafka-config")
-    p.add_argument("--topic-prefix", default=None)
+    p.add_argument("--state-dir", default=".chronolog", help="the fleet's state directory, for its bootstrap")
+    p.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    p.add_argument("--topic-prefix", default=None, help="topic prefix (default: the fleet's, else chronolog)")
 
 
 def _say(msg: str) -> None:
@@ -100,7 +109,11 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
 
-    return plan_program(load_program(args.program, args.dialect))
+    program = load_program(args.program, args.dialect)
+    if program.dialect in ("mtl", "rtec"):
+        raise ChronologError(f"error: the fleet does not run {program.dialect} programs yet; evaluate them with "
+                             f"`chronolog run` (embedded)")
+    return plan_program(program)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -163,18 +176,17 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
     whose time is later than any before also goes as a time advance to every other
     partition (CONTRACT §4), so each partition's time keeps up."""
     import orjson
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient
 
+    from chronolog import kafka_clients
     from chronolog.runtime.service import kafka_config as load_config
 
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
-    topic = f"{prefix}.facts"
-    meta = AdminClient(conf).list_topics(topic, timeout=15)
+    topic = TopicNames(prefix).facts
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
     parts = max(1, len(meta.topics[topic].partitions))
-    producer = Producer({**conf, "linger.ms": 5, "enable.idempotence": True})
+    producer = kafka_clients.producer({**conf, "linger.ms": 5, "enable.idempotence": True})
     latest: int | None = None
     sent = 0
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
@@ -221,17 +233,17 @@ def tail_topic(
     bootstrap: str, topic: str, kafka_config: str | None = None, *, idle_exit: float | None = None,
     count: int | None = None, stop=lambda: False, out=None,  # type: ignore[no-untyped-def]
 ) -> int:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-    from confluent_kafka.admin import AdminClient
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
+    from chronolog import kafka_clients
     from chronolog.runtime.service import kafka_config as load_config
 
     out = out or sys.stdout
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
-    meta = AdminClient(conf).list_topics(topic, timeout=15)
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
-    consumer = Consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
+    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
                          "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
     seen = 0
@@ -256,7 +268,7 @@ def tail_topic(
 
 def cmd_tail(args: argparse.Namespace) -> int:
     bootstrap, prefix = _bootstrap(args)
-    tail_topic(bootstrap, args.topic or f"{prefix}.answers", args.kafka_config, idle_exit=args.idle_exit, count=args.count)
+    tail_topic(bootstrap, args.topic or TopicNames(prefix).answers, args.kafka_config, idle_exit=args.idle_exit, count=args.count)
     return 0
 
 
@@ -299,3 +311,12 @@ def cmd_create_topics(args: argparse.Namespace) -> int:
         print(f"created {name}")
     print(f"{len(topology.topics)} topics present, {len(created)} created")
     return 0
+
+
+def service_main(service: str, argv: list[str] | None = None) -> None:
+    """Entry point of ``services/SERVICE/main.py``: exactly ``chronolog service
+    SERVICE ARGS...`` (ARGS from the command line), so the folder and the CLI
+    start the same runner."""
+    from chronolog.cli.main import main
+
+    sys.exit(main(["service", service, *(sys.argv[1:] if argv is None else argv)]))

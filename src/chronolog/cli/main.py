@@ -16,12 +16,13 @@ from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
+from chronolog.lang import DIALECTS as _DIALECTS
 
 if TYPE_CHECKING:
     import argparse
 
 EXIT_USAGE = 2
-DIALECTS = ["lars", "laser", "mtl", "rtec"]
+DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (int).
 RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--input": ("input", None, None),
@@ -32,6 +33,7 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--on-error": ("on_error", "fail", ["fail", "skip"]),
     "--retention": ("retention", None, int),
     "--answers": ("answers", "changelog", ["changelog", "points"]),
+    "--mode": ("mode", None, ["stream", "batch"]),
 }
 
 
@@ -57,6 +59,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         "--retention": {"metavar": "N",
                         "help": "repair late events up to N time points back; older ones are reported and ignored (default: unlimited)"},
         "--answers": {"help": "answer form (default: changelog)"},
+        "--mode": {"help": "DatalogMTL: stream (answers as time advances; forward-propagating programs) or batch "
+                           "(when the input ends); default: stream when the program allows it"},
     }
     for option, (_, default, kind) in RUN_OPTIONS.items():
         if isinstance(kind, list):
@@ -66,18 +70,19 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="parse and stratify a program; print its strata")
-    check.add_argument("program", nargs="+")
-    check.add_argument("--dialect", choices=DIALECTS)
+    check.add_argument("program", nargs="+", help="program file(s)")
+    check.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
     check.set_defaults(func=cmd_check)
     topo = sub.add_parser("topology", help="print the Kafka topics and services derived from a program")
-    topo.add_argument("program", nargs="+")
-    topo.add_argument("--dialect", choices=DIALECTS)
+    topo.add_argument("program", nargs="+", help="program file(s)")
+    topo.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
     topo.add_argument("--partitions", type=int, default=1, help="parallelism of internal topics and services")
     topo.add_argument("--input-partitions", type=int, default=1, help="partitions of chronolog.facts")
     topo.add_argument("--chain", action="store_true", help="the chained fleet (chronolog up --chain)")
     topo.add_argument("--format", default="text", choices=["text", "mermaid", "helm-values", "compose"],
-                      help="text, a Mermaid diagram, values for the Helm chart (helm install -f), or an override "
-                           "of docker-compose.yml running this program's fleet")
+                      help="text; a Mermaid diagram; Helm values for helm/chronolog; a docker-compose file")
+    topo.add_argument("--mount", default="./programs",
+                      help="compose: the host folder holding the program files (default ./programs)")
     topo.set_defaults(func=cmd_topology)
 
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
@@ -92,7 +97,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     from chronolog.bench.lars import add_parser as add_bench
 
     add_bench(sub)
-    from chronolog.cli import backfill  # backfill and archive (Spark, Parquet): their own module
+    from chronolog.cli import (
+        backfill,  # backfill and archive (Spark, Parquet): their own module
+    )
 
     backfill.register(sub)
     return parser
@@ -291,6 +298,10 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     from chronolog.runtime.embedded import collecting_rarely, run_embedded
 
     program = load_program(args.program, args.dialect)
+    if program.dialect == "mtl":
+        return _run_mtl(args, program)
+    if getattr(args, "mode", None) is not None:
+        raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
     plan_program(program)  # program errors (safety, windows) before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
@@ -323,11 +334,50 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     return 0
 
 
+def _run_mtl(args: argparse.Namespace, program) -> int:  # noqa: ANN001 (an MtlProgram)
+    """``chronolog run`` for a DatalogMTL program: its evaluator through run_evaluator."""
+    from chronolog.io.mtl_input import read_mtl_events
+    from chronolog.mtl.evaluator import MtlEvaluator
+    from chronolog.runtime.embedded import run_evaluator
+
+    evaluator = MtlEvaluator(program, args.mode, warn=_error)
+    with _open_in(args.input) as stream, _open_out(args.output) as out:
+        name = "<stdin>" if args.input == "-" else args.input
+        events = read_mtl_events(stream, name, args.format, args.on_error, _error)
+        stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
+    if stats.unmatched_retractions:
+        _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")
+    return 0
+
+
+def _describe_mtl(program) -> None:  # noqa: ANN001 (an MtlProgram)
+    from chronolog.mtl.evaluator import not_forward_propagating, reach
+    from chronolog.mtl.materialise import check_program
+    from chronolog.mtl.syntax import atoms_of, head_atom
+
+    check_program(program)
+    heads = sorted({f"{head_atom(r.head).pred}/{len(head_atom(r.head).args)}" for r in program.rules})
+    inputs = sorted({f"{a.pred}/{len(a.args)}" for r in program.rules for lit in r.body for a in atoms_of(lit)}
+                    - set(heads))
+    print(f"rules: {len(program.rules)}, facts in the program: {len(program.facts)}")
+    print(f"output predicates: {', '.join(heads) or '(none)'}")
+    print(f"input predicates: {', '.join(inputs) or '(none)'}")
+    blocker = not_forward_propagating(program)
+    if blocker is None:
+        print(f"forward-propagating: evaluated as a stream (window reach {reach(program)})")
+    else:
+        print(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
+    print("fleet: not available for DatalogMTL yet (chronolog run only); partition key: none")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
 
     program = load_program(args.program, args.dialect)
+    if program.dialect == "mtl":
+        _describe_mtl(program)
+        return 0
     plan = plan_program(program)
     for i, stratum in enumerate(plan.strata, 1):
         print(f"stratum {i}: {', '.join(stratum)}")
@@ -346,30 +396,26 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from chronolog.lang import load_program
     from chronolog.topology import build_topology
 
-    topology = build_topology(plan_program(load_program(args.program, args.dialect)), args.partitions,
+    program = load_program(args.program, args.dialect)
+    if program.dialect == "mtl":
+        _describe_mtl(program)
+        return 0
+    topology = build_topology(plan_program(program), args.partitions,
                               args.input_partitions, chain=args.chain)
     if args.format == "helm-values":
-        import json
-        import os
+        from chronolog.deploy import helm_values
 
-        files = {}
-        for path in args.program:
-            with open(path, encoding="utf-8") as f:
-                files[os.path.basename(path)] = f.read()
-        print(json.dumps(topology.helm_values(files, args.dialect or ""), indent=2))
-        return 0
-    if args.format == "compose":
-        import json
-        from pathlib import Path
+        print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
+                          "chronolog", args.chain), end="")
+    elif args.format == "compose":
+        from chronolog.deploy import compose_file
 
-        from chronolog.deploy_compose import compose_override
-
-        example = Path(__file__).resolve().parents[1] / "examples" / "traffic.lars"
-        bundled = build_topology(plan_program(load_program([str(example)])))
-        print(json.dumps(compose_override(topology, bundled, args.program, args.partitions, args.input_partitions,
-                                          args.chain), indent=2))
-        return 0
-    print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
+        if args.chain or args.partitions != 1:
+            raise ChronologError("error: --format compose writes the per-stratum layout on one partition "
+                                 "(use docker-compose.chain.yml for the chained one)")
+        print(compose_file(topology, args.program, args.dialect, args.mount), end="")
+    else:
+        print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
     return 0
 
 

@@ -12,7 +12,6 @@ from chronolog.errors import ProgramError
 from chronolog.ir import Loc, Program, Rule
 
 DIALECTS = ("lars", "laser", "mtl", "rtec")
-LARS_DIALECTS = ("lars", "laser")  # parsed into the LARS IR, evaluated by the LARS engine
 _EXTENSIONS = {".lars": "lars", ".laser": "laser", ".mtl": "mtl", ".rtec": "rtec", ".prolog": "rtec"}
 
 
@@ -32,6 +31,10 @@ def parse_program(text: str, filename: str, dialect: str) -> Program:
         from chronolog.lang.laser import parse_laser
 
         return parse_laser(text, filename)
+    if dialect == "mtl":
+        from chronolog.lang.mtl import parse_mtl
+
+        return parse_mtl(text, filename)  # type: ignore[return-value]  # its own IR (chronolog.mtl.syntax)
     if dialect in DIALECTS:
         raise ProgramError(f"dialect {dialect!r} is not supported yet", Loc(filename, 1, 1))
     raise ProgramError(f"unknown dialect {dialect!r} (choose from {', '.join(DIALECTS)})", Loc(filename, 1, 1))
@@ -42,6 +45,7 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
     if not paths:
         raise ProgramError("no program file given")
     rules: list[Rule] = []
+    facts: list = []  # DatalogMTL: facts in programs
     chosen: str | None = None
     for path in paths:
         if path == "-":
@@ -50,7 +54,7 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
         if chosen is not None and d != chosen:
             raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
         chosen = d
-        if d not in LARS_DIALECTS:  # fail on the dialect before touching the file
+        if d not in ("lars", "laser", "mtl"):  # fail on the dialect before touching the file
             parse_program("", path, d)
         try:
             with open(path, encoding="utf-8") as f:
@@ -59,5 +63,11 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
             raise ProgramError(f"cannot read program: {exc.strerror or exc}", Loc(path, 1, 1)) from None
         except UnicodeDecodeError as exc:
             raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
-        rules.extend(parse_program(text, path, d).rules)
+        parsed = parse_program(text, path, d)
+        rules.extend(parsed.rules)
+        facts.extend(getattr(parsed, "facts", ()))
+    if chosen == "mtl":
+        from chronolog.mtl.syntax import MtlProgram
+
+        return MtlProgram(tuple(rules), tuple(facts))  # type: ignore[arg-type, return-value]
     return Program(tuple(rules), chosen or "lars")

@@ -94,6 +94,21 @@ class AnswerWriter:
             name = self._names[pred] = dumps(pred[0])
         return name
 
+    # ------------------------------------------------------------ state as data
+
+    def export_state(self) -> dict:
+        """The timed atoms published per time (so none is published twice) and the counters."""
+        recent = [[T, [[list(p), [list(tup) for tup in tuples]] for p, tuples in by_pred.items()]]
+                  for T, by_pred in self.recent.items()]
+        return {"recent": recent, "lines": self.lines, "corrections": self.corrections}
+
+    def import_state(self, state: dict) -> None:
+        self.recent = {}
+        for T, by_pred in state["recent"]:
+            self.recent[int(T)] = {(str(p[0]), int(p[1])): {tuple(tup) for tup in tuples} for p, tuples in by_pred}
+        self.lines = int(state["lines"])
+        self.corrections = int(state["corrections"])
+
     # ------------------------------------------------------------ writing
 
     def _emit(self, data: bytes, lines: int) -> None:

@@ -94,9 +94,11 @@ def create_topics(
     bootstrap: str, topology: Topology, timeout: float = 15.0, extra: dict | None = None, replication: int = 1
 ) -> list[str]:
     """Create every topic of ``topology`` that does not exist yet; return the names created."""
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, **(extra or {})})
+    from chronolog import kafka_clients
+
+    admin = kafka_clients.admin({"bootstrap.servers": bootstrap, **(extra or {})})
     existing = set(admin.list_topics(timeout=timeout).topics)
     wanted = [
         NewTopic(t.name, t.partitions, replication, config={"cleanup.policy": t.cleanup})

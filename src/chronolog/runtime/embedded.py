@@ -37,6 +37,15 @@ class RunStats:
     corrections: int = 0
     too_late: int = 0
 
+    def count(self, ev: Event) -> None:
+        """One input event read."""
+        self.events += 1
+        if ev.is_fact:
+            if ev.retract:
+                self.retractions += 1
+            else:
+                self.facts += 1
+
 
 COLLECT_EVERY = 600.0  # seconds between cycle collections while automatic ones are off
 
@@ -108,12 +117,7 @@ def run_embedded(
         if until is not None and ev.t > until:
             ignored += 1
             continue
-        stats.events += 1
-        if ev.is_fact:
-            if ev.retract:
-                stats.retractions += 1
-            else:
-                stats.facts += 1
+        stats.count(ev)
         reasoner.push(ev)
     reasoner.finish(until)
     if ignored:
@@ -148,9 +152,11 @@ def run_evaluator(
     binary = getattr(out, "buffer", None)
     write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
 
+    points = getattr(evaluator, "dialect", "") != "mtl"  # DatalogMTL answers are intervals, [7,7] included
+
     def emit(changes: list) -> None:
         for pred, args, span, diff in changes:
-            write(interval_line(pred, args, span, diff) + b"\n")
+            write(interval_line(pred, args, span, diff, points) + b"\n")
             stats.answer_lines += 1
             if diff < 0:
                 stats.corrections += 1
@@ -161,12 +167,7 @@ def run_evaluator(
         if until is not None and ev.t > until:
             ignored += 1
             continue
-        stats.events += 1
-        if ev.is_fact:
-            if ev.retract:
-                stats.retractions += 1
-            else:
-                stats.facts += 1
+        stats.count(ev)
         if latest is not None and ev.t > latest:
             emit(evaluator.advance(latest))
         if latest is None or ev.t > latest:

@@ -3,9 +3,9 @@
 The growing parts of a service's state (the input log per time point, the
 lower strata's content per time point, what was sent per time point) are
 ``Journal``s.  A service writes only their changed entries to RocksDB and to
-the changelog topic in each transaction (encoded by ``chronolog.state``),
-and a snapshot of the rest of its state, so a commit costs what changed,
-not the length of the stream.
+the changelog topic in each transaction (as explicit data, ``chronolog.state``),
+and the rest of its state as a snapshot without them, so a commit costs what
+changed, not the length of the stream.
 """
 
 from __future__ import annotations

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    start_http_server,
+)
 
 LABELS = ("service", "stratum", "partition")
 
@@ -27,13 +33,17 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),
     "chronolog_transactions_total": ("counter", "Kafka transactions committed"),
     "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what it caused (the oldest and newest record of each batch)"),
+    "chronolog_hop_fetch_seconds": ("histogram", "Per hop: time from a record's broker timestamp (produced) until this service consumed it (fetch wait, broker, upstream commit visibility)"),
+    "chronolog_hop_commit_seconds": ("histogram", "Per hop: time from consuming a batch until the transaction carrying what it caused committed (processing, batching wait, transaction commit)"),
+    "chronolog_batch_process_seconds": ("histogram", "Python work of the stage on one consumed batch (decode, evaluate, encode)"),
+    "chronolog_transaction_commit_seconds": ("histogram", "Duration of one Kafka transaction: produce, state entries, offsets, commit"),
     "chronolog_consumer_lag_records": ("gauge", "Records fetched but not yet processed, from the service's own offsets"),
     "chronolog_state_size_bytes": ("gauge", "Size of the last state snapshot written to RocksDB and the changelog"),
     "chronolog_time_point": ("gauge", "Last time point this service has completed (evaluated, closed or published)"),
     "chronolog_up": ("gauge", "1 while the service's processing loop runs"),
 }
 
-_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 @dataclass
@@ -50,6 +60,10 @@ class ServiceMetrics:
     delayed_events: Counter
     transactions: Counter
     latency: Histogram
+    hop_fetch: Histogram
+    hop_commit: Histogram
+    process: Histogram
+    transaction: Histogram
     lag: Gauge
     state_size: Gauge
     time_point: Gauge
@@ -80,6 +94,10 @@ class ServiceMetrics:
             made["chronolog_delayed_events_total"],
             made["chronolog_transactions_total"],
             made["chronolog_processing_latency_seconds"],
+            made["chronolog_hop_fetch_seconds"],
+            made["chronolog_hop_commit_seconds"],
+            made["chronolog_batch_process_seconds"],
+            made["chronolog_transaction_commit_seconds"],
             made["chronolog_consumer_lag_records"],
             made["chronolog_state_size_bytes"],
             made["chronolog_time_point"],

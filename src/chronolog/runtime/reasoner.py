@@ -12,12 +12,13 @@ recovery and backfill are all "evaluate a span of the log from a state".
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Protocol
 
 from chronolog.engine.core import Engine, Fact, Imported, StepResult
 from chronolog.engine.plan import Plan, PredKey, plan_by_reference
-from chronolog.events import Event, OnePredicate
+from chronolog.events import Event, OnePredicate, withdrawn
 from chronolog.runtime.journal import Journal
+from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
 Entry = tuple[list[Fact], Imported | None]  # what one time point of the log holds
@@ -27,16 +28,6 @@ class AnswerSink(Protocol):
     def step(self, result: StepResult, engine: Engine) -> None: ...
 
     def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
-
-
-def withdrawn(entries: Sequence[Fact], fact: Fact) -> int | None:
-    """Which of a time point's facts a retraction of ``fact`` withdraws: the
-    latest equal one (CONTRACT §2), or None.  The one definition of
-    retraction, for live evaluation and the backfill."""
-    for i in range(len(entries) - 1, -1, -1):
-        if entries[i] == fact:
-            return i
-    return None
 
 
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
@@ -92,6 +83,53 @@ class Reasoner:
         self._dirty_from: int | None = None
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
+
+    # ------------------------------------------------------------ state as data
+
+    _SCALARS = ("t1", "latest", "evaluated", "pruned_below", "too_late", "unmatched_retractions", "delayed")
+
+    def export_state(self) -> dict:
+        """Everything but the log and the imports (journals, stored entry by
+        entry) as plain data.  The engine is not exported: its state after
+        ``evaluated`` is a function of the log from the plan's warm-up point,
+        and ``import_state`` rebuilds it by replaying that span."""
+        state: dict = {k: getattr(self, k) for k in self._SCALARS}
+        state["dirty_from"] = self._dirty_from
+        state["old_t1"] = self._old_t1
+        state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
+        state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        return state
+
+    def import_state(self, state: dict) -> None:
+        """Continue from ``export_state``'s data (the log and imports already poured in)."""
+        for k in self._SCALARS:
+            value = state[k]
+            if value is not None and type(value) is not int:
+                raise ValueError(f"{k} is not an integer")
+            setattr(self, k, value)
+        self._dirty_from = state["dirty_from"]
+        self._old_t1 = state["old_t1"]
+        self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
+        self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
+        self.engine = None if self.t1 is None else self._rebuilt_engine()
+
+    def _rebuilt_engine(self) -> Engine:
+        """The engine as it was after evaluating ``evaluated`` — on the log as it
+        was then, if corrections are pending — replayed from its warm-up point."""
+        assert self.t1 is not None and self.evaluated is not None
+        old_entries, old_imports = self._old_entries, self._old_imports
+
+        def as_evaluated(t: int) -> Entry:
+            got = old_entries.get(t)
+            imp = old_imports[t] if t in old_imports else self.imports.get(t)
+            return (got if got is not None else self.log.get(t, [])), imp
+
+        t1 = self._old_t1 if self._old_t1 is not None else self.t1
+        engine = make_engine(self.plan, t1, self.stratum)
+        if self.evaluated >= t1:
+            begin = self.warm_up_start(as_evaluated, t1, self.evaluated)
+            self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
+        return engine
 
     # ------------------------------------------------------------ input
 
@@ -219,64 +257,6 @@ class Reasoner:
         assert self.latest is not None
         self.apply_corrections()
         self._evaluate_until(self.latest if until is None else until)
-
-    # ------------------------------------------------------------ state
-
-    def export_state(self) -> dict:
-        """The reasoner's scalars and pending corrections as plain data (the log
-        and the imports are journals, stored by the caller).  The engine is not
-        stored: ``import_state`` rebuilds it by replaying the log."""
-        from chronolog.state.codec import encode_facts, encode_imported, items
-
-        return {
-            "t1": self.t1, "latest": self.latest, "evaluated": self.evaluated, "pruned_below": self.pruned_below,
-            "too_late": self.too_late, "unmatched": self.unmatched_retractions, "delayed": self.delayed,
-            "dirty_from": self._dirty_from, "old_t1": self._old_t1,
-            "old_entries": items({t: encode_facts(f) for t, f in self._old_entries.items()}),
-            "old_imports": items({t: encode_imported(i) for t, i in self._old_imports.items()}),
-        }
-
-    def import_state(self, data: dict, log: dict[int, list[Fact]], imports: dict[int, Imported]) -> None:
-        """Continue from ``export_state``'s data and the journals' entries (checked:
-        ``StateError`` for anything malformed)."""
-        from chronolog.state import codec as c
-
-        c.obj(data, "t1", "latest", "evaluated", "old_entries", "old_imports")
-        t1, latest, evaluated = c.opt_integer(data["t1"]), c.opt_integer(data["latest"]), c.opt_integer(data["evaluated"])
-        if t1 is not None and (latest is None or evaluated is None or evaluated < t1 - 1 or latest < t1):
-            raise c.StateError(f"inconsistent clock: t1={t1}, evaluated={evaluated}, latest={latest}")
-        self.t1, self.latest, self.evaluated = t1, latest, evaluated
-        self.pruned_below = c.opt_integer(data.get("pruned_below"))
-        self.too_late = c.integer(data.get("too_late", 0))
-        self.unmatched_retractions = c.integer(data.get("unmatched", 0))
-        self.delayed = c.integer(data.get("delayed", 0))
-        self._dirty_from = c.opt_integer(data.get("dirty_from"))
-        self._old_t1 = c.opt_integer(data.get("old_t1"))
-        self._old_entries = c.pairs(data["old_entries"], c.integer, c.decode_facts)
-        self._old_imports = c.pairs(data["old_imports"], c.integer, c.decode_imported)
-        for journal, entries in ((self.log, log), (self.imports, imports)):
-            journal.clear()
-            dict.update(journal, entries)
-        self.engine = self._rebuilt_engine()
-
-    def _rebuilt_engine(self) -> Engine | None:
-        """The engine after ``evaluated``, replayed from the log as it was when it
-        was evaluated (before pending corrections): state that is a function of
-        the log needs no encoding of its own, and a replay is exact by the same
-        warm-up that makes corrections exact."""
-        if self.t1 is None:
-            return None
-        assert self.evaluated is not None
-        t1 = self._old_t1 if self._old_t1 is not None else self.t1
-        old_entries, old_imports = self._old_entries, self._old_imports
-
-        def old_log(t: int) -> Entry:
-            got = old_entries.get(t)
-            imp = old_imports[t] if t in old_imports else self.imports.get(t)
-            return (got if got is not None else self.log.get(t, [])), imp
-
-        _, engine = self.replay(old_log, t1, self.evaluated, self.evaluated)
-        return engine
 
     # ------------------------------------------------------------ evaluation
 

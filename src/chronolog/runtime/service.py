@@ -1,13 +1,9 @@
 """One fleet service process: a stage between Kafka topics, with exactly-once state.
 
-The service is built from the program's ``Topology``: its entry there names
-the topics it reads and writes and its changelog.  Every loop iteration
-consumes a batch of records, lets the stage (``runtime/stages.py``'s
-``Stage``: the loop knows no stage types) turn them into output records, and
-commits in ONE Kafka transaction: the outputs, the changed journal entries
-and a snapshot of the rest of the stage on the compacted changelog topic
-(explicit data, ``chronolog.state``; never a pickle), and the consumed
-offsets.  After the commit the same state is written to RocksDB under
+Every loop iteration consumes a batch of records, lets the stage turn them
+into output records, and commits in ONE Kafka transaction: the outputs, a
+snapshot of the stage on the compacted changelog topic, and the consumed
+offsets.  After the commit the state is also written to RocksDB under
 ``--state-dir``.  On start the service reads its committed offsets; the
 RocksDB snapshot taken at exactly those offsets is used when present,
 otherwise the changelog's last snapshot, which must carry them (a fresh
@@ -31,20 +27,30 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
-from chronolog.runtime.hosting import hosted_evaluator
 from chronolog.runtime.stages import (
-    ChainStage, EvaluatorStage, GroundingStage, IngestStage, OutputStage, ReasonerStage, Record, Stage,
+    ChainStage,
+    GroundingStage,
+    IngestStage,
+    OutputStage,
+    ReasonerStage,
+    Stage,
 )
-from chronolog.state import codec
-from chronolog.state.recovery import entry_record, offsets_of, read_changelog, snapshot_records
-from chronolog.state.snapshot import Entries, entry, read_entry, read_snapshot, snapshot
+from chronolog.state.recovery import (
+    Recovered,
+    entry_record,
+    read_changelog,
+    snapshot_records,
+)
+from chronolog.state.snapshots import entry_bytes, restore_stage, snapshot_bytes
 from chronolog.state.store import RocksStore
-from chronolog.topology import build_topology, partition_key
+from chronolog.topology import TopicNames, build_topology, partition_key
 
 log = logging.getLogger("chronolog.service")
 
@@ -128,9 +134,6 @@ def make_stage(cfg: ServiceConfig) -> Stage:
         return OutputStage(plan, strata, warn=log.warning, retention=cfg.retention)
     if cfg.service == "chain":
         ingest = IngestStage(key, 1, cfg.input_partitions, cfg.retention) if chains_ingest(cfg) else None
-        evaluator = hosted_evaluator(plan.program)
-        if evaluator is not None:  # another dialect's evaluator: one stratum
-            return EvaluatorStage(evaluator, ingest, idle_flush=cfg.idle_flush)
         return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=cfg.retention)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
 
@@ -140,10 +143,25 @@ def chains_ingest(cfg: ServiceConfig) -> bool:
     return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
 
 
-def _track(stage: Stage) -> None:
+def _journals(stage: object) -> dict:
+    get = getattr(stage, "journals", None)
+    return get() if get is not None else {}
+
+
+def _offsets(saved: bytes) -> dict | None:
+    """The offsets stored beside a RocksDB snapshot (None if unreadable)."""
+    try:
+        got = orjson.loads(saved)
+    except orjson.JSONDecodeError:
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def _track(stage: object) -> object:
     """Journals record their changes only in services (their commits take them)."""
-    for journal in stage.journals().values():
+    for journal in _journals(stage).values():
         journal.track()
+    return stage
 
 
 class Service:
@@ -151,49 +169,53 @@ class Service:
 
     def __init__(self, cfg: ServiceConfig) -> None:
         self.cfg = cfg
+        self.names = TopicNames(cfg.prefix)
         self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
         self.stopping = False
-        self.stage = make_stage(cfg)  # first: it checks the configuration
+        self.stage = make_stage(cfg)  # first: it checks --stratum and --partition with clear messages
         self.topology = build_topology(cfg.plan, cfg.partitions, cfg.input_partitions, cfg.prefix,
                                        chain=cfg.service == "chain")
-        try:
-            me = self.topology.service(cfg.name)
-        except KeyError:
-            raise ChronologError(f"error: this program's topology has no service {cfg.name!r}") from None
-        # inputs: the input topic whole (one reader), every other topic at this instance's partition
-        self.roles: dict[str, str] = {}
-        self.inputs: list[tuple[str, int]] = []
-        for name in me.reads:
-            topic = self.topology.topic(name)
-            self.roles[name] = topic.role
-            parts = range(topic.partitions) if topic.role == "facts" else [cfg.partition]
-            self.inputs += [(name, p) for p in parts]
-        # outputs by the role a stage gives them (a reasoner's own stratum topic is "stratum")
-        self.outputs = {self.topology.topic(name).role.split(".")[0]: name for name in me.writes}
-        assert me.state is not None
-        self.changelog = (me.state, cfg.partition if cfg.service != "ingest" else 0)
+        spec = next((s for s in self.topology.services if s.name == cfg.name), None)
+        if spec is None:
+            raise ChronologError(f"error: the topology of this program has no service {cfg.name!r} "
+                                 f"(it has {', '.join(s.name for s in self.topology.services)})")
+        self.spec = spec
+        p = cfg.partition
+        # the input topic is read whole (every input partition); the others at this partition
+        self.inputs = [(t, i) for t in spec.reads
+                       for i in (range(cfg.input_partitions) if t == self.names.facts else [p])]
+        self.roles = {t: self._role(t) for t in spec.reads}
+        assert spec.state is not None
+        self.changelog = (spec.state, p if cfg.service != "ingest" else 0)
         _track(self.stage)
+
+    def _role(self, topic: str) -> str:
+        """What an input topic is to the stage (stages.Record)."""
+        for role in ("facts", "ingested", "grounded"):
+            if topic == getattr(self.names, role):
+                return role
+        return topic[len(self.cfg.prefix) + 1:]  # stratum.k
 
     # ------------------------------------------------------------ clients
 
     def _clients(self) -> None:
-        from confluent_kafka import Consumer, Producer
+        from chronolog import kafka_clients
 
         # tunables first (the user's settings override them), then what exactly-once needs
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
         base = {"bootstrap.servers": self.cfg.bootstrap}
-        self.consumer = Consumer({
+        self.consumer = kafka_clients.consumer({
             **base, "fetch.wait.max.ms": 10, "session.timeout.ms": 6000, **self.cfg.kafka,
             "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
             "auto.offset.reset": "earliest",
         })
-        self.producer = Producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
+        self.producer = kafka_clients.producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
                                   "transactional.id": ident})
         self.producer.init_transactions(60)
 
     # ------------------------------------------------------------ state
 
-    def _store(self) -> RocksStore:
+    def _db(self) -> RocksStore:
         return RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
 
     def restore(self) -> dict[tuple[str, int], int]:
@@ -207,41 +229,45 @@ class Service:
             self.db.clear()
             return {}
         want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
-        local = self._from_store(want)
-        if local is not None:
-            data, entries = local
-            log.info("%s: state restored from RocksDB", self.cfg.instance)
-        else:
-            conf = {"bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore"}
-            data, entries = read_changelog(conf, *self.changelog, self.cfg.service, want)
-            log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
-        self.stage = make_stage(self.cfg)
+        saved = self.db.get("offsets")
+        fresh = make_stage(self.cfg)
         try:
-            self.stage.import_state(data, entries)
-        except StateError as exc:
-            raise ChronologError(f"error: {self.cfg.instance}: stored state rejected: {exc}") from None
+            if saved is not None and _offsets(saved) == want and self.db.get("snapshot") is not None:
+                entries = [((k.split(":", 2)[1], int(k.split(":", 2)[2])), v) for k, v in self.db.items("j:")]
+                where = f"{self.cfg.state_dir / self.cfg.instance / 'rocksdb'}: "
+                self.stage = restore_stage(fresh, self.db.get("snapshot"), entries, lambda key: where)
+                log.info("%s: state restored from RocksDB", self.cfg.instance)
+            else:
+                found = self._from_changelog()
+                if found is None or found.offsets != want:
+                    raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets "
+                                         f"on {self.changelog[0]} partition {self.changelog[1]}")
+                self.stage = restore_stage(fresh, found.snapshot, found.entries.items(), found.locate)
+                log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+        except (StateError, ValueError) as exc:
+            raise ChronologError(f"error: {self.cfg.instance}: cannot restore its state: {exc}") from None
         _track(self.stage)
         return {k: v for k, v in committed.items() if v >= 0}
 
-    def _from_store(self, want: dict[str, int]) -> tuple[dict, Entries] | None:
-        """The RocksDB state if it was written at exactly the offsets ``want``."""
-        saved = self.db.get("offsets")
-        if saved is None:
-            return None
-        key = "offsets"
+    def _from_changelog(self, timeout: float = 60.0, quiet: float = 1.0) -> Recovered | None:
+        """The LAST snapshot on the changelog and the entries before it (state.recovery).
+
+        Several transactions can carry the same input offsets (an idle flush
+        publishes without consuming), so the first snapshot matching the
+        committed offsets may be stale: the whole partition is read."""
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+        from chronolog import kafka_clients
+
+        reader = kafka_clients.consumer({
+            "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
+            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
+        })
+        reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
         try:
-            if offsets_of(codec.loads(saved)) != want:
-                return None
-            key = "snapshot"
-            data = read_snapshot(self.db.get(key) or b"", self.cfg.service)
-            entries: Entries = {}
-            for key, body in self.db.scan("j:"):
-                _, name, k = key.split(":", 2)
-                entries.setdefault(name, {})[codec.integer(int(k))] = read_entry(name, body)
-        except (StateError, ValueError) as exc:
-            raise ChronologError(f"error: {self.cfg.instance}: {self.db.where()} key {key!r}: "
-                                 f"record rejected: {exc}") from None
-        return data, entries
+            return read_changelog(reader, self.changelog[0], self.changelog[1], timeout, quiet)
+        finally:
+            reader.close()
 
     # ------------------------------------------------------------ loop
 
@@ -251,10 +277,10 @@ class Service:
         signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
         signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
         self.port = self.metrics.serve(self.cfg.metrics_port)
-        self.db = self._store()
+        self.db = self._db()
         self._clients()
         resume = self.restore()
-        self._counted = self.stage.counters()
+        self._counted: dict[str, int] = {k: v or 0 for k, v in self.stage.progress().items() if k != "time_point"}
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         self.metrics.up.set(1)
@@ -264,6 +290,7 @@ class Service:
         last_lag = 0.0
         pending: list[float] = []  # stamps of consumed records not committed yet
         consumed = False
+        consumed_at = 0.0  # wall time the oldest batch not committed yet was consumed
         last_commit = time.monotonic()
         try:
             while True:
@@ -273,6 +300,9 @@ class Service:
                 msgs = [] if first is None else [first] + self.consumer.consume(self.cfg.batch, 0)
                 t0 = time.perf_counter()
                 outs, lines, stamps, got = self._process(msgs)
+                if got:
+                    self._observe_batch(stamps, time.perf_counter() - t0)
+                    consumed_at = consumed_at or time.time()
                 pending += stamps
                 consumed = consumed or got
                 # a batch that only moved state (no output) is committed with a later
@@ -282,6 +312,9 @@ class Service:
                 if outs or lines or due:
                     t1 = time.perf_counter()
                     self._commit(outs, lines, pending)
+                    if consumed_at:
+                        self.metrics.hop_commit.observe(max(0.0, time.time() - consumed_at))
+                        consumed_at = 0.0
                     self._collect()
                     last_commit = time.monotonic()
                     if _DEBUG:
@@ -300,37 +333,51 @@ class Service:
             self.consumer.close()
 
     def _process(self, msgs: list) -> tuple[list, list[bytes], list[float], bool]:
-        """Feed a batch to the stage (or tick it when none came): the records to
-        produce, the answer lines, record timestamps, whether any record was consumed."""
+        """Feed a batch to the stage: the records to produce, the answer lines
+        (kept apart: the bulk of the output), record timestamps, whether any
+        record was consumed."""
         records = []
-        stamps: list[float] = []
+        roles = self.roles
         for msg in msgs:
             if msg.error():
                 log.debug("%s: %s", self.cfg.instance, msg.error())
                 continue
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             self.positions[(topic, partition)] = offset + 1
-            records.append(Record(self.roles[topic], topic, partition, offset, msg.value()))
+            records.append((roles[topic], topic, partition, offset, msg.value()))
+        outs, lines = self.stage.process(records)
+        progress = self.stage.progress()
+        for name, value in progress.items():
+            if name == "time_point":
+                if value is not None:
+                    self.metrics.time_point.set(value)
+                continue
+            before = self._counted.get(name, 0)
+            if value is not None and value > before:
+                getattr(self.metrics, name).inc(value - before)
+            self._counted[name] = value or 0
+        self.metrics.answers.inc(len(lines))
+        self.metrics.events_in.inc(len(records))
+        stamps = []
         for msg in (msgs[0], msgs[-1]) if len(msgs) > 1 else msgs:  # a batch's oldest and newest record
             kind, ts = msg.timestamp()
             if kind and ts > 0 and not msg.error():
                 stamps.append(ts / 1000.0)
-        stage = self.stage
-        outs, lines = stage.process(records) if msgs else stage.tick()
-        metrics = self.metrics
-        counted = stage.counters()
-        for name, total in counted.items():
-            getattr(metrics, name).inc(total - self._counted.get(name, 0))
-        self._counted = counted
-        metrics.answers.inc(len(lines))
-        metrics.events_in.inc(len(records))
-        t = stage.time_point()
-        if t is not None:
-            metrics.time_point.set(t)
         return outs, lines, stamps, bool(records)
 
+    def _observe_batch(self, stamps: list[float], process_seconds: float) -> None:
+        """The per-hop breakdown (``bench fleet --breakdown``, the dashboard's
+        "Where the time goes"): how long the batch's oldest and newest records
+        waited between their producer and this consumer, and the stage's own work."""
+        now = time.time()
+        for ts in stamps:
+            self.metrics.hop_fetch.observe(max(0.0, now - ts))
+        self.metrics.process.observe(process_seconds)
+
     def _topic(self, role: str) -> str:
-        return self.outputs[role]
+        if role == "stratum":
+            return self.names.stratum(self.cfg.stratum or 1)
+        return getattr(self.names, role)
 
     def _collect(self) -> None:
         """Garbage collection that does not grow with the state.  What survives
@@ -356,25 +403,26 @@ class Service:
 
         producer = self.producer
         entries = []
-        for name, journal in self.stage.journals().items():
+        for name, journal in _journals(self.stage).items():
             for key, value in journal.take():
-                entries.append((name, key, None if value is DELETED else entry(name, value)))
-        state = snapshot(self.stage, self.cfg.service)
+                entries.append((name, key, None if value is DELETED else entry_bytes(name, value)))
+        snapshot = snapshot_bytes(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
-        changelog, part = self.changelog
+        began = time.perf_counter()
         producer.begin_transaction()
         try:
             for out in outs:
                 partition = out.partition if out.topic == "ingested" else (
                     self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
                 producer.produce(self._topic(out.topic), out.value, out.key, partition=partition)
-            answers = self.outputs.get("answers", "")
+            answers = self.names.answers
             for line in lines:
                 producer.produce(answers, line, partition=0)
             for name, key, body in entries:
-                producer.produce(changelog, entry_record(name, key, body), f"j:{name}:{key}".encode(), partition=part)
-            for i, record in enumerate(snapshot_records(state, offsets, CHUNK)):
-                producer.produce(changelog, record, f"snapshot:{i}".encode(), partition=part)
+                k, v = entry_record(name, key, body)
+                producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
+            for k, v in snapshot_records(snapshot, offsets, CHUNK):
+                producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
             consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
             if consumed:
                 producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
@@ -384,16 +432,18 @@ class Service:
                 producer.abort_transaction(30)
             finally:
                 raise
+        self.metrics.transaction.observe(time.perf_counter() - began)
         now = time.time()
         for ts in stamps:
             self.metrics.latency.observe(max(0.0, now - ts))
         self.metrics.transactions.inc()
         self.metrics.events_out.inc(len(outs) + len(lines))
         # one atomic write: entries, snapshot and the offsets they belong to
-        puts = [(f"j:{name}:{key}", body) for name, key, body in entries if body is not None]
-        deletes = [f"j:{name}:{key}" for name, key, body in entries if body is None]
-        self.db.write(puts + [("snapshot", state), ("offsets", codec.dumps(offsets))], deletes)
-        self.metrics.state_size.set(max(self.db.size(), len(state)))
+        puts = {f"j:{name}:{key}": body for name, key, body in entries if body is not None}
+        puts["snapshot"] = snapshot
+        puts["offsets"] = orjson.dumps(offsets)
+        self.db.write(puts, [f"j:{name}:{key}" for name, key, body in entries if body is None])
+        self.metrics.state_size.set(max(self.db.size(), len(snapshot)))
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""

@@ -3,9 +3,10 @@
 Each stage is what one service process runs between Kafka and RocksDB; here
 it only maps input records (decoded JSON) to output records, so the whole
 pipeline can be tested without a broker and the services stay thin loops
-(``runtime/service.py``).  A stage's state is plain data (``export_state``,
-``import_state``; the growing parts are ``journals()``), written with the
-explicit encoding of ``chronolog.state``.
+(``runtime/service.py``).  A stage's state is explicit data: ``export_state``
+gives it as plain values (its growing parts, the journals, are stored entry
+by entry through ``JOURNAL_CODECS``) and ``import_state`` continues from it
+in any process — nothing is pickled (chronolog.state).
 
 Records between services:
 
@@ -26,8 +27,8 @@ Records between services:
 
 from __future__ import annotations
 
+import io
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -35,16 +36,20 @@ import orjson
 
 from chronolog.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.engine.plan import Plan
-from chronolog.evaluator import AnswerChange, Evaluator, interval_line
 from chronolog.events import Event, event_json, event_record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
-from chronolog.runtime.lars_evaluator import LarsEvaluator, LineBuffer, load_writer_state, writer_state
 from chronolog.runtime.reasoner import Reasoner
 from chronolog.schemas import DeadLetter
-from chronolog.state import codec as c
-from chronolog.state.codec import items
+from chronolog.state.facts import (
+    atoms_data,
+    atoms_from,
+    facts_data,
+    facts_from,
+    imported_data,
+    imported_from,
+)
 from chronolog.topology import partition_of
 
 EMPTY: frozenset = frozenset()
@@ -77,44 +82,37 @@ class Out:
         return orjson.loads(p) if isinstance(p, bytes) else p
 
 
-@dataclass(slots=True)
-class Record:
-    """One consumed record: ``role`` names its topic as the topology does
-    (``facts``, ``ingested``, ``grounded``, ``stratum.k``), ``topic`` is its
-    real name (dead letters cite it)."""
-
-    role: str
-    topic: str
-    partition: int
-    offset: int
-    value: bytes | None
-
-
-Emitted = tuple[list[Out], list[bytes]]  # records to produce, answer lines (kept apart: the bulk)
-NOTHING: Emitted = ([], [])
+# A consumed record as stages see it: (role, topic, partition, offset, value).
+# ``role`` is what the topic is to the stage: "facts", "ingested", "grounded"
+# or "stratum.k" (k 1-based); ``topic`` is its real name (for dead letters).
+Record = tuple[str, str, int, int, "bytes | None"]
 
 
 class Stage(Protocol):
-    """What every service runs: records in, records out, state as data.
+    """What every service runs: the service loop knows nothing more of it.
 
-    ``process`` takes a batch of consumed records; ``tick`` runs when none
-    came (idle flushes).  ``counters`` are running totals the service turns
-    into metrics (``dead_letters``, ``late_events``, ``delayed_events``,
-    ``corrections``); ``time_point`` is how far the stage has got."""
+    ``process`` takes a consumed batch (possibly empty: the loop also calls
+    it when input is idle, for idle flushes) and returns the records to
+    produce and the answer lines (kept apart: the bulk of the output, sent
+    as they are).  ``progress`` gives cumulative counters and the latest
+    completed time point, for the metrics.  The state is explicit data:
+    ``export_state``/``import_state`` plus the ``journals`` stored entry by
+    entry (chronolog.state)."""
 
-    def process(self, records: list[Record]) -> Emitted: ...
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
 
-    def tick(self, now: float | None = None) -> Emitted: ...
-
-    def counters(self) -> dict[str, int]: ...
-
-    def time_point(self) -> int | None: ...
+    def progress(self) -> dict[str, int | None]: ...
 
     def journals(self) -> dict[str, Journal]: ...
 
     def export_state(self) -> dict: ...
 
-    def import_state(self, data: dict, journals: dict) -> None: ...
+    def import_state(self, state: dict) -> None: ...
+
+
+def _stratum_of(role: str) -> int:
+    """0-based stratum of a "stratum.k" role."""
+    return int(role.rsplit(".", 1)[1]) - 1
 
 
 # ---------------------------------------------------------------- ingest
@@ -149,21 +147,6 @@ class IngestStage:
             for t in self.advance(ev.t, partition):
                 out.extend(self._broadcast(t))
         return out
-
-    def process(self, records: list[Record]) -> Emitted:
-        out: list[Out] = []
-        for r in records:
-            out += self.handle(r.value, r.topic, r.partition, r.offset)
-        return out, []
-
-    def tick(self, now: float | None = None) -> Emitted:
-        return NOTHING
-
-    def counters(self) -> dict[str, int]:
-        return {"dead_letters": self.dead_letters, "late_events": self.too_late}
-
-    def time_point(self) -> int | None:
-        return self.now
 
     def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
               out: list[Out]) -> tuple[Event | None, str | None]:
@@ -206,19 +189,26 @@ class IngestStage:
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
 
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        outs: list[Out] = []
+        for _, topic, partition, offset, value in records:
+            outs.extend(self.handle(value, topic, partition, offset))
+        return outs, []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"dead_letters": self.dead_letters, "late_events": self.too_late, "time_point": self.now}
+
     def journals(self) -> dict[str, Journal]:
-        return {}  # no state that grows with the stream
+        return {}  # all its state is small: in the snapshot
 
     def export_state(self) -> dict:
-        return {"latest_by_input": items(self.latest_by_input), "first": self.first, "now": self.now,
-                "dead_letters": self.dead_letters, "too_late": self.too_late}
+        return {"latest_by_input": [[p, t] for p, t in self.latest_by_input.items()], "first": self.first,
+                "now": self.now, "dead_letters": self.dead_letters, "too_late": self.too_late}
 
-    def import_state(self, data: dict, journals: dict | None = None) -> None:
-        c.obj(data, "latest_by_input", "first", "now")
-        self.latest_by_input = c.pairs(data["latest_by_input"], c.integer, c.integer)
-        self.first, self.now = c.opt_integer(data["first"]), c.opt_integer(data["now"])
-        self.dead_letters = c.integer(data.get("dead_letters", 0))
-        self.too_late = c.integer(data.get("too_late", 0))
+    def import_state(self, state: dict) -> None:
+        self.latest_by_input = {int(p): int(t) for p, t in state["latest_by_input"]}
+        self.first, self.now = _int_or_none(state["first"]), _int_or_none(state["now"])
+        self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
 
 
 # ---------------------------------------------------------------- grounding
@@ -239,22 +229,6 @@ class GroundingStage:
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
         """An ingested record: a fact, or a time marker ``{"t": T}``."""
         return self.add(rec["t"], rec.get("pred"), rec.get("args", []), rec.get("op") == "retract", now)
-
-    def process(self, records: list[Record]) -> Emitted:
-        out: list[Out] = []
-        for r in records:
-            if r.value is not None:
-                out += self.handle(orjson.loads(r.value))
-        return out + self.idle(), []
-
-    def tick(self, now: float | None = None) -> Emitted:
-        return self.idle(now), []
-
-    def counters(self) -> dict[str, int]:
-        return {}
-
-    def time_point(self) -> int | None:
-        return self.closed
 
     def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
         self.last_input = time.monotonic() if now is None else now
@@ -284,6 +258,34 @@ class GroundingStage:
             return []
         return self._close(self.latest)
 
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        outs: list[Out] = []
+        for *_, value in records:
+            if value is not None:
+                outs.extend(self.handle(orjson.loads(value), now))
+        outs.extend(self.idle(now))
+        return outs, []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"time_point": self.closed}
+
+    def journals(self) -> dict[str, Journal]:
+        return {}  # pending points are few: in the snapshot
+
+    def export_state(self) -> dict:
+        pending = [[t, [[pred, list(args), bool(r)] for pred, args, r in items]] for t, items in self.pending.items()]
+        return {"first": self.first, "latest": self.latest, "closed": self.closed, "pending": pending,
+                "last_input": self.last_input}
+
+    def import_state(self, state: dict) -> None:
+        self.first, self.latest = _int_or_none(state["first"]), _int_or_none(state["latest"])
+        self.closed = _int_or_none(state["closed"])
+        self.pending = {}
+        for t, items in state["pending"]:
+            self.pending[int(t)] = [[None if pred is None else str(pred), _args_list(args), bool(r)]
+                                    for pred, args, r in items]
+        self.last_input = float(state["last_input"])
+
     def _close(self, upto: int) -> list[Out]:
         if self.closed is not None and upto <= self.closed:
             return []
@@ -292,28 +294,6 @@ class GroundingStage:
             del self.pending[t]
         self.closed = upto
         return [Out("grounded", 0, {"upto": upto, "first": self.first, "points": points})]
-
-    def journals(self) -> dict[str, Journal]:
-        return {}  # no state that grows with the stream
-
-    def export_state(self) -> dict:
-        return {"first": self.first, "latest": self.latest, "closed": self.closed,
-                "pending": [[t, [[p, a, r] for p, a, r in facts]] for t, facts in self.pending.items()]}
-
-    def import_state(self, data: dict, journals: dict | None = None) -> None:
-        c.obj(data, "first", "latest", "closed", "pending")
-        self.first, self.latest = c.opt_integer(data["first"]), c.opt_integer(data["latest"])
-        self.closed = c.opt_integer(data["closed"])
-        self.pending = c.pairs(data["pending"], c.integer, _pending_facts)
-        self.last_input = time.monotonic()  # a restart counts as input: no idle flush at once
-
-
-def _pending_facts(v: object) -> list[list]:
-    out = []
-    for item in c.array(v):
-        pred, args, retract = c.array(item, 3)
-        out.append([c.text(pred), c.args(args), c.flag(retract)])
-    return out
 
 
 # ---------------------------------------------------------------- strata
@@ -400,22 +380,32 @@ class _ImportingStage:
     lower: dict[int, StratumStore]
     reasoner: Reasoner
 
-    def _take(self, r: Record) -> None:
-        """A lower stratum's record (role ``stratum.k``, 1-based ``k``); the reasoner overrides for ``grounded``."""
-        if r.value is not None:
-            self.on_stratum(int(r.role.rsplit(".", 1)[1]) - 1, orjson.loads(r.value))
+    def _export_lower(self) -> dict:
+        return {"lower": [[j, store.upto] for j, store in self.lower.items()], "reasoner": self.reasoner.export_state()}
 
-    def tick(self, now: float | None = None) -> Emitted:
-        return NOTHING  # time moves with the inputs only
-
-    def time_point(self) -> int | None:
-        return self.reasoner.evaluated
+    def _import_lower(self, state: dict) -> None:
+        for j, upto in state["lower"]:
+            self.lower[int(j)].upto = _int_or_none(upto)
 
     def on_stratum(self, j: int, rec: dict) -> None:
         """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
         self.reasoner.push(Event(rec["t1"]))
         t = self.lower[j].apply(rec)
         self.reasoner.set_imported(t, _combine(self.lower, t))
+
+    def _take(self, records: list[Record]) -> bool:
+        """Feed consumed records; whether there were any."""
+        for role, *_, value in records:
+            if value is None:
+                continue
+            if role == "grounded":
+                self.on_grounded(orjson.loads(value))
+            else:
+                self.on_stratum(_stratum_of(role), orjson.loads(value))
+        return bool(records)
+
+    def on_grounded(self, rec: dict) -> None:
+        raise ValueError("this stage reads no grounded records")
 
     def journals(self) -> dict[str, Journal]:
         """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
@@ -424,20 +414,6 @@ class _ImportingStage:
             out[f"lower{j}"] = store.content
             out[f"lower{j}_ok"] = store.ok
         return out  # type: ignore[return-value]
-
-    def _export_lower(self) -> dict:
-        return {"reasoner": self.reasoner.export_state(), "upto": [s.upto for s in self.lower.values()]}
-
-    def _import_lower(self, data: dict, journals: dict) -> None:
-        """The lower strata's stores and the reasoner (last: it replays on the imports)."""
-        c.obj(data, "reasoner", "upto")
-        upto = c.array(data["upto"], len(self.lower))
-        for (j, store), u in zip(self.lower.items(), upto):
-            store.upto = c.opt_integer(u)
-            for journal, name in ((store.content, f"lower{j}"), (store.ok, f"lower{j}_ok")):
-                journal.clear()
-                dict.update(journal, journals.get(name, {}))
-        self.reasoner.import_state(data["reasoner"], journals.get("log", {}), journals.get("imports", {}))
 
     def _advance(self, ends: list[int | None]) -> None:
         if ends and all(e is not None for e in ends):
@@ -465,28 +441,22 @@ class ReasonerStage(_ImportingStage):
     def on_grounded(self, rec: dict) -> None:
         self.closed = _feed_grounded(self.reasoner, rec, self.closed)
 
-    def process(self, records: list[Record]) -> Emitted:
-        for r in records:
-            if r.role == "grounded":
-                if r.value is not None:
-                    self.on_grounded(orjson.loads(r.value))
-            else:
-                self._take(r)
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        if not self._take(records):
+            return [], []
         return [Out("stratum", 0, v) for v in self.flush()], []
 
-    def counters(self) -> dict[str, int]:
-        return {"delayed_events": self.reasoner.delayed}
+    def progress(self) -> dict[str, int | None]:
+        return {"delayed_events": self.reasoner.delayed, "time_point": self.reasoner.evaluated}
 
     def export_state(self) -> dict:
-        return {**self._export_lower(), "closed": self.closed}
+        return {**self._export_lower(), "closed": self.closed, "outbox": [b.decode() for b in self.sender.outbox]}
 
-    def import_state(self, data: dict, journals: dict) -> None:
-        c.obj(data, "closed")
-        self.closed = c.opt_integer(data["closed"])
-        for journal, name in ((self.sender.sent, "sent"), (self.sender.sent_ok, "sent_ok")):
-            journal.clear()
-            dict.update(journal, journals.get(name, {}))
-        self._import_lower(data, journals)
+    def import_state(self, state: dict) -> None:
+        self._import_lower(state)
+        self.closed = _int_or_none(state["closed"])
+        self.sender.outbox = [str(line).encode() for line in state["outbox"]]
+        self.reasoner.import_state(state["reasoner"])
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
@@ -496,7 +466,7 @@ class ReasonerStage(_ImportingStage):
         return out
 
 
-def _feed_grounded(r: Reasoner | LarsEvaluator, rec: dict, closed: int | None) -> int | None:
+def _feed_grounded(r: Reasoner, rec: dict, closed: int | None) -> int | None:
     """A ``chronolog.grounded`` record into a reasoner; the time closed since."""
     if "late" in rec:
         for t, pred, args, retract in rec["late"]:
@@ -527,19 +497,44 @@ def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
     return Imported(ok, content)
 
 
+class _LineBuffer:
+    """Where a stage's answer writer writes: bytes kept as written (the writer
+    renders whole time points as UTF-8 into ``buffer``), taken as the
+    lines to produce — no decode and re-encode of the answer text."""
+
+    encoding = "utf-8"
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+
+    def write(self, text: str) -> int:  # the writer's rare text path (corrections)
+        return self.buffer.write(text.encode())
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> list[bytes]:
+        data = self.buffer.getvalue()
+        if not data:
+            return []
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return data.splitlines()
+
+
 class _Answering:
     """A stage whose reasoner writes answer lines (CONTRACT §3) into a buffer."""
 
-    out: LineBuffer
+    buffer: _LineBuffer
     writer: AnswerWriter
 
     def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
-        self.out = LineBuffer()
-        self.writer = AnswerWriter(self.out, plan, answers)  # type: ignore[arg-type]
+        self.buffer = _LineBuffer()
+        self.writer = AnswerWriter(self.buffer, plan, answers)  # type: ignore[arg-type]
         return self.writer
 
     def _lines(self) -> list[bytes]:
-        return self.out.take()
+        return self.buffer.take()
 
 
 class OutputStage(_Answering, _ImportingStage):
@@ -552,28 +547,26 @@ class OutputStage(_Answering, _ImportingStage):
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=_horizon(retention))
 
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "writer": self.writer.export_state()}
+
+    def import_state(self, state: dict) -> None:
+        self._import_lower(state)
+        self.writer.import_state(state["writer"])
+        self.reasoner.import_state(state["reasoner"])
+
     def flush(self) -> list[bytes]:
         self._advance([s.upto for s in self.lower.values()])
         return self._lines()
 
-    def process(self, records: list[Record]) -> Emitted:
-        for r in records:
-            self._take(r)
-        return [], self.flush()
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        return [], (self.flush() if self._take(records) else [])
 
-    def counters(self) -> dict[str, int]:
-        return {"corrections": self.writer.corrections}
-
-    def export_state(self) -> dict:
-        return {**self._export_lower(), "writer": writer_state(self.writer)}
-
-    def import_state(self, data: dict, journals: dict) -> None:
-        c.obj(data, "writer")
-        load_writer_state(self.writer, data["writer"])
-        self._import_lower(data, journals)
+    def progress(self) -> dict[str, int | None]:
+        return {"corrections": self.writer.corrections, "time_point": self.reasoner.evaluated}
 
 
-class ChainStage:
+class ChainStage(_Answering):
     """Grounding and the whole program of one partition in one process:
     operator chaining, as Flink chains operators and Kafka Streams runs a
     sub-topology in one task.  The strata are evaluated by one reasoner, as in
@@ -587,9 +580,8 @@ class ChainStage:
         self.ingest = ingest
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
-        self.evaluator = LarsEvaluator(plan, answers, warn=warn, retention=_horizon(retention))
-        self.reasoner = self.evaluator.reasoner
-        self.writer = self.evaluator.writer
+        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, auto_advance=False,
+                                 retention=_horizon(retention))
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int, now: float | None = None) -> list[Out]:
         """One input record: a raw event when ingest is chained, else an ingested
@@ -608,36 +600,32 @@ class ChainStage:
                 self._ground(g.add(t, None, [], False, now))
         return leaving
 
-    def process(self, records: list[Record]) -> Emitted:
-        leaving: list[Out] = []
-        for r in records:
-            leaving += self.handle(r.value, r.topic, r.partition, r.offset)
-        self.idle()
-        return leaving, self.flush()
-
-    def tick(self, now: float | None = None) -> Emitted:
-        self.idle(now)
-        return [], self.flush()
-
-    def counters(self) -> dict[str, int]:
-        ingest = {} if self.ingest is None else self.ingest.counters()
-        return {**ingest, "delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections}
-
-    def time_point(self) -> int | None:
-        return self.reasoner.evaluated
-
     def idle(self, now: float | None = None) -> None:
         self._ground(self.grounding.idle(now))
 
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        leaving: list[Out] = []
+        for _, topic, partition, offset, value in records:
+            leaving.extend(self.handle(value, topic, partition, offset, now))
+        self.idle(now)
+        return leaving, self.flush()
+
+    def progress(self) -> dict[str, int | None]:
+        got: dict[str, int | None] = {"delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections,
+                                      "time_point": self.reasoner.evaluated}
+        if self.ingest is not None:
+            got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late
+        return got
+
     def _ground(self, outs: list[Out]) -> None:
         for out in outs:
-            self.closed = _feed_grounded(self.evaluator, out.record, self.closed)
+            self.closed = _feed_grounded(self.reasoner, out.record, self.closed)
 
     def flush(self) -> list[bytes]:
         """Evaluate the closed time points; the answer lines that result."""
-        if self.closed is None:
-            return []
-        return self.evaluator.advance_lines(self.closed)
+        if self.closed is not None:
+            self.reasoner.advance(self.closed)
+        return self._lines()
 
     def journals(self) -> dict[str, Journal]:
         return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
@@ -645,105 +633,56 @@ class ChainStage:
     def export_state(self) -> dict:
         return {"ingest": None if self.ingest is None else self.ingest.export_state(),
                 "grounding": self.grounding.export_state(), "closed": self.closed,
-                "reasoner": self.reasoner.export_state(), "writer": writer_state(self.writer)}
+                "reasoner": self.reasoner.export_state(), "writer": self.writer.export_state()}
 
-    def import_state(self, data: dict, journals: dict) -> None:
-        c.obj(data, "ingest", "grounding", "closed", "reasoner", "writer")
-        if (data["ingest"] is None) != (self.ingest is None):
-            raise c.StateError("state of a chain " + ("without" if data["ingest"] is None else "with") +
-                               " ingest, restored into one " + ("with" if data["ingest"] is None else "without"))
+    def import_state(self, state: dict) -> None:
+        if (state["ingest"] is None) != (self.ingest is None):
+            raise ValueError("the stored chain and this one differ in whether ingest is chained")
         if self.ingest is not None:
-            self.ingest.import_state(data["ingest"])
-        self.grounding.import_state(data["grounding"])
-        self.closed = c.opt_integer(data["closed"])
-        load_writer_state(self.writer, data["writer"])
-        self.reasoner.import_state(data["reasoner"], journals.get("log", {}), journals.get("imports", {}))
+            self.ingest.import_state(state["ingest"])
+        self.grounding.import_state(state["grounding"])
+        self.closed = _int_or_none(state["closed"])
+        self.writer.import_state(state["writer"])
+        self.reasoner.import_state(state["reasoner"])
 
 
-# ---------------------------------------------------------------- any dialect
+# ---------------------------------------------------------------- state as data
 
 
-class EvaluatorStage:
-    """Any dialect's ``Evaluator`` (``chronolog.evaluator``) as the fleet's chain
-    service of one partition: a dialect without strata runs as one stratum.
+def _int_or_none(value: object) -> int | None:
+    if value is not None and type(value) is not int:
+        raise TypeError(f"{value!r} is not an integer")
+    return value  # type: ignore[return-value]
 
-    Events reach the evaluator in arrival order; a time is evaluated once a
-    later time arrives, or once input has been idle for ``idle_flush`` seconds
-    (as ``chronolog run``'s ``run_evaluator`` does, plus the idle flush);
-    delayed events and retractions come out of the next ``advance`` as
-    corrections.  Its state is the evaluator's ``export_state`` as a whole
-    (no journals: each commit stores all of it)."""
 
-    def __init__(self, evaluator: Evaluator, ingest: IngestStage | None = None, idle_flush: float = 1.0) -> None:
-        self.evaluator = evaluator
-        self.ingest = ingest
-        self.idle_flush = idle_flush
-        self.latest: int | None = None  # latest time pushed
-        self.done: int | None = None  # evaluated up to
-        self.dirty = False  # an event for an evaluated time was pushed since
-        self.last_input = 0.0
+def _args_list(args: object) -> list:
+    if type(args) is not list or any(type(a) is not str and type(a) is not int for a in args):
+        raise TypeError("arguments are not a list of strings and integers")
+    return args  # type: ignore[return-value]
 
-    def _event(self, r: Record, leaving: list[Out]) -> Event | None:
-        if self.ingest is not None:
-            ev, _ = self.ingest.admit(r.value, r.topic, r.partition, r.offset, leaving)
-            if ev is not None:
-                self.ingest.advance(ev.t, r.partition)
-            return ev
-        if r.value is None:
-            return None
-        rec = orjson.loads(r.value)
-        return Event(rec["t"], rec.get("pred"), tuple(rec.get("args", ())), rec.get("op") == "retract")
 
-    def process(self, records: list[Record], now: float | None = None) -> Emitted:
-        leaving: list[Out] = []
-        changes: list[AnswerChange] = []
-        for r in records:
-            ev = self._event(r, leaving)
-            if ev is None:
-                continue
-            self.last_input = time.monotonic() if now is None else now
-            if self.latest is not None and ev.t > self.latest:
-                changes += self._advance(self.latest)
-            if self.latest is None or ev.t > self.latest:
-                self.latest = ev.t
-            if self.done is not None and ev.t <= self.done:
-                self.dirty = True
-            self.evaluator.push(ev)
-        return leaving, [interval_line(*change) for change in changes]
+def _bool(value: object) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"{value!r} is not a boolean")
+    return value
 
-    def _advance(self, until: int) -> list[AnswerChange]:
-        self.done, self.dirty = until, False
-        return self.evaluator.advance(until)
 
-    def tick(self, now: float | None = None) -> Emitted:
-        now = time.monotonic() if now is None else now
-        if self.latest is None or now - self.last_input < self.idle_flush:
-            return NOTHING
-        if self.done is not None and self.done >= self.latest and not self.dirty:
-            return NOTHING
-        return [], [interval_line(*change) for change in self._advance(self.latest)]
+# How each journal's entries are written as data and read back, by the
+# journal's name without its stratum number (lower0 -> lower).
+JOURNAL_CODECS: dict[str, tuple] = {
+    "log": (facts_data, facts_from),
+    "imports": (imported_data, imported_from),
+    "lower": (atoms_data, atoms_from),
+    "lower_ok": (bool, _bool),
+    "sent": (atoms_data, atoms_from),
+    "sent_ok": (bool, _bool),
+}
 
-    def counters(self) -> dict[str, int]:
-        ingest = {} if self.ingest is None else self.ingest.counters()
-        return {**ingest, "delayed_events": getattr(self.evaluator, "delayed", 0)}
 
-    def time_point(self) -> int | None:
-        return self.done
-
-    def journals(self) -> dict[str, Journal]:
-        return {}
-
-    def export_state(self) -> dict:
-        return {"ingest": None if self.ingest is None else self.ingest.export_state(), "latest": self.latest,
-                "done": self.done, "dirty": self.dirty, "evaluator": self.evaluator.export_state()}
-
-    def import_state(self, data: dict, journals: dict | None = None) -> None:
-        c.obj(data, "ingest", "latest", "done", "evaluator")
-        if (data["ingest"] is None) != (self.ingest is None):
-            raise c.StateError("state of a chain with and without ingest mixed up")
-        if self.ingest is not None:
-            self.ingest.import_state(data["ingest"])
-        self.latest, self.done = c.opt_integer(data["latest"]), c.opt_integer(data["done"])
-        self.dirty = c.flag(data.get("dirty", False))
-        self.evaluator.import_state(c.obj(data["evaluator"]))
-        self.last_input = time.monotonic()
+def journal_codec(name: str) -> tuple:
+    """(to data, from data) for the entries of the journal ``name``."""
+    codec = JOURNAL_CODECS.get(name.rstrip("0123456789") if "_" not in name else
+                               name.split("_")[0].rstrip("0123456789") + "_" + name.split("_", 1)[1])
+    if codec is None:
+        raise ValueError(f"unknown journal {name!r}")
+    return codec

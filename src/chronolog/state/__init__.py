@@ -1,3 +1,15 @@
-"""Service state as explicit data: the encoding (``codec``), snapshots of a
-stage (``snapshot``), where state is kept (``store``) and how it is read back
-from a changelog topic (``recovery``).  Nothing stored is ever unpickled."""
+"""A service's state as explicit, versioned data — never a pickle.
+
+* ``codec``: how state is written to bytes (JSON through msgspec, zlib-
+  compressed, with a format version) and read back; every decode error is a
+  ``StateError``, never a traceback and never code executed.
+* ``store``: where a service keeps it locally — a small key/value interface
+  with an in-memory backend (tests, embedded) and a RocksDB one (services).
+* ``recovery``: rebuilding a service's state from its changelog topic.
+
+What each stage keeps is described by the stages themselves
+(``export_state``/``import_state`` and their journals); the LARS engine's
+working memory is not stored at all: it is a function of the input log from
+the warm-up point of the plan's ``state_reach``, so a restore replays that
+span (see docs/state.md).
+"""

@@ -1,0 +1,134 @@
+"""``chronolog bench mtl``: DatalogMTL on the public ShortStop and temporal LUBM data.
+
+For each workload: ``chronolog run`` as a child process in streaming and in
+batch mode (wall time, peak RSS of the streaming run), and, in this process,
+the streaming evaluator's time per arriving time point (p50/p99) and the
+largest number of facts it kept for evaluation.  ``L1x10`` is the LUBM L1
+stream repeated ten times, each copy 301 time units later, so peak RSS and
+facts kept can be compared between a stream and one ten times longer.
+The data is the project's shared folder (``--data``, default
+``../shared/data/mtl`` beside the repository); MeTeoR's figures on this
+machine, from the issue, are printed beside ours.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORKLOADS = {
+    "S1": ("short_stop.mtl", "S1.jsonl"),
+    "S2": ("short_stop.mtl", "S2.jsonl"),
+    "L1": ("lubm_nonrecursive.mtl", "lubm_L1.jsonl"),
+    "L1h": ("lubm_recursive.mtl", "lubm_L1h.jsonl"),
+    "L1x10": ("lubm_recursive.mtl", "lubm_L1.jsonl"),
+}
+METEOR = {"S1": (35.0, 2.6), "S2": (122.0, 8.0)}  # MeTeoR-Str, MeTeoR batch: seconds on this machine (issue 14)
+
+
+def default_data() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent.parent / "shared" / "data" / "mtl"
+        if candidate.is_dir():
+            return candidate
+    return Path.cwd().parent / "shared" / "data" / "mtl"
+
+
+def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:
+    import orjson
+
+    lines = source.read_bytes().splitlines()
+    with open(out, "wb") as f:
+        for k in range(copies):
+            for raw in lines:
+                rec = orjson.loads(raw)
+                lo, hi = rec["interval"][1:-1].split(",")
+                rec["interval"] = f"{rec['interval'][0]}{int(lo) + k * shift},{int(hi) + k * shift}{rec['interval'][-1]}"
+                f.write(orjson.dumps(rec) + b"\n")
+    return out
+
+
+def stream_profile(program: Path, data: Path) -> tuple[list[float], int]:
+    """Seconds per arriving time point of the streaming evaluator, and the most facts it kept."""
+    from chronolog.io.mtl_input import read_mtl_events
+    from chronolog.lang import load_program
+    from chronolog.mtl.evaluator import MtlEvaluator
+
+    ev = MtlEvaluator(load_program([str(program)]), "stream")  # type: ignore[arg-type]
+    with open(data, encoding="utf-8") as f:
+        events = list(read_mtl_events(f, str(data)))
+    per_point: list[float] = []
+    latest = None
+    for e in events:
+        if latest is not None and e.t > latest:
+            t0 = time.perf_counter()
+            ev.advance(latest)
+            per_point.append(time.perf_counter() - t0)
+        latest = e.t if latest is None or e.t > latest else latest
+        ev.push(e)
+    t0 = time.perf_counter()
+    ev.finish()
+    per_point.append(time.perf_counter() - t0)
+    return per_point, ev.max_kept
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def main(args) -> int:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+    from rich.table import Table
+
+    from chronolog.bench.lars import BenchError, run_process
+
+    data = Path(args.data) if args.data else default_data()
+    if not data.is_dir():
+        raise BenchError(f"error: {data}: DatalogMTL data not found (pass --data DIR)")
+    names = args.workload or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        raise BenchError(f"error: unknown workload {unknown[0]!r} (one of {', '.join(WORKLOADS)})")
+    table = Table(title=f"chronolog bench mtl (median of {args.repeat} runs; whole process unless noted)")
+    for col in ("workload", "facts", "stream s", "batch s", "MeTeoR-Str s", "MeTeoR batch s",
+                "p50 ms/tp", "p99 ms/tp", "facts kept (max)", "peak RSS"):
+        table.add_column(col, justify="right")
+    with tempfile.TemporaryDirectory(prefix="chronolog-bench-mtl-") as tmp:
+        for name in names:
+            prog_name, data_name = WORKLOADS[name]
+            program, stream = data / prog_name, data / data_name
+            if name == "L1x10":
+                stream = repeated(stream, 10, 301, Path(tmp) / "l1x10.jsonl")
+            facts = sum(1 for _ in open(stream, "rb"))
+            out = Path(tmp) / f"{name}.jsonl"
+            runs = {mode: [run_process(program, stream, out, ["--mode", mode]) for _ in range(args.repeat)]
+                    for mode in ("stream", "batch")}
+            for mode, got in runs.items():
+                bad = [r for r in got if r.returncode != 0]
+                if bad:
+                    raise BenchError(f"error: {name} ({mode}) failed: {bad[0].stderr.strip()[-300:]}")
+            points, kept = stream_profile(program, stream)
+            ref = METEOR.get(name)
+            table.add_row(
+                name, f"{facts:,}", f"{statistics.median(r.wall for r in runs['stream']):.2f}",
+                f"{statistics.median(r.wall for r in runs['batch']):.2f}",
+                f"{ref[0]:.1f}" if ref else "-", f"{ref[1]:.1f}" if ref else "-",
+                f"{_pct(points, 0.5) * 1000:.2f}", f"{_pct(points, 0.99) * 1000:.2f}", f"{kept:,}",
+                f"{max(r.peak_rss for r in runs['stream']) / 2**20:.0f} MiB",
+            )
+            print(f"{name}: done", file=sys.stderr)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    return 0
+
+
+def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
+    p = kinds.add_parser("mtl", help="DatalogMTL on ShortStop and temporal LUBM (streaming and batch)")
+    p.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")
+    p.add_argument("--data", help="folder of the DatalogMTL data (default: ../shared/data/mtl beside the repository)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per mode (median)")
+    p.set_defaults(func=main)

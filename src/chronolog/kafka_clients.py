@@ -1,0 +1,43 @@
+"""Kafka clients whose librdkafka log goes through Python logging.
+
+librdkafka writes its own log lines (``%6|1700000000.123|FAIL|rdkafka#producer-3|
+... Disconnected``) straight to stderr unless a client is given a ``logger``;
+those lines then reach the terminal of ``chronolog up``, ``bench fleet`` and
+``publish`` users, although a broker closing an idle connection is normal.
+Every client chronolog makes is created here, with the ``chronolog.librdkafka``
+logger: services write it into their log files under ``STATE_DIR/run/``, and
+it shows warnings and errors only (librdkafka's level 5 notice and 6 info,
+which include routine disconnects, are below WARNING) unless the user sets
+that logger's level lower (``CHRONOLOG_LIBRDKAFKA_LOG=DEBUG``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+LOGGER = logging.getLogger("chronolog.librdkafka")
+LOGGER.setLevel(os.environ.get("CHRONOLOG_LIBRDKAFKA_LOG", "WARNING").upper())
+
+
+def _with_logger(conf: dict[str, Any]) -> dict[str, Any]:
+    return {"logger": LOGGER, **conf}
+
+
+def consumer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from confluent_kafka import Consumer
+
+    return Consumer(_with_logger(conf))
+
+
+def producer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from confluent_kafka import Producer
+
+    return Producer(_with_logger(conf))
+
+
+def admin(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(_with_logger(conf))

@@ -1,0 +1,314 @@
+"""The DatalogMTL evaluator behind ``chronolog.evaluator.Evaluator``.
+
+**Streaming** (forward-propagating programs: only past operators and Since
+in bodies, only Boxplus in heads; seed 002, Algorithm 1).  Each
+``advance(t)`` evaluates the window ``[e − W, t]`` where ``e`` is the time
+already evaluated and ``W`` the program's reach (the largest look-back of a
+body plus the largest forward reach of a head): input facts meeting the
+window and the facts derived up to ``e`` inside it are the seeds, and the
+results in ``(e, t]`` are final.  An interval that still holds at ``t`` is
+published open, ``[a,inf)``, and closed by a ``diff: -1`` line when it ends
+(CONTRACT §3's changelog form).  The facts kept for evaluation are those of
+the window, independent of the stream's length (``kept``).
+
+**Batch** (any program): the whole materialisation once the input is
+complete, the maximal intervals clipped to the input's span.
+
+**Corrections**: a fact for a time already evaluated, or a retraction,
+re-materialises the input log and publishes the differences as -1/+1
+interval lines, so the final meaning is the stream's in time order.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import inf
+from typing import Any, Callable, ClassVar
+
+from chronolog.errors import ChronologError
+from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header, time_text
+from chronolog.events import Event
+from chronolog.mtl import intervals as I
+from chronolog.mtl.intervals import Iv
+from chronolog.mtl.materialise import Db, Materialiser, facts_db
+from chronolog.mtl.syntax import FUTURE, PAST, Binary, Literal, MtlProgram, Unary, head_atom, operators_of
+from chronolog.state.codec import reading, versioned
+
+Atom = tuple[str, tuple]
+
+
+def not_forward_propagating(program: MtlProgram) -> tuple[str, str] | None:
+    """(rule location, operator) of the first rule that keeps the program from
+    streaming (future operators or Until in a body, Boxminus in a head), or None."""
+    for rule in program.rules:
+        where = str(rule.loc) if rule.loc else "a rule"
+        for lit in rule.body:
+            for op in operators_of(lit):
+                if op.op in FUTURE or op.op == "Until":
+                    return where, op.op
+        head = rule.head
+        while isinstance(head, Unary):
+            if head.op != "Boxplus":
+                return where, head.op
+            head = head.operand
+    return None
+
+
+def _lookback(lit: Literal) -> Fraction | float:
+    if isinstance(lit, Unary):
+        return (lit.rho[2] if lit.op in PAST else 0) + _lookback(lit.operand)
+    if isinstance(lit, Binary):
+        return lit.rho[2] + max(_lookback(lit.left), _lookback(lit.right))
+    return Fraction(0)
+
+
+def reach(program: MtlProgram) -> Fraction | float:
+    """W: how far before the evaluated time a window must start."""
+    w: Fraction | float = Fraction(0)
+    for rule in program.rules:
+        back = max((_lookback(lit) for lit in rule.body), default=Fraction(0))
+        head, forward = rule.head, Fraction(0)
+        while isinstance(head, Unary):
+            forward += head.rho[2]
+            head = head.operand
+        w = max(w, back + forward)
+    return w
+
+
+def _span(iv: Iv) -> Span:
+    return Span(_num(iv[0]), None if iv[2] == inf else _num(iv[2]), iv[1], iv[3] and iv[2] != inf)
+
+
+def _num(x: Fraction | float) -> Time:
+    x = Fraction(x)
+    return x.numerator if x.denominator == 1 else x
+
+
+class MtlEvaluator:
+    dialect: ClassVar[str] = "mtl"
+
+    def __init__(self, program: MtlProgram, mode: str | None = None,
+                 warn: Callable[[str], None] = lambda m: None) -> None:
+        self.program = program
+        self.materialiser = Materialiser(program)
+        blocker = not_forward_propagating(program)
+        if mode is None:
+            mode = "stream" if blocker is None else "batch"
+            if blocker is not None:
+                warn(f"note: evaluating in batch mode: {blocker[0]}: {blocker[1]} is not forward-propagating "
+                     f"(answers when the input ends)")
+        elif mode == "stream" and blocker is not None:
+            raise ChronologError(f"{blocker[0]}: error: {blocker[1]} is not forward-propagating: this program "
+                                 f"cannot be evaluated as a stream (use --mode batch)")
+        if mode not in ("stream", "batch"):
+            raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
+        self.mode = mode
+        self.warn = warn
+        self.window = reach(program)
+        self.heads = {head_atom(r.head).key for r in program.rules}
+        self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
+        self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
+        self.live: set[Atom] = set()  # published atoms holding inside the window (seeds, open claims)
+        for f in program.facts:
+            self._add(f.pred, f.args, f.interval)
+        self.published: dict[Atom, list[Iv]] = {}
+        self.lo: Fraction | None = None  # the input's span
+        self.hi: Fraction | None = None
+        self.evaluated: Fraction | None = None
+        self.dirty = False
+        self.kept = 0  # facts in the last evaluation window
+        self.max_kept = 0
+        self.unmatched_retractions = 0
+        self.delayed = 0
+        self.too_late = 0
+        self.time_points = 0
+
+    # ------------------------------------------------------------ input
+
+    def _add(self, pred: str, args: tuple, iv: Iv) -> None:
+        k = (pred, tuple(args), iv)
+        self.inputs[k] = self.inputs.get(k, 0) + 1
+        self.active[k] = self.active.get(k, 0) + 1
+
+    def push(self, event: Event) -> None:
+        t = I.norm(Fraction(event.t))
+        iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
+        ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
+        self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
+        self.hi = max([self.hi, *ends]) if self.hi is not None else max(ends)
+        if event.pred is None:
+            return
+        if self.evaluated is not None and t <= self.evaluated:
+            self.dirty = True
+            self.delayed += 1
+        k = (event.pred, tuple(event.args), iv)
+        if not event.retract:
+            self._add(*k)
+            return
+        if self.inputs.get(k, 0) > 0:
+            for log in (self.inputs, self.active):
+                if log.get(k, 0) > 0:
+                    log[k] -= 1
+                    if not log[k]:
+                        del log[k]
+            self.dirty = self.dirty or self.evaluated is not None and iv[0] <= self.evaluated
+        else:
+            self.unmatched_retractions += 1
+            where = f"{event.loc}: " if event.loc else ""
+            self.warn(f"{where}warning: retraction of {event.pred}{list(event.args)}@{I.text(iv)} matches no "
+                      f"earlier event; ignored")
+
+    # ------------------------------------------------------------ evaluation
+
+    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False) -> Db:
+        window = (lo, True, until, True)
+        facts = []
+        for (pred, args, iv), _ in (self.inputs if whole else self.active).items():
+            got = I.intersect(iv, window)
+            if got is not None:
+                facts.append((pred, args, got))
+        db = facts_db(facts)
+        for key, rel in (seeds or {}).items():
+            slot = db.setdefault(key, {})
+            for args, ivs in rel.items():
+                slot[args] = I.coalesce(slot.get(args, []) + ivs)
+        self.kept = sum(len(v) for rel in db.values() for v in rel.values())
+        self.max_kept = max(self.max_kept, self.kept)
+        return self.materialiser.run(db, window)
+
+    def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange], keep: int = 0) -> None:
+        """Publish what changed from the atom's published intervals to ``new``;
+        the first ``keep`` intervals are known to be the same in both."""
+        old = self.published.get(atom, [])
+        same = keep
+        while same < len(old) and same < len(new) and old[same] == new[same]:
+            same += 1
+        was, now = old[same:], new[same:]
+        if not was and not now:
+            return
+        for iv in I.subtract(now, was):
+            out.append((atom[0], atom[1], _span(iv), 1))
+        for iv in I.subtract(was, now):
+            out.append((atom[0], atom[1], _span(iv), -1))
+        if new:
+            self.published[atom] = new
+            self.live.add(atom)
+        else:
+            self.published.pop(atom, None)
+            self.live.discard(atom)
+
+    @staticmethod
+    def _open(ivs: list[Iv], until: Fraction) -> list[Iv]:
+        """A last interval that holds at ``until`` is claimed on: ``[a,inf)``."""
+        if ivs and I.contains(ivs[-1], until):
+            return ivs[:-1] + [(ivs[-1][0], ivs[-1][1], inf, False)]
+        return ivs
+
+    def _recompute(self, until: Fraction, claim: bool) -> list[AnswerChange]:
+        """Everything from the input log: the batch result, and every correction."""
+        assert self.lo is not None
+        model = self._model(self.lo, until, whole=True)
+        self.active = dict(self.inputs)
+        self.live = set(self.published)
+        out: list[AnswerChange] = []
+        atoms = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
+        for atom in sorted(atoms | set(self.published), key=_order):
+            ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
+            self._diff(atom, self._open(ivs, until) if claim else ivs, out)
+        return out
+
+    def _window_step(self, until: Fraction) -> list[AnswerChange]:
+        e = self.evaluated
+        assert e is not None and self.lo is not None
+        lo = max(self.lo, e - self.window) if self.window != inf else self.lo
+        seeds: Db = {}
+        before = (lo, True, e, True)
+        for atom in self.live:
+            kept = I.intersect_sets(self.published[atom], [before])
+            if kept:
+                seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
+        model = self._model(lo, until, seeds)
+        after = (e, False, until, True)
+        out: list[AnswerChange] = []
+        fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
+        upto_e = (-inf, False, e, True)
+        for atom in sorted(fresh | {a for a in self.live if self.published[a][-1][2] == inf}, key=_order):
+            ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
+            old = self.published.get(atom, [])
+            # only the intervals reaching e or later can change: the others are final and kept as they are
+            i = len(old)
+            while i > 0 and old[i - 1][2] >= e:
+                i -= 1
+            i = max(0, i - 1)  # the one before may merge with what follows e
+            tail = I.coalesce(I.intersect_sets(old[i:], [upto_e]) + I.intersect_sets(ivs, [after]))
+            self._diff(atom, old[:i] + self._open(tail, until), out, keep=i)
+        return out
+
+    def advance(self, until: Time) -> list[AnswerChange]:
+        until = I.norm(Fraction(until))
+        if self.mode == "batch" or self.lo is None:
+            return []
+        if self.evaluated is not None and until <= self.evaluated and not self.dirty:
+            return []
+        if self.evaluated is None or self.dirty:
+            out = self._recompute(until, claim=True)
+        else:
+            out = self._window_step(until)
+        self.evaluated, self.dirty = until, False
+        self.time_points += 1
+        self._forget(until)
+        return out
+
+    def _forget(self, e: Fraction) -> None:
+        """Drop from the working set what no later window can meet (Forget, seed 002):
+        the next window starts at ``e - W``."""
+        if self.window == inf:
+            return
+        start = e - self.window
+        self.active = {k: n for k, n in self.active.items() if k[2][2] >= start}
+        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] >= start}
+
+    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+        if self.lo is None or self.hi is None:
+            return []
+        end = self.hi if until is None else min(self.hi, I.norm(Fraction(until)))
+        if self.mode == "batch":
+            out = self._recompute(end, claim=False)
+            self.evaluated = end
+            return out
+        return self.advance(end)
+
+    # ------------------------------------------------------------ state
+
+    def export_state(self) -> dict[str, Any]:
+        def num(x: Fraction | None) -> str | None:
+            return None if x is None else time_text(_num(x))
+
+        return versioned({
+            "dialect": self.dialect, "mode": self.mode,
+            "inputs": [[p, list(a), I.text(iv), n] for (p, a, iv), n in self.inputs.items()],
+            "published": [[p, list(a), [I.text(iv) for iv in ivs]] for (p, a), ivs in self.published.items()],
+            "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "dirty": self.dirty,
+            "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
+        })
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        from chronolog.lang.mtl import interval_from_text
+
+        check_state_header(data, self.dialect)
+        if data.get("mode") != self.mode:
+            raise StateError(f"state of {data.get('mode')} mode, not {self.mode}")
+        with reading("DatalogMTL evaluator state"):
+            self.inputs = {(str(p), tuple(a), interval_from_text(iv)): int(n) for p, a, iv, n in data["inputs"]}
+            self.published = {(str(p), tuple(a)): [interval_from_text(iv) for iv in ivs]
+                              for p, a, ivs in data["published"]}
+            self.lo, self.hi, self.evaluated = (None if x is None else I.norm(Fraction(x))
+                                                for x in (data["lo"], data["hi"], data["evaluated"]))
+            self.active = dict(self.inputs)  # the working set, pruned again by the next step
+            self.live = set(self.published)
+            self.dirty = bool(data["dirty"])
+            (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
+
+
+def _order(atom: Atom) -> tuple:
+    return (atom[0], tuple((type(a) is str, a) for a in atom[1]))

@@ -1,0 +1,194 @@
+"""Intervals over rational time, and the metric operators as transformations of them.
+
+An ``Iv`` is ``(lo, lo_closed, hi, hi_closed)`` with ``Fraction`` ends or
+``-inf``/``inf`` (open).  Sets of intervals are kept *coalesced*: sorted,
+disjoint and non-adjacent, so every interval is maximal — exactly the
+answer form of CONTRACT §3 (punctual facts at consecutive integers stay
+apart: rational time has points between them).
+
+The operators follow the semantics of DatalogMTL (seed 002, Table 1) with
+an operator interval ρ = ⟨a, b⟩:
+``diamond_minus`` (∃ t' with t − t' ∈ ρ) is the Minkowski sum I + ρ,
+``box_minus`` (∀ t' with t − t' ∈ ρ) keeps t whose window t − ρ lies in one
+maximal interval, and ``since`` / ``until`` follow Table 1's definitions;
+the future operators mirror the past ones.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import inf
+from typing import Iterable, Union
+
+Num = Union[int, Fraction, float]  # int for integral times, float only for ±inf
+Iv = tuple[Num, bool, Num, bool]
+
+
+def norm(x: Num) -> Num:
+    """Integral rationals as ``int``: most streams have integer times, and
+    comparing ints is many times cheaper than comparing Fractions."""
+    if type(x) is Fraction and x.denominator == 1:
+        return x.numerator
+    return x
+
+
+def make(lo: Num, lo_closed: bool, hi: Num, hi_closed: bool) -> Iv | None:
+    """The interval, normalised (infinite ends open, integral ends ints), or None if empty."""
+    if type(lo) is Fraction and lo.denominator == 1:
+        lo = lo.numerator
+    if type(hi) is Fraction and hi.denominator == 1:
+        hi = hi.numerator
+    if lo == -inf:
+        lo_closed = False
+    if hi == inf:
+        hi_closed = False
+    if lo > hi or (lo == hi and not (lo_closed and hi_closed)):
+        return None
+    return (lo, lo_closed, hi, hi_closed)
+
+
+def point(t: Num) -> Iv:
+    return (t, True, t, True)
+
+
+def contains(iv: Iv, t: Num) -> bool:
+    lo, lc, hi, hc = iv
+    return (lo < t or (lc and lo == t)) and (t < hi or (hc and t == hi))
+
+
+def _touch(a: Iv, b: Iv) -> bool:
+    """``b`` (starting no earlier than ``a``) overlaps or adjoins ``a`` so that their union is one interval."""
+    return b[0] < a[2] or (b[0] == a[2] and (a[3] or b[1]))
+
+
+def coalesce(ivs: Iterable[Iv]) -> list[Iv]:
+    """Maximal disjoint intervals covering the same points, sorted."""
+    items = sorted(ivs, key=lambda iv: (iv[0], not iv[1]))
+    out: list[Iv] = []
+    for iv in items:
+        if out and _touch(out[-1], iv):
+            lo, lc, hi, hc = out[-1]
+            if iv[2] > hi or (iv[2] == hi and iv[3]):
+                hi, hc = iv[2], iv[3]
+            out[-1] = (lo, lc, hi, hc)
+        else:
+            out.append(iv)
+    return out
+
+
+def intersect(a: Iv, b: Iv) -> Iv | None:
+    if a[0] > b[0] or (a[0] == b[0] and not a[1]):
+        lo, lc = a[0], a[1]
+    else:
+        lo, lc = b[0], b[1]
+    if a[2] < b[2] or (a[2] == b[2] and not a[3]):
+        hi, hc = a[2], a[3]
+    else:
+        hi, hc = b[2], b[3]
+    return make(lo, lc, hi, hc)
+
+
+def intersect_sets(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
+    """Intersection of two coalesced sets (a merge, linear in their sizes)."""
+    out: list[Iv] = []
+    i = j = 0
+    while i < len(xs) and j < len(ys):
+        got = intersect(xs[i], ys[j])
+        if got is not None:
+            out.append(got)
+        # advance the one that ends first
+        a, b = xs[i], ys[j]
+        if a[2] < b[2] or (a[2] == b[2] and not a[3]):
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def subtract(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
+    """Points of coalesced ``xs`` not in coalesced ``ys`` (a merge, linear in their sizes)."""
+    out: list[Iv] = []
+    j = 0
+    for x in xs:
+        # skip the ys that end before x starts
+        while j < len(ys) and (ys[j][2] < x[0] or (ys[j][2] == x[0] and not (ys[j][3] and x[1]))):
+            j += 1
+        cur: Iv | None = x
+        k = j
+        while cur is not None and k < len(ys) and (ys[k][0] < cur[2] or (ys[k][0] == cur[2] and ys[k][1] and cur[3])):
+            y = ys[k]
+            left = make(cur[0], cur[1], y[0], not y[1])
+            if left is not None:
+                out.append(left)
+            cur = make(y[2], not y[3], cur[2], cur[3])
+            k += 1
+        if cur is not None:
+            out.append(cur)
+    return out
+
+
+# ---------------------------------------------------------------- operators
+# ``rho`` is the operator's interval ⟨a, b⟩ as an Iv (a >= 0).
+
+
+def diamond_minus(iv: Iv, rho: Iv) -> Iv | None:
+    """{t | ∃ s ∈ iv, t − s ∈ ρ} = iv + ρ."""
+    return make(iv[0] + rho[0], iv[1] and rho[1], iv[2] + rho[2], iv[3] and rho[3])
+
+
+def diamond_plus(iv: Iv, rho: Iv) -> Iv | None:
+    """{t | ∃ s ∈ iv, s − t ∈ ρ} = iv − ρ."""
+    return make(iv[0] - rho[2], iv[1] and rho[3], iv[2] - rho[0], iv[3] and rho[1])
+
+
+def box_minus(iv: Iv, rho: Iv) -> Iv | None:
+    """{t | t − ρ ⊆ iv}: for a maximal interval iv of the operand."""
+    return make(iv[0] + rho[2], iv[1] or not rho[3], iv[2] + rho[0], iv[3] or not rho[1])
+
+
+def box_plus(iv: Iv, rho: Iv) -> Iv | None:
+    """{t | t + ρ ⊆ iv}."""
+    return make(iv[0] - rho[0], iv[1] or not rho[1], iv[2] - rho[2], iv[3] or not rho[3])
+
+
+def _through(left: list[Iv], right: list[Iv], rho: Iv, past: bool) -> list[Iv]:
+    """Since (``past``) or Until: t such that the right operand holds at some s
+    with ±(t − s) ∈ ρ and the left one at every point strictly between s and t."""
+    out: list[Iv] = []
+    zero = contains(rho, Fraction(0))
+    for k in right:
+        if zero:
+            out.append(k)  # s = t: nothing lies between them
+        for j in left:
+            # s in k and inside j's closure (the open stretch from s to t must lie in j)
+            s = intersect(k, (j[0], True, j[2], True))
+            reach = None if s is None else (diamond_minus(s, rho) if past else diamond_plus(s, rho))
+            if reach is None:
+                continue
+            # t stays within j's closure on the far side
+            got = intersect(reach, (-inf, False, j[2], True) if past else (j[0], True, inf, False))
+            if got is not None:
+                out.append(got)
+    return coalesce(out)
+
+
+def since(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
+    """{t | ∃ s: t − s ∈ ρ, s ∈ right, and every point of (s, t) in left} (coalesced inputs)."""
+    return _through(left, right, rho, True)
+
+
+def until(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
+    """{t | ∃ s: s − t ∈ ρ, s ∈ right, and every point of (t, s) in left}."""
+    return _through(left, right, rho, False)
+
+
+def text(iv: Iv) -> str:
+    """MeTeoR/CONTRACT notation: ``[3,7/2)``, ``[5,inf)``."""
+    def num(x: Num) -> str:
+        if x == inf:
+            return "inf"
+        if x == -inf:
+            return "-inf"
+        x = Fraction(x)
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return f"{'[' if iv[1] else '('}{num(iv[0])},{num(iv[2])}{']' if iv[3] else ')'}"

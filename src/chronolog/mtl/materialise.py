@@ -1,0 +1,209 @@
+"""Materialisation of a DatalogMTL program over intervals: the least model, clipped to a span.
+
+Facts are kept per predicate as ``{args: coalesced intervals}``.  Rule
+bodies are evaluated by joining their literals (a metric literal's ground
+instances carry the interval set where it holds); the body's interval set
+is the intersection along the join, and the head's the result of its
+operators.  Rounds are semi-naive at the level of ground atoms: after the
+first round, a rule is only evaluated with one of its literals restricted to
+the ground atoms whose intervals grew in the round before.  Everything is
+clipped to the span ``[lo, hi]`` (CONTRACT §3: answers up to the last time of
+the input), which makes recursion through time terminate.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from chronolog.errors import ProgramError
+from chronolog.mtl import intervals as I
+from chronolog.mtl.intervals import Iv
+from chronolog.mtl.syntax import Atom, Binary, Literal, MtlProgram, Rule, Unary, Var, atoms_of, head_atom
+
+Key = tuple[str, int]
+Db = dict[Key, dict[tuple, list[Iv]]]
+
+_UNARY = {"Diamondminus": I.diamond_minus, "Diamondplus": I.diamond_plus,
+          "Boxminus": I.box_minus, "Boxplus": I.box_plus}
+_HEAD = {"Boxplus": I.diamond_minus, "Boxminus": I.diamond_plus}  # head P under the operator at t: P on t ± ρ
+
+
+def apply_unary(op: str, rho: Iv, ivs: list[Iv]) -> list[Iv]:
+    fn = _UNARY[op]
+    return I.coalesce(x for x in (fn(iv, rho) for iv in ivs) if x is not None)
+
+
+def _vars(lit: Literal) -> list[str]:
+    """The literal's variables in order of first appearance (the left operand of
+    Since/Until adds none: its variables come from the right)."""
+    seen: list[str] = []
+    for a in (atoms_of(lit.right) + atoms_of(lit.left) if isinstance(lit, Binary) else atoms_of(lit)):
+        for t in a.args:
+            if isinstance(t, Var) and t.name not in seen:
+                seen.append(t.name)
+    return seen
+
+
+def check_program(program: MtlProgram) -> None:
+    for rule in program.rules:
+        for lit in rule.body:
+            for b in _binaries(lit):
+                right = {t.name for a in atoms_of(b.right) for t in a.args if isinstance(t, Var)}
+                left = {t.name for a in atoms_of(b.left) for t in a.args if isinstance(t, Var)}
+                if left - right:
+                    raise ProgramError(f"variable {sorted(left - right)[0]} of the left operand of {b.op} must "
+                                       f"also occur in its right operand", b.loc)
+
+
+def _binaries(lit: Literal) -> list[Binary]:
+    if isinstance(lit, Binary):
+        return [lit] + _binaries(lit.left) + _binaries(lit.right)
+    if isinstance(lit, Unary):
+        return _binaries(lit.operand)
+    return []
+
+
+def _match(atom: Atom, args: tuple, binding: dict) -> dict | None:
+    got = dict(binding)
+    for term, value in zip(atom.args, args):
+        if isinstance(term, Var):
+            old = got.get(term.name)
+            if old is None:
+                got[term.name] = value
+            elif old != value:
+                return None
+        elif term != value:
+            return None
+    return got
+
+
+def _ground(atom: Atom, binding: dict) -> tuple:
+    return tuple(binding[t.name] if isinstance(t, Var) else t for t in atom.args)
+
+
+class Materialiser:
+    def __init__(self, program: MtlProgram) -> None:
+        check_program(program)
+        self.rules = program.rules
+
+    # ------------------------------------------------------------ literals
+
+    def _instances(self, lit: Literal, db: Db, binding: dict, only: set | None) -> Iterable[tuple[dict, list[Iv]]]:
+        """(extended binding, intervals) of each ground instance of ``lit`` consistent
+        with ``binding``; ``only``: keep instances whose atoms include one of these."""
+        if isinstance(lit, Atom):
+            rel = db.get(lit.key, {})
+            bound = _ground_if_bound(lit, binding)
+            items = [(bound, rel[bound])] if bound is not None and bound in rel else (
+                [] if bound is not None else rel.items())
+            for args, ivs in items:
+                if only is not None and (lit.key, args) not in only:
+                    continue
+                got = _match(lit, args, binding)
+                if got is not None:
+                    yield got, ivs
+            return
+        if isinstance(lit, Unary):
+            for got, ivs in self._instances(lit.operand, db, binding, only):
+                out = apply_unary(lit.op, lit.rho, ivs)
+                if out:
+                    yield got, out
+            return
+        for got, right in self._instances(lit.right, db, binding, None):
+            left = self._value(lit.left, db, got)
+            if only is not None and not (_touches(lit.right, got, only) or _touches(lit.left, got, only)):
+                continue
+            fn = I.since if lit.op == "Since" else I.until
+            out = fn(left, right, lit.rho)
+            if out:
+                yield got, out
+
+    def _value(self, lit: Literal, db: Db, binding: dict) -> list[Iv]:
+        """The intervals of a literal whose variables are all bound."""
+        got = list(self._instances(lit, db, binding, None))
+        return I.coalesce(iv for _, ivs in got for iv in ivs) if len(got) != 1 else got[0][1]
+
+    # ------------------------------------------------------------ rules
+
+    def _fire(self, rule: Rule, db: Db, span: Iv, delta: set | None, out: Db) -> None:
+        positions = [None] if delta is None else [
+            i for i, lit in enumerate(rule.body) if any((a.key, None) in delta for a in atoms_of(lit))]
+        for pos in positions:
+            partial: list[tuple[dict, list[Iv]]] = [({}, [span])]
+            for i, lit in enumerate(rule.body):
+                only = delta if (pos is not None and i == pos) else None
+                nxt = []
+                for binding, ivs in partial:
+                    for got, lit_ivs in self._instances(lit, db, binding, only):
+                        both = I.intersect_sets(ivs, lit_ivs)
+                        if both:
+                            nxt.append((got, both))
+                partial = nxt
+                if not partial:
+                    break
+            for binding, ivs in partial:
+                head = rule.head
+                result = ivs
+                ops = []
+                while isinstance(head, Unary):
+                    ops.append(head)
+                    head = head.operand
+                for op in ops:
+                    result = I.coalesce(x for x in (_HEAD[op.op](iv, op.rho) for iv in result) if x is not None)
+                result = I.intersect_sets(result, [span])
+                if result:
+                    atom = head_atom(rule.head)
+                    key = _ground(atom, binding)
+                    slot = out.setdefault(atom.key, {})
+                    slot[key] = I.coalesce(slot.get(key, []) + result)
+
+    def run(self, db: Db, span: Iv) -> Db:
+        """Add to ``db`` (in place) everything the rules derive within ``span``; return it."""
+        delta: set | None = None
+        while True:
+            new: Db = {}
+            for rule in self.rules:
+                if delta is not None and not any((a.key, None) in delta for lit in rule.body for a in atoms_of(lit)):
+                    continue
+                self._fire(rule, db, span, delta, new)
+            grown: set = set()
+            for key, rel in new.items():
+                slot = db.setdefault(key, {})
+                for args, ivs in rel.items():
+                    old = slot.get(args)
+                    merged = I.coalesce((old or []) + ivs)
+                    if merged != old:
+                        slot[args] = merged
+                        grown.add((key, args))
+                        grown.add((key, None))  # the predicate changed (which rules to fire)
+            if not grown:
+                return db
+            delta = grown
+
+
+def _ground_if_bound(atom: Atom, binding: dict) -> tuple | None:
+    out = []
+    for t in atom.args:
+        if isinstance(t, Var):
+            if t.name not in binding:
+                return None
+            out.append(binding[t.name])
+        else:
+            out.append(t)
+    return tuple(out)
+
+
+def _touches(lit: Literal, binding: dict, only: set) -> bool:
+    for a in atoms_of(lit):
+        g = _ground_if_bound(a, binding)
+        if g is not None and (a.key, g) in only:
+            return True
+    return False
+
+
+def facts_db(facts: Iterable[tuple[str, tuple, Iv]]) -> Db:
+    db: Db = {}
+    for pred, args, iv in facts:
+        slot = db.setdefault((pred, len(args)), {})
+        slot[args] = I.coalesce(slot.get(args, []) + [iv])
+    return db

@@ -1,0 +1,69 @@
+"""Facts, atoms and imports as plain data (the pieces every stage's state is made of).
+
+A fact ``((pred, arity), args)`` is ``[pred, [args...]]``; an atom of a
+stratum's content is ``[key, [args...]]`` with key ``[pred, arity]`` or
+``["#answers", [pred, arity]]``; an ``Imported`` is ``[consistent, atoms]``.
+Arguments are strings and integers (any size), as in the input.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from chronolog.engine.core import ANSWERS, Imported
+
+
+def _args(items: Any) -> tuple:
+    if type(items) is not list:
+        raise TypeError("arguments are not a list")
+    for a in items:
+        if type(a) is not str and type(a) is not int:
+            raise TypeError(f"argument {a!r} is neither a string nor an integer")
+    return tuple(items)
+
+
+def facts_data(facts: Iterable[tuple[tuple[str, int], tuple]]) -> list:
+    return [[key[0], list(args)] for key, args in facts]
+
+
+def facts_from(data: Any) -> list[tuple[tuple[str, int], tuple]]:
+    out = []
+    for pred, args in data:
+        if type(pred) is not str:
+            raise TypeError("a predicate is not a string")
+        args = _args(args)
+        out.append(((pred, len(args)), args))
+    return out
+
+
+def _key(key: Any) -> tuple:
+    if key[0] == ANSWERS:
+        return (ANSWERS, (str(key[1][0]), int(key[1][1])))
+    if type(key[0]) is not str or type(key[1]) is not int:
+        raise TypeError("an atom key is not [pred, arity]")
+    return (key[0], key[1])
+
+
+def atoms_data(atoms: Iterable[tuple[tuple, tuple]]) -> list:
+    """Content atoms (orjson/msgspec write the tuples of keys as arrays)."""
+    return [[k, list(args)] for k, args in atoms]
+
+
+def atoms_from(data: Any) -> frozenset:
+    return frozenset((_key(k), _timed_args(args)) for k, args in data)
+
+
+def _timed_args(items: Any) -> tuple:
+    """Content args may end with the time of a timed predicate: still strings and integers."""
+    return _args(items)
+
+
+def imported_data(imported: Imported) -> list:
+    return [bool(imported.consistent), atoms_data(imported.content)]
+
+
+def imported_from(data: Any) -> Imported:
+    ok, atoms = data
+    if type(ok) is not bool:
+        raise TypeError("consistency is not a boolean")
+    return Imported(ok, atoms_from(atoms))

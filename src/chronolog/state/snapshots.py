@@ -1,0 +1,65 @@
+"""A stage's state as bytes and back: one snapshot plus its journal entries.
+
+The snapshot holds what ``Stage.export_state`` returns; the journals (the
+parts that grow with the stream) are written entry by entry, only the
+entries changed since the last commit.  Both are ``codec`` data, so a
+restore is a decode and a check of every field — never code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from chronolog.evaluator import StateError
+from chronolog.state.codec import check_version, decode, encode, reading, versioned
+
+
+def snapshot_bytes(stage: Any) -> bytes:
+    return encode(versioned({"kind": type(stage).__name__, "stage": stage.export_state()}))
+
+
+def entry_bytes(name: str, value: Any) -> bytes:
+    from chronolog.runtime.stages import journal_codec
+
+    return encode(journal_codec(name)[0](value))
+
+
+def all_entries(stage: Any) -> dict[tuple[str, int], bytes]:
+    """Every journal entry of ``stage`` (a full checkpoint, e.g. in tests)."""
+    return {(name, key): entry_bytes(name, value)
+            for name, journal in stage.journals().items() for key, value in journal.items()}
+
+
+def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str, int], bytes]],
+                  where: Callable[[tuple[str, int] | None], str] = lambda key: "") -> Any:
+    """``stage`` (freshly made for the same service) continued from stored state.
+    ``StateError`` if anything does not decode or does not fit; ``where(key)``
+    names the stored record of a journal entry (``where(None)``: the snapshot's)."""
+    from chronolog.runtime.stages import journal_codec
+
+    journals = stage.journals()
+    for (name, key), body in entries:
+        try:
+            if name not in journals:
+                raise StateError(f"journal entry of unknown journal {name!r}")
+            if type(key) is not int:
+                raise StateError(f"journal {name!r}: key {key!r} is not a time point")
+            with reading(f"journal {name!r} entry {key}"):
+                dict.__setitem__(journals[name], key, journal_codec(name)[1](decode(body)))
+        except StateError as exc:
+            raise StateError(f"{where((name, key))}{exc}") from None
+    try:
+        data = check_version(decode(snapshot))
+        if data.get("kind") != type(stage).__name__:
+            raise StateError(f"state of a {data.get('kind')!r} stage, not of a {type(stage).__name__!r}")
+        with reading(f"{type(stage).__name__} snapshot"):
+            stage.import_state(data["stage"])
+    except StateError as exc:
+        raise StateError(f"{where(None)}{exc}") from None
+    return stage
+
+
+def roundtrip(stage: Any, fresh: Any) -> Any:
+    """``fresh`` continued from ``stage``'s state written out and read back:
+    what a restart of the service does (tests, and checks of new stages)."""
+    return restore_stage(fresh, snapshot_bytes(stage), all_entries(stage).items())

@@ -1,0 +1,203 @@
+"""DatalogMTL end to end: corrections, input formats, the CLI, errors, the shipped data."""
+
+from __future__ import annotations
+
+import io
+import random
+import subprocess
+import sys
+from fractions import Fraction as F
+from pathlib import Path
+
+import orjson
+import pytest
+from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_program
+
+from chronolog.errors import InputError, ProgramError
+from chronolog.events import Event
+from chronolog.io.mtl_input import read_mtl_events
+from chronolog.lang.mtl import parse_mtl
+from chronolog.mtl.evaluator import MtlEvaluator
+from chronolog.state.codec import decode, encode
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtl"
+
+
+def chronolog(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], input=stdin, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _events(facts):
+    return sorted((Event(iv(w)[0], p, a, False, None, iv(w)) for p, a, w in facts), key=lambda e: e.t)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_delayed_and_retracted_facts_mean_the_stream_in_time_order(seed):
+    rng = random.Random(seed)
+    text = random_program(rng)
+    facts = random_facts(rng) + random_facts(rng)
+    ordered = _events(facts)
+    arrival = list(ordered)
+    for _ in range(2):  # delay two facts past later ones
+        i = rng.randrange(len(arrival))
+        ev = arrival.pop(i)
+        arrival.insert(min(len(arrival), i + rng.randint(1, 4)), ev)
+    gone = rng.sample(ordered, 2)  # and withdraw two, after they arrived
+    arrival += [Event(e.t, e.pred, e.args, True, None, e.span) for e in gone]
+    kept = list(ordered)
+    for e in gone:
+        kept.remove(e)
+    hi = max(max(e.t for e in ordered), max(e.span[2] for e in ordered))
+    want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "batch"), kept + [Event(hi)])), hi)
+    got = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "stream"), arrival + [Event(hi)])), hi)
+    assert got == want, text
+
+
+def test_state_restores_in_a_fresh_evaluator_and_continues_exactly():
+    rng = random.Random(5)
+    for _ in range(20):
+        text = random_program(rng)
+        events = _events(random_facts(rng) + random_facts(rng))
+        cut = rng.randrange(1, len(events))
+        whole = meaning(drive(MtlEvaluator(parse_mtl(text), "stream"), events))
+        first = MtlEvaluator(parse_mtl(text), "stream")
+        changes, latest = [], None
+        for e in events[:cut]:
+            if latest is not None and e.t > latest:
+                changes += first.advance(latest)
+            latest = e.t if latest is None or e.t > latest else latest
+            first.push(e)
+        again = MtlEvaluator(parse_mtl(text), "stream")
+        again.import_state(decode(encode(first.export_state())))
+        rest = []
+        for e in events[cut:]:
+            if e.t > latest:
+                rest += again.advance(latest)
+                latest = e.t
+            again.push(e)
+        assert meaning(changes + rest + again.finish()) == whole, text
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("Q(X):-Boxminus[1,2P(X)", ":1:", "expected ']' or ')'"),
+    ("Q(X):-Boxminus[2,1]P(X)", ":1:", "empty interval"),
+    ("Q(X):-P(X)\nR(Y):-P(X)", ":2:", "unsafe rule: head variable Y"),
+    ("Q(X):-not P(X)", ":1:7", "negation is not supported"),
+    ("Diamondminus[1,2]Q(X):-P(X)", ":1:1", "not allowed in a rule head"),
+    ("Q(X):-Boxminus[1,inf]P(X)", ":1:", "open on the right"),
+])
+def test_program_errors_name_file_line_and_column(text, where, message):
+    with pytest.raises(ProgramError) as exc:
+        parse_mtl(text, "p.mtl")
+    assert f"p.mtl{where}" in str(exc.value) and message in str(exc.value)
+
+
+def test_input_lines_jsonl_and_meteor_mean_the_same():
+    jsonl = ('{"interval": "[1,3)", "pred": "P", "args": ["a"]}\n{"t": "7/2", "pred": "P", "args": ["a"]}\n'
+             '{"t": 5}\n{"interval": "(2,7.5]", "pred": "P", "args": ["b"], "op": "retract"}\n')
+    meteor = "P(a)@[1,3)\nP(a)@[7/2,7/2]\n"
+    got = list(read_mtl_events(io.StringIO(jsonl), "in.jsonl"))
+    assert [(e.t, e.pred, e.args, e.retract, e.span) for e in got[:2]] == [
+        (F(1), "P", ("a",), False, iv("[1,3)")), (F(7, 2), "P", ("a",), False, iv("[7/2,7/2]"))]
+    assert got[2].pred is None and got[2].t == 5 and got[3].retract and got[3].span == iv("(2,15/2]")
+    again = list(read_mtl_events(io.StringIO(meteor), "in.txt", "meteor"))
+    assert [(e.t, e.span) for e in again] == [(e.t, e.span) for e in got[:2]]
+    with pytest.raises(InputError, match="in.jsonl:1:"):
+        list(read_mtl_events(io.StringIO('{"interval": "[3,1]", "pred": "P"}\n'), "in.jsonl"))
+
+
+def test_cli_runs_streams_notes_batch_and_refuses_misuse(tmp_path):
+    prog = tmp_path / "p.mtl"
+    prog.write_text("Q(X):-Boxminus[1,2]P(X)\n")
+    data = tmp_path / "d.txt"
+    data.write_text("P(a)@[0,5]\nP(a)@[8,8]\n")
+    got = chronolog("run", str(prog), "--input", str(data), "--format", "meteor")
+    assert got.returncode == 0, got.stderr
+    assert [orjson.loads(x) for x in got.stdout.splitlines()] == [
+        {"interval": "[2,6]", "pred": "Q", "args": ["a"]}]
+    future = tmp_path / "f.mtl"
+    future.write_text("Q(X):-Diamondplus[1,1]P(X)\n")
+    got = chronolog("run", str(future), "--input", str(data), "--format", "meteor")
+    assert got.returncode == 0 and "f.mtl:1:1: Diamondplus is not forward-propagating" in got.stderr
+    assert {"interval": "[7,7]", "pred": "Q", "args": ["a"]} in [orjson.loads(x) for x in got.stdout.splitlines()]
+    got = chronolog("run", str(future), "--input", str(data), "--format", "meteor", "--mode", "stream")
+    assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr and "Traceback" not in got.stderr
+    got = chronolog("up", str(prog))
+    assert got.returncode == 2 and "fleet does not run mtl programs yet" in got.stderr
+    got = chronolog("check", str(prog))
+    assert "forward-propagating: evaluated as a stream" in got.stdout
+
+
+@pytest.fixture
+def short_stop():
+    if not (DATA / "S1.jsonl").exists():
+        pytest.skip("../shared/data/mtl not found beside the repository")
+    return DATA
+
+
+def _direct_short_stops(path: Path) -> set[tuple[str, int]]:
+    """ShortStop computed directly from its definition (seed 002's Hackathon query), not by rules:
+    moving at t (NotPos or NotOnMap), standing at t-1..t-k and moving at t-k-1, for k = 1..4."""
+    at: dict[tuple[str, int], set[str]] = {}
+    for line in path.read_text().splitlines():
+        rec = orjson.loads(line)
+        t = int(rec["interval"][1:].split(",")[0])
+        at.setdefault((rec["args"][0], t), set()).add(rec["pred"])
+
+    def moving(v: str, t: int) -> bool:
+        return bool(at.get((v, t), set()) & {"NotPos", "NotOnMap"})
+
+    def standing(v: str, t: int) -> bool:
+        return "Pos" in at.get((v, t), set())
+
+    out = set()
+    for v, t in at:
+        if moving(v, t):
+            for k in range(1, 5):
+                if all(standing(v, t - i) for i in range(1, k + 1)) and moving(v, t - k - 1):
+                    out.add((v, t))
+    return out
+
+
+def test_short_stop_s1_streams_the_directly_computed_answer(short_stop, tmp_path):
+    got = chronolog("run", str(short_stop / "short_stop.mtl"), "--input", str(short_stop / "S1.jsonl"))
+    assert got.returncode == 0, got.stderr
+    lines = [orjson.loads(x) for x in got.stdout.splitlines()]
+    held = meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1)) for x in lines])
+    stops = {(args[0], int(ivl[0])) for (pred, args), ivs in clip(held, 200).items() if pred == "ShortStop"
+             for ivl in ivs}
+    for (pred, _), ivs in held.items():
+        if pred == "ShortStop":
+            assert all(x[0] == x[2] or x[2] == float("inf") for x in ivs)  # punctual (or still open)
+    assert stops == _direct_short_stops(short_stop / "S1.jsonl") and stops
+
+
+def _span_of(text: str):
+    from chronolog.evaluator import Span
+
+    lo, lc, hi, hc = iv(text)
+    return Span(lo, None if hi == float("inf") else hi, lc, hc)
+
+
+@pytest.mark.parametrize("program, data", [("lubm_recursive.mtl", "lubm_L1h.jsonl"),
+                                           ("lubm_nonrecursive.mtl", "lubm_L1.jsonl")])
+def test_lubm_stream_equals_batch(short_stop, program, data):
+    runs = {}
+    for mode in ("stream", "batch"):
+        got = chronolog("run", str(short_stop / program), "--input", str(short_stop / data), "--mode", mode)
+        assert got.returncode == 0, got.stderr
+        lines = [orjson.loads(x) for x in got.stdout.splitlines()]
+        runs[mode] = clip(meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1))
+                                   for x in lines]), 300)
+    assert runs["stream"] == runs["batch"] and runs["batch"]
+
+
+def test_bench_mtl_prints_its_table(short_stop):
+    got = chronolog("bench", "mtl", "L1")
+    assert got.returncode == 0, got.stderr
+    (row,) = [line for line in got.stdout.splitlines() if line.startswith("│ ")]
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[0] == "L1" and cells[1] == "14,162" and float(cells[2]) > 0 and cells[-1].endswith("MiB")
+    got = chronolog("bench", "mtl", "nope")
+    assert got.returncode == 2 and "unknown workload 'nope'" in got.stderr
