@@ -34,7 +34,7 @@ def decode(blob: bytes) -> Any:
         raise StateError(f"state does not decompress ({exc})") from None
     try:
         return _decoder.decode(raw)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than the decoder goes)
         raise StateError(f"state is not valid JSON ({exc})") from None
 
 
@@ -75,6 +75,7 @@ class _Reading:
     def __exit__(self, kind, exc, tb) -> bool:  # type: ignore[no-untyped-def]
         if exc is None or isinstance(exc, StateError):
             return False
-        if isinstance(exc, (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError)):
+        if isinstance(exc, (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,
+                            RecursionError)):
             raise StateError(f"{self.what}: malformed state ({type(exc).__name__}: {exc})") from None
         return False

@@ -101,7 +101,7 @@ class ChangelogReader:
                 meta = msgspec.json.decode(head, type=_Chunk)
             else:
                 raise StateError(f"unknown record kind {kind!r}")
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             raise StateError(f"{at}changelog record header does not decode ({exc})") from None
         except StateError as exc:
             raise StateError(f"{at}{exc}") from None
