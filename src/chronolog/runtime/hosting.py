@@ -1,0 +1,142 @@
+"""Any dialect's ``Evaluator`` as a fleet stage: ``EvaluatorStage``.
+
+LARS programs run on the LARS stages (per-stratum services, or the chain
+with its fast path).  Another dialect's evaluator (``chronolog.evaluator``)
+has no strata: it runs as one stage that reads the input topic itself,
+decodes each record with the dialect's own reader, pushes the events in
+arrival order and advances as ``chronolog run`` does (a time is evaluated
+once a later one arrives, or once input has been idle for ``idle_flush``
+seconds); delayed events and retractions come out of the next ``advance``
+as corrections.  Its state is the evaluator's ``export_state`` (no
+journals: each commit stores all of it).
+
+``HOSTED`` says how to host each dialect: how to make its evaluator from
+the parsed program and how to read one input line.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from chronolog.errors import ChronologError, InputError
+from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line
+from chronolog.events import Event
+from chronolog.runtime.journal import Journal
+from chronolog.runtime.stages import Out, Record
+from chronolog.schemas import DeadLetter
+
+
+@dataclass(frozen=True)
+class Hosting:
+    make: Callable[[Any], Evaluator]  # the parsed program -> its evaluator
+    read: Callable[[str, str], Iterator[Event]]  # (one input line, where) -> its events
+
+
+def _mtl() -> Hosting:
+    from chronolog.io.mtl_input import read_mtl_events
+    from chronolog.mtl.evaluator import MtlEvaluator
+
+    def make(program: Any) -> Evaluator:
+        return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
+
+    def read(line: str, where: str) -> Iterator[Event]:
+        return read_mtl_events(io.StringIO(line + "\n"), where)
+
+    return Hosting(make, read)
+
+
+HOSTED: dict[str, Callable[[], Hosting]] = {"mtl": _mtl}
+
+
+def hosting(dialect: str) -> Hosting:
+    got = HOSTED.get(dialect)
+    if got is None:
+        raise ChronologError(f"error: the fleet cannot host {dialect} programs yet")
+    return got()
+
+
+class EvaluatorStage:
+    """One partition of a dialect without strata (``Stage`` of runtime/stages.py)."""
+
+    def __init__(self, evaluator: Evaluator, read: Callable[[str, str], Iterator[Event]],
+                 idle_flush: float = 1.0) -> None:
+        self.evaluator = evaluator
+        self.read = read
+        self.idle_flush = idle_flush
+        self.latest: Time | None = None  # latest time pushed
+        self.done: Time | None = None  # evaluated up to
+        self.dirty = False  # an event for an evaluated time was pushed since
+        self.last_input = 0.0
+        self.dead_letters = 0
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        now = time.monotonic() if now is None else now
+        leaving: list[Out] = []
+        changes: list[AnswerChange] = []
+        for _, topic, partition, offset, value in records:
+            if not value:
+                continue
+            raw = value.decode("utf-8", errors="replace")
+            try:
+                events = list(self.read(raw.replace("\n", " "), f"{topic}[{partition}]@{offset}"))
+            except InputError as exc:
+                self.dead_letters += 1
+                letter = DeadLetter(topic=topic, partition=partition, offset=offset, value=raw, reason=exc.message,
+                                    service="chain")
+                leaving.append(Out("dlq", 0, letter.model_dump_json().encode()))
+                continue
+            for ev in events:
+                self.last_input = now
+                if self.latest is not None and ev.t > self.latest:
+                    changes += self._advance(self.latest)
+                if self.latest is None or ev.t > self.latest:
+                    self.latest = ev.t
+                if self.done is not None and ev.t <= self.done:
+                    self.dirty = True
+                self.evaluator.push(ev)
+        if self.latest is not None and now - self.last_input >= self.idle_flush and (
+                self.done is None or self.done < self.latest or self.dirty):
+            changes += self._advance(self.latest)  # input idle: the latest time too
+        return leaving, [interval_line(*change) for change in changes]
+
+    def _advance(self, until: Time) -> list[AnswerChange]:
+        self.done, self.dirty = until, False
+        return self.evaluator.advance(until)
+
+    def progress(self) -> dict[str, int | None]:
+        done = self.done
+        return {"dead_letters": self.dead_letters, "delayed_events": getattr(self.evaluator, "delayed", 0),
+                "time_point": None if done is None else int(done)}
+
+    def journals(self) -> dict[str, Journal]:
+        return {}
+
+    def export_state(self) -> dict:
+        from chronolog.evaluator import time_text
+
+        return {"latest": None if self.latest is None else time_text(self.latest),
+                "done": None if self.done is None else time_text(self.done), "dirty": self.dirty,
+                "dead_letters": self.dead_letters, "evaluator": self.evaluator.export_state()}
+
+    def import_state(self, state: dict) -> None:
+        self.latest, self.done = _time(state["latest"]), _time(state["done"])
+        if type(state["dirty"]) is not bool or type(state["dead_letters"]) is not int:
+            raise TypeError("dirty or dead_letters of the wrong type")
+        self.dirty, self.dead_letters = state["dirty"], state["dead_letters"]
+        self.evaluator.import_state(state["evaluator"])
+        self.last_input = time.monotonic()  # a restart counts as input: no idle flush at once
+
+
+def _time(text: object) -> Time | None:
+    """A time as ``time_text`` wrote it (an integer, or a rational "7/2")."""
+    from fractions import Fraction
+
+    if text is None:
+        return None
+    if type(text) is not str:
+        raise TypeError(f"{text!r} is not a time")
+    value = Fraction(text)
+    return int(value) if value.denominator == 1 else value

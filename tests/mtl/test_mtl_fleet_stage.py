@@ -1,0 +1,79 @@
+"""DatalogMTL hosted by the fleet's generic stage (``runtime/hosting.EvaluatorStage``):
+input records in random batches, idle flushes and restarts from the stored
+state mean what ``chronolog run`` (the same evaluator driven in arrival
+order to the end) means."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+
+import orjson
+import pytest
+from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_program
+
+from chronolog.evaluator import Span, time_text
+from chronolog.events import Event
+from chronolog.lang.mtl import interval_from_text, parse_mtl
+from chronolog.mtl.evaluator import MtlEvaluator
+from chronolog.runtime.hosting import EvaluatorStage, hosting
+from chronolog.state.snapshots import roundtrip
+
+
+def changes_of(lines: list[bytes]) -> list:
+    out = []
+    for line in lines:
+        rec = orjson.loads(line)
+        if "interval" in rec:
+            lo, lc, hi, hc = interval_from_text(rec["interval"])
+            span = Span(lo, None if hi == float("inf") else hi, lc, hc)
+        else:
+            span = Span.point(F(rec["t"]))
+        out.append((rec["pred"], tuple(rec["args"]), span, rec.get("diff", 1)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_hosted_mtl_means_what_chronolog_run_prints(seed):
+    rng = random.Random(seed)
+    text = random_program(rng)
+    facts = random_facts(rng) + random_facts(rng)
+    events = sorted((Event(iv(w)[0], p, a, False, None, iv(w)) for p, a, w in facts), key=lambda e: e.t)
+    for _ in range(2):  # some facts arrive late
+        i = rng.randrange(len(events))
+        events.insert(min(len(events), i + rng.randint(1, 4)), events.pop(i))
+    hi = max(max(e.t for e in events), max(e.span[2] for e in events))
+    lines_in = [orjson.dumps({"interval": w, "pred": p, "args": list(a)}) for p, a, w in
+                [(e.pred, e.args, Span(e.span[0], e.span[2], e.span[1], e.span[3]).text()) for e in events]]
+    lines_in.append(orjson.dumps({"t": time_text(hi)}))
+    want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "stream"), events + [Event(hi)])), hi)
+
+    host = hosting("mtl")
+
+    def fresh() -> EvaluatorStage:
+        return EvaluatorStage(host.make(parse_mtl(text)), host.read, idle_flush=5.0)
+
+    stage, out, clock = fresh(), [], 0.0
+    records = [("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines_in)]
+    while records:
+        n = rng.randint(1, 3)
+        batch, records = records[:n], records[n:]
+        out += stage.process(batch, now=clock)[1]
+        clock += rng.choice([0.0, 1.0, 10.0])
+        out += stage.process([], now=clock)[1]  # the loop's idle call: sometimes the latest time early
+        if rng.random() < 0.3:
+            stage = roundtrip(stage, fresh())
+            stage.last_input = clock  # a restart counts as input, on this test's clock
+    out += stage.process([], now=clock + 100)[1]
+    assert clip(meaning(changes_of(out)), hi) == want, text
+
+
+def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
+    host = hosting("mtl")
+    stage = EvaluatorStage(host.make(parse_mtl("R(X):-Diamondminus[0,1]P(X)\n")), host.read, idle_flush=0.0)
+    outs, lines = stage.process([("facts", "chronolog.facts", 0, 0, b'{"interval": "[1,2]", "pred": "P"'),
+                                 ("facts", "chronolog.facts", 0, 1, b'{"interval": "[1,2]", "pred": "P", "args": ["a"]}')],
+                                now=0.0)
+    assert [o.topic for o in outs] == ["dlq"] and orjson.loads(outs[0].value)["offset"] == 0
+    assert any(orjson.loads(x)["pred"] == "R" for x in lines)
+    assert stage.progress()["dead_letters"] == 1
