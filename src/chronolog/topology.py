@@ -115,7 +115,9 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
                    chain: bool = False) -> Topology:
     """``chain``: grounding, the reasoners and the output run chained in one
     service per partition (``chronolog up --chain``), ingest too when there is
-    one partition; only the repartitioning topic stays between services."""
+    one partition; only the repartitioning topic stays between services.
+    A hosted dialect's program (``runtime/hosting.py``) is always one chain."""
+    chain = chain or getattr(plan, "hosted", False)
     names = TopicNames(prefix)
     FACTS, ANSWERS, DLQ, LATE, INGESTED, GROUNDED = (  # noqa: N806
         names.facts, names.answers, names.dlq, names.late, names.ingested, names.grounded
@@ -192,6 +194,8 @@ def fleet_strata(plan: Plan) -> list[list[str]]:
 
 def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
     """An argument position per predicate on which every rule joins, if there is one."""
+    if getattr(plan, "hosted", False):
+        return None, f"a {plan.dialect} program runs as one evaluator"  # type: ignore[attr-defined]
     rules = [r for r in plan.rules if r.body]
     for r in rules:
         for b in r.body:

@@ -123,8 +123,8 @@ def test_cli_runs_streams_notes_batch_and_refuses_misuse(tmp_path):
     assert {"interval": "[7,7]", "pred": "Q", "args": ["a"]} in [orjson.loads(x) for x in got.stdout.splitlines()]
     got = chronolog("run", str(future), "--input", str(data), "--format", "meteor", "--mode", "stream")
     assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr and "Traceback" not in got.stderr
-    got = chronolog("up", str(prog))
-    assert got.returncode == 2 and "fleet does not run mtl programs yet" in got.stderr
+    got = chronolog("up", str(future))  # the fleet hosts MTL as a stream only (tests/mtl/test_mtl_fleet_e2e.py)
+    assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr and "Traceback" not in got.stderr
     got = chronolog("check", str(prog))
     assert "forward-propagating: evaluated as a stream" in got.stdout
 

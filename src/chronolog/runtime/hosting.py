@@ -58,6 +58,22 @@ def hosting(dialect: str) -> Hosting:
     return got()
 
 
+class HostedPlan:
+    """A hosted dialect's program where the fleet expects a LARS ``Plan``: the
+    topology (one chain service, one partition) and the services read only
+    what is here."""
+
+    hosted = True
+    stratified = True
+    fleet_strata = 1
+
+    def __init__(self, program: Any) -> None:
+        self.program = program
+        self.dialect: str = program.dialect
+        self.strata: list[list[str]] = [[]]
+        hosting(self.dialect).make(program)  # refuse what cannot be hosted before anything starts
+
+
 class EvaluatorStage:
     """One partition of a dialect without strata (``Stage`` of runtime/stages.py)."""
 

@@ -115,6 +115,13 @@ def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[s
 
 def make_stage(cfg: ServiceConfig) -> Stage:
     plan = cfg.plan
+    if getattr(plan, "hosted", False):  # another dialect's evaluator: one chain, one partition
+        from chronolog.runtime.hosting import EvaluatorStage, hosting
+
+        if cfg.service != "chain" or cfg.partition > 0:
+            raise ChronologError(f"error: a {plan.program.dialect} program runs as one chain service (partition 0)")
+        host = hosting(plan.program.dialect)
+        return EvaluatorStage(host.make(plan.program), host.read, idle_flush=cfg.idle_flush)
     strata = plan.fleet_strata
     key, why = partition_key(plan)
     if key is None and cfg.partition > 0:
