@@ -24,13 +24,28 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class FactEvent(_Strict):
-    """One input event on ``chronolog.facts`` (CONTRACT §2): a fact, a retraction or a time advance."""
+def _fact_event() -> type[_Strict]:
+    """``FactEvent`` built from the one statement of the contract (chronolog.contract)."""
+    from pydantic import create_model
 
-    t: StrictInt = Field(description="integer time point")
-    pred: StrictStr | None = Field(default=None, min_length=1, description="predicate; absent for a time advance")
-    args: list[Value] = Field(default_factory=list, description="constants: strings and integers")
-    op: Literal["retract", "assert"] | None = Field(default=None, description='"retract" withdraws an earlier event')
+    from chronolog.contract import FACT_EVENT, FACT_EVENT_DOC, OPS
+
+    def field(kind: str, default: object, doc: str) -> tuple:
+        if kind == "time":
+            return (StrictInt, Field(description=doc))
+        if kind == "pred":
+            return (StrictStr | None, Field(default=None, min_length=1, description=doc))
+        if kind == "args":
+            return (list[Value], Field(default_factory=list, description=doc))
+        return (Literal[OPS] | None, Field(default=None, description=doc))  # type: ignore[valid-type]
+
+    model = create_model("FactEvent", __base__=_Strict, __module__=__name__,
+                         **{name: field(*spec) for name, spec in FACT_EVENT.items()})  # type: ignore[call-overload]
+    model.__doc__ = FACT_EVENT_DOC
+    return model
+
+
+FactEvent = _fact_event()
 
 
 class AnswerLine(_Strict):

@@ -122,7 +122,7 @@ def test_check_missing_program_file(tmp_path):
 
 
 def test_planned_dialect_is_rejected_clearly(files):
-    assert_user_error(chronolog("check", files("p.mtl", "A :- B.\n")), "p.mtl:1:1: error:", "not supported yet")
+    assert_user_error(chronolog("check", files("p.rtec", "A :- B.\n")), "p.rtec:1:1: error:", "not supported yet")
 
 
 # ---------------------------------------------------------------- run

@@ -328,7 +328,7 @@ def test_load_program_errors(tmp_path):
     (tmp_path / "a.lars").write_text("a :- b.\n")
     (tmp_path / "c.laser").write_text("a :- b\n")
     (tmp_path / "bad.lars").write_text("a :- b.\nc :- .\n")
-    (tmp_path / "m.mtl").write_text("A :- B\n")
+    (tmp_path / "m.rtec").write_text("A :- B\n")
     (tmp_path / "latin1.lars").write_bytes(b"a :- b. % \xe9\n")
     missing = str(tmp_path / "missing.lars")
 
@@ -341,8 +341,8 @@ def test_load_program_errors(tmp_path):
     assert str(e).startswith(f"{missing}:1:1: error: cannot read program")
     e = error([str(tmp_path / "a.lars"), str(tmp_path / "c.laser")])
     assert e.loc == Loc(str(tmp_path / "c.laser"), 1, 1) and "one dialect" in e.message
-    e = error([str(tmp_path / "m.mtl")])
-    assert str(e) == f"{tmp_path / 'm.mtl'}:1:1: error: dialect 'mtl' is not supported yet"
+    e = error([str(tmp_path / "m.rtec")])
+    assert str(e) == f"{tmp_path / 'm.rtec'}:1:1: error: dialect 'rtec' is not supported yet"
     e = error([str(tmp_path / "a.lars")], "rtec")
     assert str(e) == f"{tmp_path / 'a.lars'}:1:1: error: dialect 'rtec' is not supported yet"
     e = error(["-"])

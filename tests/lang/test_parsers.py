@@ -123,9 +123,11 @@ def test_dialect_by_extension_and_load(tmp_path):
     assert len(load_program([str(tmp_path / "a.lars"), str(tmp_path / "b.lars")]).rules) == 2
     with pytest.raises(ProgramError, match="cannot read program"):
         load_program([str(tmp_path / "missing.lars")])
-    (tmp_path / "m.mtl").write_text("")
+    (tmp_path / "m.rtec").write_text("")
     with pytest.raises(ProgramError, match="not supported yet"):
-        load_program([str(tmp_path / "m.mtl")])
+        load_program([str(tmp_path / "m.rtec")])
+    (tmp_path / "m.mtl").write_text("Q(X):-Boxminus[1,2]P(X)\n")  # DatalogMTL is parsed by its own front-end
+    assert load_program([str(tmp_path / "m.mtl")]).dialect == "mtl"
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from chronolog.errors import ChronologError
 from chronolog.topology import TopicNames
 
 
@@ -86,6 +87,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.publish and not args.bootstrap:
         return _usage("--publish needs --bootstrap HOST:PORT")
     program = load_program(args.program, args.dialect)
+    if program.dialect in ("mtl", "rtec"):
+        raise ChronologError(f"error: the backfill does not run {program.dialect} programs yet; re-evaluate the "
+                             f"history with `chronolog run` (embedded)")
     from chronolog.engine.plan import plan_program
 
     plan_program(program)  # program errors before Spark starts

@@ -101,15 +101,18 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
         Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
         Pred = Annotated[str, msgspec.Meta(min_length=1)]
 
+        from chronolog.contract import FACT_EVENT, OPS
+
+        kinds = {
+            "time": Int64,
+            "pred": Union[Pred, None],
+            "args": tuple[Union[str, Int64], ...],
+            "op": Union[Literal[OPS], None],  # type: ignore[valid-type]
+        }
         line = msgspec.defstruct(
             "_Line",
-            [
-                ("t", Int64),
-                ("pred", Union[Pred, None], None),
-                ("args", tuple[Union[str, Int64], ...], ()),
-                # the order of schemas.py: typing caches equal Literals
-                ("op", Union[Literal["retract", "assert"], None], None),
-            ],
+            [(name, kinds[kind]) if default is ... else (name, kinds[kind], default)
+             for name, (kind, default, _) in FACT_EVENT.items()],
             forbid_unknown_fields=True, gc=False, module=__name__,
         )
 
