@@ -1,0 +1,1179 @@
+"""The RTEC evaluator behind ``chronolog.evaluator.Evaluator``.
+
+RTEC's semantics over the clock-tick grid (seed 004; ``docs/rtec.md``): a
+simple fluent F=V holds from the time point after an initiation up to and
+including its termination (an initiation of F=V2 terminates F=V), by
+inertia; ``initially`` makes it hold from 0; a deadline ``fi(F=V,F=V2,D)``
+initiates F=V2 D ticks after F=V was initiated if it still holds.  A
+statically determined fluent is the interval list its ``holdsFor`` body
+builds.  ``start(F=V)`` happens at the last time point before F=V holds,
+``end(F=V)`` at the last one at which it holds.
+
+Evaluation is RTEC's, over one *window* at a time: every entity is computed
+in hierarchy order (the dependency graph's strongly connected components)
+for the times from the window's start ``lo`` on, on top of what is stored
+for the times before it.  A stream advances with windows ``(done, until]``
+(``step`` ticks at least); a delayed event or a retraction only moves the
+next window's start back to the earliest time it affects (RTECinc's repair:
+nothing before that time is derived again).  Events at a time ``t`` need the
+input up to ``t + tick`` (``end`` of a point fluent), so a window only
+derives the events up to ``until - tick``; ``finish`` derives the rest, and
+the deadlines that fall after the last event.
+
+Answers are the maximal intervals of the output entities (fluent-value pairs
+defined by rules and admitted by ``grounding/1``), as changes of the
+published lists: an interval still holding at the evaluated time is
+published open, ``[a,inf)``, and corrected when it ends.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, bisect_right, insort
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
+
+from chronolog.errors import ChronologError, ProgramError
+from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header
+from chronolog.events import Event
+from chronolog.lang.prolog import term_text
+from chronolog.lang.rtec import RtecProgram
+from chronolog.rtec import intervals as IV
+from chronolog.rtec.intervals import INF
+from chronolog.rtec.solve import (
+    has_slot,
+    Ivs,
+    Rule,
+    Slot,
+    SolveError,
+    Solver,
+    Var,
+    deref,
+    from_list,
+    is_ground,
+    ivs_term,
+    resolve,
+)
+from chronolog.state.codec import reading, versioned
+
+Key = tuple[str, int]  # a fluent's or event's functor and arity
+NEG_INF = -INF
+ANY = object()  # the value of a termination whose value is left free: whatever holds
+
+
+class _Deferred(Exception):
+    pass
+
+
+def _fv(term: Any) -> tuple[Key, tuple, Any] | None:
+    """(key, args, value) of a resolved ``F=V`` term (None if it is not one)."""
+    term = deref(term)
+    if type(term) is not tuple or term[0] != "=" or len(term) != 3:
+        return None
+    f = deref(term[1])
+    if type(f) is tuple:
+        return (f[0], len(f) - 1), f[1:], term[2]
+    if type(f) is str:
+        return (f, 0), (), term[2]
+    return None
+
+
+def _key(term: Any) -> Key | None:
+    term = deref(term)
+    if type(term) is tuple:
+        return term[0], len(term) - 1
+    if type(term) is str:
+        return term, 0
+    return None
+
+
+def _fterm(key: Key, args: tuple) -> Any:
+    return (key[0], *args) if key[1] else key[0]
+
+
+def _fv_node(fv: Any) -> tuple | None:
+    """("fluent", key, value or None) of an F=V pattern in a rule."""
+    if isinstance(fv, tuple) and fv[0] == "=" and len(fv) == 3 and isinstance(fv[1], tuple | str):
+        v = fv[2]
+        return ("fluent", _key(fv[1]), None if isinstance(v, Slot) or (isinstance(v, tuple) and has_slot(v)) else v)
+    return None
+
+
+def _uses(goal: Any, out: list[tuple]) -> None:
+    """The entities a rule's body goal depends on: ("event", key) or ("fluent", key, value|None)."""
+    if isinstance(goal, Slot) or not isinstance(goal, tuple):
+        return
+    name, n = goal[0], len(goal) - 1
+    if (name, n) in ((",", 2), (";", 2), ("->", 2)):
+        _uses(goal[1], out)
+        _uses(goal[2], out)
+    elif (name, n) in (("\\+", 1), ("not", 1)):
+        _uses(goal[1], out)
+    elif (name, n) == ("findall", 3):
+        _uses(goal[2], out)
+    elif (name, n) == ("happensAt", 2):
+        e = goal[1]
+        if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
+            node = _fv_node(e[1])
+            if node is not None:
+                out.append(node)
+        elif isinstance(e, tuple | str):
+            out.append(("event", _key(e)))
+    elif (name, n) in (("holdsAt", 2), ("holdsFor", 2)):
+        node = _fv_node(goal[1])
+        if node is not None:
+            out.append(node)
+
+
+def _head_entity(kind: str, rule: Rule) -> tuple:
+    head = rule.head
+    if kind == "happensAt":
+        k = _key(head[1])
+        if k is None:
+            raise ProgramError("happensAt/2 head: the event must be an atom or a compound term", rule.loc)
+        return ("event", k)
+    node = _fv_node(head[1])
+    assert node is not None
+    return node if kind == "holdsFor" else ("fluent", node[1], None)
+
+
+def _sccs(nodes: list, edges: dict) -> list[list]:
+    """Tarjan's strongly connected components, dependencies first."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on: set = set()
+    out: list[list] = []
+    counter = [0]
+
+    def visit(v: Any) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            out.append(comp)
+
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return out
+
+
+class Hierarchy:
+    """What each derived entity is and the order to compute them in.
+
+    An entity is an event ("event", key), a simple fluent ("fluent", key, None)
+    (all its values together: initiating one value terminates the others) or
+    a statically determined fluent-value pair ("fluent", key, value)."""
+
+    def __init__(self, program: RtecProgram) -> None:
+        self.kind: dict[tuple, str] = {}  # entity -> "simple" | "sdf" | "event"
+        self.rules: dict[tuple, list[tuple[str, Rule]]] = defaultdict(list)
+        for kind, rule in program.rules:
+            ent = _head_entity(kind, rule)
+            what = {"initiatedAt": "simple", "terminatedAt": "simple", "holdsFor": "sdf", "happensAt": "event"}[kind]
+            clash = self.kind.get(("fluent", ent[1], None)) if what == "sdf" else None
+            if self.kind.setdefault(ent, what) != what or (clash and clash != what) or (
+                    what == "simple" and any(k[:2] == ent[:2] and k != ent for k in self.kind)):
+                raise ProgramError(f"{ent[1][0]}/{ent[1][1]} is defined both as a simple and as a statically "
+                                   f"determined fluent", rule.loc)
+            self.rules[ent].append((kind, rule))
+        edges: dict = {}
+        for ent, rules in self.rules.items():
+            deps: list = []
+            for _, rule in rules:
+                for g in rule.body:
+                    _uses(g, deps)
+            edges[ent] = sorted({n for d in deps for n in self.nodes(d)}, key=repr)
+        self.order = _sccs(list(self.rules), edges)
+        self.level: dict = {}
+        for comp in self.order:
+            lvl = 1 + max((self.level[d] for e in comp for d in edges[e] if d not in comp), default=0)
+            for e in comp:
+                self.level[e] = lvl
+            cyclic = len(comp) > 1 or comp[0] in edges[comp[0]]
+            if cyclic and any(self.kind[e] != "simple" for e in comp):
+                bad = next(e for e in comp if self.kind[e] != "simple")
+                loc = self.rules[bad][0][1].loc
+                raise ProgramError(f"{bad[1][0]}/{bad[1][1]} is in a cycle of definitions; only simple fluents "
+                                   f"may depend on each other cyclically", loc)
+        self.edges = edges
+
+    def nodes(self, dep: tuple) -> list[tuple]:
+        """The defined entities a body reference stands for (none for input entities)."""
+        if dep[0] == "event":
+            return [dep] if dep in self.kind else []
+        simple = ("fluent", dep[1], None)
+        if simple in self.kind:
+            return [simple]
+        if dep[2] is not None:
+            return [dep] if dep in self.kind else []
+        return [e for e in self.kind if e[0] == "fluent" and e[1] == dep[1]]
+
+
+class _Store:
+    """Input and derived entities: events by time, fluent interval lists by instance."""
+
+    def __init__(self) -> None:
+        self.events: dict[Key, dict[int, list[tuple]]] = defaultdict(dict)
+        self.event_times: dict[Key, list[int]] = defaultdict(list)  # sorted
+        self.fluents: dict[Key, dict[tuple, dict[Any, list]]] = defaultdict(dict)  # key -> args -> value -> list
+        self.points: dict[Key, dict[int, list[tuple]]] = defaultdict(dict)  # point fluents: key -> t -> [(args, v)]
+
+    def add_event(self, key: Key, t: int, args: tuple) -> None:
+        by_t = self.events[key]
+        got = by_t.get(t)
+        if got is None:
+            by_t[t] = [args]
+            times = self.event_times[key]
+            if not times or times[-1] < t:
+                times.append(t)
+            else:
+                insort(times, t)
+        else:
+            got.append(args)
+
+    def remove_event(self, key: Key, t: int, args: tuple) -> bool:
+        got = self.events.get(key, {}).get(t)
+        if not got or args not in got:
+            return False
+        got.remove(args)
+        if not got:
+            del self.events[key][t]
+            times = self.event_times[key]
+            times.pop(bisect_left(times, t))
+        return True
+
+    def drop_events_from(self, key: Key, lo: float) -> None:
+        times = self.event_times.get(key)
+        if not times:
+            return
+        i = bisect_left(times, lo)
+        for t in times[i:]:
+            del self.events[key][t]
+        del times[i:]
+
+    def fluent_list(self, key: Key, args: tuple, value: Any) -> list:
+        return self.fluents.get(key, {}).get(args, {}).get(value, [])
+
+    def set_list(self, key: Key, args: tuple, value: Any, ivs: list) -> None:
+        by_args = self.fluents[key]
+        vals = by_args.get(args)
+        if ivs:
+            if vals is None:
+                vals = by_args[args] = {}
+            vals[value] = ivs
+        elif vals is not None:
+            vals.pop(value, None)
+            if not vals:
+                del by_args[args]
+
+
+class RtecEvaluator:
+    dialect: ClassVar[str] = "rtec"
+
+    def __init__(self, program: RtecProgram, step: int | None = None,
+                 warn: Callable[[str], None] = lambda m: None) -> None:
+        self.program = program
+        self.tick = program.clock_tick
+        self.step = step if step is not None else 1000 * self.tick
+        self.warn = warn
+        self.h = Hierarchy(program)
+        self.store = _Store()
+        self.domain: dict[Key, set[tuple]] = {k: set() for k in program.dynamic_domain}
+        self._domain_feeds = self._feeds()
+        self.point_decl: dict[str, int] = {}  # point fluent name -> arity of F
+        for e in program.points + program.build_from_points:
+            self.point_decl[e.name] = e.arity
+        self.interval_decl: dict[str, int] = {e.name: e.arity for e in program.collect_intervals}
+        self.point_counts: dict[tuple, int] = {}
+        self.interval_counts: dict[tuple, int] = {}
+        self.deadlines = program.deadlines
+        builtins = {("happensAt", 2): self._happens, ("holdsAt", 2): self._holds_at,
+                    ("holdsFor", 2): self._holds_for, ("union_all", 2): self._union,
+                    ("intersect_all", 2): self._intersect, ("relative_complement_all", 3): self._rel_complement,
+                    ("complement_all", 2): self._complement, ("\\+", 1): self._not}
+        for key in program.dynamic_domain:
+            builtins[key] = self._domain_goal(key)
+        self.solver = Solver(program.background, builtins)
+        self.grounding_rules = program.background.get(("grounding", 1), [])
+        self._grounded: dict[Any, bool] = {}
+        self.outputs = self._output_entities()
+        self.needed = self._needed()
+        # evaluation state
+        self.lo: float = NEG_INF  # the next window derives events from here on (values after it)
+        self.done: float | None = None  # time evaluated up to (values final up to it)
+        self.first: int | None = None
+        self.latest: int | None = None
+        self.win_lo: float = NEG_INF
+        self.win_hi: float = NEG_INF  # the event horizon of the window being evaluated
+        self.deferring: set[Key] = set()
+        self.deferred: list[tuple[bool, Any]] = []
+        self.sweep_open: dict = {}
+        self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
+        self.sdf_known: set = set()  # SDF instances computed since time 0
+        self.published: dict[tuple[str, tuple], list] = {}
+        self.delayed = 0
+        self.unmatched_retractions = 0
+        self.time_points = 0
+
+    # ------------------------------------------------------------ declarations
+
+    def _feeds(self) -> dict[str, list[tuple[Key, list[int]]]]:
+        """Input functor -> [(domain predicate, argument positions)]: dynamicDomain facts come
+        from the arguments of input entities, as their grounding/1 clauses say."""
+        feeds: dict[str, list[tuple[Key, list[int]]]] = defaultdict(list)
+        for rule in self.program.background.get(("grounding", 1), []):
+            head = rule.head[1]
+            if isinstance(head, tuple) and head[0] == "=" and len(head) == 3:
+                head = head[1]
+            if not isinstance(head, tuple):
+                continue
+            pos = {a.i: i for i, a in enumerate(head[1:]) if isinstance(a, Slot)}
+            for g in rule.body:
+                if isinstance(g, tuple) and (g[0], len(g) - 1) in self.program.dynamic_domain:
+                    if all(isinstance(a, Slot) and a.i in pos for a in g[1:]):
+                        feeds[head[0]].append(((g[0], len(g) - 1), [pos[a.i] for a in g[1:]]))
+        return feeds
+
+    def _domain_goal(self, key: Key) -> Callable:
+        static = self.program.background.get(key, [])
+
+        def goal(solver: Solver, g: tuple) -> Iterator[None]:
+            mark = len(solver.trail)
+            if is_ground(g):
+                if tuple(resolve(a) for a in g[1:]) in self.domain.get(key, ()):
+                    yield
+                    return
+                if static:
+                    yield from solver.solve_rules(static, g)
+                return
+            for tup in list(self.domain.get(key, ())):
+                if solver.unify(g, (key[0], *tup)):
+                    yield
+                solver.undo(mark)
+            if static:
+                yield from solver.solve_rules(static, g)
+        return goal
+
+    def _output_entities(self) -> set[tuple[Key, Any]]:
+        out = set()
+        for rule in self.grounding_rules:
+            head = rule.head[1]
+            if isinstance(head, tuple) and head[0] == "=" and len(head) == 3:
+                k = _key(head[1])
+                if k is not None and not isinstance(head[2], Slot) and self.h.nodes(("fluent", k, head[2])):
+                    out.add((k, head[2]))
+        return out
+
+    def _needed(self) -> set[tuple]:
+        """The entities worth computing: outputs and what they depend on (RTEC computes no
+        statically determined fluent without a grounding, unless another entity uses it)."""
+        todo = [e for e in self.h.kind if e[0] == "event" or self.h.kind[e] == "simple"
+                or (e[1], e[2]) in self.outputs or any(k == e[1] for k, _ in self.outputs)]
+        seen = set(todo)
+        while todo:
+            e = todo.pop()
+            for d in self.h.edges.get(e, ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
+    def grounded(self, fv: Any) -> bool:
+        """Does grounding/1 admit this ground term?"""
+        got = self._grounded.get(fv)
+        if got is None:
+            got = self._grounded[fv] = self.solver.once(("grounding", fv))
+        return got
+
+    def groundings(self, pattern: Any) -> list:
+        """The ground terms grounding/1 gives for a pattern (a term with variables)."""
+        out = []
+        mark = len(self.solver.trail)
+        for _ in self.solver.solve(("grounding", pattern)):
+            t = resolve(pattern)
+            if is_ground(t):
+                out.append(t)
+        self.solver.undo(mark)
+        return out
+
+    # ------------------------------------------------------------ input
+
+    def push(self, event: Event) -> None:
+        if event.pred is None:
+            self._saw(event.t)
+            return
+        pred, args, t = event.pred, tuple(event.args), event.t
+        span = event.span
+        if span is not None and pred not in self.interval_decl:
+            where = f"{event.loc}: " if event.loc else ""
+            raise ChronologError(f"{where}error: {pred} is not declared collectIntervals/1: it cannot be given "
+                                 f"as an interval")
+        if pred in self.interval_decl and span is not None:
+            lo = self._interval_input(pred, args, span, event.retract, event)
+        elif pred in self.point_decl:
+            lo = self._point_input(pred, args, t, event.retract, event)
+        else:
+            lo = self._event_input(pred, args, t, event.retract, event)
+        if lo is None:
+            return
+        self._saw(t)
+        if self.done is not None and lo < self.done - self.tick + 1:
+            self.delayed += 1
+        self.lo = min(self.lo, lo)
+        self._feed_domain(pred, args)
+
+    def _saw(self, t: int) -> None:
+        self.first = t if self.first is None else min(self.first, t)
+        self.latest = t if self.latest is None else max(self.latest, t)
+
+    def _split(self, pred: str, args: tuple, arity: int, event: Event) -> tuple[tuple, Any]:
+        if len(args) == arity:
+            return args, "true"
+        if len(args) == arity + 1:
+            return args[:-1], args[-1]
+        raise ChronologError(f"{event.loc}: error: {pred} is a fluent of arity {arity}: it needs {arity} "
+                             f"arguments (value true) or {arity + 1} (the value last), not {len(args)}")
+
+    def _unmatched(self, event: Event) -> None:
+        self.unmatched_retractions += 1
+        where = f"{event.loc}: " if event.loc else ""
+        self.warn(f"{where}warning: retraction of {event.pred}{list(event.args)}@{event.t} matches no earlier event; "
+                  f"ignored")
+
+    def _event_input(self, pred: str, args: tuple, t: int, retract: bool, event: Event) -> float | None:
+        key = (pred, len(args))
+        if retract:
+            if not self.store.remove_event(key, t, args):
+                self._unmatched(event)
+                return None
+        else:
+            self.store.add_event(key, t, args)
+        return t
+
+    def _point_input(self, pred: str, args: tuple, t: int, retract: bool, event: Event) -> float | None:
+        fargs, value = self._split(pred, args, self.point_decl[pred], event)
+        key = (pred, len(fargs))
+        ck = (key, fargs, value, t)
+        n = self.point_counts.get(ck, 0)
+        at = self.store.points[key]
+        if retract:
+            if not n:
+                self._unmatched(event)
+                return None
+            self.point_counts[ck] = n - 1
+            if n == 1:
+                del self.point_counts[ck]
+                at[t].remove((fargs, value))
+                if not at[t]:
+                    del at[t]
+                old = self.store.fluent_list(key, fargs, value)
+                self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + self.tick)]))
+            return t - self.tick
+        self.point_counts[ck] = n + 1
+        if n:
+            return None  # the same point again: nothing changes
+        at.setdefault(t, []).append((fargs, value))
+        old = self.store.fluent_list(key, fargs, value)
+        if old and old[-1][1] == t:
+            old[-1] = (old[-1][0], t + self.tick)
+        elif old and old[-1][1] < t:
+            old.append((t, t + self.tick))
+        else:
+            self.store.set_list(key, fargs, value, IV.union_all([old, [(t, t + self.tick)]]))
+        return t - self.tick
+
+    def _interval_input(self, pred: str, args: tuple, span: Any, retract: bool, event: Event) -> float | None:
+        fargs, value = self._split(pred, args, self.interval_decl[pred], event)
+        key = (pred, len(fargs))
+        a, b = span[0], span[1]
+        ck = (key, fargs, value, a, b)
+        n = self.interval_counts.get(ck, 0)
+        if retract:
+            if not n:
+                self._unmatched(event)
+                return None
+            self.interval_counts[ck] = n - 1
+            if n == 1:
+                del self.interval_counts[ck]
+            self._rebuild_intervals(key, fargs, value)
+            return a - self.tick
+        self.interval_counts[ck] = n + 1
+        old = self.store.fluent_list(key, fargs, value)
+        self.store.set_list(key, fargs, value, IV.union_all([old, [(a, b)]]))
+        return a - self.tick
+
+    def _rebuild_intervals(self, key: Key, fargs: tuple, value: Any) -> None:
+        pairs = [(k[3], k[4]) for k in self.interval_counts if k[:3] == (key, fargs, value)]
+        self.store.set_list(key, fargs, value, IV.coalesce(pairs))
+
+    def _feed_domain(self, pred: str, args: tuple) -> None:
+        for dkey, positions in self._domain_feeds.get(pred, ()):
+            if max(positions, default=-1) < len(args):
+                self.domain[dkey].add(tuple(args[i] for i in positions))
+
+    # ------------------------------------------------------------ EC built-ins
+
+    def _happens(self, solver: Solver, g: tuple) -> Iterator[None]:
+        e, t = deref(g[1]), deref(g[2])
+        if type(e) is tuple and e[0] in ("start", "end") and len(e) == 2:
+            yield from self._boundary(solver, e[0] == "start", e[1], t)
+            return
+        key = _key(e)
+        if key is None:
+            raise SolveError("error: happensAt/2 of an unbound event")
+        by_t = self.store.events.get(key)
+        if not by_t:
+            return
+        mark = len(solver.trail)
+        if type(t) is int:
+            for args in by_t.get(t, ()):
+                if solver.unify(e, _fterm(key, args)):
+                    yield
+                solver.undo(mark)
+            return
+        if type(t) is not Var:
+            return
+        times = self.store.event_times[key]
+        i = bisect_left(times, self.win_lo)
+        j = bisect_right(times, self.win_hi)
+        for tt in times[i:j]:
+            for args in by_t.get(tt, ()):
+                if solver.unify(e, _fterm(key, args)) and solver.unify(t, tt):
+                    yield
+                solver.undo(mark)
+
+    def _boundary(self, solver: Solver, start: bool, fv: Any, t: Any) -> Iterator[None]:
+        """start(F=V) at the last time point before each interval, end(F=V) at its last one."""
+        got = _fv(fv)
+        if got is None:
+            raise SolveError("error: start/end of something that is not F=V")
+        key, fargs, value = got
+        tick = self.tick
+        mark = len(solver.trail)
+        t = deref(t)
+        if key[0] in self.point_decl and key in self.store.points:
+            at = self.store.points[key]
+            if type(t) is int:
+                times = [t]
+            else:
+                times_all = sorted(at)  # input points only change between the windows
+                lo, hi = self.win_lo + (tick if start else 0), self.win_hi + (tick if start else 0)
+                times = [x - (tick if start else 0) for x in times_all[bisect_left(times_all, lo):
+                                                                         bisect_right(times_all, hi)]]
+            for tt in times:
+                inside = at.get(tt + tick if start else tt, ())
+                outside = at.get(tt if start else tt + tick, ())
+                if not inside:
+                    continue
+                other = set(outside)
+                for args, v in inside:
+                    if (args, v) in other:
+                        continue
+                    if solver.unify(fv, ("=", _fterm(key, args), v)) and solver.unify(t, tt):
+                        yield
+                    solver.undo(mark)
+            return
+        for args, vals in self._instances(key, fargs):
+            for v, ivs in list(vals.items()):
+                for a, b in ivs:
+                    tt = a - tick if start else b - tick
+                    if tt == INF or (start and a <= 0 and tt < 0):
+                        continue
+                    if type(t) is int:
+                        if tt != t:
+                            continue
+                    elif not self.win_lo <= tt <= self.win_hi:
+                        continue
+                    if solver.unify(fv, ("=", _fterm(key, args), v)) and solver.unify(t, tt):
+                        yield
+                    solver.undo(mark)
+
+    def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:
+        by_args = self.store.fluents.get(key)
+        if not by_args:
+            return
+        if all(is_ground(a) for a in fargs):
+            ground = tuple(resolve(a) for a in fargs)
+            vals = by_args.get(ground)
+            if vals:
+                yield ground, vals
+            return
+        yield from list(by_args.items())
+
+    def _holds_at(self, solver: Solver, g: tuple) -> Iterator[None]:
+        fv, t = deref(g[1]), deref(g[2])
+        got = _fv(fv)
+        if got is None:
+            raise SolveError("error: holdsAt/2 of something that is not F=V")
+        if type(t) is not int:
+            raise SolveError("error: holdsAt/2 needs a bound time")
+        key, fargs, value = got
+        if key in self.deferring:
+            self.deferred.append((True, fv))
+            yield
+            self.deferred.pop()
+            return
+        mark = len(solver.trail)
+        if key[0] in self.point_decl and key in self.store.points:
+            for args, v in self.store.points[key].get(t, ()):
+                if solver.unify(fv, ("=", _fterm(key, args), v)):
+                    yield
+                solver.undo(mark)
+            return
+        for args, vals in self._instances(key, fargs):
+            for v, ivs in list(vals.items()):
+                if IV.contains(ivs, t) and solver.unify(fv, ("=", _fterm(key, args), v)):
+                    yield
+                solver.undo(mark)
+
+    def _not(self, solver: Solver, g: tuple) -> Iterator[None]:
+        """``\\+``; on a holdsAt of the cycle being swept it is a condition checked in the sweep."""
+        inner = deref(g[1])
+        if self.deferring and type(inner) is tuple and inner[0] == "holdsAt" and len(inner) == 3:
+            got = _fv(inner[1])
+            if got is not None and got[0] in self.deferring:
+                self.deferred.append((False, inner[1]))
+                yield
+                self.deferred.pop()
+                return
+        yield from solver._control("\\+", g, 0)
+
+    def _holds_for(self, solver: Solver, g: tuple) -> Iterator[None]:
+        fv = deref(g[1])
+        got = _fv(fv)
+        if got is None:
+            raise SolveError("error: holdsFor/2 of something that is not F=V")
+        key, fargs, value = got
+        mark = len(solver.trail)
+        ground = is_ground(fv)
+        found = False
+        for args, vals in self._instances(key, fargs):
+            for v, ivs in list(vals.items()):
+                part = IV.clip(ivs, self.clip_lo)
+                if not part and not ground:
+                    continue
+                if solver.unify(fv, ("=", _fterm(key, args), v)):
+                    found = True
+                    if solver.unify(g[2], ivs_term(part)):
+                        yield
+                solver.undo(mark)
+        if ground and not found and solver.unify(g[2], "[]"):
+            yield
+            solver.undo(mark)
+
+    clip_lo: float = NEG_INF
+
+    def _lists(self, t: Any) -> list[list]:
+        items = from_list(t)
+        if items is None:
+            raise SolveError("error: an interval built-in needs a list of interval lists")
+        out = []
+        for x in items:
+            x = deref(x)
+            if type(x) is Ivs:
+                out.append(x.pairs)
+            elif x == "[]":
+                out.append([])
+            else:
+                raise SolveError(f"error: {term_text(resolve(x))} is not an interval list")
+        return out
+
+    def _union(self, solver: Solver, g: tuple) -> Iterator[None]:
+        mark = len(solver.trail)
+        if solver.unify(g[2], ivs_term(IV.union_all(self._lists(g[1])))):
+            yield
+        solver.undo(mark)
+
+    def _intersect(self, solver: Solver, g: tuple) -> Iterator[None]:
+        mark = len(solver.trail)
+        if solver.unify(g[2], ivs_term(IV.intersect_all(self._lists(g[1])))):
+            yield
+        solver.undo(mark)
+
+    def _rel_complement(self, solver: Solver, g: tuple) -> Iterator[None]:
+        mark = len(solver.trail)
+        base = self._lists((".", g[1], "[]"))[0]
+        if solver.unify(g[3], ivs_term(IV.relative_complement_all(base, self._lists(g[2])))):
+            yield
+        solver.undo(mark)
+
+    def _complement(self, solver: Solver, g: tuple) -> Iterator[None]:
+        mark = len(solver.trail)
+        lo = max(0, self.clip_lo)
+        if solver.unify(g[2], ivs_term(IV.complement(IV.union_all(self._lists(g[1])), lo))):
+            yield
+        solver.undo(mark)
+
+    # ------------------------------------------------------------ one window
+
+    def _window(self, lo: float, hi: float) -> set[tuple[Key, tuple, Any]]:
+        """Derive every entity's events in [lo, hi] and values after lo; the changed fluent instances."""
+        self.win_lo, self.win_hi = lo, hi
+        changed: set = set()
+        try:
+            for comp in self.h.order:
+                kinds = {self.h.kind[e] for e in comp}
+                if kinds == {"event"}:
+                    for ent in comp:
+                        self._derive_events(ent[1], lo, hi)
+                elif kinds == {"sdf"}:
+                    for ent in comp:
+                        if ent in self.needed:
+                            self._derive_sdf(ent, lo, changed)
+                else:
+                    self._sweep([e[1] for e in comp], lo, hi, changed)
+        except SolveError as exc:
+            raise ChronologError(str(exc)) from None
+        except RecursionError:
+            raise ChronologError("error: background predicates recurse too deeply") from None
+        return changed
+
+    def _solutions(self, rules: list[Rule], goal: Any) -> Iterator[None]:
+        mark = len(self.solver.trail)
+        yield from self.solver.solve_rules(rules, goal)
+        self.solver.undo(mark)
+
+    def _derive_events(self, key: Key, lo: float, hi: float) -> None:
+        self.store.drop_events_from(key, lo)
+        rules = [r for _, r in self.h.rules[("event", key)]]
+        e, t = Var(), Var()
+        found = set()
+        for _ in self._solutions(rules, ("happensAt", e, t)):
+            ev, tt = resolve(e), deref(t)
+            if type(tt) is not int or not lo <= tt <= hi:
+                continue
+            if not is_ground(ev):
+                raise ChronologError(f"{rules[0].loc}: error: a derived event must be ground: "
+                                     f"{term_text(ev)}")
+            found.add((tt, ev[1:] if type(ev) is tuple else ()))
+        for tt, args in sorted(found, key=repr):
+            self.store.add_event(key, tt, args)
+
+    def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> None:
+        key = ent[1]
+        rules = [r for _, r in self.h.rules[ent]]
+        heads: dict[Any, None] = {}
+        for r in rules:
+            fv = r.head[1]
+            vs = [Var() for _ in range(r.nvars)]
+            from chronolog.rtec.solve import inst
+            for g in self.groundings(inst(fv, vs)):
+                heads.setdefault(g, None)
+        results: dict[tuple, dict[Any, list]] = {}
+        at = lo + 1 if lo != NEG_INF else NEG_INF
+        if heads or self._has_grounding(key):
+            for fv in heads:
+                _, fargs, value = _fv(fv)  # type: ignore[misc]
+                ident = (key, fargs, value)
+                fresh = ident not in self.sdf_known
+                self.clip_lo = NEG_INF if fresh else at
+                got = None
+                i = Var()
+                for _ in self._solutions(rules, ("holdsFor", fv, i)):
+                    val = deref(i)
+                    got = val.pairs if type(val) is Ivs else []
+                    break
+                self.sdf_known.add(ident)
+                results.setdefault(fargs, {})[value] = (got or [], fresh)
+        else:
+            self.clip_lo = at
+            fv, i = Var(), Var()
+            for _ in self._solutions(rules, ("holdsFor", fv, i)):
+                got = _fv(resolve(fv))
+                val = deref(i)
+                if got is None or not is_ground(resolve(fv)):
+                    raise ChronologError(f"{rules[0].loc}: error: holdsFor/2 gives a non-ground fluent "
+                                         f"{term_text(resolve(fv))}: declare grounding/1 for it")
+                slot = results.setdefault(got[1], {})
+                prev = slot.get(got[2], ([], False))[0]
+                slot[got[2]] = (IV.union_all([prev, val.pairs if type(val) is Ivs else []]), False)
+        self.clip_lo = NEG_INF
+        # splice: instances computed now, and stored ones (of this key) that now give nothing
+        stored = self.store.fluents.get(key, {})
+        for args in list(stored):
+            for v in list(stored[args]):
+                if v not in results.get(args, {}):
+                    results.setdefault(args, {})[v] = ([], False)
+        for args, vals in results.items():
+            for v, (ivs, fresh) in vals.items():
+                old = self.store.fluent_list(key, args, v)
+                new = ivs if fresh or at == NEG_INF else IV.splice(old, ivs, at)
+                if new != old:
+                    self.store.set_list(key, args, v, new)
+                    changed.add((key, args, v))
+
+    def _has_grounding(self, key: Key) -> bool:
+        return any(k == key for k, _ in self.outputs)
+
+    def _sweep(self, keys: list[Key], lo: float, hi: float, changed: set) -> None:
+        """Simple fluents of one component, in time order (cycles through holdsAt allowed)."""
+        tick = self.tick
+        keyset = set(keys)
+        cyclic = len(keys) > 1 or any(("fluent", k, None) in self.h.edges[("fluent", k, None)] for k in keys)
+        self.deferring = keyset if cyclic else set()
+        changes: dict[int, list] = defaultdict(list)  # t -> [(init?, key, args, value, conds)]
+        try:
+            for key in keys:
+                for kind, rule in self.h.rules[("fluent", key, None)]:
+                    fv, t = Var(), Var()
+                    for _ in self._solutions([rule], (kind, fv, t)):
+                        tt = deref(t)
+                        if type(tt) is not int or not lo <= tt <= hi:
+                            continue
+                        got = _fv(resolve(fv))
+                        conds = [(pos, resolve(c)) for pos, c in self.deferred]
+                        assert got is not None
+                        for args, value in self._expand(got, rule, kind == "initiatedAt"):
+                            changes[tt].append((kind == "initiatedAt", key, args, value, conds))
+        finally:
+            self.deferring = set()
+        # the state at lo: what holds there, from the stored lists (or `initially` at the start)
+        open_: dict[tuple, int] = {}  # (key, args, value) -> start of its interval
+        at = lo + 1 if lo != NEG_INF else NEG_INF
+        for key in keys:
+            for args, vals in self.store.fluents.get(key, {}).items():
+                for v, ivs in vals.items():
+                    if lo != NEG_INF and IV.contains(ivs, lo):
+                        a = next(p[0] for p in ivs if p[0] <= lo < p[1])
+                        open_[(key, args, v)] = a
+        fresh = set()
+        for ident in self._initially(keyset):
+            if ident not in self.initialised:
+                self.initialised.add(ident)
+                fresh.add(ident)
+                open_.setdefault(ident, 0)
+        by_ka: dict[tuple, dict] = defaultdict(dict)  # (key, args) -> value -> start, what holds now
+        for (key, args, v), a in open_.items():
+            by_ka[(key, args)][v] = a
+        heap: list[int] = list(changes)
+        deadlines: dict[int, list] = defaultdict(list)
+        for ident, a in open_.items():
+            heap += self._schedule(ident, a, deadlines, lo)
+        heapq.heapify(heap)
+        result: dict[tuple, list] = defaultdict(list)
+        touched = set(open_)
+        last = None
+        while heap:
+            t = heapq.heappop(heap)
+            if t == last:
+                continue
+            last = t
+            if t > hi:
+                break
+            inits: dict[tuple, set] = defaultdict(set)
+            terms: dict[tuple, set] = defaultdict(set)
+            for init, key, args, v, conds in changes.get(t, ()):
+                if all(_holds_now(by_ka, c, t) == pos for pos, c in conds):
+                    (inits if init else terms)[(key, args)].add(v)
+            for ident, a, v2 in deadlines.pop(t, ()):
+                if by_ka.get((ident[0], ident[1]), {}).get(ident[2]) == a:
+                    inits[(ident[0], ident[1])].add(v2)
+            for ka in set(inits) | set(terms):
+                ivs = inits.get(ka, ())
+                tvs = terms.get(ka, ())
+                holding = by_ka.get(ka)
+                if holding:
+                    for v in list(holding):
+                        if v in tvs or ANY in tvs or any(w != v for w in ivs):
+                            result[(ka[0], ka[1], v)].append((holding.pop(v), t + tick))
+                for v in ivs:
+                    ident = (ka[0], ka[1], v)
+                    touched.add(ident)
+                    slot = by_ka[ka]
+                    if v not in slot:
+                        slot[v] = t + tick
+                        for d in self._schedule(ident, t + tick, deadlines, lo):
+                            heapq.heappush(heap, d)
+        for ka, vals in by_ka.items():
+            for v, a in vals.items():
+                result[(ka[0], ka[1], v)].append((a, INF))
+        for ident in touched | set(result):
+            key, args, v = ident
+            old = self.store.fluent_list(key, args, v)
+            ivs = IV.coalesce(result.get(ident, []))
+            new = ivs if at == NEG_INF or ident in fresh else IV.splice(old, ivs, at)
+            if new != old:
+                self.store.set_list(key, args, v, new)
+                changed.add(ident)
+
+    def _schedule(self, ident: tuple, a: float, deadlines: dict, lo: float) -> list[int]:
+        """A deadline fi(F=V, F=V2, D) for an F=V holding from ``a`` (initiated at a - tick)."""
+        out = []
+        if not self.deadlines or a == NEG_INF:
+            return out
+        key, args, v = ident
+        fv = ("=", _fterm(key, args), v)
+        for rule in self.deadlines:
+            head = rule.head
+            vs = [Var() for _ in range(rule.nvars)]
+            from chronolog.rtec.solve import inst
+            h = inst(head, vs)
+            mark = len(self.solver.trail)
+            if self.solver.unify(h[1], fv):
+                v2 = resolve(h[2])
+                d = deref(h[3])
+                got = _fv(v2)
+                if got is not None and type(d) is int and got[0] == key and got[1] == args:
+                    at = int(a - self.tick + d)
+                    if at >= lo:
+                        deadlines[at].append((ident, a, got[2]))
+                        out.append(at)
+            self.solver.undo(mark)
+        return out
+
+    def _initially(self, keys: set[Key]) -> list[tuple]:
+        out = []
+        for rule in self.program.initially:
+            vs = [Var() for _ in range(rule.nvars)]
+            from chronolog.rtec.solve import inst
+            fv = inst(rule.head, vs)[1]
+            got = _fv(fv)
+            if got is None or got[0] not in keys:
+                continue
+            if is_ground(fv):
+                out.append((got[0], tuple(resolve(a) for a in got[1]), resolve(got[2])))
+                continue
+            for g in self.groundings(fv):
+                k, args, v = _fv(g)  # type: ignore[misc]
+                out.append((k, args, v))
+        return out
+
+    def _expand(self, got: tuple[Key, tuple, Any], rule: Rule, init: bool) -> list[tuple[tuple, Any]]:
+        """The ground (args, value) of a rule's head F=V: a head with free arguments stands for
+        every instance grounding/1 gives (for any value of F); a termination with a free value
+        terminates whatever value holds (ANY)."""
+        key, fargs, value = got
+        if not is_ground(value):
+            if init:
+                raise ChronologError(f"{rule.loc}: error: the value of an initiated fluent must be bound by the "
+                                     f"rule body")
+            value = ANY
+        else:
+            value = resolve(value)
+        if all(is_ground(a) for a in fargs):
+            return [(tuple(resolve(a) for a in fargs), value)]
+        pattern = ("=", _fterm(key, tuple(_fresh(a) for a in fargs)), Var())
+        found: dict[tuple, None] = {}
+        for g in self.groundings(pattern):
+            found.setdefault(_fv(g)[1], None)  # type: ignore[index]
+        return [(args, value) for args in found]
+
+    # ------------------------------------------------------------ the Evaluator interface
+
+    def advance(self, until: Time) -> list[AnswerChange]:
+        until = int(until)
+        if self.first is None:
+            return []
+        if self.done is not None and until - self.done < self.step and self.lo >= self.done - self.tick + 1:
+            return []
+        return self._evaluate(until - self.tick, until)
+
+    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+        if self.first is None:
+            return []
+        if until is not None:
+            return self._evaluate(int(until) - self.tick, int(until))
+        return self._evaluate(INF, INF)
+
+    def _evaluate(self, hi: float, horizon: float) -> list[AnswerChange]:
+        lo = self.lo
+        changed = self._window(lo, hi)
+        self.time_points += 1
+        self.done = horizon
+        self.lo = hi + 1 if hi != INF else INF
+        return self._publish(changed, horizon)
+
+    def _publish(self, changed: set, horizon: float) -> list[AnswerChange]:
+        out: list[AnswerChange] = []
+        todo = {(k, a, v) for (k, a, v) in changed if (k, v) in self.outputs}
+        # open intervals published earlier that the horizon has passed
+        for ident in list(self.published):
+            todo.add(ident)  # type: ignore[arg-type]
+        for ident in sorted(todo, key=repr):
+            key, args, v = ident
+            if not self.grounded(("=", _fterm(key, args), v)):
+                continue
+            ivs = self.store.fluent_list(key, args, v)
+            if horizon != INF and ivs and ivs[-1][1] > horizon:
+                ivs = ivs[:-1] + [(ivs[-1][0], INF)]
+            old = self.published.get(ident, [])
+            if old == ivs:
+                continue
+            name, jargs = _answer_atom(key, args, v)
+            for a, b in IV.subtract(ivs, old):
+                out.append((name, jargs, _span(a, b), 1))
+            for a, b in IV.subtract(old, ivs):
+                out.append((name, jargs, _span(a, b), -1))
+            if ivs:
+                self.published[ident] = ivs
+            else:
+                self.published.pop(ident, None)
+        return out
+
+    # ------------------------------------------------------------ state
+
+    def export_state(self) -> dict[str, Any]:
+        inputs = []
+        for key, by_t in self.store.events.items():
+            if ("event", key) in self.h.kind:
+                continue
+            for t, arglist in by_t.items():
+                for args in arglist:
+                    inputs.append(["e", key[0], [_jv(a) for a in args], t])
+        for (key, fargs, value, t), n in self.point_counts.items():
+            inputs.append(["p", key[0], [_jv(a) for a in fargs], _jv(value), t, n])
+        for (key, fargs, value, a, b), n in self.interval_counts.items():
+            inputs.append(["i", key[0], [_jv(x) for x in fargs], _jv(value), a, _jt(b), n])
+        derived = []
+        for key, by_args in self.store.fluents.items():
+            if key[0] in self.point_decl or key[0] in self.interval_decl:
+                continue
+            for args, vals in by_args.items():
+                for v, ivs in vals.items():
+                    derived.append([key[0], [_jv(a) for a in args], _jv(v), [[a, _jt(b)] for a, b in ivs]])
+        events = []
+        for key, by_t in self.store.events.items():
+            if ("event", key) in self.h.kind:
+                for t, arglist in by_t.items():
+                    for args in arglist:
+                        events.append([key[0], [_jv(a) for a in args], t])
+        return versioned({
+            "dialect": self.dialect, "inputs": inputs, "fluents": derived, "derived_events": events,
+            "domain": [[k[0], [[_jv(a) for a in tup] for tup in tups]] for k, tups in self.domain.items()],
+            "published": [[k[0], [_jv(a) for a in args], _jv(v), [[a, _jt(b)] for a, b in ivs]]
+                          for (k, args, v), ivs in self.published.items()],
+            "initialised": [[k[0], [_jv(a) for a in args], _jv(v)] for k, args, v in self.initialised],
+            "sdf_known": [[k[0], [_jv(a) for a in args], _jv(v)] for k, args, v in self.sdf_known],
+            "lo": _jt(self.lo), "done": _jt(self.done), "first": self.first, "latest": self.latest,
+            "counters": [self.delayed, self.unmatched_retractions, self.time_points],
+        })
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        check_state_header(data, self.dialect)
+        with reading("RTEC evaluator state"):
+            self.store = _Store()
+            self.point_counts, self.interval_counts = {}, {}
+            for item in data["inputs"]:
+                if item[0] == "e":
+                    _, name, args, t = item
+                    self.store.add_event((name, len(args)), int(t), tuple(_pv(a) for a in args))
+                elif item[0] == "p":
+                    _, name, args, value, t, n = item
+                    fargs, v = tuple(_pv(a) for a in args), _pv(value)
+                    key = (name, len(fargs))
+                    self.point_counts[(key, fargs, v, int(t))] = int(n)
+                    self.store.points[key].setdefault(int(t), []).append((fargs, v))
+                else:
+                    _, name, args, value, a, b, n = item
+                    fargs = tuple(_pv(x) for x in args)
+                    self.interval_counts[((name, len(fargs)), fargs, _pv(value), int(a), _pt(b))] = int(n)
+            tick = self.tick
+            for key, by_t in self.store.points.items():
+                per: dict = defaultdict(list)
+                for t, items in by_t.items():
+                    for fargs, v in items:
+                        per[(fargs, v)].append((t, t + tick))
+                for (fargs, v), pairs in per.items():
+                    self.store.set_list(key, fargs, v, IV.coalesce(pairs))
+            for k in {(k[0], k[1], k[2]) for k in self.interval_counts}:
+                self._rebuild_intervals(*k)
+            for name, args, value, ivs in data["fluents"]:
+                fargs = tuple(_pv(a) for a in args)
+                self.store.set_list((name, len(fargs)), fargs, _pv(value), [(int(a), _pt(b)) for a, b in ivs])
+            for name, args, t in data["derived_events"]:
+                self.store.add_event((name, len(args)), int(t), tuple(_pv(a) for a in args))
+            for name, tups in data["domain"]:
+                for tup in tups:
+                    self.domain.setdefault((name, len(tup)), set()).add(tuple(_pv(a) for a in tup))
+            self.published = {((name, len(args)), tuple(_pv(a) for a in args), _pv(v)):
+                              [(int(a), _pt(b)) for a, b in ivs] for name, args, v, ivs in data["published"]}
+            self.initialised = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["initialised"]}
+            self.sdf_known = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["sdf_known"]}
+            self.lo, self.done = _pt(data["lo"]), _pt(data["done"])
+            self.first, self.latest = data["first"], data["latest"]
+            self.delayed, self.unmatched_retractions, self.time_points = map(int, data["counters"])
+            if self.lo is None:
+                raise StateError("RTEC evaluator state: lo is missing")
+
+
+def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:
+    """Does a deferred holdsAt condition (a ground F=V of the component) hold at t?"""
+    got = _fv(cond)
+    if got is None or not is_ground(cond):
+        raise ChronologError(f"error: holdsAt/2 on a fluent of the same cycle needs a ground F=V, not "
+                             f"{term_text(cond)}")
+    a = by_ka.get((got[0], got[1]), {}).get(got[2])
+    return a is not None and a <= t
+
+
+def _fresh(a: Any) -> Any:
+    a = deref(a)
+    return Var() if type(a) is Var else resolve(a)
+
+
+def _answer_atom(key: Key, args: tuple, value: Any) -> tuple[str, tuple]:
+    """The JSON atom of F=V (README: V appended as the last argument unless it is true)."""
+    out = [a if type(a) in (int, str) else term_text(a) for a in args]
+    if value != "true":
+        out.append(value if type(value) in (int, str) else term_text(value))
+    return key[0], tuple(out)
+
+
+def _span(a: float, b: float) -> Span:
+    return Span(int(a), None if b == INF else int(b), True, False)
+
+
+def _jv(v: Any) -> Any:
+    """A term as JSON: atoms and numbers as they are, compounds as ["f", args...]."""
+    if type(v) is tuple:
+        return [_jv(x) for x in v]
+    return v
+
+
+def _pv(v: Any) -> Any:
+    if type(v) is list:
+        if not v or type(v[0]) is not str:
+            raise StateError("RTEC evaluator state: a compound term without a functor")
+        return tuple([v[0], *[_pv(x) for x in v[1:]]])
+    if type(v) not in (str, int, float):
+        raise StateError(f"RTEC evaluator state: {v!r} is not a term")
+    return v
+
+
+def _jt(t: float | None) -> Any:
+    if t is None:
+        return None
+    if t == INF:
+        return "inf"
+    if t == NEG_INF:
+        return "-inf"
+    return int(t)
+
+
+def _pt(t: Any) -> Any:
+    if t is None:
+        return None
+    if t == "inf":
+        return INF
+    if t == "-inf":
+        return NEG_INF
+    if type(t) is not int:
+        raise StateError(f"RTEC evaluator state: {t!r} is not a time")
+    return t
