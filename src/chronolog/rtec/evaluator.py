@@ -42,6 +42,7 @@ from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
 from chronolog.rtec.intervals import INF
 from chronolog.rtec.solve import (
+    inst,
     has_slot,
     Ivs,
     Rule,
@@ -809,7 +810,7 @@ class RtecEvaluator:
         stored = self.store.fluents.get(key, {})
         for args in list(stored):
             for v in list(stored[args]):
-                if v not in results.get(args, {}):
+                if (ent[2] is None or v == ent[2]) and v not in results.get(args, {}):
                     results.setdefault(args, {})[v] = ([], False)
         for args, vals in results.items():
             for v, (ivs, fresh) in vals.items():
@@ -832,8 +833,15 @@ class RtecEvaluator:
         try:
             for key in keys:
                 for kind, rule in self.h.rules[("fluent", key, None)]:
-                    fv, t = Var(), Var()
-                    for _ in self._solutions([rule], (kind, fv, t)):
+                    main, post = _plan(rule)
+                    vs = [Var() for _ in range(rule.nvars)]
+                    head = inst(rule.head, vs)
+                    goals = [inst(g, vs) for g in main]
+                    checks = [inst(g, vs) for g in post]
+                    fv, t = head[1], head[2]
+                    solver = self.solver
+                    start = len(solver.trail)
+                    for _ in solver.body(goals, 0, [False], 0):
                         tt = deref(t)
                         if type(tt) is not int or not lo <= tt <= hi:
                             continue
@@ -841,17 +849,27 @@ class RtecEvaluator:
                         conds = [(pos, resolve(c)) for pos, c in self.deferred]
                         assert got is not None
                         for args, value in self._expand(got, rule, kind == "initiatedAt"):
+                            if checks:
+                                mark = len(solver.trail)
+                                ok = solver.unify(_fterm(got[0], got[1]), _fterm(got[0], args))
+                                ok = ok and any(True for _ in solver.body(checks, 0, [False], 0))
+                                solver.undo(mark)
+                                if not ok:
+                                    continue
                             changes[tt].append((kind == "initiatedAt", key, args, value, conds))
+                    solver.undo(start)
         finally:
             self.deferring = set()
         # the state at lo: what holds there, from the stored lists (or `initially` at the start)
+        # events from lo on change the values from lo + tick on; what holds then by earlier events is open
         open_: dict[tuple, int] = {}  # (key, args, value) -> start of its interval
-        at = lo + 1 if lo != NEG_INF else NEG_INF
+        at = lo + tick if lo != NEG_INF else NEG_INF
+        probe = at - 1
         for key in keys:
             for args, vals in self.store.fluents.get(key, {}).items():
                 for v, ivs in vals.items():
-                    if lo != NEG_INF and IV.contains(ivs, lo):
-                        a = next(p[0] for p in ivs if p[0] <= lo < p[1])
+                    if lo != NEG_INF and IV.contains(ivs, probe):
+                        a = next(p[0] for p in ivs if p[0] <= probe < p[1])
                         open_[(key, args, v)] = a
         fresh = set()
         for ident in self._initially(keyset):
@@ -1111,6 +1129,56 @@ class RtecEvaluator:
             self.delayed, self.unmatched_retractions, self.time_points = map(int, data["counters"])
             if self.lo is None:
                 raise StateError("RTEC evaluator state: lo is missing")
+
+
+TESTS = {"@<", "@>", "@=<", "@>=", "==", "\\==", "\\=", "<", ">", "=<", ">=", "=:=", "=\\=", "\\+", "not"}
+
+
+def _slots(t: Any, out: list) -> list:
+    if isinstance(t, Slot):
+        out.append(t.i)
+    elif isinstance(t, tuple):
+        for a in t[1:]:
+            _slots(a, out)
+    return out
+
+
+_PLANS: dict[int, tuple[list, list]] = {}
+
+
+def _plan(rule: Rule) -> tuple[list, list]:
+    """The body in an order where each test (comparison, \\+) runs once its variables are bound,
+    as when RTEC runs it with a ground head; tests on head variables no generator binds run
+    after the head is grounded (``post``)."""
+    got = _PLANS.get(id(rule))
+    if got is not None:
+        return got
+    count: dict[int, int] = defaultdict(int)
+    for i in _slots(rule.head, []) + [i for g in rule.body for i in _slots(g, [])]:
+        count[i] += 1
+    bound: set[int] = set()
+    main: list = []
+    pending: list = []
+
+    def needs(g: Any) -> set[int]:
+        vs = _slots(g, [])
+        if isinstance(g, tuple) and g[0] in ("\\+", "not"):
+            return {i for i in vs if count[i] > vs.count(i)}  # variables local to a negation are its own
+        return set(vs)
+
+    for g in rule.body:
+        if g == "!" or not (isinstance(g, tuple) and g[0] in TESTS):
+            main.append(g)
+            bound.update(_slots(g, []))
+            ready = [p for p in pending if needs(p) <= bound]
+            pending = [p for p in pending if p not in ready]
+            main.extend(ready)
+        elif needs(g) <= bound:
+            main.append(g)
+        else:
+            pending.append(g)
+    _PLANS[id(rule)] = (main, pending)
+    return main, pending
 
 
 def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:
