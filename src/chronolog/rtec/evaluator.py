@@ -185,14 +185,17 @@ class Hierarchy:
     def __init__(self, program: RtecProgram) -> None:
         self.kind: dict[tuple, str] = {}  # entity -> "simple" | "sdf" | "event"
         self.rules: dict[tuple, list[tuple[str, Rule]]] = defaultdict(list)
+        self.sdf_values: dict[Key, set] = defaultdict(set)  # values of a fluent defined by holdsFor
         for kind, rule in program.rules:
             ent = _head_entity(kind, rule)
             what = {"initiatedAt": "simple", "terminatedAt": "simple", "holdsFor": "sdf", "happensAt": "event"}[kind]
-            clash = self.kind.get(("fluent", ent[1], None)) if what == "sdf" else None
-            if self.kind.setdefault(ent, what) != what or (clash and clash != what) or (
-                    what == "simple" and any(k[:2] == ent[:2] and k != ent for k in self.kind)):
+            if self.kind.setdefault(ent, what) != what:
                 raise ProgramError(f"{ent[1][0]}/{ent[1][1]} is defined both as a simple and as a statically "
                                    f"determined fluent", rule.loc)
+            if what == "sdf":
+                if ent[2] is None:
+                    raise ProgramError("a holdsFor/2 head needs a ground value (F=V)", rule.loc)
+                self.sdf_values[ent[1]].add(ent[2])
             self.rules[ent].append((kind, rule))
         edges: dict = {}
         for ent, rules in self.rules.items():
@@ -595,7 +598,7 @@ class RtecEvaluator:
             for v, ivs in list(vals.items()):
                 for a, b in ivs:
                     tt = a - tick if start else b - tick
-                    if tt == INF or (start and a <= 0 and tt < 0):
+                    if tt == INF:
                         continue
                     if type(t) is int:
                         if tt != t:
@@ -863,12 +866,16 @@ class RtecEvaluator:
         # the state at lo: what holds there, from the stored lists (or `initially` at the start)
         # events from lo on change the values from lo + tick on; what holds then by earlier events is open
         open_: dict[tuple, int] = {}  # (key, args, value) -> start of its interval
+        stale: set[tuple] = set()
         at = lo + tick if lo != NEG_INF else NEG_INF
         probe = at - 1
         for key in keys:
+            sdf = self.h.sdf_values.get(key, ())
             for args, vals in self.store.fluents.get(key, {}).items():
                 for v, ivs in vals.items():
-                    if lo != NEG_INF and IV.contains(ivs, probe):
+                    if v not in sdf and ivs and ivs[-1][1] > at:
+                        stale.add((key, args, v))  # derived from the events being derived again
+                    if v not in sdf and lo != NEG_INF and IV.contains(ivs, probe):
                         a = next(p[0] for p in ivs if p[0] <= probe < p[1])
                         open_[(key, args, v)] = a
         fresh = set()
@@ -886,7 +893,7 @@ class RtecEvaluator:
             heap += self._schedule(ident, a, deadlines, lo)
         heapq.heapify(heap)
         result: dict[tuple, list] = defaultdict(list)
-        touched = set(open_)
+        touched = set(open_) | stale
         last = None
         while heap:
             t = heapq.heappop(heap)
@@ -1143,14 +1150,11 @@ def _slots(t: Any, out: list) -> list:
     return out
 
 
-_PLANS: dict[int, tuple[list, list]] = {}
-
-
 def _plan(rule: Rule) -> tuple[list, list]:
     """The body in an order where each test (comparison, \\+) runs once its variables are bound,
     as when RTEC runs it with a ground head; tests on head variables no generator binds run
     after the head is grounded (``post``)."""
-    got = _PLANS.get(id(rule))
+    got = getattr(rule, "_plan", None)
     if got is not None:
         return got
     count: dict[int, int] = defaultdict(int)
@@ -1177,7 +1181,7 @@ def _plan(rule: Rule) -> tuple[list, list]:
             main.append(g)
         else:
             pending.append(g)
-    _PLANS[id(rule)] = (main, pending)
+    rule._plan = (main, pending)  # type: ignore[attr-defined]
     return main, pending
 
 

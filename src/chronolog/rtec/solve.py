@@ -114,10 +114,11 @@ def inst(t: Term, vs: list) -> Term:
 class Rule:
     """A compiled clause: head and body goals over slots."""
 
-    __slots__ = ("head", "body", "nvars", "loc")
+    __slots__ = ("head", "body", "nvars", "loc", "_plan")
 
     def __init__(self, head: Term, body: list, nvars: int, loc: Any) -> None:
         self.head, self.body, self.nvars, self.loc = head, body, nvars, loc
+        self._plan: Any = None  # the evaluator's body order (chronolog.rtec.evaluator._plan)
 
     def fresh(self) -> tuple[Term, list]:
         vs = [Var() for _ in range(self.nvars)]
