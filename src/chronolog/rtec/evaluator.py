@@ -319,6 +319,9 @@ class RtecEvaluator:
         self._grounded: dict[Any, bool] = {}
         self.outputs = self._output_entities()
         self.needed = self._needed()
+        self.domain_wide = self._domain_wide()
+        self.regrow = False  # the domain grew since the last window
+        self.values = self._known_values()
         # evaluation state
         self.lo: float = NEG_INF  # the next window derives events from here on (values after it)
         self.done: float | None = None  # time evaluated up to (values final up to it)
@@ -383,6 +386,29 @@ class RtecEvaluator:
                 k = _key(head[1])
                 if k is not None and not isinstance(head[2], Slot) and self.h.nodes(("fluent", k, head[2])):
                     out.add((k, head[2]))
+        return out
+
+    def _known_values(self) -> dict[Key, set]:
+        """The values of each simple fluent the event description names (ground in a rule head,
+        ``initially``, ``fi`` or ``grounding``).  As in RTEC, only these are fluent-value pairs:
+        initiating another value (one that only the data names, e.g. ctm's
+        internal_temperature=warm) neither holds nor terminates the named ones."""
+        out: dict[Key, set] = defaultdict(set)
+
+        def note(fv: Any) -> None:
+            if isinstance(fv, tuple) and fv[0] == "=" and len(fv) == 3 and not has_slot(fv[2]):
+                k = _key(fv[1])
+                if k is not None and ("fluent", k, None) in self.h.kind:
+                    out[k].add(fv[2])
+
+        for kind, rule in self.program.rules:
+            if kind in ("initiatedAt", "terminatedAt"):
+                note(rule.head[1])
+        for rule in self.program.initially + self.grounding_rules:
+            note(rule.head[1])
+        for rule in self.deadlines:
+            note(rule.head[1])
+            note(rule.head[2])
         return out
 
     def _needed(self) -> set[tuple]:
@@ -530,7 +556,11 @@ class RtecEvaluator:
     def _feed_domain(self, pred: str, args: tuple) -> None:
         for dkey, positions in self._domain_feeds.get(pred, ()):
             if max(positions, default=-1) < len(args):
-                self.domain[dkey].add(tuple(args[i] for i in positions))
+                tup = tuple(args[i] for i in positions)
+                known = self.domain[dkey]
+                if tup not in known:
+                    known.add(tup)
+                    self.regrow = self.regrow or self.done is not None
 
     # ------------------------------------------------------------ EC built-ins
 
@@ -728,26 +758,61 @@ class RtecEvaluator:
     # ------------------------------------------------------------ one window
 
     def _window(self, lo: float, hi: float) -> set[tuple[Key, tuple, Any]]:
-        """Derive every entity's events in [lo, hi] and values after lo; the changed fluent instances."""
-        self.win_lo, self.win_hi = lo, hi
+        """Derive every entity's events in [lo, hi] and values after lo; the changed fluent instances.
+
+        A component is derived again from the start (-inf) when the domain has grown and its
+        rules stand for every instance of a domain (a head argument no body goal binds, a
+        non-ground ``initially``), and so is everything that depends on it."""
+        self.win_hi = hi
         changed: set = set()
+        lowered: set = set()
         try:
             for comp in self.h.order:
+                c_lo = lo
+                if self.regrow and any(e in self.domain_wide for e in comp):
+                    c_lo = NEG_INF
+                if any(d in lowered for e in comp for d in self.h.edges[e]):
+                    c_lo = NEG_INF
+                if c_lo == NEG_INF and lo != NEG_INF:
+                    lowered.update(comp)
+                self.win_lo = c_lo
                 kinds = {self.h.kind[e] for e in comp}
                 if kinds == {"event"}:
                     for ent in comp:
-                        self._derive_events(ent[1], lo, hi)
+                        self._derive_events(ent[1], c_lo, hi)
                 elif kinds == {"sdf"}:
                     for ent in comp:
                         if ent in self.needed:
-                            self._derive_sdf(ent, lo, changed)
+                            self._derive_sdf(ent, c_lo, changed)
                 else:
-                    self._sweep([e[1] for e in comp], lo, hi, changed)
+                    self._sweep([e[1] for e in comp], c_lo, hi, changed)
         except SolveError as exc:
             raise ChronologError(str(exc)) from None
         except RecursionError:
             raise ChronologError("error: background predicates recurse too deeply") from None
+        self.regrow = False
         return changed
+
+    def _domain_wide(self) -> set[tuple]:
+        """Simple fluents whose rules stand for every instance of a domain (see ``_window``)."""
+        out = set()
+        for ent, rules in self.h.rules.items():
+            if self.h.kind[ent] != "simple":
+                continue
+            for _, rule in rules:
+                fv = rule.head[1]
+                head_vars = set(_slots(fv[1], [])) if isinstance(fv, tuple) else set()
+                body_vars = {i for g in rule.body if not (isinstance(g, tuple) and g[0] in TESTS)
+                             for i in _slots(g, [])}
+                if head_vars - body_vars:
+                    out.add(ent)
+        for rule in self.program.initially:
+            fv = rule.head[1]
+            if isinstance(fv, tuple) and has_slot(fv[1]):
+                k = _key(fv[1])
+                if k is not None:
+                    out.add(("fluent", k, None))
+        return out
 
     def _solutions(self, rules: list[Rule], goal: Any) -> Iterator[None]:
         mark = len(self.solver.trail)
@@ -835,6 +900,7 @@ class RtecEvaluator:
         changes: dict[int, list] = defaultdict(list)  # t -> [(init?, key, args, value, conds)]
         try:
             for key in keys:
+                known = self.values.get(key, ())
                 for kind, rule in self.h.rules[("fluent", key, None)]:
                     main, post = _plan(rule)
                     vs = [Var() for _ in range(rule.nvars)]
@@ -852,6 +918,8 @@ class RtecEvaluator:
                         conds = [(pos, resolve(c)) for pos, c in self.deferred]
                         assert got is not None
                         for args, value in self._expand(got, rule, kind == "initiatedAt"):
+                            if kind == "initiatedAt" and known and value not in known:
+                                continue  # a value the event description does not name
                             if checks:
                                 mark = len(solver.trail)
                                 ok = solver.unify(_fterm(got[0], got[1]), _fterm(got[0], args))
@@ -880,7 +948,7 @@ class RtecEvaluator:
                         open_[(key, args, v)] = a
         fresh = set()
         for ident in self._initially(keyset):
-            if ident not in self.initialised:
+            if ident not in self.initialised or lo == NEG_INF:
                 self.initialised.add(ident)
                 fresh.add(ident)
                 open_.setdefault(ident, 0)
@@ -921,6 +989,8 @@ class RtecEvaluator:
                 for v in ivs:
                     ident = (ka[0], ka[1], v)
                     touched.add(ident)
+                    if v in tvs or ANY in tvs or any(w != v for w in ivs):
+                        continue  # terminated at the time it is initiated: RTEC keeps the empty interval out
                     slot = by_ka[ka]
                     if v not in slot:
                         slot[v] = t + tick
