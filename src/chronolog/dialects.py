@@ -132,7 +132,7 @@ def _rtec_describe(program: Any) -> list[str]:
 def _rtec_hosted(program: Any) -> Any:
     from chronolog.rtec.evaluator import RtecEvaluator
 
-    return RtecEvaluator(program)
+    return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
 
 
 DIALECTS: dict[str, Dialect] = {
