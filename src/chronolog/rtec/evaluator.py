@@ -308,6 +308,13 @@ class RtecEvaluator:
         self.point_counts: dict[tuple, int] = {}
         self.interval_counts: dict[tuple, int] = {}
         self.deadlines = program.deadlines
+        self.fi_values: dict[Key, set] = defaultdict(set)  # fluent -> values with a deadline
+        for rule in program.deadlines:
+            fv = rule.head[1]
+            if isinstance(fv, tuple) and not has_slot(fv[2]):
+                self.fi_values[_key(fv[1])].add(fv[2])  # type: ignore[index]
+        self.fi_inits: dict[tuple, list] = {}  # (key, args, value) -> its initiation times (fluents with fi)
+        self.fi_terms: dict[tuple, list] = {}  # ... and its termination times
         builtins = {("happensAt", 2): self._happens, ("holdsAt", 2): self._holds_at,
                     ("holdsFor", 2): self._holds_for, ("union_all", 2): self._union,
                     ("intersect_all", 2): self._intersect, ("relative_complement_all", 3): self._rel_complement,
@@ -320,6 +327,8 @@ class RtecEvaluator:
         self.outputs = self._output_entities()
         self.needed = self._needed()
         self.domain_wide = self._domain_wide()
+        self._static_facts = {(k, r.head[1:]) for k in program.dynamic_domain
+                              for r in program.background.get(k, []) if not r.body and r.nvars == 0}
         self.regrow = False  # the domain grew since the last window
         self.values = self._known_values()
         # evaluation state
@@ -560,7 +569,8 @@ class RtecEvaluator:
                 known = self.domain[dkey]
                 if tup not in known:
                     known.add(tup)
-                    self.regrow = self.regrow or self.done is not None
+                    if self.done is not None and (dkey, tup) not in self._static_facts:
+                        self.regrow = True
 
     # ------------------------------------------------------------ EC built-ins
 
@@ -794,17 +804,40 @@ class RtecEvaluator:
         return changed
 
     def _domain_wide(self) -> set[tuple]:
-        """Simple fluents whose rules stand for every instance of a domain (see ``_window``)."""
+        """Simple fluents whose rules stand for every instance of a dynamic domain (see
+        ``_window``): a head argument no body goal binds, which grounding/1 ranges over a
+        dynamic domain; or a non-ground ``initially``."""
+        dependent = set(self.program.dynamic_domain)  # predicates whose answers grow with the domain
+        grew = True
+        while grew:
+            grew = False
+            for key, rules in self.program.background.items():
+                if key not in dependent and any(isinstance(g, tuple) and _key(g) in dependent
+                                                for r in rules for g in r.body):
+                    dependent.add(key)
+                    grew = True
+        ranged: dict[Key, set[int]] = defaultdict(set)  # fluent -> argument positions grounding ranges over a domain
+        for rule in self.grounding_rules:
+            head = rule.head[1]
+            if not (isinstance(head, tuple) and head[0] == "=" and isinstance(head[1], tuple)):
+                continue
+            k = _key(head[1])
+            for g in rule.body:
+                if isinstance(g, tuple) and _key(g) in dependent:
+                    vs = set(_slots(g, []))
+                    ranged[k].update(i for i, a in enumerate(head[1][1:]) if isinstance(a, Slot) and a.i in vs)
         out = set()
         for ent, rules in self.h.rules.items():
             if self.h.kind[ent] != "simple":
                 continue
             for _, rule in rules:
                 fv = rule.head[1]
-                head_vars = set(_slots(fv[1], [])) if isinstance(fv, tuple) else set()
+                if not isinstance(fv[1], tuple):
+                    continue
                 body_vars = {i for g in rule.body if not (isinstance(g, tuple) and g[0] in TESTS)
                              for i in _slots(g, [])}
-                if head_vars - body_vars:
+                free = [i for i, a in enumerate(fv[1][1:]) if set(_slots(a, [])) - body_vars]
+                if set(free) & ranged.get(ent[1], set()):
                     out.add(ent)
         for rule in self.program.initially:
             fv = rule.head[1]
@@ -956,9 +989,23 @@ class RtecEvaluator:
         for (key, args, v), a in open_.items():
             by_ka[(key, args)][v] = a
         heap: list[int] = list(changes)
+        # deadlines (fi/3): every initiation of F=V at Ts initiates F=V2 at Ts + D unless F=V is
+        # terminated in between (RTEC: even an initiation that gives no interval counts)
         deadlines: dict[int, list] = defaultdict(list)
-        for ident, a in open_.items():
-            heap += self._schedule(ident, a, deadlines, lo)
+        last_term: dict[tuple, float] = {}
+        for key in keys:
+            for ident, inits in self.fi_inits.items():
+                if ident[0] != key:
+                    continue
+                terms = self.fi_terms.get(ident, [])
+                before = terms[:bisect_left(terms, lo)]
+                if before:
+                    last_term[ident] = before[-1]
+                for ts in inits[:bisect_left(inits, lo)]:
+                    if last_term.get(ident, NEG_INF) <= ts:
+                        heap += self._schedule(ident, ts, deadlines, lo)
+        new_inits: dict[tuple, list] = defaultdict(list)
+        new_terms: dict[tuple, list] = defaultdict(list)
         heapq.heapify(heap)
         result: dict[tuple, list] = defaultdict(list)
         touched = set(open_) | stale
@@ -975,12 +1022,20 @@ class RtecEvaluator:
             for init, key, args, v, conds in changes.get(t, ()):
                 if all(_holds_now(by_ka, c, t) == pos for pos, c in conds):
                     (inits if init else terms)[(key, args)].add(v)
-            for ident, a, v2 in deadlines.pop(t, ()):
-                if by_ka.get((ident[0], ident[1]), {}).get(ident[2]) == a:
+            for ident, ts, v2 in deadlines.pop(t, ()):
+                if last_term.get(ident, NEG_INF) <= ts:
                     inits[(ident[0], ident[1])].add(v2)
             for ka in set(inits) | set(terms):
                 ivs = inits.get(ka, ())
                 tvs = terms.get(ka, ())
+                for v in self.fi_values.get(ka[0], ()):
+                    if v in tvs or ANY in tvs or any(w != v for w in ivs):
+                        last_term[(ka[0], ka[1], v)] = t
+                        new_terms[(ka[0], ka[1], v)].append(t)
+                    if v in ivs:
+                        new_inits[(ka[0], ka[1], v)].append(t)
+                        for d in self._schedule((ka[0], ka[1], v), t, deadlines, lo):
+                            heapq.heappush(heap, d)
                 holding = by_ka.get(ka)
                 if holding:
                     for v in list(holding):
@@ -994,11 +1049,17 @@ class RtecEvaluator:
                     slot = by_ka[ka]
                     if v not in slot:
                         slot[v] = t + tick
-                        for d in self._schedule(ident, t + tick, deadlines, lo):
-                            heapq.heappush(heap, d)
         for ka, vals in by_ka.items():
             for v, a in vals.items():
                 result[(ka[0], ka[1], v)].append((a, INF))
+        for store, new in ((self.fi_inits, new_inits), (self.fi_terms, new_terms)):
+            for ident in [i for i in store if i[0] in keyset] + list(new):
+                kept = store.get(ident, [])
+                kept = kept[:bisect_left(kept, lo)] + new.get(ident, [])
+                if kept:
+                    store[ident] = kept
+                else:
+                    store.pop(ident, None)
         for ident in touched | set(result):
             key, args, v = ident
             old = self.store.fluent_list(key, args, v)
@@ -1008,27 +1069,21 @@ class RtecEvaluator:
                 self.store.set_list(key, args, v, new)
                 changed.add(ident)
 
-    def _schedule(self, ident: tuple, a: float, deadlines: dict, lo: float) -> list[int]:
-        """A deadline fi(F=V, F=V2, D) for an F=V holding from ``a`` (initiated at a - tick)."""
+    def _schedule(self, ident: tuple, ts: float, deadlines: dict, lo: float) -> list[int]:
+        """The deadlines fi(F=V, F=V2, D) of an initiation of F=V at ``ts``: F=V2 at ts + D."""
         out = []
-        if not self.deadlines or a == NEG_INF:
-            return out
         key, args, v = ident
         fv = ("=", _fterm(key, args), v)
         for rule in self.deadlines:
-            head = rule.head
             vs = [Var() for _ in range(rule.nvars)]
-            from chronolog.rtec.solve import inst
-            h = inst(head, vs)
+            h = inst(rule.head, vs)
             mark = len(self.solver.trail)
             if self.solver.unify(h[1], fv):
-                v2 = resolve(h[2])
-                d = deref(h[3])
-                got = _fv(v2)
-                if got is not None and type(d) is int and got[0] == key and got[1] == args:
-                    at = int(a - self.tick + d)
+                got, d = _fv(resolve(h[2])), deref(h[3])
+                if got is not None and type(d) is int and got[0] == key and got[1] == args and is_ground(got[2]):
+                    at = int(ts + d)
                     if at >= lo:
-                        deadlines[at].append((ident, a, got[2]))
+                        deadlines[at].append((ident, ts, got[2]))
                         out.append(at)
             self.solver.undo(mark)
         return out
@@ -1157,7 +1212,10 @@ class RtecEvaluator:
             "initialised": [[k[0], [_jv(a) for a in args], _jv(v)] for k, args, v in self.initialised],
             "sdf_known": [[k[0], [_jv(a) for a in args], _jv(v)] for k, args, v in self.sdf_known],
             "lo": _jt(self.lo), "done": _jt(self.done), "first": self.first, "latest": self.latest,
-            "counters": [self.delayed, self.unmatched_retractions, self.time_points],
+            "counters": [self.delayed, self.unmatched_retractions, self.time_points], "regrow": self.regrow,
+            "deadline_points": [[k[0], [_jv(a) for a in args], _jv(v), self.fi_inits.get((k, args, v), []),
+                                 self.fi_terms.get((k, args, v), [])]
+                                for (k, args, v) in set(self.fi_inits) | set(self.fi_terms)],
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -1204,6 +1262,14 @@ class RtecEvaluator:
             self.lo, self.done = _pt(data["lo"]), _pt(data["done"])
             self.first, self.latest = data["first"], data["latest"]
             self.delayed, self.unmatched_retractions, self.time_points = map(int, data["counters"])
+            self.regrow = bool(data["regrow"])
+            self.fi_inits, self.fi_terms = {}, {}
+            for name, args, v, inits, terms in data["deadline_points"]:
+                ident = ((name, len(args)), tuple(_pv(a) for a in args), _pv(v))
+                if inits:
+                    self.fi_inits[ident] = [int(x) for x in inits]
+                if terms:
+                    self.fi_terms[ident] = [int(x) for x in terms]
             if self.lo is None:
                 raise StateError("RTEC evaluator state: lo is missing")
 
