@@ -330,6 +330,7 @@ class RtecEvaluator:
         self._static_facts = {(k, r.head[1:]) for k in program.dynamic_domain
                               for r in program.background.get(k, []) if not r.body and r.nvars == 0}
         self.regrow = False  # the domain grew since the last window
+        self.recompute = False  # corrections re-derive from the start (a baseline for chronolog bench rtec)
         self.values = self._known_values()
         # evaluation state
         self.lo: float = NEG_INF  # the next window derives events from here on (values after it)
@@ -475,6 +476,8 @@ class RtecEvaluator:
         self._saw(t)
         if self.done is not None and lo < self.done - self.tick + 1:
             self.delayed += 1
+            if self.recompute:
+                lo = NEG_INF  # the benchmark's baseline: derive everything again
         self.lo = min(self.lo, lo)
         self._feed_domain(pred, args)
 
