@@ -1134,8 +1134,8 @@ class RtecEvaluator:
         until = int(until)
         if self.first is None:
             return []
-        if self.done is not None and until - self.done < self.step and self.lo >= self.done - self.tick + 1:
-            return []
+        if self.done is not None and until - self.done < self.step:
+            return []  # corrections wait for the next window too: one repair for all of them
         return self._evaluate(until - self.tick, until)
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
