@@ -1135,7 +1135,10 @@ class RtecEvaluator:
         if self.first is None:
             return []
         if self.done is not None and until - self.done < self.step:
-            return []  # corrections wait for the next window too: one repair for all of them
+            # corrections wait for the next window too (one repair for all of them), unless the
+            # caller asks again for a time already evaluated (a fleet stage flushing them)
+            if not (until <= self.done and self.lo < self.done - self.tick + 1):
+                return []
         return self._evaluate(until - self.tick, until)
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
