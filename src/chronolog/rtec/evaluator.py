@@ -324,6 +324,7 @@ class RtecEvaluator:
         self.solver = Solver(program.background, builtins)
         self.grounding_rules = program.background.get(("grounding", 1), [])
         self._grounded: dict[Any, bool] = {}
+        self._expansions: dict[Any, list] = {}  # non-ground head -> its groundings (while the domain stays)
         self.outputs = self._output_entities()
         self.needed = self._needed()
         self.domain_wide = self._domain_wide()
@@ -572,6 +573,8 @@ class RtecEvaluator:
                 known = self.domain[dkey]
                 if tup not in known:
                     known.add(tup)
+                    self._expansions.clear()
+                    self._grounded.clear()
                     if self.done is not None and (dkey, tup) not in self._static_facts:
                         self.regrow = True
 
@@ -1122,10 +1125,14 @@ class RtecEvaluator:
             value = resolve(value)
         if all(is_ground(a) for a in fargs):
             return [(tuple(resolve(a) for a in fargs), value)]
-        pattern = ("=", _fterm(key, tuple(_fresh(a) for a in fargs)), Var())
-        found: dict[tuple, None] = {}
-        for g in self.groundings(pattern):
-            found.setdefault(_fv(g)[1], None)  # type: ignore[index]
+        from chronolog.rtec.solve import _canonical
+
+        memo_key = (key, _canonical(tuple(["args", *fargs])))
+        found = self._expansions.get(memo_key)
+        if found is None:
+            pattern = ("=", _fterm(key, tuple(_fresh(a) for a in fargs)), Var())
+            found = list(dict.fromkeys(_fv(g)[1] for g in self.groundings(pattern)))  # type: ignore[index]
+            self._expansions[memo_key] = found
         return [(args, value) for args in found]
 
     # ------------------------------------------------------------ the Evaluator interface

@@ -238,6 +238,8 @@ class Solver:
         self.clauses = clauses
         self.builtins = builtins
         self.trail: list[Var] = []
+        self.pure = pure_predicates(clauses, set(builtins))
+        self.memo: dict = {}
 
     # ------------------------------------------------------------ unification
 
@@ -293,7 +295,33 @@ class Solver:
         rules = self.clauses.get((name, arity))
         if rules is None:
             raise SolveError(f"error: unknown predicate {name}/{arity}")
+        if (name, arity) in self.pure:
+            yield from self._memo(rules, goal, depth)
+            return
         yield from self.solve_rules(rules, goal, depth)
+
+    def _memo(self, rules: list[Rule], goal: Term, depth: int) -> Iterator[None]:
+        """A pure predicate's answers for a call pattern, computed once (the examples call
+        ``distanceClass/5`` on the same coordinates again and again)."""
+        key = _canonical(goal)
+        answers = self.memo.get(key)
+        if answers is None:
+            answers = []
+            mark = len(self.trail)
+            for _ in self.solve_rules(rules, goal, depth):
+                answers.append(resolve(goal))
+            self.undo(mark)
+            if any(not is_ground(a) for a in answers):
+                yield from self.solve_rules(rules, goal, depth)
+                return
+            if len(self.memo) > 500_000:
+                self.memo.clear()
+            self.memo[key] = answers
+        mark = len(self.trail)
+        for a in answers:
+            if self.unify(goal, a):
+                yield
+            self.undo(mark)
 
     def solve_rules(self, rules: list[Rule], goal: Term, depth: int = 0) -> Iterator[None]:
         """``goal`` against these clauses (a cut in one stops the later ones)."""
@@ -412,6 +440,52 @@ class Solver:
                     yield
                 self.undo(mark)
         self.undo(mark)
+
+
+def _canonical(t: Term, names: dict | None = None) -> Term:
+    """``t`` resolved, its unbound variables numbered by first appearance (a memo key)."""
+    names = {} if names is None else names
+    t = deref(t)
+    if type(t) is Var:
+        return ("$VAR", names.setdefault(id(t), len(names)))
+    if type(t) is tuple:
+        return tuple([t[0], *[_canonical(a, names) for a in t[1:]]])
+    return t
+
+
+def pure_predicates(clauses: dict[tuple[str, int], list[Rule]], impure: set) -> set:
+    """Background predicates whose answers depend only on the program (no built-in served by
+    the evaluator, no dynamic domain, nothing that calls one): safe to memoise."""
+    def calls(rule: Rule) -> list:
+        out: list = []
+
+        def walk(g: Term) -> None:
+            if isinstance(g, tuple):
+                k = (g[0], len(g) - 1)
+                if k in ((",", 2), (";", 2), ("->", 2), ("\\+", 1), ("not", 1)):
+                    for a in g[1:]:
+                        walk(a)
+                elif k == ("findall", 3):
+                    walk(g[2])
+                else:
+                    out.append(k)
+            elif isinstance(g, str):
+                out.append((g, 0))
+            elif isinstance(g, Slot):
+                out.append(("$call", 0))
+        for g in rule.body:
+            walk(g)
+        return out
+
+    bad = set(impure) | {("$call", 0)}
+    changed = True
+    while changed:
+        changed = False
+        for key, rules in clauses.items():
+            if key not in bad and any(k in bad or (k not in clauses and k not in CONTROL) for r in rules for k in calls(r)):
+                bad.add(key)
+                changed = True
+    return {k for k in clauses if k not in bad and k != ("grounding", 1)}
 
 
 def to_list(items: list) -> Term:
