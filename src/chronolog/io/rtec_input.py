@@ -23,9 +23,9 @@ import orjson
 
 from chronolog.errors import InputError
 from chronolog.events import Event
+from chronolog.io.interval_json import interval_record
 from chronolog.ir import Loc
 
-_KEYS = {"t", "interval", "pred", "args", "op"}
 _INTERVAL = re.compile(r"^\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])\s*$")
 _INT = re.compile(r"^[+-]?\d+$")
 
@@ -37,35 +37,13 @@ def _int_time(value: object, loc: Loc, what: str) -> int:
 
 
 def _jsonl(line: str, name: str, n: int) -> Event | None:
-    if not line.strip():
+    got = interval_record(line, name, n)
+    if got is None:
         return None
-    loc = Loc(name, n, 1)
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", Loc(name, n, max(1, exc.colno))) from None
-    if type(obj) is not dict:
-        raise InputError("an event must be a JSON object", loc)
-    unknown = sorted(set(obj) - _KEYS)
-    if unknown:
-        raise InputError(f"unknown key {unknown[0]!r} (allowed: t, interval, pred, args, op)", loc)
-    op = obj.get("op")
-    if op not in (None, "assert", "retract"):
-        raise InputError('"op" must be "retract" or "assert"', loc)
-    pred = obj.get("pred")
-    if "interval" in obj and "t" in obj:
-        raise InputError('an event has either "t" or "interval", not both', loc)
+    obj, loc = got
+    op, pred, args = obj.get("op"), obj.get("pred"), obj.get("args", [])
     if pred is None:
-        if "interval" in obj or "args" in obj or op:
-            raise InputError('a fact needs "pred"', loc)
-        if "t" not in obj:
-            raise InputError('missing time "t" or "interval"', loc)
         return Event(_int_time(obj["t"], loc, "t"), loc=loc)
-    if type(pred) is not str or not pred:
-        raise InputError('"pred" must be a non-empty string', loc)
-    args = obj.get("args", [])
-    if type(args) is not list or any(type(a) not in (str, int) for a in args):
-        raise InputError('"args" must be a list of strings and integers', loc)
     if "interval" in obj:
         text = obj["interval"]
         m = _INTERVAL.match(text) if type(text) is str else None
@@ -75,8 +53,6 @@ def _jsonl(line: str, name: str, n: int) -> Event | None:
         if b <= a:
             raise InputError(f"empty interval {text!r}", loc)
         return Event(a, pred, tuple(args), op == "retract", loc, (a, b))
-    if "t" not in obj:
-        raise InputError('missing time "t" or "interval"', loc)
     return Event(_int_time(obj["t"], loc, "t"), pred, tuple(args), op == "retract", loc)
 
 

@@ -140,39 +140,12 @@ def _head_entity(kind: str, rule: Rule) -> tuple:
 
 
 def _sccs(nodes: list, edges: dict) -> list[list]:
-    """Tarjan's strongly connected components, dependencies first."""
-    index: dict = {}
-    low: dict = {}
-    stack: list = []
-    on: set = set()
-    out: list[list] = []
-    counter = [0]
+    """Strongly connected components, dependencies first (the planner's Tarjan, over names)."""
+    from chronolog.engine.plan import _tarjan
 
-    def visit(v: Any) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            out.append(comp)
-
-    for v in nodes:
-        if v not in index:
-            visit(v)
-    return out
+    name = {repr(n): n for n in nodes}
+    got = _tarjan(sorted(name), {repr(n): {repr(d) for d in edges.get(n, ())} for n in nodes})
+    return [[name[x] for x in comp] for comp in got]
 
 
 class Hierarchy:

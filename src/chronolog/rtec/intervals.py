@@ -16,16 +16,21 @@ Pair = tuple  # (int, int | float)
 IvList = list
 
 
-def coalesce(pairs: list[Pair]) -> IvList:
-    """Sorted, merged list of any pairs (empty ones dropped)."""
+def _merged(pairs) -> IvList:  # type: ignore[no-untyped-def]
+    """Pairs sorted by their left end, merged where they overlap or meet."""
     out: IvList = []
-    for a, b in sorted(p for p in pairs if p[0] < p[1]):
+    for a, b in pairs:
         if out and a <= out[-1][1]:
             if b > out[-1][1]:
                 out[-1] = (out[-1][0], b)
         else:
             out.append((a, b))
     return out
+
+
+def coalesce(pairs: list[Pair]) -> IvList:
+    """Sorted, merged list of any pairs (empty ones dropped)."""
+    return _merged(sorted(p for p in pairs if p[0] < p[1]))
 
 
 def union_all(lists: list[IvList]) -> IvList:
@@ -34,14 +39,7 @@ def union_all(lists: list[IvList]) -> IvList:
         return []
     if len(lists) == 1:
         return list(lists[0])
-    out: IvList = []
-    for a, b in heapq.merge(*lists):
-        if out and a <= out[-1][1]:
-            if b > out[-1][1]:
-                out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
+    return _merged(heapq.merge(*lists))
 
 
 def intersect(x: IvList, y: IvList) -> IvList:
