@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chronolog.cli.main import main
-from chronolog.errors import ChronologError, ProgramError
+from chronolog.errors import ProgramError
 from chronolog.events import Event
 from chronolog.lang import load_program
 from chronolog.lang.prolog import read_clauses

@@ -16,7 +16,6 @@ make its evaluator from the parsed program and how to read one input line.
 
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
