@@ -49,3 +49,53 @@ def meaning(lines: list[dict], span: tuple[int, int], *, running: bool = False) 
     bad = {k: v for k, v in total.items() if v not in (0, 1)}
     assert not bad, f"points summing outside 0..1: {sorted(bad.items())[:5]}"
     return {k for k, v in total.items() if v == 1}
+
+
+# A fluent's meaning on a clock grid, as maximal runs of grid points: (pred, args, first, last),
+# last None = forever.  RTEC answers are not clipped to the input span and cover millions of
+# points (ctm), so runs are swept from their ends instead of expanding points as meaning() does.
+GridRun = tuple[str, tuple, int, "int | None"]
+
+
+def grid_bounds(when: str, tick: int) -> tuple[int, "int | None"] | None:
+    """The first and last grid point (multiples of ``tick``) of an interval, None if it has none."""
+    m = _INTERVAL.match(when)
+    assert m, f"bad interval {when!r}"
+    lo = int(m.group(2)) + (1 if m.group(1) == "(" else 0)
+    first = -(-lo // tick) * tick
+    if m.group(3) == "inf":
+        assert m.group(4) == ")", f"an infinite end is open: {when!r}"
+        return first, None
+    hi = int(m.group(3)) - (1 if m.group(4) == ")" else 0)
+    last = hi // tick * tick
+    return (first, last) if first <= last else None
+
+
+def grid_meaning(lines: list[dict], tick: int) -> set[GridRun]:
+    """The maximal runs of grid points whose diffs sum to 1 (a ``t`` line is the interval [t,t])."""
+    deltas: dict[tuple[str, tuple], dict[int, int]] = {}
+    for n, rec in enumerate(lines, 1):
+        diff = rec.get("diff", 1)
+        assert diff in (1, -1), f"line {n}: diff must be 1 or -1: {rec}"
+        assert ("t" in rec) != ("interval" in rec), f"line {n}: exactly one of t and interval: {rec}"
+        bounds = grid_bounds(rec["interval"] if "interval" in rec else f"[{rec['t']},{rec['t']}]", tick)
+        if bounds is None:
+            continue
+        steps = deltas.setdefault((rec["pred"], tuple(rec.get("args", []))), {})
+        steps[bounds[0]] = steps.get(bounds[0], 0) + diff
+        if bounds[1] is not None:
+            steps[bounds[1] + tick] = steps.get(bounds[1] + tick, 0) - diff
+    runs: set[GridRun] = set()
+    for key, steps in deltas.items():
+        level, start = 0, None
+        for at in sorted(steps):
+            level += steps[at]
+            assert level in (0, 1), f"{key} sums to {level} from {at} on"
+            if level == 1 and start is None:
+                start = at
+            elif level == 0 and start is not None:
+                runs.add(key + (start, at - tick))
+                start = None
+        if start is not None:
+            runs.add(key + (start, None))
+    return runs
