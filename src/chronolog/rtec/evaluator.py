@@ -195,11 +195,11 @@ class Hierarchy:
         """The defined entities a body reference stands for (none for input entities)."""
         if dep[0] == "event":
             return [dep] if dep in self.kind else []
+        if dep[2] is not None and dep in self.kind:
+            return [dep]  # a statically determined value (also beside a simple fluent's values)
         simple = ("fluent", dep[1], None)
-        if simple in self.kind:
-            return [simple]
         if dep[2] is not None:
-            return [dep] if dep in self.kind else []
+            return [simple] if simple in self.kind else []
         return [e for e in self.kind if e[0] == "fluent" and e[1] == dep[1]]
 
 
@@ -301,8 +301,6 @@ class RtecEvaluator:
         self.outputs = self._output_entities()
         self.needed = self._needed()
         self.domain_wide = self._domain_wide()
-        self._static_facts = {(k, r.head[1:]) for k in program.dynamic_domain
-                              for r in program.background.get(k, []) if not r.body and r.nvars == 0}
         self.regrow = False  # the domain grew since the last window
         self.recompute = False  # corrections re-derive from the start (a baseline for chronolog bench rtec)
         self.values = self._known_values()
@@ -343,23 +341,21 @@ class RtecEvaluator:
         return feeds
 
     def _domain_goal(self, key: Key) -> Callable:
-        static = self.program.background.get(key, [])
+        """A dynamicDomain predicate answers from the instances the input has shown so far, as
+        in RTEC (which collects them per window): clauses of the same predicate in the program
+        (ctm's vehicles.prolog) do not add instances no input names."""
 
         def goal(solver: Solver, g: tuple) -> Iterator[None]:
-            mark = len(solver.trail)
+            known = self.domain.get(key, ())
             if is_ground(g):
-                if tuple(resolve(a) for a in g[1:]) in self.domain.get(key, ()):
+                if tuple(resolve(a) for a in g[1:]) in known:
                     yield
-                    return
-                if static:
-                    yield from solver.solve_rules(static, g)
                 return
-            for tup in list(self.domain.get(key, ())):
+            mark = len(solver.trail)
+            for tup in list(known):
                 if solver.unify(g, (key[0], *tup)):
                     yield
                 solver.undo(mark)
-            if static:
-                yield from solver.solve_rules(static, g)
         return goal
 
     def _output_entities(self) -> set[tuple[Key, Any]]:
@@ -548,7 +544,7 @@ class RtecEvaluator:
                     known.add(tup)
                     self._expansions.clear()
                     self._grounded.clear()
-                    if self.done is not None and (dkey, tup) not in self._static_facts:
+                    if self.done is not None:
                         self.regrow = True
 
     # ------------------------------------------------------------ EC built-ins
