@@ -125,20 +125,29 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 
 def _meaning(changes: list) -> dict:
-    """Grid-free meaning of answer changes: per atom, the sorted list of its final intervals."""
+    """The meaning of answer changes (CONTRACT §3): per atom, the maximal intervals where the
+    diffs sum to 1 (a sweep over the interval ends)."""
     from chronolog.rtec import intervals as IV
 
-    total: dict = {}
+    ends: dict = {}
     for pred, args, span, diff in changes:
         hi = IV.INF if span.hi is None else span.hi
-        total.setdefault((pred, args), []).append((span.lo, hi, diff))
+        ends.setdefault((pred, args), []).extend([(span.lo, diff), (hi, -diff)])
     out = {}
-    for key, items in total.items():
-        plus = IV.union_all([[(a, b)] for a, b, d in items if d > 0])
-        minus = IV.union_all([[(a, b)] for a, b, d in items if d < 0])
-        got = IV.subtract(plus, minus)
-        if got:
-            out[key] = got
+    for key, items in ends.items():
+        items.sort(key=lambda x: x[0])
+        runs, level, start = [], 0, None
+        for t, d in items:
+            level += d
+            if level > 0 and start is None:
+                start = t
+            elif level <= 0 and start is not None:
+                if t > start:
+                    runs.append((start, t))
+                start = None
+        runs = IV.coalesce(runs)
+        if runs:
+            out[key] = runs
     return out
 
 
