@@ -264,3 +264,24 @@ def test_bad_input_line_is_a_user_error(tmp_path: Path, capsys) -> None:
     (tmp_path / "in.jsonl").write_text('{"t": 1, "pred": "switch_on"}\n{"t": "x", "pred": "fuse"}\n')
     assert main(["run", str(tmp_path / "p.prolog"), "--input", str(tmp_path / "in.jsonl")]) == 2
     assert "in.jsonl:2:1: error:" in capsys.readouterr().err
+
+
+GROWING = """
+dynamicDomain(room(_)).
+grounding(enter(X)) :- room(X).
+initially(light(_)=off).
+initiatedAt(light(X)=on, T) :- happensAt(enter(X), T).
+initiatedAt(alarm(X)=true, T) :- happensAt(bell, T), room(X).
+grounding(light(X)=off) :- room(X). grounding(light(X)=on) :- room(X). grounding(alarm(X)=true) :- room(X).
+"""
+
+
+@pytest.mark.parametrize("step", [1, 3, 1000])
+def test_a_growing_domain_counts_from_time_zero(step: int) -> None:
+    """RTEC's one-window meaning: room r2, first seen at 50, is a room from 0 (lit off from 0,
+    alarmed by the bell at 5), whatever the windows."""
+    m = meaning(run(program(GROWING), [ev(1, "enter", "r1"), ev(5, "bell"), ev(50, "enter", "r2"), ev(60, "tick")],
+                    step=step), horizon=80)
+    assert m[("light", ("r1", "off"))] == pts(0, 1) and m[("light", ("r1", "on"))] == pts(2, 80)
+    assert m[("light", ("r2", "off"))] == pts(0, 50) and m[("light", ("r2", "on"))] == pts(51, 80)
+    assert m[("alarm", ("r1",))] == pts(6, 80) == m[("alarm", ("r2",))]

@@ -801,14 +801,28 @@ class RtecEvaluator:
                 if isinstance(g, tuple) and _key(g) in dependent:
                     vs = set(_slots(g, []))
                     ranged[k].update(i for i, a in enumerate(head[1][1:]) if isinstance(a, Slot) and a.i in vs)
+        used: dict[Key, set] = defaultdict(set)  # values of a fluent some body reads (None: any)
+        for _, rule in self.program.rules:
+            deps: list = []
+            for g in rule.body:
+                _uses(g, deps)
+            for d in deps:
+                if d[0] == "fluent":
+                    used[d[1]].add(d[2])
         out = set()
         for ent, rules in self.h.rules.items():
             if self.h.kind[ent] != "simple":
                 continue
-            for _, rule in rules:
+            for kind, rule in rules:
                 fv = rule.head[1]
-                if not isinstance(fv[1], tuple):
-                    continue
+                if _enumerates_domain(rule, dependent):
+                    out.add(ent)  # the body enumerates a domain: new instances in the past
+                if kind != "initiatedAt" or not isinstance(fv[1], tuple):
+                    continue  # a termination for an instance no earlier initiation made holds changes nothing
+                value = None if has_slot(fv[2]) else fv[2]
+                if value is not None and (ent[1], value) not in self.outputs and not (
+                        used[ent[1]] & {None, value}):
+                    continue  # a value nobody reads or reports only terminates the others (as above)
                 body_vars = {i for g in rule.body if not (isinstance(g, tuple) and g[0] in TESTS)
                              for i in _slots(g, [])}
                 free = [i for i, a in enumerate(fv[1][1:]) if set(_slots(a, [])) - body_vars]
@@ -1301,6 +1315,20 @@ def _plan(rule: Rule) -> tuple[list, list]:
             pending.append(g)
     rule._plan = (main, pending)  # type: ignore[attr-defined]
     return main, pending
+
+
+def _enumerates_domain(rule: Rule, dependent: set) -> bool:
+    """Does the body (in the order it runs) call a domain-dependent predicate with an argument
+    no earlier goal binds?  A call whose arguments are bound only checks instances the input has
+    already shown."""
+    main, post = _plan(rule)
+    bound: set[int] = set()
+    for g in main + post:
+        if isinstance(g, tuple) and (g[0], len(g) - 1) in dependent and not g[0] in TESTS:
+            if set(_slots(g, [])) - bound:
+                return True
+        bound.update(_slots(g, []))
+    return False
 
 
 def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:

@@ -332,10 +332,10 @@ class Solver:
                     yield
                 self.undo(mark)
                 continue
-            head, body = rule.fresh()
-            if self.unify(head, goal):
+            vs = [Var() for _ in range(rule.nvars)]
+            if self.unify(inst(rule.head, vs), goal):  # the body is copied only for a matching head
                 cut = [False]
-                yield from self.body(body, 0, cut, depth + 1)
+                yield from self.body([inst(g, vs) for g in rule.body], 0, cut, depth + 1)
                 self.undo(mark)
                 if cut[0]:
                     return
