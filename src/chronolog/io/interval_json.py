@@ -6,9 +6,12 @@ CONTRACT §2 with ``interval`` beside ``t``: both readers check the same keys,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+
 import orjson
 
 from chronolog.errors import InputError
+from chronolog.events import Event
 from chronolog.ir import Loc
 
 KEYS = {"t", "interval", "pred", "args", "op"}
@@ -50,3 +53,19 @@ def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc] | None:
     if "interval" not in obj and "t" not in obj:
         raise InputError('missing time "t" or "interval"', loc)
     return obj, loc
+
+
+def parsed_lines(stream: Iterable[str], name: str, parse: Callable[[str, str, int], Event | None],
+                 on_error: str, report: Callable[[str], None]) -> Iterator[Event]:
+    """``parse`` applied to every line in order: bad lines stop the run (``InputError`` with
+    file:line:column), or with ``on_error="skip"`` are reported and skipped."""
+    for n, line in enumerate(stream, 1):
+        try:
+            ev = parse(line.rstrip("\n"), name, n)
+        except InputError as exc:
+            if on_error != "skip":
+                raise
+            report(f"{exc.loc}: skipped: {exc.message}")
+            continue
+        if ev is not None:
+            yield ev

@@ -19,7 +19,7 @@ import orjson
 
 from chronolog.errors import InputError
 from chronolog.events import Event
-from chronolog.io.interval_json import interval_record
+from chronolog.io.interval_json import interval_record, parsed_lines
 from chronolog.ir import Loc
 from chronolog.lang.mtl import interval_from_text, parse_fact_line
 from chronolog.mtl import intervals as I
@@ -67,13 +67,4 @@ def read_mtl_events(stream: IO[str], name: str, fmt: str = "jsonl", on_error: st
     if fmt not in ("jsonl", "meteor"):
         raise InputError(f"input format {fmt!r} does not carry DatalogMTL facts (use jsonl or meteor)")
     parse = _event if fmt == "jsonl" else _meteor
-    for n, line in enumerate(stream, 1):
-        try:
-            ev = parse(line.rstrip("\n"), name, n)
-        except InputError as exc:
-            if on_error != "skip":
-                raise
-            report(f"{exc.loc}: skipped: {exc.message}")
-            continue
-        if ev is not None:
-            yield ev
+    yield from parsed_lines(stream, name, parse, on_error, report)

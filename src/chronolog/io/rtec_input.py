@@ -23,7 +23,7 @@ import orjson
 
 from chronolog.errors import InputError
 from chronolog.events import Event
-from chronolog.io.interval_json import interval_record
+from chronolog.io.interval_json import interval_record, parsed_lines
 from chronolog.ir import Loc
 
 _INTERVAL = re.compile(r"^\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])\s*$")
@@ -109,13 +109,4 @@ def read_rtec_events(stream: IO[str], name: str, fmt: str = "jsonl", on_error: s
         parse = csv
     else:
         raise InputError(f"input format {fmt!r} does not carry RTEC events (use jsonl or rtec)")
-    for n, line in enumerate(stream, 1):
-        try:
-            ev = parse(line.rstrip("\n"), name, n)
-        except InputError as exc:
-            if on_error != "skip":
-                raise
-            report(f"{exc.loc}: skipped: {exc.message}")
-            continue
-        if ev is not None:
-            yield ev
+    yield from parsed_lines(stream, name, parse, on_error, report)
