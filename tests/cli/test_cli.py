@@ -121,8 +121,8 @@ def test_check_missing_program_file(tmp_path):
     assert_user_error(chronolog("check", tmp_path / "nope.lars"), "nope.lars", "error")
 
 
-def test_planned_dialect_is_rejected_clearly(files):
-    assert_user_error(chronolog("check", files("p.rtec", "A :- B.\n")), "p.rtec:1:1: error:", "not supported yet")
+def test_rtec_program_error_is_located(files):
+    assert_user_error(chronolog("check", files("p.rtec", "A :- B.\n")), "p.rtec:1:1: error:", "clause head")
 
 
 # ---------------------------------------------------------------- run

@@ -124,8 +124,7 @@ def test_dialect_by_extension_and_load(tmp_path):
     with pytest.raises(ProgramError, match="cannot read program"):
         load_program([str(tmp_path / "missing.lars")])
     (tmp_path / "m.rtec").write_text("")
-    with pytest.raises(ProgramError, match="not supported yet"):
-        load_program([str(tmp_path / "m.rtec")])
+    assert load_program([str(tmp_path / "m.rtec")]).dialect == "rtec"
     (tmp_path / "m.mtl").write_text("Q(X):-Boxminus[1,2]P(X)\n")  # DatalogMTL is parsed by its own front-end
     assert load_program([str(tmp_path / "m.mtl")]).dialect == "mtl"
 

@@ -401,3 +401,6 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     from chronolog.bench.mtl import add_parser as add_mtl
 
     add_mtl(kinds)
+    from chronolog.bench.rtec import add_parser as add_rtec
+
+    add_rtec(kinds)

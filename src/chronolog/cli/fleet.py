@@ -110,13 +110,12 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from chronolog.lang import load_program
 
     program = load_program(args.program, args.dialect)
-    if program.dialect == "mtl":  # hosted through its Evaluator: one chain service
+    from chronolog.dialects import evaluator_dialect
+
+    if evaluator_dialect(program.dialect) is not None:  # hosted through its Evaluator: one chain service
         from chronolog.runtime.hosting import HostedPlan
 
         return HostedPlan(program)
-    if program.dialect == "rtec":
-        raise ChronologError(f"error: the fleet does not run {program.dialect} programs yet; evaluate them with "
-                             f"`chronolog run` (embedded)")
     return plan_program(program)
 
 

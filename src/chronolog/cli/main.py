@@ -34,6 +34,7 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--retention": ("retention", None, int),
     "--answers": ("answers", "changelog", ["changelog", "points"]),
     "--mode": ("mode", None, ["stream", "batch"]),
+    "--step": ("step", None, int),
 }
 
 
@@ -61,6 +62,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         "--answers": {"help": "answer form (default: changelog)"},
         "--mode": {"help": "DatalogMTL: stream (answers as time advances; forward-propagating programs) or batch "
                            "(when the input ends); default: stream when the program allows it"},
+        "--step": {"metavar": "TICKS", "help": "RTEC: evaluate a window once the stream has advanced this much "
+                                                "(default: 1000 clock ticks; answers are the same)"},
     }
     for option, (_, default, kind) in RUN_OPTIONS.items():
         if isinstance(kind, list):
@@ -298,8 +301,13 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     from chronolog.runtime.embedded import collecting_rarely, run_embedded
 
     program = load_program(args.program, args.dialect)
-    if program.dialect == "mtl":
-        return _run_mtl(args, program)
+    from chronolog.dialects import evaluator_dialect
+
+    own = evaluator_dialect(program.dialect)
+    if own is not None:
+        return _run_own(args, program, own)
+    if getattr(args, "step", None) is not None:
+        raise ChronologError(f"error: --step is for RTEC programs (this one is {program.dialect})")
     if getattr(args, "mode", None) is not None:
         raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
     plan_program(program)  # program errors (safety, windows) before any input is read
@@ -334,40 +342,32 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     return 0
 
 
-def _run_mtl(args: argparse.Namespace, program) -> int:  # noqa: ANN001 (an MtlProgram)
-    """``chronolog run`` for a DatalogMTL program: its evaluator through run_evaluator."""
-    from chronolog.io.mtl_input import read_mtl_events
-    from chronolog.mtl.evaluator import MtlEvaluator
+def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001 (its program, a Dialect)
+    """``chronolog run`` for a dialect with its own evaluator (chronolog.dialects): through run_evaluator."""
     from chronolog.runtime.embedded import run_evaluator
 
-    evaluator = MtlEvaluator(program, args.mode, warn=_error)
+    if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
+        raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
+    evaluator = dialect.evaluator(program, args, _error)
     with _open_in(args.input) as stream, _open_out(args.output) as out:
         name = "<stdin>" if args.input == "-" else args.input
-        events = read_mtl_events(stream, name, args.format, args.on_error, _error)
-        stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
+        events = dialect.read(program, stream, name, args.format, args.on_error, _error)
+        stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error, points=dialect.points)
     if stats.unmatched_retractions:
         _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")
     return 0
 
 
-def _describe_mtl(program) -> None:  # noqa: ANN001 (an MtlProgram)
-    from chronolog.mtl.evaluator import not_forward_propagating, reach
-    from chronolog.mtl.materialise import check_program
-    from chronolog.mtl.syntax import atoms_of, head_atom
+def _describe_own(program) -> bool:  # noqa: ANN001 (any dialect's program)
+    """Print what check/topology say about a dialect with its own evaluator; False for LARS/Laser."""
+    from chronolog.dialects import evaluator_dialect
 
-    check_program(program)
-    heads = sorted({f"{head_atom(r.head).pred}/{len(head_atom(r.head).args)}" for r in program.rules})
-    inputs = sorted({f"{a.pred}/{len(a.args)}" for r in program.rules for lit in r.body for a in atoms_of(lit)}
-                    - set(heads))
-    print(f"rules: {len(program.rules)}, facts in the program: {len(program.facts)}")
-    print(f"output predicates: {', '.join(heads) or '(none)'}")
-    print(f"input predicates: {', '.join(inputs) or '(none)'}")
-    blocker = not_forward_propagating(program)
-    if blocker is None:
-        print(f"forward-propagating: evaluated as a stream (window reach {reach(program)})")
-    else:
-        print(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
-    print("fleet: not available for DatalogMTL yet (chronolog run only); partition key: none")
+    own = evaluator_dialect(program.dialect)
+    if own is None:
+        return False
+    for line in own.describe(program):
+        print(line)
+    return True
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -375,8 +375,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from chronolog.lang import load_program
 
     program = load_program(args.program, args.dialect)
-    if program.dialect == "mtl":
-        _describe_mtl(program)
+    if _describe_own(program):
         return 0
     plan = plan_program(program)
     for i, stratum in enumerate(plan.strata, 1):
@@ -397,8 +396,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from chronolog.topology import build_topology
 
     program = load_program(args.program, args.dialect)
-    if program.dialect == "mtl":
-        _describe_mtl(program)
+    if _describe_own(program):
         return 0
     topology = build_topology(plan_program(program), args.partitions,
                               args.input_partitions, chain=args.chain)

@@ -19,12 +19,10 @@ import orjson
 
 from chronolog.errors import InputError
 from chronolog.events import Event
+from chronolog.io.interval_json import interval_record, parsed_lines
 from chronolog.ir import Loc
 from chronolog.lang.mtl import interval_from_text, parse_fact_line
 from chronolog.mtl import intervals as I
-
-_KEYS = {"t", "interval", "pred", "args", "op"}
-
 
 def _time(value: object, loc: Loc) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -36,45 +34,21 @@ def _time(value: object, loc: Loc) -> Fraction:
 
 
 def _event(line: str, name: str, n: int) -> Event | None:
-    if not line.strip():
+    got = interval_record(line, name, n)
+    if got is None:
         return None
-    loc = Loc(name, n, 1)
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", Loc(name, n, max(1, exc.colno))) from None
-    if type(obj) is not dict:
-        raise InputError("an event must be a JSON object", loc)
-    unknown = sorted(set(obj) - _KEYS)
-    if unknown:
-        raise InputError(f"unknown key {unknown[0]!r} (allowed: t, interval, pred, args, op)", loc)
-    op = obj.get("op")
-    if op not in (None, "assert", "retract"):
-        raise InputError('"op" must be "retract" or "assert"', loc)
-    pred = obj.get("pred")
-    if "interval" in obj and "t" in obj:
-        raise InputError('an event has either "t" or "interval", not both', loc)
+    obj, loc = got
+    op, pred, args = obj.get("op"), obj.get("pred"), obj.get("args", [])
     if pred is None:
-        if "interval" in obj or "args" in obj or op:
-            raise InputError('a fact needs "pred"', loc)
-        if "t" not in obj:
-            raise InputError('missing time "t" or "interval"', loc)
         return Event(_time(obj["t"], loc), loc=loc)  # type: ignore[arg-type]
-    if type(pred) is not str or not pred:
-        raise InputError('"pred" must be a non-empty string', loc)
-    args = obj.get("args", [])
-    if type(args) is not list or any(type(a) not in (str, int) for a in args):
-        raise InputError('"args" must be a list of strings and integers', loc)
     if "interval" in obj:
         if type(obj["interval"]) is not str:
             raise InputError('"interval" must be a string such as "[2,7)"', loc)
         iv = interval_from_text(obj["interval"], name, n)
         if iv[0] == -inf:
             raise InputError("an input interval needs a finite left end", loc)
-    elif "t" in obj:
-        iv = I.point(_time(obj["t"], loc))
     else:
-        raise InputError('missing time "t" or "interval"', loc)
+        iv = I.point(_time(obj["t"], loc))
     return Event(iv[0], pred, tuple(str(a) for a in args), op == "retract", loc, iv)  # type: ignore[arg-type]
 
 
@@ -93,13 +67,4 @@ def read_mtl_events(stream: IO[str], name: str, fmt: str = "jsonl", on_error: st
     if fmt not in ("jsonl", "meteor"):
         raise InputError(f"input format {fmt!r} does not carry DatalogMTL facts (use jsonl or meteor)")
     parse = _event if fmt == "jsonl" else _meteor
-    for n, line in enumerate(stream, 1):
-        try:
-            ev = parse(line.rstrip("\n"), name, n)
-        except InputError as exc:
-            if on_error != "skip":
-                raise
-            report(f"{exc.loc}: skipped: {exc.message}")
-            continue
-        if ev is not None:
-            yield ev
+    yield from parsed_lines(stream, name, parse, on_error, report)

@@ -31,12 +31,11 @@ def parse_program(text: str, filename: str, dialect: str) -> Program:
         from chronolog.lang.laser import parse_laser
 
         return parse_laser(text, filename)
-    if dialect == "mtl":
-        from chronolog.lang.mtl import parse_mtl
+    from chronolog.dialects import evaluator_dialect
 
-        return parse_mtl(text, filename)  # type: ignore[return-value]  # its own IR (chronolog.mtl.syntax)
-    if dialect in DIALECTS:
-        raise ProgramError(f"dialect {dialect!r} is not supported yet", Loc(filename, 1, 1))
+    own = evaluator_dialect(dialect)
+    if own is not None:
+        return own.parse([(filename, text)])  # type: ignore[no-any-return]  # the dialect's own program type
     raise ProgramError(f"unknown dialect {dialect!r} (choose from {', '.join(DIALECTS)})", Loc(filename, 1, 1))
 
 
@@ -45,7 +44,7 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
     if not paths:
         raise ProgramError("no program file given")
     rules: list[Rule] = []
-    facts: list = []  # DatalogMTL: facts in programs
+    texts: list[tuple[str, str]] = []  # a dialect with its own evaluator parses all files at once
     chosen: str | None = None
     for path in paths:
         if path == "-":
@@ -54,7 +53,7 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
         if chosen is not None and d != chosen:
             raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
         chosen = d
-        if d not in ("lars", "laser", "mtl"):  # fail on the dialect before touching the file
+        if d not in DIALECTS:  # fail on the dialect before touching the file
             parse_program("", path, d)
         try:
             with open(path, encoding="utf-8") as f:
@@ -63,11 +62,13 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
             raise ProgramError(f"cannot read program: {exc.strerror or exc}", Loc(path, 1, 1)) from None
         except UnicodeDecodeError as exc:
             raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
-        parsed = parse_program(text, path, d)
-        rules.extend(parsed.rules)
-        facts.extend(getattr(parsed, "facts", ()))
-    if chosen == "mtl":
-        from chronolog.mtl.syntax import MtlProgram
+        if chosen in ("lars", "laser"):
+            rules.extend(parse_program(text, path, d).rules)
+        else:
+            texts.append((path, text))
+    from chronolog.dialects import evaluator_dialect
 
-        return MtlProgram(tuple(rules), tuple(facts))  # type: ignore[arg-type, return-value]
+    own = evaluator_dialect(chosen or "lars")
+    if own is not None:
+        return own.parse(texts)  # type: ignore[no-any-return]
     return Program(tuple(rules), chosen or "lars")

@@ -139,20 +139,21 @@ def run_evaluator(
     *,
     until: "Time | None" = None,
     warn: Callable[[str], None] = _stderr,
+    points: bool = True,
 ) -> RunStats:
     """``chronolog run`` for any dialect's evaluator (``chronolog.evaluator``).
 
     A time is final once a later one arrives: each arrival of a later time
     evaluates up to the previous latest time, and the changes are written at
     once (so answers follow a piped input as it arrives).  Delayed events and
-    retractions come out of the next ``advance`` as -1/+1 corrections."""
+    retractions come out of the next ``advance`` as -1/+1 corrections.
+    ``points``: an answer at one integer point is a ``t`` line (DatalogMTL
+    writes its punctual interval ``[7,7]`` instead)."""
     from chronolog.evaluator import interval_line
 
     stats = RunStats()
     binary = getattr(out, "buffer", None)
     write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
-
-    points = getattr(evaluator, "dialect", "") != "mtl"  # DatalogMTL answers are intervals, [7,7] included
 
     def emit(changes: list) -> None:
         for pred, args, span, diff in changes:

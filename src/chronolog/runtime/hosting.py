@@ -10,13 +10,12 @@ seconds); delayed events and retractions come out of the next ``advance``
 as corrections.  Its state is the evaluator's ``export_state`` (no
 journals: each commit stores all of it).
 
-``HOSTED`` says how to host each dialect: how to make its evaluator from
-the parsed program and how to read one input line.
+``hosting`` says how to host each dialect (``chronolog.dialects``): how to
+make its evaluator from the parsed program and how to read one input line.
 """
 
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -35,27 +34,15 @@ class Hosting:
     read: Callable[[str, str], Iterator[Event]]  # (one input line, where) -> its events
 
 
-def _mtl() -> Hosting:
-    from chronolog.io.mtl_input import read_mtl_events
-    from chronolog.mtl.evaluator import MtlEvaluator
+def hosting(dialect: str, program: Any = None) -> Hosting:
+    """How the fleet hosts a dialect with its own evaluator (the table in chronolog.dialects);
+    ``program``: the one whose input is read (RTEC's CSV rows depend on its declarations)."""
+    from chronolog.dialects import evaluator_dialect, read_line
 
-    def make(program: Any) -> Evaluator:
-        return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
-
-    def read(line: str, where: str) -> Iterator[Event]:
-        return read_mtl_events(io.StringIO(line + "\n"), where)
-
-    return Hosting(make, read)
-
-
-HOSTED: dict[str, Callable[[], Hosting]] = {"mtl": _mtl}
-
-
-def hosting(dialect: str) -> Hosting:
-    got = HOSTED.get(dialect)
-    if got is None:
+    own = evaluator_dialect(dialect)
+    if own is None:
         raise ChronologError(f"error: the fleet cannot host {dialect} programs yet")
-    return got()
+    return Hosting(own.hosted, lambda line, where: read_line(dialect, program, line, where))
 
 
 class HostedPlan:

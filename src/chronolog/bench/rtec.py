@@ -1,0 +1,166 @@
+"""``chronolog bench rtec``: RTEC's example applications (caviar, ctm, voting).
+
+For each app: ``chronolog run`` as a child process (wall time, peak RSS, answer
+lines) on its JSONL stream; for caviar also the delayed stream.  The repair
+figure compares, in this process, the evaluator on the delayed caviar stream
+repairing from the earliest affected time (the default) with the same
+evaluator re-deriving everything from the start at each correction
+(``recompute``), and checks that both mean the undelayed answer.  RTEC's own
+whole-process time with one window on this machine (docs/benchmarks.md) is printed beside ours.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+APPS = {
+    "caviar": (["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"], "stream.jsonl"),
+    "caviar-delayed": (["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"], "caviar-delayed.jsonl"),
+    "ctm": (["rules.prolog", "vehicles.prolog", "settings.prolog"], "stream.jsonl"),
+    "voting": (["rules.prolog", "voting_static_generator.prolog", "settings.prolog"], "stream.jsonl"),
+}
+RTEC_SECONDS = {"caviar": 7.78, "ctm": 4.44, "voting": 4.36}  # RTEC, one window, whole process (docs/benchmarks.md)
+
+
+def default_data() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent.parent / "shared" / "data" / "rtec"
+        if candidate.is_dir():
+            return candidate
+    return Path.cwd().parent / "shared" / "data" / "rtec"
+
+
+def _app_dir(data: Path, name: str) -> Path:
+    return data / ("caviar" if name.startswith("caviar") else name)
+
+
+def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int | None = None) -> tuple[float, list]:
+    """Seconds to evaluate ``stream`` in this process (reading excluded), and the answer changes."""
+    from chronolog.io.rtec_input import read_rtec_events
+    from chronolog.lang import load_program
+    from chronolog.rtec.evaluator import RtecEvaluator
+
+    program = load_program([str(f) for f in files])
+    evaluator = RtecEvaluator(program)  # type: ignore[arg-type]
+    evaluator.recompute = recompute
+    with open(stream, encoding="utf-8") as f:
+        events = list(read_rtec_events(f, str(stream)))
+    if limit is not None:
+        events = events[:limit]
+    out: list = []
+    latest = None
+    t0 = time.perf_counter()
+    for e in events:
+        if latest is not None and e.t > latest:
+            out += evaluator.advance(latest)
+        latest = e.t if latest is None or e.t > latest else latest
+        evaluator.push(e)
+    out += evaluator.finish()
+    return time.perf_counter() - t0, out
+
+
+def main(args) -> int:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+    from rich.table import Table
+
+    from chronolog.bench.lars import BenchError, measured
+
+    data = Path(args.data) if args.data else default_data()
+    if not data.is_dir():
+        raise BenchError(f"error: {data}: RTEC data not found (pass --data DIR)")
+    names = args.app or list(APPS)
+    unknown = [n for n in names if n not in APPS]
+    if unknown:
+        raise BenchError(f"error: unknown app {unknown[0]!r} (one of {', '.join(APPS)})")
+    table = Table(title=f"chronolog bench rtec (chronolog run, whole process, median of {args.repeat})")
+    for col in ("app", "rows", "wall s", "cpu s", "RTEC s", "peak RSS", "answer lines"):
+        table.add_column(col, justify="right")
+    with tempfile.TemporaryDirectory(prefix="chronolog-bench-rtec-") as tmp:
+        for name in names:
+            files, stream_name = APPS[name]
+            folder = _app_dir(data, name)
+            stream = folder / stream_name
+            out = Path(tmp) / f"{name}.jsonl"
+            cmd = [sys.executable, "-m", "chronolog", "run", *(str(folder / f) for f in files),
+                   "--input", str(stream), "--output", str(out)]
+            runs = [measured(cmd) for _ in range(args.repeat)]
+            bad = [r for r in runs if r[3] != 0]
+            if bad:
+                raise BenchError(f"error: {name} failed: {bad[0][4].strip()[-300:]}")
+            rows = sum(1 for _ in open(stream, "rb"))
+            lines = sum(1 for _ in open(out, "rb"))
+            ref = RTEC_SECONDS.get(name)
+            table.add_row(name, f"{rows:,}", f"{statistics.median(r[0] for r in runs):.2f}",
+                          f"{statistics.median(r[1] for r in runs):.2f}", f"{ref:.1f}" if ref else "-",
+                          f"{max(r[2] for r in runs) / 2**20:.0f} MiB", f"{lines:,}")
+            print(f"{name}: done", file=sys.stderr)
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    console.print(table)
+    if args.no_repair or "caviar-delayed" not in names:
+        return 0
+    files, _ = APPS["caviar"]
+    folder = data / "caviar"
+    paths = [folder / f for f in files]
+    repair = Table(title="caviar-delayed (10% of rows late): repair vs recomputation (in process, evaluation only; "
+                         "cost of corrections = seconds minus the undelayed stream's)")
+    for col in ("mode", "rows", "seconds", "cost of corrections", "share of recomputation's",
+                "means the undelayed answer"):
+        repair.add_column(col, justify="right")
+    limit = args.repair_rows
+    undelayed, want = drive(paths, folder / "stream.jsonl", limit=limit)
+    base = _meaning(want)
+    figures = {}
+    for mode in ("repair", "recompute"):
+        secs, got = drive(paths, folder / "caviar-delayed.jsonl", recompute=(mode == "recompute"), limit=limit)
+        figures[mode] = (secs, limit is None and _meaning(got) == base)
+        print(f"repair {mode}: done", file=sys.stderr)
+    full_cost = max(figures["recompute"][0] - undelayed, 1e-9)
+    repair.add_row("undelayed", f"{limit:,}" if limit else "all", f"{undelayed:.2f}", "-", "-", "-")
+    for mode, (secs, same) in figures.items():
+        repair.add_row(mode, f"{limit:,}" if limit else "all", f"{secs:.2f}", f"{secs - undelayed:.2f}",
+                       f"{(secs - undelayed) / full_cost:.0%}", "yes" if same else ("-" if limit else "NO"))
+    console.print(repair)
+    return 0
+
+
+def _meaning(changes: list) -> dict:
+    """The meaning of answer changes (CONTRACT §3): per atom, the maximal intervals where the
+    diffs sum to 1 (a sweep over the interval ends)."""
+    from chronolog.rtec import intervals as IV
+
+    ends: dict = {}
+    for pred, args, span, diff in changes:
+        hi = IV.INF if span.hi is None else span.hi
+        ends.setdefault((pred, args), []).extend([(span.lo, diff), (hi, -diff)])
+    out = {}
+    for key, items in ends.items():
+        items.sort(key=lambda x: x[0])
+        runs, level, start = [], 0, None
+        for t, d in items:
+            level += d
+            if level > 0 and start is None:
+                start = t
+            elif level <= 0 and start is not None:
+                if t > start:
+                    runs.append((start, t))
+                start = None
+        runs = IV.coalesce(runs)
+        if runs:
+            out[key] = runs
+    return out
+
+
+def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
+    p = kinds.add_parser("rtec", help="RTEC's caviar, ctm and voting: whole-process time, peak RSS, repair")
+    p.add_argument("app", nargs="*", help=f"apps (default: all of {', '.join(APPS)})")
+    p.add_argument("--data", help="folder of the RTEC data (default: ../shared/data/rtec beside the repository)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per app (median)")
+    p.add_argument("--no-repair", action="store_true", help="skip the repair vs recomputation comparison")
+    p.add_argument("--repair-rows", type=int, default=None, metavar="N",
+                   help="compare repair and recomputation on the first N delayed rows only (recomputation is slow)")
+    p.set_defaults(func=main)

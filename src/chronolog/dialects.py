@@ -1,0 +1,152 @@
+"""The dialects that run on an ``Evaluator`` (``chronolog.evaluator``), in one table.
+
+LARS and Laser compile to the engine's plan; DatalogMTL and RTEC bring their
+own evaluator.  For those, everything the CLI, ``chronolog.lang`` and the
+fleet (``runtime/hosting.py``) need is here: how to parse the program files,
+how to make the evaluator, how to read input lines, and what ``check`` and
+``topology`` print.  Adding a dialect is adding a row, not an ``if``.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from chronolog.events import Event
+
+
+@dataclass(frozen=True)
+class Dialect:
+    parse: Callable[[list[tuple[str, str]]], Any]  # [(file name, text)] -> the program
+    evaluator: Callable[[Any, Any, Callable[[str], None]], Any]  # (program, run options, warn) -> Evaluator
+    read: Callable[[Any, IO[str], str, str, str, Callable[[str], None]], Iterator[Event]]
+    # (program, stream, name, format, on_error, report) -> events in arrival order
+    describe: Callable[[Any], list[str]]  # the lines `chronolog check` / `topology` print
+    hosted: Callable[[Any], Any]  # program -> an evaluator for the fleet (stream mode)
+    points: bool = True  # answers at one integer point are written as "t" lines
+
+
+def _mtl_parse(files: list[tuple[str, str]]) -> Any:
+    from chronolog.lang.mtl import parse_mtl
+    from chronolog.mtl.syntax import MtlProgram
+
+    rules: list = []
+    facts: list = []
+    for name, text in files:
+        parsed = parse_mtl(text, name)
+        rules.extend(parsed.rules)
+        facts.extend(getattr(parsed, "facts", ()))
+    return MtlProgram(tuple(rules), tuple(facts))
+
+
+def _mtl_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> Any:
+    from chronolog.mtl.evaluator import MtlEvaluator
+
+    return MtlEvaluator(program, getattr(options, "mode", None), warn=warn)
+
+
+def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
+              report: Callable[[str], None]) -> Iterator[Event]:
+    from chronolog.io.mtl_input import read_mtl_events
+
+    return read_mtl_events(stream, name, fmt, on_error, report)
+
+
+def _mtl_describe(program: Any) -> list[str]:
+    from chronolog.mtl.evaluator import not_forward_propagating, reach
+    from chronolog.mtl.materialise import check_program
+    from chronolog.mtl.syntax import atoms_of, head_atom
+
+    check_program(program)
+    heads = sorted({f"{head_atom(r.head).pred}/{len(head_atom(r.head).args)}" for r in program.rules})
+    inputs = sorted({f"{a.pred}/{len(a.args)}" for r in program.rules for lit in r.body for a in atoms_of(lit)}
+                    - set(heads))
+    lines = [f"rules: {len(program.rules)}, facts in the program: {len(program.facts)}",
+             f"output predicates: {', '.join(heads) or '(none)'}",
+             f"input predicates: {', '.join(inputs) or '(none)'}"]
+    blocker = not_forward_propagating(program)
+    if blocker is None:
+        lines.append(f"forward-propagating: evaluated as a stream (window reach {reach(program)})")
+    else:
+        lines.append(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
+    lines.append("fleet: one chain service hosting the evaluator; partition key: none")
+    return lines
+
+
+def _mtl_hosted(program: Any) -> Any:
+    from chronolog.mtl.evaluator import MtlEvaluator
+
+    return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
+
+
+def _rtec_parse(files: list[tuple[str, str]]) -> Any:
+    from chronolog.lang.rtec import finish_program, parse_rtec
+
+    program = None
+    for name, text in files:
+        program = parse_rtec(text, name, program)
+    assert program is not None
+    return finish_program(program)
+
+
+def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> Any:
+    from chronolog.errors import ChronologError
+    from chronolog.rtec.evaluator import RtecEvaluator
+
+    if getattr(options, "mode", None) is not None:
+        raise ChronologError(f"error: --mode {options.mode} is for DatalogMTL programs (this one is rtec)")
+    return RtecEvaluator(program, getattr(options, "step", None), warn=warn)
+
+
+def _rtec_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
+               report: Callable[[str], None]) -> Iterator[Event]:
+    from chronolog.io.rtec_input import CsvRows, read_rtec_events
+
+    csv = CsvRows({e.name for e in program.points + program.build_from_points},
+                  {e.name for e in program.collect_intervals})
+    return read_rtec_events(stream, name, fmt, on_error, report, csv)
+
+
+def _rtec_describe(program: Any) -> list[str]:
+    from chronolog.rtec.evaluator import Hierarchy
+
+    h = Hierarchy(program)
+    lines = [f"rules: {len(program.rules)}, background clauses: "
+             f"{sum(len(v) for v in program.background.values())}, clock tick: {program.clock_tick}"]
+    levels: dict[int, list[str]] = {}
+    for ent, lvl in h.level.items():
+        name = f"{ent[1][0]}/{ent[1][1]}" + (f"={ent[2]}" if ent[0] == "fluent" and ent[2] is not None else "")
+        kind = {"simple": "simple fluent", "sdf": "statically determined", "event": "event"}[h.kind[ent]]
+        levels.setdefault(lvl, []).append(f"{name} ({kind})")
+    for lvl in sorted(levels):
+        lines.append(f"stratum {lvl}: {', '.join(sorted(levels[lvl]))}")
+    inputs = sorted({f"{e.name}/{e.arity}" for e in program.points + program.build_from_points
+                     + program.collect_intervals})
+    lines.append(f"input fluents: {', '.join(inputs) or '(none)'}")
+    lines.append("fleet: one chain service hosting the evaluator; partition key: none")
+    return lines
+
+
+def _rtec_hosted(program: Any) -> Any:
+    from chronolog.rtec.evaluator import RtecEvaluator
+
+    return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
+
+
+DIALECTS: dict[str, Dialect] = {
+    "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, points=False),
+    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted),
+}
+
+
+def evaluator_dialect(name: str) -> Dialect | None:
+    """The dialect's row if it runs on its own evaluator (None for LARS and Laser)."""
+    return DIALECTS.get(name)
+
+
+def read_line(dialect: str, program: Any, line: str, where: str) -> Iterator[Event]:
+    """One input record (the fleet's reader)."""
+    d = DIALECTS[dialect]
+    return d.read(program, io.StringIO(line + "\n"), where, "jsonl", "fail", lambda m: None)

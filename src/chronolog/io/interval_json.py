@@ -1,0 +1,71 @@
+"""The JSON object of an input line in the dialects with interval facts (DatalogMTL, RTEC).
+
+CONTRACT §2 with ``interval`` beside ``t``: both readers check the same keys,
+``op``, ``pred`` and ``args`` here, and only read the times their own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import orjson
+
+from chronolog.errors import InputError
+from chronolog.events import Event
+from chronolog.ir import Loc
+
+KEYS = {"t", "interval", "pred", "args", "op"}
+
+
+def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc] | None:
+    """The checked object of one line and its location; None for a blank line.  Without
+    ``pred`` it is a time advance and has ``t``; with it, ``args`` is a list of strings and
+    integers and exactly one of ``t`` and ``interval`` is present."""
+    if not line.strip():
+        return None
+    loc = Loc(name, n, 1)
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", Loc(name, n, max(1, exc.colno))) from None
+    if type(obj) is not dict:
+        raise InputError("an event must be a JSON object", loc)
+    unknown = sorted(set(obj) - KEYS)
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r} (allowed: t, interval, pred, args, op)", loc)
+    op = obj.get("op")
+    if op not in (None, "assert", "retract"):
+        raise InputError('"op" must be "retract" or "assert"', loc)
+    pred = obj.get("pred")
+    if "interval" in obj and "t" in obj:
+        raise InputError('an event has either "t" or "interval", not both', loc)
+    if pred is None:
+        if "interval" in obj or "args" in obj or op:
+            raise InputError('a fact needs "pred"', loc)
+        if "t" not in obj:
+            raise InputError('missing time "t" or "interval"', loc)
+        return obj, loc
+    if type(pred) is not str or not pred:
+        raise InputError('"pred" must be a non-empty string', loc)
+    args = obj.get("args", [])
+    if type(args) is not list or any(type(a) not in (str, int) for a in args):
+        raise InputError('"args" must be a list of strings and integers', loc)
+    if "interval" not in obj and "t" not in obj:
+        raise InputError('missing time "t" or "interval"', loc)
+    return obj, loc
+
+
+def parsed_lines(stream: Iterable[str], name: str, parse: Callable[[str, str, int], Event | None],
+                 on_error: str, report: Callable[[str], None]) -> Iterator[Event]:
+    """``parse`` applied to every line in order: bad lines stop the run (``InputError`` with
+    file:line:column), or with ``on_error="skip"`` are reported and skipped."""
+    for n, line in enumerate(stream, 1):
+        try:
+            ev = parse(line.rstrip("\n"), name, n)
+        except InputError as exc:
+            if on_error != "skip":
+                raise
+            report(f"{exc.loc}: skipped: {exc.message}")
+            continue
+        if ev is not None:
+            yield ev

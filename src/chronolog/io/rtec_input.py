@@ -1,0 +1,112 @@
+"""RTEC input: JSON Lines (CONTRACT §2) or RTEC's own ``|`` CSV (``--format rtec``).
+
+Both give the same events (the data README's mapping):
+
+* ``{"t": 680, "pred": "appear", "args": ["id0"]}`` / ``appear|680|680|id0``: an event, or a
+  point of a ``points/1`` fluent (``coord|680|680|true|id0|262|285``: value ``true`` is left out
+  of the args, another value is appended last);
+* ``{"interval": "[5,8)", ...}`` / ``sharp_turn|8|5|8|sharp|75|bus``: a ``collectIntervals/1``
+  fluent holding at the time points 5 <= T < 8 (its ``t`` is the left end).
+
+Which CSV rows are fluents is the program's declaration (``points/1``, ``collectIntervals/1``);
+fields that read as integers become integers, as RTEC's reader makes them numbers.  Bad lines
+stop the run with file:line:column, or with ``on_error="skip"`` are reported and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import IO
+
+import orjson
+
+from chronolog.errors import InputError
+from chronolog.events import Event
+from chronolog.io.interval_json import interval_record, parsed_lines
+from chronolog.ir import Loc
+
+_INTERVAL = re.compile(r"^\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])\s*$")
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def _int_time(value: object, loc: Loc, what: str) -> int:
+    if type(value) is not int:
+        raise InputError(f'"{what}" must be an integer time, not {orjson.dumps(value).decode()}', loc)
+    return value
+
+
+def _jsonl(line: str, name: str, n: int) -> Event | None:
+    got = interval_record(line, name, n)
+    if got is None:
+        return None
+    obj, loc = got
+    op, pred, args = obj.get("op"), obj.get("pred"), obj.get("args", [])
+    if pred is None:
+        return Event(_int_time(obj["t"], loc, "t"), loc=loc)
+    if "interval" in obj:
+        text = obj["interval"]
+        m = _INTERVAL.match(text) if type(text) is str else None
+        if m is None:
+            raise InputError('"interval" must be a string such as "[5,8)" or "[5,7]" (integer ends)', loc)
+        a, b = int(m.group(1)), int(m.group(2)) + (1 if m.group(3) == "]" else 0)
+        if b <= a:
+            raise InputError(f"empty interval {text!r}", loc)
+        return Event(a, pred, tuple(args), op == "retract", loc, (a, b))
+    return Event(_int_time(obj["t"], loc, "t"), pred, tuple(args), op == "retract", loc)
+
+
+def _field(text: str) -> str | int:
+    return int(text) if _INT.match(text) else text
+
+
+class CsvRows:
+    """RTEC CSV rows ``Label|Arrival|Occurrence|Attr...`` as events; needs the program's
+    declarations to know point and interval fluents."""
+
+    def __init__(self, points: set[str], intervals: set[str]) -> None:
+        self.points, self.intervals = points, intervals
+
+    def __call__(self, line: str, name: str, n: int) -> Event | None:
+        if not line.strip():
+            return None
+        loc = Loc(name, n, 1)
+        cells = line.rstrip("\r").split("|")
+        if len(cells) < 3 or not cells[0]:
+            raise InputError("an RTEC row is Label|Arrival|Occurrence|Attr... (at least three fields)", loc)
+        label = cells[0]
+        if label in self.intervals:
+            if len(cells) < 5:
+                raise InputError(f"interval fluent {label}: expected {label}|Arrival|Start|End|Value|Attr...", loc)
+            a, b = self._time(cells[2], name, n, line, 3), self._time(cells[3], name, n, line, 4)
+            if b <= a:
+                raise InputError(f"empty interval ({a},{b})", loc)
+            return Event(a, label, tuple(_field(c) for c in cells[5:]) + (_field(cells[4]),), False, loc, (a, b))
+        t = self._time(cells[2], name, n, line, 3)
+        if label in self.points:
+            if len(cells) < 4:
+                raise InputError(f"point fluent {label}: expected {label}|Arrival|Time|Value|Attr...", loc)
+            value = _field(cells[3])
+            args = tuple(_field(c) for c in cells[4:])
+            return Event(t, label, args if value == "true" else args + (value,), False, loc)
+        return Event(t, label, tuple(_field(c) for c in cells[3:]), False, loc)
+
+    @staticmethod
+    def _time(text: str, name: str, n: int, line: str, field: int) -> int:
+        if not _INT.match(text):
+            col = sum(len(c) + 1 for c in line.split("|")[:field - 1]) + 1
+            raise InputError(f"field {field} must be an integer time, not {text!r}", Loc(name, n, col))
+        return int(text)
+
+
+def read_rtec_events(stream: IO[str], name: str, fmt: str = "jsonl", on_error: str = "fail",
+                     report: Callable[[str], None] = lambda m: None,
+                     csv: CsvRows | None = None) -> Iterator[Event]:
+    """The events of an RTEC input, in arrival order."""
+    if fmt == "jsonl":
+        parse: Callable[[str, str, int], Event | None] = _jsonl
+    elif fmt == "rtec" and csv is not None:
+        parse = csv
+    else:
+        raise InputError(f"input format {fmt!r} does not carry RTEC events (use jsonl or rtec)")
+    yield from parsed_lines(stream, name, parse, on_error, report)

@@ -1,0 +1,1 @@
+"""RTEC (Event Calculus) evaluation: solver, interval lists, evaluator."""

@@ -1,0 +1,124 @@
+"""Lists of maximal intervals, RTEC's unit of work.
+
+An interval is a pair ``(a, b)``: the fluent holds at the time points ``t``
+with ``a <= t < b`` (``b`` is ``INF`` while it holds on).  A list is sorted,
+disjoint and coalesced (``[(1,3),(3,5)]`` is ``[(1,5)]``).  Every RTEC
+interval built-in is a linear sweep over such lists.
+"""
+
+from __future__ import annotations
+
+import heapq
+from math import inf
+
+INF = inf
+Pair = tuple  # (int, int | float)
+IvList = list
+
+
+def _merged(pairs) -> IvList:  # type: ignore[no-untyped-def]
+    """Pairs sorted by their left end, merged where they overlap or meet."""
+    out: IvList = []
+    for a, b in pairs:
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def coalesce(pairs: list[Pair]) -> IvList:
+    """Sorted, merged list of any pairs (empty ones dropped)."""
+    return _merged(sorted(p for p in pairs if p[0] < p[1]))
+
+
+def union_all(lists: list[IvList]) -> IvList:
+    lists = [x for x in lists if x]
+    if not lists:
+        return []
+    if len(lists) == 1:
+        return list(lists[0])
+    return _merged(heapq.merge(*lists))
+
+
+def intersect(x: IvList, y: IvList) -> IvList:
+    out: IvList = []
+    i = j = 0
+    while i < len(x) and j < len(y):
+        a = max(x[i][0], y[j][0])
+        b = min(x[i][1], y[j][1])
+        if a < b:
+            out.append((a, b))
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def intersect_all(lists: list[IvList]) -> IvList:
+    if not lists:
+        return []
+    out = lists[0]
+    for x in lists[1:]:
+        if not out:
+            break
+        out = intersect(out, x)
+    return list(out)
+
+
+def complement(x: IvList, lo: int, hi: float = INF) -> IvList:
+    """The points of ``[lo, hi)`` outside ``x``."""
+    out: IvList = []
+    at = lo
+    for a, b in x:
+        if b <= at:
+            continue
+        if a >= hi:
+            break
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+    if at < hi:
+        out.append((at, hi))
+    return out
+
+
+def relative_complement_all(x: IvList, lists: list[IvList]) -> IvList:
+    """The points of ``x`` in none of ``lists``."""
+    cut = union_all(lists)
+    if not cut:
+        return list(x)
+    return intersect(x, complement(cut, min(x[0][0], cut[0][0]) if x else 0))
+
+
+def subtract(x: IvList, y: IvList) -> IvList:
+    """The points of ``x`` not in ``y``."""
+    return relative_complement_all(x, [y])
+
+
+def clip(x: IvList, lo: float, hi: float = INF) -> IvList:
+    """``x`` restricted to ``[lo, hi)``."""
+    out: IvList = []
+    for a, b in x:
+        if b <= lo or a >= hi:
+            continue
+        out.append((max(a, lo), min(b, hi)))
+    return out
+
+
+def splice(old: IvList, new: IvList, at: float) -> IvList:
+    """``old`` before ``at``, ``new`` from ``at`` on, merged where they meet."""
+    return union_all([clip(old, -INF, at), clip(new, at)])
+
+
+def contains(x: IvList, t: int) -> bool:
+    lo, hi = 0, len(x)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x[mid][1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < len(x) and x[lo][0] <= t
