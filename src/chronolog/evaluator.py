@@ -84,6 +84,13 @@ def interval_line(pred: str, args: tuple, span: Span, diff: int = 1, points: boo
     return encode(line)
 
 
+def points_as_t(dialect: str) -> bool:
+    """Whether a dialect writes an integer time point as a ``t`` line: LARS's
+    answers are points; DatalogMTL's are intervals over rational time, where a
+    point is the punctual interval ``[7,7]``."""
+    return dialect != "mtl"
+
+
 class StateError(Exception):
     """Stored state that cannot be used: it does not decode, or carries an
     unknown format version.  Raised instead of ever executing stored bytes."""

@@ -16,7 +16,7 @@ def files(tmp_path):
 
 @pytest.mark.parametrize("extra, message", [
     (["--from", "5", "--to", "2"], "error: --from 5 is after --to 2"),
-    (["--from", "0", "--to", "2", "--segment", "0"], "error: --segment must be at least 1"),
+    (["--from", "0", "--to", "2", "--segment", "0"], "error: --segment must be positive"),
     (["--from", "0", "--to", "2", "--publish"], "error: --publish needs --bootstrap"),
     (["--from", "0", "--to", "2", "--answers", "missing.jsonl"], "missing.jsonl: error: no such file or directory"),
     (["--from", "0", "--to", "2", "--answers", "kafka"], "error: reading chronolog.answers from Kafka needs --bootstrap"),

@@ -201,13 +201,3 @@ def test_bench_mtl_prints_its_table(short_stop):
     assert cells[0] == "L1" and cells[1] == "14,162" and float(cells[2]) > 0 and cells[-1].endswith("MiB")
     got = chronolog("bench", "mtl", "nope")
     assert got.returncode == 2 and "unknown workload 'nope'" in got.stderr
-
-
-def test_backfill_refuses_mtl_clearly(tmp_path):
-    prog = tmp_path / "p.mtl"
-    prog.write_text("Q(X):-Boxminus[1,2]P(X)\n")
-    data = tmp_path / "h.jsonl"
-    data.write_text('{"interval": "[0,5]", "pred": "P", "args": ["a"]}\n')
-    got = chronolog("backfill", str(prog), "--history", str(data), "--from", "0", "--to", "5")
-    assert got.returncode == 2 and "backfill does not run mtl programs yet" in got.stderr
-    assert "Traceback" not in got.stderr

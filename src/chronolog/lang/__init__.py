@@ -44,9 +44,8 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
     """Read and parse program files (all of one dialect) into one program."""
     if not paths:
         raise ProgramError("no program file given")
-    rules: list[Rule] = []
-    facts: list = []  # DatalogMTL: facts in programs
     chosen: str | None = None
+    sources: list[tuple[str, str]] = []
     for path in paths:
         if path == "-":
             raise ProgramError("a program cannot be read from standard input ('-'); name a file", Loc("-", 1, 1))
@@ -63,11 +62,21 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
             raise ProgramError(f"cannot read program: {exc.strerror or exc}", Loc(path, 1, 1)) from None
         except UnicodeDecodeError as exc:
             raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
-        parsed = parse_program(text, path, d)
+        sources.append((path, text))
+    return program_from_sources(sources, chosen or "lars")
+
+
+def program_from_sources(sources: list[tuple[str, str]] | tuple[tuple[str, str], ...], dialect: str) -> Program:
+    """One program of the (file name, text) pairs of one dialect: what ``load_program``
+    reads, and what a Spark task rebuilds from the texts it was sent."""
+    rules: list[Rule] = []
+    facts: list = []  # DatalogMTL: facts in programs
+    for name, text in sources:
+        parsed = parse_program(text, name, dialect)
         rules.extend(parsed.rules)
         facts.extend(getattr(parsed, "facts", ()))
-    if chosen == "mtl":
+    if dialect == "mtl":
         from chronolog.mtl.syntax import MtlProgram
 
         return MtlProgram(tuple(rules), tuple(facts))  # type: ignore[arg-type, return-value]
-    return Program(tuple(rules), chosen or "lars")
+    return Program(tuple(rules), dialect)

@@ -31,7 +31,7 @@ from chronolog.events import Event
 from chronolog.mtl import intervals as I
 from chronolog.mtl.intervals import Iv
 from chronolog.mtl.materialise import Db, Materialiser, facts_db
-from chronolog.mtl.syntax import FUTURE, PAST, Binary, Literal, MtlProgram, Unary, head_atom, operators_of
+from chronolog.mtl.syntax import FUTURE, PAST, Binary, Literal, MtlProgram, Unary, atoms_of, head_atom, operators_of
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]
@@ -73,6 +73,54 @@ def reach(program: MtlProgram) -> Fraction | float:
             head = head.operand
         w = max(w, back + forward)
     return w
+
+
+def input_reach(program: MtlProgram) -> Time | None:
+    """How far before a time T the input can still change the answers at T, or
+    None when nothing bounds it (future operators, an infinite operator interval,
+    recursion through rules).  Unlike ``reach`` (one rule: the window that makes
+    a step exact once the derived facts before it are seeded), this sums the
+    reaches along chains of rules, since a backfill segment starts with nothing
+    derived: an upper bound, which is all the warm-up needs."""
+    if not_forward_propagating(program) is not None:
+        return None
+    rules_of: dict[tuple[str, int], list] = {}
+    for rule in program.rules:
+        rules_of.setdefault(head_atom(rule.head).key, []).append(rule)
+    known: dict[tuple[str, int], Fraction | float] = {}
+    visiting: set[tuple[str, int]] = set()
+
+    def of(key: tuple[str, int]) -> Fraction | float | None:
+        if key in known:
+            return known[key]
+        if key in visiting:
+            return None  # recursion: unbounded
+        visiting.add(key)
+        most: Fraction | float = Fraction(0)
+        for rule in rules_of.get(key, []):
+            head, forward = rule.head, Fraction(0)
+            while isinstance(head, Unary):
+                forward += head.rho[2]
+                head = head.operand
+            for lit in rule.body:
+                below: Fraction | float = Fraction(0)
+                for atom in atoms_of(lit):
+                    got = of(atom.key)
+                    if got is None:
+                        return None
+                    below = max(below, got)
+                most = max(most, _lookback(lit) + forward + below)
+        visiting.discard(key)
+        known[key] = most
+        return most
+
+    total: Fraction | float = Fraction(0)
+    for key in rules_of:
+        got = of(key)
+        if got is None or got == inf:
+            return None
+        total = max(total, got)
+    return _num(total)
 
 
 def _span(iv: Iv) -> Span:

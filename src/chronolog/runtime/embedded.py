@@ -146,13 +146,13 @@ def run_evaluator(
     evaluates up to the previous latest time, and the changes are written at
     once (so answers follow a piped input as it arrives).  Delayed events and
     retractions come out of the next ``advance`` as -1/+1 corrections."""
-    from chronolog.evaluator import interval_line
+    from chronolog.evaluator import interval_line, points_as_t
 
     stats = RunStats()
     binary = getattr(out, "buffer", None)
     write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
 
-    points = getattr(evaluator, "dialect", "") != "mtl"  # DatalogMTL answers are intervals, [7,7] included
+    points = points_as_t(getattr(evaluator, "dialect", ""))
 
     def emit(changes: list) -> None:
         for pred, args, span, diff in changes:

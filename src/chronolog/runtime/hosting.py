@@ -29,23 +29,39 @@ from chronolog.runtime.stages import Out, Record
 from chronolog.schemas import DeadLetter
 
 
+def _no_reach(program: Any) -> Time | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Hosting:
-    make: Callable[[Any], Evaluator]  # the parsed program -> its evaluator
+    make: Callable[[Any], Evaluator]  # the parsed program -> its evaluator (for a stream without end)
     read: Callable[[str, str], Iterator[Event]]  # (one input line, where) -> its events
+    # (the parsed program, warn) -> the evaluator replaying a complete history (the backfill);
+    # by default ``make``'s
+    replay: Callable[[Any, Callable[[str], None]], Evaluator] | None = None
+    # how far before a time the input can still change answers there (None: unbounded; the
+    # backfill then evaluates the whole history in one segment)
+    reach: Callable[[Any], Time | None] = _no_reach
+
+    def replayer(self, program: Any, warn: Callable[[str], None] = lambda m: None) -> Evaluator:
+        return self.make(program) if self.replay is None else self.replay(program, warn)
 
 
 def _mtl() -> Hosting:
     from chronolog.io.mtl_input import read_mtl_events
-    from chronolog.mtl.evaluator import MtlEvaluator
+    from chronolog.mtl.evaluator import MtlEvaluator, input_reach
 
     def make(program: Any) -> Evaluator:
         return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
 
+    def replay(program: Any, warn: Callable[[str], None]) -> Evaluator:
+        return MtlEvaluator(program, warn=warn)  # streaming if the program allows it, else batch
+
     def read(line: str, where: str) -> Iterator[Event]:
         return read_mtl_events(io.StringIO(line + "\n"), where)
 
-    return Hosting(make, read)
+    return Hosting(make, read, replay, input_reach)
 
 
 HOSTED: dict[str, Callable[[], Hosting]] = {"mtl": _mtl}
