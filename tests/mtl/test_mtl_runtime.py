@@ -83,7 +83,11 @@ def test_state_restores_in_a_fresh_evaluator_and_continues_exactly():
     ("Q(X):-Boxminus[1,2P(X)", ":1:", "expected ']' or ')'"),
     ("Q(X):-Boxminus[2,1]P(X)", ":1:", "empty interval"),
     ("Q(X):-P(X)\nR(Y):-P(X)", ":2:", "unsafe rule: head variable Y"),
-    ("Q(X):-not P(X)", ":1:7", "negation is not supported"),
+    ("Q(X):-not P(X)", ":1:1", "head variable X does not occur in a positive body literal"),
+    ("Q(X):-R(X), not P(X,Y)", ":1:13", "unsafe negation: variable Y"),
+    ("Q(X):-R(X), Boxminus[0,1] not P(X)", ":1:27", "'not' goes only in front of a whole body literal"),
+    ("Q(X):-R(X), NOT P(X)", ":1:13", "negation is written 'not'"),
+    ("not Q(X):-R(X)", ":1:1", "'not' goes only in front"),
     ("Diamondminus[1,2]Q(X):-P(X)", ":1:1", "not allowed in a rule head"),
     ("Q(X):-Boxminus[1,inf]P(X)", ":1:", "open on the right"),
 ])

@@ -31,7 +31,18 @@ from chronolog.events import Event
 from chronolog.mtl import intervals as I
 from chronolog.mtl.intervals import Iv
 from chronolog.mtl.materialise import Db, Materialiser, facts_db
-from chronolog.mtl.syntax import FUTURE, PAST, Binary, Literal, MtlProgram, Unary, atoms_of, head_atom, operators_of
+from chronolog.mtl.syntax import (
+    FUTURE,
+    PAST,
+    Binary,
+    Literal,
+    MtlProgram,
+    Negated,
+    Unary,
+    atoms_of,
+    head_atom,
+    operators_of,
+)
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]
@@ -55,6 +66,8 @@ def not_forward_propagating(program: MtlProgram) -> tuple[str, str] | None:
 
 
 def _lookback(lit: Literal) -> Fraction | float:
+    if isinstance(lit, Negated):
+        return _lookback(lit.operand)
     if isinstance(lit, Unary):
         return (lit.rho[2] if lit.op in PAST else 0) + _lookback(lit.operand)
     if isinstance(lit, Binary):
@@ -208,7 +221,8 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ evaluation
 
-    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False) -> Db:
+    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False,
+               derive: Iv | None = None) -> Db:
         window = (lo, True, until, True)
         facts = []
         for (pred, args, iv), _ in (self.inputs if whole else self.active).items():
@@ -222,7 +236,7 @@ class MtlEvaluator:
                 slot[args] = I.coalesce(slot.get(args, []) + ivs)
         self.kept = sum(len(v) for rel in db.values() for v in rel.values())
         self.max_kept = max(self.max_kept, self.kept)
-        return self.materialiser.run(db, window)
+        return self.materialiser.run(db, window, derive)
 
     def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange], keep: int = 0) -> None:
         """Publish what changed from the atom's published intervals to ``new``;
@@ -275,8 +289,8 @@ class MtlEvaluator:
             kept = I.intersect_sets(self.published[atom], [before])
             if kept:
                 seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
-        model = self._model(lo, until, seeds)
         after = (e, False, until, True)
+        model = self._model(lo, until, seeds, derive=after)
         out: list[AnswerChange] = []
         fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
         upto_e = (-inf, False, e, True)

@@ -9,6 +9,11 @@ first round, a rule is only evaluated with one of its literals restricted to
 the ground atoms whose intervals grew in the round before.  Everything is
 clipped to the span ``[lo, hi]`` (CONTRACT §3: answers up to the last time of
 the input), which makes recursion through time terminate.
+
+**Negation** is stratified: ``not L`` holds where L does not, within the span
+(the complement is bounded by it), and L's predicates are all complete when
+it is read, because the rules run stratum by stratum (``strata``); a program
+with recursion through ``not`` is refused naming the cycle.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Iterable
 from chronolog.errors import ProgramError
 from chronolog.mtl import intervals as I
 from chronolog.mtl.intervals import Iv
-from chronolog.mtl.syntax import Atom, Binary, Literal, MtlProgram, Rule, Unary, Var, atoms_of, head_atom
+from chronolog.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, atoms_of, head_atom
 
 Key = tuple[str, int]
 Db = dict[Key, dict[tuple, list[Iv]]]
@@ -45,6 +50,9 @@ def _vars(lit: Literal) -> list[str]:
 
 
 def check_program(program: MtlProgram) -> None:
+    """ProgramError for what the parser cannot see in one line: Since/Until
+    operands that do not share variables, recursion through ``not``."""
+    strata(program)
     for rule in program.rules:
         for lit in rule.body:
             for b in _binaries(lit):
@@ -58,9 +66,67 @@ def check_program(program: MtlProgram) -> None:
 def _binaries(lit: Literal) -> list[Binary]:
     if isinstance(lit, Binary):
         return [lit] + _binaries(lit.left) + _binaries(lit.right)
-    if isinstance(lit, Unary):
+    if isinstance(lit, (Unary, Negated)):
         return _binaries(lit.operand)
     return []
+
+
+def _name(key: Key) -> str:
+    return f"{key[0]}/{key[1]}"
+
+
+def strata(program: MtlProgram) -> list[list[Rule]]:
+    """The rules by stratum of their head predicate, lowest first: a predicate
+    read under ``not`` is complete before any rule reading it runs.
+    ProgramError at the ``not`` of a cycle through negation."""
+    edges: dict[Key, set[tuple[Key, bool]]] = {}  # body predicate -> (head predicate, through not)
+    negations: list[tuple[Key, Key, Negated]] = []
+    for rule in program.rules:
+        head = head_atom(rule.head).key
+        for lit in rule.body:
+            for atom in atoms_of(lit):
+                edges.setdefault(atom.key, set()).add((head, isinstance(lit, Negated)))
+                if isinstance(lit, Negated):
+                    negations.append((atom.key, head, lit))
+    for below, head, lit in negations:
+        path = _path(edges, head, below)
+        if path is not None:
+            cycle = " -> ".join(_name(k) for k in [below] + path)
+            raise ProgramError(f"the program is not stratified: {_name(head)} depends on 'not {_name(below)}' and "
+                               f"{_name(below)} depends on {_name(head)} ({cycle}); negation through recursion has "
+                               f"no single least model", lit.loc)
+    level: dict[Key, int] = {}
+    changed = True
+    while changed:  # terminates: without a cycle through not, levels are bounded by the number of predicates
+        changed = False
+        for body, heads in edges.items():
+            for head, negative in heads:
+                want = level.get(body, 0) + (1 if negative else 0)
+                if level.get(head, 0) < want:
+                    level[head] = want
+                    changed = True
+    out: dict[int, list[Rule]] = {}
+    for rule in program.rules:
+        out.setdefault(level.get(head_atom(rule.head).key, 0), []).append(rule)
+    return [out[k] for k in sorted(out)]
+
+
+def _path(edges: dict[Key, set[tuple[Key, bool]]], start: Key, goal: Key) -> list[Key] | None:
+    """Predicates from ``start`` to ``goal`` along the dependency edges (breadth first), or None."""
+    back: dict[Key, Key | None] = {start: None}
+    todo = [start]
+    while todo:
+        node = todo.pop(0)
+        if node == goal:
+            path = [node]
+            while back[path[-1]] is not None:
+                path.append(back[path[-1]])  # type: ignore[arg-type]
+            return path[::-1]
+        for nxt, _ in edges.get(node, ()):
+            if nxt not in back:
+                back[nxt] = node
+                todo.append(nxt)
+    return None
 
 
 def _match(atom: Atom, args: tuple, binding: dict) -> dict | None:
@@ -85,6 +151,10 @@ class Materialiser:
     def __init__(self, program: MtlProgram) -> None:
         check_program(program)
         self.rules = program.rules
+        # negated literals last: their variables are bound by the positive ones (the parser checks it)
+        self.strata = [[Rule(r.head, tuple(sorted(r.body, key=lambda lit: isinstance(lit, Negated))), r.loc)
+                        for r in rules] for rules in strata(program)]
+        self.span: Iv = (0, True, 0, True)  # the span of the running materialisation (complements)
 
     # ------------------------------------------------------------ literals
 
@@ -102,6 +172,12 @@ class Materialiser:
                 got = _match(lit, args, binding)
                 if got is not None:
                     yield got, ivs
+            return
+        if isinstance(lit, Negated):
+            if only is None:  # never part of a delta: its predicates belong to lower strata
+                out = I.subtract([self.span], self._value(lit.operand, db, binding))
+                if out:
+                    yield binding, out
             return
         if isinstance(lit, Unary):
             for got, ivs in self._instances(lit.operand, db, binding, only):
@@ -125,7 +201,7 @@ class Materialiser:
 
     # ------------------------------------------------------------ rules
 
-    def _fire(self, rule: Rule, db: Db, span: Iv, delta: set | None, out: Db) -> None:
+    def _fire(self, rule: Rule, db: Db, span: Iv, derive: Iv, delta: set | None, out: Db) -> None:
         positions = [None] if delta is None else [
             i for i, lit in enumerate(rule.body) if any((a.key, None) in delta for a in atoms_of(lit))]
         for pos in positions:
@@ -150,22 +226,34 @@ class Materialiser:
                     head = head.operand
                 for op in ops:
                     result = I.coalesce(x for x in (_HEAD[op.op](iv, op.rho) for iv in result) if x is not None)
-                result = I.intersect_sets(result, [span])
+                result = I.intersect_sets(result, [derive])
                 if result:
                     atom = head_atom(rule.head)
                     key = _ground(atom, binding)
                     slot = out.setdefault(atom.key, {})
                     slot[key] = I.coalesce(slot.get(key, []) + result)
 
-    def run(self, db: Db, span: Iv) -> Db:
-        """Add to ``db`` (in place) everything the rules derive within ``span``; return it."""
+    def run(self, db: Db, span: Iv, derive: Iv | None = None) -> Db:
+        """Add to ``db`` (in place) everything the rules derive within ``derive``
+        (default: all of ``span``) from the facts in ``span``; return it.
+
+        A streaming step derives only the times it has not evaluated yet: the
+        facts before them are in ``db`` already (exact), and deriving again
+        there from a window that starts mid-stream would read the window's
+        cut as the input's start (a complement or Boxminus there is wrong)."""
+        self.span = span
+        for rules in self.strata:
+            self._stratum(rules, db, span, span if derive is None else derive)
+        return db
+
+    def _stratum(self, rules: list[Rule], db: Db, span: Iv, derive: Iv) -> None:
         delta: set | None = None
         while True:
             new: Db = {}
-            for rule in self.rules:
+            for rule in rules:
                 if delta is not None and not any((a.key, None) in delta for lit in rule.body for a in atoms_of(lit)):
                     continue
-                self._fire(rule, db, span, delta, new)
+                self._fire(rule, db, span, derive, delta, new)
             grown: set = set()
             for key, rel in new.items():
                 slot = db.setdefault(key, {})
@@ -177,7 +265,7 @@ class Materialiser:
                         grown.add((key, args))
                         grown.add((key, None))  # the predicate changed (which rules to fire)
             if not grown:
-                return db
+                return
             delta = grown
 
 
