@@ -299,8 +299,16 @@ def parse_fact_line(text: str, filename: str, line: int) -> Fact | None:
     return _fact(_Line(body, filename, line, InputError), False)
 
 
+_INT_INTERVAL = re.compile(r"([\[(])(-?\d+),(-?\d+)([\])])")
+
+
 def interval_from_text(text: str, filename: str = "<interval>", line: int = 1) -> Iv:
     """``[1,3)``, ``(2,7/2]``, ``[5,inf)`` as an interval; InputError naming the place if bad."""
+    m = _INT_INTERVAL.fullmatch(text)
+    if m is not None:  # the common case, integral ends without spaces: no cursor, no Fraction
+        got = make(int(m.group(2)), m.group(1) == "[", int(m.group(3)), m.group(4) == "]")
+        if got is not None:
+            return got
     c = _Line(text, filename, line, InputError)
     iv = c.interval()
     if not c.at_end():

@@ -30,7 +30,7 @@ from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_stat
 from chronolog.events import Event
 from chronolog.mtl import intervals as I
 from chronolog.mtl.intervals import Iv
-from chronolog.mtl.materialise import Db, Materialiser, facts_db
+from chronolog.mtl.materialise import Db, Materialiser
 from chronolog.mtl.syntax import (
     FUTURE,
     PAST,
@@ -165,7 +165,7 @@ class MtlEvaluator:
             raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
         self.mode = mode
         self.warn = warn
-        self.window = reach(program)
+        self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
         self.heads = {head_atom(r.head).key for r in program.rules}
         self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
         self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
@@ -222,18 +222,21 @@ class MtlEvaluator:
     # ------------------------------------------------------------ evaluation
 
     def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False,
-               derive: Iv | None = None) -> Db:
-        window = (lo, True, until, True)
-        facts = []
-        for (pred, args, iv), _ in (self.inputs if whole else self.active).items():
-            got = I.intersect(iv, window)
+               derive: Iv | None = None, lo_closed: bool = True) -> Db:
+        window = (lo, lo_closed, until, True)
+        grouped: dict[tuple, dict[tuple, list[Iv]]] = {}
+        for (pred, args, iv) in (self.inputs if whole else self.active):
+            if iv[2] < lo or iv[0] > until:
+                continue
+            got = iv if (lo < iv[0] or (lo_closed and lo == iv[0])) and iv[2] <= until else I.intersect(iv, window)
             if got is not None:
-                facts.append((pred, args, got))
-        db = facts_db(facts)
+                grouped.setdefault((pred, len(args)), {}).setdefault(args, []).append(got)
         for key, rel in (seeds or {}).items():
-            slot = db.setdefault(key, {})
+            slot = grouped.setdefault(key, {})
             for args, ivs in rel.items():
-                slot[args] = I.coalesce(slot.get(args, []) + ivs)
+                slot.setdefault(args, []).extend(ivs)
+        db: Db = {key: {args: I.coalesce(ivs) if len(ivs) > 1 else ivs for args, ivs in rel.items()}
+                  for key, rel in grouped.items()}
         self.kept = sum(len(v) for rel in db.values() for v in rel.values())
         self.max_kept = max(self.max_kept, self.kept)
         return self.materialiser.run(db, window, derive)
@@ -248,10 +251,7 @@ class MtlEvaluator:
         was, now = old[same:], new[same:]
         if not was and not now:
             return
-        for iv in I.subtract(now, was):
-            out.append((atom[0], atom[1], _span(iv), 1))
-        for iv in I.subtract(was, now):
-            out.append((atom[0], atom[1], _span(iv), -1))
+        _changes(atom, was, now, out)
         if new:
             self.published[atom] = new
             self.live.add(atom)
@@ -282,29 +282,52 @@ class MtlEvaluator:
     def _window_step(self, until: Fraction) -> list[AnswerChange]:
         e = self.evaluated
         assert e is not None and self.lo is not None
-        lo = max(self.lo, e - self.window) if self.window != inf else self.lo
+        # the new times (e, t] look back less than W: (e - W, t] is enough (seed 002's [t - t_Π, t]),
+        # unless that reaches before the input's first time
+        closed = self.window == inf or e - self.window <= self.lo
+        lo = self.lo if closed else e - self.window
         seeds: Db = {}
-        before = (lo, True, e, True)
+        before = (lo, closed, e, True)
         for atom in self.live:
-            kept = I.intersect_sets(self.published[atom], [before])
+            ivs = self.published[atom]
+            kept = I.intersect_sets(ivs[_reaching(ivs, lo):], [before])
             if kept:
                 seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
         after = (e, False, until, True)
-        model = self._model(lo, until, seeds, derive=after)
+        model = self._model(lo, until, seeds, derive=after, lo_closed=closed)
         out: list[AnswerChange] = []
-        fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
+        # what holds after e (the model's facts up to e are the seeds: published already)
+        fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args, ivs in rel.items()
+                 if ivs[-1][2] > e}
         upto_e = (-inf, False, e, True)
         for atom in sorted(fresh | {a for a in self.live if self.published[a][-1][2] == inf}, key=_order):
             ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
             old = self.published.get(atom, [])
             # only the intervals reaching e or later can change: the others are final and kept as they are
-            i = len(old)
-            while i > 0 and old[i - 1][2] >= e:
-                i -= 1
-            i = max(0, i - 1)  # the one before may merge with what follows e
+            i = max(0, _reaching(old, e) - 1)  # the one before may merge with what follows e
             tail = I.coalesce(I.intersect_sets(old[i:], [upto_e]) + I.intersect_sets(ivs, [after]))
-            self._diff(atom, old[:i] + self._open(tail, until), out, keep=i)
+            self._diff_tail(atom, i, self._open(tail, until), out)
         return out
+
+    def _diff_tail(self, atom: Atom, i: int, tail: list[Iv], out: list[AnswerChange]) -> None:
+        """``_diff`` of the atom's published intervals from index ``i`` on (the
+        ones before are final), changing the published list in place: copying
+        it would cost the length of the stream at every step."""
+        old = self.published.get(atom)
+        was = [] if old is None else old[i:]
+        if was == tail:
+            return
+        _changes(atom, was, tail, out)
+        if old is None:
+            self.published[atom] = tail
+        elif i == 0 and not tail:
+            del self.published[atom]
+            self.live.discard(atom)
+            return
+        else:
+            del old[i:]
+            old.extend(tail)
+        self.live.add(atom)
 
     def advance(self, until: Time) -> list[AnswerChange]:
         until = I.norm(Fraction(until))
@@ -323,12 +346,12 @@ class MtlEvaluator:
 
     def _forget(self, e: Fraction) -> None:
         """Drop from the working set what no later window can meet (Forget, seed 002):
-        the next window starts at ``e - W``."""
-        if self.window == inf:
-            return
-        start = e - self.window
-        self.active = {k: n for k, n in self.active.items() if k[2][2] >= start}
-        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] >= start}
+        the next window is ``(e - W, t]``."""
+        if self.window == inf or self.lo is None or e - self.window <= self.lo:
+            return  # the next window starts at the input's first time, closed
+        start = e - self.window  # the next window is (start, t]: what ends at start is not in it
+        self.active = {k: n for k, n in self.active.items() if k[2][2] > start}
+        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] > start}
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.lo is None or self.hi is None:
@@ -370,6 +393,23 @@ class MtlEvaluator:
             self.live = set(self.published)
             self.dirty = bool(data["dirty"])
             (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
+
+
+def _changes(atom: Atom, was: list[Iv], now: list[Iv], out: list[AnswerChange]) -> None:
+    """The -1/+1 lines from the intervals ``was`` to ``now``."""
+    for iv in I.subtract(now, was):
+        out.append((atom[0], atom[1], _span(iv), 1))
+    for iv in I.subtract(was, now):
+        out.append((atom[0], atom[1], _span(iv), -1))
+
+
+def _reaching(ivs: list[Iv], t: Fraction | float) -> int:
+    """The index of the first of the (coalesced) intervals that ends at ``t`` or
+    later, scanning from the end: a step only ever looks at a stream's tail."""
+    i = len(ivs)
+    while i > 0 and ivs[i - 1][2] >= t:
+        i -= 1
+    return i
 
 
 def _order(atom: Atom) -> tuple:

@@ -34,8 +34,12 @@ _HEAD = {"Boxplus": I.diamond_minus, "Boxminus": I.diamond_plus}  # head P under
 
 
 def apply_unary(op: str, rho: Iv, ivs: list[Iv]) -> list[Iv]:
+    """The operator over coalesced intervals.  Every interval moves by the same
+    ρ, so the order is kept: a box only shrinks them (still coalesced), a
+    diamond widens them and neighbours may merge (one linear pass)."""
     fn = _UNARY[op]
-    return I.coalesce(x for x in (fn(iv, rho) for iv in ivs) if x is not None)
+    out = [x for x in (fn(iv, rho) for iv in ivs) if x is not None]
+    return I.merge_sorted(out) if op.startswith("Diamond") and len(out) > 1 else out
 
 
 def _vars(lit: Literal) -> list[str]:
@@ -155,12 +159,16 @@ class Materialiser:
         self.strata = [[Rule(r.head, tuple(sorted(r.body, key=lambda lit: isinstance(lit, Negated))), r.loc)
                         for r in rules] for rules in strata(program)]
         self.span: Iv = (0, True, 0, True)  # the span of the running materialisation (complements)
+        self._applied: dict[tuple, list[Iv]] = {}  # operator results of this round (see _instances)
 
     # ------------------------------------------------------------ literals
 
-    def _instances(self, lit: Literal, db: Db, binding: dict, only: set | None) -> Iterable[tuple[dict, list[Iv]]]:
+    def _instances(self, lit: Literal, db: Db, binding: dict, only: set | None,
+                   near: tuple | None = None) -> Iterable[tuple[dict, list[Iv]]]:
         """(extended binding, intervals) of each ground instance of ``lit`` consistent
-        with ``binding``; ``only``: keep instances whose atoms include one of these."""
+        with ``binding``; ``only``: keep instances whose atoms include one of these;
+        ``near`` (lo, hi): a plain atom's instances holding nowhere in [lo, hi] are
+        of no use (the join's intervals so far lie there)."""
         if isinstance(lit, Atom):
             rel = db.get(lit.key, {})
             bound = _ground_if_bound(lit, binding)
@@ -168,6 +176,8 @@ class Materialiser:
                 [] if bound is not None else rel.items())
             for args, ivs in items:
                 if only is not None and (lit.key, args) not in only:
+                    continue
+                if near is not None and (ivs[-1][2] < near[0] or ivs[0][0] > near[1]):
                     continue
                 got = _match(lit, args, binding)
                 if got is not None:
@@ -180,8 +190,17 @@ class Materialiser:
                     yield binding, out
             return
         if isinstance(lit, Unary):
+            # the same operator over the same atom recurs across rules (ShortStop's Boxminus[1,1]Pos(V)
+            # is in four): computed once a round, keyed by the fact list, which stays the same object
+            # all round (only lists held by db: a computed operand's list could be freed and its id reused)
+            cache = self._applied if type(lit.operand) is Atom else None
             for got, ivs in self._instances(lit.operand, db, binding, only):
-                out = apply_unary(lit.op, lit.rho, ivs)
+                k = (lit.op, lit.rho, id(ivs))
+                out = None if cache is None else cache.get(k)
+                if out is None:
+                    out = apply_unary(lit.op, lit.rho, ivs)
+                    if cache is not None:
+                        cache[k] = out
                 if out:
                     yield got, out
             return
@@ -201,16 +220,36 @@ class Materialiser:
 
     # ------------------------------------------------------------ rules
 
+    @staticmethod
+    def _body_span(rule: Rule, span: Iv, derive: Iv) -> Iv | None:
+        """The times where the body can put the head inside ``derive``: the
+        pre-image of ``derive`` under the head's operators, within ``span``.
+        Starting the join there drops at once the ground instances with
+        nothing new (a streaming step derives only its latest times)."""
+        if derive == span:
+            return span
+        pre: Iv | None = derive
+        head = rule.head
+        while isinstance(head, Unary) and pre is not None:
+            # P on t + ρ (Boxplus) comes from t in derive − ρ; P on t − ρ from derive + ρ
+            pre = I.diamond_plus(pre, head.rho) if head.op == "Boxplus" else I.diamond_minus(pre, head.rho)
+            head = head.operand
+        return None if pre is None else I.intersect(pre, span)
+
     def _fire(self, rule: Rule, db: Db, span: Iv, derive: Iv, delta: set | None, out: Db) -> None:
         positions = [None] if delta is None else [
             i for i, lit in enumerate(rule.body) if any((a.key, None) in delta for a in atoms_of(lit))]
+        start = self._body_span(rule, span, derive)
+        if start is None:
+            return
         for pos in positions:
-            partial: list[tuple[dict, list[Iv]]] = [({}, [span])]
+            partial: list[tuple[dict, list[Iv]]] = [({}, [start])]
             for i, lit in enumerate(rule.body):
                 only = delta if (pos is not None and i == pos) else None
                 nxt = []
                 for binding, ivs in partial:
-                    for got, lit_ivs in self._instances(lit, db, binding, only):
+                    near = (ivs[0][0], ivs[-1][2]) if type(lit) is Atom else None
+                    for got, lit_ivs in self._instances(lit, db, binding, only, near):
                         both = I.intersect_sets(ivs, lit_ivs)
                         if both:
                             nxt.append((got, both))
@@ -250,6 +289,7 @@ class Materialiser:
         delta: set | None = None
         while True:
             new: Db = {}
+            self._applied = {}  # the facts change between rounds
             for rule in rules:
                 if delta is not None and not any((a.key, None) in delta for lit in rule.body for a in atoms_of(lit)):
                     continue
