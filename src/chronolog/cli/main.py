@@ -340,11 +340,13 @@ def _run_mtl(args: argparse.Namespace, program) -> int:  # noqa: ANN001 (an MtlP
     from chronolog.mtl.evaluator import MtlEvaluator
     from chronolog.runtime.embedded import run_evaluator
 
-    evaluator = MtlEvaluator(program, args.mode, warn=_error)
+    evaluator = MtlEvaluator(program, args.mode, warn=_error, retention=args.retention)
     with _open_in(args.input) as stream, _open_out(args.output) as out:
         name = "<stdin>" if args.input == "-" else args.input
         events = read_mtl_events(stream, name, args.format, args.on_error, _error)
         stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
+    if stats.too_late:
+        _error(f"ignored {stats.too_late} events older than --retention {args.retention}")
     if stats.unmatched_retractions:
         _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")
     return 0

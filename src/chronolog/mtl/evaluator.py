@@ -15,8 +15,13 @@ the window, independent of the stream's length (``kept``).
 complete, the maximal intervals clipped to the input's span.
 
 **Corrections**: a fact for a time already evaluated, or a retraction,
-re-materialises the input log and publishes the differences as -1/+1
-interval lines, so the final meaning is the stream's in time order.
+evaluates again from the earliest time it changes (the program is
+forward-propagating: nothing before depends on it), with the input log's
+facts from there minus the reach and what was published before as seeds,
+and publishes the differences as -1/+1 interval lines, so the final meaning
+is the stream's in time order.  ``retention`` bounds how late: older events
+are reported and ignored (``too_late``), and the input log keeps only what a
+correction within the retention can read.
 """
 
 from __future__ import annotations
@@ -149,7 +154,7 @@ class MtlEvaluator:
     dialect: ClassVar[str] = "mtl"
 
     def __init__(self, program: MtlProgram, mode: str | None = None,
-                 warn: Callable[[str], None] = lambda m: None) -> None:
+                 warn: Callable[[str], None] = lambda m: None, retention: Time | None = None) -> None:
         self.program = program
         self.materialiser = Materialiser(program)
         blocker = not_forward_propagating(program)
@@ -165,6 +170,8 @@ class MtlEvaluator:
             raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
         self.mode = mode
         self.warn = warn
+        # how far before the evaluated time a delayed event or a retraction is still applied (None: any)
+        self.retention = None if retention is None else I.norm(Fraction(retention))
         self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
         self.heads = {head_atom(r.head).key for r in program.rules}
         self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
@@ -177,6 +184,7 @@ class MtlEvaluator:
         self.hi: Fraction | None = None
         self.evaluated: Fraction | None = None
         self.dirty = False
+        self.redo: Fraction | None = None  # the earliest time a delayed event or retraction changes
         self.kept = 0  # facts in the last evaluation window
         self.max_kept = 0
         self.unmatched_retractions = 0
@@ -193,6 +201,13 @@ class MtlEvaluator:
 
     def push(self, event: Event) -> None:
         t = I.norm(Fraction(event.t))
+        if (self.retention is not None and event.pred is not None and self.evaluated is not None
+                and t < self.evaluated - self.retention):
+            self.too_late += 1
+            where = f"{event.loc}: " if event.loc else ""
+            self.warn(f"{where}warning: event at t={time_text(_num(t))} is older than the retention horizon "
+                      f"({time_text(_num(self.evaluated - self.retention))}); ignored")
+            return
         iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
         ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
         self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
@@ -200,7 +215,7 @@ class MtlEvaluator:
         if event.pred is None:
             return
         if self.evaluated is not None and t <= self.evaluated:
-            self.dirty = True
+            self._changes_from(t)
             self.delayed += 1
         k = (event.pred, tuple(event.args), iv)
         if not event.retract:
@@ -212,12 +227,19 @@ class MtlEvaluator:
                     log[k] -= 1
                     if not log[k]:
                         del log[k]
-            self.dirty = self.dirty or self.evaluated is not None and iv[0] <= self.evaluated
+            if self.evaluated is not None and iv[0] <= self.evaluated:
+                self._changes_from(iv[0])
         else:
             self.unmatched_retractions += 1
             where = f"{event.loc}: " if event.loc else ""
             self.warn(f"{where}warning: retraction of {event.pred}{list(event.args)}@{I.text(iv)} matches no "
                       f"earlier event; ignored")
+
+    def _changes_from(self, t: Fraction) -> None:
+        """Answers from ``t`` on must be evaluated again (a forward-propagating
+        program's answers before ``t`` cannot depend on an event at ``t``)."""
+        self.dirty = True
+        self.redo = t if self.redo is None else min(self.redo, t)
 
     # ------------------------------------------------------------ evaluation
 
@@ -279,34 +301,44 @@ class MtlEvaluator:
             self._diff(atom, self._open(ivs, until) if claim else ivs, out)
         return out
 
-    def _window_step(self, until: Fraction) -> list[AnswerChange]:
-        e = self.evaluated
-        assert e is not None and self.lo is not None
-        # the new times (e, t] look back less than W: (e - W, t] is enough (seed 002's [t - t_Π, t]),
-        # unless that reaches before the input's first time
-        closed = self.window == inf or e - self.window <= self.lo
-        lo = self.lo if closed else e - self.window
+    def _window_step(self, until: Fraction, start: Fraction | None = None) -> list[AnswerChange]:
+        """Evaluate the times after ``evaluated`` up to ``until``: the new times
+        ``(e, until]`` from the window ``(e − W, until]`` (seed 002's
+        ``[t − t_Π, t]``), seeded with what was published before them.  With
+        ``start`` (a correction: a delayed event or a retraction at ``start``),
+        the times ``[start, until]`` again, from the whole input log."""
+        assert self.evaluated is not None and self.lo is not None
+        correction = start is not None
+        first = self.evaluated if start is None else start  # the new times: (first, until] or [first, until]
+        closed = self.window == inf or first - self.window <= self.lo  # the window reaches the input's start
+        lo = self.lo if closed else first - self.window
+        closed = closed or correction  # [first, ...] looks back to first - W itself
         seeds: Db = {}
-        before = (lo, closed, e, True)
-        for atom in self.live:
+        before = (lo, closed, first, not correction)
+        for atom in (self.published if correction else self.live):
             ivs = self.published[atom]
             kept = I.intersect_sets(ivs[_reaching(ivs, lo):], [before])
             if kept:
                 seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
-        after = (e, False, until, True)
-        model = self._model(lo, until, seeds, derive=after, lo_closed=closed)
+        after = (first, correction, until, True)
+        model = self._model(lo, until, seeds, whole=correction, derive=after, lo_closed=closed)
         out: list[AnswerChange] = []
-        # what holds after e (the model's facts up to e are the seeds: published already)
+        # what holds after the seeds (the model's facts before them are the seeds: published already)
         fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args, ivs in rel.items()
-                 if ivs[-1][2] > e}
-        upto_e = (-inf, False, e, True)
-        for atom in sorted(fresh | {a for a in self.live if self.published[a][-1][2] == inf}, key=_order):
+                 if ivs[-1][2] > first or (correction and ivs[-1][2] == first)}
+        changing = {a for a in (self.published if correction else self.live)
+                    if self.published[a][-1][2] == inf or (correction and self.published[a][-1][2] >= first)}
+        upto = (-inf, False, first, not correction)
+        for atom in sorted(fresh | changing, key=_order):
             ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
             old = self.published.get(atom, [])
-            # only the intervals reaching e or later can change: the others are final and kept as they are
-            i = max(0, _reaching(old, e) - 1)  # the one before may merge with what follows e
-            tail = I.coalesce(I.intersect_sets(old[i:], [upto_e]) + I.intersect_sets(ivs, [after]))
+            # only the intervals reaching first or later can change: the others are final and kept as they are
+            i = max(0, _reaching(old, first) - 1)  # the one before may merge with what follows
+            tail = I.coalesce(I.intersect_sets(old[i:], [upto]) + I.intersect_sets(ivs, [after]))
             self._diff_tail(atom, i, self._open(tail, until), out)
+        if correction:
+            self.active = dict(self.inputs)  # the working set, pruned again by _forget
+            self.live = set(self.published)
         return out
 
     def _diff_tail(self, atom: Atom, i: int, tail: list[Iv], out: list[AnswerChange]) -> None:
@@ -335,11 +367,11 @@ class MtlEvaluator:
             return []
         if self.evaluated is not None and until <= self.evaluated and not self.dirty:
             return []
-        if self.evaluated is None or self.dirty:
+        if self.evaluated is None or (self.dirty and self.redo is None):
             out = self._recompute(until, claim=True)
-        else:
-            out = self._window_step(until)
-        self.evaluated, self.dirty = until, False
+        else:  # a correction evaluates again from the earliest time it changes, else only the new times
+            out = self._window_step(until, self.redo if self.dirty else None)
+        self.evaluated, self.dirty, self.redo = until, False, None
         self.time_points += 1
         self._forget(until)
         return out
@@ -352,6 +384,10 @@ class MtlEvaluator:
         start = e - self.window  # the next window is (start, t]: what ends at start is not in it
         self.active = {k: n for k, n in self.active.items() if k[2][2] > start}
         self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] > start}
+        if self.retention is not None and self.time_points % 64 == 0:
+            # the input log keeps what a correction within the retention can read: from e - retention - W
+            horizon = start - self.retention
+            self.inputs = {k: n for k, n in self.inputs.items() if k[2][2] >= horizon}
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.lo is None or self.hi is None:
@@ -374,6 +410,7 @@ class MtlEvaluator:
             "inputs": [[p, list(a), I.text(iv), n] for (p, a, iv), n in self.inputs.items()],
             "published": [[p, list(a), [I.text(iv) for iv in ivs]] for (p, a), ivs in self.published.items()],
             "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "dirty": self.dirty,
+            "redo": num(self.redo),
             "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
         })
 
@@ -392,6 +429,8 @@ class MtlEvaluator:
             self.active = dict(self.inputs)  # the working set, pruned again by the next step
             self.live = set(self.published)
             self.dirty = bool(data["dirty"])
+            redo = data.get("redo")  # absent in states written before windowed corrections: recompute all
+            self.redo = None if redo is None else I.norm(Fraction(redo))
             (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
 
 
