@@ -12,21 +12,11 @@ from fractions import Fraction as F
 
 import pytest
 from test_mtl_runtime import _events, chronolog
-from test_mtl_semantics import clip, meaning, random_facts, random_program
+from test_mtl_semantics import clip, drive, meaning, random_facts, random_program
 
 from chronolog.events import Event
 from chronolog.lang.mtl import parse_mtl
 from chronolog.mtl.evaluator import MtlEvaluator
-
-
-def drive_steps(ev: MtlEvaluator, events: list[Event]) -> list:
-    changes, latest = [], None
-    for e in events:
-        if latest is not None and e.t > latest:
-            changes += ev.advance(latest)
-        latest = e.t if latest is None or e.t > latest else latest
-        ev.push(e)
-    return changes + ev.finish()
 
 
 def arrival(rng: random.Random, ordered: list[Event], delays: int, retractions: int) -> list[Event]:
@@ -77,9 +67,9 @@ def test_corrections_within_the_retention_mean_the_kept_stream_in_time_order(see
     ticks = [Event(F(k, 2)) for k in range(0, int(2 * hi) + 1)]  # a step at every half unit
     stream = arrival(rng, sorted(ordered + ticks, key=lambda e: e.t), delays=4, retractions=2)
     kept, dropped = kept_after_retention(stream, n)
-    want = clip(meaning(drive_steps(MtlEvaluator(parse_mtl(text), "batch"), time_order(kept) + [Event(hi)])), hi)
+    want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "batch"), time_order(kept) + [Event(hi)])), hi)
     ev = MtlEvaluator(parse_mtl(text), "stream", retention=n)
-    got = clip(meaning(drive_steps(ev, stream + [Event(hi)])), hi)
+    got = clip(meaning(drive(ev, stream + [Event(hi)])), hi)
     assert got == want, text
     assert ev.too_late == dropped
 
@@ -118,5 +108,5 @@ def test_a_retraction_withdraws_answers_that_ended_long_before():
     p = Event(1, "P", ("a",), False, None, (1, True, 2, True))
     events = [Event(0), p, Event(3, "P", ("b",), False, None, (3, True, 3, True))] + [Event(t) for t in range(4, 8)]
     events.append(Event(p.t, p.pred, p.args, True, None, p.span))
-    got = clip(meaning(drive_steps(ev, events + [Event(8)])), 8)
+    got = clip(meaning(drive(ev, events + [Event(8)])), 8)
     assert got == {("Q", ("b",)): [(3, True, 3, True)], ("R", ("b",)): [(3, True, 4, True)]}
