@@ -69,6 +69,7 @@ def test_corrections_within_the_retention_mean_the_kept_stream_in_time_order(see
     kept, dropped = kept_after_retention(stream, n)
     want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "batch"), time_order(kept) + [Event(hi)])), hi)
     ev = MtlEvaluator(parse_mtl(text), "stream", retention=n)
+    ev.prune_every = rng.choice([1, 2, 64])  # cut the log and the published record at every step, or rarely
     got = clip(meaning(drive(ev, stream + [Event(hi)])), hi)
     assert got == want, text
     assert ev.too_late == dropped
@@ -76,18 +77,20 @@ def test_corrections_within_the_retention_mean_the_kept_stream_in_time_order(see
 
 def test_the_input_log_is_bounded_by_the_retention():
     program = parse_mtl("Q(X):-Diamondminus[0,2]P(X)\nR(X):-Boxminus[1,1]Q(X), P(X)\n")
-    sizes = {}
+    sizes, published = {}, {}
     for n in (None, 3):
         ev = MtlEvaluator(program, "stream", retention=n)
-        most = 0
+        most = held = 0
         for t in range(2000):
             for x in ("a", "b", "c"):
                 ev.push(Event(t, "P", (x,), False, None, (t, True, t, True)))
             ev.advance(t)
             most = max(most, len(ev.inputs))
-        sizes[n] = most
-    assert sizes[None] == 6000
-    assert sizes[3] <= 3 * (3 + 2 + 64 + 2)  # N + W + the pruning period, three facts a time point
+            held = max(held, sum(len(ivs) for ivs in ev.published.values()))
+        sizes[n], published[n] = most, held
+    assert sizes[None] == 6000 and published[None] >= 3 * 1999  # R(x) at every point from 1: punctual
+    bound = 3 * (3 + 2 + 64 + 2)  # N + W + the pruning period, three facts a time point
+    assert sizes[3] <= bound and published[3] <= 2 * bound
 
 
 def test_cli_reports_events_older_than_the_retention(tmp_path):

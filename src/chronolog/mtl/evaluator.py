@@ -185,6 +185,7 @@ class MtlEvaluator:
         self.evaluated: Fraction | None = None
         self.dirty = False
         self.redo: Fraction | None = None  # the earliest time a delayed event or retraction changes
+        self.prune_every = 64  # time points between two cuts of the input log and published record (retention)
         self.kept = 0  # facts in the last evaluation window
         self.max_kept = 0
         self.unmatched_retractions = 0
@@ -384,10 +385,20 @@ class MtlEvaluator:
         start = e - self.window  # the next window is (start, t]: what ends at start is not in it
         self.active = {k: n for k, n in self.active.items() if k[2][2] > start}
         self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] > start}
-        if self.retention is not None and self.time_points % 64 == 0:
+        if self.retention is not None and self.time_points % self.prune_every == 0:
             # the input log keeps what a correction within the retention can read: from e - retention - W
             horizon = start - self.retention
             self.inputs = {k: n for k, n in self.inputs.items() if k[2][2] >= horizon}
+            # published intervals that ended before it can change no more: they were written, and the
+            # diffs only ever read an atom's tail (its list would otherwise grow with the stream)
+            for atom in list(self.published):
+                ivs = self.published[atom]
+                cut = _reaching(ivs, horizon)
+                if cut == len(ivs):
+                    del self.published[atom]
+                    self.live.discard(atom)
+                elif cut:
+                    del ivs[:cut]
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.lo is None or self.hi is None:
