@@ -353,8 +353,8 @@ def _run_mtl(args: argparse.Namespace, program) -> int:  # noqa: ANN001 (an MtlP
 
 
 def _describe_mtl(program) -> None:  # noqa: ANN001 (an MtlProgram)
-    from chronolog.mtl.evaluator import not_forward_propagating, reach
-    from chronolog.mtl.materialise import check_program
+    from chronolog.mtl.evaluator import input_reach, not_forward_propagating, reach
+    from chronolog.mtl.materialise import check_program, strata
     from chronolog.mtl.syntax import atoms_of, head_atom
 
     check_program(program)
@@ -369,7 +369,15 @@ def _describe_mtl(program) -> None:  # noqa: ANN001 (an MtlProgram)
         print(f"forward-propagating: evaluated as a stream (window reach {reach(program)})")
     else:
         print(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
-    print("fleet: not available for DatalogMTL yet (chronolog run only); partition key: none")
+    if blocker is None:
+        print("fleet: one chain service hosting the evaluator (one partition); partition key: none")
+    else:
+        print("fleet: not available (batch only: chronolog run); partition key: none")
+    bound = input_reach(program)
+    print(f"backfill: {'one segment (no bounded input reach)' if bound is None else f'segments, input reach {bound}'}")
+    levels = strata(program)
+    if len(levels) > 1:
+        print(f"negation: stratified, {len(levels)} strata")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
