@@ -164,8 +164,9 @@ def _direct_short_stops(path: Path) -> set[tuple[str, int]]:
     return out
 
 
-def test_short_stop_s1_streams_the_directly_computed_answer(short_stop, tmp_path):
-    got = chronolog("run", str(short_stop / "short_stop.mtl"), "--input", str(short_stop / "S1.jsonl"))
+@pytest.mark.parametrize("stream", ["S1", "S2"])
+def test_short_stop_streams_the_directly_computed_answer(short_stop, tmp_path, stream):
+    got = chronolog("run", str(short_stop / "short_stop.mtl"), "--input", str(short_stop / f"{stream}.jsonl"))
     assert got.returncode == 0, got.stderr
     lines = [orjson.loads(x) for x in got.stdout.splitlines()]
     held = meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1)) for x in lines])
@@ -174,7 +175,48 @@ def test_short_stop_s1_streams_the_directly_computed_answer(short_stop, tmp_path
     for (pred, _), ivs in held.items():
         if pred == "ShortStop":
             assert all(x[0] == x[2] or x[2] == float("inf") for x in ivs)  # punctual (or still open)
-    assert stops == _direct_short_stops(short_stop / "S1.jsonl") and stops
+    assert stops == _direct_short_stops(short_stop / f"{stream}.jsonl") and stops
+
+
+def test_lubm_nonrecursive_streams_the_directly_computed_answer(short_stop):
+    """Π_nr on L1 computed from its definition on a ruler of cells (points k and gaps (k, k+1);
+    every interval of L1 and of Π_nr has integral ends and is closed): Diamondminus[1,1] and
+    Boxminus[1,1] both move a cell by one time unit, two cells."""
+    facts: dict[tuple[str, tuple], set[int]] = {}
+    for line in (short_stop / "lubm_L1.jsonl").read_text().splitlines():
+        rec = orjson.loads(line)
+        lo, hi = (int(x) for x in rec["interval"][1:-1].split(","))
+        facts.setdefault((rec["pred"], tuple(rec["args"])), set()).update(range(2 * lo, 2 * hi + 1))
+    last = 2 * 300
+
+    def cells(pred: str) -> dict[tuple, set[int]]:
+        return {args: c for (p, args), c in facts.items() if p == pred}
+
+    later = lambda c: {x + 2 for x in c if x + 2 <= last}  # noqa: E731  (one time unit on, within the span)
+    want: dict[tuple[str, tuple], set[int]] = {}
+    for (x,), c in cells("a1:Lecturer").items():
+        want[("a1:AssistantProfessorCandidate", (x,))] = later(c)
+    universities = cells("a1:University")
+    for (x, y), c in cells("a1:doctoralDegreeFrom").items():
+        got = c & later(universities.get((y,), set()))
+        want.setdefault(("a1:AssociateProfessorCandidate", (x,)), set()).update(got)
+    for (pred, (x,)), c in list(want.items()):
+        if pred == "a1:AssistantProfessorCandidate":
+            want.setdefault(("a1:AssociateProfessorCandidate", (x,)), set()).update(later(c))
+    want = {k: v for k, v in want.items() if v}
+
+    got = chronolog("run", str(short_stop / "lubm_nonrecursive.mtl"), "--input", str(short_stop / "lubm_L1.jsonl"))
+    assert got.returncode == 0, got.stderr
+    lines = [orjson.loads(x) for x in got.stdout.splitlines()]
+    held = clip(meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1)) for x in lines]), 300)
+    as_cells = {}
+    for atom, ivs in held.items():
+        c = set()
+        for lo, lc, hi, hc in ivs:
+            c.update(range(2 * lo + (0 if lc else 1), 2 * hi + (1 if hc else 0)))
+        as_cells[atom] = c
+    heads = {"a1:AssistantProfessorCandidate", "a1:AssociateProfessorCandidate"}
+    assert {k: v for k, v in as_cells.items() if k[0] in heads} == want and want
 
 
 def _span_of(text: str):
