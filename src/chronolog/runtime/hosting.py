@@ -43,6 +43,14 @@ class Hosting:
     # how far before a time the input can still change answers there (None: unbounded; the
     # backfill then evaluates the whole history in one segment)
     reach: Callable[[Any], Time | None] = _no_reach
+    # (the parsed program, N) -> the stream evaluator that applies late events up to N back (--retention)
+    retaining: Callable[[Any, Time], Evaluator] | None = None
+
+    def stream(self, program: Any, retention: Time | None = None) -> Evaluator:
+        """The fleet's evaluator; a dialect without ``retaining`` keeps its whole input log."""
+        if retention is None or self.retaining is None:
+            return self.make(program)
+        return self.retaining(program, retention)
 
     def replayer(self, program: Any, warn: Callable[[str], None] = lambda m: None) -> Evaluator:
         return self.make(program) if self.replay is None else self.replay(program, warn)
@@ -61,7 +69,10 @@ def _mtl() -> Hosting:
     def read(line: str, where: str) -> Iterator[Event]:
         return read_mtl_events(io.StringIO(line + "\n"), where)
 
-    return Hosting(make, read, replay, input_reach)
+    def retaining(program: Any, retention: Time) -> Evaluator:
+        return MtlEvaluator(program, "stream", retention=retention)
+
+    return Hosting(make, read, replay, input_reach, retaining)
 
 
 HOSTED: dict[str, Callable[[], Hosting]] = {"mtl": _mtl}
