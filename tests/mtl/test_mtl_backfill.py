@@ -86,6 +86,8 @@ def non_recursive_program(rng: random.Random) -> str:
     for i, h in enumerate(heads):
         for _ in range(rng.randint(1, 2)):
             body = ", ".join(_literal(rng, ["P", "Q"] + heads[:i], False) for _ in range(rng.randint(1, 2)))
+            if rng.random() < 0.4:  # stratified negation: everything read is of a lower level
+                body += ", not " + _literal(rng, ["P", "Q"] + heads[:i], False)
             head = f"Boxplus[0,{rng.randint(0, 2)}]{h}(X)" if rng.random() < 0.2 else f"{h}(X)"
             rules.append(f"{head}:-{body}")
     return "\n".join(rules) + "\n"
@@ -121,9 +123,24 @@ def test_segments_with_warm_up_equal_one_replay_and_chronolog_run(seed):
             per.setdefault(i, []).append(row[3])
     got: dict = {}
     for seg in segments:
-        for atom, ivs in replay(MtlEvaluator(program), per.get(seg.index, []), seg, seg.keeps()).items():
+        for atom, ivs in replay(MtlEvaluator(program), per.get(seg.index, []), seg, seg.keeps(), lo).items():
             got[atom] = I.coalesce(got.get(atom, []) + ivs)
     assert got == whole, (text, size)
+
+
+def test_a_segment_without_events_still_starts_at_its_warm_up():
+    # no heartbeat between 1 and 99: the alarm holds there, in every segment
+    program = parse_mtl("Alarm:-not Heartbeat\nLate:-Diamondminus[0,2]Alarm\n")
+    events = [Event(0, "Heartbeat", (), False, None, I.point(0)), Event(100, "Heartbeat", (), False, None, I.point(100))]
+    whole = clip(meaning(drive(MtlEvaluator(program), events)), 100)
+    assert whole[("Alarm", ())] == [iv("(0,100)")]
+    got: dict = {}
+    segments = plan_segments(0, 100, input_reach(program), 10)
+    for seg in segments:
+        mine = [e for e in events if seg.index in [i for i, _ in covering(segments)((0, 0, 0, e))]]
+        for atom, ivs in replay(MtlEvaluator(program), mine, seg, seg.keeps(), 0).items():
+            got[atom] = I.coalesce(got.get(atom, []) + ivs)
+    assert got == whole
 
 
 def test_input_reach_sums_along_rule_chains_and_is_unbounded_for_recursion_or_the_future():

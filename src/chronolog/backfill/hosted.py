@@ -202,9 +202,15 @@ def covering(segments: list[Segment]) -> Callable[[tuple], list[tuple[int, tuple
     return assign
 
 
-def replay(evaluator: Any, events: list[Event], seg: Segment, clip: Iv) -> dict[tuple[str, tuple], list[Iv]]:
+def replay(evaluator: Any, events: list[Event], seg: Segment, clip: Iv,
+           first: Time | None = None) -> dict[tuple[str, tuple], list[Iv]]:
     """Push ``events`` (sorted in time order) as ``chronolog run`` does, advance to the
-    segment's end, and return the meaning of the answers inside ``clip``."""
+    segment's end, and return the meaning of the answers inside ``clip``.
+
+    ``first`` is the history's first time: the segment's input starts at its
+    warm-up (or there), as the whole history's does, even where no event
+    falls (a ``not`` holds from the span's start: a segment without events
+    in its warm-up must not start its span later)."""
     changes: dict[tuple[str, tuple], list[tuple[Iv, int]]] = {}
 
     def take(got: list) -> None:
@@ -212,7 +218,8 @@ def replay(evaluator: Any, events: list[Event], seg: Segment, clip: Iv) -> dict[
             changes.setdefault((pred, tuple(args)), []).append((span_iv(span), diff))
 
     latest = None
-    for ev in events + [Event(seg.end)]:
+    begin = [] if first is None else [Event(first if seg.warm == -inf else max(first, seg.warm))]
+    for ev in begin + events + [Event(seg.end)]:
         if latest is not None and ev.t > latest:
             take(evaluator.advance(latest))
         if latest is None or ev.t > latest:
@@ -263,7 +270,8 @@ def _program(sources: tuple, dialect: str) -> Any:
     return _PROGRAMS[key]
 
 
-def _evaluate(sources: tuple, dialect: str, segments: list[Segment], clip: Iv) -> Callable[[int, Iterable], Iterator]:
+def _evaluate(sources: tuple, dialect: str, segments: list[Segment], clip: Iv,
+              first: Time) -> Callable[[int, Iterable], Iterator]:
     def run(index: int, rows: Iterable[tuple[int, tuple]]) -> Iterator[tuple]:
         from chronolog.runtime.hosting import hosting
 
@@ -272,7 +280,7 @@ def _evaluate(sources: tuple, dialect: str, segments: list[Segment], clip: Iv) -
         warnings: list[str] = []
         evaluator = hosting(dialect).replayer(_program(sources, dialect), warnings.append)
         keep = I.intersect(seg.keeps(), clip)
-        got = replay(evaluator, events, seg, keep) if keep is not None else {}
+        got = replay(evaluator, events, seg, keep, first) if keep is not None else {}
         for (pred, args), ivs in got.items():
             yield "answer", (pred, orjson.dumps(list(args)).decode()), ivs
         yield "info", len(got), getattr(evaluator, "time_points", 0), warnings[:20]
@@ -335,7 +343,7 @@ def backfill_hosted(
                  f"{dialect} evaluator" + ("" if reach is not None else " (no bounded reach: one segment)"))
         evaluated = (
             events.flatMap(covering(segments)).partitionBy(len(segments), lambda i: i)
-            .mapPartitionsWithIndex(_evaluate(sources, dialect, segments, clip))
+            .mapPartitionsWithIndex(_evaluate(sources, dialect, segments, clip, first))
         ).cache()
         try:
             for _, count, steps, warnings in evaluated.filter(lambda r: r[0] == "info").collect():
