@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from chronolog.errors import ChronologError, InputError
-from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line
+from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line, points_as_t
 from chronolog.events import Event
 from chronolog.runtime.journal import Journal
 from chronolog.runtime.stages import Out, Record
@@ -143,7 +143,8 @@ class EvaluatorStage:
         if self.latest is not None and now - self.last_input >= self.idle_flush and (
                 self.done is None or self.done < self.latest or self.dirty):
             changes += self._advance(self.latest)  # input idle: the latest time too
-        return leaving, [interval_line(*change) for change in changes]
+        points = points_as_t(self.evaluator.dialect)  # as chronolog run writes them ([7,7] for DatalogMTL)
+        return leaving, [interval_line(*change, points) for change in changes]
 
     def _advance(self, until: Time) -> list[AnswerChange]:
         self.done, self.dirty = until, False
