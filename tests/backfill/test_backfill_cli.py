@@ -20,6 +20,8 @@ def files(tmp_path):
     (["--from", "0", "--to", "2", "--publish"], "error: --publish needs --bootstrap"),
     (["--from", "0", "--to", "2", "--answers", "missing.jsonl"], "missing.jsonl: error: no such file or directory"),
     (["--from", "0", "--to", "2", "--answers", "kafka"], "error: reading chronolog.answers from Kafka needs --bootstrap"),
+    (["--from", "1/2", "--to", "2"], "error: --from 1/2 is not an integer time point (lars time is discrete)"),
+    (["--from", "0", "--to", "2", "--segment", "2.5"], "error: --segment 5/2 is not an integer time point"),
 ])
 def test_backfill_option_errors(files, monkeypatch, capsys, extra, message):
     monkeypatch.chdir(files)
@@ -37,6 +39,25 @@ def test_backfill_program_and_output_errors(files, monkeypatch, capsys):
     assert "h.jsonl: error: cannot write the output: it is an input file" in capsys.readouterr().err
     assert main(["backfill", "p.lars", "--history", "nope", "--from", "0", "--to", "1"]) == 2
     assert "nope: error: no such file or directory" in capsys.readouterr().err
+
+
+def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
+    monkeypatch.chdir(files)
+    with pytest.raises(SystemExit) as exc:
+        main(["backfill", "p.lars", "--history", "h.jsonl", "--from", "x", "--to", "2"])
+    assert exc.value.code == 2
+    assert "argument --from: 'x' is not a time (an integer, or a rational such as 7/2)" in capsys.readouterr().err
+
+
+def test_backfill_refuses_a_dialect_without_an_evaluator_to_host(files, monkeypatch, capsys):
+    import chronolog.runtime.hosting as hosting
+
+    monkeypatch.chdir(files)
+    (files / "p.mtl").write_text("Q(X):-Diamondminus[0,1]P(X)\n")
+    monkeypatch.setattr(hosting, "HOSTED", {})  # as a dialect still being written is
+    assert main(["backfill", "p.mtl", "--history", "h.jsonl", "--from", "0", "--to", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "error: the backfill does not run mtl programs yet" in err and "Traceback" not in err
 
 
 def test_archive_needs_a_topic(files, capsys):
