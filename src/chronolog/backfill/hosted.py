@@ -245,6 +245,8 @@ def _parse_history(dialect: str, locate: Callable[[int, int, int], Loc]) -> Call
 
         read = hosting(dialect).read
         for p, o, raw in rows:
+            if isinstance(raw, (bytes, bytearray)):  # archive and Kafka records
+                raw = raw.decode("utf-8", errors="replace")
             try:
                 events = list(read(raw.replace("\n", " "), "-"))
             except InputError as exc:
@@ -379,6 +381,8 @@ def backfill_hosted(
 def _parse_published(where: Callable[[int, int, int], Loc], clip: Iv) -> Callable[[Iterable], Iterator[tuple]]:
     def run(rows: Iterable[tuple[int, int, str]]) -> Iterator[tuple]:
         for p, o, raw in rows:
+            if isinstance(raw, (bytes, bytearray)):
+                raw = raw.decode("utf-8", errors="replace")
             try:
                 got = parse_interval_answer(raw, where(p, o, 1))
             except InputError as exc:
