@@ -163,10 +163,12 @@ class Materialiser:
 
     # ------------------------------------------------------------ literals
 
-    def _instances(self, lit: Literal, db: Db, binding: dict, only: set | None,
+    def _instances(self, lit: Literal, db: Db, binding: dict, only: dict | None,
                    near: tuple | None = None) -> Iterable[tuple[dict, list[Iv]]]:
         """(extended binding, intervals) of each ground instance of ``lit`` consistent
-        with ``binding``; ``only``: keep instances whose atoms include one of these;
+        with ``binding``; ``only``: the delta, {(key, args): the atom's maximal intervals
+        that grew} — a plain atom (or an operator over it) is read there only: every
+        operator distributes over maximal intervals, so whatever is new comes from them;
         ``near`` (lo, hi): a plain atom's instances holding nowhere in [lo, hi] are
         of no use (the join's intervals so far lie there)."""
         if isinstance(lit, Atom):
@@ -175,8 +177,10 @@ class Materialiser:
             items = [(bound, rel[bound])] if bound is not None and bound in rel else (
                 [] if bound is not None else rel.items())
             for args, ivs in items:
-                if only is not None and (lit.key, args) not in only:
-                    continue
+                if only is not None:
+                    ivs = only.get((lit.key, args))  # the delta: its intervals that grew last round
+                    if ivs is None:
+                        continue
                 if near is not None and (ivs[-1][2] < near[0] or ivs[0][0] > near[1]):
                     continue
                 got = _match(lit, args, binding)
@@ -236,7 +240,7 @@ class Materialiser:
             head = head.operand
         return None if pre is None else I.intersect(pre, span)
 
-    def _fire(self, rule: Rule, db: Db, span: Iv, derive: Iv, delta: set | None, out: Db) -> None:
+    def _fire(self, rule: Rule, db: Db, span: Iv, derive: Iv, delta: dict | None, out: Db) -> None:
         positions = [None] if delta is None else [
             i for i, lit in enumerate(rule.body) if any((a.key, None) in delta for a in atoms_of(lit))]
         start = self._body_span(rule, span, derive)
@@ -286,7 +290,7 @@ class Materialiser:
         return db
 
     def _stratum(self, rules: list[Rule], db: Db, span: Iv, derive: Iv) -> None:
-        delta: set | None = None
+        delta: dict | None = None
         while True:
             new: Db = {}
             self._applied = {}  # the facts change between rounds
@@ -294,7 +298,7 @@ class Materialiser:
                 if delta is not None and not any((a.key, None) in delta for lit in rule.body for a in atoms_of(lit)):
                     continue
                 self._fire(rule, db, span, derive, delta, new)
-            grown: set = set()
+            grown: dict = {}
             for key, rel in new.items():
                 slot = db.setdefault(key, {})
                 for args, ivs in rel.items():
@@ -302,8 +306,9 @@ class Materialiser:
                     merged = I.coalesce((old or []) + ivs)
                     if merged != old:
                         slot[args] = merged
-                        grown.add((key, args))
-                        grown.add((key, None))  # the predicate changed (which rules to fire)
+                        before = set(old or ())
+                        grown[(key, args)] = [iv for iv in merged if iv not in before]  # grew or new
+                        grown[(key, None)] = True  # the predicate changed (which rules to fire)
             if not grown:
                 return
             delta = grown
@@ -321,7 +326,7 @@ def _ground_if_bound(atom: Atom, binding: dict) -> tuple | None:
     return tuple(out)
 
 
-def _touches(lit: Literal, binding: dict, only: set) -> bool:
+def _touches(lit: Literal, binding: dict, only: dict) -> bool:
     for a in atoms_of(lit):
         g = _ground_if_bound(a, binding)
         if g is not None and (a.key, g) in only:
