@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from math import inf
 
-from chronolog.mtl.syntax import Atom, Binary, Literal, MtlProgram, Unary, Var, atoms_of, head_atom
+from chronolog.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Unary, Var, atoms_of, head_atom
 
 
 class Ruler:
@@ -55,6 +55,8 @@ def reference_model(program: MtlProgram, facts: list[tuple[str, tuple, tuple]], 
     def holds(lit: Literal, b: dict, c: int) -> bool:
         if isinstance(lit, Atom):
             return c in model.get((lit.pred, _ground(lit, b)), ())
+        if isinstance(lit, Negated):  # decided on the cell, once the lower strata are complete
+            return not holds(lit.operand, b, c)
         t = ruler.time(c)
         lo, lc, hi, hc = lit.rho
         if isinstance(lit, Unary):
@@ -98,10 +100,33 @@ def reference_model(program: MtlProgram, facts: list[tuple[str, tuple, tuple]], 
         for values in product(consts, repeat=len(names)):
             yield from bindings(body[1:], {**b, **dict(zip(names, values))})
 
+    for rules in _levels(program):
+        _fixpoint(rules, ruler, model, holds, bindings)
+    return model
+
+
+def _levels(program: MtlProgram) -> list[list]:
+    """Rules grouped by the level of their head: one more than any predicate read
+    under ``not``, at least that of any predicate read positively (this module's
+    own count; assumes the program is stratified)."""
+    level: dict[str, int] = {}
+    for _ in range(len(program.rules) + 1):
+        for rule in program.rules:
+            h = head_atom(rule.head).pred
+            for lit in rule.body:
+                for a in atoms_of(lit):
+                    level[h] = max(level.get(h, 0), level.get(a.pred, 0) + isinstance(lit, Negated))
+    out: dict[int, list] = {}
+    for rule in program.rules:
+        out.setdefault(level.get(head_atom(rule.head).pred, 0), []).append(rule)
+    return [out[k] for k in sorted(out)]
+
+
+def _fixpoint(rules: list, ruler: Ruler, model: dict, holds, bindings) -> None:
     changed = True
     while changed:
         changed = False
-        for rule in program.rules:
+        for rule in rules:
             for b in list(bindings(list(rule.body), {})):
                 where = {c for c in range(ruler.n) if all(holds(lit, b, c) for lit in rule.body)}
                 if not where:
@@ -128,7 +153,6 @@ def reference_model(program: MtlProgram, facts: list[tuple[str, tuple, tuple]], 
                 if not where <= got:
                     got |= where
                     changed = True
-    return model
 
 
 def _spread(ruler: Ruler, c: int, lo, lc, hi, hc, sign: int) -> set[int]:

@@ -25,6 +25,14 @@ class Dialect:
     # (program, stream, name, format, on_error, report) -> events in arrival order
     describe: Callable[[Any], list[str]]  # the lines `chronolog check` / `topology` print
     hosted: Callable[[Any], Any]  # program -> an evaluator for the fleet (stream mode)
+    # (program, warn) -> the evaluator replaying a complete history (the backfill); None: ``hosted``'s
+    replay: Callable[[Any, Callable[[str], None]], Any] | None = None
+    # how far before a time the input can still change answers there (None: unbounded;
+    # the backfill then evaluates the whole history in one segment)
+    reach: Callable[[Any], Any] = lambda program: None
+    # (program, N) -> the fleet's evaluator applying late events up to N back (--retention);
+    # None: the dialect keeps its whole input log
+    retaining: Callable[[Any, Any], Any] | None = None
     points: bool = True  # answers at one integer point are written as "t" lines
 
 
@@ -44,7 +52,7 @@ def _mtl_parse(files: list[tuple[str, str]]) -> Any:
 def _mtl_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> Any:
     from chronolog.mtl.evaluator import MtlEvaluator
 
-    return MtlEvaluator(program, getattr(options, "mode", None), warn=warn)
+    return MtlEvaluator(program, getattr(options, "mode", None), warn=warn, retention=getattr(options, "retention", None))
 
 
 def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
@@ -55,8 +63,8 @@ def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
 
 
 def _mtl_describe(program: Any) -> list[str]:
-    from chronolog.mtl.evaluator import not_forward_propagating, reach
-    from chronolog.mtl.materialise import check_program
+    from chronolog.mtl.evaluator import input_reach, not_forward_propagating, reach
+    from chronolog.mtl.materialise import check_program, strata
     from chronolog.mtl.syntax import atoms_of, head_atom
 
     check_program(program)
@@ -69,9 +77,15 @@ def _mtl_describe(program: Any) -> list[str]:
     blocker = not_forward_propagating(program)
     if blocker is None:
         lines.append(f"forward-propagating: evaluated as a stream (window reach {reach(program)})")
+        lines.append("fleet: one chain service hosting the evaluator (one partition); partition key: none")
     else:
         lines.append(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
-    lines.append("fleet: one chain service hosting the evaluator; partition key: none")
+        lines.append("fleet: not available (batch only: chronolog run); partition key: none")
+    bound = input_reach(program)
+    lines.append(f"backfill: {'one segment (no bounded input reach)' if bound is None else f'segments, input reach {bound}'}")
+    levels = strata(program)
+    if len(levels) > 1:
+        lines.append(f"negation: stratified, {len(levels)} strata")
     return lines
 
 
@@ -79,6 +93,24 @@ def _mtl_hosted(program: Any) -> Any:
     from chronolog.mtl.evaluator import MtlEvaluator
 
     return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
+
+
+def _mtl_replay(program: Any, warn: Callable[[str], None]) -> Any:
+    from chronolog.mtl.evaluator import MtlEvaluator
+
+    return MtlEvaluator(program, warn=warn)  # streaming if the program allows it, else batch
+
+
+def _mtl_reach(program: Any) -> Any:
+    from chronolog.mtl.evaluator import input_reach
+
+    return input_reach(program)
+
+
+def _mtl_retaining(program: Any, retention: Any) -> Any:
+    from chronolog.mtl.evaluator import MtlEvaluator
+
+    return MtlEvaluator(program, "stream", retention=retention)
 
 
 def _rtec_parse(files: list[tuple[str, str]]) -> Any:
@@ -97,6 +129,9 @@ def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> 
 
     if getattr(options, "mode", None) is not None:
         raise ChronologError(f"error: --mode {options.mode} is for DatalogMTL programs (this one is rtec)")
+    if getattr(options, "retention", None) is not None:
+        raise ChronologError("error: --retention is for LARS and DatalogMTL programs (an RTEC program keeps its "
+                             "whole input log)")
     return RtecEvaluator(program, getattr(options, "step", None), warn=warn)
 
 
@@ -135,9 +170,16 @@ def _rtec_hosted(program: Any) -> Any:
     return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
 
 
+def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
+    from chronolog.rtec.evaluator import RtecEvaluator
+
+    return RtecEvaluator(program, warn=warn)
+
+
 DIALECTS: dict[str, Dialect] = {
-    "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, points=False),
-    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted),
+    "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, _mtl_replay, _mtl_reach,
+                   _mtl_retaining, points=False),
+    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay),
 }
 
 

@@ -84,6 +84,16 @@ def interval_line(pred: str, args: tuple, span: Span, diff: int = 1, points: boo
     return encode(line)
 
 
+def points_as_t(dialect: str) -> bool:
+    """Whether a dialect writes an integer time point as a ``t`` line: LARS's
+    and RTEC's answers are points; DatalogMTL's are intervals over rational
+    time, where a point is the punctual interval ``[7,7]`` (``Dialect.points``)."""
+    from chronolog.dialects import evaluator_dialect
+
+    own = evaluator_dialect(dialect)
+    return True if own is None else own.points
+
+
 class StateError(Exception):
     """Stored state that cannot be used: it does not decode, or carries an
     unknown format version.  Raised instead of ever executing stored bytes."""

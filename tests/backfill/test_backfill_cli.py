@@ -16,10 +16,12 @@ def files(tmp_path):
 
 @pytest.mark.parametrize("extra, message", [
     (["--from", "5", "--to", "2"], "error: --from 5 is after --to 2"),
-    (["--from", "0", "--to", "2", "--segment", "0"], "error: --segment must be at least 1"),
+    (["--from", "0", "--to", "2", "--segment", "0"], "error: --segment must be positive"),
     (["--from", "0", "--to", "2", "--publish"], "error: --publish needs --bootstrap"),
     (["--from", "0", "--to", "2", "--answers", "missing.jsonl"], "missing.jsonl: error: no such file or directory"),
     (["--from", "0", "--to", "2", "--answers", "kafka"], "error: reading chronolog.answers from Kafka needs --bootstrap"),
+    (["--from", "1/2", "--to", "2"], "error: --from 1/2 is not an integer time point (lars time is discrete)"),
+    (["--from", "0", "--to", "2", "--segment", "2.5"], "error: --segment 5/2 is not an integer time point"),
 ])
 def test_backfill_option_errors(files, monkeypatch, capsys, extra, message):
     monkeypatch.chdir(files)
@@ -37,6 +39,22 @@ def test_backfill_program_and_output_errors(files, monkeypatch, capsys):
     assert "h.jsonl: error: cannot write the output: it is an input file" in capsys.readouterr().err
     assert main(["backfill", "p.lars", "--history", "nope", "--from", "0", "--to", "1"]) == 2
     assert "nope: error: no such file or directory" in capsys.readouterr().err
+
+
+def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
+    monkeypatch.chdir(files)
+    with pytest.raises(SystemExit) as exc:
+        main(["backfill", "p.lars", "--history", "h.jsonl", "--from", "x", "--to", "2"])
+    assert exc.value.code == 2
+    assert "argument --from: 'x' is not a time (an integer, or a rational such as 7/2)" in capsys.readouterr().err
+
+
+def test_hosting_refuses_a_dialect_without_its_own_evaluator():
+    from chronolog.errors import ChronologError
+    from chronolog.runtime.hosting import hosting
+
+    with pytest.raises(ChronologError, match="cannot host lars programs"):
+        hosting("lars")  # LARS runs on its own stages, not as a hosted evaluator
 
 
 def test_archive_needs_a_topic(files, capsys):

@@ -77,3 +77,21 @@ def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
     assert [o.topic for o in outs] == ["dlq"] and orjson.loads(outs[0].value)["offset"] == 0
     assert any(orjson.loads(x)["pred"] == "R" for x in lines)
     assert stage.progress()["dead_letters"] == 1
+
+
+def test_a_hosted_evaluator_with_retention_ignores_older_events():
+    from chronolog.runtime.hosting import HostedPlan
+    from chronolog.runtime.service import ServiceConfig, make_stage
+
+    plan = HostedPlan(parse_mtl("Q(X):-Diamondminus[0,1]P(X)\n"))  # what chronolog up --retention 3 builds
+    stage = make_stage(ServiceConfig("chain", plan, "localhost:9092", retention=3, idle_flush=5.0))  # type: ignore[arg-type]
+    assert isinstance(stage, EvaluatorStage)
+    lines = [orjson.dumps({"t": t, "pred": "P", "args": ["a"]}) for t in range(10)]
+    lines += [orjson.dumps({"t": 2, "pred": "P", "args": ["b"]}), orjson.dumps({"t": 7, "pred": "P", "args": ["c"]}),
+              orjson.dumps({"t": 10})]
+    out = stage.process([("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines)], now=0.0)[1]
+    out += stage.process([], now=100.0)[1]
+    held = clip(meaning(changes_of(out)), 10)
+    assert stage.evaluator.too_late == 1  # P(b) at 2, older than 8 - 3
+    assert ("Q", ("b",)) not in held and held[("Q", ("c",))] == [iv("[7,8]")]
+    assert held[("Q", ("a",))] == [iv("[0,10]")]

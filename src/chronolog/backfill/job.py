@@ -235,12 +235,9 @@ _PLANS: dict[tuple, Plan] = {}
 
 
 def program_of(sources: Sources, dialect: str) -> Program:
-    from chronolog.lang import parse_program
+    from chronolog.lang import program_from_sources
 
-    rules = []
-    for name, text in sources:
-        rules.extend(parse_program(text, name, dialect).rules)
-    return Program(tuple(rules), dialect)
+    return program_from_sources(sources, dialect)
 
 
 def plan_of(sources: Sources, dialect: str) -> Plan:
@@ -303,6 +300,11 @@ def backfill(
     progress: Callable[[str], None] = lambda m: None, key_partitions: int | None = None,
 ) -> tuple[list[dict], BackfillStats]:
     """The correction lines for ``[t_from, t_to]`` and the job's counts."""
+    if dialect not in ("lars", "laser"):  # any other dialect through its Evaluator
+        from chronolog.backfill.hosted import backfill_hosted
+
+        return backfill_hosted(spark, sources, dialect, history, answers, t_from, t_to, segment=segment, idle=idle,
+                               progress=progress)
     from pyspark.sql import functions as F
 
     began = time.monotonic()

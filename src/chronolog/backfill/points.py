@@ -26,8 +26,9 @@ _KEYS = frozenset({"t", "interval", "pred", "args", "diff"})
 Answer = tuple[str, tuple, int, "int | None", int]
 
 
-def parse_answer(raw: str, loc: Loc) -> Answer | None:
-    """One answer line (None for a blank line); InputError naming ``loc`` if it is bad."""
+def answer_fields(raw: str, loc: Loc) -> tuple[dict, str, tuple, int] | None:
+    """The checks every answer line passes, whatever its time domain: (the
+    object, pred, args, diff), None for a blank line; InputError naming ``loc``."""
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -50,11 +51,20 @@ def parse_answer(raw: str, loc: Loc) -> Answer | None:
         raise InputError('"diff" must be 1 or -1', loc)
     if ("t" in obj) == ("interval" in obj):
         raise InputError('an answer line needs exactly one of "t" and "interval"', loc)
+    return obj, pred, tuple(args), diff
+
+
+def parse_answer(raw: str, loc: Loc) -> Answer | None:
+    """One answer line (None for a blank line); InputError naming ``loc`` if it is bad."""
+    fields = answer_fields(raw, loc)
+    if fields is None:
+        return None
+    obj, pred, args, diff = fields
     if "t" in obj:
         t = obj["t"]
         if type(t) is not int:
             raise InputError('"t" must be an integer time point', loc)
-        return pred, tuple(args), t, t, diff
+        return pred, args, t, t, diff
     when = obj["interval"]
     m = _INTERVAL.match(when) if type(when) is str else None
     if not m:
@@ -63,8 +73,8 @@ def parse_answer(raw: str, loc: Loc) -> Answer | None:
     if m.group(3) == "inf":
         if m.group(4) != ")":
             raise InputError(f'an interval running to inf is open on the right: "{when}"', loc)
-        return pred, tuple(args), lo, None, diff
-    return pred, tuple(args), lo, int(m.group(3)) - (m.group(4) == ")"), diff
+        return pred, args, lo, None, diff
+    return pred, args, lo, int(m.group(3)) - (m.group(4) == ")"), diff
 
 
 def clip(answer: Answer, lo: int, hi: int, last: int) -> tuple[int, int] | None:

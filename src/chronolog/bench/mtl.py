@@ -4,8 +4,10 @@ For each workload: ``chronolog run`` as a child process in streaming and in
 batch mode (wall time, peak RSS of the streaming run), and, in this process,
 the streaming evaluator's time per arriving time point (p50/p99) and the
 largest number of facts it kept for evaluation.  ``L1x10`` is the LUBM L1
-stream repeated ten times, each copy 301 time units later, so peak RSS and
-facts kept can be compared between a stream and one ten times longer.
+stream repeated ten times, each copy 301 time units later, with the
+recursive program (``L1r`` is its 1x stream), so peak RSS and facts kept can
+be compared between a stream and one ten times longer (``--retention N``
+bounds the streaming runs' input log and published record).
 The data is the project's shared folder (``--data``, default
 ``../shared/data/mtl`` beside the repository); MeTeoR's figures on this
 machine, from the issue, are printed beside ours.
@@ -24,6 +26,7 @@ WORKLOADS = {
     "S2": ("short_stop.mtl", "S2.jsonl"),
     "L1": ("lubm_nonrecursive.mtl", "lubm_L1.jsonl"),
     "L1h": ("lubm_recursive.mtl", "lubm_L1h.jsonl"),
+    "L1r": ("lubm_recursive.mtl", "lubm_L1.jsonl"),  # the 1x stream of L1x10: compare their peak RSS
     "L1x10": ("lubm_recursive.mtl", "lubm_L1.jsonl"),
 }
 METEOR = {"S1": (35.0, 2.6), "S2": (122.0, 8.0)}  # MeTeoR-Str, MeTeoR batch: seconds on this machine (issue 14)
@@ -52,13 +55,13 @@ def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:
     return out
 
 
-def stream_profile(program: Path, data: Path) -> tuple[list[float], int]:
+def stream_profile(program: Path, data: Path, retention: int | None = None) -> tuple[list[float], int]:
     """Seconds per arriving time point of the streaming evaluator, and the most facts it kept."""
     from chronolog.io.mtl_input import read_mtl_events
     from chronolog.lang import load_program
     from chronolog.mtl.evaluator import MtlEvaluator
 
-    ev = MtlEvaluator(load_program([str(program)]), "stream")  # type: ignore[arg-type]
+    ev = MtlEvaluator(load_program([str(program)]), "stream", retention=retention)  # type: ignore[arg-type]
     with open(data, encoding="utf-8") as f:
         events = list(read_mtl_events(f, str(data)))
     per_point: list[float] = []
@@ -106,13 +109,14 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                 stream = repeated(stream, 10, 301, Path(tmp) / "l1x10.jsonl")
             facts = sum(1 for _ in open(stream, "rb"))
             out = Path(tmp) / f"{name}.jsonl"
-            runs = {mode: [run_process(program, stream, out, ["--mode", mode]) for _ in range(args.repeat)]
-                    for mode in ("stream", "batch")}
+            keep = [] if args.retention is None else ["--retention", str(args.retention)]
+            runs = {mode: [run_process(program, stream, out, ["--mode", mode] + (keep if mode == "stream" else []))
+                           for _ in range(args.repeat)] for mode in ("stream", "batch")}
             for mode, got in runs.items():
                 bad = [r for r in got if r.returncode != 0]
                 if bad:
                     raise BenchError(f"error: {name} ({mode}) failed: {bad[0].stderr.strip()[-300:]}")
-            points, kept = stream_profile(program, stream)
+            points, kept = stream_profile(program, stream, args.retention)
             ref = METEOR.get(name)
             table.add_row(
                 name, f"{facts:,}", f"{statistics.median(r.wall for r in runs['stream']):.2f}",
@@ -131,4 +135,6 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     p.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")
     p.add_argument("--data", help="folder of the DatalogMTL data (default: ../shared/data/mtl beside the repository)")
     p.add_argument("--repeat", type=int, default=1, help="runs per mode (median)")
+    p.add_argument("--retention", type=int, metavar="N",
+                   help="streaming runs with --retention N (a bounded input log and published record)")
     p.set_defaults(func=main)

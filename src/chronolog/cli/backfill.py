@@ -10,8 +10,8 @@ import argparse
 import os
 import sys
 import time
+from fractions import Fraction
 
-from chronolog.errors import ChronologError
 from chronolog.topology import TopicNames
 
 
@@ -23,8 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("program", nargs="+", help="program file(s)")
     b.add_argument("--history", required=True, metavar="PATH|kafka",
                    help="input events in arrival order: a JSONL file, an archive directory, or 'kafka'")
-    b.add_argument("--from", dest="t_from", type=int, required=True, metavar="T1", help="first time point (inclusive)")
-    b.add_argument("--to", dest="t_to", type=int, required=True, metavar="T2", help="last time point (inclusive)")
+    b.add_argument("--from", dest="t_from", type=_time, required=True, metavar="T1",
+                   help="first time (inclusive; DatalogMTL: a rational such as 7/2 too)")
+    b.add_argument("--to", dest="t_to", type=_time, required=True, metavar="T2", help="last time (inclusive)")
     b.add_argument("--answers", metavar="PATH|kafka",
                    help="the answer stream published so far: JSONL, an archive directory, or 'kafka' (default: none)")
     b.add_argument("--output", default="-", help="corrections as JSONL answer lines with diff (default: stdout); "
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--publish", action="store_true", help="also produce the corrections to the answer topic, in one transaction")
     b.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (for 'kafka' and --publish)")
     b.add_argument("--master", metavar="URL", help="Spark master (default: local[*])")
-    b.add_argument("--segment", type=int, metavar="N", help="time points per segment (default: about two per core)")
+    b.add_argument("--segment", type=_time, metavar="N", help="time points per segment (default: about two per core)")
     b.add_argument("--key-partitions", type=int, metavar="K",
                    help="when the program can be split by key (see chronolog topology): evaluate each segment in "
                         "K key partitions (default: Spark's parallelism; 1 when it cannot)")
@@ -50,6 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--once", action="store_true", help="stop once the topics have been idle for --idle seconds")
     a.add_argument("--idle", type=float, default=2.0, metavar="S", help="idle period that ends --once (default: 2 s)")
     a.set_defaults(func=cmd_archive)
+
+
+def _time(text: str) -> int | Fraction:
+    """A time on the command line: an integer, or a rational (``7/2``, ``3.5``) for DatalogMTL."""
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time (an integer, or a rational such as 7/2)") from None
+    return value.numerator if value.denominator == 1 else value
 
 
 def _usage(msg: str) -> int:
@@ -82,17 +92,22 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     if args.t_from > args.t_to:
         return _usage(f"--from {args.t_from} is after --to {args.t_to}")
-    if args.segment is not None and args.segment < 1:
-        return _usage("--segment must be at least 1")
+    if args.segment is not None and args.segment <= 0:
+        return _usage("--segment must be positive")
     if args.publish and not args.bootstrap:
         return _usage("--publish needs --bootstrap HOST:PORT")
     program = load_program(args.program, args.dialect)
-    if program.dialect in ("mtl", "rtec"):
-        raise ChronologError(f"error: the backfill does not run {program.dialect} programs yet; re-evaluate the "
-                             f"history with `chronolog run` (embedded)")
-    from chronolog.engine.plan import plan_program
+    if program.dialect in ("lars", "laser"):
+        from chronolog.engine.plan import plan_program
 
-    plan_program(program)  # program errors before Spark starts
+        for name, value in (("--from", args.t_from), ("--to", args.t_to), ("--segment", args.segment)):
+            if value is not None and type(value) is not int:
+                return _usage(f"{name} {value} is not an integer time point ({program.dialect} time is discrete)")
+        plan_program(program)  # program errors before Spark starts
+    else:
+        from chronolog.runtime.hosting import hosting
+
+        hosting(program.dialect, program).replayer(program)  # program errors before Spark starts
     sources = []
     for path in args.program:
         with open(path, encoding="utf-8") as f:

@@ -353,6 +353,8 @@ def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001
         name = "<stdin>" if args.input == "-" else args.input
         events = dialect.read(program, stream, name, args.format, args.on_error, _error)
         stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error, points=dialect.points)
+    if stats.too_late:
+        _error(f"ignored {stats.too_late} events older than --retention {args.retention}")
     if stats.unmatched_retractions:
         _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")
     return 0

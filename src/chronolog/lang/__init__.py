@@ -43,9 +43,8 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
     """Read and parse program files (all of one dialect) into one program."""
     if not paths:
         raise ProgramError("no program file given")
-    rules: list[Rule] = []
-    texts: list[tuple[str, str]] = []  # a dialect with its own evaluator parses all files at once
     chosen: str | None = None
+    sources: list[tuple[str, str]] = []
     for path in paths:
         if path == "-":
             raise ProgramError("a program cannot be read from standard input ('-'); name a file", Loc("-", 1, 1))
@@ -62,13 +61,20 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
             raise ProgramError(f"cannot read program: {exc.strerror or exc}", Loc(path, 1, 1)) from None
         except UnicodeDecodeError as exc:
             raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
-        if chosen in ("lars", "laser"):
-            rules.extend(parse_program(text, path, d).rules)
-        else:
-            texts.append((path, text))
+        sources.append((path, text))
+    return program_from_sources(sources, chosen or "lars")
+
+
+def program_from_sources(sources: list[tuple[str, str]] | tuple[tuple[str, str], ...], dialect: str) -> Program:
+    """One program of the (file name, text) pairs of one dialect: what ``load_program``
+    reads, and what a Spark task rebuilds from the texts it was sent.  A dialect with
+    its own evaluator parses all files at once (``chronolog.dialects``)."""
     from chronolog.dialects import evaluator_dialect
 
-    own = evaluator_dialect(chosen or "lars")
+    own = evaluator_dialect(dialect)
     if own is not None:
-        return own.parse(texts)  # type: ignore[no-any-return]
-    return Program(tuple(rules), chosen or "lars")
+        return own.parse(list(sources))  # type: ignore[no-any-return]
+    rules: list[Rule] = []
+    for name, text in sources:
+        rules.extend(parse_program(text, name, dialect).rules)
+    return Program(tuple(rules), dialect)

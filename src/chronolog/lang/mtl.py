@@ -25,7 +25,20 @@ from math import inf
 from chronolog.errors import InputError, ProgramError
 from chronolog.ir import Loc
 from chronolog.mtl.intervals import Iv, make, norm
-from chronolog.mtl.syntax import BINARY, UNARY, Atom, Binary, Fact, Literal, MtlProgram, Rule, Unary, Var, variables
+from chronolog.mtl.syntax import (
+    BINARY,
+    UNARY,
+    Atom,
+    Binary,
+    Fact,
+    Literal,
+    MtlProgram,
+    Negated,
+    Rule,
+    Unary,
+    Var,
+    variables,
+)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
 _NUM = re.compile(r"-?(?:\d+(?:\.\d+)?(?:/\d+)?|\.\d+)")
@@ -133,9 +146,11 @@ class _Line:
             self.fail(f"expected a predicate, found {self.found()}")
         if name in UNARY or name in BINARY:
             self.fail(f"expected a predicate, found the operator {name}", at)
-        if name in ("not", "NOT", "Not"):
-            self.fail("negation is not supported in DatalogMTL programs (chronolog refuses it rather than "
-                      "ignoring it, as MeTeoR does)", at)
+        if name == "not":
+            self.fail("'not' goes only in front of a whole body literal (not P(X), not Boxminus[0,2]P(X)), "
+                      "not under an operator, in an operand of Since/Until or in a head", at)
+        if name in ("NOT", "Not"):
+            self.fail(f"negation is written 'not', not {name!r}", at)
         args: list = []
         if self.peek("("):
             self.pos += 1
@@ -175,6 +190,17 @@ class _Line:
             self.expect(")", "')' closing the parenthesis")
             return inner
         return self.atom(in_rule=True)
+
+    def body_literal(self) -> Literal:
+        """A body literal, possibly negated: ``not`` covers the whole literal that
+        follows (``not A(X) Since[0,2] B(X)`` is ``not (A(X) Since[0,2] B(X))``)."""
+        self.skip()
+        at = self.pos
+        m = _NAME.match(self.text, self.pos)
+        if m is not None and m.group(0) == "not":
+            self.pos = m.end()
+            return Negated(self.literal(), self.loc(at))
+        return self.literal()
 
     def literal(self) -> Literal:
         left = self.unary()
@@ -221,10 +247,10 @@ def parse_mtl(text: str, filename: str = "<program>") -> MtlProgram:
         else:
             head = c.atom(in_rule=True)
         c.expect(":-", "':-' after the rule head")
-        body = [c.literal()]
+        body = [c.body_literal()]
         while c.peek(","):
             c.pos += 1
-            body.append(c.literal())
+            body.append(c.body_literal())
         if not c.at_end():
             c.fail(f"expected ',' or the end of the rule, found {c.found()}")
         rule = Rule(head, tuple(body), Loc(filename, n, start + 1))
@@ -236,11 +262,18 @@ def parse_mtl(text: str, filename: str = "<program>") -> MtlProgram:
 def _check_safe(rule: Rule, c: _Line) -> None:
     bound: set[str] = set()
     for lit in rule.body:
-        bound |= _bound(lit)
+        if not isinstance(lit, Negated):
+            bound |= _bound(lit)
     free = sorted(variables(rule.head) - bound)
     if free:
-        c.fail(f"unsafe rule: head variable {free[0]} does not occur in the body "
+        c.fail(f"unsafe rule: head variable {free[0]} does not occur in a positive body literal "
                f"(outside the left operand of Since/Until)", rule.loc.col - 1 if rule.loc else 0)
+    for lit in rule.body:
+        free = sorted(variables(lit) - bound) if isinstance(lit, Negated) else []
+        if free:
+            assert lit.loc is not None
+            c.fail(f"unsafe negation: variable {free[0]} of this 'not' does not occur in a positive body literal "
+                   f"(outside the left operand of Since/Until)", lit.loc.col - 1)
 
 
 def _bound(lit: Literal) -> set[str]:
@@ -266,8 +299,16 @@ def parse_fact_line(text: str, filename: str, line: int) -> Fact | None:
     return _fact(_Line(body, filename, line, InputError), False)
 
 
+_INT_INTERVAL = re.compile(r"([\[(])(-?\d+),(-?\d+)([\])])")
+
+
 def interval_from_text(text: str, filename: str = "<interval>", line: int = 1) -> Iv:
     """``[1,3)``, ``(2,7/2]``, ``[5,inf)`` as an interval; InputError naming the place if bad."""
+    m = _INT_INTERVAL.fullmatch(text)
+    if m is not None:  # the common case, integral ends without spaces: no cursor, no Fraction
+        got = make(int(m.group(2)), m.group(1) == "[", int(m.group(3)), m.group(4) == "]")
+        if got is not None:
+            return got
     c = _Line(text, filename, line, InputError)
     iv = c.interval()
     if not c.at_end():

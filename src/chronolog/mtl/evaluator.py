@@ -15,8 +15,13 @@ the window, independent of the stream's length (``kept``).
 complete, the maximal intervals clipped to the input's span.
 
 **Corrections**: a fact for a time already evaluated, or a retraction,
-re-materialises the input log and publishes the differences as -1/+1
-interval lines, so the final meaning is the stream's in time order.
+evaluates again from the earliest time it changes (the program is
+forward-propagating: nothing before depends on it), with the input log's
+facts from there minus the reach and what was published before as seeds,
+and publishes the differences as -1/+1 interval lines, so the final meaning
+is the stream's in time order.  ``retention`` bounds how late: older events
+are reported and ignored (``too_late``), and the input log keeps only what a
+correction within the retention can read.
 """
 
 from __future__ import annotations
@@ -30,8 +35,19 @@ from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_stat
 from chronolog.events import Event
 from chronolog.mtl import intervals as I
 from chronolog.mtl.intervals import Iv
-from chronolog.mtl.materialise import Db, Materialiser, facts_db
-from chronolog.mtl.syntax import FUTURE, PAST, Binary, Literal, MtlProgram, Unary, head_atom, operators_of
+from chronolog.mtl.materialise import Db, Materialiser
+from chronolog.mtl.syntax import (
+    FUTURE,
+    PAST,
+    Binary,
+    Literal,
+    MtlProgram,
+    Negated,
+    Unary,
+    atoms_of,
+    head_atom,
+    operators_of,
+)
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]
@@ -55,6 +71,8 @@ def not_forward_propagating(program: MtlProgram) -> tuple[str, str] | None:
 
 
 def _lookback(lit: Literal) -> Fraction | float:
+    if isinstance(lit, Negated):
+        return _lookback(lit.operand)
     if isinstance(lit, Unary):
         return (lit.rho[2] if lit.op in PAST else 0) + _lookback(lit.operand)
     if isinstance(lit, Binary):
@@ -75,6 +93,54 @@ def reach(program: MtlProgram) -> Fraction | float:
     return w
 
 
+def input_reach(program: MtlProgram) -> Time | None:
+    """How far before a time T the input can still change the answers at T, or
+    None when nothing bounds it (future operators, an infinite operator interval,
+    recursion through rules).  Unlike ``reach`` (one rule: the window that makes
+    a step exact once the derived facts before it are seeded), this sums the
+    reaches along chains of rules, since a backfill segment starts with nothing
+    derived: an upper bound, which is all the warm-up needs."""
+    if not_forward_propagating(program) is not None:
+        return None
+    rules_of: dict[tuple[str, int], list] = {}
+    for rule in program.rules:
+        rules_of.setdefault(head_atom(rule.head).key, []).append(rule)
+    known: dict[tuple[str, int], Fraction | float] = {}
+    visiting: set[tuple[str, int]] = set()
+
+    def of(key: tuple[str, int]) -> Fraction | float | None:
+        if key in known:
+            return known[key]
+        if key in visiting:
+            return None  # recursion: unbounded
+        visiting.add(key)
+        most: Fraction | float = Fraction(0)
+        for rule in rules_of.get(key, []):
+            head, forward = rule.head, Fraction(0)
+            while isinstance(head, Unary):
+                forward += head.rho[2]
+                head = head.operand
+            for lit in rule.body:
+                below: Fraction | float = Fraction(0)
+                for atom in atoms_of(lit):
+                    got = of(atom.key)
+                    if got is None:
+                        return None
+                    below = max(below, got)
+                most = max(most, _lookback(lit) + forward + below)
+        visiting.discard(key)
+        known[key] = most
+        return most
+
+    total: Fraction | float = Fraction(0)
+    for key in rules_of:
+        got = of(key)
+        if got is None or got == inf:
+            return None
+        total = max(total, got)
+    return _num(total)
+
+
 def _span(iv: Iv) -> Span:
     return Span(_num(iv[0]), None if iv[2] == inf else _num(iv[2]), iv[1], iv[3] and iv[2] != inf)
 
@@ -88,7 +154,7 @@ class MtlEvaluator:
     dialect: ClassVar[str] = "mtl"
 
     def __init__(self, program: MtlProgram, mode: str | None = None,
-                 warn: Callable[[str], None] = lambda m: None) -> None:
+                 warn: Callable[[str], None] = lambda m: None, retention: Time | None = None) -> None:
         self.program = program
         self.materialiser = Materialiser(program)
         blocker = not_forward_propagating(program)
@@ -104,7 +170,9 @@ class MtlEvaluator:
             raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
         self.mode = mode
         self.warn = warn
-        self.window = reach(program)
+        # how far before the evaluated time a delayed event or a retraction is still applied (None: any)
+        self.retention = None if retention is None else I.norm(Fraction(retention))
+        self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
         self.heads = {head_atom(r.head).key for r in program.rules}
         self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
         self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
@@ -116,6 +184,8 @@ class MtlEvaluator:
         self.hi: Fraction | None = None
         self.evaluated: Fraction | None = None
         self.dirty = False
+        self.redo: Fraction | None = None  # the earliest time a delayed event or retraction changes
+        self.prune_every = 64  # time points between two cuts of the input log and published record (retention)
         self.kept = 0  # facts in the last evaluation window
         self.max_kept = 0
         self.unmatched_retractions = 0
@@ -132,6 +202,13 @@ class MtlEvaluator:
 
     def push(self, event: Event) -> None:
         t = I.norm(Fraction(event.t))
+        if (self.retention is not None and event.pred is not None and self.evaluated is not None
+                and t < self.evaluated - self.retention):
+            self.too_late += 1
+            where = f"{event.loc}: " if event.loc else ""
+            self.warn(f"{where}warning: event at t={time_text(_num(t))} is older than the retention horizon "
+                      f"({time_text(_num(self.evaluated - self.retention))}); ignored")
+            return
         iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
         ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
         self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
@@ -139,7 +216,7 @@ class MtlEvaluator:
         if event.pred is None:
             return
         if self.evaluated is not None and t <= self.evaluated:
-            self.dirty = True
+            self._changes_from(t)
             self.delayed += 1
         k = (event.pred, tuple(event.args), iv)
         if not event.retract:
@@ -151,30 +228,41 @@ class MtlEvaluator:
                     log[k] -= 1
                     if not log[k]:
                         del log[k]
-            self.dirty = self.dirty or self.evaluated is not None and iv[0] <= self.evaluated
+            if self.evaluated is not None and iv[0] <= self.evaluated:
+                self._changes_from(iv[0])
         else:
             self.unmatched_retractions += 1
             where = f"{event.loc}: " if event.loc else ""
             self.warn(f"{where}warning: retraction of {event.pred}{list(event.args)}@{I.text(iv)} matches no "
                       f"earlier event; ignored")
 
+    def _changes_from(self, t: Fraction) -> None:
+        """Answers from ``t`` on must be evaluated again (a forward-propagating
+        program's answers before ``t`` cannot depend on an event at ``t``)."""
+        self.dirty = True
+        self.redo = t if self.redo is None else min(self.redo, t)
+
     # ------------------------------------------------------------ evaluation
 
-    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False) -> Db:
-        window = (lo, True, until, True)
-        facts = []
-        for (pred, args, iv), _ in (self.inputs if whole else self.active).items():
-            got = I.intersect(iv, window)
+    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False,
+               derive: Iv | None = None, lo_closed: bool = True) -> Db:
+        window = (lo, lo_closed, until, True)
+        grouped: dict[tuple, dict[tuple, list[Iv]]] = {}
+        for (pred, args, iv) in (self.inputs if whole else self.active):
+            if iv[2] < lo or iv[0] > until:
+                continue
+            got = iv if (lo < iv[0] or (lo_closed and lo == iv[0])) and iv[2] <= until else I.intersect(iv, window)
             if got is not None:
-                facts.append((pred, args, got))
-        db = facts_db(facts)
+                grouped.setdefault((pred, len(args)), {}).setdefault(args, []).append(got)
         for key, rel in (seeds or {}).items():
-            slot = db.setdefault(key, {})
+            slot = grouped.setdefault(key, {})
             for args, ivs in rel.items():
-                slot[args] = I.coalesce(slot.get(args, []) + ivs)
+                slot.setdefault(args, []).extend(ivs)
+        db: Db = {key: {args: I.coalesce(ivs) if len(ivs) > 1 else ivs for args, ivs in rel.items()}
+                  for key, rel in grouped.items()}
         self.kept = sum(len(v) for rel in db.values() for v in rel.values())
         self.max_kept = max(self.max_kept, self.kept)
-        return self.materialiser.run(db, window)
+        return self.materialiser.run(db, window, derive)
 
     def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange], keep: int = 0) -> None:
         """Publish what changed from the atom's published intervals to ``new``;
@@ -186,10 +274,7 @@ class MtlEvaluator:
         was, now = old[same:], new[same:]
         if not was and not now:
             return
-        for iv in I.subtract(now, was):
-            out.append((atom[0], atom[1], _span(iv), 1))
-        for iv in I.subtract(was, now):
-            out.append((atom[0], atom[1], _span(iv), -1))
+        _changes(atom, was, now, out)
         if new:
             self.published[atom] = new
             self.live.add(atom)
@@ -217,32 +302,65 @@ class MtlEvaluator:
             self._diff(atom, self._open(ivs, until) if claim else ivs, out)
         return out
 
-    def _window_step(self, until: Fraction) -> list[AnswerChange]:
-        e = self.evaluated
-        assert e is not None and self.lo is not None
-        lo = max(self.lo, e - self.window) if self.window != inf else self.lo
+    def _window_step(self, until: Fraction, start: Fraction | None = None) -> list[AnswerChange]:
+        """Evaluate the times after ``evaluated`` up to ``until``: the new times
+        ``(e, until]`` from the window ``(e − W, until]`` (seed 002's
+        ``[t − t_Π, t]``), seeded with what was published before them.  With
+        ``start`` (a correction: a delayed event or a retraction at ``start``),
+        the times ``[start, until]`` again, from the whole input log."""
+        assert self.evaluated is not None and self.lo is not None
+        correction = start is not None
+        first = self.evaluated if start is None else start  # the new times: (first, until] or [first, until]
+        closed = self.window == inf or first - self.window <= self.lo  # the window reaches the input's start
+        lo = self.lo if closed else first - self.window
+        closed = closed or correction  # [first, ...] looks back to first - W itself
         seeds: Db = {}
-        before = (lo, True, e, True)
-        for atom in self.live:
-            kept = I.intersect_sets(self.published[atom], [before])
+        before = (lo, closed, first, not correction)
+        for atom in (self.published if correction else self.live):
+            ivs = self.published[atom]
+            kept = I.intersect_sets(ivs[_reaching(ivs, lo):], [before])
             if kept:
                 seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
-        model = self._model(lo, until, seeds)
-        after = (e, False, until, True)
+        after = (first, correction, until, True)
+        model = self._model(lo, until, seeds, whole=correction, derive=after, lo_closed=closed)
         out: list[AnswerChange] = []
-        fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
-        upto_e = (-inf, False, e, True)
-        for atom in sorted(fresh | {a for a in self.live if self.published[a][-1][2] == inf}, key=_order):
+        # what holds after the seeds (the model's facts before them are the seeds: published already)
+        fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args, ivs in rel.items()
+                 if ivs[-1][2] > first or (correction and ivs[-1][2] == first)}
+        changing = {a for a in (self.published if correction else self.live)
+                    if self.published[a][-1][2] == inf or (correction and self.published[a][-1][2] >= first)}
+        upto = (-inf, False, first, not correction)
+        for atom in sorted(fresh | changing, key=_order):
             ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
             old = self.published.get(atom, [])
-            # only the intervals reaching e or later can change: the others are final and kept as they are
-            i = len(old)
-            while i > 0 and old[i - 1][2] >= e:
-                i -= 1
-            i = max(0, i - 1)  # the one before may merge with what follows e
-            tail = I.coalesce(I.intersect_sets(old[i:], [upto_e]) + I.intersect_sets(ivs, [after]))
-            self._diff(atom, old[:i] + self._open(tail, until), out, keep=i)
+            # only the intervals reaching first or later can change: the others are final and kept as they are
+            i = max(0, _reaching(old, first) - 1)  # the one before may merge with what follows
+            tail = I.coalesce(I.intersect_sets(old[i:], [upto]) + I.intersect_sets(ivs, [after]))
+            self._diff_tail(atom, i, self._open(tail, until), out)
+        if correction:
+            self.active = dict(self.inputs)  # the working set, pruned again by _forget
+            self.live = set(self.published)
         return out
+
+    def _diff_tail(self, atom: Atom, i: int, tail: list[Iv], out: list[AnswerChange]) -> None:
+        """``_diff`` of the atom's published intervals from index ``i`` on (the
+        ones before are final), changing the published list in place: copying
+        it would cost the length of the stream at every step."""
+        old = self.published.get(atom)
+        was = [] if old is None else old[i:]
+        if was == tail:
+            return
+        _changes(atom, was, tail, out)
+        if old is None:
+            self.published[atom] = tail
+        elif i == 0 and not tail:
+            del self.published[atom]
+            self.live.discard(atom)
+            return
+        else:
+            del old[i:]
+            old.extend(tail)
+        self.live.add(atom)
 
     def advance(self, until: Time) -> list[AnswerChange]:
         until = I.norm(Fraction(until))
@@ -250,23 +368,37 @@ class MtlEvaluator:
             return []
         if self.evaluated is not None and until <= self.evaluated and not self.dirty:
             return []
-        if self.evaluated is None or self.dirty:
+        if self.evaluated is None or (self.dirty and self.redo is None):
             out = self._recompute(until, claim=True)
-        else:
-            out = self._window_step(until)
-        self.evaluated, self.dirty = until, False
+        else:  # a correction evaluates again from the earliest time it changes, else only the new times
+            out = self._window_step(until, self.redo if self.dirty else None)
+        self.evaluated, self.dirty, self.redo = until, False, None
         self.time_points += 1
         self._forget(until)
         return out
 
     def _forget(self, e: Fraction) -> None:
         """Drop from the working set what no later window can meet (Forget, seed 002):
-        the next window starts at ``e - W``."""
-        if self.window == inf:
-            return
-        start = e - self.window
-        self.active = {k: n for k, n in self.active.items() if k[2][2] >= start}
-        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] >= start}
+        the next window is ``(e - W, t]``."""
+        if self.window == inf or self.lo is None or e - self.window <= self.lo:
+            return  # the next window starts at the input's first time, closed
+        start = e - self.window  # the next window is (start, t]: what ends at start is not in it
+        self.active = {k: n for k, n in self.active.items() if k[2][2] > start}
+        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] > start}
+        if self.retention is not None and self.time_points % self.prune_every == 0:
+            # the input log keeps what a correction within the retention can read: from e - retention - W
+            horizon = start - self.retention
+            self.inputs = {k: n for k, n in self.inputs.items() if k[2][2] >= horizon}
+            # published intervals that ended before it can change no more: they were written, and the
+            # diffs only ever read an atom's tail (its list would otherwise grow with the stream)
+            for atom in list(self.published):
+                ivs = self.published[atom]
+                cut = _reaching(ivs, horizon)
+                if cut == len(ivs):
+                    del self.published[atom]
+                    self.live.discard(atom)
+                elif cut:
+                    del ivs[:cut]
 
     def finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.lo is None or self.hi is None:
@@ -289,6 +421,7 @@ class MtlEvaluator:
             "inputs": [[p, list(a), I.text(iv), n] for (p, a, iv), n in self.inputs.items()],
             "published": [[p, list(a), [I.text(iv) for iv in ivs]] for (p, a), ivs in self.published.items()],
             "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "dirty": self.dirty,
+            "redo": num(self.redo),
             "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
         })
 
@@ -307,7 +440,26 @@ class MtlEvaluator:
             self.active = dict(self.inputs)  # the working set, pruned again by the next step
             self.live = set(self.published)
             self.dirty = bool(data["dirty"])
+            redo = data.get("redo")  # absent in states written before windowed corrections: recompute all
+            self.redo = None if redo is None else I.norm(Fraction(redo))
             (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
+
+
+def _changes(atom: Atom, was: list[Iv], now: list[Iv], out: list[AnswerChange]) -> None:
+    """The -1/+1 lines from the intervals ``was`` to ``now``."""
+    for iv in I.subtract(now, was):
+        out.append((atom[0], atom[1], _span(iv), 1))
+    for iv in I.subtract(was, now):
+        out.append((atom[0], atom[1], _span(iv), -1))
+
+
+def _reaching(ivs: list[Iv], t: Fraction | float) -> int:
+    """The index of the first of the (coalesced) intervals that ends at ``t`` or
+    later, scanning from the end: a step only ever looks at a stream's tail."""
+    i = len(ivs)
+    while i > 0 and ivs[i - 1][2] >= t:
+        i -= 1
+    return i
 
 
 def _order(atom: Atom) -> tuple:

@@ -64,13 +64,17 @@ def _touch(a: Iv, b: Iv) -> bool:
 def coalesce(ivs: Iterable[Iv]) -> list[Iv]:
     """Maximal disjoint intervals covering the same points, sorted."""
     items = sorted(ivs, key=lambda iv: (iv[0], not iv[1]))
-    out: list[Iv] = []
-    for iv in items:
-        if out and _touch(out[-1], iv):
-            lo, lc, hi, hc = out[-1]
-            if iv[2] > hi or (iv[2] == hi and iv[3]):
-                hi, hc = iv[2], iv[3]
-            out[-1] = (lo, lc, hi, hc)
+    return merge_sorted(items) if items else items
+
+
+def merge_sorted(ivs: list[Iv]) -> list[Iv]:
+    """``coalesce`` of intervals already sorted by their left ends."""
+    out: list[Iv] = [ivs[0]]
+    for iv in ivs[1:]:
+        last = out[-1]
+        if _touch(last, iv):
+            if iv[2] > last[2] or (iv[2] == last[2] and iv[3]):
+                out[-1] = (last[0], last[1], iv[2], iv[3])
         else:
             out.append(iv)
     return out
@@ -89,19 +93,27 @@ def intersect(a: Iv, b: Iv) -> Iv | None:
 
 
 def intersect_sets(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
-    """Intersection of two coalesced sets (a merge, linear in their sizes)."""
+    """Intersection of two coalesced sets (a merge, linear in their sizes).
+
+    ``intersect`` written out in the loop: this is the materialiser's inner
+    loop, and the ends of normalised intervals need no normalising again."""
     out: list[Iv] = []
     i = j = 0
-    while i < len(xs) and j < len(ys):
-        got = intersect(xs[i], ys[j])
-        if got is not None:
-            out.append(got)
-        # advance the one that ends first
+    nx, ny = len(xs), len(ys)
+    while i < nx and j < ny:
         a, b = xs[i], ys[j]
-        if a[2] < b[2] or (a[2] == b[2] and not a[3]):
+        if a[0] > b[0] or (a[0] == b[0] and not a[1]):
+            lo, lc = a[0], a[1]
+        else:
+            lo, lc = b[0], b[1]
+        if a[2] < b[2] or (a[2] == b[2] and not a[3]):  # advance the one that ends first
+            hi, hc = a[2], a[3]
             i += 1
         else:
+            hi, hc = b[2], b[3]
             j += 1
+        if lo < hi or (lo == hi and lc and hc):
+            out.append((lo, lc, hi, hc))
     return out
 
 

@@ -65,7 +65,17 @@ class Binary:
     loc: Loc | None = field(default=None, compare=False)
 
 
-Literal = Union[Atom, Unary, Binary]
+@dataclass(frozen=True)
+class Negated:
+    """``not L`` in a rule body: L does not hold at t (stratified negation; L's
+    predicates are all computed in lower strata).  Only in front of a body
+    literal, which may carry metric operators (``not Boxminus[0,2]P(X)``)."""
+
+    operand: "Literal"
+    loc: Loc | None = field(default=None, compare=False)
+
+
+Literal = Union[Atom, Unary, Binary, Negated]
 
 
 @dataclass(frozen=True)
@@ -100,7 +110,7 @@ def head_atom(lit: Literal) -> Atom:
 def atoms_of(lit: Literal) -> list[Atom]:
     if isinstance(lit, Atom):
         return [lit]
-    if isinstance(lit, Unary):
+    if isinstance(lit, (Unary, Negated)):
         return atoms_of(lit.operand)
     return atoms_of(lit.left) + atoms_of(lit.right)
 
@@ -110,6 +120,8 @@ def operators_of(lit: Literal) -> list[Unary | Binary]:
         return []
     if isinstance(lit, Unary):
         return [lit] + operators_of(lit.operand)
+    if isinstance(lit, Negated):
+        return operators_of(lit.operand)
     return [lit] + operators_of(lit.left) + operators_of(lit.right)
 
 

@@ -21,28 +21,51 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from chronolog.errors import ChronologError, InputError
-from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line
+from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line, points_as_t
 from chronolog.events import Event
 from chronolog.runtime.journal import Journal
 from chronolog.runtime.stages import Out, Record
 from chronolog.schemas import DeadLetter
 
 
+def _no_reach(program: Any) -> Time | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Hosting:
-    make: Callable[[Any], Evaluator]  # the parsed program -> its evaluator
+    make: Callable[[Any], Evaluator]  # the parsed program -> its evaluator (for a stream without end)
     read: Callable[[str, str], Iterator[Event]]  # (one input line, where) -> its events
+    # (the parsed program, warn) -> the evaluator replaying a complete history (the backfill);
+    # by default ``make``'s
+    replay: Callable[[Any, Callable[[str], None]], Evaluator] | None = None
+    # how far before a time the input can still change answers there (None: unbounded; the
+    # backfill then evaluates the whole history in one segment)
+    reach: Callable[[Any], Time | None] = _no_reach
+    # (the parsed program, N) -> the stream evaluator that applies late events up to N back (--retention)
+    retaining: Callable[[Any, Time], Evaluator] | None = None
+
+    def stream(self, program: Any, retention: Time | None = None) -> Evaluator:
+        """The fleet's evaluator; a dialect without ``retaining`` keeps its whole input log."""
+        if retention is None or self.retaining is None:
+            return self.make(program)
+        return self.retaining(program, retention)
+
+    def replayer(self, program: Any, warn: Callable[[str], None] = lambda m: None) -> Evaluator:
+        return self.make(program) if self.replay is None else self.replay(program, warn)
 
 
 def hosting(dialect: str, program: Any = None) -> Hosting:
-    """How the fleet hosts a dialect with its own evaluator (the table in chronolog.dialects);
-    ``program``: the one whose input is read (RTEC's CSV rows depend on its declarations)."""
+    """How the fleet and the backfill host a dialect with its own evaluator (the
+    table in chronolog.dialects); ``program``: the one whose input is read (RTEC's
+    CSV rows depend on its declarations)."""
     from chronolog.dialects import evaluator_dialect, read_line
 
     own = evaluator_dialect(dialect)
     if own is None:
         raise ChronologError(f"error: the fleet cannot host {dialect} programs yet")
-    return Hosting(own.hosted, lambda line, where: read_line(dialect, program, line, where))
+    return Hosting(own.hosted, lambda line, where: read_line(dialect, program, line, where), own.replay, own.reach,
+                   own.retaining)
 
 
 class HostedPlan:
@@ -58,7 +81,7 @@ class HostedPlan:
         self.program = program
         self.dialect: str = program.dialect
         self.strata: list[list[str]] = [[]]
-        hosting(self.dialect).make(program)  # refuse what cannot be hosted before anything starts
+        hosting(self.dialect, program).make(program)  # refuse what cannot be hosted before anything starts
 
 
 class EvaluatorStage:
@@ -103,7 +126,8 @@ class EvaluatorStage:
         if self.latest is not None and now - self.last_input >= self.idle_flush and (
                 self.done is None or self.done < self.latest or self.dirty):
             changes += self._advance(self.latest)  # input idle: the latest time too
-        return leaving, [interval_line(*change) for change in changes]
+        points = points_as_t(self.evaluator.dialect)  # as chronolog run writes them ([7,7] for DatalogMTL)
+        return leaving, [interval_line(*change, points) for change in changes]
 
     def _advance(self, until: Time) -> list[AnswerChange]:
         self.done, self.dirty = until, False

@@ -121,7 +121,7 @@ def make_stage(cfg: ServiceConfig) -> Stage:
         if cfg.service != "chain" or cfg.partition > 0:
             raise ChronologError(f"error: a {plan.program.dialect} program runs as one chain service (partition 0)")
         host = hosting(plan.program.dialect, plan.program)
-        return EvaluatorStage(host.make(plan.program), host.read, idle_flush=cfg.idle_flush)
+        return EvaluatorStage(host.stream(plan.program, cfg.retention), host.read, idle_flush=cfg.idle_flush)
     strata = plan.fleet_strata
     key, why = partition_key(plan)
     if key is None and cfg.partition > 0:
