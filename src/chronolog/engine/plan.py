@@ -100,6 +100,12 @@ class Plan:
     # background or input, not an answer "derived through an @-head": it is
     # output only at its own time point.
     hidden_rules: list[Rule] = field(default_factory=list)
+    # How a program that is not stratified is evaluated: "tms" (incremental truth
+    # maintenance, engine/tms_engine.py) or "oneshot" (clingo per time point);
+    # the TMS's choice seed; how many answer sets one-shot enumerates per point.
+    solver: str = "tms"
+    seed: int = 0
+    models: int = 1
 
     def __reduce_ex__(self, protocol: object) -> object:
         for name, plan in _BY_REFERENCE.items():

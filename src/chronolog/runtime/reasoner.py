@@ -31,16 +31,25 @@ class AnswerSink(Protocol):
 
 
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
-    """The engine for ``plan``: incremental when stratified, clingo per time point otherwise.
+    """The engine for ``plan``: incremental when stratified; otherwise by truth
+    maintenance (``plan.solver == "tms"``, the default) or clingo per time point
+    ("oneshot").  An explicit "tms" or "oneshot" on a stratified program is honoured
+    too (the cross-checks compare the modes).
 
     ``stratum``: evaluate only that stratum, importing the lower ones (fleet
     reasoners); past the last stratum it only imports (the output service).
     """
-    if plan.stratified or (stratum is not None and stratum >= plan.fleet_strata):
+    if stratum is not None and stratum >= plan.fleet_strata:
         return Engine(plan, t1, stratum=stratum)
-    from chronolog.engine.clingo_engine import ClingoEngine
+    if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
+        return Engine(plan, t1, stratum=stratum)
+    if plan.solver.startswith("oneshot"):
+        from chronolog.engine.clingo_engine import ClingoEngine
 
-    return ClingoEngine(plan, t1)  # type: ignore[return-value]
+        return ClingoEngine(plan, t1)  # type: ignore[return-value]
+    from chronolog.engine.tms_engine import TmsEngine
+
+    return TmsEngine(plan, t1, plan.seed)  # type: ignore[return-value]
 
 
 class Reasoner:

@@ -1,0 +1,600 @@
+"""Non-stratified LARS by truth maintenance: Ticker's incremental TMS strategy.
+
+At every time point the program is grounded for the evaluation at ``t``
+(``LarsGrounder``), the ground rules are compared with those of ``t-1``, and
+only the difference enters the TMS (``engine/tms.py``): rules for new facts
+and time points are added, expired ones removed, and the TMS re-labels just
+the atoms the change reaches.  This is Ticker's ``IncrementTick`` with the
+expiration of a ground rule being "no longer in the grounding at ``t``".
+
+Atoms are kept time-independent where the semantics allows, so that the
+same atom (and its label) survives from one time point to the next:
+
+* an atom of a predicate derived only *now* (no ``@``-head reaches it) is
+  ``(pred, args)`` — Ticker's ``a(X)`` for ``a_@(X, t)``;
+* an atom of a *timed* predicate is ``(pred, args + (T,))`` with ``T``
+  absolute — Ticker's ``a_@(X, T)``;
+* a diamond or box over a timed predicate is an auxiliary atom defined by
+  rules over the window's time points (Ticker's ``omega_e``), e.g.
+  ``("#dia", pred, lo, args) :- (pred, args + (T,))`` for ``T`` in ``[lo, t]``;
+* literals over stream (extensional) predicates are decided while grounding
+  (the window contents are known), so they never become TMS atoms: a rule
+  instance whose stream literals hold is in the grounding, else it is not.
+
+Grounding is bottom-up and semi-naive over the atoms that could hold (the
+positive closure, negation ignored); negative literals over atoms that
+cannot hold are dropped.  It is a function of the window contents at ``t``
+alone, so a restarted engine grounds exactly the same rules.
+
+The interface is the incremental ``Engine``'s (``step``, ``derived_at``,
+``holding_now``, ``exported``), so the reasoner, the answer writer, the
+corrections, the fleet and the backfill drive it unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Sequence
+
+from chronolog.engine.core import ANSWERS, Fact, StepResult
+from chronolog.engine.plan import TICK, Plan, PredKey
+from chronolog.engine.rules import _compare, _Undefined
+from chronolog.engine.tms import Tms
+from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var
+
+log = logging.getLogger(__name__)
+
+Binding = dict[str, Any]
+GroundRule = tuple  # (head key | None, pos keys, neg keys)
+
+
+def _eval(e: Expr, b: Binding) -> Any:
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return b[e.name]
+    assert isinstance(e, BinOp)
+    x, y = _eval(e.left, b), _eval(e.right, b)
+    if type(x) is not int or type(y) is not int:
+        raise _Undefined
+    if e.op == "+":
+        return x + y
+    if e.op == "-":
+        return x - y
+    if e.op == "*":
+        return x * y
+    if y == 0:
+        raise _Undefined
+    q = abs(x) // abs(y)
+    if (x < 0) != (y < 0):
+        q = -q
+    return q if e.op == "/" else x - y * q
+
+
+def _expr_vars(e: Expr) -> set[str]:
+    if isinstance(e, Var):
+        return {e.name}
+    if isinstance(e, BinOp):
+        return _expr_vars(e.left) | _expr_vars(e.right)
+    return set()
+
+
+def _unify(pattern: Sequence[Term], tup: tuple, b: Binding) -> Binding | None:
+    """``b`` extended so that ``pattern`` matches ``tup`` (None if it cannot)."""
+    out = b
+    for term, v in zip(pattern, tup):
+        if isinstance(term, Const):
+            if term.value != v or type(term.value) is not type(v):
+                return None
+        elif term.name == "_":
+            continue
+        else:
+            got = out.get(term.name, _UNBOUND)
+            if got is _UNBOUND:
+                if out is b:
+                    out = dict(b)
+                out[term.name] = v
+            elif got != v or type(got) is not type(v):
+                return None
+    return out
+
+
+_UNBOUND = object()
+
+
+def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
+    if lit.op is Op.AT:
+        assert lit.time is not None
+        return lit.atom.args + (lit.time,)
+    return lit.atom.args
+
+
+class _Window:
+    """The stream facts (and background, and the timeline) visible at ``t``."""
+
+    def __init__(self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> None:
+        self.plan, self.t1, self.t, self.events = plan, t1, t, events
+        self._cache: dict[tuple, set[tuple]] = {}
+
+    def span(self, window: object, op: Op) -> int:
+        if isinstance(window, TimeWindow):
+            return max(self.t1, self.t - window.size)
+        if window is None and op is not Op.NOW:
+            return self.t1
+        return self.t
+
+    def relation(self, lit: ExtAtom) -> set[tuple]:
+        """The tuples of the literal's pattern columns that hold at ``t`` (stream literal)."""
+        key = (lit.atom.key, lit.op, lit.window)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self._compute(lit)
+        return got
+
+    def _compute(self, lit: ExtAtom) -> set[tuple]:
+        pred = lit.atom.key
+        t, t1 = self.t, self.t1
+        if isinstance(lit.window, TupleWindow):
+            n = lit.window.size
+            sel = self.events[-n:] if n > 0 else []
+            lo = sel[0][0] if len(sel) >= n and sel else t1
+            by_time: dict[int, set[tuple]] = {}
+            for T, p, args in sel:
+                if p == pred and lo <= T <= t:
+                    by_time.setdefault(T, set()).add(args)
+            background: set[tuple] = set()
+        else:
+            lo = self.span(lit.window, lit.op)
+            by_time = {}
+            for T, p, args in self.events:
+                if p == pred and lo <= T <= t:
+                    by_time.setdefault(T, set()).add(args)
+            background = set(self.plan.background.get(pred, ()))
+            if pred == TICK:
+                background = {()}
+        if lit.op is Op.NOW:
+            return by_time.get(t, set()) | background
+        if lit.op is Op.DIAMOND:
+            out = set(background)
+            for rows in by_time.values():
+                out |= rows
+            return out
+        if lit.op is Op.BOX:
+            out = set(background)
+            every = None
+            for T in range(lo, t + 1):
+                rows = by_time.get(T, set())
+                every = set(rows) if every is None else every & rows
+            return out | (every or set())
+        out = {args + (T,) for T in range(lo, t + 1) for args in background}
+        for T, rows in by_time.items():
+            out.update(args + (T,) for args in rows)
+        return out
+
+
+class LarsGrounder:
+    """The ground normal program of a LARS plan for the evaluation at one time point."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.rules = [r for r in plan.rules]
+        self._orders = [self._order(r) for r in self.rules]
+        self.literal_ids: dict[ExtAtom, int] = {}  # names the auxiliary atoms of `not p(_)`
+
+    @staticmethod
+    def _order(rule: Rule) -> list[object]:
+        """Body elements in evaluation order: positive literals, each comparison as
+        soon as its variables are bound (or it assigns one), negative literals last."""
+        pos = [b for b in rule.body if isinstance(b, ExtAtom) and not b.negated]
+        cmps = [b for b in rule.body if isinstance(b, Compare)]
+        neg = [b for b in rule.body if isinstance(b, ExtAtom) and b.negated]
+        out: list[object] = []
+        bound: set[str] = set()
+
+        def flush() -> None:
+            progress = True
+            while progress:
+                progress = False
+                for c in list(cmps):
+                    vs = _expr_vars(c.left) | _expr_vars(c.right)
+                    assigns = c.op == "=" and (
+                        (isinstance(c.left, Var) and c.left.name not in bound and _expr_vars(c.right) <= bound)
+                        or (isinstance(c.right, Var) and c.right.name not in bound and _expr_vars(c.left) <= bound)
+                    )
+                    if vs <= bound or assigns:
+                        out.append(c)
+                        cmps.remove(c)
+                        bound.update(vs)
+                        progress = True
+
+        flush()
+        for lit in pos:
+            out.append(lit)
+            bound.update(v for v in lit.variables() if v != "_")
+            flush()
+        out.extend(cmps)  # unsafe leftovers: evaluated last, fail on unbound variables
+        out.extend(neg)
+        return out
+
+    def ground(self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> set[GroundRule]:
+        g = _Grounding(self, _Window(self.plan, t1, t, events))
+        return g.run()
+
+
+class _Grounding:
+    def __init__(self, grounder: LarsGrounder, window: _Window) -> None:
+        self.gr = grounder
+        self.plan = grounder.plan
+        self.win = window
+        self.t, self.t1 = window.t, window.t1
+        self.possible: dict[PredKey, set[tuple]] = {p: set() for p in self.plan.intensional}
+        self.out: set[GroundRule] = set()
+        self.aux: dict[tuple, tuple] = {}  # aux atom -> (kind, pred, lo, pattern-ish args)
+
+    # -------------------------------------------------------- literals
+
+    def _intensional(self, lit: ExtAtom) -> bool:
+        return lit.atom.key in self.plan.intensional
+
+    def _lo(self, lit: ExtAtom) -> int:
+        return self.win.span(lit.window, lit.op)
+
+    def relation(self, lit: ExtAtom) -> set[tuple]:
+        """Tuples of the literal's pattern that could hold (intensional: over the
+        atoms that could hold so far)."""
+        if not self._intensional(lit):
+            return self.win.relation(lit)
+        pred = lit.atom.key
+        rows = self.possible[pred]
+        t = self.t
+        lo = self._lo(lit)
+        if pred not in self.plan.timed:
+            if lit.op is Op.AT:
+                return {args + (t,) for args in rows}
+            if lit.op is Op.BOX and lo != t:
+                return set()
+            return rows
+        if lit.op is Op.NOW:
+            return {r[:-1] for r in rows if r[-1] == t}
+        if lit.op is Op.AT:
+            return {r for r in rows if lo <= r[-1] <= t}
+        if lit.op is Op.DIAMOND:
+            return {r[:-1] for r in rows if lo <= r[-1] <= t}
+        have: dict[tuple, set[int]] = {}
+        for r in rows:
+            if lo <= r[-1] <= t:
+                have.setdefault(r[:-1], set()).add(r[-1])
+        return {a for a, ts in have.items() if len(ts) == t - lo + 1}
+
+    def atom_of(self, lit: ExtAtom, tup: tuple) -> tuple | None:
+        """The TMS atom for an intensional literal matched by ``tup`` (None: false)."""
+        pred = lit.atom.key
+        t = self.t
+        if pred not in self.plan.timed:
+            if lit.op is Op.AT and tup[-1] != t:
+                return None
+            if lit.op is Op.BOX and self._lo(lit) != t:
+                return None
+            return (pred, tup[:-1] if lit.op is Op.AT else tup)
+        if lit.op is Op.NOW:
+            return (pred, tup + (t,))
+        if lit.op is Op.AT:
+            lo = self._lo(lit)
+            return (pred, tup) if lo <= tup[-1] <= t else None
+        kind = "#dia" if lit.op is Op.DIAMOND else "#box"
+        key = (kind, pred, self._lo(lit), tup)
+        self.aux[key] = (kind, pred, self._lo(lit), tup)
+        return key
+
+    # -------------------------------------------------------- rules
+
+    def run(self) -> set[GroundRule]:
+        rules = self.gr.rules
+        orders = self.gr._orders
+        # rules without intensional positive literals: once
+        delta: dict[PredKey, set[tuple]] = {}
+        for i, r in enumerate(rules):
+            self._instances(i, r, orders[i], None, delta)
+        while any(delta.values()):
+            new: dict[PredKey, set[tuple]] = {}
+            for pred, rows in delta.items():
+                self.possible[pred] |= rows
+            for i, r in enumerate(rules):
+                for j, b in enumerate(orders[i]):
+                    if isinstance(b, ExtAtom) and not b.negated and self._intensional(b) and delta.get(b.atom.key):
+                        self._instances(i, r, orders[i], (j, delta), new)
+            delta = {p: rows - self.possible[p] for p, rows in new.items()}
+        return self._finish()
+
+    def _instances(
+        self, i: int, rule: Rule, order: list[object], focus: tuple[int, dict] | None, new: dict[PredKey, set[tuple]]
+    ) -> None:
+        """Ground ``rule`` over the possible atoms; with ``focus`` (j, delta) only the
+        bindings where literal j matches a new atom (semi-naive)."""
+        pending: list[tuple[Binding, list, list]] = [({}, [], [])]
+        for j, b in enumerate(order):
+            if not pending:
+                return
+            nxt: list[tuple[Binding, list, list]] = []
+            if isinstance(b, Compare):
+                for bind, pos, neg in pending:
+                    got = self._compare(b, bind)
+                    if got is not None:
+                        nxt.append((got, pos, neg))
+            elif not b.negated:
+                if focus is not None and j == focus[0]:
+                    rows = self._delta_rows(b, focus[1])
+                elif focus is not None and j < focus[0] and self._intensional(b):
+                    rows = self.relation(b)  # (the full relation: duplicates are merged by the set)
+                else:
+                    rows = self.relation(b)
+                pattern = _pattern(b)
+                intens = self._intensional(b)
+                for bind, pos, neg in pending:
+                    for tup in rows:
+                        got = _unify(pattern, tup, bind)
+                        if got is None:
+                            continue
+                        if intens:
+                            atom = self.atom_of(b, tup)
+                            if atom is None:
+                                continue
+                            nxt.append((got, pos + [atom], neg))
+                        else:
+                            nxt.append((got, pos, neg))
+            else:
+                for bind, pos, neg in pending:
+                    got = self._negative(b, bind)
+                    if got is False:
+                        continue  # the negated literal is certainly false: no instance
+                    nxt.append((bind, pos, neg + [got] if got is not True else neg))
+            pending = nxt
+        for bind, pos, neg in pending:
+            self._emit(rule, bind, pos, neg, new)
+
+    def _delta_rows(self, lit: ExtAtom, delta: dict[PredKey, set[tuple]]) -> set[tuple]:
+        pred = lit.atom.key
+        rows = delta.get(pred, set())
+        before = self.possible[pred] - rows
+        saved = self.possible[pred]
+        self.possible[pred] = before
+        old = self.relation(lit)
+        self.possible[pred] = saved
+        return self.relation(lit) - old
+
+    def _compare(self, c: Compare, b: Binding) -> Binding | None:
+        for var, other in ((c.left, c.right), (c.right, c.left)):
+            if c.op == "=" and isinstance(var, Var) and var.name not in b:
+                try:
+                    value = _eval(other, b)
+                except (_Undefined, KeyError):
+                    return None
+                out = dict(b)
+                out[var.name] = value
+                return out
+        try:
+            return b if _compare(c.op, _eval(c.left, b), _eval(c.right, b)) else None
+        except (_Undefined, KeyError):
+            return None
+
+    def _negative(self, lit: ExtAtom, b: Binding) -> object:
+        """True: the negated literal certainly holds; False: certainly not; else the
+        TMS atom it negates (decided at the end against what could hold)."""
+        pattern = _pattern(lit)
+        tup = tuple(b.get(x.name, None) if isinstance(x, Var) else x.value for x in pattern)
+        wild = any(isinstance(x, Var) and x.name == "_" for x in pattern)
+        if not self._intensional(lit):
+            rows = self.win.relation(lit)
+            if wild:
+                found = any(_unify(pattern, r, b) is not None for r in rows)
+            else:
+                found = tup in rows
+            return not found
+        if wild:
+            number = self.gr.literal_ids.setdefault(lit, len(self.gr.literal_ids))
+            key = ("#ex", number, tuple(b.get(v) for v in sorted(lit.variables() - {"_"})))
+            self.aux[key] = ("#ex", lit, b)
+            return key
+        atom = self.atom_of(lit, tup)
+        return True if atom is None else ("#neg", atom)
+
+    def _emit(self, rule: Rule, b: Binding, pos: list, neg: list, new: dict[PredKey, set[tuple]]) -> None:
+        head = rule.head
+        pred = head.atom.key
+        try:
+            args = tuple(b[x.name] if isinstance(x, Var) else x.value for x in head.atom.args)
+            T = None if head.time is None else (b[head.time.name] if isinstance(head.time, Var) else head.time.value)
+        except KeyError:
+            return
+        if pred in self.plan.timed:
+            if T is None:
+                T = self.t
+            if type(T) is not int or not self.t1 <= T <= self.t:
+                self.out.add((None, tuple(pos), tuple(neg)))  # an @-head off the timeline: no answer set
+                return
+            tup = args + (T,)
+            hkey: tuple = (pred, tup)
+            if pred in self.plan.padded and head.time is not None and not self.plan.is_hidden(rule):
+                self.out.add((("#user", pred, tup), tuple(pos), tuple(neg)))
+                self.out.add((hkey, (("#user", pred, tup),), ()))
+                self._possible(pred, tup, new)
+                return
+        else:
+            tup = args
+            hkey = (pred, tup)
+        self.out.add((hkey, tuple(pos), tuple(neg)))
+        self._possible(pred, tup, new)
+
+    def _possible(self, pred: PredKey, tup: tuple, new: dict[PredKey, set[tuple]]) -> None:
+        if tup not in self.possible[pred]:
+            new.setdefault(pred, set()).add(tup)
+
+    # -------------------------------------------------------- closing
+
+    def _could_hold(self, atom: tuple) -> bool:
+        if atom[0] in ("#dia", "#box", "#ex", "#user"):
+            return True
+        return atom[1] in self.possible[atom[0]]
+
+    def _finish(self) -> set[GroundRule]:
+        out: set[GroundRule] = set()
+        for head, pos, neg in self.out:
+            kept = tuple(a[1] for a in neg if self._could_hold(a[1]) if a[0] == "#neg") + tuple(
+                a for a in neg if a[0] == "#ex"
+            )
+            out.add((head, pos, tuple(sorted(set(kept), key=repr))))
+        for key, info in self.aux.items():
+            kind = info[0]
+            if kind == "#ex":
+                _, lit, b = info
+                pattern = _pattern(lit)
+                for tup in self.relation(lit):
+                    if _unify(pattern, tup, b) is not None:
+                        atom = self.atom_of(lit, tup)
+                        if atom is not None:
+                            out.add((key, (atom,), ()))
+                continue
+            _, pred, lo, args = info
+            times = [T for T in range(lo, self.t + 1) if args + (T,) in self.possible[pred]]
+            if kind == "#dia":
+                for T in times:
+                    out.add((key, ((pred, args + (T,)),), ()))
+            elif len(times) == self.t - lo + 1:
+                out.add((key, tuple((pred, args + (T,)) for T in times), ()))
+        return out
+
+
+class TmsEngine:
+    """The TMS strategy behind the incremental ``Engine``'s interface."""
+
+    def __init__(self, plan: Plan, t1: int, seed: int = 0) -> None:
+        self.plan = plan
+        self.t1 = t1
+        self.t: int | None = None
+        self.grounder = LarsGrounder(plan)
+        self.tms = Tms(seed)
+        self._events: list[tuple[int, PredKey, tuple]] = []
+        self._ground: set[GroundRule] = set()
+        self._answer: set[tuple[PredKey, tuple, int]] = set()
+        self.consistent = True
+
+    def step(self, t: int, facts: Sequence[Fact], imported: object = None) -> StepResult:
+        if self.t is not None and t != self.t + 1:
+            raise ValueError(f"engine at {self.t} cannot step to {t}")
+        self.t = t
+        routes = self.plan.input_routes
+        self._events.extend((t, routes.get(key, key), args) for key, args in facts)
+        self._trim(t)
+        ground = self.grounder.ground(self.t1, t, self._events)
+        tms = self.tms
+        for rule in self._ground - ground:
+            tms.remove(*rule)
+        for rule in sorted(ground - self._ground, key=repr):
+            tms.add(*rule)
+        self._ground = ground
+        self.consistent = tms.update(self._shifted)
+        return self._result(t)
+
+    def _shifted(self, key: object) -> bool | None:
+        """For an atom pinned to now (timed, time t): the label of the same atom at
+        t-1, so a choice on a timed predicate is kept as time moves on."""
+        if type(key) is tuple and len(key) == 2 and type(key[1]) is tuple and key[1] and key[1][-1] == self.t:
+            return self.tms.holds((key[0], key[1][:-1] + (self.t - 1,)))  # type: ignore[operator]
+        return None
+
+    def _result(self, t: int) -> StepResult:
+        result = StepResult(t)
+        answer = self._answer_now(t) if self.consistent else set()
+        result.consistent = self.consistent
+        timed = self.plan.timed
+        before_now = {(p, a) for p, a, T in self._answer if p not in timed}
+        after_now = {(p, a) for p, a, T in answer if p not in timed}
+        result.now = [(p, a, 1) for p, a in after_now - before_now] + [(p, a, -1) for p, a in before_now - after_now]
+        before_timed = {x for x in self._answer if x[0] in timed}
+        after_timed = {x for x in answer if x[0] in timed}
+        result.timed = [x + (1,) for x in after_timed - before_timed] + [x + (-1,) for x in before_timed - after_timed]
+        self._answer = answer
+        return result
+
+    def _answer_now(self, t: int) -> set[tuple[PredKey, tuple, int]]:
+        plan = self.plan
+        out: set[tuple[PredKey, tuple, int]] = set()
+        for key in self.tms.model():
+            first = key[0]
+            if first == "#user":
+                _, pred, tup = key
+                if pred in plan.output:
+                    out.add((pred, tup[:-1], tup[-1]))
+                continue
+            if type(first) is not tuple or first not in plan.output:
+                continue
+            pred, tup = key
+            if pred in plan.timed:
+                if pred in plan.padded and tup[-1] != t:
+                    continue
+                out.add((pred, tup[:-1], tup[-1]))
+            else:
+                out.add((pred, tup, t))
+        return out
+
+    def _trim(self, t: int) -> None:
+        reach = self.plan.state_reach
+        if reach is None:
+            return
+        cut = 0
+        while cut < len(self._events) and self._events[cut][0] < t - reach:
+            cut += 1
+        cut = min(cut, max(0, len(self._events) - self.plan.tuple_reach))
+        del self._events[:cut]
+
+    # ------------------------------------------------------------ inspection
+
+    def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
+        return [(p, a) for p, a, T in self._answer if p not in self.plan.timed]
+
+    def exported(self) -> frozenset:
+        """The answer as ``Imported.content`` for the fleet's output service."""
+        out = []
+        for p, a, T in self._answer:
+            if p in self.plan.timed:
+                out.append((p, a + (T,)))
+                if p in self.plan.padded:
+                    out.append(((ANSWERS, p), a + (T,)))
+            else:
+                out.append((p, a))
+        return frozenset(out)
+
+    def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
+        return set(self._answer)
+
+    # ------------------------------------------------------------ labels as data
+
+    def export_labels(self) -> dict[str, Any]:
+        """The TMS's choices (the atoms in) as JSON-able data."""
+        return {"t": self.t, "consistent": self.consistent, "in": sorted((_key_data(k) for k in self.tms.model()), key=repr)}
+
+    def import_labels(self, data: dict[str, Any]) -> bool:
+        """Continue with a checkpoint's labels if they are an answer set of the rules
+        grounded here at the same time point (True); else keep this engine's."""
+        if data.get("t") != self.t or not data.get("consistent") or not self.consistent:
+            return False
+        keys = [_key_from(x) for x in data["in"]]
+        if not self.tms.adopt(keys):
+            return False
+        self._answer = self._answer_now(self.t) if self.t is not None else set()
+        return True
+
+
+def _key_data(key: object) -> Any:
+    """A TMS atom key as JSON data: tuples become lists tagged so they come back as tuples."""
+    if type(key) is tuple:
+        return {"tuple": [_key_data(x) for x in key]}
+    return key
+
+
+def _key_from(data: Any) -> Any:
+    if isinstance(data, dict):
+        if "tuple" in data:
+            return tuple(_key_from(x) for x in data["tuple"])
+        raise ValueError("unknown key encoding")
+    return data
