@@ -33,7 +33,8 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--on-error": ("on_error", "fail", ["fail", "skip"]),
     "--retention": ("retention", None, int),
     "--answers": ("answers", "changelog", ["changelog", "points"]),
-    "--mode": ("mode", None, ["stream", "batch"]),
+    "--mode": ("mode", None, ["stream", "batch", "tms", "oneshot"]),
+    "--seed": ("seed", 0, int),
 }
 
 
@@ -59,8 +60,11 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         "--retention": {"metavar": "N",
                         "help": "repair late events up to N time points back; older ones are reported and ignored (default: unlimited)"},
         "--answers": {"help": "answer form (default: changelog)"},
-        "--mode": {"help": "DatalogMTL: stream (answers as time advances; forward-propagating programs) or batch "
-                           "(when the input ends); default: stream when the program allows it"},
+        "--mode": {"help": "LARS programs that are not stratified: tms (incremental truth maintenance, the default) "
+                           "or oneshot (clingo per time point).  DatalogMTL: stream (answers as time advances; "
+                           "forward-propagating programs) or batch (when the input ends); default: stream when "
+                           "the program allows it"},
+        "--seed": {"help": "LARS, --mode tms: the seed of the choices among several answer sets (default 0)"},
     }
     for option, (_, default, kind) in RUN_OPTIONS.items():
         if isinstance(kind, list):
@@ -300,8 +304,10 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     program = load_program(args.program, args.dialect)
     if program.dialect == "mtl":
         return _run_mtl(args, program)
-    if getattr(args, "mode", None) is not None:
+    mode = getattr(args, "mode", None)
+    if mode in ("stream", "batch"):
         raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
+    solver = {"solver": mode or "tms", "seed": getattr(args, "seed", 0)}
     plan_program(program)  # program errors (safety, windows) before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
@@ -309,7 +315,8 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
         reader = ahead.reader
         with _open_out(args.output) as out, collecting_rarely():
             stats = run_embedded(
-                program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
+                program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error,
+                **solver,
             )
     else:
         with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
@@ -323,7 +330,7 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
             with _open_out(args.output) as out, collecting_rarely():
                 stats = run_embedded(
                     program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until,
-                    retention=args.retention, warn=_error,
+                    retention=args.retention, warn=_error, **solver,
                 )
     if reader.skipped:
         _error(f"skipped {reader.skipped} bad input lines")
@@ -340,6 +347,8 @@ def _run_mtl(args: argparse.Namespace, program) -> int:  # noqa: ANN001 (an MtlP
     from chronolog.mtl.evaluator import MtlEvaluator
     from chronolog.runtime.embedded import run_evaluator
 
+    if args.mode in ("tms", "oneshot"):
+        raise ChronologError(f"error: --mode {args.mode} is for LARS programs (this one is DatalogMTL)")
     evaluator = MtlEvaluator(program, args.mode, warn=_error)
     with _open_in(args.input) as stream, _open_out(args.output) as out:
         name = "<stdin>" if args.input == "-" else args.input
@@ -387,7 +396,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if plan.stratified:
         print("stratified: evaluated incrementally")
     else:
-        print("non-stratified: evaluated with clingo per time point")
+        print("non-stratified: evaluated by truth maintenance (--mode tms, the default) or clingo per time point "
+              "(--mode oneshot)")
     return 0
 
 

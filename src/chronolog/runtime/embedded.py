@@ -85,8 +85,13 @@ def run_embedded(
     until: int | None = None,
     retention: int | None = None,
     warn: Callable[[str], None] = _stderr,
+    solver: str = "tms",
+    seed: int = 0,
 ) -> RunStats:
     """Evaluate ``program`` on ``events`` and write answer lines to ``out``.
+
+    ``solver`` ("tms" or "oneshot") and ``seed``: how a program that is not
+    stratified is evaluated (``Plan.solver``).
 
     ``events`` are ``Event``s or ``FactBatch``es (``EventReader.batches()``),
     in arrival order.
@@ -96,6 +101,7 @@ def run_embedded(
     bounds how far back late events are repaired (None: unlimited).
     """
     plan = plan_program(program)
+    plan.solver, plan.seed = solver, seed
     writer = AnswerWriter(out, plan, answers)
     reasoner = Reasoner(plan, writer, warn=warn, retention=retention)
     stats = RunStats()
