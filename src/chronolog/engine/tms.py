@@ -99,7 +99,7 @@ class Tms:
         (the same in every process, unlike ``hash``)."""
         r = self._rank.get(a)
         if r is None:
-            r = self._rank[a] = zlib.crc32(repr(self.keys[a]).encode(), self.seed & 0xFFFFFFFF)
+            r = self._rank[a] = _mix(zlib.crc32(repr(self.keys[a]).encode()) ^ (self.seed * 0x9E3779B97F4A7C15))
         return r
 
     # ------------------------------------------------------------ rules
@@ -268,7 +268,7 @@ class Tms:
                 got = prefer(keys[a])
                 if got is not None:
                     return got
-            return bool(self.rank(a) & 1)
+            return bool(self.rank(a) >> 63)
 
         solver = _RegionSolver(region, local, preference, self.rank)
         return solver.solve()
@@ -277,6 +277,14 @@ class Tms:
 
     def export_labels(self, encode: Callable[[Key], Any]) -> list:
         return sorted((encode(self.keys[a]) for a in self.inn), key=repr)
+
+
+def _mix(x: int) -> int:
+    """splitmix64's finaliser: a seed changes the order non-linearly (a CRC alone would not)."""
+    x &= 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
 
 
 class _RegionSolver:

@@ -439,7 +439,7 @@ class _Grounding:
     def _finish(self) -> set[GroundRule]:
         out: set[GroundRule] = set()
         for head, pos, neg in self.out:
-            kept = tuple(a[1] for a in neg if self._could_hold(a[1]) if a[0] == "#neg") + tuple(
+            kept = tuple(a[1] for a in neg if a[0] == "#neg" and self._could_hold(a[1])) + tuple(
                 a for a in neg if a[0] == "#ex"
             )
             out.add((head, pos, tuple(sorted(set(kept), key=repr))))
@@ -498,7 +498,7 @@ class TmsEngine:
     def _shifted(self, key: object) -> bool | None:
         """For an atom pinned to now (timed, time t): the label of the same atom at
         t-1, so a choice on a timed predicate is kept as time moves on."""
-        if type(key) is tuple and len(key) == 2 and type(key[1]) is tuple and key[1] and key[1][-1] == self.t:
+        if type(key) is tuple and len(key) == 2 and key[0] in self.plan.timed and key[1][-1] == self.t:
             return self.tms.holds((key[0], key[1][:-1] + (self.t - 1,)))  # type: ignore[operator]
         return None
 

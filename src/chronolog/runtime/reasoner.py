@@ -107,6 +107,9 @@ class Reasoner:
         state["old_t1"] = self._old_t1
         state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
         state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        labels = getattr(self.engine, "export_labels", None)
+        if labels is not None:  # the TMS's choices: a restart continues with them
+            state["labels"] = labels()
         return state
 
     def import_state(self, state: dict) -> None:
@@ -121,6 +124,9 @@ class Reasoner:
         self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
         self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
         self.engine = None if self.t1 is None else self._rebuilt_engine()
+        labels = state.get("labels")
+        if labels is not None and hasattr(self.engine, "import_labels"):
+            self.engine.import_labels(labels)  # type: ignore[union-attr]
 
     def _rebuilt_engine(self) -> Engine:
         """The engine as it was after evaluating ``evaluated`` — on the log as it
