@@ -70,7 +70,7 @@ def parse(text: str) -> Program:
 # ---------------------------------------------------------------- random programs
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(stratified=False), streams(), st.integers(0, 3))
 def test_random_non_stratified_programs(program: Program, events: list[Event], seed: int) -> None:
     try:

@@ -147,9 +147,15 @@ class Tms:
         inn = self.inn
         return all(p in inn for p in pos) and not any(n in inn for n in neg)
 
-    def update(self, prefer: Callable[[Key], bool | None] | None = None) -> bool:
+    def update(
+        self, prefer: Callable[[Key], bool | None] | None = None, fallback: Callable[[Key], bool | None] | None = None
+    ) -> bool:
         """Relabel after the rules added and removed since the last update; True if
-        the labels are an answer set of the rules (``consistent``)."""
+        the labels are an answer set of the rules (``consistent``).
+
+        A choice takes ``prefer``'s label if it gives one (a replay following the
+        labels a live run chose), else the atom's previous label, else for a new
+        atom ``fallback``'s, else the seed's."""
         added, removed = self._added, self._removed
         self._added, self._removed = [], []
         released, self._pending_release = self._pending_release, []
@@ -178,14 +184,14 @@ class Tms:
         if self.consistent:
             region = self._affected(seeds)
             self.relabelled += len(region)
-            found = self._solve(region, old, born, prefer)
+            found = self._solve(region, old, born, prefer, fallback)
             if found is not None:
                 self.inn = (self.inn - region) | found
                 return True
             self.restarts += 1
         region = set(self.keys)
         self.relabelled += len(region)
-        found = self._solve(region, old, born, prefer)
+        found = self._solve(region, old, born, prefer, fallback)
         if found is None:
             self.consistent = False
             return False
@@ -245,7 +251,8 @@ class Tms:
     # ------------------------------------------------------------ solving
 
     def _solve(
-        self, region: set[int], old: set[int], born: set[int], prefer: Callable[[Key], bool | None] | None
+        self, region: set[int], old: set[int], born: set[int],
+        prefer: Callable[[Key], bool | None] | None, fallback: Callable[[Key], bool | None] | None,
     ) -> set[int] | None:
         """The atoms in of an answer set of the rules with heads in ``region``, the
         labels outside fixed; None if there is none."""
@@ -260,12 +267,16 @@ class Tms:
         keys = self.keys
 
         def preference(a: int) -> bool:
+            if prefer is not None:
+                got = prefer(keys[a])
+                if got is not None:
+                    return got
             if a in old:
                 return True
             if a not in born:
                 return False  # it was out
-            if prefer is not None:
-                got = prefer(keys[a])
+            if fallback is not None:
+                got = fallback(keys[a])
                 if got is not None:
                     return got
             return bool(self.rank(a) >> 63)

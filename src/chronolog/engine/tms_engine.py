@@ -271,7 +271,7 @@ class _Grounding:
         pred = lit.atom.key
         t = self.t
         if pred not in self.plan.timed:
-            if lit.op is Op.AT and tup[-1] != t:
+            if lit.op is Op.AT and (type(tup[-1]) is not int or tup[-1] != t):
                 return None
             if lit.op is Op.BOX and self._lo(lit) != t:
                 return None
@@ -280,7 +280,7 @@ class _Grounding:
             return (pred, tup + (t,))
         if lit.op is Op.AT:
             lo = self._lo(lit)
-            return (pred, tup) if lo <= tup[-1] <= t else None
+            return (pred, tup) if type(tup[-1]) is int and lo <= tup[-1] <= t else None
         kind = "#dia" if lit.op is Op.DIAMOND else "#box"
         key = (kind, pred, self._lo(lit), tup)
         self.aux[key] = (kind, pred, self._lo(lit), tup)
@@ -443,25 +443,32 @@ class _Grounding:
                 a for a in neg if a[0] == "#ex"
             )
             out.add((head, pos, tuple(sorted(set(kept), key=repr))))
-        for key, info in self.aux.items():
-            kind = info[0]
-            if kind == "#ex":
-                _, lit, b = info
-                pattern = _pattern(lit)
-                for tup in self.relation(lit):
-                    if _unify(pattern, tup, b) is not None:
-                        atom = self.atom_of(lit, tup)
-                        if atom is not None:
-                            out.add((key, (atom,), ()))
-                continue
-            _, pred, lo, args = info
-            times = [T for T in range(lo, self.t + 1) if args + (T,) in self.possible[pred]]
-            if kind == "#dia":
-                for T in times:
-                    out.add((key, ((pred, args + (T,)),), ()))
-            elif len(times) == self.t - lo + 1:
-                out.add((key, tuple((pred, args + (T,)) for T in times), ()))
+        done: set[tuple] = set()
+        while len(done) < len(self.aux):  # (an #ex over a window can add #dia atoms)
+            for key in [k for k in self.aux if k not in done]:
+                done.add(key)
+                self._aux_rules(key, self.aux[key], out)
         return out
+
+    def _aux_rules(self, key: tuple, info: tuple, out: set[GroundRule]) -> None:
+        """The rules defining an auxiliary atom (diamond, box, `not p(_)`)."""
+        kind = info[0]
+        if kind == "#ex":
+            _, lit, b = info
+            pattern = _pattern(lit)
+            for tup in self.relation(lit):
+                if _unify(pattern, tup, b) is not None:
+                    atom = self.atom_of(lit, tup)
+                    if atom is not None:
+                        out.add((key, (atom,), ()))
+            return
+        _, pred, lo, args = info
+        times = [T for T in range(lo, self.t + 1) if args + (T,) in self.possible[pred]]
+        if kind == "#dia":
+            for T in times:
+                out.add((key, ((pred, args + (T,)),), ()))
+        elif len(times) == self.t - lo + 1:
+            out.add((key, tuple((pred, args + (T,)) for T in times), ()))
 
 
 class TmsEngine:
@@ -477,6 +484,12 @@ class TmsEngine:
         self._ground: set[GroundRule] = set()
         self._answer: set[tuple[PredKey, tuple, int]] = set()
         self.consistent = True
+        # The labels (atoms in) after each evaluation, shared while unchanged: a
+        # replay of the past (a correction, a restart) follows them (``guide``), so
+        # it re-derives exactly what was published where the log did not change,
+        # and keeps those choices where they still give an answer set.
+        self.history: dict[int, frozenset] = {}
+        self.guide: dict[int, frozenset] | None = None
 
     def step(self, t: int, facts: Sequence[Fact], imported: object = None) -> StepResult:
         if self.t is not None and t != self.t + 1:
@@ -492,8 +505,27 @@ class TmsEngine:
         for rule in sorted(ground - self._ground, key=repr):
             tms.add(*rule)
         self._ground = ground
-        self.consistent = tms.update(self._shifted)
+        guide = None if self.guide is None else self.guide.get(t)
+        prefer = None if guide is None else guide.__contains__
+        self.consistent = tms.update(prefer, self._shifted)
+        labels = frozenset(tms.model())
+        previous = self.history.get(t - 1)
+        self.history[t] = previous if previous == labels else labels
         return self._result(t)
+
+    def follow(self, previous: "TmsEngine") -> None:
+        """Replay the past as ``previous`` evaluated it (its labels guide the choices)."""
+        self.guide = previous.history
+
+    def inherit(self, previous: "TmsEngine", begin: int) -> None:
+        """After a replay from ``begin``: the labels before it are the previous engine's."""
+        self.history = {t: labels for t, labels in previous.history.items() if t < begin} | self.history
+        self.guide = None
+
+    def forget_before(self, t: int) -> None:
+        """Drop the labels of times before ``t`` (no replay reaches them any more)."""
+        for old in [k for k in self.history if k < t]:
+            del self.history[old]
 
     def _shifted(self, key: object) -> bool | None:
         """For an atom pinned to now (timed, time t): the label of the same atom at
@@ -570,18 +602,47 @@ class TmsEngine:
     # ------------------------------------------------------------ labels as data
 
     def export_labels(self) -> dict[str, Any]:
-        """The TMS's choices (the atoms in) as JSON-able data."""
-        return {"t": self.t, "consistent": self.consistent, "in": sorted((_key_data(k) for k in self.tms.model()), key=repr)}
+        """The TMS's choices as JSON-able data: the atoms in after the last evaluation,
+        and the history of labels as changes per time point (what replays follow)."""
+        changes = []
+        before: frozenset = frozenset()
+        for t in sorted(self.history):
+            now = self.history[t]
+            if now is not before:
+                changes.append([t, [_key_data(k) for k in sorted(now - before, key=repr)],
+                                [_key_data(k) for k in sorted(before - now, key=repr)]])
+            before = now
+        return {"t": self.t, "consistent": self.consistent, "in": sorted((_key_data(k) for k in self.tms.model()), key=repr),
+                "history": changes, "first": min(self.history, default=None)}
+
+    @staticmethod
+    def labels_history(data: dict[str, Any]) -> dict[int, frozenset]:
+        """``export_labels``'s history back as labels per time point."""
+        out: dict[int, frozenset] = {}
+        first, last = data.get("first"), data.get("t")
+        if first is None or last is None:
+            return out
+        changes = {int(t): (added, removed) for t, added, removed in data.get("history", [])}
+        labels: frozenset = frozenset()
+        for t in range(int(first), int(last) + 1):
+            if t in changes:
+                added, removed = changes[t]
+                labels = (labels - {_key_from(x) for x in removed}) | {_key_from(x) for x in added}
+            out[t] = labels
+        return out
 
     def import_labels(self, data: dict[str, Any]) -> bool:
         """Continue with a checkpoint's labels if they are an answer set of the rules
-        grounded here at the same time point (True); else keep this engine's."""
+        grounded here at the same time point (True); else keep this engine's.  (The
+        reasoner rebuilt this engine following the checkpoint's history, so they
+        normally agree already.)"""
         if data.get("t") != self.t or not data.get("consistent") or not self.consistent:
             return False
         keys = [_key_from(x) for x in data["in"]]
         if not self.tms.adopt(keys):
             return False
         self._answer = self._answer_now(self.t) if self.t is not None else set()
+        self.history.update(self.labels_history(data))
         return True
 
 
