@@ -230,3 +230,58 @@ def test_scenario_b_restore_continues_identically() -> None:
     plan = plan_program(program)
     whole = _run(LarsEvaluator(plan), events)
     assert _run(LarsEvaluator(plan_program(program)), events, cut=37) == whole
+
+
+# ---------------------------------------------------------------- corrections
+
+
+def _delayed(events: list[Event], rng: random.Random) -> list[Event]:
+    """``events`` in an arrival order with some facts delayed, plus retractions of
+    some of them, sent late; the stream they mean is the events minus the retracted."""
+    arrival: list[Event] = []
+    late: list[tuple[int, Event]] = []
+    for i, e in enumerate(events):
+        if e.is_fact and rng.random() < 0.3:
+            late.append((i + rng.randint(1, 6), e))
+        else:
+            arrival.append(e)
+        for j, x in [(j, x) for j, x in late if j <= i]:
+            late.remove((j, x))
+            arrival.append(x)
+    arrival += [x for _, x in late]
+    return arrival
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
+    import io
+
+    from meaning import meaning
+
+    from chronolog.runtime.embedded import run_embedded
+
+    rng = random.Random(seed)
+    templates = [CHOICE_TEMPLATES[i] for i in (0, 1, 2, 4)]  # plain heads: a point's atoms are one evaluation's
+    text = "\n".join(p.format(w=rng.randint(0, 3), n=rng.randint(1, 4)) for p in rng.sample(templates, 2))
+    program = parse(text)
+    events = random_stream(rng)
+    facts = [e for e in events if e.is_fact]
+    retracted = rng.sample(facts, min(len(facts), rng.randint(0, 2)))
+    arrival = _delayed(events, rng) + [Event(e.t, e.pred, e.args, True) for e in retracted]
+    out = io.StringIO()
+    run_embedded(program, arrival, out, solver="tms", seed=seed % 3)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    t1, last = events[0].t, max(e.t for e in events)
+    got = meaning(lines, (t1, last), running=True)
+    kept = list(events)
+    for e in retracted:
+        kept.remove(e)
+    flat = [(e.t, e.pred, tuple(e.args)) for e in sorted(kept, key=lambda e: e.t) if e.is_fact]
+    for t in range(t1, last + 1):
+        expected = {frozenset((p, a) for p, a, _ in ans) for ans in all_answers(program, flat, t1, t)}
+        at_t = frozenset((p, a) for p, a, T in got if T == t)
+        if expected:
+            assert at_t in expected, f"t={t}: {sorted(at_t)} not among {[sorted(x) for x in expected]}"
+        else:
+            assert not at_t
