@@ -274,10 +274,16 @@ def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     t1, last = events[0].t, max(e.t for e in events)
     got = meaning(lines, (t1, last), running=True)
-    kept = list(events)
-    for e in retracted:
-        kept.remove(e)
-    flat = [(e.t, e.pred, tuple(e.args)) for e in sorted(kept, key=lambda e: e.t) if e.is_fact]
+    # the stream meant: time order, arrival order within a point (tuple windows
+    # count in that order), each retraction withdrawing the latest equal fact
+    kept: list[Event] = []
+    for e in sorted(arrival, key=lambda e: e.t):
+        if e.retract:
+            i = max(i for i, x in enumerate(kept) if (x.t, x.pred, x.args) == (e.t, e.pred, e.args))
+            del kept[i]
+        elif e.is_fact:
+            kept.append(e)
+    flat = [(e.t, e.pred, tuple(e.args)) for e in kept]
     for t in range(t1, last + 1):
         expected = {frozenset((p, a) for p, a, _ in ans) for ans in all_answers(program, flat, t1, t)}
         at_t = frozenset((p, a) for p, a, T in got if T == t)

@@ -102,6 +102,18 @@ def _unify(pattern: Sequence[Term], tup: tuple, b: Binding) -> Binding | None:
 _UNBOUND = object()
 
 
+def _index(pattern: Sequence[Term], bound: Binding, rows: Iterable[tuple]) -> tuple[dict, list[Term]]:
+    """``rows`` by the values at the pattern's constant and already bound positions
+    (those terms in order), so a binding looks up its matches instead of scanning."""
+    positions = [i for i, x in enumerate(pattern) if isinstance(x, Const) or (x.name != "_" and x.name in bound)]
+    if not positions:
+        return {}, []
+    index: dict[tuple, list[tuple]] = {}
+    for tup in rows:
+        index.setdefault(tuple(tup[i] for i in positions), []).append(tup)
+    return index, [pattern[i] for i in positions]
+
+
 def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
     if lit.op is Op.AT:
         assert lit.time is not None
@@ -180,6 +192,34 @@ class LarsGrounder:
         self.rules = [r for r in plan.rules]
         self._orders = [self._order(r) for r in self.rules]
         self.literal_ids: dict[ExtAtom, int] = {}  # names the auxiliary atoms of `not p(_)`
+        self.components = [self._component_info(c.preds, c.rules) for c in plan.components]
+        self.caches: dict[int, tuple] = {}  # component -> (inputs, ground rules, its atoms, auxiliaries)
+
+    def _component_info(self, preds: list[PredKey], rules: list[Rule]) -> tuple:
+        """(its predicates, its rules' indices, the lower predicates they read, their
+        stream literals, whether its grounding depends on the time point itself)."""
+        plan = self.plan
+        own = set(preds)
+        members = [i for i, r in enumerate(self.rules) if any(r is x for x in rules)]
+        reads: set[PredKey] = set()
+        literals: list[ExtAtom] = []
+        timely = False
+        for i in members:
+            r = self.rules[i]
+            if r.head.atom.key in plan.timed:
+                timely = True
+            for b in r.body:
+                if not isinstance(b, ExtAtom):
+                    continue
+                key = b.atom.key
+                if key in plan.intensional:
+                    if key not in own:
+                        reads.add(key)
+                    if key in plan.timed or b.op is Op.AT:
+                        timely = True
+                elif b not in literals:
+                    literals.append(b)
+        return own, members, sorted(reads), literals, timely
 
     @staticmethod
     def _order(rule: Rule) -> list[object]:
@@ -289,22 +329,50 @@ class _Grounding:
     # -------------------------------------------------------- rules
 
     def run(self) -> set[GroundRule]:
+        """Component by component (dependencies first); a component whose inputs —
+        the stream literals of its rules, the atoms that could hold of the lower
+        components it reads, the time if its rules depend on it — are those of the
+        previous time point keeps its ground rules (most of a window's content does
+        not change from one point to the next)."""
+        everything: set[GroundRule] = set()
+        caches = self.gr.caches
+        for ci, (preds, members, reads, literals, timely) in enumerate(self.gr.components):
+            signature = (
+                self.t1, self.t if timely else self.t == self.t1,
+                tuple(self.win.relation(lit) for lit in literals),
+                tuple(self.possible[p] for p in reads),
+            )
+            cached = caches.get(ci)
+            if cached is not None and cached[0] == signature:
+                _, out, possible, aux = cached
+                everything |= out
+                self.possible.update(possible)
+                self.aux.update(aux)
+                continue
+            self.out, aux_before = set(), set(self.aux)
+            self._component(members, preds)
+            aux = {k: v for k, v in self.aux.items() if k not in aux_before}
+            caches[ci] = (signature, self.out, {p: self.possible[p] for p in preds}, aux)
+            everything |= self.out
+        self.out = everything
+        return self._finish()
+
+    def _component(self, members: list[int], preds: set[PredKey]) -> None:
+        """Semi-naive grounding of the rules ``members`` deriving ``preds``."""
         rules = self.gr.rules
         orders = self.gr._orders
-        # rules without intensional positive literals: once
         delta: dict[PredKey, set[tuple]] = {}
-        for i, r in enumerate(rules):
-            self._instances(i, r, orders[i], None, delta)
+        for i in members:
+            self._instances(i, rules[i], orders[i], None, delta)
         while any(delta.values()):
             new: dict[PredKey, set[tuple]] = {}
             for pred, rows in delta.items():
                 self.possible[pred] |= rows
-            for i, r in enumerate(rules):
+            for i in members:
                 for j, b in enumerate(orders[i]):
-                    if isinstance(b, ExtAtom) and not b.negated and self._intensional(b) and delta.get(b.atom.key):
-                        self._instances(i, r, orders[i], (j, delta), new)
+                    if isinstance(b, ExtAtom) and not b.negated and b.atom.key in preds and delta.get(b.atom.key):
+                        self._instances(i, rules[i], orders[i], (j, delta), new)
             delta = {p: rows - self.possible[p] for p, rows in new.items()}
-        return self._finish()
 
     def _instances(
         self, i: int, rule: Rule, order: list[object], focus: tuple[int, dict] | None, new: dict[PredKey, set[tuple]]
@@ -330,8 +398,13 @@ class _Grounding:
                     rows = self.relation(b)
                 pattern = _pattern(b)
                 intens = self._intensional(b)
+                index, keyed = _index(pattern, pending[0][0], rows)
                 for bind, pos, neg in pending:
-                    for tup in rows:
+                    if keyed:
+                        candidates = index.get(tuple(x.value if isinstance(x, Const) else bind[x.name] for x in keyed), ())
+                    else:
+                        candidates = rows
+                    for tup in candidates:
                         got = _unify(pattern, tup, bind)
                         if got is None:
                             continue
