@@ -256,7 +256,9 @@ class LarsGrounder:
         out.extend(neg)
         return out
 
-    def ground(self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> set[GroundRule]:
+    def ground(self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> list[tuple[set, set]]:
+        """The change of the ground program for the evaluation at ``t``: (rules
+        before, rules now) of every component whose grounding changed."""
         g = _Grounding(self, _Window(self.plan, t1, t, events))
         return g.run()
 
@@ -268,8 +270,9 @@ class _Grounding:
         self.win = window
         self.t, self.t1 = window.t, window.t1
         self.possible: dict[PredKey, set[tuple]] = {p: set() for p in self.plan.intensional}
+        self.ci = 0  # the component being grounded
         self.out: set[GroundRule] = set()
-        self.aux: dict[tuple, tuple] = {}  # aux atom -> (kind, pred, lo, pattern-ish args)
+        self.aux: dict[tuple, tuple] = {}  # its auxiliary atoms -> (kind, pred, lo, args) or ("#ex", lit, binding)
 
     # -------------------------------------------------------- literals
 
@@ -322,19 +325,21 @@ class _Grounding:
             lo = self._lo(lit)
             return (pred, tup) if type(tup[-1]) is int and lo <= tup[-1] <= t else None
         kind = "#dia" if lit.op is Op.DIAMOND else "#box"
-        key = (kind, pred, self._lo(lit), tup)
+        key = (kind, self.ci, pred, self._lo(lit), tup)  # (each component defines its own)
         self.aux[key] = (kind, pred, self._lo(lit), tup)
         return key
 
     # -------------------------------------------------------- rules
 
-    def run(self) -> set[GroundRule]:
-        """Component by component (dependencies first); a component whose inputs —
+    def run(self) -> list[tuple[set[GroundRule], set[GroundRule]]]:
+        """The ground rules that changed, as (before, after) per component.
+
+        Component by component (dependencies first); a component whose inputs —
         the stream literals of its rules, the atoms that could hold of the lower
         components it reads, the time if its rules depend on it — are those of the
-        previous time point keeps its ground rules (most of a window's content does
-        not change from one point to the next)."""
-        everything: set[GroundRule] = set()
+        previous time point keeps its ground rules and costs nothing (most of a
+        window's content does not change from one point to the next)."""
+        changes: list[tuple[set[GroundRule], set[GroundRule]]] = []
         caches = self.gr.caches
         for ci, (preds, members, reads, literals, timely) in enumerate(self.gr.components):
             signature = (
@@ -344,18 +349,14 @@ class _Grounding:
             )
             cached = caches.get(ci)
             if cached is not None and cached[0] == signature:
-                _, out, possible, aux = cached
-                everything |= out
-                self.possible.update(possible)
-                self.aux.update(aux)
+                self.possible.update(cached[2])
                 continue
-            self.out, aux_before = set(), set(self.aux)
+            self.ci, self.out, self.aux = ci, set(), {}
             self._component(members, preds)
-            aux = {k: v for k, v in self.aux.items() if k not in aux_before}
-            caches[ci] = (signature, self.out, {p: self.possible[p] for p in preds}, aux)
-            everything |= self.out
-        self.out = everything
-        return self._finish()
+            finished = self._finish()
+            caches[ci] = (signature, finished, {p: self.possible[p] for p in preds})
+            changes.append((set() if cached is None else cached[1], finished))
+        return changes
 
     def _component(self, members: list[int], preds: set[PredKey]) -> None:
         """Semi-naive grounding of the rules ``members`` deriving ``preds``."""
@@ -465,7 +466,7 @@ class _Grounding:
             return not found
         if wild:
             number = self.gr.literal_ids.setdefault(lit, len(self.gr.literal_ids))
-            key = ("#ex", number, tuple(b.get(v) for v in sorted(lit.variables() - {"_"})))
+            key = ("#ex", self.ci, number, tuple(b.get(v) for v in sorted(lit.variables() - {"_"})))
             self.aux[key] = ("#ex", lit, b)
             return key
         atom = self.atom_of(lit, tup)
@@ -554,7 +555,6 @@ class TmsEngine:
         self.grounder = LarsGrounder(plan)
         self.tms = Tms(seed)
         self._events: list[tuple[int, PredKey, tuple]] = []
-        self._ground: set[GroundRule] = set()
         self._answer: set[tuple[PredKey, tuple, int]] = set()
         self.consistent = True
         # The labels (atoms in) after each evaluation, shared while unchanged: a
@@ -571,13 +571,14 @@ class TmsEngine:
         routes = self.plan.input_routes
         self._events.extend((t, routes.get(key, key), args) for key, args in facts)
         self._trim(t)
-        ground = self.grounder.ground(self.t1, t, self._events)
+        changes = self.grounder.ground(self.t1, t, self._events)
         tms = self.tms
-        for rule in self._ground - ground:
-            tms.remove(*rule)
-        for rule in sorted(ground - self._ground, key=repr):
-            tms.add(*rule)
-        self._ground = ground
+        for before, now in changes:  # expired ground rules out, new ones in
+            for rule in before - now:
+                tms.remove(*rule)
+        for before, now in changes:
+            for rule in now - before:
+                tms.add(*rule)
         guide = None if self.guide is None else self.guide.get(t)
         prefer = None if guide is None else guide.__contains__
         self.consistent = tms.update(prefer, self._shifted)
