@@ -124,3 +124,16 @@ def test_unfounded_positive_loop_is_out() -> None:
     tms.remove("a", (), ())
     assert tms.update()
     assert tms.model() == {"c"}
+
+
+def test_a_rule_added_twice_stays_until_removed_twice() -> None:
+    tms = Tms()
+    tms.add(None, ("a",), ())  # the same constraint from two sources
+    tms.add(None, ("a",), ())
+    tms.add("a", (), ())
+    assert not tms.update()
+    tms.remove(None, ("a",), ())
+    assert not tms.update()
+    tms.remove(None, ("a",), ())
+    assert tms.update()
+    assert tms.model() == {"a"}

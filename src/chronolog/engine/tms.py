@@ -54,6 +54,7 @@ class Tms:
         self._next = 1
         self._uses: dict[int, int] = {}  # atom -> number of rules mentioning it
         self.rules: dict[RuleKey, tuple[int, tuple[int, ...], tuple[int, ...]]] = {}
+        self._copies: dict[RuleKey, int] = {}  # rules added more than once: how many times
         self.by_head: dict[int, set[RuleKey]] = {FALSE: set()}
         self.by_body: dict[int, set[RuleKey]] = {}
         self.inn: set[int] = set()
@@ -108,6 +109,7 @@ class Tms:
         """Add the rule ``head :- pos, not neg`` (a constraint if ``head`` is None)."""
         key: RuleKey = (head, tuple(pos), tuple(neg))
         if key in self.rules:
+            self._copies[key] = self._copies.get(key, 1) + 1  # (added twice: removed twice)
             return
         h = FALSE if head is None else self._atom(head)
         p = tuple(self._atom(k) for k in key[1])
@@ -120,6 +122,13 @@ class Tms:
 
     def remove(self, head: Key | None, pos: Iterable[Key] = (), neg: Iterable[Key] = ()) -> None:
         key: RuleKey = (head, tuple(pos), tuple(neg))
+        copies = self._copies.get(key)
+        if copies is not None:
+            if copies == 2:
+                del self._copies[key]
+            else:
+                self._copies[key] = copies - 1
+            return
         rule = self.rules.pop(key, None)
         if rule is None:
             return

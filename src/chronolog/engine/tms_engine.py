@@ -102,7 +102,7 @@ def _unify(pattern: Sequence[Term], tup: tuple, b: Binding) -> Binding | None:
 _UNBOUND = object()
 
 
-def _index(pattern: Sequence[Term], bound: Binding, rows: Iterable[tuple]) -> tuple[dict, list[Term]]:
+def _index(pattern: Sequence[Term], bound: "set[str] | Binding", rows: Iterable[tuple]) -> tuple[dict, list[Term]]:
     """``rows`` by the values at the pattern's constant and already bound positions
     (those terms in order), so a binding looks up its matches instead of scanning."""
     positions = [i for i, x in enumerate(pattern) if isinstance(x, Const) or (x.name != "_" and x.name in bound)]
@@ -379,32 +379,46 @@ class _Grounding:
         self, i: int, rule: Rule, order: list[object], focus: tuple[int, dict] | None, new: dict[PredKey, set[tuple]]
     ) -> None:
         """Ground ``rule`` over the possible atoms; with ``focus`` (j, delta) only the
-        bindings where literal j matches a new atom (semi-naive)."""
+        bindings where literal j matches a new atom (semi-naive).  The body is
+        joined in a dynamic order: comparisons and negative literals as soon as
+        their variables are bound, then the positive literal with the most bound
+        positions and the fewest tuples."""
         pending: list[tuple[Binding, list, list]] = [({}, [], [])]
-        for j, b in enumerate(order):
+        todo = list(range(len(order)))
+        bound: set[str] = set()
+        rows_of: dict[int, set[tuple]] = {}
+
+        def rows(j: int) -> set[tuple]:
+            got = rows_of.get(j)
+            if got is None:
+                lit = order[j]
+                got = rows_of[j] = self._delta_rows(lit, focus[1]) if focus is not None and j == focus[0] \
+                    else self.relation(lit)  # type: ignore[arg-type]
+            return got
+
+        while todo:
             if not pending:
                 return
+            j = self._next(order, todo, bound, focus, rows)
+            todo.remove(j)
+            b = order[j]
             nxt: list[tuple[Binding, list, list]] = []
             if isinstance(b, Compare):
                 for bind, pos, neg in pending:
                     got = self._compare(b, bind)
                     if got is not None:
                         nxt.append((got, pos, neg))
+                bound |= _expr_vars(b.left) | _expr_vars(b.right)
             elif not b.negated:
-                if focus is not None and j == focus[0]:
-                    rows = self._delta_rows(b, focus[1])
-                elif focus is not None and j < focus[0] and self._intensional(b):
-                    rows = self.relation(b)  # (the full relation: duplicates are merged by the set)
-                else:
-                    rows = self.relation(b)
+                relation = rows(j)
                 pattern = _pattern(b)
                 intens = self._intensional(b)
-                index, keyed = _index(pattern, pending[0][0], rows)
+                index, keyed = _index(pattern, bound, relation)
                 for bind, pos, neg in pending:
                     if keyed:
                         candidates = index.get(tuple(x.value if isinstance(x, Const) else bind[x.name] for x in keyed), ())
                     else:
-                        candidates = rows
+                        candidates = relation
                     for tup in candidates:
                         got = _unify(pattern, tup, bind)
                         if got is None:
@@ -413,9 +427,10 @@ class _Grounding:
                             atom = self.atom_of(b, tup)
                             if atom is None:
                                 continue
-                            nxt.append((got, pos + [atom], neg))
+                            nxt.append((got, pos + [(j, atom)], neg))
                         else:
                             nxt.append((got, pos, neg))
+                bound |= {v for v in b.variables() if v != "_"}
             else:
                 for bind, pos, neg in pending:
                     got = self._negative(b, bind)
@@ -424,7 +439,30 @@ class _Grounding:
                     nxt.append((bind, pos, neg + [got] if got is not True else neg))
             pending = nxt
         for bind, pos, neg in pending:
-            self._emit(rule, bind, pos, neg, new)
+            self._emit(rule, bind, [a for _, a in sorted(pos, key=lambda x: x[0])], neg, new)
+
+    @staticmethod
+    def _next(order: list, todo: list[int], bound: set[str], focus: tuple | None, rows) -> int:  # noqa: ANN001
+        best, score = None, None
+        for j in todo:
+            b = order[j]
+            if isinstance(b, Compare):
+                left, right = _expr_vars(b.left), _expr_vars(b.right)
+                if left | right <= bound or (b.op == "=" and (
+                        (isinstance(b.left, Var) and right <= bound) or (isinstance(b.right, Var) and left <= bound))):
+                    return j
+            elif b.negated:
+                if {v for v in b.variables() if v != "_"} <= bound:
+                    return j
+            elif focus is not None and j == focus[0]:
+                return j
+            else:
+                pattern = _pattern(b)
+                fixed = sum(1 for x in pattern if isinstance(x, Const) or (x.name != "_" and x.name in bound))
+                mine = (-fixed if fixed else 1, len(rows(j)))
+                if score is None or mine < score:
+                    best, score = j, mine
+        return best if best is not None else todo[0]
 
     def _delta_rows(self, lit: ExtAtom, delta: dict[PredKey, set[tuple]]) -> set[tuple]:
         pred = lit.atom.key
