@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
 
 from answer_sets import all_answers  # noqa: E402
-from strategies import programs, random_stream, streams  # noqa: E402
+from strategies import CHOICE_TEMPLATES, programs, random_choice_program, random_stream, streams  # noqa: E402
 
 from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
 from chronolog.engine.core import Engine  # noqa: E402
@@ -78,27 +78,6 @@ def test_random_non_stratified_programs(program: Program, events: list[Event], s
     except ProgramError:
         return
     check_tms_answers(program, events, seed)
-
-
-CHOICE_TEMPLATES = [
-    # choices through even negative loops over windows
-    "a(X) :- p(X) [{w}], not b(X).\nb(X) :- p(X) [{w}], not a(X).",
-    # recursion through chosen atoms
-    "c(X) :- a(X).\nc(Y) :- c(X), r(X,Y) [{w}].\nd(X) :- c(X), not e(X).\ne(X) :- q(X) [{w}], not d(X).",
-    # tuple windows feed the choice
-    "a(X) :- p(X) [{n} #], not b(X).\nb(X) :- q(X) at T [{n} #], not a(X).",
-    # box and @ over chosen atoms
-    "s(X) at T :- p(X) at T [{w}], not u(X).\nu(X) :- q(X) [{w}], not s(X) always [1].",
-    # a constraint through an odd loop on some points only
-    "x :- a(X), q(X), not x.",
-    # negation of a chosen atom in a window over a timed predicate
-    "f(X) at T :- r(X,Y) at T [{w}], not g(X).\ng(X) :- q(X) [{w}], not f(X) [{w}].",
-]
-
-
-def random_choice_program(rng: random.Random) -> str:
-    parts = rng.sample(CHOICE_TEMPLATES, rng.randint(1, 3))
-    return "\n".join(p.format(w=rng.randint(0, 3), n=rng.randint(1, 4)) for p in parts)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
