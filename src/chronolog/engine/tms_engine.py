@@ -192,6 +192,9 @@ class LarsGrounder:
         self.rules = [r for r in plan.rules]
         self._orders = [self._order(r) for r in self.rules]
         self.literal_ids: dict[ExtAtom, int] = {}  # names the auxiliary atoms of `not p(_)`
+        # (flags, not identities: an engine cloned by pickle has copies of the rules)
+        self.hidden = [plan.is_hidden(r) for r in self.rules]
+        self.padded = plan.padded
         self.components = [self._component_info(c.preds, c.rules) for c in plan.components]
         self.caches: dict[int, tuple] = {}  # component -> (inputs, ground rules, its atoms, auxiliaries)
 
@@ -439,7 +442,7 @@ class _Grounding:
                     nxt.append((bind, pos, neg + [got] if got is not True else neg))
             pending = nxt
         for bind, pos, neg in pending:
-            self._emit(rule, bind, [a for _, a in sorted(pos, key=lambda x: x[0])], neg, new)
+            self._emit(i, rule, bind, [a for _, a in sorted(pos, key=lambda x: x[0])], neg, new)
 
     @staticmethod
     def _next(order: list, todo: list[int], bound: set[str], focus: tuple | None, rows) -> int:  # noqa: ANN001
@@ -510,7 +513,7 @@ class _Grounding:
         atom = self.atom_of(lit, tup)
         return True if atom is None else ("#neg", atom)
 
-    def _emit(self, rule: Rule, b: Binding, pos: list, neg: list, new: dict[PredKey, set[tuple]]) -> None:
+    def _emit(self, i: int, rule: Rule, b: Binding, pos: list, neg: list, new: dict[PredKey, set[tuple]]) -> None:
         head = rule.head
         pred = head.atom.key
         try:
@@ -526,7 +529,7 @@ class _Grounding:
                 return
             tup = args + (T,)
             hkey: tuple = (pred, tup)
-            if pred in self.plan.padded and head.time is not None and not self.plan.is_hidden(rule):
+            if pred in self.gr.padded and head.time is not None and not self.gr.hidden[i]:
                 self.out.add((("#user", pred, tup), tuple(pos), tuple(neg)))
                 self.out.add((hkey, (("#user", pred, tup),), ()))
                 self._possible(pred, tup, new)
