@@ -270,3 +270,32 @@ def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
             assert at_t in expected, f"t={t}: {sorted(at_t)} not among {[sorted(x) for x in expected]}"
         else:
             assert not at_t
+
+
+# ---------------------------------------------------------------- one-shot, several models
+
+
+def test_oneshot_models_are_distinct_answer_sets_per_point() -> None:
+    import io
+
+    from meaning import meaning
+
+    from chronolog.runtime.embedded import run_embedded
+
+    program = parse("a(X) :- p(X) [1], not b(X).\nb(X) :- p(X) [1], not a(X).\nc :- a(X), q [2].")
+    rng = random.Random(5)
+    events = [Event(t, "p", (rng.randint(1, 3),)) for t in range(12)] + [Event(4, "q")]
+    events.sort(key=lambda e: e.t)
+    out = io.StringIO()
+    run_embedded(program, events, out, solver="oneshot", models=3)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert {x["model"] for x in lines} == {0, 1, 2}
+    flat = [(e.t, e.pred, tuple(e.args)) for e in events if e.is_fact]
+    for t in range(12):
+        expected = {frozenset((p, a) for p, a, _ in ans) for ans in all_answers(program, flat, 0, t)}
+        got = []
+        for k in range(3):
+            mine = [{key: v for key, v in x.items() if key != "model"} for x in lines if x["model"] == k]
+            got.append(frozenset((p, a) for p, a, T in meaning(mine, (0, 11)) if T == t))
+        assert all(g in expected for g in got), t
+        assert len(set(got)) == min(3, len(expected)), t

@@ -35,6 +35,7 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--answers": ("answers", "changelog", ["changelog", "points"]),
     "--mode": ("mode", None, ["stream", "batch", "tms", "oneshot"]),
     "--seed": ("seed", 0, int),
+    "--models": ("models", 1, int),
 }
 
 
@@ -65,6 +66,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
                            "forward-propagating programs) or batch (when the input ends); default: stream when "
                            "the program allows it"},
         "--seed": {"help": "LARS, --mode tms: the seed of the choices among several answer sets (default 0)"},
+        "--models": {"metavar": "N", "help": "LARS, --mode oneshot: N answer sets per time point, each its own "
+                                             "answer stream, lines tagged \"model\": k (default 1)"},
     }
     for option, (_, default, kind) in RUN_OPTIONS.items():
         if isinstance(kind, list):
@@ -307,7 +310,12 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     mode = getattr(args, "mode", None)
     if mode in ("stream", "batch"):
         raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
-    solver = {"solver": mode or "tms", "seed": getattr(args, "seed", 0)}
+    models = getattr(args, "models", 1)
+    if models < 1:
+        raise ChronologError(f"error: --models must be at least 1, not {models}")
+    if models > 1 and mode == "tms":
+        raise ChronologError("error: --models enumerates answer sets with clingo: use it with --mode oneshot")
+    solver = {"solver": mode or ("oneshot" if models > 1 else "tms"), "seed": getattr(args, "seed", 0), "models": models}
     plan_program(program)  # program errors (safety, windows) before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))

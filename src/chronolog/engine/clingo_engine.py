@@ -35,7 +35,7 @@ class ClingoEngine:
         self._trim(t)
         result = StepResult(t)
         try:
-            found = solve_time_point(self.plan.program, self._events, self.t1, t)
+            found = solve_time_point(self.plan.program, self._events, self.t1, t, self.plan.model)
         except ValueError as exc:  # e.g. an integer outside clingo's 32-bit range
             raise ChronologError(f"error: cannot evaluate t={t} with clingo: {exc}") from None
         if found is None:

@@ -102,10 +102,12 @@ class Plan:
     hidden_rules: list[Rule] = field(default_factory=list)
     # How a program that is not stratified is evaluated: "tms" (incremental truth
     # maintenance, engine/tms_engine.py) or "oneshot" (clingo per time point);
-    # the TMS's choice seed; how many answer sets one-shot enumerates per point.
+    # a trailing "!" applies the mode to a stratified program too (cross-checks);
+    # the TMS's choice seed; which answer set one-shot takes (``--models``: one
+    # reasoner per model k, each taking clingo's k-th, or its last if fewer).
     solver: str = "tms"
     seed: int = 0
-    models: int = 1
+    model: int = 0
 
     def __reduce_ex__(self, protocol: object) -> object:
         for name, plan in _BY_REFERENCE.items():
