@@ -59,6 +59,7 @@ class Tms:
         self.by_body: dict[int, set[RuleKey]] = {}
         self.inn: set[int] = set()
         self.consistent = True
+        self.version = 0  # changes whenever the labels may have changed
         self._added: list[RuleKey] = []
         self._removed: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
         self._rank: dict[int, int] = {}
@@ -90,7 +91,9 @@ class Tms:
             return
         del self._uses[a]
         del self.ids[self.keys.pop(a)]
-        self.inn.discard(a)
+        if a in self.inn:
+            self.inn.discard(a)
+            self.version += 1
         self._rank.pop(a, None)
         self.by_head.pop(a, None)
         self.by_body.pop(a, None)
@@ -189,6 +192,7 @@ class Tms:
         seeds = {a for a in seeds if a in self.keys}
         if self.consistent and not seeds:
             return True
+        self.version += 1
         old = set(self.inn)
         if self.consistent:
             region = self._affected(seeds)
@@ -231,6 +235,7 @@ class Tms:
         if not self.is_answer_set(inn):
             return False
         self.inn, self.consistent = inn, True
+        self.version += 1
         return True
 
     def is_answer_set(self, inn: set[int]) -> bool:

@@ -192,6 +192,7 @@ class LarsGrounder:
         self.rules = [r for r in plan.rules]
         self._orders = [self._order(r) for r in self.rules]
         self.literal_ids: dict[ExtAtom, int] = {}  # names the auxiliary atoms of `not p(_)`
+        self.join_orders: dict[tuple, list[int]] = {}  # (rule, semi-naive literal) -> body order
         # (flags, not identities: an engine cloned by pickle has copies of the rules)
         self.hidden = [plan.is_hidden(r) for r in self.rules]
         self.padded = plan.padded
@@ -274,6 +275,7 @@ class _Grounding:
         self.t, self.t1 = window.t, window.t1
         self.possible: dict[PredKey, set[tuple]] = {p: set() for p in self.plan.intensional}
         self.ci = 0  # the component being grounded
+        self._indexes: dict[tuple, tuple] = {}  # (id of a relation, positions) -> (it, its size, index)
         self.out: set[GroundRule] = set()
         self.aux: dict[tuple, tuple] = {}  # its auxiliary atoms -> (kind, pred, lo, args) or ("#ex", lit, binding)
 
@@ -399,10 +401,16 @@ class _Grounding:
                     else self.relation(lit)  # type: ignore[arg-type]
             return got
 
+        plan_key = (i, None if focus is None else focus[0])
+        fixed = self.gr.join_orders.get(plan_key)  # the order chosen at the first call, kept
+        chosen: list[int] = []
         while todo:
             if not pending:
                 return
-            j = self._next(order, todo, bound, focus, rows)
+            j = fixed[len(chosen)] if fixed is not None else self._next(order, todo, bound, focus, rows)
+            chosen.append(j)
+            if len(chosen) == len(order) and fixed is None:
+                self.gr.join_orders[plan_key] = chosen
             todo.remove(j)
             b = order[j]
             nxt: list[tuple[Binding, list, list]] = []
@@ -416,7 +424,7 @@ class _Grounding:
                 relation = rows(j)
                 pattern = _pattern(b)
                 intens = self._intensional(b)
-                index, keyed = _index(pattern, bound, relation)
+                index, keyed = self._indexed(pattern, bound, relation)
                 for bind, pos, neg in pending:
                     if keyed:
                         candidates = index.get(tuple(x.value if isinstance(x, Const) else bind[x.name] for x in keyed), ())
@@ -466,6 +474,18 @@ class _Grounding:
                 if score is None or mine < score:
                     best, score = j, mine
         return best if best is not None else todo[0]
+
+    def _indexed(self, pattern: Sequence[Term], bound: set[str], rows: set[tuple]) -> tuple[dict, list[Term]]:
+        """``_index``, kept for the rest of this grounding while ``rows`` does not
+        change (the entry holds ``rows``, so its id is not reused meanwhile)."""
+        positions = tuple(i for i, x in enumerate(pattern) if isinstance(x, Const) or (x.name != "_" and x.name in bound))
+        key = (id(rows), positions)
+        got = self._indexes.get(key)
+        if got is not None and got[0] is rows and got[1] == len(rows):
+            return got[2], [pattern[i] for i in positions]
+        index, keyed = _index(pattern, bound, rows)
+        self._indexes[key] = (rows, len(rows), index)
+        return index, keyed
 
     def _delta_rows(self, lit: ExtAtom, delta: dict[PredKey, set[tuple]]) -> set[tuple]:
         pred = lit.atom.key
@@ -596,7 +616,8 @@ class TmsEngine:
         self.grounder = LarsGrounder(plan)
         self.tms = Tms(seed)
         self._events: list[tuple[int, PredKey, tuple]] = []
-        self._answer: set[tuple[PredKey, tuple, int]] = set()
+        self._now: set[tuple[PredKey, tuple]] = set()  # output atoms holding now
+        self._timed: set[tuple[PredKey, tuple, int]] = set()  # output atoms at explicit times
         self.consistent = True
         # The labels (atoms in) after each evaluation, shared while unchanged: a
         # replay of the past (a correction, a restart) follows them (``guide``), so
@@ -622,9 +643,13 @@ class TmsEngine:
                 tms.add(*rule)
         guide = None if self.guide is None else self.guide.get(t)
         prefer = None if guide is None else guide.__contains__
+        was, version = self.consistent, tms.version
         self.consistent = tms.update(prefer, self._shifted)
-        labels = frozenset(tms.model())
         previous = self.history.get(t - 1)
+        if tms.version == version and self.consistent == was and previous is not None and not self.grounder.padded:
+            self.history[t] = previous  # the labels did not change: nor did the answer
+            return self._result(t, unchanged=True)
+        labels = frozenset(tms.model())
         self.history[t] = previous if previous == labels else labels
         return self._result(t)
 
@@ -649,40 +674,41 @@ class TmsEngine:
             return self.tms.holds((key[0], key[1][:-1] + (self.t - 1,)))  # type: ignore[operator]
         return None
 
-    def _result(self, t: int) -> StepResult:
+    def _result(self, t: int, unchanged: bool = False) -> StepResult:
+        """The answer's changes since t-1 (none to compute when the labels did not change)."""
         result = StepResult(t)
-        answer = self._answer_now(t) if self.consistent else set()
         result.consistent = self.consistent
-        timed = self.plan.timed
-        before_now = {(p, a) for p, a, T in self._answer if p not in timed}
-        after_now = {(p, a) for p, a, T in answer if p not in timed}
-        result.now = [(p, a, 1) for p, a in after_now - before_now] + [(p, a, -1) for p, a in before_now - after_now]
-        before_timed = {x for x in self._answer if x[0] in timed}
-        after_timed = {x for x in answer if x[0] in timed}
-        result.timed = [x + (1,) for x in after_timed - before_timed] + [x + (-1,) for x in before_timed - after_timed]
-        self._answer = answer
+        if unchanged:
+            return result
+        now, timed = self._answer_now(t) if self.consistent else (set(), set())
+        before_now, before_timed = self._now, self._timed
+        result.now = [(p, a, 1) for p, a in now - before_now] + [(p, a, -1) for p, a in before_now - now]
+        result.timed = [x + (1,) for x in timed - before_timed] + [x + (-1,) for x in before_timed - timed]
+        self._now, self._timed = now, timed
         return result
 
-    def _answer_now(self, t: int) -> set[tuple[PredKey, tuple, int]]:
+    def _answer_now(self, t: int) -> tuple[set[tuple[PredKey, tuple]], set[tuple[PredKey, tuple, int]]]:
+        """The output atoms of the labels: (those holding now, those at explicit times)."""
         plan = self.plan
-        out: set[tuple[PredKey, tuple, int]] = set()
+        now: set[tuple[PredKey, tuple]] = set()
+        timed: set[tuple[PredKey, tuple, int]] = set()
         for key in self.tms.model():
             first = key[0]
             if first == "#user":
                 _, pred, tup = key
                 if pred in plan.output:
-                    out.add((pred, tup[:-1], tup[-1]))
+                    timed.add((pred, tup[:-1], tup[-1]))
                 continue
             if type(first) is not tuple or first not in plan.output:
                 continue
             pred, tup = key
             if pred in plan.timed:
-                if pred in plan.padded and tup[-1] != t:
+                if pred in self.grounder.padded and tup[-1] != t:
                     continue
-                out.add((pred, tup[:-1], tup[-1]))
+                timed.add((pred, tup[:-1], tup[-1]))
             else:
-                out.add((pred, tup, t))
-        return out
+                now.add((pred, tup))
+        return now, timed
 
     def _trim(self, t: int) -> None:
         reach = self.plan.state_reach
@@ -697,22 +723,20 @@ class TmsEngine:
     # ------------------------------------------------------------ inspection
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
-        return [(p, a) for p, a, T in self._answer if p not in self.plan.timed]
+        return list(self._now)
 
     def exported(self) -> frozenset:
         """The answer as ``Imported.content`` for the fleet's output service."""
-        out = []
-        for p, a, T in self._answer:
-            if p in self.plan.timed:
-                out.append((p, a + (T,)))
-                if p in self.plan.padded:
-                    out.append(((ANSWERS, p), a + (T,)))
-            else:
-                out.append((p, a))
+        out: list = list(self._now)
+        for p, a, T in self._timed:
+            out.append((p, a + (T,)))
+            if p in self.grounder.padded:
+                out.append(((ANSWERS, p), a + (T,)))
         return frozenset(out)
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
-        return set(self._answer)
+        t = self.t
+        return {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
 
     # ------------------------------------------------------------ labels as data
 
@@ -756,7 +780,7 @@ class TmsEngine:
         keys = [_key_from(x) for x in data["in"]]
         if not self.tms.adopt(keys):
             return False
-        self._answer = self._answer_now(self.t) if self.t is not None else set()
+        self._now, self._timed = self._answer_now(self.t) if self.t is not None else (set(), set())
         self.history.update(self.labels_history(data))
         return True
 
