@@ -196,8 +196,28 @@ class LarsGrounder:
         # (flags, not identities: an engine cloned by pickle has copies of the rules)
         self.hidden = [plan.is_hidden(r) for r in self.rules]
         self.padded = plan.padded
+        self.head_keys = [r.head.atom.key for r in self.rules]
+        self._literal_facts()
         self.components = [self._component_info(c.preds, c.rules) for c in plan.components]
         self.caches: dict[int, tuple] = {}  # component -> (inputs, ground rules, its atoms, auxiliaries)
+
+    def _literal_facts(self) -> None:
+        """Per body literal (by identity): its predicate and pattern, computed once."""
+        self.lit_key: dict[int, PredKey] = {}
+        self.lit_pattern: dict[int, tuple[Term, ...]] = {}
+        for r in self.rules:
+            for b in r.body:
+                if isinstance(b, ExtAtom):
+                    self.lit_key[id(b)] = b.atom.key
+                    self.lit_pattern[id(b)] = _pattern(b)
+
+    def __getstate__(self) -> dict:
+        state = {k: getattr(self, k) for k in self.__dict__ if k not in ("lit_key", "lit_pattern")}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._literal_facts()  # (identities are new in a clone)
 
     def _component_info(self, preds: list[PredKey], rules: list[Rule]) -> tuple:
         """(its predicates, its rules' indices, the lower predicates they read, their
@@ -282,7 +302,7 @@ class _Grounding:
     # -------------------------------------------------------- literals
 
     def _intensional(self, lit: ExtAtom) -> bool:
-        return lit.atom.key in self.plan.intensional
+        return self.gr.lit_key[id(lit)] in self.plan.intensional
 
     def _lo(self, lit: ExtAtom) -> int:
         return self.win.span(lit.window, lit.op)
@@ -290,9 +310,9 @@ class _Grounding:
     def relation(self, lit: ExtAtom) -> set[tuple]:
         """Tuples of the literal's pattern that could hold (intensional: over the
         atoms that could hold so far)."""
-        if not self._intensional(lit):
+        pred = self.gr.lit_key[id(lit)]
+        if pred not in self.plan.intensional:
             return self.win.relation(lit)
-        pred = lit.atom.key
         rows = self.possible[pred]
         t = self.t
         lo = self._lo(lit)
@@ -316,7 +336,7 @@ class _Grounding:
 
     def atom_of(self, lit: ExtAtom, tup: tuple) -> tuple | None:
         """The TMS atom for an intensional literal matched by ``tup`` (None: false)."""
-        pred = lit.atom.key
+        pred = self.gr.lit_key[id(lit)]
         t = self.t
         if pred not in self.plan.timed:
             if lit.op is Op.AT and (type(tup[-1]) is not int or tup[-1] != t):
@@ -376,7 +396,7 @@ class _Grounding:
                 self.possible[pred] |= rows
             for i in members:
                 for j, b in enumerate(orders[i]):
-                    if isinstance(b, ExtAtom) and not b.negated and b.atom.key in preds and delta.get(b.atom.key):
+                    if isinstance(b, ExtAtom) and not b.negated and delta.get(self.gr.lit_key[id(b)]):
                         self._instances(i, rules[i], orders[i], (j, delta), new)
             delta = {p: rows - self.possible[p] for p, rows in new.items()}
 
@@ -422,7 +442,7 @@ class _Grounding:
                 bound |= _expr_vars(b.left) | _expr_vars(b.right)
             elif not b.negated:
                 relation = rows(j)
-                pattern = _pattern(b)
+                pattern = self.gr.lit_pattern[id(b)]
                 intens = self._intensional(b)
                 index, keyed = self._indexed(pattern, bound, relation)
                 for bind, pos, neg in pending:
@@ -535,7 +555,7 @@ class _Grounding:
 
     def _emit(self, i: int, rule: Rule, b: Binding, pos: list, neg: list, new: dict[PredKey, set[tuple]]) -> None:
         head = rule.head
-        pred = head.atom.key
+        pred = self.gr.head_keys[i]
         try:
             args = tuple(b[x.name] if isinstance(x, Var) else x.value for x in head.atom.args)
             T = None if head.time is None else (b[head.time.name] if isinstance(head.time, Var) else head.time.value)
