@@ -240,26 +240,7 @@ class Tms:
 
     def is_answer_set(self, inn: set[int]) -> bool:
         """Whether ``inn`` is an answer set of the rules: the least model of the reduct."""
-        reduct = [(h, p) for h, p, n in self.rules.values() if not any(x in inn for x in n)]
-        derived: set[int] = set()
-        waiting: dict[int, list[int]] = {}
-        missing = []
-        queue = []
-        for i, (h, p) in enumerate(reduct):
-            missing.append(len(set(p)))
-            for a in set(p):
-                waiting.setdefault(a, []).append(i)
-            if not p:
-                queue.append(h)
-        while queue:
-            h = queue.pop()
-            if h in derived:
-                continue
-            derived.add(h)
-            for i in waiting.get(h, ()):
-                missing[i] -= 1
-                if missing[i] == 0:
-                    queue.append(reduct[i][0])
+        derived = _least_model([(h, p) for h, p, n in self.rules.values() if not any(x in inn for x in n)])
         return derived == inn and FALSE not in derived
 
     # ------------------------------------------------------------ solving
@@ -302,6 +283,32 @@ class Tms:
 
     def export_labels(self, encode: Callable[[Key], Any]) -> list:
         return sorted((encode(self.keys[a]) for a in self.inn), key=repr)
+
+
+def _least_model(rules: list[tuple[int, tuple[int, ...]]]) -> set[int]:
+    """The least model of positive rules (head, body), by counting the body atoms
+    still missing per rule (linear in the rules' size)."""
+    derived: set[int] = set()
+    waiting: dict[int, list[int]] = {}
+    missing: list[int] = []
+    queue: list[int] = []
+    for i, (h, p) in enumerate(rules):
+        body = set(p)
+        missing.append(len(body))
+        for a in body:
+            waiting.setdefault(a, []).append(i)
+        if not body:
+            queue.append(h)
+    while queue:
+        h = queue.pop()
+        if h in derived:
+            continue
+        derived.add(h)
+        for i in waiting.get(h, ()):
+            missing[i] -= 1
+            if missing[i] == 0:
+                queue.append(rules[i][0])
+    return derived
 
 
 def _mix(x: int) -> int:
@@ -372,15 +379,9 @@ class _RegionSolver:
                     val[h] = True
                     changed = True
             # upper bound: what could still be founded
-            possible: set[int] = set()
-            grew = True
-            live = [(h, p) for h, p, n in rules if not any(val.get(x) is True for x in n) and not any(val.get(x) is False for x in p)]
-            while grew:
-                grew = False
-                for h, p in live:
-                    if h not in possible and all(x in possible for x in p):
-                        possible.add(h)
-                        grew = True
+            possible = _least_model(
+                [(h, p) for h, p, n in rules if not any(val.get(x) is True for x in n) and not any(val.get(x) is False for x in p)]
+            )
             for a in self.atoms:
                 if a not in possible:
                     v = val.get(a)
@@ -393,13 +394,5 @@ class _RegionSolver:
 
     def _founded(self, val: dict[int, bool]) -> bool:
         """Every atom in is derived by the reduct's least model, and nothing more."""
-        derived: set[int] = set()
-        reduct = [(h, p) for h, p, n in self.rules if not any(val[x] for x in n)]
-        grew = True
-        while grew:
-            grew = False
-            for h, p in reduct:
-                if h not in derived and all(x in derived for x in p):
-                    derived.add(h)
-                    grew = True
+        derived = _least_model([(h, p) for h, p, n in self.rules if not any(val[x] for x in n)])
         return all(val[a] == (a in derived) for a in self.atoms)

@@ -37,10 +37,10 @@ import logging
 from typing import Any, Iterable, Sequence
 
 from chronolog.engine.core import ANSWERS, Fact, StepResult
-from chronolog.engine.plan import TICK, Plan, PredKey
+from chronolog.engine.plan import TICK, Plan, PredKey, trim_stream
 from chronolog.engine.rules import _compare, _Undefined
 from chronolog.engine.tms import Tms
-from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var
+from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var, expr_vars
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +69,6 @@ def _eval(e: Expr, b: Binding) -> Any:
     if (x < 0) != (y < 0):
         q = -q
     return q if e.op == "/" else x - y * q
-
-
-def _expr_vars(e: Expr) -> set[str]:
-    if isinstance(e, Var):
-        return {e.name}
-    if isinstance(e, BinOp):
-        return _expr_vars(e.left) | _expr_vars(e.right)
-    return set()
 
 
 def _unify(pattern: Sequence[Term], tup: tuple, b: Binding) -> Binding | None:
@@ -260,10 +252,10 @@ class LarsGrounder:
             while progress:
                 progress = False
                 for c in list(cmps):
-                    vs = _expr_vars(c.left) | _expr_vars(c.right)
+                    vs = expr_vars(c.left) | expr_vars(c.right)
                     assigns = c.op == "=" and (
-                        (isinstance(c.left, Var) and c.left.name not in bound and _expr_vars(c.right) <= bound)
-                        or (isinstance(c.right, Var) and c.right.name not in bound and _expr_vars(c.left) <= bound)
+                        (isinstance(c.left, Var) and c.left.name not in bound and expr_vars(c.right) <= bound)
+                        or (isinstance(c.right, Var) and c.right.name not in bound and expr_vars(c.left) <= bound)
                     )
                     if vs <= bound or assigns:
                         out.append(c)
@@ -439,7 +431,7 @@ class _Grounding:
                     got = self._compare(b, bind)
                     if got is not None:
                         nxt.append((got, pos, neg))
-                bound |= _expr_vars(b.left) | _expr_vars(b.right)
+                bound |= expr_vars(b.left) | expr_vars(b.right)
             elif not b.negated:
                 relation = rows(j)
                 pattern = self.gr.lit_pattern[id(b)]
@@ -478,7 +470,7 @@ class _Grounding:
         for j in todo:
             b = order[j]
             if isinstance(b, Compare):
-                left, right = _expr_vars(b.left), _expr_vars(b.right)
+                left, right = expr_vars(b.left), expr_vars(b.right)
                 if left | right <= bound or (b.op == "=" and (
                         (isinstance(b.left, Var) and right <= bound) or (isinstance(b.right, Var) and left <= bound))):
                     return j
@@ -731,14 +723,7 @@ class TmsEngine:
         return now, timed
 
     def _trim(self, t: int) -> None:
-        reach = self.plan.state_reach
-        if reach is None:
-            return
-        cut = 0
-        while cut < len(self._events) and self._events[cut][0] < t - reach:
-            cut += 1
-        cut = min(cut, max(0, len(self._events) - self.plan.tuple_reach))
-        del self._events[:cut]
+        trim_stream(self._events, t, self.plan)
 
     # ------------------------------------------------------------ inspection
 
