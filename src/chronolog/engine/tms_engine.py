@@ -780,6 +780,7 @@ class TmsEngine:
         grounded here at the same time point (True); else keep this engine's.  (The
         reasoner rebuilt this engine following the checkpoint's history, so they
         normally agree already.)"""
+        self.guide = None  # (the rebuild that followed the checkpoint's history is over)
         if data.get("t") != self.t or not data.get("consistent") or not self.consistent:
             return False
         keys = [_key_from(x) for x in data["in"]]
