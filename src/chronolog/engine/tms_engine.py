@@ -119,6 +119,7 @@ class _Window:
     def __init__(self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> None:
         self.plan, self.t1, self.t, self.events = plan, t1, t, events
         self._cache: dict[tuple, set[tuple]] = {}
+        self._by_pred: dict[PredKey, list[tuple[int, tuple]]] | None = None
 
     def span(self, window: object, op: Op) -> int:
         if isinstance(window, TimeWindow):
@@ -150,8 +151,12 @@ class _Window:
         else:
             lo = self.span(lit.window, lit.op)
             by_time = {}
-            for T, p, args in self.events:
-                if p == pred and lo <= T <= t:
+            if self._by_pred is None:  # the stream's facts per predicate, once per time point
+                self._by_pred = {}
+                for T, p, args in self.events:
+                    self._by_pred.setdefault(p, []).append((T, args))
+            for T, args in self._by_pred.get(pred, ()):
+                if lo <= T <= t:
                     by_time.setdefault(T, set()).add(args)
             background = set(self.plan.background.get(pred, ()))
             if pred == TICK:
