@@ -366,7 +366,7 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
     overrides = {"win": args.win, "facts": args.facts, "tps": args.tps, "rules": args.rules, "seed": args.seed}
     modes: list[str | None] = list(args.mode.split(",")) if args.mode else [None]
     for m in modes:
-        if m not in ("tms", "oneshot"):
+        if m is not None and m not in ("tms", "oneshot"):
             raise BenchError(f"error: unknown --mode {m!r} (tms, oneshot)")
     sweeps: list[dict[str, int]] = [{}]
     if args.sweep:
