@@ -442,15 +442,29 @@ class _Grounding:
                 pattern = self.gr.lit_pattern[id(b)]
                 intens = self._intensional(b)
                 index, keyed = self._indexed(pattern, bound, relation)
+                # the index matched the constant and bound positions; the others bind
+                # variables (a variable repeated among them must match itself)
+                free: list[tuple[int, str]] = []
+                first: dict[str, int] = {}
+                repeats: list[tuple[int, int]] = []
+                for p, x in enumerate(pattern):
+                    if isinstance(x, Var) and x.name != "_" and x.name not in bound:
+                        if x.name in first:
+                            repeats.append((p, first[x.name]))
+                        else:
+                            first[x.name] = p
+                            free.append((p, x.name))
                 for bind, pos, neg in pending:
                     if keyed:
                         candidates = index.get(tuple(x.value if isinstance(x, Const) else bind[x.name] for x in keyed), ())
                     else:
                         candidates = relation
                     for tup in candidates:
-                        got = _unify(pattern, tup, bind)
-                        if got is None:
+                        if repeats and not all(tup[p] == tup[q] and type(tup[p]) is type(tup[q]) for p, q in repeats):
                             continue
+                        got = dict(bind)
+                        for p, name in free:
+                            got[name] = tup[p]
                         if intens:
                             atom = self.atom_of(b, tup)
                             if atom is None:
