@@ -35,6 +35,9 @@ def meaning(lines: list[dict], span: tuple[int, int], *, running: bool = False) 
     """The set of (pred, args, t) whose diffs sum to 1 over ``span``."""
     total: dict[Point, int] = {}
     for n, rec in enumerate(lines, 1):
+        if rec.get("no_answer_set"):  # a time point without an answer set: no atoms (docs/tms.md)
+            assert set(rec) == {"t", "no_answer_set"}, f"line {n}: {rec}"
+            continue
         diff = rec.get("diff", 1)
         assert diff in (1, -1), f"line {n}: diff must be 1 or -1: {rec}"
         assert ("t" in rec) != ("interval" in rec), f"line {n}: exactly one of t and interval: {rec}"

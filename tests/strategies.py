@@ -296,3 +296,27 @@ def long_stream(rng: random.Random, chunks: int) -> list[Event]:
         offset = events[-1].t + 1 if events else 0
         events += [Event(e.t + offset, e.pred, e.args) for e in random_stream(rng)]
     return events
+
+
+# ---------------------------------------------------------------- programs with choices
+
+CHOICE_TEMPLATES = [
+    # choices through even negative loops over windows
+    "a(X) :- p(X) [{w}], not b(X).\nb(X) :- p(X) [{w}], not a(X).",
+    # recursion through chosen atoms
+    "c(X) :- a(X).\nc(Y) :- c(X), r(X,Y) [{w}].\nd(X) :- c(X), not e(X).\ne(X) :- q(X) [{w}], not d(X).",
+    # tuple windows feed the choice
+    "a(X) :- p(X) [{n} #], not b(X).\nb(X) :- q(X) at T [{n} #], not a(X).",
+    # box and @ over chosen atoms
+    "s(X) at T :- p(X) at T [{w}], not u(X).\nu(X) :- q(X) [{w}], not s(X) always [1].",
+    # a constraint through an odd loop on some points only
+    "x :- a(X), q(X), not x.",
+    # negation of a chosen atom in a window over a timed predicate
+    "f(X) at T :- r(X,Y) at T [{w}], not g(X).\ng(X) :- q(X) [{w}], not f(X) [{w}].",
+]
+
+
+def random_choice_program(rng: random.Random) -> str:
+    """A non-stratified program (text) of 1-3 templates with random windows."""
+    parts = rng.sample(CHOICE_TEMPLATES, rng.randint(1, 3))
+    return "\n".join(p.format(w=rng.randint(0, 3), n=rng.randint(1, 4)) for p in parts)

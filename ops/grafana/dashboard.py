@@ -218,11 +218,13 @@ def build() -> dash_b.Dashboard:
             timeseries(
                 "Answers and corrections",
                 "Answer lines published per second, the part of them that corrects earlier answers "
-                "(diff lines of replays), and the delayed events and retractions that caused replays.",
+                "(diff lines of replays), the delayed events and retractions that caused replays, and "
+                "the time points without an answer set (no_answer_set lines: an odd loop or a constraint).",
                 "ops",
                 query(f"sum(rate(chronolog_answers_total{{{SEL}}}{rate}))", "answers", "A"),
                 query(f"sum(rate(chronolog_corrections_total{{{SEL}}}{rate}))", "corrections", "B"),
                 query(f"sum(rate(chronolog_delayed_events_total{{{SEL}}}{rate}))", "delayed events repaired", "C"),
+                query(f"sum(rate(chronolog_no_answer_sets_total{{{SEL}}}{rate}))", "points without an answer set", "D"),
             )
         )
         .with_panel(

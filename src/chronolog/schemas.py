@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
 Value = Union[StrictStr, StrictInt]
 
@@ -49,15 +49,27 @@ FactEvent = _fact_event()
 
 
 class AnswerLine(_Strict):
-    """One line on ``chronolog.answers`` (CONTRACT §3): a point or an interval, with an optional diff."""
+    """One line on ``chronolog.answers`` (CONTRACT §3): a point or an interval, with an optional diff;
+    or ``{"t": T, "no_answer_set": true}``: the program has no answer set at T (docs/tms.md)."""
 
     t: StrictInt | None = Field(default=None, description="the time point (or use interval)")
     interval: StrictStr | None = Field(
         default=None, pattern=r"^[\[(]-?\d+,(-?\d+|inf)[\])]$", description='e.g. "[5,inf)" or "[3,8]"'
     )
-    pred: StrictStr
+    pred: StrictStr | None = Field(default=None, description="the predicate (absent only on a no_answer_set line)")
     args: list[Value] = Field(default_factory=list)
     diff: Literal[1, -1] = Field(default=1, description="-1 withdraws an earlier answer")
+    no_answer_set: Literal[True] | None = Field(
+        default=None, description="true: no answer set at t (an odd loop, a constraint); the line carries no atom")
+
+    @model_validator(mode="after")
+    def _an_atom_or_no_answer_set(self) -> "AnswerLine":
+        if self.no_answer_set:
+            if self.t is None or self.pred is not None or self.interval is not None:
+                raise ValueError("a no_answer_set line has t and nothing else")
+        elif self.pred is None:
+            raise ValueError("pred is required")
+        return self
 
 
 class TimeMarker(_Strict):

@@ -94,7 +94,7 @@ def test_check_good_program(files):
 def test_check_non_stratified_program(files):
     proc = chronolog("check", files("p.lars", "a :- not b, p.\nb :- not a, p.\n"))
     assert proc.returncode == 0, proc.stderr
-    assert "non-stratified: evaluated with clingo per time point" in proc.stdout
+    assert "non-stratified: evaluated by truth maintenance (--mode tms, the default)" in proc.stdout
 
 
 def test_check_bundled_example():

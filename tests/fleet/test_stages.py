@@ -161,3 +161,32 @@ def test_malformed_input_is_counted_and_processing_continues(run, partitions):
     got, dead = run(KEYED, lines, partitions=partitions)
     assert dead == 2
     assert meaning(got, span(events)) == embedded(KEYED, events)
+
+
+@pytest.mark.parametrize("chain", [False, True])
+def test_tms_choices_survive_late_events_and_restarts(chain):
+    """Non-stratified programs (choices through even loops) in TMS mode: the fleet,
+    with late events, retractions and restarts from explicit state, means what
+    embedded mode prints (the same choices, whatever the batches and restarts)."""
+    from strategies import random_choice_program
+
+    for seed in range(12):
+        rng = random.Random(seed)
+        program = parse_lars(random_choice_program(rng))
+        events = disorder(random_stream(rng), rng)
+        got = fleet(program, events, chain=chain, seed=seed, restarts=3, idle_every=3)
+        assert got == embedded(program, events), seed
+
+
+@pytest.mark.parametrize("chain", [False, True])
+def test_tms_restart_keeps_a_choice_the_window_no_longer_explains(chain):
+    """force(1) at t=1 rules b(1) out, so a(1) is chosen; b(1) is what a fresh choice
+    would take later (seed 0).  Services restarted long after t=1 must continue
+    with a(1): the checkpoint carries the TMS's labels."""
+    program = parse_lars("a(X) :- p(X) [1], not b(X).\nb(X) :- p(X) [1], not a(X).\nx :- b(X), force(X), not x.\n")
+    events = [Event(t, "p", (1,)) if t < 34 else Event(t) for t in range(40)]  # p(1) stops: a(1) must close
+    events.insert(2, Event(1, "force", (1,)))
+    want = embedded(program, events)
+    assert {("a", (1,), t) for t in range(1, 35)} <= want and not any(p == "b" for p, _, t in want if t >= 1)
+    for seed in range(4):
+        assert fleet(program, events, chain=chain, seed=seed, restarts=6, idle_every=5) == want, seed

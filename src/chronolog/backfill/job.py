@@ -240,22 +240,24 @@ def program_of(sources: Sources, dialect: str) -> Program:
     return program_from_sources(sources, dialect)
 
 
-def plan_of(sources: Sources, dialect: str) -> Plan:
-    """The plan of the program, built once per Python worker."""
-    k = (sources, dialect)
+def plan_of(sources: Sources, dialect: str, solver: tuple[str, int] = ("tms", 0)) -> Plan:
+    """The plan of the program, built once per Python worker; ``solver``: the mode
+    (tms, oneshot) and seed of a program that is not stratified."""
+    k = (sources, dialect, solver)
     if k not in _PLANS:
-        _PLANS[k] = plan_program(program_of(sources, dialect))
+        plan = _PLANS[k] = plan_program(program_of(sources, dialect))
+        plan.solver, plan.seed = solver
     return _PLANS[k]
 
 
 def evaluate_partition(
     index: int, rows: Iterable[tuple[int, tuple]], sources: Sources, dialect: str, segments: list[Segment],
-    t1: int, lo: int, hi: int, parts: int = 1,
+    t1: int, lo: int, hi: int, parts: int = 1, solver: tuple[str, int] = ("tms", 0),
 ) -> Iterator[tuple]:
     """One segment's (one key partition's) answer points (POINT_SCHEMA), then one row
     with its counts in ``info``."""
     seg = segments[index // parts]
-    plan = plan_of(sources, dialect)
+    plan = plan_of(sources, dialect, solver)
     events = sorted(r for _, r in rows)  # (t, partition, offset, pred, args, retract): arrival order per t
     log: dict = {}
     unmatched = 0
@@ -298,8 +300,10 @@ def backfill(
     spark: Any, sources: Sources, dialect: str, history: Source, answers: Source | None,
     t_from: int, t_to: int, *, segment: int | None = None, idle: float = 1.5,
     progress: Callable[[str], None] = lambda m: None, key_partitions: int | None = None,
+    mode: str | None = None, seed: int = 0,
 ) -> tuple[list[dict], BackfillStats]:
-    """The correction lines for ``[t_from, t_to]`` and the job's counts."""
+    """The correction lines for ``[t_from, t_to]`` and the job's counts.  ``mode``/``seed``:
+    how a LARS program that is not stratified is evaluated (docs/tms.md#backfill)."""
     if dialect not in ("lars", "laser"):  # any other dialect through its Evaluator
         from chronolog.backfill.hosted import backfill_hosted
 
@@ -309,7 +313,8 @@ def backfill(
 
     began = time.monotonic()
     stats = BackfillStats(ui=spark.sparkContext.uiWebUrl)
-    plan = plan_program(program_of(sources, dialect))
+    solver = (mode or "tms", seed)
+    plan = plan_of(sources, dialect, solver)
     locate = _locator(history)
 
     progress(f"reading history from {history.describe()}")
@@ -371,7 +376,7 @@ def backfill(
         evaluated = (
             fact_rows.flatMap(_covering(segments, keyer, parts)).partitionBy(n, lambda i: i)
             .mapPartitionsWithIndex(
-                lambda i, rows: evaluate_partition(i, rows, sources, dialect, segments, t1, lo, hi, parts)
+                lambda i, rows: evaluate_partition(i, rows, sources, dialect, segments, t1, lo, hi, parts, solver)
             )
         )
         points = spark.createDataFrame(evaluated, POINT_SCHEMA).cache()

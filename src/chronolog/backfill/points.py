@@ -37,6 +37,8 @@ def answer_fields(raw: str, loc: Loc) -> tuple[dict, str, tuple, int] | None:
         raise InputError(f"invalid JSON: {exc.msg}", loc) from None
     if type(obj) is not dict:
         raise InputError("an answer line must be a JSON object", loc)
+    if obj.get("no_answer_set") is True and set(obj) == {"t", "no_answer_set"} and type(obj["t"]) is int:
+        return None  # no answer set at t: the line carries no atom (docs/tms.md)
     for k in obj:
         if k not in _KEYS:
             raise InputError(f"unknown key {k!r} in an answer line (allowed: t, interval, pred, args, diff)", loc)
@@ -85,10 +87,12 @@ def clip(answer: Answer, lo: int, hi: int, last: int) -> tuple[int, int] | None:
     return (a, b) if a <= b else None
 
 
-def published(answers: Iterable[Answer], lo: int, hi: int, last: int) -> dict[Point, int]:
-    """The sum of diffs per point of ``[lo, hi]``, zero sums dropped."""
+def published(answers: Iterable[Answer | None], lo: int, hi: int, last: int) -> dict[Point, int]:
+    """The sum of diffs per point of ``[lo, hi]``, zero sums dropped (None: a line without an atom)."""
     total: dict[Point, int] = {}
     for ans in answers:
+        if ans is None:
+            continue
         span = clip(ans, lo, hi, last)
         if span is None:
             continue

@@ -17,6 +17,15 @@ in the package, stdlib only, deterministic) into a temporary folder and measured
 ``--memory-curve`` runs the process at 1x, 5x and 10x the stream length with
 ``--retention`` (default: the window) and reports peak memory of each.
 
+``--mode tms,oneshot`` measures each evaluation mode: the evaluation figure
+with that engine even for a stratified program (Ticker's scenario A is
+stratified: ``chronolog run`` would give it the incremental core engine in
+both modes, which the process figure shows), the process figure with
+``chronolog run --mode``; and ``--sweep win=5,10,20,40,80``
+(or ``tps=...``) repeats every measurement over a range of one parameter —
+together Ticker's Figures 4-7 (seed 000): time per point as the window grows
+and as the stream grows, TMS against one-shot clingo.
+
 Default parameters per workload are those of issue 7 (Laser's, Laser2's and
 Ticker's figures); ``--win/--facts/--tps/--rules/--seed`` override them for
 every workload named.
@@ -136,13 +145,15 @@ class Evaluation:
     facts: int
 
 
-def evaluate(program_path: Path, stream: Path, pruning: bool = True) -> Evaluation:
+def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str | None = None) -> Evaluation:
     """The evaluation figure, measured in a fresh process (see ``evaluate_here``);
-    ``pruning=False``: without Laser2's impossible-derivation pruning."""
+    ``pruning=False``: without Laser2's impossible-derivation pruning; ``mode``:
+    how a program that is not stratified is evaluated (tms, oneshot)."""
     import json
 
     code = "import sys; from chronolog.bench.lars import _evaluation_main; _evaluation_main(sys.argv[1:])"
     cmd = [sys.executable, "-c", code, str(program_path), str(stream)] + ([] if pruning else ["--no-pruning"])
+    cmd += [] if mode is None else ["--mode", mode]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise BenchError(f"error: evaluation of {program_path} failed: {done.stderr.strip()[-500:]}")
@@ -157,11 +168,12 @@ def _evaluation_main(argv: list[str]) -> None:
         from chronolog.engine import core
 
         core.PRUNING = False
-    ev = evaluate_here(Path(argv[0]), Path(argv[1]))
+    mode = argv[argv.index("--mode") + 1] if "--mode" in argv else None
+    ev = evaluate_here(Path(argv[0]), Path(argv[1]), mode)
     print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts}))
 
 
-def evaluate_here(program_path: Path, stream: Path) -> Evaluation:
+def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> Evaluation:
     """Step the engine through the stream read beforehand; the time of the steps."""
     from chronolog.engine.plan import plan_program
     from chronolog.io.formats import read_events
@@ -169,6 +181,8 @@ def evaluate_here(program_path: Path, stream: Path) -> Evaluation:
     from chronolog.runtime.reasoner import make_engine
 
     plan = plan_program(load_program([str(program_path)]))
+    if mode is not None:
+        plan.solver = mode + "!"  # the named mode even on a stratified program (Ticker's scenario A)
     log: dict[int, list] = {}
     facts = 0
     with open(stream, encoding="utf-8") as f:
@@ -199,6 +213,7 @@ def evaluate_here(program_path: Path, stream: Path) -> Evaluation:
 class Row:
     workload: str
     params: dict[str, int]
+    mode: str | None = None
     eval_ms_per_tp: float | None = None
     process_ms_per_tp: float | None = None
     cpu_ms_per_tp: float | None = None
@@ -220,15 +235,15 @@ def _median(xs: list[float]) -> float:
 def bench_workload(
     gen: Path, workload: str, params: dict[str, int], workdir: Path, *, repeat: int = 1,
     process: bool = True, evaluation: bool = True, memory_curve: bool = False, retention: int | None = None,
-    no_pruning: bool = False,
+    no_pruning: bool = False, mode: str | None = None,
 ) -> Row:
-    row = Row(workload, params)
+    row = Row(workload, params, mode)
     d = generate(gen, workload, params, workdir / workload)
     program, stream = d / "program.lars", d / "stream.jsonl"
     if evaluation or no_pruning:
         runs, unpruned = [], []
         for _ in range(repeat):  # with and without pruning in turn: paired on a drifting machine
-            runs.append(evaluate(program, stream))
+            runs.append(evaluate(program, stream, mode=mode))
             if no_pruning:
                 unpruned.append(evaluate(program, stream, pruning=False))
         ev = runs[0]
@@ -240,7 +255,8 @@ def bench_workload(
     else:
         facts = None
     if process:
-        procs = [run_process(program, stream, d / "answers.jsonl") for _ in range(repeat)]
+        extra = [] if mode is None else ["--mode", mode]
+        procs = [run_process(program, stream, d / "answers.jsonl", extra) for _ in range(repeat)]
         bad = [p for p in procs if p.returncode != 0]
         if bad:
             row.error = f"chronolog run exited {bad[0].returncode}: {bad[0].stderr.strip()[-300:]}"
@@ -283,6 +299,9 @@ def render(rows: list[Row], memory_curve: bool) -> None:
 
     table = Table(title="chronolog bench lars", title_justify="left")
     table.add_column("workload")
+    modes = any(r.mode is not None for r in rows)
+    if modes:
+        table.add_column("mode")
     table.add_column("W/N/T/K", justify="right")
     table.add_column("eval ms/tp", justify="right")
     table.add_column("process ms/tp", justify="right")
@@ -300,6 +319,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
         p = r.params
         cells = [
             r.workload,
+            *([r.mode or "-"] if modes else []),
             f"{p['win']}/{p['facts']}/{p['tps']}/{p['rules']}",
             "-" if r.eval_ms_per_tp is None else f"{r.eval_ms_per_tp:.3f}",
             "-" if r.process_ms_per_tp is None else f"{r.process_ms_per_tp:.2f}",
@@ -314,7 +334,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
             cells.append("-" if r.unpruned_ms_per_tp is None else f"{r.unpruned_ms_per_tp:.3f}")
             cells.append("-" if r.pruning_ratio is None else f"{r.pruning_ratio:.2f}")
         if r.error:
-            cells[2] = f"[red]{r.error}[/red]"
+            cells[3 if modes else 2] = f"[red]{r.error}[/red]"
         table.add_row(*cells)
     console = Console()
     if not console.is_terminal:
@@ -344,17 +364,33 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
         if name not in WORKLOADS:
             raise BenchError(f"error: unknown workload {name!r} (choose from {', '.join(WORKLOADS)})")
     overrides = {"win": args.win, "facts": args.facts, "tps": args.tps, "rules": args.rules, "seed": args.seed}
+    modes: list[str | None] = list(args.mode.split(",")) if args.mode else [None]
+    for m in modes:
+        if m is not None and m not in ("tms", "oneshot"):
+            raise BenchError(f"error: unknown --mode {m!r} (tms, oneshot)")
+    sweeps: list[dict[str, int]] = [{}]
+    if args.sweep:
+        key, _, values = args.sweep.partition("=")
+        if key not in ("win", "facts", "tps", "rules") or not values:
+            raise BenchError(f"error: --sweep wants PARAM=v1,v2,... with PARAM one of win, facts, tps, rules: {args.sweep!r}")
+        try:
+            sweeps = [{key: int(v)} for v in values.split(",")]
+        except ValueError:
+            raise BenchError(f"error: --sweep values must be integers: {args.sweep!r}") from None
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
         for name in names:
             if not args.quiet:
                 print(f"bench lars: {name} ...", file=sys.stderr, flush=True)
-            rows.append(bench_workload(
-                gen, name, parameters(name, overrides), work, repeat=args.repeat,
-                process=not args.no_process, evaluation=not args.no_eval,
-                memory_curve=args.memory_curve, retention=args.retention, no_pruning=args.no_pruning,
-            ))
+            for sweep in sweeps:
+                for mode in modes:
+                    rows.append(bench_workload(
+                        gen, name, parameters(name, {**overrides, **sweep}), work, repeat=args.repeat,
+                        process=not args.no_process, evaluation=not args.no_eval,
+                        memory_curve=args.memory_curve, retention=args.retention, no_pruning=args.no_pruning,
+                        mode=mode,
+                    ))
             if not args.keep:
                 for f in (work / name).iterdir():
                     f.unlink()
@@ -390,6 +426,10 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--no-pruning", action="store_true",
                       help="also evaluate without Laser2's impossible-derivation pruning, in turn with it; "
                       "print both and their paired ratio")
+    lars.add_argument("--mode", metavar="MODES",
+                      help="tms, oneshot or both (tms,oneshot): how programs that are not stratified are evaluated")
+    lars.add_argument("--sweep", metavar="PARAM=V1,V2,...",
+                      help="repeat each measurement over values of win, facts, tps or rules (e.g. win=5,10,20,40,80)")
     lars.add_argument("--plot", metavar="FILE.svg", help="also draw the figures as an SVG bar chart")
     lars.set_defaults(func=main)
 

@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="when the program can be split by key (see chronolog topology): evaluate each segment in "
                         "K key partitions (default: Spark's parallelism; 1 when it cannot)")
     b.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
+    b.add_argument("--mode", choices=["tms", "oneshot"],
+                   help="LARS programs that are not stratified: tms (default) or oneshot, as the fleet ran them")
+    b.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     b.add_argument("--facts-topic", default=TopicNames().facts, help=f"input topic (default: {TopicNames().facts})")
     b.add_argument("--answers-topic", default=TopicNames().answers, help=f"answer topic (default: {TopicNames().answers})")
     b.add_argument("--idle", type=float, default=1.5, metavar="S",
@@ -131,6 +134,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         lines, stats = backfill(
             spark, tuple(sources), program.dialect, history, answers, args.t_from, args.t_to,
             segment=args.segment, idle=args.idle, progress=_say, key_partitions=args.key_partitions,
+            mode=args.mode, seed=args.seed,
         )
     finally:
         if created:

@@ -32,6 +32,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--state-dir", default=".chronolog", help="RocksDB state, logs and fleet.json (default .chronolog)")
     up.add_argument("--idle-flush", type=float, default=1.0, help="evaluate the latest time point after this many idle seconds")
     up.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back (default: unlimited)")
+    up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
+    up.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     up.add_argument("--archive", metavar="DIR", help="also archive the input and answer topics to Parquet in DIR "
@@ -76,6 +78,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     svc.add_argument("--idle-flush", type=float, default=1.0, help="grounding: close the latest time point after "
                      "this many idle seconds")
     svc.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back")
+    svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
+    svc.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     svc.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
     svc.add_argument("--ready-file", help="write {pid, metrics_port} here once the service runs")
@@ -116,7 +120,11 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         from chronolog.runtime.hosting import HostedPlan
 
         return HostedPlan(program)
-    return plan_program(program)
+    plan = plan_program(program)
+    if getattr(args, "mode", None):
+        plan.solver = args.mode
+    plan.seed = getattr(args, "seed", 0) or 0
+    return plan
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -137,6 +145,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
+        mode=args.mode, seed=args.seed,
         archive=os.path.abspath(args.archive) if args.archive else None, chain=args.chain,
     )
     try:

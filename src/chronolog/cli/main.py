@@ -33,8 +33,10 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
     "--on-error": ("on_error", "fail", ["fail", "skip"]),
     "--retention": ("retention", None, int),
     "--answers": ("answers", "changelog", ["changelog", "points"]),
-    "--mode": ("mode", None, ["stream", "batch"]),
+    "--mode": ("mode", None, ["stream", "batch", "tms", "oneshot"]),
     "--step": ("step", None, int),
+    "--seed": ("seed", 0, int),
+    "--models": ("models", 1, int),
 }
 
 
@@ -60,10 +62,15 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         "--retention": {"metavar": "N",
                         "help": "repair late events up to N time points back; older ones are reported and ignored (default: unlimited)"},
         "--answers": {"help": "answer form (default: changelog)"},
-        "--mode": {"help": "DatalogMTL: stream (answers as time advances; forward-propagating programs) or batch "
-                           "(when the input ends); default: stream when the program allows it"},
+        "--mode": {"help": "LARS programs that are not stratified: tms (incremental truth maintenance, the default) "
+                           "or oneshot (clingo per time point).  DatalogMTL: stream (answers as time advances; "
+                           "forward-propagating programs) or batch (when the input ends); default: stream when "
+                           "the program allows it"},
         "--step": {"metavar": "TICKS", "help": "RTEC: evaluate a window once the stream has advanced this much "
                                                 "(default: 1000 clock ticks; answers are the same)"},
+        "--seed": {"help": "LARS, --mode tms: the seed of the choices among several answer sets (default 0)"},
+        "--models": {"metavar": "N", "help": "LARS, --mode oneshot: N answer sets per time point, each its own "
+                                             "answer stream, lines tagged \"model\": k (default 1)"},
     }
     for option, (_, default, kind) in RUN_OPTIONS.items():
         if isinstance(kind, list):
@@ -308,8 +315,15 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
         return _run_own(args, program, own)
     if getattr(args, "step", None) is not None:
         raise ChronologError(f"error: --step is for RTEC programs (this one is {program.dialect})")
-    if getattr(args, "mode", None) is not None:
+    mode = getattr(args, "mode", None)
+    if mode in ("stream", "batch"):
         raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
+    models = getattr(args, "models", 1)
+    if models < 1:
+        raise ChronologError(f"error: --models must be at least 1, not {models}")
+    if models > 1 and mode == "tms":
+        raise ChronologError("error: --models enumerates answer sets with clingo: use it with --mode oneshot")
+    solver = {"solver": mode or ("oneshot" if models > 1 else "tms"), "seed": getattr(args, "seed", 0), "models": models}
     plan_program(program)  # program errors (safety, windows) before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
@@ -317,7 +331,8 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
         reader = ahead.reader
         with _open_out(args.output) as out, collecting_rarely():
             stats = run_embedded(
-                program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error
+                program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error,
+                **solver,
             )
     else:
         with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
@@ -331,7 +346,7 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
             with _open_out(args.output) as out, collecting_rarely():
                 stats = run_embedded(
                     program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until,
-                    retention=args.retention, warn=_error,
+                    retention=args.retention, warn=_error, **solver,
                 )
     if reader.skipped:
         _error(f"skipped {reader.skipped} bad input lines")
@@ -348,6 +363,9 @@ def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001
 
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
+    if args.mode in ("tms", "oneshot") or getattr(args, "models", 1) != 1:
+        what = f"--mode {args.mode}" if args.mode in ("tms", "oneshot") else "--models"
+        raise ChronologError(f"error: {what} is for LARS programs (this one is {program.dialect})")
     evaluator = dialect.evaluator(program, args, _error)
     with _open_in(args.input) as stream, _open_out(args.output) as out:
         name = "<stdin>" if args.input == "-" else args.input
@@ -388,7 +406,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if plan.stratified:
         print("stratified: evaluated incrementally")
     else:
-        print("non-stratified: evaluated with clingo per time point")
+        print("non-stratified: evaluated by truth maintenance (--mode tms, the default) or clingo per time point "
+              "(--mode oneshot)")
     return 0
 
 

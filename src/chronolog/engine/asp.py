@@ -79,8 +79,12 @@ def solve_time_point(
     events: Sequence[tuple[int, str, tuple]],
     t1: int,
     t: int,
+    model: int = 0,
 ) -> set[AtomAt] | None:
     """Evaluate ``program`` at time ``t`` on the timeline ``[t1, t]``.
+
+    ``model``: which answer set, in clingo's (deterministic) order; if there are
+    fewer, the last one.
 
     ``events`` are stream facts ``(time, pred, args)`` in time order (arrival
     order within a time point); facts outside ``[t1, t]`` are ignored.  The
@@ -108,7 +112,8 @@ def solve_time_point(
         if code is clingo.MessageCode.RuntimeError:
             messages.append(message.strip())
 
-    ctl = clingo.Control(["--models=1", "--warn=none"], logger=logger, message_limit=20)
+    options = ["--models=1"] if model == 0 else [f"--models={model + 1}", "--project"]  # distinct answers
+    ctl = clingo.Control([*options, "--warn=none"], logger=logger, message_limit=20)
     try:
         ctl.add("base", [], text)
         ctl.ground([("base", [])])
@@ -121,7 +126,7 @@ def solve_time_point(
         found.append(tr.decode(model.symbols(shown=True)))
 
     ctl.solve(on_model=on_model)
-    return found[0] if found else None
+    return found[min(model, len(found) - 1)] if found else None
 
 
 def to_asp(program: Program, events: Sequence[tuple[int, str, tuple]], t1: int, t: int) -> str:

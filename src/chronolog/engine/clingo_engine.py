@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 from chronolog.engine.asp import solve_time_point
 from chronolog.engine.core import Fact, StepResult
-from chronolog.engine.plan import Plan, PredKey
+from chronolog.engine.plan import Plan, PredKey, trim_stream
 from chronolog.errors import ChronologError
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class ClingoEngine:
         self._trim(t)
         result = StepResult(t)
         try:
-            found = solve_time_point(self.plan.program, self._events, self.t1, t)
+            found = solve_time_point(self.plan.program, self._events, self.t1, t, self.plan.model)
         except ValueError as exc:  # e.g. an integer outside clingo's 32-bit range
             raise ChronologError(f"error: cannot evaluate t={t} with clingo: {exc}") from None
         if found is None:
@@ -54,14 +54,7 @@ class ClingoEngine:
         return result
 
     def _trim(self, t: int) -> None:
-        reach = self.plan.state_reach
-        if reach is None:
-            return
-        cut = 0
-        while cut < len(self._events) and self._events[cut][0] < t - reach:
-            cut += 1
-        cut = min(cut, max(0, len(self._events) - self.plan.tuple_reach))
-        del self._events[:cut]
+        trim_stream(self._events, t, self.plan)
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
         return [(p, a) for p, a, T in self._answer if p not in self.plan.timed]

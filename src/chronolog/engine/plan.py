@@ -100,6 +100,14 @@ class Plan:
     # background or input, not an answer "derived through an @-head": it is
     # output only at its own time point.
     hidden_rules: list[Rule] = field(default_factory=list)
+    # How a program that is not stratified is evaluated: "tms" (incremental truth
+    # maintenance, engine/tms_engine.py) or "oneshot" (clingo per time point);
+    # a trailing "!" applies the mode to a stratified program too (cross-checks);
+    # the TMS's choice seed; which answer set one-shot takes (``--models``: one
+    # reasoner per model k, each taking clingo's k-th, or its last if fewer).
+    solver: str = "tms"
+    seed: int = 0
+    model: int = 0
 
     def __reduce_ex__(self, protocol: object) -> object:
         for name, plan in _BY_REFERENCE.items():
@@ -451,3 +459,17 @@ def time_reach(plan: Plan) -> dict[PredKey, int | None]:
         prev = out.get(key, 0)
         out[key] = None if prev is None or w is None else max(prev, w)
     return out
+
+
+def trim_stream(events: list[tuple[int, object, tuple]], t: int, plan: Plan) -> None:
+    """Drop from ``events`` (time-ordered stream facts) those no window of ``plan`` can
+    see at ``t`` or later: older than its ``state_reach``, beyond the last facts its
+    tuple windows count (the per-point engines that keep the stream: clingo, TMS)."""
+    reach = plan.state_reach
+    if reach is None:
+        return
+    cut = 0
+    while cut < len(events) and events[cut][0] < t - reach:
+        cut += 1
+    cut = min(cut, max(0, len(events) - plan.tuple_reach))
+    del events[:cut]

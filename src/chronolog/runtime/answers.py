@@ -85,6 +85,7 @@ class AnswerWriter:
         self.recent: dict[int, dict[PredKey, set[tuple]]] = {}
         self.lines = 0
         self.corrections = 0
+        self.no_answer_sets = 0  # time points without an answer set (no_answer_set lines)
         self._names: dict[PredKey, bytes] = {}
         self._text_pending = False  # text written through ``out`` since the last flush
 
@@ -100,7 +101,8 @@ class AnswerWriter:
         """The timed atoms published per time (so none is published twice) and the counters."""
         recent = [[T, [[list(p), [list(tup) for tup in tuples]] for p, tuples in by_pred.items()]]
                   for T, by_pred in self.recent.items()]
-        return {"recent": recent, "lines": self.lines, "corrections": self.corrections}
+        return {"recent": recent, "lines": self.lines, "corrections": self.corrections,
+                "no_answer_sets": self.no_answer_sets}
 
     def import_state(self, state: dict) -> None:
         self.recent = {}
@@ -108,6 +110,7 @@ class AnswerWriter:
             self.recent[int(T)] = {(str(p[0]), int(p[1])): {tuple(tup) for tup in tuples} for p, tuples in by_pred}
         self.lines = int(state["lines"])
         self.corrections = int(state["corrections"])
+        self.no_answer_sets = int(state.get("no_answer_sets", 0))
 
     # ------------------------------------------------------------ writing
 
@@ -138,6 +141,12 @@ class AnswerWriter:
         t = result.t
         parts: list[bytes] = []
         count = 0
+        if not result.consistent:
+            # No answer set at t (an odd loop, a constraint): said in the stream, not
+            # silently nothing; the answers of t are empty (open lines close at t).
+            parts.append(b'{"t":%d,"no_answer_set":true}\n' % t)
+            count += 1
+            self.no_answer_sets += 1
         if self.mode == "changelog":
             since = b'{"interval":"[%d,inf)","pred":' % t
             groups = result.now_groups()

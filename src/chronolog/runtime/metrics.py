@@ -28,6 +28,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_events_out_total": ("counter", "Records produced to output topics"),
     "chronolog_answers_total": ("counter", "Answer lines published on the answer topic (output service)"),
     "chronolog_corrections_total": ("counter", "Answer lines that correct earlier answers (diff lines of replays)"),
+    "chronolog_no_answer_sets_total": ("counter", "Time points without an answer set (odd loop or constraint), each a no_answer_set answer line"),
     "chronolog_dead_letters_total": ("counter", "Malformed events sent to the dead-letter topic"),
     "chronolog_late_events_total": ("counter", "Events older than the retention horizon, routed to the late topic"),
     "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),
@@ -55,6 +56,7 @@ class ServiceMetrics:
     events_out: Counter
     answers: Counter
     corrections: Counter
+    no_answer_sets: Counter
     dead_letters: Counter
     late_events: Counter
     delayed_events: Counter
@@ -89,6 +91,7 @@ class ServiceMetrics:
             made["chronolog_events_out_total"],
             made["chronolog_answers_total"],
             made["chronolog_corrections_total"],
+            made["chronolog_no_answer_sets_total"],
             made["chronolog_dead_letters_total"],
             made["chronolog_late_events_total"],
             made["chronolog_delayed_events_total"],

@@ -31,16 +31,25 @@ class AnswerSink(Protocol):
 
 
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
-    """The engine for ``plan``: incremental when stratified, clingo per time point otherwise.
+    """The engine for ``plan``: incremental when stratified; otherwise by truth
+    maintenance (``plan.solver == "tms"``, the default) or clingo per time point
+    ("oneshot").  An explicit "tms" or "oneshot" on a stratified program is honoured
+    too (the cross-checks compare the modes).
 
     ``stratum``: evaluate only that stratum, importing the lower ones (fleet
     reasoners); past the last stratum it only imports (the output service).
     """
-    if plan.stratified or (stratum is not None and stratum >= plan.fleet_strata):
+    if stratum is not None and stratum >= plan.fleet_strata:
         return Engine(plan, t1, stratum=stratum)
-    from chronolog.engine.clingo_engine import ClingoEngine
+    if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
+        return Engine(plan, t1, stratum=stratum)
+    if plan.solver.startswith("oneshot"):
+        from chronolog.engine.clingo_engine import ClingoEngine
 
-    return ClingoEngine(plan, t1)  # type: ignore[return-value]
+        return ClingoEngine(plan, t1)  # type: ignore[return-value]
+    from chronolog.engine.tms_engine import TmsEngine
+
+    return TmsEngine(plan, t1, plan.seed)  # type: ignore[return-value]
 
 
 class Reasoner:
@@ -98,6 +107,9 @@ class Reasoner:
         state["old_t1"] = self._old_t1
         state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
         state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        labels = getattr(self.engine, "export_labels", None)
+        if labels is not None:  # the TMS's choices: a restart continues with them
+            state["labels"] = labels()
         return state
 
     def import_state(self, state: dict) -> None:
@@ -111,9 +123,12 @@ class Reasoner:
         self._old_t1 = state["old_t1"]
         self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
         self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
-        self.engine = None if self.t1 is None else self._rebuilt_engine()
+        labels = state.get("labels")
+        self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
+        if labels is not None and hasattr(self.engine, "import_labels"):
+            self.engine.import_labels(labels)  # type: ignore[union-attr]
 
-    def _rebuilt_engine(self) -> Engine:
+    def _rebuilt_engine(self, labels: dict | None = None) -> Engine:
         """The engine as it was after evaluating ``evaluated`` — on the log as it
         was then, if corrections are pending — replayed from its warm-up point."""
         assert self.t1 is not None and self.evaluated is not None
@@ -126,6 +141,8 @@ class Reasoner:
 
         t1 = self._old_t1 if self._old_t1 is not None else self.t1
         engine = make_engine(self.plan, t1, self.stratum)
+        if labels is not None and hasattr(engine, "labels_history"):
+            engine.guide = engine.labels_history(labels)  # type: ignore[attr-defined]
         if self.evaluated >= t1:
             begin = self.warm_up_start(as_evaluated, t1, self.evaluated)
             self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
@@ -292,6 +309,8 @@ class Reasoner:
                 del self.log[k]
         for k in [k for k in self.imports if k < t - 1]:
             del self.imports[k]
+        if hasattr(self.engine, "forget_before"):
+            self.engine.forget_before(t)  # type: ignore[union-attr]
         self.pruned_below = t - 1  # what the lower strata sent before this is no longer needed
 
     def apply_corrections(self) -> None:
@@ -333,13 +352,25 @@ class Reasoner:
     ) -> tuple[set[tuple[PredKey, tuple, int]], Engine]:
         """Evaluate ``[warm-up, end]`` on ``log``; return the atoms at times >= start derived
         by the evaluations in ``[start, end]``, and the engine after ``end``."""
-        engine = make_engine(self.plan, t1, self.stratum)
+        engine = self._replay_engine(t1)
         union: set[tuple[PredKey, tuple, int]] = set()
         if end < t1:
             return union, engine
         begin = self.warm_up_start(log, t1, max(start, t1))
         self._run(engine, log, begin, end, start, union, self.observe if observe else None)
+        self._inherit(engine, begin)
         return union, engine
+
+    def _replay_engine(self, t1: int) -> Engine:
+        """A fresh engine for a replay; a TMS one follows the live engine's choices."""
+        engine = make_engine(self.plan, t1, self.stratum)
+        if hasattr(engine, "follow") and self.engine is not None and hasattr(self.engine, "history"):
+            engine.follow(self.engine)  # type: ignore[attr-defined]
+        return engine
+
+    def _inherit(self, engine: Engine, begin: int) -> None:
+        if hasattr(engine, "inherit") and self.engine is not None and hasattr(self.engine, "history"):
+            engine.inherit(self.engine, begin)  # type: ignore[attr-defined]
 
     def _replay_shared(
         self, old_log: Callable[[int], Entry], new_log: Callable[[int], Entry], dirty: int, start: int, end: int
@@ -347,7 +378,7 @@ class Reasoner:
         """Both replays at once: the logs agree before ``dirty``, so the warm-up and
         the evaluations before it run once and the engine is cloned there."""
         assert self.t1 is not None
-        engine = make_engine(self.plan, self.t1, self.stratum)
+        engine = self._replay_engine(self.t1)
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
@@ -358,6 +389,7 @@ class Reasoner:
         before, after = set(shared), set(shared)
         self._run(old_engine, old_log, max(begin, dirty), end, start, before)
         self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe)
+        self._inherit(engine, begin)
         return before, after, engine
 
     @staticmethod

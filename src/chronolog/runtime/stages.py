@@ -563,7 +563,8 @@ class OutputStage(_Answering, _ImportingStage):
         return [], (self.flush() if self._take(records) else [])
 
     def progress(self) -> dict[str, int | None]:
-        return {"corrections": self.writer.corrections, "time_point": self.reasoner.evaluated}
+        return {"corrections": self.writer.corrections, "no_answer_sets": self.writer.no_answer_sets,
+                "time_point": self.reasoner.evaluated}
 
 
 class ChainStage(_Answering):
@@ -612,6 +613,7 @@ class ChainStage(_Answering):
 
     def progress(self) -> dict[str, int | None]:
         got: dict[str, int | None] = {"delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections,
+                                      "no_answer_sets": self.writer.no_answer_sets,
                                       "time_point": self.reasoner.evaluated}
         if self.ingest is not None:
             got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late

@@ -77,6 +77,8 @@ class Fleet:
     prefix: str = "chronolog"
     archive: str | None = None  # directory: also run the Parquet archiver of input and answers
     chain: bool = False  # grounding, reasoners and output chained in one process per partition
+    mode: str | None = None  # tms or oneshot for programs that are not stratified (None: tms)
+    seed: int = 0
     children: list[Child] = field(default_factory=list)
     broker: LocalBroker | None = None
     stopping: bool = False
@@ -93,6 +95,10 @@ class Fleet:
                   "--idle-flush", str(self.idle_flush), "--topic-prefix", self.prefix, "--metrics-port", "0"]
         if self.retention is not None:
             common += ["--retention", str(self.retention)]
+        if self.mode is not None:
+            common += ["--mode", self.mode]
+        if self.seed:
+            common += ["--seed", str(self.seed)]
         if self.kafka_config:
             common += ["--kafka-config", self.kafka_config]
         run = self.state_dir / "run"

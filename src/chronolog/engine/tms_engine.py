@@ -1,0 +1,825 @@
+"""Non-stratified LARS by truth maintenance: Ticker's incremental TMS strategy.
+
+At every time point the program is grounded for the evaluation at ``t``
+(``LarsGrounder``), the ground rules are compared with those of ``t-1``, and
+only the difference enters the TMS (``engine/tms.py``): rules for new facts
+and time points are added, expired ones removed, and the TMS re-labels just
+the atoms the change reaches.  This is Ticker's ``IncrementTick`` with the
+expiration of a ground rule being "no longer in the grounding at ``t``".
+
+Atoms are kept time-independent where the semantics allows, so that the
+same atom (and its label) survives from one time point to the next:
+
+* an atom of a predicate derived only *now* (no ``@``-head reaches it) is
+  ``(pred, args)`` — Ticker's ``a(X)`` for ``a_@(X, t)``;
+* an atom of a *timed* predicate is ``(pred, args + (T,))`` with ``T``
+  absolute — Ticker's ``a_@(X, T)``;
+* a diamond or box over a timed predicate is an auxiliary atom defined by
+  rules over the window's time points (Ticker's ``omega_e``), e.g.
+  ``("#dia", pred, lo, args) :- (pred, args + (T,))`` for ``T`` in ``[lo, t]``;
+* literals over stream (extensional) predicates are decided while grounding
+  (the window contents are known), so they never become TMS atoms: a rule
+  instance whose stream literals hold is in the grounding, else it is not.
+
+Grounding is bottom-up and semi-naive over the atoms that could hold (the
+positive closure, negation ignored); negative literals over atoms that
+cannot hold are dropped.  It is a function of the window contents at ``t``
+alone, so a restarted engine grounds exactly the same rules.
+
+The interface is the incremental ``Engine``'s (``step``, ``derived_at``,
+``holding_now``, ``exported``), so the reasoner, the answer writer, the
+corrections, the fleet and the backfill drive it unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Sequence
+
+from chronolog.engine.core import ANSWERS, Fact, StepResult
+from chronolog.engine.plan import TICK, Plan, PredKey, trim_stream
+from chronolog.engine.rules import _compare, _Undefined
+from chronolog.engine.tms import Tms
+from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var, expr_vars
+
+log = logging.getLogger(__name__)
+
+Binding = dict[str, Any]
+GroundRule = tuple  # (head key | None, pos keys, neg keys)
+
+
+def _eval(e: Expr, b: Binding) -> Any:
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return b[e.name]
+    assert isinstance(e, BinOp)
+    x, y = _eval(e.left, b), _eval(e.right, b)
+    if type(x) is not int or type(y) is not int:
+        raise _Undefined
+    if e.op == "+":
+        return x + y
+    if e.op == "-":
+        return x - y
+    if e.op == "*":
+        return x * y
+    if y == 0:
+        raise _Undefined
+    q = abs(x) // abs(y)
+    if (x < 0) != (y < 0):
+        q = -q
+    return q if e.op == "/" else x - y * q
+
+
+def _unify(pattern: Sequence[Term], tup: tuple, b: Binding) -> Binding | None:
+    """``b`` extended so that ``pattern`` matches ``tup`` (None if it cannot)."""
+    out = b
+    for term, v in zip(pattern, tup):
+        if isinstance(term, Const):
+            if term.value != v or type(term.value) is not type(v):
+                return None
+        elif term.name == "_":
+            continue
+        else:
+            got = out.get(term.name, _UNBOUND)
+            if got is _UNBOUND:
+                if out is b:
+                    out = dict(b)
+                out[term.name] = v
+            elif got != v or type(got) is not type(v):
+                return None
+    return out
+
+
+_UNBOUND = object()
+
+
+def _index(pattern: Sequence[Term], bound: "set[str] | Binding", rows: Iterable[tuple]) -> tuple[dict, list[Term]]:
+    """``rows`` by the values at the pattern's constant and already bound positions
+    (those terms in order), so a binding looks up its matches instead of scanning."""
+    positions = [i for i, x in enumerate(pattern) if isinstance(x, Const) or (x.name != "_" and x.name in bound)]
+    if not positions:
+        return {}, []
+    index: dict[tuple, list[tuple]] = {}
+    for tup in rows:
+        index.setdefault(tuple(tup[i] for i in positions), []).append(tup)
+    return index, [pattern[i] for i in positions]
+
+
+def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
+    if lit.op is Op.AT:
+        assert lit.time is not None
+        return lit.atom.args + (lit.time,)
+    return lit.atom.args
+
+
+class _Window:
+    """The stream facts (and background, and the timeline) visible at ``t``."""
+
+    def __init__(self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> None:
+        self.plan, self.t1, self.t, self.events = plan, t1, t, events
+        self._cache: dict[tuple, set[tuple]] = {}
+        self._by_pred: dict[PredKey, list[tuple[int, tuple]]] | None = None
+
+    def span(self, window: object, op: Op) -> int:
+        if isinstance(window, TimeWindow):
+            return max(self.t1, self.t - window.size)
+        if window is None and op is not Op.NOW:
+            return self.t1
+        return self.t
+
+    def relation(self, lit: ExtAtom) -> set[tuple]:
+        """The tuples of the literal's pattern columns that hold at ``t`` (stream literal)."""
+        key = (lit.atom.key, lit.op, lit.window)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self._compute(lit)
+        return got
+
+    def _compute(self, lit: ExtAtom) -> set[tuple]:
+        pred = lit.atom.key
+        t, t1 = self.t, self.t1
+        if isinstance(lit.window, TupleWindow):
+            n = lit.window.size
+            sel = self.events[-n:] if n > 0 else []
+            lo = sel[0][0] if len(sel) >= n and sel else t1
+            by_time: dict[int, set[tuple]] = {}
+            for T, p, args in sel:
+                if p == pred and lo <= T <= t:
+                    by_time.setdefault(T, set()).add(args)
+            background: set[tuple] = set()
+        else:
+            lo = self.span(lit.window, lit.op)
+            by_time = {}
+            if self._by_pred is None:  # the stream's facts per predicate, once per time point
+                self._by_pred = {}
+                for T, p, args in self.events:
+                    self._by_pred.setdefault(p, []).append((T, args))
+            for T, args in self._by_pred.get(pred, ()):
+                if lo <= T <= t:
+                    by_time.setdefault(T, set()).add(args)
+            background = set(self.plan.background.get(pred, ()))
+            if pred == TICK:
+                background = {()}
+        if lit.op is Op.NOW:
+            return by_time.get(t, set()) | background
+        if lit.op is Op.DIAMOND:
+            out = set(background)
+            for rows in by_time.values():
+                out |= rows
+            return out
+        if lit.op is Op.BOX:
+            out = set(background)
+            every = None
+            for T in range(lo, t + 1):
+                rows = by_time.get(T, set())
+                every = set(rows) if every is None else every & rows
+            return out | (every or set())
+        out = {args + (T,) for T in range(lo, t + 1) for args in background}
+        for T, rows in by_time.items():
+            out.update(args + (T,) for args in rows)
+        return out
+
+
+class LarsGrounder:
+    """The ground normal program of a LARS plan for the evaluation at one time point."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.rules = [r for r in plan.rules]
+        self._orders = [self._order(r) for r in self.rules]
+        self.literal_ids: dict[ExtAtom, int] = {}  # names the auxiliary atoms of `not p(_)`
+        self.join_orders: dict[tuple, list[int]] = {}  # (rule, semi-naive literal) -> body order
+        # (flags, not identities: an engine cloned by pickle has copies of the rules)
+        self.hidden = [plan.is_hidden(r) for r in self.rules]
+        self.padded = plan.padded
+        self.head_keys = [r.head.atom.key for r in self.rules]
+        self._literal_facts()
+        self.components = [self._component_info(c.preds, c.rules) for c in plan.components]
+        self.caches: dict[int, tuple] = {}  # component -> (inputs, ground rules, its atoms, auxiliaries)
+
+    def _literal_facts(self) -> None:
+        """Per body literal (by identity): its predicate and pattern, computed once."""
+        self.lit_key: dict[int, PredKey] = {}
+        self.lit_pattern: dict[int, tuple[Term, ...]] = {}
+        for r in self.rules:
+            for b in r.body:
+                if isinstance(b, ExtAtom):
+                    self.lit_key[id(b)] = b.atom.key
+                    self.lit_pattern[id(b)] = _pattern(b)
+
+    def __getstate__(self) -> dict:
+        state = {k: getattr(self, k) for k in self.__dict__ if k not in ("lit_key", "lit_pattern")}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._literal_facts()  # (identities are new in a clone)
+
+    def _component_info(self, preds: list[PredKey], rules: list[Rule]) -> tuple:
+        """(its predicates, its rules' indices, the lower predicates they read, their
+        stream literals, whether its grounding depends on the time point itself)."""
+        plan = self.plan
+        own = set(preds)
+        members = [i for i, r in enumerate(self.rules) if any(r is x for x in rules)]
+        reads: set[PredKey] = set()
+        literals: list[ExtAtom] = []
+        timely = False
+        for i in members:
+            r = self.rules[i]
+            if r.head.atom.key in plan.timed:
+                timely = True
+            for b in r.body:
+                if not isinstance(b, ExtAtom):
+                    continue
+                key = b.atom.key
+                if key in plan.intensional:
+                    if key not in own:
+                        reads.add(key)
+                    if key in plan.timed or b.op is Op.AT:
+                        timely = True
+                elif b not in literals:
+                    literals.append(b)
+        return own, members, sorted(reads), literals, timely
+
+    @staticmethod
+    def _order(rule: Rule) -> list[object]:
+        """Body elements in evaluation order: positive literals, each comparison as
+        soon as its variables are bound (or it assigns one), negative literals last."""
+        pos = [b for b in rule.body if isinstance(b, ExtAtom) and not b.negated]
+        cmps = [b for b in rule.body if isinstance(b, Compare)]
+        neg = [b for b in rule.body if isinstance(b, ExtAtom) and b.negated]
+        out: list[object] = []
+        bound: set[str] = set()
+
+        def flush() -> None:
+            progress = True
+            while progress:
+                progress = False
+                for c in list(cmps):
+                    vs = expr_vars(c.left) | expr_vars(c.right)
+                    assigns = c.op == "=" and (
+                        (isinstance(c.left, Var) and c.left.name not in bound and expr_vars(c.right) <= bound)
+                        or (isinstance(c.right, Var) and c.right.name not in bound and expr_vars(c.left) <= bound)
+                    )
+                    if vs <= bound or assigns:
+                        out.append(c)
+                        cmps.remove(c)
+                        bound.update(vs)
+                        progress = True
+
+        flush()
+        for lit in pos:
+            out.append(lit)
+            bound.update(v for v in lit.variables() if v != "_")
+            flush()
+        out.extend(cmps)  # unsafe leftovers: evaluated last, fail on unbound variables
+        out.extend(neg)
+        return out
+
+    def ground(self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> list[tuple[set, set]]:
+        """The change of the ground program for the evaluation at ``t``: (rules
+        before, rules now) of every component whose grounding changed."""
+        g = _Grounding(self, _Window(self.plan, t1, t, events))
+        return g.run()
+
+
+class _Grounding:
+    def __init__(self, grounder: LarsGrounder, window: _Window) -> None:
+        self.gr = grounder
+        self.plan = grounder.plan
+        self.win = window
+        self.t, self.t1 = window.t, window.t1
+        self.possible: dict[PredKey, set[tuple]] = {p: set() for p in self.plan.intensional}
+        self.ci = 0  # the component being grounded
+        self._indexes: dict[tuple, tuple] = {}  # (id of a relation, positions) -> (it, its size, index)
+        self.out: set[GroundRule] = set()
+        self.aux: dict[tuple, tuple] = {}  # its auxiliary atoms -> (kind, pred, lo, args) or ("#ex", lit, binding)
+
+    # -------------------------------------------------------- literals
+
+    def _intensional(self, lit: ExtAtom) -> bool:
+        return self.gr.lit_key[id(lit)] in self.plan.intensional
+
+    def _lo(self, lit: ExtAtom) -> int:
+        return self.win.span(lit.window, lit.op)
+
+    def relation(self, lit: ExtAtom) -> set[tuple]:
+        """Tuples of the literal's pattern that could hold (intensional: over the
+        atoms that could hold so far)."""
+        pred = self.gr.lit_key[id(lit)]
+        if pred not in self.plan.intensional:
+            return self.win.relation(lit)
+        rows = self.possible[pred]
+        t = self.t
+        lo = self._lo(lit)
+        if pred not in self.plan.timed:
+            if lit.op is Op.AT:
+                return {args + (t,) for args in rows}
+            if lit.op is Op.BOX and lo != t:
+                return set()
+            return rows
+        if lit.op is Op.NOW:
+            return {r[:-1] for r in rows if r[-1] == t}
+        if lit.op is Op.AT:
+            return {r for r in rows if lo <= r[-1] <= t}
+        if lit.op is Op.DIAMOND:
+            return {r[:-1] for r in rows if lo <= r[-1] <= t}
+        have: dict[tuple, set[int]] = {}
+        for r in rows:
+            if lo <= r[-1] <= t:
+                have.setdefault(r[:-1], set()).add(r[-1])
+        return {a for a, ts in have.items() if len(ts) == t - lo + 1}
+
+    def atom_of(self, lit: ExtAtom, tup: tuple) -> tuple | None:
+        """The TMS atom for an intensional literal matched by ``tup`` (None: false)."""
+        pred = self.gr.lit_key[id(lit)]
+        t = self.t
+        if pred not in self.plan.timed:
+            if lit.op is Op.AT and (type(tup[-1]) is not int or tup[-1] != t):
+                return None
+            if lit.op is Op.BOX and self._lo(lit) != t:
+                return None
+            return (pred, tup[:-1] if lit.op is Op.AT else tup)
+        if lit.op is Op.NOW:
+            return (pred, tup + (t,))
+        if lit.op is Op.AT:
+            lo = self._lo(lit)
+            return (pred, tup) if type(tup[-1]) is int and lo <= tup[-1] <= t else None
+        kind = "#dia" if lit.op is Op.DIAMOND else "#box"
+        key = (kind, self.ci, pred, self._lo(lit), tup)  # (each component defines its own)
+        self.aux[key] = (kind, pred, self._lo(lit), tup)
+        return key
+
+    # -------------------------------------------------------- rules
+
+    def run(self) -> list[tuple[set[GroundRule], set[GroundRule]]]:
+        """The ground rules that changed, as (before, after) per component.
+
+        Component by component (dependencies first); a component whose inputs —
+        the stream literals of its rules, the atoms that could hold of the lower
+        components it reads, the time if its rules depend on it — are those of the
+        previous time point keeps its ground rules and costs nothing (most of a
+        window's content does not change from one point to the next)."""
+        changes: list[tuple[set[GroundRule], set[GroundRule]]] = []
+        caches = self.gr.caches
+        for ci, (preds, members, reads, literals, timely) in enumerate(self.gr.components):
+            signature = (
+                self.t1, self.t if timely else self.t == self.t1,
+                tuple(self.win.relation(lit) for lit in literals),
+                tuple(self.possible[p] for p in reads),
+            )
+            cached = caches.get(ci)
+            if cached is not None and cached[0] == signature:
+                self.possible.update(cached[2])
+                continue
+            self.ci, self.out, self.aux = ci, set(), {}
+            self._component(members, preds)
+            finished = self._finish()
+            caches[ci] = (signature, finished, {p: self.possible[p] for p in preds})
+            changes.append((set() if cached is None else cached[1], finished))
+        return changes
+
+    def _component(self, members: list[int], preds: set[PredKey]) -> None:
+        """Semi-naive grounding of the rules ``members`` deriving ``preds``."""
+        rules = self.gr.rules
+        orders = self.gr._orders
+        delta: dict[PredKey, set[tuple]] = {}
+        for i in members:
+            self._instances(i, rules[i], orders[i], None, delta)
+        while any(delta.values()):
+            new: dict[PredKey, set[tuple]] = {}
+            for pred, rows in delta.items():
+                self.possible[pred] |= rows
+            for i in members:
+                for j, b in enumerate(orders[i]):
+                    if isinstance(b, ExtAtom) and not b.negated and delta.get(self.gr.lit_key[id(b)]):
+                        self._instances(i, rules[i], orders[i], (j, delta), new)
+            delta = {p: rows - self.possible[p] for p, rows in new.items()}
+
+    def _instances(
+        self, i: int, rule: Rule, order: list[object], focus: tuple[int, dict] | None, new: dict[PredKey, set[tuple]]
+    ) -> None:
+        """Ground ``rule`` over the possible atoms; with ``focus`` (j, delta) only the
+        bindings where literal j matches a new atom (semi-naive).  The body is
+        joined in a dynamic order: comparisons and negative literals as soon as
+        their variables are bound, then the positive literal with the most bound
+        positions and the fewest tuples."""
+        pending: list[tuple[Binding, list, list]] = [({}, [], [])]
+        todo = list(range(len(order)))
+        bound: set[str] = set()
+        rows_of: dict[int, set[tuple]] = {}
+
+        def rows(j: int) -> set[tuple]:
+            got = rows_of.get(j)
+            if got is None:
+                lit = order[j]
+                got = rows_of[j] = self._delta_rows(lit, focus[1]) if focus is not None and j == focus[0] \
+                    else self.relation(lit)  # type: ignore[arg-type]
+            return got
+
+        plan_key = (i, None if focus is None else focus[0])
+        fixed = self.gr.join_orders.get(plan_key)  # the order chosen at the first call, kept
+        chosen: list[int] = []
+        while todo:
+            if not pending:
+                return
+            j = fixed[len(chosen)] if fixed is not None else self._next(order, todo, bound, focus, rows)
+            chosen.append(j)
+            if len(chosen) == len(order) and fixed is None:
+                self.gr.join_orders[plan_key] = chosen
+            todo.remove(j)
+            b = order[j]
+            nxt: list[tuple[Binding, list, list]] = []
+            if isinstance(b, Compare):
+                for bind, pos, neg in pending:
+                    got = self._compare(b, bind)
+                    if got is not None:
+                        nxt.append((got, pos, neg))
+                bound |= expr_vars(b.left) | expr_vars(b.right)
+            elif not b.negated:
+                relation = rows(j)
+                pattern = self.gr.lit_pattern[id(b)]
+                intens = self._intensional(b)
+                index, keyed = self._indexed(pattern, bound, relation)
+                # the index matched the constant and bound positions; the others bind
+                # variables (a variable repeated among them must match itself)
+                free: list[tuple[int, str]] = []
+                first: dict[str, int] = {}
+                repeats: list[tuple[int, int]] = []
+                for p, x in enumerate(pattern):
+                    if isinstance(x, Var) and x.name != "_" and x.name not in bound:
+                        if x.name in first:
+                            repeats.append((p, first[x.name]))
+                        else:
+                            first[x.name] = p
+                            free.append((p, x.name))
+                for bind, pos, neg in pending:
+                    if keyed:
+                        candidates = index.get(tuple(x.value if isinstance(x, Const) else bind[x.name] for x in keyed), ())
+                    else:
+                        candidates = relation
+                    for tup in candidates:
+                        if repeats and not all(tup[p] == tup[q] and type(tup[p]) is type(tup[q]) for p, q in repeats):
+                            continue
+                        got = dict(bind)
+                        for p, name in free:
+                            got[name] = tup[p]
+                        if intens:
+                            atom = self.atom_of(b, tup)
+                            if atom is None:
+                                continue
+                            nxt.append((got, pos + [(j, atom)], neg))
+                        else:
+                            nxt.append((got, pos, neg))
+                bound |= {v for v in b.variables() if v != "_"}
+            else:
+                for bind, pos, neg in pending:
+                    got = self._negative(b, bind)
+                    if got is False:
+                        continue  # the negated literal is certainly false: no instance
+                    nxt.append((bind, pos, neg + [got] if got is not True else neg))
+            pending = nxt
+        for bind, pos, neg in pending:
+            self._emit(i, rule, bind, [a for _, a in sorted(pos, key=lambda x: x[0])], neg, new)
+
+    @staticmethod
+    def _next(order: list, todo: list[int], bound: set[str], focus: tuple | None, rows) -> int:  # noqa: ANN001
+        best, score = None, None
+        for j in todo:
+            b = order[j]
+            if isinstance(b, Compare):
+                left, right = expr_vars(b.left), expr_vars(b.right)
+                if left | right <= bound or (b.op == "=" and (
+                        (isinstance(b.left, Var) and right <= bound) or (isinstance(b.right, Var) and left <= bound))):
+                    return j
+            elif b.negated:
+                if {v for v in b.variables() if v != "_"} <= bound:
+                    return j
+            elif focus is not None and j == focus[0]:
+                return j
+            else:
+                pattern = _pattern(b)
+                fixed = sum(1 for x in pattern if isinstance(x, Const) or (x.name != "_" and x.name in bound))
+                mine = (-fixed if fixed else 1, len(rows(j)))
+                if score is None or mine < score:
+                    best, score = j, mine
+        return best if best is not None else todo[0]
+
+    def _indexed(self, pattern: Sequence[Term], bound: set[str], rows: set[tuple]) -> tuple[dict, list[Term]]:
+        """``_index``, kept for the rest of this grounding while ``rows`` does not
+        change (the entry holds ``rows``, so its id is not reused meanwhile)."""
+        positions = tuple(i for i, x in enumerate(pattern) if isinstance(x, Const) or (x.name != "_" and x.name in bound))
+        key = (id(rows), positions)
+        got = self._indexes.get(key)
+        if got is not None and got[0] is rows and got[1] == len(rows):
+            return got[2], [pattern[i] for i in positions]
+        index, keyed = _index(pattern, bound, rows)
+        self._indexes[key] = (rows, len(rows), index)
+        return index, keyed
+
+    def _delta_rows(self, lit: ExtAtom, delta: dict[PredKey, set[tuple]]) -> set[tuple]:
+        pred = lit.atom.key
+        rows = delta.get(pred, set())
+        before = self.possible[pred] - rows
+        saved = self.possible[pred]
+        self.possible[pred] = before
+        old = self.relation(lit)
+        self.possible[pred] = saved
+        return self.relation(lit) - old
+
+    def _compare(self, c: Compare, b: Binding) -> Binding | None:
+        for var, other in ((c.left, c.right), (c.right, c.left)):
+            if c.op == "=" and isinstance(var, Var) and var.name not in b:
+                try:
+                    value = _eval(other, b)
+                except (_Undefined, KeyError):
+                    return None
+                out = dict(b)
+                out[var.name] = value
+                return out
+        try:
+            return b if _compare(c.op, _eval(c.left, b), _eval(c.right, b)) else None
+        except (_Undefined, KeyError):
+            return None
+
+    def _negative(self, lit: ExtAtom, b: Binding) -> object:
+        """True: the negated literal certainly holds; False: certainly not; else the
+        TMS atom it negates (decided at the end against what could hold)."""
+        pattern = _pattern(lit)
+        tup = tuple(b.get(x.name, None) if isinstance(x, Var) else x.value for x in pattern)
+        wild = any(isinstance(x, Var) and x.name == "_" for x in pattern)
+        if not self._intensional(lit):
+            rows = self.win.relation(lit)
+            if wild:
+                found = any(_unify(pattern, r, b) is not None for r in rows)
+            else:
+                found = tup in rows
+            return not found
+        if wild:
+            number = self.gr.literal_ids.setdefault(lit, len(self.gr.literal_ids))
+            key = ("#ex", self.ci, number, tuple(b.get(v) for v in sorted(lit.variables() - {"_"})))
+            self.aux[key] = ("#ex", lit, b)
+            return key
+        atom = self.atom_of(lit, tup)
+        return True if atom is None else ("#neg", atom)
+
+    def _emit(self, i: int, rule: Rule, b: Binding, pos: list, neg: list, new: dict[PredKey, set[tuple]]) -> None:
+        head = rule.head
+        pred = self.gr.head_keys[i]
+        try:
+            args = tuple(b[x.name] if isinstance(x, Var) else x.value for x in head.atom.args)
+            T = None if head.time is None else (b[head.time.name] if isinstance(head.time, Var) else head.time.value)
+        except KeyError:
+            return
+        if pred in self.plan.timed:
+            if T is None:
+                T = self.t
+            if type(T) is not int or not self.t1 <= T <= self.t:
+                self.out.add((None, tuple(pos), tuple(neg)))  # an @-head off the timeline: no answer set
+                return
+            tup = args + (T,)
+            hkey: tuple = (pred, tup)
+            if pred in self.gr.padded and head.time is not None and not self.gr.hidden[i]:
+                self.out.add((("#user", pred, tup), tuple(pos), tuple(neg)))
+                self.out.add((hkey, (("#user", pred, tup),), ()))
+                self._possible(pred, tup, new)
+                return
+        else:
+            tup = args
+            hkey = (pred, tup)
+        self.out.add((hkey, tuple(pos), tuple(neg)))
+        self._possible(pred, tup, new)
+
+    def _possible(self, pred: PredKey, tup: tuple, new: dict[PredKey, set[tuple]]) -> None:
+        if tup not in self.possible[pred]:
+            new.setdefault(pred, set()).add(tup)
+
+    # -------------------------------------------------------- closing
+
+    def _could_hold(self, atom: tuple) -> bool:
+        if atom[0] in ("#dia", "#box", "#ex", "#user"):
+            return True
+        return atom[1] in self.possible[atom[0]]
+
+    def _finish(self) -> set[GroundRule]:
+        out: set[GroundRule] = set()
+        for head, pos, neg in self.out:
+            kept = tuple(a[1] for a in neg if a[0] == "#neg" and self._could_hold(a[1])) + tuple(
+                a for a in neg if a[0] == "#ex"
+            )
+            out.add((head, pos, tuple(sorted(set(kept), key=repr))))
+        done: set[tuple] = set()
+        while len(done) < len(self.aux):  # (an #ex over a window can add #dia atoms)
+            for key in [k for k in self.aux if k not in done]:
+                done.add(key)
+                self._aux_rules(key, self.aux[key], out)
+        return out
+
+    def _aux_rules(self, key: tuple, info: tuple, out: set[GroundRule]) -> None:
+        """The rules defining an auxiliary atom (diamond, box, `not p(_)`)."""
+        kind = info[0]
+        if kind == "#ex":
+            _, lit, b = info
+            pattern = _pattern(lit)
+            for tup in self.relation(lit):
+                if _unify(pattern, tup, b) is not None:
+                    atom = self.atom_of(lit, tup)
+                    if atom is not None:
+                        out.add((key, (atom,), ()))
+            return
+        _, pred, lo, args = info
+        times = [T for T in range(lo, self.t + 1) if args + (T,) in self.possible[pred]]
+        if kind == "#dia":
+            for T in times:
+                out.add((key, ((pred, args + (T,)),), ()))
+        elif len(times) == self.t - lo + 1:
+            out.add((key, tuple((pred, args + (T,)) for T in times), ()))
+
+
+class TmsEngine:
+    """The TMS strategy behind the incremental ``Engine``'s interface."""
+
+    def __init__(self, plan: Plan, t1: int, seed: int = 0) -> None:
+        self.plan = plan
+        self.t1 = t1
+        self.t: int | None = None
+        self.grounder = LarsGrounder(plan)
+        self.tms = Tms(seed)
+        self._events: list[tuple[int, PredKey, tuple]] = []
+        self._now: set[tuple[PredKey, tuple]] = set()  # output atoms holding now
+        self._timed: set[tuple[PredKey, tuple, int]] = set()  # output atoms at explicit times
+        self.consistent = True
+        # The labels (atoms in) after each evaluation, shared while unchanged: a
+        # replay of the past (a correction, a restart) follows them (``guide``), so
+        # it re-derives exactly what was published where the log did not change,
+        # and keeps those choices where they still give an answer set.
+        self.history: dict[int, frozenset] = {}
+        self.guide: dict[int, frozenset] | None = None
+
+    def step(self, t: int, facts: Sequence[Fact], imported: object = None) -> StepResult:
+        if self.t is not None and t != self.t + 1:
+            raise ValueError(f"engine at {self.t} cannot step to {t}")
+        self.t = t
+        routes = self.plan.input_routes
+        self._events.extend((t, routes.get(key, key), args) for key, args in facts)
+        self._trim(t)
+        changes = self.grounder.ground(self.t1, t, self._events)
+        tms = self.tms
+        for before, now in changes:  # expired ground rules out, new ones in
+            for rule in before - now:
+                tms.remove(*rule)
+        for before, now in changes:
+            for rule in now - before:
+                tms.add(*rule)
+        guide = None if self.guide is None else self.guide.get(t)
+        prefer = None if guide is None else guide.__contains__
+        was, version = self.consistent, tms.version
+        self.consistent = tms.update(prefer, self._shifted)
+        previous = self.history.get(t - 1)
+        if tms.version == version and self.consistent == was and previous is not None and not self.grounder.padded:
+            self.history[t] = previous  # the labels did not change: nor did the answer
+            return self._result(t, unchanged=True)
+        labels = frozenset(tms.model())
+        self.history[t] = previous if previous == labels else labels
+        return self._result(t)
+
+    def follow(self, previous: "TmsEngine") -> None:
+        """Replay the past as ``previous`` evaluated it (its labels guide the choices)."""
+        self.guide = previous.history
+
+    def inherit(self, previous: "TmsEngine", begin: int) -> None:
+        """After a replay from ``begin``: the labels before it are the previous engine's."""
+        self.history = {t: labels for t, labels in previous.history.items() if t < begin} | self.history
+        self.guide = None
+
+    def forget_before(self, t: int) -> None:
+        """Drop the labels of times before ``t`` (no replay reaches them any more)."""
+        for old in [k for k in self.history if k < t]:
+            del self.history[old]
+
+    def _shifted(self, key: object) -> bool | None:
+        """For an atom pinned to now (timed, time t): the label of the same atom at
+        t-1, so a choice on a timed predicate is kept as time moves on."""
+        if type(key) is tuple and len(key) == 2 and key[0] in self.plan.timed and key[1][-1] == self.t:
+            return self.tms.holds((key[0], key[1][:-1] + (self.t - 1,)))  # type: ignore[operator]
+        return None
+
+    def _result(self, t: int, unchanged: bool = False) -> StepResult:
+        """The answer's changes since t-1 (none to compute when the labels did not change)."""
+        result = StepResult(t)
+        result.consistent = self.consistent
+        if unchanged:
+            return result
+        now, timed = self._answer_now(t) if self.consistent else (set(), set())
+        before_now, before_timed = self._now, self._timed
+        result.now = [(p, a, 1) for p, a in now - before_now] + [(p, a, -1) for p, a in before_now - now]
+        result.timed = [x + (1,) for x in timed - before_timed] + [x + (-1,) for x in before_timed - timed]
+        self._now, self._timed = now, timed
+        return result
+
+    def _answer_now(self, t: int) -> tuple[set[tuple[PredKey, tuple]], set[tuple[PredKey, tuple, int]]]:
+        """The output atoms of the labels: (those holding now, those at explicit times)."""
+        plan = self.plan
+        now: set[tuple[PredKey, tuple]] = set()
+        timed: set[tuple[PredKey, tuple, int]] = set()
+        for key in self.tms.model():
+            first = key[0]
+            if first == "#user":
+                _, pred, tup = key
+                if pred in plan.output:
+                    timed.add((pred, tup[:-1], tup[-1]))
+                continue
+            if type(first) is not tuple or first not in plan.output:
+                continue
+            pred, tup = key
+            if pred in plan.timed:
+                if pred in self.grounder.padded and tup[-1] != t:
+                    continue
+                timed.add((pred, tup[:-1], tup[-1]))
+            else:
+                now.add((pred, tup))
+        return now, timed
+
+    def _trim(self, t: int) -> None:
+        trim_stream(self._events, t, self.plan)
+
+    # ------------------------------------------------------------ inspection
+
+    def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
+        return list(self._now)
+
+    def exported(self) -> frozenset:
+        """The answer as ``Imported.content`` for the fleet's output service."""
+        out: list = list(self._now)
+        for p, a, T in self._timed:
+            out.append((p, a + (T,)))
+            if p in self.grounder.padded:
+                out.append(((ANSWERS, p), a + (T,)))
+        return frozenset(out)
+
+    def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
+        t = self.t
+        return {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
+
+    # ------------------------------------------------------------ labels as data
+
+    def export_labels(self) -> dict[str, Any]:
+        """The TMS's choices as JSON-able data: the atoms in after the last evaluation,
+        and the history of labels as changes per time point (what replays follow)."""
+        changes = []
+        before: frozenset = frozenset()
+        for t in sorted(self.history):
+            now = self.history[t]
+            if now is not before:
+                changes.append([t, [_key_data(k) for k in sorted(now - before, key=repr)],
+                                [_key_data(k) for k in sorted(before - now, key=repr)]])
+            before = now
+        return {"t": self.t, "consistent": self.consistent, "in": sorted((_key_data(k) for k in self.tms.model()), key=repr),
+                "history": changes, "first": min(self.history, default=None)}
+
+    @staticmethod
+    def labels_history(data: dict[str, Any]) -> dict[int, frozenset]:
+        """``export_labels``'s history back as labels per time point."""
+        out: dict[int, frozenset] = {}
+        first, last = data.get("first"), data.get("t")
+        if first is None or last is None:
+            return out
+        changes = {int(t): (added, removed) for t, added, removed in data.get("history", [])}
+        labels: frozenset = frozenset()
+        for t in range(int(first), int(last) + 1):
+            if t in changes:
+                added, removed = changes[t]
+                labels = (labels - {_key_from(x) for x in removed}) | {_key_from(x) for x in added}
+            out[t] = labels
+        return out
+
+    def import_labels(self, data: dict[str, Any]) -> bool:
+        """Continue with a checkpoint's labels if they are an answer set of the rules
+        grounded here at the same time point (True); else keep this engine's.  (The
+        reasoner rebuilt this engine following the checkpoint's history, so they
+        normally agree already.)"""
+        self.guide = None  # (the rebuild that followed the checkpoint's history is over)
+        if data.get("t") != self.t or not data.get("consistent") or not self.consistent:
+            return False
+        keys = [_key_from(x) for x in data["in"]]
+        if not self.tms.adopt(keys):
+            return False
+        self._now, self._timed = self._answer_now(self.t) if self.t is not None else (set(), set())
+        self.history.update(self.labels_history(data))
+        return True
+
+
+def _key_data(key: object) -> Any:
+    """A TMS atom key as JSON data: tuples become lists tagged so they come back as tuples."""
+    if type(key) is tuple:
+        return {"tuple": [_key_data(x) for x in key]}
+    return key
+
+
+def _key_from(data: Any) -> Any:
+    if isinstance(data, dict):
+        if "tuple" in data:
+            return tuple(_key_from(x) for x in data["tuple"])
+        raise ValueError("unknown key encoding")
+    return data

@@ -1,0 +1,301 @@
+"""The TMS mode (engine/tms_engine.py) on LARS programs, checked by clingo.
+
+At every time point the TMS's answer must be the answer (output atoms) of
+one of the answer sets clingo enumerates for the one-shot translation at that
+point (tests/answer_sets.py), and "no answer set" exactly when clingo finds
+none.  On stratified programs the TMS must equal the incremental core engine.
+Plus Ticker's scenarios A and B, stability, and restoring a checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
+
+from answer_sets import all_answers  # noqa: E402
+from strategies import CHOICE_TEMPLATES, programs, random_choice_program, random_stream, streams  # noqa: E402
+
+from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
+from chronolog.engine.core import Engine  # noqa: E402
+from chronolog.engine.plan import plan_program  # noqa: E402
+from chronolog.engine.tms_engine import TmsEngine  # noqa: E402
+from chronolog.errors import ProgramError  # noqa: E402
+from chronolog.events import Event  # noqa: E402
+from chronolog.ir import Program  # noqa: E402
+from chronolog.lang.lars import parse_lars  # noqa: E402
+from chronolog.runtime.lars_evaluator import LarsEvaluator  # noqa: E402
+
+
+def by_time(events: list[Event]) -> tuple[int, int, dict[int, list]]:
+    facts: dict[int, list] = {}
+    for e in events:
+        facts.setdefault(e.t, [])
+        if e.is_fact:
+            facts[e.t].append(((e.pred, len(e.args)), tuple(e.args)))
+    return min(facts), max(facts), facts
+
+
+def check_tms_answers(program: Program, events: list[Event], seed: int = 0) -> list[frozenset]:
+    """Run the TMS over ``events``; assert each point's answer is an answer set's."""
+    plan = plan_program(program)
+    t1, last, facts = by_time(events)
+    engine = TmsEngine(plan, t1, seed)
+    flat: list[tuple[int, str, tuple]] = []
+    answers = []
+    for t in range(t1, last + 1):
+        result = engine.step(t, facts.get(t, []))
+        flat.extend((t, k[0], a) for k, a in facts.get(t, []))
+        expected = all_answers(program, flat, t1, t)
+        got = frozenset((p[0], a, T) for p, a, T in engine.derived_at())
+        if not expected:
+            assert not result.consistent, f"t={t}: clingo finds no answer set, the TMS answered {sorted(got)}"
+        else:
+            assert result.consistent, f"t={t}: the TMS found no answer set; clingo: {expected[:3]}"
+            assert got in expected, f"t={t}: {sorted(got)} is not among {[sorted(x) for x in expected[:4]]}"
+        answers.append(got)
+    return answers
+
+
+def parse(text: str) -> Program:
+    return parse_lars(text, "test.lars")
+
+
+# ---------------------------------------------------------------- random programs
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(stratified=False), streams(), st.integers(0, 3))
+def test_random_non_stratified_programs(program: Program, events: list[Event], seed: int) -> None:
+    try:
+        plan_program(program)
+    except ProgramError:
+        return
+    check_tms_answers(program, events, seed)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_seeded_programs_with_choices(seed: int) -> None:
+    rng = random.Random(seed)
+    text = random_choice_program(rng)
+    try:
+        program = parse(text)
+        plan_program(program)
+    except ProgramError:
+        return
+    check_tms_answers(program, random_stream(rng), seed=seed % 5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(stratified=True), streams())
+def test_stratified_programs_tms_equals_core_engine(program: Program, events: list[Event]) -> None:
+    plan = plan_program(program)
+    t1, last, facts = by_time(events)
+    tms, core = TmsEngine(plan, t1), Engine(plan, t1)
+    for t in range(t1, last + 1):
+        a = tms.step(t, facts.get(t, []))
+        b = core.step(t, facts.get(t, []))
+        assert a.consistent == b.consistent
+        assert tms.derived_at() == core.derived_at(), t
+
+
+# ---------------------------------------------------------------- Ticker's scenarios
+
+
+def scenario(name: str, win: int, tps: int, seed: int = 42) -> tuple[Program, list[Event]]:
+    class Args:
+        pass
+
+    args = Args()
+    args.win, args.facts, args.tps, args.rules = win, 0, tps, 0  # type: ignore[attr-defined]
+    rnd = random.Random("%s/%d" % (name, seed))
+    lars, _, facts = WORKLOADS[name](args, rnd)
+    events: list[Event] = []
+    for t in range(tps):
+        got = facts(t)
+        events += [Event(t, p, tuple(a)) for p, a in got] or [Event(t)]
+    return parse("\n".join(lars)), events
+
+
+def test_scenario_a_answers_are_answer_sets() -> None:
+    program, events = scenario("tickerA", 5, 40)
+    check_tms_answers(program, events)
+
+
+def test_scenario_b_answers_are_answer_sets() -> None:
+    program, events = scenario("tickerB", 5, 40)
+    answers = check_tms_answers(program, events)
+    assert any(any(p == "get" for p, _, _ in a) for a in answers)  # choices were made
+
+
+# ---------------------------------------------------------------- stability
+
+
+def test_a_stream_that_stops_changing_keeps_its_model() -> None:
+    program = parse("a(X) :- p(X) [2], not b(X).\nb(X) :- p(X) [2], not a(X).\nc :- a(X), b(Y).")
+    for seed in range(6):
+        events = [Event(t, "p", (v,)) for t in range(0, 30) for v in (1, 2, 3)]
+        answers = check_tms_answers(program, events, seed)
+        models = {frozenset((p, a) for p, a, _ in ans) for ans in answers}
+        assert len(models) == 1, f"seed {seed}: the model flapped: {models}"
+
+
+def test_choice_survives_the_fact_that_forced_it() -> None:
+    # force(1) at t=1 rules a(1) out (an odd loop); afterwards both choices are
+    # answer sets again, and the TMS keeps b(1), whatever its seed prefers.
+    program = parse(
+        "a(X) :- p(X) [1], not b(X).\nb(X) :- p(X) [1], not a(X).\nx :- a(X), force(X), not x."
+    )
+    for seed in range(6):
+        events = [Event(t, "p", (1,)) for t in range(12)] + [Event(1, "force", (1,))]
+        events.sort(key=lambda e: e.t)
+        answers = check_tms_answers(program, events, seed)
+        assert all(("b", (1,), t) in ans for ans, t in zip(answers[1:], range(1, 12))), seed
+
+
+# ---------------------------------------------------------------- checkpoints
+
+
+FORCED = "a(X) :- p(X) [1], not b(X).\nb(X) :- p(X) [1], not a(X).\nx :- a(X), force(X), not x.\n"
+
+
+def _run(evaluator: LarsEvaluator, events: list[Event], cut: int | None = None, seed: int = 0) -> tuple[list, set]:
+    """The changes, and the engine's last answer (what it continues from)."""
+    out = []
+    for e in events:
+        if cut is not None and e.t == cut:
+            state = json.loads(json.dumps(evaluator.export_state()))  # as a checkpoint stores it
+            plan = plan_program(evaluator.plan.program)
+            plan.seed = seed
+            evaluator = LarsEvaluator(plan)
+            evaluator.import_state(state)
+            cut = None
+        evaluator.push(e)
+        out += evaluator.advance(e.t - 1)
+    out += evaluator.finish()
+    return out, evaluator.reasoner.engine.derived_at()
+
+
+def test_restore_from_a_checkpoint_continues_with_the_same_choices() -> None:
+    program = parse(FORCED)
+    # the seed whose own preference is a(1): only the checkpoint's labels keep b(1)
+    for seed in range(8):
+        plan = plan_program(program)
+        plan.seed = seed
+        events = [Event(t, "p", (1,)) for t in range(20)]
+        fresh = TmsEngine(plan, 0, seed)
+        fresh.step(0, [(("p", 1), (1,))])
+        if ("a", 1) in {p for p, _, _ in fresh.derived_at()} and (("a", 1), (1,), 0) in fresh.derived_at():
+            break
+    else:  # pragma: no cover
+        raise AssertionError("no seed prefers a(1)")
+    events.insert(2, Event(1, "force", (1,)))
+    whole = _run(LarsEvaluator(plan), events, seed=seed)
+    restored = _run(LarsEvaluator(plan), events, cut=12, seed=seed)
+    assert restored == whole
+    assert not any(c[0] == "a" for c in whole[0][2:]), whole  # b(1) was kept throughout
+    assert (("b", 1), (1,), 19) in whole[1]
+
+
+def test_scenario_b_restore_continues_identically() -> None:
+    program, events = scenario("tickerB", 5, 60)
+    plan = plan_program(program)
+    whole = _run(LarsEvaluator(plan), events)
+    assert _run(LarsEvaluator(plan_program(program)), events, cut=37) == whole
+
+
+# ---------------------------------------------------------------- corrections
+
+
+def _delayed(events: list[Event], rng: random.Random) -> list[Event]:
+    """``events`` in an arrival order with some facts delayed, plus retractions of
+    some of them, sent late; the stream they mean is the events minus the retracted."""
+    arrival: list[Event] = []
+    late: list[tuple[int, Event]] = []
+    for i, e in enumerate(events):
+        if e.is_fact and rng.random() < 0.3:
+            late.append((i + rng.randint(1, 6), e))
+        else:
+            arrival.append(e)
+        for j, x in [(j, x) for j, x in late if j <= i]:
+            late.remove((j, x))
+            arrival.append(x)
+    arrival += [x for _, x in late]
+    return arrival
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
+    import io
+
+    from meaning import meaning
+
+    from chronolog.runtime.embedded import run_embedded
+
+    rng = random.Random(seed)
+    templates = [CHOICE_TEMPLATES[i] for i in (0, 1, 2, 4)]  # plain heads: a point's atoms are one evaluation's
+    text = "\n".join(p.format(w=rng.randint(0, 3), n=rng.randint(1, 4)) for p in rng.sample(templates, 2))
+    program = parse(text)
+    events = random_stream(rng)
+    facts = [e for e in events if e.is_fact]
+    retracted = rng.sample(facts, min(len(facts), rng.randint(0, 2)))
+    arrival = _delayed(events, rng) + [Event(e.t, e.pred, e.args, True) for e in retracted]
+    out = io.StringIO()
+    run_embedded(program, arrival, out, solver="tms", seed=seed % 3)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    t1, last = events[0].t, max(e.t for e in events)
+    got = meaning(lines, (t1, last), running=True)
+    # the stream meant: time order, arrival order within a point (tuple windows
+    # count in that order), each retraction withdrawing the latest equal fact
+    kept: list[Event] = []
+    for e in sorted(arrival, key=lambda e: e.t):
+        if e.retract:
+            i = max(i for i, x in enumerate(kept) if (x.t, x.pred, x.args) == (e.t, e.pred, e.args))
+            del kept[i]
+        elif e.is_fact:
+            kept.append(e)
+    flat = [(e.t, e.pred, tuple(e.args)) for e in kept]
+    for t in range(t1, last + 1):
+        expected = {frozenset((p, a) for p, a, _ in ans) for ans in all_answers(program, flat, t1, t)}
+        at_t = frozenset((p, a) for p, a, T in got if T == t)
+        if expected:
+            assert at_t in expected, f"t={t}: {sorted(at_t)} not among {[sorted(x) for x in expected]}"
+        else:
+            assert not at_t
+
+
+# ---------------------------------------------------------------- one-shot, several models
+
+
+def test_oneshot_models_are_distinct_answer_sets_per_point() -> None:
+    import io
+
+    from meaning import meaning
+
+    from chronolog.runtime.embedded import run_embedded
+
+    program = parse("a(X) :- p(X) [1], not b(X).\nb(X) :- p(X) [1], not a(X).\nc :- a(X), q [2].")
+    rng = random.Random(5)
+    events = [Event(t, "p", (rng.randint(1, 3),)) for t in range(12)] + [Event(4, "q")]
+    events.sort(key=lambda e: e.t)
+    out = io.StringIO()
+    run_embedded(program, events, out, solver="oneshot", models=3)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert {x["model"] for x in lines} == {0, 1, 2}
+    flat = [(e.t, e.pred, tuple(e.args)) for e in events if e.is_fact]
+    for t in range(12):
+        expected = {frozenset((p, a) for p, a, _ in ans) for ans in all_answers(program, flat, 0, t)}
+        got = []
+        for k in range(3):
+            mine = [{key: v for key, v in x.items() if key != "model"} for x in lines if x["model"] == k]
+            got.append(frozenset((p, a) for p, a, T in meaning(mine, (0, 11)) if T == t))
+        assert all(g in expected for g in got), t
+        assert len(set(got)) == min(3, len(expected)), t
