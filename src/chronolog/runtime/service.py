@@ -219,6 +219,9 @@ class Service:
         self.producer = kafka_clients.producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
                                   "transactional.id": ident})
         self.producer.init_transactions(60)
+        # Asked once: with assign() (no group membership) it never changes, and
+        # librdkafka takes about a millisecond to build it (measured per commit).
+        self._group_metadata = self.consumer.consumer_group_metadata()
 
     # ------------------------------------------------------------ state
 
@@ -432,7 +435,7 @@ class Service:
                 producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
             consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
             if consumed:
-                producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
+                producer.send_offsets_to_transaction(consumed, self._group_metadata, 30)
             producer.commit_transaction(60)
         except Exception:
             try:
