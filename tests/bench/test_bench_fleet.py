@@ -15,13 +15,16 @@ def test_workload_has_the_asked_shape():
     assert len(lines) == 21 and lines[0].startswith(b'{"t":0,') and lines[-1].startswith(b'{"t":6,')
 
 
-def test_bench_fleet_prints_both_layouts_with_medians():
-    got = subprocess.run(
-        [sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3", "--rate", "150",
-         "--seconds", "1", "--repeat", "2", "--partitions", "1,2"],
-        capture_output=True, text=True, timeout=600,
-    )
+def bench_fleet(*args: str) -> subprocess.CompletedProcess:
+    got = subprocess.run([sys.executable, "-m", "chronolog", "bench", "fleet", *args],
+                         capture_output=True, text=True, timeout=600)
     assert got.returncode == 0, got.stderr[-2000:]
+    return got
+
+
+def test_bench_fleet_prints_both_layouts_with_medians():
+    got = bench_fleet("--tps", "30", "--facts", "3", "--rate", "150", "--seconds", "1", "--repeat", "2",
+                      "--partitions", "1,2")
     rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
     modes = ["embedded (in-process)"] + [f"fleet {layout}, {parts}, {speed}"
                                          for layout in ("per stratum", "chained")
@@ -37,12 +40,8 @@ def test_bench_fleet_prints_both_layouts_with_medians():
 
 
 def test_bench_fleet_says_when_a_program_runs_one_partition():
-    got = subprocess.run(
-        [sys.executable, "-m", "chronolog", "bench", "fleet", "--workload", "points", "--tps", "20", "--rate", "200",
-         "--seconds", "1", "--partitions", "1,2", "--layout", "chain"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert got.returncode == 0, got.stderr[-2000:]
+    got = bench_fleet("--workload", "points", "--tps", "20", "--rate", "200", "--seconds", "1", "--partitions", "1,2",
+                      "--layout", "chain")
     assert "fleet chained, 1 partition, full speed" in got.stdout
     assert "2 partitions" not in got.stdout.replace("--partitions 2", "")
     assert "--partitions 2: this program runs as one partition" in got.stdout

@@ -147,12 +147,6 @@ def read_changelog(consumer: Any, topic: str, partition: int, timeout: float = 6
     """Read an ``assign()``-ed changelog partition to where it stays quiet for
     ``quiet`` seconds; the last complete snapshot with its entries, or None."""
     reader = ChangelogReader(topic, partition)
-    deadline = clock() + timeout
-    last = clock()
-    while clock() < deadline and clock() - last < quiet:
-        msg = consumer.poll(0.2)
-        if msg is None or msg.error():
-            continue
-        last = clock()
-        reader.add(msg.offset(), msg.value())
+    for offset, value in read_tail(consumer, quiet, timeout, clock):
+        reader.add(offset, value)
     return reader.found
