@@ -270,7 +270,9 @@ class Service:
     def _local_snapshot(self) -> tuple[bytes, dict] | None:
         """RocksDB's snapshot and offsets if they are the last committed ones:
         the changelog still holds its last record at ``changelog_at`` and no
-        committed record after it (aborted transactions are not read)."""
+        record after it.  (Kafka hides aborted transactions from this
+        read_committed reader; the bundled broker shows them, so after one the
+        whole changelog is read.)"""
         from confluent_kafka import TopicPartition
 
         from chronolog import kafka_clients
