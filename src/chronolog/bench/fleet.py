@@ -12,6 +12,7 @@ fresh fleet on the bundled broker (or ``--bootstrap``).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import os
@@ -213,24 +214,50 @@ def _spread(values: list[float], fmt: str) -> str:
     return f"{fmt.format(mid)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
 
 
+def partition_counts(text: str) -> list[int]:
+    """``--partitions 1,2``: the partition counts to run, each at least 1."""
+    try:
+        counts = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or any(n < 1 for n in counts):
+        raise argparse.ArgumentTypeError(f"expected partition counts such as 1,2, got {text!r}")
+    return counts
+
+
+def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
+    """What the fleet really runs for ``asked`` partitions (a program that cannot
+    be partitioned runs one), and why when it differs."""
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang.lars import parse_lars
+    from chronolog.topology import partition_key
+
+    key, why = partition_key(plan_program(parse_lars(program_text)))
+    return (asked, "") if key is not None or asked == 1 else (1, why)
+
+
 def main(args) -> int:  # type: ignore[no-untyped-def]
     from rich.console import Console
     from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     layouts = {"strata": [False], "chain": [True], "both": [False, True]}[args.layout]
+    counts = args.partitions if isinstance(args.partitions, list) else [int(args.partitions)]
     points = getattr(args, "workload", "default") == "points"
     per_tp = 10 if points else args.facts
     make = (lambda tps, seed=1: points_workload(tps, seed)) if points else (
         lambda tps, seed=1: workload(tps, args.facts, seed))
     program = POINTS_PROGRAM if points else PROGRAM
+    real = {asked: _effective_partitions(program, asked) for asked in counts}
+    counts = sorted({got for got, _ in real.values()})  # a program that cannot be partitioned runs one
+    runs = [(chain, n) for n in counts for chain in layouts]  # one fleet configuration each
     lines = make(args.tps)
     n = len(lines)
-    hops: dict[bool, list] = {c: [] for c in layouts} if getattr(args, "breakdown", False) else {}
+    hops: dict[tuple[bool, int], list] = {r: [] for r in runs} if getattr(args, "breakdown", False) else {}
     emb_rates: list[float] = []
-    rates: dict[bool, list[float]] = {c: [] for c in layouts}
-    ratios: dict[bool, list[float]] = {c: [] for c in layouts}
-    pcts: dict[bool, dict[float, list[float]]] = {c: {0.5: [], 0.95: [], 0.99: []} for c in layouts}
+    rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
+    ratios: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
+    pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
         lat_lines = make(max(3, int(args.rate * args.seconds) // per_tp), 2)
@@ -241,40 +268,43 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
             emb = embedded_seconds(lines, program)
             emb_rates.append(n / emb)
             print(f"round {r + 1}: embedded: {n} events in {emb:.2f} s", file=sys.stderr)
-            for chain in layouts:
-                name = "chained" if chain else "per stratum"
-                fleet_s = run_throughput(lines, args.tps, args.bootstrap, args.partitions, here, chain,
-                                         hops.get(chain))
-                rates[chain].append(n / fleet_s)
-                ratios[chain].append(emb / fleet_s)
-                lat = run_latency(lat_lines, per_tp, args.rate, args.bootstrap, args.partitions, here, chain,
-                                  hops.get(chain))
-                for q in pcts[chain]:
-                    pcts[chain][q].append(_pct(lat, q) * 1000)
-                print(f"round {r + 1}: fleet ({name}): {n} events in {fleet_s:.2f} s; "
+            for run in runs:
+                chain, parts = run
+                fleet_s = run_throughput(lines, args.tps, args.bootstrap, parts, here, chain, hops.get(run))
+                rates[run].append(n / fleet_s)
+                ratios[run].append(emb / fleet_s)
+                lat = run_latency(lat_lines, per_tp, args.rate, args.bootstrap, parts, here, chain, hops.get(run))
+                for q in pcts[run]:
+                    pcts[run][q].append(_pct(lat, q) * 1000)
+                print(f"round {r + 1}: fleet ({_name(run)}): {n} events in {fleet_s:.2f} s; "
                       f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
-                        f"{n} events ({args.tps} time points x {per_tp}), "
-                        f"{args.partitions} partition(s), {os.cpu_count()} cores{rounds}")
+                        f"{n} events ({args.tps} time points x {per_tp}), {os.cpu_count()} cores{rounds}")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
         table.add_column(col, justify="right")
     table.add_row("embedded (in-process)", _spread(emb_rates, "{:,.0f}"), "1.00", "-", "-", "-")
-    for chain in layouts:
-        name = "chained" if chain else "per stratum"
-        table.add_row(f"fleet {name}, full speed", _spread(rates[chain], "{:,.0f}"),
-                      _spread(ratios[chain], "{:.2f}"), "-", "-", "-")
-        table.add_row(f"fleet {name}, {args.rate:,.0f} events/s", "-", "-",
-                      *(_spread(pcts[chain][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
+    for run in runs:
+        table.add_row(f"fleet {_name(run)}, full speed", _spread(rates[run], "{:,.0f}"),
+                      _spread(ratios[run], "{:.2f}"), "-", "-", "-")
+        table.add_row(f"fleet {_name(run)}, {args.rate:,.0f} events/s", "-", "-",
+                      *(_spread(pcts[run][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
     console.print(table)
+    for asked, (got, why) in real.items():
+        if got != asked:
+            console.print(f"--partitions {asked}: this program runs as one partition ({why})")
     if hops:
         from chronolog.bench.breakdown import table as hop_table
 
-        for chain, rounds in hops.items():
-            name = "chained" if chain else "per stratum"
-            console.print(hop_table(f"where the time goes, fleet {name} (throughput and latency runs; "
-                                    f"medians over {len(rounds)} runs)", rounds))
+        for run, got in hops.items():
+            console.print(hop_table(f"where the time goes, fleet {_name(run)} (throughput and latency runs; "
+                                    f"medians over {len(got)} runs)", got))
     return 0
+
+
+def _name(run: tuple[bool, int]) -> str:
+    chain, parts = run
+    return f"{'chained' if chain else 'per stratum'}, {parts} partition{'s' if parts > 1 else ''}"
 
 
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
@@ -283,7 +313,13 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--facts", type=int, default=10, help="events per time point (default 10)")
     fleet.add_argument("--rate", type=float, default=1000.0, help="events/s of the latency run (default 1000)")
     fleet.add_argument("--seconds", type=float, default=10.0, help="length of the latency run (default 10)")
-    fleet.add_argument("--partitions", type=int, default=1, help="key partitions of the fleet runs (default 1)")
+    fleet.add_argument("--partitions", type=partition_counts, default=[1, 2], metavar="N[,N...]",
+                       help="key partitions of the fleet runs, each count a run (default 1,2)")
+    fleet.add_argument("--workload", choices=sorted(WORKLOADS), default="default",
+                       help="default: --facts events per time point keyed for partitioning; points: many time "
+                            "points of 10 events (a clock fact, six window facts, three join facts)")
+    fleet.add_argument("--breakdown", action="store_true",
+                       help="also print each service's per-hop latency breakdown, from its /metrics")
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
     fleet.add_argument("--layout", choices=["strata", "chain", "both"], default="both",
                        help="one service per stratum (chronolog up), chained (up --chain), or both (default)")

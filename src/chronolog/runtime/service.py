@@ -1,20 +1,22 @@
 """One fleet service process: a stage between Kafka topics, with exactly-once state.
 
 Every loop iteration consumes a batch of records, lets the stage turn them
-into output records, and commits in ONE Kafka transaction: the outputs, a
-snapshot of the stage on the compacted changelog topic, and the consumed
-offsets.  After the commit the state is also written to RocksDB under
-``--state-dir``.  On start the service reads its committed offsets; the
-RocksDB snapshot taken at exactly those offsets is used when present,
-otherwise the changelog's last snapshot, which must carry them (a fresh
-state dir, or a crash between commit and the RocksDB write).  So after
-``kill -9`` nothing is lost and nothing is published twice.  (Committing
-on a background thread while the next batch is processed was measured
-slower: the GIL hand-overs cost more than the broker round trip saves.)
+into output records, and commits in ONE Kafka transaction: the outputs and
+a snapshot of the stage on the compacted changelog topic, which carries the
+consumed input offsets.  After the commit the state is also written to
+RocksDB under ``--state-dir``.  On start the service takes the RocksDB
+state if the changelog shows it is the last committed one, otherwise the
+changelog's last snapshot (a fresh state dir, or a crash between commit and
+the RocksDB write), and resumes its input at the snapshot's offsets.  So
+after ``kill -9`` nothing is lost and nothing is published twice.  The
+offsets are not also committed to a consumer group inside the transaction:
+that took two more broker round trips per commit (``send_offsets_to_transaction``
+measured as long as the commit itself).  (Committing on a background thread
+while the next batch is processed was measured slower: the GIL hand-overs
+cost more than the broker round trip saves.)
 
 Partitions are ``assign()``-ed, never joined through a consumer group
-(joins are slow on the bundled broker); offsets are still committed under a
-group id per service instance inside the transactions.
+(joins are slow on the bundled broker).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from chronolog.state.recovery import (
     Recovered,
     entry_record,
     read_changelog,
+    read_tail,
     snapshot_records,
 )
 from chronolog.state.snapshots import entry_bytes, restore_stage, snapshot_bytes
@@ -218,7 +221,7 @@ class Service:
         })
         self.producer = kafka_clients.producer({**base, "linger.ms": 0, "transaction.timeout.ms": 60000, **self.cfg.kafka,
                                   "transactional.id": ident})
-        self.producer.init_transactions(60)
+        self.producer.init_transactions(60)  # fences and aborts what an earlier instance left open
 
     # ------------------------------------------------------------ state
 
@@ -226,42 +229,80 @@ class Service:
         return RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
 
     def restore(self) -> dict[tuple[str, int], int]:
-        """Load the stage committed with the group's offsets; return where to resume."""
-        from confluent_kafka import TopicPartition
+        """Load the state of the last committed transaction; return where to resume.
 
-        tps = [TopicPartition(t, p) for t, p in self.inputs]
-        committed = {(tp.topic, tp.partition): tp.offset for tp in self.consumer.committed(tps, timeout=30)}
-        if all(off < 0 for off in committed.values()):
-            log.info("%s: no committed offsets: fresh state", self.cfg.instance)
-            self.db.clear()
-            return {}
-        want = {f"{t}:{p}": off for (t, p), off in committed.items() if off >= 0}
-        saved = self.db.get("offsets")
+        The changelog is the record of what was committed: each transaction
+        ends with a snapshot carrying the input offsets it consumed up to.
+        RocksDB holds the same state and where on the changelog its snapshot's
+        last record went (``changelog_at``); it is used when that record is
+        still there and nothing committed follows it.  Otherwise (a crash
+        between the Kafka commit and the RocksDB write, a fresh state
+        directory, a broker whose topics are new) the changelog is read from
+        its start and its last snapshot taken; none means a fresh start."""
         fresh = make_stage(self.cfg)
         try:
-            if saved is not None and _offsets(saved) == want and self.db.get("snapshot") is not None:
+            local = self._local_snapshot()
+            if local is not None:
+                snapshot, offsets = local
                 entries = [((k.split(":", 2)[1], int(k.split(":", 2)[2])), v) for k, v in self.db.items("j:")]
                 where = f"{self.cfg.state_dir / self.cfg.instance / 'rocksdb'}: "
-                self.stage = restore_stage(fresh, self.db.get("snapshot"), entries, lambda key: where)
+                self.stage = restore_stage(fresh, snapshot, entries, lambda key: where)
                 log.info("%s: state restored from RocksDB", self.cfg.instance)
             else:
                 found = self._from_changelog()
-                if found is None or found.offsets != want:
-                    raise ChronologError(f"error: {self.cfg.instance}: no snapshot for the committed offsets "
-                                         f"on {self.changelog[0]} partition {self.changelog[1]}")
+                if found is None:
+                    log.info("%s: nothing committed yet: fresh state", self.cfg.instance)
+                    self.db.clear()
+                    return {}
+                offsets = found.offsets
                 self.stage = restore_stage(fresh, found.snapshot, found.entries.items(), found.locate)
                 log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
         except (StateError, ValueError) as exc:
             raise ChronologError(f"error: {self.cfg.instance}: cannot restore its state: {exc}") from None
         _track(self.stage)
-        return {k: v for k, v in committed.items() if v >= 0}
+        resume = {}
+        for name, off in offsets.items():
+            topic, _, part = name.rpartition(":")
+            if (topic, int(part)) in self.inputs:
+                resume[(topic, int(part))] = int(off)
+        return resume
+
+    def _local_snapshot(self) -> tuple[bytes, dict] | None:
+        """RocksDB's snapshot and offsets if they are the last committed ones:
+        the changelog still holds its last record at ``changelog_at`` and no
+        record after it.  (Kafka hides aborted transactions from this
+        read_committed reader; the bundled broker shows them, so after one the
+        whole changelog is read.)"""
+        from confluent_kafka import TopicPartition
+
+        from chronolog import kafka_clients
+
+        snapshot, saved, at = self.db.get("snapshot"), self.db.get("offsets"), self.db.get("changelog_at")
+        offsets = None if saved is None else _offsets(saved)
+        if snapshot is None or offsets is None or at is None:
+            return None
+        try:
+            position = int(at)
+        except ValueError:
+            return None
+        (_, last), = snapshot_records(snapshot, offsets, CHUNK)[-1:]
+        reader = kafka_clients.consumer({
+            "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
+            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
+            "auto.offset.reset": "earliest",
+        })
+        reader.assign([TopicPartition(self.changelog[0], self.changelog[1], position)])
+        try:
+            seen = read_tail(reader, quiet=1.0)
+        finally:
+            reader.close()
+        return (snapshot, offsets) if seen == [(position, last)] else None
 
     def _from_changelog(self, timeout: float = 60.0, quiet: float = 1.0) -> Recovered | None:
-        """The LAST snapshot on the changelog and the entries before it (state.recovery).
-
-        Several transactions can carry the same input offsets (an idle flush
-        publishes without consuming), so the first snapshot matching the
-        committed offsets may be stale: the whole partition is read."""
+        """The LAST snapshot on the changelog and the entries before it (state.recovery):
+        the state of the last committed transaction.  (Several snapshots can
+        carry the same input offsets — an idle flush publishes without
+        consuming — so the whole partition is read.)"""
         from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
         from chronolog import kafka_clients
@@ -428,12 +469,18 @@ class Service:
             for name, key, body in entries:
                 k, v = entry_record(name, key, body)
                 producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
-            for k, v in snapshot_records(snapshot, offsets, CHUNK):
+            chunks = snapshot_records(snapshot, offsets, CHUNK)
+            for k, v in chunks[:-1]:
                 producer.produce(self.changelog[0], v, k, partition=self.changelog[1])
-            consumed = [TopicPartition(t, p, off) for (t, p), off in self.positions.items() if off >= 0]
-            if consumed:
-                producer.send_offsets_to_transaction(consumed, self.consumer.consumer_group_metadata(), 30)
+            # the input offsets travel in the snapshot, in this same transaction:
+            # no offset commit to the consumer group (two more round trips per
+            # commit, measured as much as the commit itself on the bundled broker)
+            k, v = chunks[-1]
+            landed: list[int] = []
+            producer.produce(self.changelog[0], v, k, partition=self.changelog[1],
+                             on_delivery=lambda err, msg: landed.append(-1 if err else msg.offset()))
             producer.commit_transaction(60)
+            producer.poll(0)  # the snapshot's delivery report, if commit_transaction did not serve it
         except Exception:
             try:
                 producer.abort_transaction(30)
@@ -449,7 +496,12 @@ class Service:
         puts = {f"j:{name}:{key}": body for name, key, body in entries if body is not None}
         puts["snapshot"] = snapshot
         puts["offsets"] = orjson.dumps(offsets)
-        self.db.write(puts, [f"j:{name}:{key}" for name, key, body in entries if body is None])
+        deletes = [f"j:{name}:{key}" for name, key, body in entries if body is None]
+        if landed and landed[-1] >= 0:
+            puts["changelog_at"] = str(landed[-1]).encode()
+        else:  # unknown: the next restart reads the changelog
+            deletes.append("changelog_at")
+        self.db.write(puts, deletes)
         self.metrics.state_size.set(max(self.db.size(), len(snapshot)))
 
     def _lag(self) -> None:

@@ -386,6 +386,11 @@ class _ImportingStage:
     def _import_lower(self, state: dict) -> None:
         for j, upto in state["lower"]:
             self.lower[int(j)].upto = _int_or_none(upto)
+        # the reasoner's imports are not stored: each is the lower strata's content
+        # at its time (on_stratum sets it after every change), so they are rebuilt
+        times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
+        for t in sorted(times):
+            dict.__setitem__(self.reasoner.imports, t, _combine(self.lower, t))
 
     def on_stratum(self, j: int, rec: dict) -> None:
         """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
@@ -407,9 +412,16 @@ class _ImportingStage:
     def on_grounded(self, rec: dict) -> None:
         raise ValueError("this stage reads no grounded records")
 
+    # Stored by earlier builds, now rebuilt from the lower strata on restore:
+    # such entries in a changelog are skipped (state.snapshots.restore_stage).
+    derived_journals = ("imports",)
+
     def journals(self) -> dict[str, Journal]:
-        """The growing parts of the state, stored entry by entry (runtime/journal.py)."""
-        out = {"log": self.reasoner.log, "imports": self.reasoner.imports}
+        """The growing parts of the state, stored entry by entry (runtime/journal.py).
+        The reasoner's imports are not among them: they are derived from the
+        lower strata's content (``_import_lower``), and storing them wrote every
+        time point's content twice."""
+        out = {"log": self.reasoner.log}
         for j, store in self.lower.items():
             out[f"lower{j}"] = store.content
             out[f"lower{j}_ok"] = store.ok

@@ -1,7 +1,11 @@
 """Explicit encoding of service state: plain data in, plain data out.
 
-State is JSON (msgspec: fast, exact for integers of any size) compressed with
-zlib.  Values are dicts, lists, strings, integers, floats, booleans and None;
+State is JSON (msgspec: fast, exact for integers of any size), compressed
+with zlib when it is large (``COMPRESS_FROM`` bytes): a service writes many
+small journal entries per commit, and compressing each cost more CPU than
+the rest of its commit while saving little.  Compressed state starts with
+zlib's header byte ``x``, which no JSON text starts with, so the reader
+tells the two apart.  Values are dicts, lists, strings, integers, floats, booleans and None;
 tuples become lists, and the readers (``stages``, ``Reasoner.import_state``)
 turn the lists they know to be tuples back.  Nothing here can run code: the
 worst a forged record can do is fail to decode, which is a ``StateError``.
@@ -19,19 +23,23 @@ from chronolog.evaluator import STATE_FORMAT, StateError
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 MAX_STATE = 1 << 31  # a decompressed state larger than 2 GiB is treated as corrupt
+COMPRESS_FROM = 4096  # bytes of JSON from which state is compressed
 
 
 def encode(data: Any) -> bytes:
-    """Plain data as compressed JSON."""
-    return zlib.compress(_encoder.encode(data), 1)
+    """Plain data as JSON, zlib-compressed when large."""
+    raw = _encoder.encode(data)
+    return zlib.compress(raw, 1) if len(raw) >= COMPRESS_FROM else raw
 
 
 def decode(blob: bytes) -> Any:
     """The data ``encode`` wrote; ``StateError`` for anything else."""
-    try:
-        raw = zlib.decompressobj().decompress(blob, MAX_STATE)
-    except zlib.error as exc:
-        raise StateError(f"state does not decompress ({exc})") from None
+    raw = blob
+    if blob[:1] == b"x":  # zlib's header (CMF 0x78); JSON never starts with it
+        try:
+            raw = zlib.decompressobj().decompress(blob, MAX_STATE)
+        except zlib.error as exc:
+            raise StateError(f"state does not decompress ({exc})") from None
     try:
         return _decoder.decode(raw)
     except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than the decoder goes)

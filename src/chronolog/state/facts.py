@@ -45,8 +45,9 @@ def _key(key: Any) -> tuple:
 
 
 def atoms_data(atoms: Iterable[tuple[tuple, tuple]]) -> list:
-    """Content atoms (orjson/msgspec write the tuples of keys as arrays)."""
-    return [[k, list(args)] for k, args in atoms]
+    """Content atoms as ``[key, args]`` pairs: the encoders (msgspec, orjson)
+    write the tuples as arrays, so no per-atom copy is made here."""
+    return list(atoms)
 
 
 def atoms_from(data: Any) -> frozenset:

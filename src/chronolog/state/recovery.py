@@ -5,9 +5,11 @@ A service's changelog partition holds, in commit order, journal entries
 snapshots (``snapshot:<i>``, the rest, in chunks), each record a one-line
 JSON header and a body of ``state.codec`` data.  Recovery reads the
 partition from the beginning to the point where it stays quiet (nobody else
-writes it; the broker's high watermark is not trusted), keeps the LAST
-complete snapshot and the entries before it, and checks that the snapshot
-was committed with the input offsets the service's consumer group holds.
+writes it; the broker's high watermark is not trusted) and keeps the LAST
+complete snapshot and the entries before it: the state of the last committed
+transaction, with the input offsets it consumed up to.  ``read_tail`` reads
+what follows a known offset (a service checks that RocksDB's snapshot is
+still the last one).
 
 Every record is checked as it is read: a header that is not the expected
 JSON, or an unknown format version, stops recovery with an error naming the
@@ -124,11 +126,11 @@ class ChangelogReader:
             self.found = Recovered(b"".join(self.chunks[i] for i in range(meta.n)), dict(meta.offsets), entries, where)
 
 
-def read_changelog(consumer: Any, topic: str, partition: int, timeout: float = 60.0, quiet: float = 1.0,
-                   clock: Callable[[], float] = time.monotonic) -> Recovered | None:
-    """Read an ``assign()``-ed changelog partition to where it stays quiet for
-    ``quiet`` seconds; the last complete snapshot with its entries, or None."""
-    reader = ChangelogReader(topic, partition)
+def read_tail(consumer: Any, quiet: float = 1.0, timeout: float = 30.0,
+              clock: Callable[[], float] = time.monotonic) -> list[tuple[int, bytes]]:
+    """The committed records an ``assign()``-ed consumer reads until it stays quiet
+    for ``quiet`` seconds, as (offset, value)."""
+    out: list[tuple[int, bytes]] = []
     deadline = clock() + timeout
     last = clock()
     while clock() < deadline and clock() - last < quiet:
@@ -136,5 +138,15 @@ def read_changelog(consumer: Any, topic: str, partition: int, timeout: float = 6
         if msg is None or msg.error():
             continue
         last = clock()
-        reader.add(msg.offset(), msg.value())
+        out.append((msg.offset(), msg.value()))
+    return out
+
+
+def read_changelog(consumer: Any, topic: str, partition: int, timeout: float = 60.0, quiet: float = 1.0,
+                   clock: Callable[[], float] = time.monotonic) -> Recovered | None:
+    """Read an ``assign()``-ed changelog partition to where it stays quiet for
+    ``quiet`` seconds; the last complete snapshot with its entries, or None."""
+    reader = ChangelogReader(topic, partition)
+    for offset, value in read_tail(consumer, quiet, timeout, clock):
+        reader.add(offset, value)
     return reader.found

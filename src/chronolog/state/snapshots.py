@@ -38,7 +38,10 @@ def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str
     from chronolog.runtime.stages import journal_codec
 
     journals = stage.journals()
+    derived = getattr(stage, "derived_journals", ())
     for (name, key), body in entries:
+        if name in derived and name not in journals:
+            continue  # rebuilt by import_state from the rest of the state
         try:
             if name not in journals:
                 raise StateError(f"journal entry of unknown journal {name!r}")
