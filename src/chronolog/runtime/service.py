@@ -447,7 +447,6 @@ class Service:
         """One transaction: outputs, answer lines, the changed journal entries and
         the snapshot on the changelog, the input offsets; then the same state
         into RocksDB in one atomic write."""
-        from confluent_kafka import TopicPartition
 
         producer = self.producer
         entries = []
