@@ -119,3 +119,28 @@ def test_tutorial_error_message_is_current(tmp_path, doc):
     proc = chronolog("check", "jam.lars", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == " ".join(message.split())
+
+
+def test_other_languages_example_prints_what_it_says(tmp_path):
+    """The DatalogMTL and RTEC session: the files it cats, run on the inputs its comments name,
+    print its answer lines."""
+    block = next(b for b in fences(README.read_text()) if b.startswith("$ cat heat.mtl"))
+    inputs = {  # what the comments in the README say
+        "heat.jsonl": '{"interval":"[0,5]","pred":"Hot","args":["s1"]}\n{"t":9}\n',
+        "doors.jsonl": "".join(f'{{"t":{t},"pred":"{p}","args":["d1"]}}\n'
+                               for t, p in ((3, "opened"), (8, "closed"), (21, "opened"), (25, "closed"))),
+    }
+    for name, text in inputs.items():
+        (tmp_path / name).write_text(text)
+    runs = 0
+    for part in re.split(r"^\$ ", block, flags=re.M)[1:]:
+        command, _, body = part.partition("\n")
+        words = shlex.split(command.split("#")[0])
+        if words[0] == "cat":
+            (tmp_path / words[1]).write_text(body)
+            continue
+        proc = chronolog(*words[1:], cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert Counter(proc.stdout.splitlines()) == Counter(x for x in body.splitlines() if x), command
+        runs += 1
+    assert runs == 2
