@@ -4,19 +4,10 @@ changelog, and the answer topic means what `chronolog run` prints."""
 
 from __future__ import annotations
 
-import io
 import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
 
-import orjson
+from hosted_fleet import survives_sigkill
 from test_rtec import SIMPLE, meaning
-
-from chronolog.cli.fleet import publish_file, tail_topic
 
 FIRST = [{"t": 2, "pred": "switch_on"}, {"t": 2, "pred": "tag", "args": ["a"]}, {"t": 5, "pred": "switch_off"},
          {"t": 6, "pred": "arm", "args": ["a"]}]
@@ -25,48 +16,7 @@ SECOND = [{"t": 4, "pred": "arm", "args": ["b"]},  # late: its own time is befor
           {"t": 30}]
 
 
-def lines(events: list[dict]) -> bytes:
-    return b"".join(orjson.dumps(e) + b"\n" for e in events)
-
-
 def test_rtec_fleet_survives_sigkill_and_means_what_run_prints(tmp_path):
     prog = tmp_path / "ed.prolog"
     prog.write_text(SIMPLE)
-    (tmp_path / "all.jsonl").write_bytes(lines(FIRST + SECOND))
-    run = subprocess.run([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(tmp_path / "all.jsonl")],
-                         capture_output=True, timeout=120, check=True, text=True)
-    want = meaning([json.loads(x) for x in run.stdout.splitlines()], horizon=40)
-    assert want
-    state = tmp_path / "state"
-    up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
-                           "--idle-flush", "0.3"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
-            assert line and time.monotonic() < deadline, "no ready line"
-        info = json.loads((state / "fleet.json").read_text())
-        bootstrap = info["bootstrap"]
-        assert [s["name"] for s in info["services"]] == ["chain"]
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        log = state / "run" / "chain-p0.log"
-        time.sleep(3.0)  # committed (the idle flush answers the first half)
-        victim = next(s["pid"] for s in info["services"] if s["name"] == "chain")
-        shutil.rmtree(state / "chain-p0")
-        os.kill(victim, signal.SIGKILL)
-        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
-        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        got: dict = {}
-        while time.monotonic() < deadline + 60:
-            out = io.StringIO()
-            tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
-            got = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=40)
-            if got == want:
-                break
-            time.sleep(0.5)
-        assert got == want
-        assert "restored from the changelog" in log.read_text()
-    finally:
-        subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
-                       timeout=60)
-        up.wait(30)
+    survives_sigkill(tmp_path, prog, FIRST, SECOND, lambda out: meaning([json.loads(x) for x in out], horizon=40))

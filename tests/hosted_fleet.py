@@ -1,0 +1,69 @@
+"""One end-to-end check for every dialect the fleet hosts through its evaluator
+(DatalogMTL, RTEC): `chronolog up` on the bundled broker, the first half of a
+stream published, the chain service killed with SIGKILL and its RocksDB state
+deleted, the second half (with late input) published; the service restores
+from its changelog and the answer topic means what `chronolog run` prints."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from chronolog.cli.fleet import publish_file, tail_topic
+
+
+def lines(events: list[dict]) -> bytes:
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list[dict],
+                     meaning: Callable[[list[str]], object]) -> None:
+    """``meaning``: the answer lines (JSON text) -> what they mean, compared fleet vs run."""
+    (tmp_path / "all.jsonl").write_bytes(lines(first + second))
+    run = subprocess.run([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(tmp_path / "all.jsonl")],
+                         capture_output=True, timeout=120, check=True, text=True)
+    want = meaning(run.stdout.splitlines())
+    assert want
+    state = tmp_path / "state"
+    up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
+                           "--idle-flush", "0.3"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
+            assert line and time.monotonic() < deadline, "no ready line"
+        info = json.loads((state / "fleet.json").read_text())
+        bootstrap = info["bootstrap"]
+        assert [s["name"] for s in info["services"]] == ["chain"]
+        (tmp_path / "first.jsonl").write_bytes(lines(first))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        log = state / "run" / "chain-p0.log"
+        time.sleep(3.0)  # committed (the idle flush answers the first half)
+        victim = next(s["pid"] for s in info["services"] if s["name"] == "chain")
+        shutil.rmtree(state / "chain-p0")
+        os.kill(victim, signal.SIGKILL)
+        (tmp_path / "second.jsonl").write_bytes(lines(second))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        got: object = None
+        while time.monotonic() < deadline + 60:
+            out = io.StringIO()
+            tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
+            got = meaning(out.getvalue().splitlines())
+            if got == want:
+                break
+            time.sleep(0.5)
+        assert got == want
+        assert "restored from the changelog" in log.read_text()
+    finally:
+        subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
+                       timeout=60)
+        up.wait(30)
