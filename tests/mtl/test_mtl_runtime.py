@@ -133,6 +133,37 @@ def test_cli_runs_streams_notes_batch_and_refuses_misuse(tmp_path):
     assert "forward-propagating: evaluated as a stream" in got.stdout
 
 
+def test_check_and_topology_describe_strata_streaming_and_the_partition_key(tmp_path):
+    # Q reads R under not: R/1 in stratum 1, Q/1 in 2; a step's window reaches back the longest rule's
+    # look-back (2: R's seeded values before it are final), the backfill's warm-up the chain's (1 + 2)
+    prog = tmp_path / "p.mtl"
+    prog.write_text("R(X):-Boxminus[0,2]S(X)\nQ(X):-P(X), not Diamondminus[1,1]R(X)\n")
+    got = chronolog("check", str(prog))
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[:2] == ["stratum 1: R/1", "stratum 2: Q/1"]
+    assert "negation: stratified, 2 strata" in lines and "input predicates: P/1, S/1" in lines
+    assert ("forward-propagating: evaluated as a stream (window reach 2); late events applied up to 2 back "
+            "unless --retention says otherwise") in lines
+    assert "backfill: segments, input reach 3" in lines
+    assert any(x.startswith("fleet: one chain service") and "partition key: none" in x for x in lines)
+    topo = chronolog("topology", str(prog))
+    assert topo.returncode == 0 and topo.stdout.startswith(got.stdout)  # the description, then the fleet
+    rest = topo.stdout[len(got.stdout):]
+    assert "chronolog.late" in rest and "  chain: `chronolog service chain`" in rest
+    assert "writes: chronolog.answers, chronolog.dlq, chronolog.late" in rest
+    assert "partitioning: one partition: the mtl evaluator is not split by key" in rest
+    mermaid = chronolog("topology", str(prog), "--format", "mermaid")
+    assert mermaid.stdout.startswith("flowchart LR") and "S0[chain]" in mermaid.stdout
+    future = tmp_path / "f.mtl"
+    future.write_text("Q(X):-Diamondplus[1,1]P(X)\n")
+    got = chronolog("topology", str(future))
+    assert got.returncode == 0 and "stratum 1: Q/1" in got.stdout and "topics:" not in got.stdout
+    assert "not forward-propagating (" in got.stdout and "fleet: not available" in got.stdout
+    got = chronolog("topology", str(future), "--format", "mermaid")
+    assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr
+
+
 @pytest.fixture
 def short_stop():
     if not (DATA / "S1.jsonl").exists():

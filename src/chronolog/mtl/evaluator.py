@@ -19,9 +19,10 @@ evaluates again from the earliest time it changes (the program is
 forward-propagating: nothing before depends on it), with the input log's
 facts from there minus the reach and what was published before as seeds,
 and publishes the differences as -1/+1 interval lines, so the final meaning
-is the stream's in time order.  ``retention`` bounds how late: older events
-are reported and ignored (``too_late``), and the input log keeps only what a
-correction within the retention can read.
+is the stream's in time order.  ``retention`` bounds how late: events older
+than the latest time seen minus it are reported and ignored (``too_late``),
+and the input log keeps only what a correction within the retention can
+read (``default_retention``: the program's reach, when none is given).
 """
 
 from __future__ import annotations
@@ -91,6 +92,25 @@ def reach(program: MtlProgram) -> Fraction | float:
             head = head.operand
         w = max(w, back + forward)
     return w
+
+
+def default_retention(program: MtlProgram) -> Time | None:
+    """How late an event may be when ``--retention`` is not given: the
+    program's reach W, the window a streaming step reads anyway (a late event
+    is applied while its time is still inside the window of the time being
+    evaluated).  The input log then holds the facts of about 2W time units and
+    every atom's published record as much, so memory is flat in the stream's
+    length; None (unlimited) when W is infinite (nothing is forgotten anyway)."""
+    w = reach(program)
+    return None if w == inf else _num(w)
+
+
+def horizon(program: MtlProgram, retention: Time | float | None) -> Time | None:
+    """The evaluator's retention for a ``--retention`` value: None (not given)
+    is the program's default, ``inf`` is unlimited."""
+    if retention is None:
+        return default_retention(program)
+    return None if retention == inf else retention
 
 
 def input_reach(program: MtlProgram) -> Time | None:
@@ -183,6 +203,7 @@ class MtlEvaluator:
         self.lo: Fraction | None = None  # the input's span
         self.hi: Fraction | None = None
         self.evaluated: Fraction | None = None
+        self.latest: Fraction | None = None  # the latest time pushed (what --retention counts back from)
         self.dirty = False
         self.redo: Fraction | None = None  # the earliest time a delayed event or retraction changes
         self.prune_every = 64  # time points between two cuts of the input log and published record (retention)
@@ -202,13 +223,17 @@ class MtlEvaluator:
 
     def push(self, event: Event) -> None:
         t = I.norm(Fraction(event.t))
-        if (self.retention is not None and event.pred is not None and self.evaluated is not None
-                and t < self.evaluated - self.retention):
+        # too late: older than the latest time seen minus the retention (a rule of the input alone, so
+        # chronolog run and the fleet, which may have evaluated the latest time already, drop the same events)
+        if (self.retention is not None and event.pred is not None and self.latest is not None
+                and t < self.latest - self.retention):
             self.too_late += 1
             where = f"{event.loc}: " if event.loc else ""
             self.warn(f"{where}warning: event at t={time_text(_num(t))} is older than the retention horizon "
-                      f"({time_text(_num(self.evaluated - self.retention))}); ignored")
+                      f"({time_text(_num(self.latest - self.retention))}); ignored")
             return
+        if self.latest is None or t > self.latest:
+            self.latest = t
         iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
         ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
         self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
@@ -420,7 +445,8 @@ class MtlEvaluator:
             "dialect": self.dialect, "mode": self.mode,
             "inputs": [[p, list(a), I.text(iv), n] for (p, a, iv), n in self.inputs.items()],
             "published": [[p, list(a), [I.text(iv) for iv in ivs]] for (p, a), ivs in self.published.items()],
-            "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "dirty": self.dirty,
+            "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "latest": num(self.latest),
+            "dirty": self.dirty,
             "redo": num(self.redo),
             "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
         })
@@ -437,6 +463,8 @@ class MtlEvaluator:
                               for p, a, ivs in data["published"]}
             self.lo, self.hi, self.evaluated = (None if x is None else I.norm(Fraction(x))
                                                 for x in (data["lo"], data["hi"], data["evaluated"]))
+            latest = data.get("latest", data["evaluated"])  # absent in states written before: the evaluated time
+            self.latest = None if latest is None else I.norm(Fraction(latest))
             self.active = dict(self.inputs)  # the working set, pruned again by the next step
             self.live = set(self.published)
             self.dirty = bool(data["dirty"])
