@@ -49,6 +49,7 @@ from chronolog.mtl.syntax import (
     head_atom,
     operators_of,
 )
+from chronolog.mtl.syntax import Atom as AtomLiteral
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]
@@ -92,6 +93,36 @@ def reach(program: MtlProgram) -> Fraction | float:
             head = head.operand
         w = max(w, back + forward)
     return w
+
+
+def diamond_only(program: MtlProgram) -> dict[tuple[str, int], Fraction | float]:
+    """The input predicates (no rule derives them) that every rule reads only
+    as the operand of a diamond with an operator interval of positive length,
+    with the shortest such length: gran(Π) per predicate (seed 002, Algorithm 6).
+    Their gaps shorter than it may be filled (``intervals.fill_gaps``)."""
+    heads = {head_atom(r.head).key for r in program.rules}
+    widths: dict[tuple[str, int], Fraction | float] = {}
+    other: set[tuple[str, int]] = set()
+
+    def visit(lit: Literal, width: Fraction | float | None) -> None:
+        if isinstance(lit, AtomLiteral):
+            if width is None or width <= 0:
+                other.add(lit.key)
+            else:
+                widths[lit.key] = min(widths.get(lit.key, width), width)
+        elif isinstance(lit, Negated):
+            visit(lit.operand, None)
+        elif isinstance(lit, Unary):
+            diamond = lit.op in ("Diamondminus", "Diamondplus")
+            visit(lit.operand, lit.rho[2] - lit.rho[0] if diamond else None)
+        else:
+            visit(lit.left, None)
+            visit(lit.right, None)
+
+    for rule in program.rules:
+        for lit in rule.body:
+            visit(lit.operand if isinstance(lit, Negated) else lit, None)
+    return {key: w for key, w in widths.items() if key not in other and key not in heads}
 
 
 def default_retention(program: MtlProgram) -> Time | None:
@@ -194,6 +225,7 @@ class MtlEvaluator:
         self.retention = None if retention is None else I.norm(Fraction(retention))
         self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
         self.heads = {head_atom(r.head).key for r in program.rules}
+        self.fills = diamond_only(program)
         self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
         self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
         self.live: set[Atom] = set()  # published atoms holding inside the window (seeds, open claims)
@@ -285,6 +317,9 @@ class MtlEvaluator:
                 slot.setdefault(args, []).extend(ivs)
         db: Db = {key: {args: I.coalesce(ivs) if len(ivs) > 1 else ivs for args, ivs in rel.items()}
                   for key, rel in grouped.items()}
+        for key, width in self.fills.items():  # read only through wide diamonds: short gaps change nothing
+            if key in db:
+                db[key] = {args: I.fill_gaps(ivs, width) for args, ivs in db[key].items()}
         self.kept = sum(len(v) for rel in db.values() for v in rel.values())
         self.max_kept = max(self.max_kept, self.kept)
         return self.materialiser.run(db, window, derive)
