@@ -250,6 +250,47 @@ def test_lubm_nonrecursive_streams_the_directly_computed_answer(short_stop):
     assert {k: v for k, v in as_cells.items() if k[0] in heads} == want and want
 
 
+@pytest.mark.parametrize("data", ["lubm_L1.jsonl", "lubm_L1h.jsonl"])
+def test_lubm_recursive_streams_the_directly_computed_answer(short_stop, data):
+    """Π_r from its definition on punctual data (every interval of L1 and L1h is a point, some at
+    halves): ScientistCandidate at t when a doctoralDegreeFrom held at t - 1; Scientist at t when
+    ScientistCandidate or FullProfessor held at t - 1 (Boxminus and Diamondminus [1,1] of points);
+    FullProfessor at t when Scientist held at t - 1; inputs of those predicates hold too; all within
+    the input's span [0, 300]."""
+    points: dict[tuple[str, tuple], set[F]] = {}
+    for line in (short_stop / data).read_text().splitlines():
+        rec = orjson.loads(line)
+        lo, _, hi, _ = iv(rec["interval"])
+        assert lo == hi
+        points.setdefault((rec["pred"], tuple(rec["args"])), set()).add(F(lo))
+    step = {"a1:ScientistCandidate": "a1:Scientist", "a1:FullProfessor": "a1:Scientist",
+            "a1:Scientist": "a1:FullProfessor"}  # what holding at t makes hold at t + 1
+    todo = []
+    for (p, args), ts in points.items():
+        for t in ts:
+            todo.append((("a1:ScientistCandidate", args[:1]), t + 1) if p == "a1:doctoralDegreeFrom" else ((p, args), t))
+    want: dict[tuple[str, tuple], set[F]] = {}
+    while todo:
+        atom, t = todo.pop()
+        if t > 300 or t in want.get(atom, set()):
+            continue
+        want.setdefault(atom, set()).add(t)
+        if atom[0] in step:
+            todo.append(((step[atom[0]], atom[1]), t + 1))
+    heads = set(step) | {"a1:ScientistCandidate"}
+    want = {k: v for k, v in want.items() if k[0] in heads}
+
+    got = chronolog("run", str(short_stop / "lubm_recursive.mtl"), "--input", str(short_stop / data))
+    assert got.returncode == 0, got.stderr
+    lines = [orjson.loads(x) for x in got.stdout.splitlines()]
+    held = clip(meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1)) for x in lines]), 300)
+    as_points = {}
+    for atom, ivs in held.items():
+        assert all(lo == hi for lo, _, hi, _ in ivs)
+        as_points[atom] = {F(lo) for lo, _, _, _ in ivs}
+    assert as_points == want and sum(len(v) for v in want.values()) > 1000
+
+
 def _span_of(text: str):
     from chronolog.evaluator import Span
 
