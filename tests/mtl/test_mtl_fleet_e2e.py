@@ -1,7 +1,9 @@
 """DatalogMTL in the fleet (`chronolog up prog.mtl`, the bundled broker): one chain
 service hosting the MTL evaluator; killed with SIGKILL mid-stream with its
 RocksDB state deleted, it restores from its changelog, and the answer topic
-means what `chronolog run` prints."""
+means what `chronolog run` prints.  With `--retention 3` the delayed Q(c) (3
+behind the latest time 6) is a correction and P(c) (4 behind 4) goes to the
+late topic, once."""
 
 from __future__ import annotations
 
@@ -39,12 +41,14 @@ def test_mtl_fleet_survives_sigkill_and_means_what_run_prints(tmp_path):
     prog = tmp_path / "prog.mtl"
     prog.write_text(PROGRAM)
     (tmp_path / "all.jsonl").write_bytes(lines(FIRST + SECOND))
-    run = subprocess.run([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(tmp_path / "all.jsonl")],
-                         capture_output=True, timeout=120, check=True)
+    run = subprocess.run([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(tmp_path / "all.jsonl"),
+                          "--retention", "3"], capture_output=True, timeout=120, check=True)
+    assert b"all.jsonl:4:1: warning: event at t=0 is older than the retention horizon (1); ignored" in run.stderr
+    assert b"ignored 1 events older than --retention 3" in run.stderr
     want = clip(meaning(changes_of(run.stdout.splitlines())), F(HI))
     state = tmp_path / "state"
     up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
-                           "--idle-flush", "0.3"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                           "--idle-flush", "0.3", "--retention", "3"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         deadline = time.monotonic() + 90
         while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
@@ -71,6 +75,9 @@ def test_mtl_fleet_survives_sigkill_and_means_what_run_prints(tmp_path):
             time.sleep(0.5)
         assert got == want
         assert "restored from the changelog" in log.read_text()
+        late = io.StringIO()
+        tail_topic(bootstrap, "chronolog.late", idle_exit=1.5, out=late)
+        assert [orjson.loads(x) for x in late.getvalue().splitlines()] == [FIRST[3]]  # P(c), as published
     finally:
         subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
                        timeout=60)
