@@ -163,6 +163,9 @@ def test_by_default_run_applies_late_events_up_to_the_programs_reach(tmp_path):
     every = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"), "--retention", "inf")
     assert every.returncode == 0 and "ignored" not in every.stderr
     assert '{"interval":"[6,8]","pred":"Q","args":["c"]}' in every.stdout.splitlines()  # 6 + [0,2]
+    batch = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"), "--mode", "batch")
+    assert batch.returncode == 0 and "ignored" not in batch.stderr  # batch reads everything first: nothing is late
+    assert '{"interval":"[6,8]","pred":"Q","args":["c"]}' in batch.stdout.splitlines()
 
 
 def test_memory_is_flat_by_default_and_grows_with_retention_inf():

@@ -221,8 +221,9 @@ class MtlEvaluator:
             raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
         self.mode = mode
         self.warn = warn
-        # how far before the evaluated time a delayed event or a retraction is still applied (None: any)
-        self.retention = None if retention is None else I.norm(Fraction(retention))
+        # how far before the latest time seen a delayed event or a retraction is still applied (None: any)
+        # (batch mode reads the whole input before evaluating: nothing is late)
+        self.retention = None if retention is None or mode == "batch" else I.norm(Fraction(retention))
         self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
         self.heads = {head_atom(r.head).key for r in program.rules}
         self.fills = diamond_only(program)
