@@ -20,3 +20,6 @@ def retention_value(text: str) -> int | float:
 def lars_retention(value: int | float | None) -> int | None:
     """The LARS runtime's retention: None (unlimited) for ``inf``."""
     return None if value is None or value == inf else int(value)
+
+
+retention_value.__name__ = "retention"  # argparse's message: "invalid retention value: 'x'"
