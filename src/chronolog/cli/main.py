@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (a function).
-RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
+RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | None]] = {
     "--input": ("input", None, None),
     "--output": ("output", "-", None),
     "--dialect": ("dialect", None, DIALECTS),
