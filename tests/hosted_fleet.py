@@ -27,16 +27,19 @@ def lines(events: list[dict]) -> bytes:
 
 
 def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list[dict],
-                     meaning: Callable[[list[str]], object]) -> None:
-    """``meaning``: the answer lines (JSON text) -> what they mean, compared fleet vs run."""
+                     meaning: Callable[[list[str]], object], options: tuple[str, ...] = (),
+                     late: list[dict] | None = None) -> str:
+    """``meaning``: the answer lines (JSON text) -> what they mean, compared fleet vs run;
+    ``options`` for both; ``late``: the records the late-events topic must hold (exactly
+    once, across the restart).  Returns what ``chronolog run`` wrote on stderr."""
     (tmp_path / "all.jsonl").write_bytes(lines(first + second))
-    run = subprocess.run([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(tmp_path / "all.jsonl")],
-                         capture_output=True, timeout=120, check=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "chronolog", "run", str(prog), "--input", str(tmp_path / "all.jsonl"),
+                          *options], capture_output=True, timeout=120, check=True, text=True)
     want = meaning(run.stdout.splitlines())
     assert want
     state = tmp_path / "state"
     up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
-                           "--idle-flush", "0.3"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                           "--idle-flush", "0.3", *options], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         deadline = time.monotonic() + 90
         while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
@@ -63,7 +66,12 @@ def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list
             time.sleep(0.5)
         assert got == want
         assert "restored from the changelog" in log.read_text()
+        if late is not None:
+            out = io.StringIO()
+            tail_topic(bootstrap, "chronolog.late", idle_exit=1.5, out=out)
+            assert [orjson.loads(x) for x in out.getvalue().splitlines()] == late
     finally:
         subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
                        timeout=60)
         up.wait(30)
+    return run.stderr

@@ -50,9 +50,10 @@ def _mtl_parse(files: list[tuple[str, str]]) -> Any:
 
 
 def _mtl_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> Any:
-    from chronolog.mtl.evaluator import MtlEvaluator
+    from chronolog.mtl.evaluator import MtlEvaluator, horizon
 
-    return MtlEvaluator(program, getattr(options, "mode", None), warn=warn, retention=getattr(options, "retention", None))
+    return MtlEvaluator(program, getattr(options, "mode", None), warn=warn,
+                        retention=horizon(program, getattr(options, "retention", None)))
 
 
 def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
@@ -63,29 +64,38 @@ def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
 
 
 def _mtl_describe(program: Any) -> list[str]:
-    from chronolog.mtl.evaluator import input_reach, not_forward_propagating, reach
+    from chronolog.evaluator import time_text
+    from chronolog.mtl.evaluator import _num, input_reach, not_forward_propagating, reach, reach_retention
     from chronolog.mtl.materialise import check_program, strata
     from chronolog.mtl.syntax import atoms_of, head_atom
 
     check_program(program)
-    heads = sorted({f"{head_atom(r.head).pred}/{len(head_atom(r.head).args)}" for r in program.rules})
-    inputs = sorted({f"{a.pred}/{len(a.args)}" for r in program.rules for lit in r.body for a in atoms_of(lit)}
-                    - set(heads))
-    lines = [f"rules: {len(program.rules)}, facts in the program: {len(program.facts)}",
-             f"output predicates: {', '.join(heads) or '(none)'}",
-             f"input predicates: {', '.join(inputs) or '(none)'}"]
+
+    def name(atom: Any) -> str:
+        return f"{atom.pred}/{len(atom.args)}"
+
+    heads = sorted({name(head_atom(r.head)) for r in program.rules})
+    inputs = sorted({name(a) for r in program.rules for lit in r.body for a in atoms_of(lit)} - set(heads))
+    levels = strata(program)  # by negation: a predicate read under `not` is complete in a lower stratum
+    lines = [f"stratum {i}: {', '.join(sorted({name(head_atom(r.head)) for r in rules}))}"
+             for i, rules in enumerate(levels, 1)]
+    lines += [f"rules: {len(program.rules)}, facts in the program: {len(program.facts)}",
+              f"output predicates: {', '.join(heads) or '(none)'}",
+              f"input predicates: {', '.join(inputs) or '(none)'}",
+              "negation: " + (f"stratified, {len(levels)} strata" if len(levels) > 1 else "none (one stratum)")]
     blocker = not_forward_propagating(program)
     if blocker is None:
-        lines.append(f"forward-propagating: evaluated as a stream (window reach {reach(program)})")
-        lines.append("fleet: one chain service hosting the evaluator (one partition); partition key: none")
+        bound = reach_retention(program)
+        lines.append(f"forward-propagating: evaluated as a stream (window reach {time_text(_num(reach(program)))}); "
+                     f"every late event applied" + ("" if bound is None else
+                                                     f" (--retention {time_text(bound)} makes memory flat)"))
+        lines.append("fleet: one chain service hosting the evaluator, one partition; partition key: none "
+                     "(the evaluator is not split by key)")
     else:
         lines.append(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
         lines.append("fleet: not available (batch only: chronolog run); partition key: none")
     bound = input_reach(program)
     lines.append(f"backfill: {'one segment (no bounded input reach)' if bound is None else f'segments, input reach {bound}'}")
-    levels = strata(program)
-    if len(levels) > 1:
-        lines.append(f"negation: stratified, {len(levels)} strata")
     return lines
 
 
@@ -108,9 +118,9 @@ def _mtl_reach(program: Any) -> Any:
 
 
 def _mtl_retaining(program: Any, retention: Any) -> Any:
-    from chronolog.mtl.evaluator import MtlEvaluator
+    from chronolog.mtl.evaluator import MtlEvaluator, horizon
 
-    return MtlEvaluator(program, "stream", retention=retention)
+    return MtlEvaluator(program, "stream", retention=horizon(program, retention))
 
 
 def _rtec_parse(files: list[tuple[str, str]]) -> Any:

@@ -178,7 +178,10 @@ def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: di
                                 [names.answers, names.dlq, names.late], names.changelog("chain"), preds))
     topics.append(Topic(names.answers, 1, "null", "delete", "answer lines (CONTRACT §3)"))
     what = "ingest, " if n == 1 else ""
-    reason += f"; chained: {what}grounding, {len(strata)} stratum reasoner(s) and output in one service per partition"
+    if getattr(plan, "hosted", False):
+        reason += "; one chain service reads the input topic and hosts the evaluator"
+    else:
+        reason += f"; chained: {what}grounding, {len(strata)} stratum reasoner(s) and output in one service per partition"
     for s in services:
         topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))  # type: ignore[arg-type]
     return Topology(topics, services, key, reason)
@@ -195,7 +198,7 @@ def fleet_strata(plan: Plan) -> list[list[str]]:
 def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
     """An argument position per predicate on which every rule joins, if there is one."""
     if getattr(plan, "hosted", False):
-        return None, f"a {plan.dialect} program runs as one evaluator"  # type: ignore[attr-defined]
+        return None, f"the {plan.dialect} evaluator is not split by key"  # type: ignore[attr-defined]
     rules = [r for r in plan.rules if r.body]
     for r in rules:
         for b in r.body:

@@ -14,7 +14,7 @@ from chronolog.cli.main import _plain_run_args, build_parser
 
 OPTIONS = ["--input", "--output", "--dialect", "--format", "--until", "--retention", "--answers", "--on-error"]
 VALUES = ["a.lars", "-", "", "laser", "lines", "meteor", "x", "7", "-3", " 8", "1_0", "points", "skip", "fail"]
-GOOD = {"--dialect": ["lars", "laser"], "--format": ["jsonl", "lines"], "--until": ["7", "0"], "--retention": ["3"],
+GOOD = {"--dialect": ["lars", "laser"], "--format": ["jsonl", "lines"], "--until": ["7", "0"], "--retention": ["3", "inf", "0"],
         "--answers": ["points", "changelog"], "--on-error": ["skip", "fail"]}
 ODD = ["--inp", "--input=in.jsonl", "--", "-h", "--help", "--version", "-x"]
 

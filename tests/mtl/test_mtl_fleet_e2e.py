@@ -1,7 +1,9 @@
 """DatalogMTL in the fleet (`chronolog up prog.mtl`, the bundled broker): one chain
 service hosting the MTL evaluator; killed with SIGKILL mid-stream with its
 RocksDB state deleted, it restores from its changelog, and the answer topic
-means what `chronolog run` prints."""
+means what `chronolog run` prints.  With `--retention 3` the delayed Q(c) (3
+behind the latest time 6) is a correction and P(c) (4 behind 4) goes to the
+late topic, once."""
 
 from __future__ import annotations
 
@@ -21,9 +23,11 @@ SECOND = [{"interval": "[6,9]", "pred": "P", "args": ["a"]}, {"interval": "[5,9]
 HI = 12
 
 
-
 def test_mtl_fleet_survives_sigkill_and_means_what_run_prints(tmp_path):
     prog = tmp_path / "prog.mtl"
     prog.write_text(PROGRAM)
-    survives_sigkill(tmp_path, prog, FIRST, SECOND,
-                     lambda out: clip(meaning(changes_of([x.encode() for x in out])), F(HI)))
+    stderr = survives_sigkill(tmp_path, prog, FIRST, SECOND,
+                              lambda out: clip(meaning(changes_of([x.encode() for x in out])), F(HI)),
+                              options=("--retention", "3"), late=[FIRST[3]])  # P(c), as published
+    assert "all.jsonl:4:1: warning: event at t=0 is older than the retention horizon (1); ignored" in stderr
+    assert "ignored 1 events older than --retention 3" in stderr

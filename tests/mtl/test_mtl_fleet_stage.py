@@ -15,7 +15,7 @@ from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_pr
 from chronolog.evaluator import Span, time_text
 from chronolog.events import Event
 from chronolog.lang.mtl import interval_from_text, parse_mtl
-from chronolog.mtl.evaluator import MtlEvaluator
+from chronolog.mtl.evaluator import MtlEvaluator, reach_retention
 from chronolog.runtime.hosting import EvaluatorStage, hosting
 from chronolog.state.snapshots import roundtrip
 
@@ -46,19 +46,24 @@ def test_hosted_mtl_means_what_chronolog_run_prints(seed):
     lines_in = [orjson.dumps({"interval": w, "pred": p, "args": list(a)}) for p, a, w in
                 [(e.pred, e.args, Span(e.span[0], e.span[2], e.span[1], e.span[3]).text()) for e in events]]
     lines_in.append(orjson.dumps({"t": time_text(hi)}))
-    want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "stream"), events + [Event(hi)])), hi)
+    # late events up to the program's reach back (`--retention W`), in run and in the stage
+    bound = reach_retention(parse_mtl(text))
+    run = MtlEvaluator(parse_mtl(text), "stream", retention=bound)
+    want = clip(meaning(drive(run, events + [Event(hi)])), hi)
 
     host = hosting("mtl")
 
     def fresh() -> EvaluatorStage:
-        return EvaluatorStage(host.make(parse_mtl(text)), host.read, idle_flush=5.0)
+        return EvaluatorStage(host.stream(parse_mtl(text), bound), host.read, idle_flush=5.0)
 
-    stage, out, clock = fresh(), [], 0.0
+    stage, out, late, clock = fresh(), [], [], 0.0
     records = [("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines_in)]
     while records:
         n = rng.randint(1, 3)
         batch, records = records[:n], records[n:]
-        out += stage.process(batch, now=clock)[1]
+        produced, lines = stage.process(batch, now=clock)
+        out += lines
+        late += [o.value for o in produced if o.topic == "late"]
         clock += rng.choice([0.0, 1.0, 10.0])
         out += stage.process([], now=clock)[1]  # the loop's idle call: sometimes the latest time early
         if rng.random() < 0.3:
@@ -66,6 +71,8 @@ def test_hosted_mtl_means_what_chronolog_run_prints(seed):
             stage.last_input = clock  # a restart counts as input, on this test's clock
     out += stage.process([], now=clock + 100)[1]
     assert clip(meaning(changes_of(out)), hi) == want, text
+    assert len(late) == run.too_late == stage.late_events  # what run ignores goes to the late topic
+    assert all(record in lines_in for record in late)
 
 
 def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
@@ -89,9 +96,12 @@ def test_a_hosted_evaluator_with_retention_ignores_older_events():
     lines = [orjson.dumps({"t": t, "pred": "P", "args": ["a"]}) for t in range(10)]
     lines += [orjson.dumps({"t": 2, "pred": "P", "args": ["b"]}), orjson.dumps({"t": 7, "pred": "P", "args": ["c"]}),
               orjson.dumps({"t": 10})]
-    out = stage.process([("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines)], now=0.0)[1]
+    routed, out = stage.process([("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines)], now=0.0)
     out += stage.process([], now=100.0)[1]
     held = clip(meaning(changes_of(out)), 10)
     assert stage.evaluator.too_late == 1  # P(b) at 2, older than 8 - 3
+    # routed to chronolog.late as it came in, and counted (chronolog_late_events_total), as ingest does for LARS
+    assert [(o.topic, o.value) for o in routed] == [("late", lines[10])]
+    assert stage.progress()["late_events"] == 1
     assert ("Q", ("b",)) not in held and held[("Q", ("c",))] == [iv("[7,8]")]
     assert held[("Q", ("a",))] == [iv("[0,10]")]

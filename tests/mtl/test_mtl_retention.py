@@ -1,7 +1,7 @@
 """DatalogMTL corrections from the affected time on, and ``--retention N``.
 
 Expectations are this test's own: which events are too late (older than the
-evaluated time minus N when they arrive), and the batch evaluation of the
+latest time seen before them minus N), and the batch evaluation of the
 remaining events in time order.
 """
 
@@ -32,14 +32,12 @@ def arrival(rng: random.Random, ordered: list[Event], delays: int, retractions: 
 
 def kept_after_retention(events: list[Event], n) -> tuple[list[Event], int]:
     """The events a retention of ``n`` applies (this test's rule), in arrival order, and how many it drops."""
-    kept, dropped, latest, evaluated = [], 0, None, None
+    kept, dropped, latest = [], 0, None
     for e in events:
-        if latest is not None and e.t > latest:
-            evaluated = latest  # the evaluator advances to the previous latest time first
-        latest = e.t if latest is None or e.t > latest else latest
-        if e.pred is not None and n is not None and evaluated is not None and e.t < evaluated - n:
+        if e.pred is not None and n is not None and latest is not None and e.t < latest - n:
             dropped += 1
             continue
+        latest = e.t if latest is None or e.t > latest else latest
         kept.append(e)
     return kept, dropped
 
@@ -100,7 +98,7 @@ def test_cli_reports_events_older_than_the_retention(tmp_path):
     (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
     got = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"), "--retention", "3")
     assert got.returncode == 0, got.stderr
-    assert "in.jsonl:11:1: warning: event at t=2 is older than the retention horizon (5); ignored" in got.stderr
+    assert "in.jsonl:11:1: warning: event at t=2 is older than the retention horizon (6); ignored" in got.stderr
     assert "ignored 1 events older than --retention 3" in got.stderr
     assert '"args":["b"]' not in got.stdout and '"args":["c"]' in got.stdout
 
@@ -147,3 +145,47 @@ def restored_case(seed: int) -> bool:
 
 def test_a_state_exported_with_a_pending_correction_continues_exactly():
     assert sum(restored_case(seed) for seed in range(15)) >= 10  # most streams had a correction pending
+
+
+def test_run_applies_every_late_event_unless_a_retention_bounds_it(tmp_path):
+    # W = 2 (Diamondminus[0,2]): after P(a) at 0..9, P(b) at 7 is 2 behind the latest time 9, P(c) at 6
+    # is 3 behind: both applied by default (CONTRACT §2); --retention 2 (the reach) applies P(b) only
+    (tmp_path / "p.mtl").write_text("Q(X):-Diamondminus[0,2]P(X)\n")
+    lines = ['{"t": %d, "pred": "P", "args": ["a"]}' % t for t in range(10)]
+    lines += ['{"t": 7, "pred": "P", "args": ["b"]}', '{"t": 6, "pred": "P", "args": ["c"]}']
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    every = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"))
+    assert every.returncode == 0 and "ignored" not in every.stderr
+    assert '{"interval":"[6,8]","pred":"Q","args":["c"]}' in every.stdout.splitlines()  # 6 + [0,2]
+    assert '{"interval":"[7,inf)","pred":"Q","args":["b"]}' in every.stdout.splitlines()
+    got = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"), "--retention", "2")
+    assert got.returncode == 0, got.stderr
+    assert "in.jsonl:12:1: warning: event at t=6 is older than the retention horizon (7); ignored" in got.stderr
+    assert "ignored 1 events older than --retention 2" in got.stderr
+    assert '"args":["c"]' not in got.stdout
+    assert '{"interval":"[7,inf)","pred":"Q","args":["b"]}' in got.stdout.splitlines()
+    batch = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"), "--mode", "batch")
+    assert batch.returncode == 0 and "ignored" not in batch.stderr  # batch reads everything first: nothing is late
+    assert '{"interval":"[6,8]","pred":"Q","args":["c"]}' in batch.stdout.splitlines()
+
+
+def test_memory_is_flat_with_the_reach_as_retention_and_grows_without():
+    from types import SimpleNamespace
+
+    from chronolog.dialects import DIALECTS
+
+    program = parse_mtl("Q(X):-Diamondminus[0,2]P(X)\nR(X):-Boxminus[1,1]Q(X), P(X)\n")  # W = 2
+    held = {}
+    for retention in (2, None):  # --retention 2 (the program's reach), and not given (unlimited)
+        ev = DIALECTS["mtl"].evaluator(program, SimpleNamespace(mode=None, retention=retention), lambda m: None)
+        sizes = []
+        for t in range(3000):
+            for x in ("a", "b", "c"):
+                ev.push(Event(t, "P", (x,), False, None, (t, True, t, True)))
+            ev.advance(t)
+            sizes.append(len(ev.inputs) + sum(len(ivs) for ivs in ev.published.values()))
+        held[retention] = sizes
+    # three facts a time point; inputs and R's punctual answers kept for N + W + the pruning period (64)
+    assert max(held[2]) <= 2 * 3 * (2 + 2 + 64 + 2)
+    assert max(held[2][:300]) == max(held[2])  # flat: the first tenth of the stream already had the peak
+    assert held[None][-1] >= 2 * 3 * 2999  # the whole log and record

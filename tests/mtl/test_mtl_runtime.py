@@ -133,6 +133,37 @@ def test_cli_runs_streams_notes_batch_and_refuses_misuse(tmp_path):
     assert "forward-propagating: evaluated as a stream" in got.stdout
 
 
+def test_check_and_topology_describe_strata_streaming_and_the_partition_key(tmp_path):
+    # Q reads R under not: R/1 in stratum 1, Q/1 in 2; a step's window reaches back the longest rule's
+    # look-back (2: R's seeded values before it are final), the backfill's warm-up the chain's (1 + 2)
+    prog = tmp_path / "p.mtl"
+    prog.write_text("R(X):-Boxminus[0,2]S(X)\nQ(X):-P(X), not Diamondminus[1,1]R(X)\n")
+    got = chronolog("check", str(prog))
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[:2] == ["stratum 1: R/1", "stratum 2: Q/1"]
+    assert "negation: stratified, 2 strata" in lines and "input predicates: P/1, S/1" in lines
+    assert ("forward-propagating: evaluated as a stream (window reach 2); every late event applied "
+            "(--retention 2 makes memory flat)") in lines
+    assert "backfill: segments, input reach 3" in lines
+    assert any(x.startswith("fleet: one chain service") and "partition key: none" in x for x in lines)
+    topo = chronolog("topology", str(prog))
+    assert topo.returncode == 0 and topo.stdout.startswith(got.stdout)  # the description, then the fleet
+    rest = topo.stdout[len(got.stdout):]
+    assert "chronolog.late" in rest and "  chain: `chronolog service chain`" in rest
+    assert "writes: chronolog.answers, chronolog.dlq, chronolog.late" in rest
+    assert "partitioning: one partition: the mtl evaluator is not split by key" in rest
+    mermaid = chronolog("topology", str(prog), "--format", "mermaid")
+    assert mermaid.stdout.startswith("flowchart LR") and "S0[chain]" in mermaid.stdout
+    future = tmp_path / "f.mtl"
+    future.write_text("Q(X):-Diamondplus[1,1]P(X)\n")
+    got = chronolog("topology", str(future))
+    assert got.returncode == 0 and "stratum 1: Q/1" in got.stdout and "topics:" not in got.stdout
+    assert "not forward-propagating (" in got.stdout and "fleet: not available" in got.stdout
+    got = chronolog("topology", str(future), "--format", "mermaid")
+    assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr
+
+
 @pytest.fixture
 def short_stop():
     if not (DATA / "S1.jsonl").exists():
@@ -217,6 +248,47 @@ def test_lubm_nonrecursive_streams_the_directly_computed_answer(short_stop):
         as_cells[atom] = c
     heads = {"a1:AssistantProfessorCandidate", "a1:AssociateProfessorCandidate"}
     assert {k: v for k, v in as_cells.items() if k[0] in heads} == want and want
+
+
+@pytest.mark.parametrize("data", ["lubm_L1.jsonl", "lubm_L1h.jsonl"])
+def test_lubm_recursive_streams_the_directly_computed_answer(short_stop, data):
+    """Π_r from its definition on punctual data (every interval of L1 and L1h is a point, some at
+    halves): ScientistCandidate at t when a doctoralDegreeFrom held at t - 1; Scientist at t when
+    ScientistCandidate or FullProfessor held at t - 1 (Boxminus and Diamondminus [1,1] of points);
+    FullProfessor at t when Scientist held at t - 1; inputs of those predicates hold too; all within
+    the input's span [0, 300]."""
+    points: dict[tuple[str, tuple], set[F]] = {}
+    for line in (short_stop / data).read_text().splitlines():
+        rec = orjson.loads(line)
+        lo, _, hi, _ = iv(rec["interval"])
+        assert lo == hi
+        points.setdefault((rec["pred"], tuple(rec["args"])), set()).add(F(lo))
+    step = {"a1:ScientistCandidate": "a1:Scientist", "a1:FullProfessor": "a1:Scientist",
+            "a1:Scientist": "a1:FullProfessor"}  # what holding at t makes hold at t + 1
+    todo = []
+    for (p, args), ts in points.items():
+        for t in ts:
+            todo.append((("a1:ScientistCandidate", args[:1]), t + 1) if p == "a1:doctoralDegreeFrom" else ((p, args), t))
+    want: dict[tuple[str, tuple], set[F]] = {}
+    while todo:
+        atom, t = todo.pop()
+        if t > 300 or t in want.get(atom, set()):
+            continue
+        want.setdefault(atom, set()).add(t)
+        if atom[0] in step:
+            todo.append(((step[atom[0]], atom[1]), t + 1))
+    heads = set(step) | {"a1:ScientistCandidate"}
+    want = {k: v for k, v in want.items() if k[0] in heads}
+
+    got = chronolog("run", str(short_stop / "lubm_recursive.mtl"), "--input", str(short_stop / data))
+    assert got.returncode == 0, got.stderr
+    lines = [orjson.loads(x) for x in got.stdout.splitlines()]
+    held = clip(meaning([(x["pred"], tuple(x["args"]), _span_of(x["interval"]), x.get("diff", 1)) for x in lines]), 300)
+    as_points = {}
+    for atom, ivs in held.items():
+        assert all(lo == hi for lo, _, hi, _ in ivs)
+        as_points[atom] = {F(lo) for lo, _, _, _ in ivs}
+    assert as_points == want and sum(len(v) for v in want.values()) > 1000
 
 
 def _span_of(text: str):

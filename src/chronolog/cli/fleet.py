@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from chronolog.cli import retention_value
 from chronolog.errors import ChronologError
 from chronolog.lang import DIALECTS
 from chronolog.topology import TopicNames
@@ -31,7 +32,9 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--input-partitions", type=int, default=1, help="partitions of the input topic")
     up.add_argument("--state-dir", default=".chronolog", help="RocksDB state, logs and fleet.json (default .chronolog)")
     up.add_argument("--idle-flush", type=float, default=1.0, help="evaluate the latest time point after this many idle seconds")
-    up.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back (default: unlimited)")
+    up.add_argument("--retention", type=retention_value, metavar="N",
+                    help="repair late events up to N time points back; older ones go to the late topic; inf: all "
+                         "(default: inf for LARS; for DatalogMTL, the program's reach)")
     up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
     up.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
@@ -77,7 +80,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                      help="HTTP port of /metrics (default: $CHRONOLOG_METRICS_PORT or 9400; 0: any free port)")
     svc.add_argument("--idle-flush", type=float, default=1.0, help="grounding: close the latest time point after "
                      "this many idle seconds")
-    svc.add_argument("--retention", type=int, metavar="N", help="repair late events up to N time points back")
+    svc.add_argument("--retention", type=retention_value, metavar="N",
+                     help="repair late events up to N time points back (inf: all)")
     svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
     svc.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
+from chronolog.cli import lars_retention, retention_value
 from chronolog.errors import ChronologError
 from chronolog.lang import DIALECTS as _DIALECTS
 
@@ -23,15 +24,15 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 DIALECTS = list(_DIALECTS)
-# `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (int).
-RUN_OPTIONS: dict[str, tuple[str, object, list[str] | type | None]] = {
+# `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (a function).
+RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | None]] = {
     "--input": ("input", None, None),
     "--output": ("output", "-", None),
     "--dialect": ("dialect", None, DIALECTS),
     "--format": ("format", "jsonl", ["jsonl", "lines", "meteor", "rtec"]),
     "--until": ("until", None, int),
     "--on-error": ("on_error", "fail", ["fail", "skip"]),
-    "--retention": ("retention", None, int),
+    "--retention": ("retention", None, retention_value),
     "--answers": ("answers", "changelog", ["changelog", "points"]),
     "--mode": ("mode", None, ["stream", "batch", "tms", "oneshot"]),
     "--step": ("step", None, int),
@@ -60,7 +61,8 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         "--until": {"help": "evaluate up to this time point"},
         "--on-error": {"help": "bad input lines: stop (exit 2) or skip and count"},
         "--retention": {"metavar": "N",
-                        "help": "repair late events up to N time points back; older ones are reported and ignored (default: unlimited)"},
+                        "help": "repair late events up to N time points back; older ones are reported and ignored; "
+                                "inf: all (default: inf for LARS; for a DatalogMTL stream, the program's reach)"},
         "--answers": {"help": "answer form (default: changelog)"},
         "--mode": {"help": "LARS programs that are not stratified: tms (incremental truth maintenance, the default) "
                            "or oneshot (clingo per time point).  DatalogMTL: stream (answers as time advances; "
@@ -150,9 +152,9 @@ def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
         value: object = argv[i + 1]
         if not value or (value[0] == "-" and value != "-"):  # type: ignore[index]
             return None
-        if kind is int:
+        if callable(kind):
             try:
-                value = int(value)  # type: ignore[call-overload]
+                value = kind(value)
             except ValueError:
                 return None
         elif isinstance(kind, list) and value not in kind:
@@ -331,8 +333,8 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
         reader = ahead.reader
         with _open_out(args.output) as out, collecting_rarely():
             stats = run_embedded(
-                program, iter(ahead), out, answers=args.answers, until=args.until, retention=args.retention, warn=_error,
-                **solver,
+                program, iter(ahead), out, answers=args.answers, until=args.until,
+                retention=lars_retention(args.retention), warn=_error, **solver,
             )
     else:
         with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
@@ -346,7 +348,7 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
             with _open_out(args.output) as out, collecting_rarely():
                 stats = run_embedded(
                     program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until,
-                    retention=args.retention, warn=_error, **solver,
+                    retention=lars_retention(args.retention), warn=_error, **solver,
                 )
     if reader.skipped:
         _error(f"skipped {reader.skipped} bad input lines")
@@ -417,15 +419,31 @@ def cmd_topology(args: argparse.Namespace) -> int:
     from chronolog.topology import build_topology
 
     program = load_program(args.program, args.dialect)
-    if _describe_own(program):
-        return 0
-    topology = build_topology(plan_program(program), args.partitions,
-                              args.input_partitions, chain=args.chain)
+    from chronolog.dialects import evaluator_dialect
+
+    hosted = evaluator_dialect(program.dialect) is not None
+    if hosted:  # what the program is, then its fleet: one chain service hosting the evaluator
+        from chronolog.runtime.hosting import HostedPlan
+
+        if args.format == "text":
+            _describe_own(program)
+        try:
+            plan = HostedPlan(program)
+        except ChronologError:
+            if args.format == "text":
+                return 0  # the description said why it has no fleet (batch only)
+            raise
+        if args.format == "compose":
+            raise ChronologError(f"error: a {program.dialect} program runs as one chain service: use "
+                                 f"docker-compose.chain.yml, or --format helm-values")
+    else:
+        plan = plan_program(program)
+    topology = build_topology(plan, args.partitions, args.input_partitions, chain=args.chain)
     if args.format == "helm-values":
         from chronolog.deploy import helm_values
 
         print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
-                          "chronolog", args.chain), end="")
+                          "chronolog", args.chain or hosted), end="")
     elif args.format == "compose":
         from chronolog.deploy import compose_file
 

@@ -19,9 +19,12 @@ evaluates again from the earliest time it changes (the program is
 forward-propagating: nothing before depends on it), with the input log's
 facts from there minus the reach and what was published before as seeds,
 and publishes the differences as -1/+1 interval lines, so the final meaning
-is the stream's in time order.  ``retention`` bounds how late: older events
-are reported and ignored (``too_late``), and the input log keeps only what a
-correction within the retention can read.
+is the stream's in time order.  ``retention`` bounds how late: events older
+than the latest time seen minus it are reported and ignored (``too_late``),
+and the input log keeps only what a correction within the retention can
+read.  Without a retention every late event is applied (CONTRACT §2, as
+for LARS) and the input log grows with the stream; ``reach_retention``, the
+program's reach, is the retention that makes memory flat.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from chronolog.mtl.syntax import (
     head_atom,
     operators_of,
 )
+from chronolog.mtl.syntax import Atom as AtomLiteral
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]
@@ -91,6 +95,53 @@ def reach(program: MtlProgram) -> Fraction | float:
             head = head.operand
         w = max(w, back + forward)
     return w
+
+
+def diamond_only(program: MtlProgram) -> dict[tuple[str, int], Fraction | float]:
+    """The input predicates (no rule derives them) that every rule reads only
+    as the operand of a diamond with an operator interval of positive length,
+    with the shortest such length: gran(Π) per predicate (seed 002, Algorithm 6).
+    Their gaps shorter than it may be filled (``intervals.fill_gaps``)."""
+    heads = {head_atom(r.head).key for r in program.rules}
+    widths: dict[tuple[str, int], Fraction | float] = {}
+    other: set[tuple[str, int]] = set()
+
+    def visit(lit: Literal, width: Fraction | float | None) -> None:
+        if isinstance(lit, AtomLiteral):
+            if width is None or width <= 0:
+                other.add(lit.key)
+            else:
+                widths[lit.key] = min(widths.get(lit.key, width), width)
+        elif isinstance(lit, Negated):
+            visit(lit.operand, None)
+        elif isinstance(lit, Unary):
+            diamond = lit.op in ("Diamondminus", "Diamondplus")
+            visit(lit.operand, lit.rho[2] - lit.rho[0] if diamond else None)
+        else:
+            visit(lit.left, None)
+            visit(lit.right, None)
+
+    for rule in program.rules:
+        for lit in rule.body:
+            visit(lit.operand if isinstance(lit, Negated) else lit, None)
+    return {key: w for key, w in widths.items() if key not in other and key not in heads}
+
+
+def reach_retention(program: MtlProgram) -> Time | None:
+    """The retention that makes a stream's memory flat: the program's reach W,
+    the window a streaming step reads anyway (a late event is applied while its
+    time is still inside the window of the time being evaluated).  The input
+    log then holds the facts of about 2W time units and every atom's published
+    record as much.  Not the default: without ``--retention`` every late event
+    is applied (CONTRACT §2).  None (unlimited) when W is infinite."""
+    w = reach(program)
+    return None if w == inf else _num(w)
+
+
+def horizon(program: MtlProgram, retention: Time | float | None) -> Time | None:
+    """The evaluator's retention for a ``--retention`` value: None (not given)
+    and ``inf`` are unlimited."""
+    return None if retention is None or retention == inf else retention
 
 
 def input_reach(program: MtlProgram) -> Time | None:
@@ -170,10 +221,12 @@ class MtlEvaluator:
             raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
         self.mode = mode
         self.warn = warn
-        # how far before the evaluated time a delayed event or a retraction is still applied (None: any)
-        self.retention = None if retention is None else I.norm(Fraction(retention))
+        # how far before the latest time seen a delayed event or a retraction is still applied (None: any)
+        # (batch mode reads the whole input before evaluating: nothing is late)
+        self.retention = None if retention is None or mode == "batch" else I.norm(Fraction(retention))
         self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
         self.heads = {head_atom(r.head).key for r in program.rules}
+        self.fills = diamond_only(program)
         self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
         self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
         self.live: set[Atom] = set()  # published atoms holding inside the window (seeds, open claims)
@@ -183,6 +236,7 @@ class MtlEvaluator:
         self.lo: Fraction | None = None  # the input's span
         self.hi: Fraction | None = None
         self.evaluated: Fraction | None = None
+        self.latest: Fraction | None = None  # the latest time pushed (what --retention counts back from)
         self.dirty = False
         self.redo: Fraction | None = None  # the earliest time a delayed event or retraction changes
         self.prune_every = 64  # time points between two cuts of the input log and published record (retention)
@@ -202,13 +256,17 @@ class MtlEvaluator:
 
     def push(self, event: Event) -> None:
         t = I.norm(Fraction(event.t))
-        if (self.retention is not None and event.pred is not None and self.evaluated is not None
-                and t < self.evaluated - self.retention):
+        # too late: older than the latest time seen minus the retention (a rule of the input alone, so
+        # chronolog run and the fleet, which may have evaluated the latest time already, drop the same events)
+        if (self.retention is not None and event.pred is not None and self.latest is not None
+                and t < self.latest - self.retention):
             self.too_late += 1
             where = f"{event.loc}: " if event.loc else ""
             self.warn(f"{where}warning: event at t={time_text(_num(t))} is older than the retention horizon "
-                      f"({time_text(_num(self.evaluated - self.retention))}); ignored")
+                      f"({time_text(_num(self.latest - self.retention))}); ignored")
             return
+        if self.latest is None or t > self.latest:
+            self.latest = t
         iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
         ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
         self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
@@ -260,6 +318,9 @@ class MtlEvaluator:
                 slot.setdefault(args, []).extend(ivs)
         db: Db = {key: {args: I.coalesce(ivs) if len(ivs) > 1 else ivs for args, ivs in rel.items()}
                   for key, rel in grouped.items()}
+        for key, width in self.fills.items():  # read only through wide diamonds: short gaps change nothing
+            if key in db:
+                db[key] = {args: I.fill_gaps(ivs, width) for args, ivs in db[key].items()}
         self.kept = sum(len(v) for rel in db.values() for v in rel.values())
         self.max_kept = max(self.max_kept, self.kept)
         return self.materialiser.run(db, window, derive)
@@ -420,7 +481,8 @@ class MtlEvaluator:
             "dialect": self.dialect, "mode": self.mode,
             "inputs": [[p, list(a), I.text(iv), n] for (p, a, iv), n in self.inputs.items()],
             "published": [[p, list(a), [I.text(iv) for iv in ivs]] for (p, a), ivs in self.published.items()],
-            "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "dirty": self.dirty,
+            "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "latest": num(self.latest),
+            "dirty": self.dirty,
             "redo": num(self.redo),
             "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
         })
@@ -437,6 +499,8 @@ class MtlEvaluator:
                               for p, a, ivs in data["published"]}
             self.lo, self.hi, self.evaluated = (None if x is None else I.norm(Fraction(x))
                                                 for x in (data["lo"], data["hi"], data["evaluated"]))
+            latest = data.get("latest", data["evaluated"])  # absent in states written before: the evaluated time
+            self.latest = None if latest is None else I.norm(Fraction(latest))
             self.active = dict(self.inputs)  # the working set, pruned again by the next step
             self.live = set(self.published)
             self.dirty = bool(data["dirty"])

@@ -7,7 +7,9 @@ decodes each record with the dialect's own reader, pushes the events in
 arrival order and advances as ``chronolog run`` does (a time is evaluated
 once a later one arrives, or once input has been idle for ``idle_flush``
 seconds); delayed events and retractions come out of the next ``advance``
-as corrections.  Its state is the evaluator's ``export_state`` (no
+as corrections, and an event older than the evaluator's retention goes to
+the late topic as the record it came in (as ingest routes LARS's), for a
+later backfill.  Its state is the evaluator's ``export_state`` (no
 journals: each commit stores all of it).
 
 ``hosting`` says how to host each dialect (``chronolog.dialects``): how to
@@ -114,6 +116,7 @@ class EvaluatorStage:
                                     service="chain")
                 leaving.append(Out("dlq", 0, letter.model_dump_json().encode()))
                 continue
+            late = self.late_events
             for ev in events:
                 self.last_input = now
                 if self.latest is not None and ev.t > self.latest:
@@ -123,11 +126,18 @@ class EvaluatorStage:
                 if self.done is not None and ev.t <= self.done:
                     self.dirty = True
                 self.evaluator.push(ev)
+            if self.late_events > late:  # older than the retention: ignored, kept for a backfill as LARS's are
+                leaving.append(Out("late", 0, value))
         if self.latest is not None and now - self.last_input >= self.idle_flush and (
                 self.done is None or self.done < self.latest or self.dirty):
             changes += self._advance(self.latest)  # input idle: the latest time too
         points = points_as_t(self.evaluator.dialect)  # as chronolog run writes them ([7,7] for DatalogMTL)
         return leaving, [interval_line(*change, points) for change in changes]
+
+    @property
+    def late_events(self) -> int:
+        """Events the evaluator ignored as older than its retention (``too_late``)."""
+        return int(getattr(self.evaluator, "too_late", 0))
 
     def _advance(self, until: Time) -> list[AnswerChange]:
         self.done, self.dirty = until, False
@@ -136,7 +146,7 @@ class EvaluatorStage:
     def progress(self) -> dict[str, int | None]:
         done = self.done
         return {"dead_letters": self.dead_letters, "delayed_events": getattr(self.evaluator, "delayed", 0),
-                "time_point": None if done is None else int(done)}
+                "late_events": self.late_events, "time_point": None if done is None else int(done)}
 
     def journals(self) -> dict[str, Journal]:
         return {}

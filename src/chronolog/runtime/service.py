@@ -74,7 +74,7 @@ class ServiceConfig:
     state_dir: Path = Path(".chronolog")
     metrics_port: int = 0
     idle_flush: float = 1.0
-    retention: int | None = None
+    retention: int | float | None = None  # --retention N; inf: unlimited; None: the dialect's default
     prefix: str = "chronolog"
     kafka: dict[str, str] = field(default_factory=dict)
     batch: int = 2000
@@ -125,6 +125,9 @@ def make_stage(cfg: ServiceConfig) -> Stage:
             raise ChronologError(f"error: a {plan.program.dialect} program runs as one chain service (partition 0)")
         host = hosting(plan.program.dialect, plan.program)
         return EvaluatorStage(host.stream(plan.program, cfg.retention), host.read, idle_flush=cfg.idle_flush)
+    from chronolog.cli import lars_retention
+
+    retention = lars_retention(cfg.retention)  # --retention inf: LARS's default, unlimited
     strata = plan.fleet_strata
     key, why = partition_key(plan)
     if key is None and cfg.partition > 0:
@@ -133,18 +136,18 @@ def make_stage(cfg: ServiceConfig) -> Stage:
     if not 0 <= cfg.partition < max(1, cfg.partitions):
         raise ChronologError(f"error: --partition {cfg.partition} is outside 0..{cfg.partitions - 1}")
     if cfg.service == "ingest":
-        return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, cfg.retention)
+        return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, retention)
     if cfg.service == "grounding":
         return GroundingStage(idle_flush=cfg.idle_flush)
     if cfg.service == "reasoner":
         if cfg.stratum is None or not 1 <= cfg.stratum <= strata:
             raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
-        return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning, retention=cfg.retention)
+        return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning, retention=retention)
     if cfg.service == "output":
-        return OutputStage(plan, strata, warn=log.warning, retention=cfg.retention)
+        return OutputStage(plan, strata, warn=log.warning, retention=retention)
     if cfg.service == "chain":
-        ingest = IngestStage(key, 1, cfg.input_partitions, cfg.retention) if chains_ingest(cfg) else None
-        return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=cfg.retention)
+        ingest = IngestStage(key, 1, cfg.input_partitions, retention) if chains_ingest(cfg) else None
+        return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=retention)
     raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
 
 
