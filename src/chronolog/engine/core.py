@@ -171,7 +171,8 @@ class Engine:
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
     def __init__(
-        self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None
+        self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None,
+        only: Collection[int] | None = None,
     ) -> None:
         """``incremental=False`` recomputes every component at every time point
         (a cross-check for the counting maintenance, same code otherwise).
@@ -180,6 +181,10 @@ class Engine:
         lower ones are imported (``step(..., imported=...)``), the higher ones
         skipped.  This is how each fleet reasoner runs its stratum with the same
         core; ``k`` past the last stratum imports everything (the output service).
+
+        ``only``: evaluate just these components (indices into ``plan.components``,
+        closed under dependencies and stratified) and skip the others: the
+        stratified lower part of a program the TMS evaluates above it.
         """
         self.plan = plan
         self.t1 = t1
@@ -189,6 +194,7 @@ class Engine:
         # measure what they save (``chronolog bench lars --no-pruning``).
         self.pruning = PRUNING if pruning is None else pruning
         self.stratum = stratum
+        self.only = None if only is None else frozenset(only)
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
         # Output of padded predicates: atoms of visible rules, and the rest at t only.
@@ -219,7 +225,9 @@ class Engine:
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
         self._time_reach = time_reach(plan)
         for ci, comp in enumerate(plan.components):
-            if stratum is None or comp.stratum == stratum:
+            if self.only is not None:
+                self._role.append("compute" if ci in self.only else "skip")
+            elif stratum is None or comp.stratum == stratum:
                 self._role.append("compute")
             else:
                 self._role.append("import" if comp.stratum < stratum else "skip")
@@ -700,6 +708,7 @@ class Engine:
             "incremental": self.incremental,
             "pruning": self.pruning,
             "stratum": self.stratum,
+            "only": self.only,
             "rels": {p: rel.tuples for p, rel in self.rels.items()},
             "answers": {p: rel.tuples for p, rel in self._answers.items()},
             "time_views": self._time_views,
@@ -713,7 +722,7 @@ class Engine:
     def __setstate__(self, state: dict) -> None:
         self.__init__(  # type: ignore[misc]
             state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"),
-            pruning=state.get("pruning", True),
+            pruning=state.get("pruning", True), only=state.get("only"),
         )
         self.t = state["t"]
         for p, tuples in state["rels"].items():

@@ -36,10 +36,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable, Sequence
 
-from chronolog.engine.core import ANSWERS, Fact, StepResult
+from chronolog.engine.core import ANSWERS, Engine, Fact, StepResult
 from chronolog.engine.plan import TICK, Plan, PredKey, trim_stream
 from chronolog.engine.rules import _compare, _Undefined
 from chronolog.engine.tms import Tms
+from chronolog.engine.tms_split import split_plan
 from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var, expr_vars
 
 log = logging.getLogger(__name__)
@@ -116,8 +117,12 @@ def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
 class _Window:
     """The stream facts (and background, and the timeline) visible at ``t``."""
 
-    def __init__(self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> None:
+    def __init__(
+        self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]],
+        lower: dict[PredKey, frozenset] | None = None,
+    ) -> None:
         self.plan, self.t1, self.t, self.events = plan, t1, t, events
+        self.lower = lower or {}  # the atoms of the lower part (engine/tms_split.py) holding at t
         self._cache: dict[tuple, set[tuple]] = {}
         self._by_pred: dict[PredKey, list[tuple[int, tuple]]] | None = None
 
@@ -139,6 +144,13 @@ class _Window:
     def _compute(self, lit: ExtAtom) -> set[tuple]:
         pred = lit.atom.key
         t, t1 = self.t, self.t1
+        rows = self.lower.get(pred)
+        if rows is not None:  # a predicate of the lower part: it holds at t only
+            if lit.op is Op.AT:
+                return {args + (t,) for args in rows}
+            if lit.op is Op.BOX and self.span(lit.window, lit.op) != t:
+                return set()
+            return rows  # type: ignore[return-value]
         if isinstance(lit.window, TupleWindow):
             n = lit.window.size
             sel = self.events[-n:] if n > 0 else []
@@ -277,10 +289,12 @@ class LarsGrounder:
         out.extend(neg)
         return out
 
-    def ground(self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> list[tuple[set, set]]:
+    def ground(
+        self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]], lower: dict[PredKey, frozenset] | None = None,
+    ) -> list[tuple[set, set]]:
         """The change of the ground program for the evaluation at ``t``: (rules
         before, rules now) of every component whose grounding changed."""
-        g = _Grounding(self, _Window(self.plan, t1, t, events))
+        g = _Grounding(self, _Window(self.plan, t1, t, events, lower))
         return g.run()
 
 
@@ -640,10 +654,22 @@ class _Grounding:
 class TmsEngine:
     """The TMS strategy behind the incremental ``Engine``'s interface."""
 
-    def __init__(self, plan: Plan, t1: int, seed: int = 0) -> None:
-        self.plan = plan
+    def __init__(self, plan: Plan, t1: int, seed: int = 0, split: bool = True) -> None:
         self.t1 = t1
         self.t: int | None = None
+        # The stratified lower part (engine/tms_split.py) is the core engine's; the
+        # TMS grounds and labels the rest, reading the lower atoms as input.
+        parts = split_plan(plan) if split else None
+        self.lower: Engine | None = None
+        self._reads: tuple[PredKey, ...] = ()
+        self._below: dict[PredKey, frozenset] = {}
+        self._lower_ok = True
+        if parts is not None:
+            self.lower = Engine(plan, t1, only=parts.lower)
+            self._reads = parts.reads
+            self._below = {p: frozenset() for p in parts.reads}
+            plan = parts.upper
+        self.plan = plan
         self.grounder = LarsGrounder(plan)
         self.tms = Tms(seed)
         self._events: list[tuple[int, PredKey, tuple]] = []
@@ -664,7 +690,16 @@ class TmsEngine:
         routes = self.plan.input_routes
         self._events.extend((t, routes.get(key, key), args) for key, args in facts)
         self._trim(t)
-        changes = self.grounder.ground(self.t1, t, self._events)
+        low = None
+        if self.lower is not None:
+            low = self.lower.step(t, facts)
+            self._lower_ok = low.consistent
+            rels, below = self.lower.rels, self._below
+            for p in self._reads:  # (unchanged rows keep their identity: cheap cache checks)
+                rows = rels[p].tuples
+                if rows != below[p]:
+                    below[p] = frozenset(rows)
+        changes = self.grounder.ground(self.t1, t, self._events, self._below)
         tms = self.tms
         for before, now in changes:  # expired ground rules out, new ones in
             for rule in before - now:
@@ -675,14 +710,14 @@ class TmsEngine:
         guide = None if self.guide is None else self.guide.get(t)
         prefer = None if guide is None else guide.__contains__
         was, version = self.consistent, tms.version
-        self.consistent = tms.update(prefer, self._shifted)
+        self.consistent = tms.update(prefer, self._shifted) and self._lower_ok
         previous = self.history.get(t - 1)
         if tms.version == version and self.consistent == was and previous is not None and not self.grounder.padded:
             self.history[t] = previous  # the labels did not change: nor did the answer
-            return self._result(t, unchanged=True)
+            return self._result(t, low, unchanged=True)
         labels = frozenset(tms.model())
         self.history[t] = previous if previous == labels else labels
-        return self._result(t)
+        return self._result(t, low)
 
     def follow(self, previous: "TmsEngine") -> None:
         """Replay the past as ``previous`` evaluated it (its labels guide the choices)."""
@@ -705,16 +740,21 @@ class TmsEngine:
             return self.tms.holds((key[0], key[1][:-1] + (self.t - 1,)))  # type: ignore[operator]
         return None
 
-    def _result(self, t: int, unchanged: bool = False) -> StepResult:
-        """The answer's changes since t-1 (none to compute when the labels did not change)."""
-        result = StepResult(t)
+    def _result(self, t: int, low: StepResult | None, unchanged: bool = False) -> StepResult:
+        """The answer's changes since t-1 (none to compute when the labels did not
+        change), the lower part's (``low``) first."""
+        result = StepResult(t) if low is None else low
         result.consistent = self.consistent
         if unchanged:
             return result
         now, timed = self._answer_now(t) if self.consistent else (set(), set())
         before_now, before_timed = self._now, self._timed
-        result.now = [(p, a, 1) for p, a in now - before_now] + [(p, a, -1) for p, a in before_now - now]
-        result.timed = [x + (1,) for x in timed - before_timed] + [x + (-1,) for x in before_timed - timed]
+        if now != before_now:
+            for p, (added, removed) in _by_pred(now - before_now, before_now - now, lambda x: (x[0], x[1])).items():
+                result.add_now(p, added, removed)
+        if timed != before_timed:
+            for p, (added, removed) in _by_pred(timed - before_timed, before_timed - timed, lambda x: (x[0], x[1] + (x[2],))).items():
+                result.add_timed(p, added, removed)
         self._now, self._timed = now, timed
         return result
 
@@ -747,7 +787,8 @@ class TmsEngine:
     # ------------------------------------------------------------ inspection
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
-        return list(self._now)
+        lower = [] if self.lower is None else list(self.lower.holding_now())
+        return lower + list(self._now)
 
     def exported(self) -> frozenset:
         """The answer as ``Imported.content`` for the fleet's output service."""
@@ -756,11 +797,12 @@ class TmsEngine:
             out.append((p, a + (T,)))
             if p in self.grounder.padded:
                 out.append(((ANSWERS, p), a + (T,)))
-        return frozenset(out)
+        return frozenset(out) if self.lower is None else frozenset(out) | self.lower.exported()
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
         t = self.t
-        return {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
+        mine = {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
+        return mine if self.lower is None else mine | self.lower.derived_at()
 
     # ------------------------------------------------------------ labels as data
 
@@ -808,6 +850,16 @@ class TmsEngine:
         self._now, self._timed = self._answer_now(self.t) if self.t is not None else (set(), set())
         self.history.update(self.labels_history(data))
         return True
+
+
+def _by_pred(added: set, removed: set, split: Any) -> dict[PredKey, tuple[list, list]]:
+    """Changes grouped per predicate; ``split`` maps one to (pred, args)."""
+    out: dict[PredKey, tuple[list, list]] = {}
+    for sign, atoms in ((0, added), (1, removed)):
+        for x in atoms:
+            p, args = split(x)
+            out.setdefault(p, ([], []))[sign].append(args)
+    return out
 
 
 def _key_data(key: object) -> Any:
