@@ -218,7 +218,10 @@ class Engine:
         self._sizes: dict[int, list[int]] = {}
         # Counted components of padded predicates: the sources of their hidden rules.
         self._padded_counted: dict[int, list[Rel]] = {}
-        self._dirty: set[int] = set()  # counted components with a changed input at this time point
+        self._dirty: set[int] = set()  # watched components with a changed input at this time point
+        # Components evaluated whole whose result is a function of their inputs
+        # alone (no time): True once evaluated, until an input changes.
+        self._quiet: dict[int, bool] = {}
         self._ticking: dict[int, bool] = {}
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
@@ -251,16 +254,11 @@ class Engine:
                 self._counts[ci] = None
                 if all(cr.injective for cr in compiled):
                     self._injective.add(ci)
-                for srcs in sources:
-                    for rel in srcs:
-                        if isinstance(rel, Rel):
-                            if not rel.journaled:
-                                rel.start_journal()
-                                self._journaled.append(rel)
-                            # a change of an input marks the component for this time point
-                            ids = () if rel.watch is None else rel.watch[1]
-                            if ci not in ids:
-                                rel.watch = (self._dirty, (*ids, ci))
+                self._watch(ci, sources)
+            elif incremental and _timeless(comp, compiled, sources, plan):
+                # evaluated whole, but only when an input changed (or after no answer set)
+                self._quiet[ci] = False
+                self._watch(ci, sources)
 
         # Indexes every step looks up (the counted components' delta pipelines,
         # the others' whole bodies); an index a recount builds and no step reads
@@ -283,6 +281,18 @@ class Engine:
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
     # ------------------------------------------------------------ wiring
+
+    def _watch(self, ci: int, sources: list[list[object]]) -> None:
+        """Journal the component's input relations: a change marks it dirty for the time point."""
+        for srcs in sources:
+            for rel in srcs:
+                if isinstance(rel, Rel):
+                    if not rel.journaled:
+                        rel.start_journal()
+                        self._journaled.append(rel)
+                    ids = () if rel.watch is None else rel.watch[1]
+                    if ci not in ids:
+                        rel.watch = (self._dirty, (*ids, ci))
 
     def _source(self, lit: ExtAtom, members: set[PredKey]) -> object:
         key = lit.atom.key
@@ -384,9 +394,16 @@ class Engine:
                     self._stop_counting(ci)  # a hidden rule derives: evaluate it whole from now on
                 if ci in self._counts:
                     self._maintain(ci, comp, compiled, sources, t, result)
+                elif self._quiet.get(ci) and ci not in self._dirty:
+                    # no input changed: the same content; only views pinning it to t move
+                    for p in comp.preds:
+                        if p in self._now_views_of:
+                            self._announce(p, (), (), t, result)
                 else:
                     content = self._evaluate(comp, compiled, sources, t)
                     self._publish(comp, content, t, result)
+                    if ci in self._quiet:
+                        self._quiet[ci] = True
         except NoAnswerSet as exc:
             import logging  # rare: imported when needed (start-up time)
 
@@ -397,6 +414,8 @@ class Engine:
                     continue
                 if ci in self._counts:
                     self._counts[ci] = None
+                if ci in self._quiet:
+                    self._quiet[ci] = False
                 self._publish(comp, {p: set() for p in comp.preds}, t, result)
             result.now = _net(result.now)
             result.timed = _net(result.timed)
@@ -785,6 +804,15 @@ class Engine:
             else:
                 out.update((p, args, self.t) for args in self.rels[p])
         return out
+
+
+def _timeless(comp: Component, compiled: list[CompiledRule], sources: list[list[object]], plan: Plan) -> bool:
+    """Whether evaluating the component whole gives the same content for the same
+    input relations at any time point: no timed predicate, its own predicates read
+    as they are now (not boxed or pinned to a time)."""
+    if any(p in plan.timed for p in comp.preds) or any(cr.uses_now for cr in compiled):
+        return False
+    return all(s.lit.op in (Op.NOW, Op.DIAMOND) for srcs in sources for s in srcs if isinstance(s, _Inner))
 
 
 def _count(
