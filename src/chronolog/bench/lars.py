@@ -143,6 +143,7 @@ class Evaluation:
     seconds: float
     time_points: int
     facts: int
+    restarts: int | None = None  # TMS: whole-program solves after a failed local relabelling
 
 
 def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str | None = None) -> Evaluation:
@@ -158,7 +159,7 @@ def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str |
     if done.returncode != 0:
         raise BenchError(f"error: evaluation of {program_path} failed: {done.stderr.strip()[-500:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    return Evaluation(got["seconds"], got["time_points"], got["facts"])
+    return Evaluation(got["seconds"], got["time_points"], got["facts"], got.get("restarts"))
 
 
 def _evaluation_main(argv: list[str]) -> None:
@@ -170,7 +171,7 @@ def _evaluation_main(argv: list[str]) -> None:
         core.PRUNING = False
     mode = argv[argv.index("--mode") + 1] if "--mode" in argv else None
     ev = evaluate_here(Path(argv[0]), Path(argv[1]), mode)
-    print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts}))
+    print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts, "restarts": ev.restarts}))
 
 
 def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> Evaluation:
@@ -206,7 +207,8 @@ def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> 
             start = clock()
             step(t, got)
             spent += clock() - start
-    return Evaluation(spent, last - first + 1, facts)
+    tms = getattr(engine, "tms", None)
+    return Evaluation(spent, last - first + 1, facts, None if tms is None else tms.restarts)
 
 
 @dataclass
@@ -223,6 +225,7 @@ class Row:
     curve: list[tuple[int, int]] = field(default_factory=list)  # (tps, peak RSS)
     unpruned_ms_per_tp: float | None = None  # --no-pruning: the evaluation without pruning
     pruning_ratio: float | None = None  # median of paired ratios, with / without pruning
+    restarts: int | None = None  # TMS start-overs in the evaluation
     error: str | None = None
 
 
@@ -247,6 +250,7 @@ def bench_workload(
             if no_pruning:
                 unpruned.append(evaluate(program, stream, pruning=False))
         ev = runs[0]
+        row.restarts = ev.restarts
         row.eval_ms_per_tp = _median([r.seconds for r in runs]) * 1000 / max(ev.time_points, 1)
         if unpruned:
             row.unpruned_ms_per_tp = _median([r.seconds for r in unpruned]) * 1000 / max(ev.time_points, 1)
@@ -293,6 +297,17 @@ def _mib(n: int | None) -> str:
     return "-" if n is None else f"{n / (1 << 20):.0f} MiB"
 
 
+def _against_oneshot(row: Row, rows: list[Row]) -> str:
+    """A TMS row's whole-process times as fractions of the one-shot row of the same workload."""
+    if row.mode != "tms" or row.process_ms_per_tp is None or row.cpu_ms_per_tp is None:
+        return "-"
+    for other in rows:
+        if (other.mode == "oneshot" and other.workload == row.workload and other.params == row.params
+                and other.process_ms_per_tp and other.cpu_ms_per_tp):
+            return f"{row.process_ms_per_tp / other.process_ms_per_tp:.3f}, {row.cpu_ms_per_tp / other.cpu_ms_per_tp:.3f}"
+    return "-"
+
+
 def render(rows: list[Row], memory_curve: bool) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -311,6 +326,9 @@ def render(rows: list[Row], memory_curve: bool) -> None:
     table.add_column("answers", justify="right")
     if memory_curve:
         table.add_column("RSS 1x / 5x / 10x", justify="right")
+    if modes:
+        table.add_column("TMS start-overs", justify="right")
+        table.add_column("process / oneshot's (wall, cpu)", justify="right")
     pruning = any(r.pruning_ratio is not None for r in rows)
     if pruning:
         table.add_column("eval ms/tp no pruning", justify="right")
@@ -330,6 +348,9 @@ def render(rows: list[Row], memory_curve: bool) -> None:
         ]
         if memory_curve:
             cells.append(" / ".join(_mib(m) for _, m in r.curve) if r.curve else "-")
+        if modes:
+            cells.append("-" if r.restarts is None else f"{r.restarts:,}")
+            cells.append(_against_oneshot(r, rows))
         if pruning:
             cells.append("-" if r.unpruned_ms_per_tp is None else f"{r.unpruned_ms_per_tp:.3f}")
             cells.append("-" if r.pruning_ratio is None else f"{r.pruning_ratio:.2f}")
