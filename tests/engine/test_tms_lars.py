@@ -20,12 +20,20 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
 
 from answer_sets import all_answers  # noqa: E402
-from strategies import CHOICE_TEMPLATES, programs, random_choice_program, random_stream, streams  # noqa: E402
+from strategies import (  # noqa: E402
+    CHOICE_TEMPLATES,
+    programs,
+    random_choice_program,
+    random_program,
+    random_stream,
+    streams,
+)
 
 from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
 from chronolog.engine.core import Engine  # noqa: E402
 from chronolog.engine.plan import plan_program  # noqa: E402
 from chronolog.engine.tms_engine import TmsEngine  # noqa: E402
+from chronolog.engine.tms_split import split_plan  # noqa: E402
 from chronolog.errors import ProgramError  # noqa: E402
 from chronolog.events import Event  # noqa: E402
 from chronolog.ir import Program  # noqa: E402
@@ -42,11 +50,12 @@ def by_time(events: list[Event]) -> tuple[int, int, dict[int, list]]:
     return min(facts), max(facts), facts
 
 
-def check_tms_answers(program: Program, events: list[Event], seed: int = 0) -> list[frozenset]:
-    """Run the TMS over ``events``; assert each point's answer is an answer set's."""
+def check_tms_answers(program: Program, events: list[Event], seed: int = 0, split: bool = True) -> list[frozenset]:
+    """Run the TMS over ``events``; assert each point's answer is an answer set's.
+    ``split=False``: the TMS takes the whole program (no lower part for the core engine)."""
     plan = plan_program(program)
     t1, last, facts = by_time(events)
-    engine = TmsEngine(plan, t1, seed)
+    engine = TmsEngine(plan, t1, seed, split=split)
     flat: list[tuple[int, str, tuple]] = []
     answers = []
     for t in range(t1, last + 1):
@@ -91,6 +100,78 @@ def test_seeded_programs_with_choices(seed: int) -> None:
     except ProgramError:
         return
     check_tms_answers(program, random_stream(rng), seed=seed % 5)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(stratified=False), streams(), st.integers(0, 3))
+def test_random_non_stratified_programs_whole_tms(program: Program, events: list[Event], seed: int) -> None:
+    """The TMS over the whole program (no split, as for ``tms!`` on a stratified one)."""
+    try:
+        plan_program(program)
+    except ProgramError:
+        return
+    check_tms_answers(program, events, seed, split=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_split_and_whole_tms_agree_on_the_lower_part(seed: int) -> None:
+    """The stratified lower part has one answer: the core engine below the TMS
+    (engine/tms_split.py) and the TMS over the whole program must give the same
+    lower atoms at every point, and agree on whether there is an answer set;
+    and the split engine's answers are clingo's answer sets."""
+    rng = random.Random(seed)
+    for _ in range(40):  # (most random programs have no lower part: draw one that has)
+        try:
+            program = random_program(rng, stratified=False) if rng.random() < 0.5 else parse(random_choice_program(rng))
+            plan = plan_program(program)
+        except ProgramError:
+            continue
+        parts = split_plan(plan)
+        if parts is not None:
+            break
+    else:
+        return
+    events = random_stream(rng)
+    t1, last, facts = by_time(events)
+    split, whole = TmsEngine(plan, t1, split=True), TmsEngine(plan, t1, split=False)
+    lower = {p for ci in parts.lower for p in plan.components[ci].preds}
+    for t in range(t1, last + 1):
+        a, b = split.step(t, facts.get(t, [])), whole.step(t, facts.get(t, []))
+        assert a.consistent == b.consistent, t
+        if a.consistent:
+            assert {x for x in split.derived_at() if x[0] in lower} == {x for x in whole.derived_at() if x[0] in lower}, t
+    check_tms_answers(program, events, seed % 3)  # and the split engine's answers are answer sets
+
+
+def test_upper_part_reads_lower_atoms_through_windows() -> None:
+    """Box, diamond and @ over a predicate of the lower part: it holds at t only
+    (a box over more than the current point is false, an @ is pinned to t)."""
+    program = parse(
+        "l(X) :- p(X) [3].\n"
+        "a(X) :- l(X) always [2], not b(X).\nb(X) :- l(X) always [2], not a(X).\n"
+        "g(X) :- l(X) [2], not h(X).\nh(X) :- l(X) at T [4], T < 3, not g(X).\n"
+        "k(X,T) :- l(X) at T [2], g(X).\nm(X) :- l(X) always [0], not g(X)."
+    )
+    plan = plan_program(program)
+    assert TmsEngine(plan, 0).lower is not None
+    rng = random.Random(3)
+    events = sorted((Event(t, "p", (rng.randint(1, 2),)) for t in range(0, 9)), key=lambda e: e.t)
+    for seed in range(3):
+        answers = check_tms_answers(program, events, seed)
+        assert any(p == "a" or p == "b" for p, _, _ in answers[0])  # the box holds at the first point
+        assert not any(p in ("a", "b") for ans in answers[1:] for p, _, _ in ans)  # and only there
+
+
+def test_scenario_b_leaves_only_the_choice_to_the_tms() -> None:
+    program, events = scenario("tickerB", 5, 40)
+    plan = plan_program(program)
+    engine = TmsEngine(plan, 0)
+    assert engine.lower is not None
+    _, last, facts = by_time(events)
+    for t in range(last + 1):
+        engine.step(t, facts.get(t, []))
+        assert {k[0][0] for k in engine.tms.ids} <= {"get", "n_get"}, t
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

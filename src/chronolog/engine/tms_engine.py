@@ -114,15 +114,40 @@ def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
     return lit.atom.args
 
 
+def derived_relation(rows: "set[tuple] | frozenset[tuple]", timed: bool, op: Op, lo: int, t: int) -> set[tuple]:
+    """The tuples of a literal's pattern over the atoms ``rows`` of a derived
+    predicate in the answer at ``t`` (a timed one's with their time last), the
+    literal's window starting at ``lo``: a predicate that is not timed holds at
+    ``t`` only."""
+    if not timed:
+        if op is Op.AT:
+            return {args + (t,) for args in rows}
+        if op is Op.BOX and lo != t:
+            return set()
+        return rows  # type: ignore[return-value]
+    if op is Op.NOW:
+        return {r[:-1] for r in rows if r[-1] == t}
+    if op is Op.AT:
+        return {r for r in rows if lo <= r[-1] <= t}
+    if op is Op.DIAMOND:
+        return {r[:-1] for r in rows if lo <= r[-1] <= t}
+    have: dict[tuple, set[int]] = {}
+    for r in rows:
+        if lo <= r[-1] <= t:
+            have.setdefault(r[:-1], set()).add(r[-1])
+    return {a for a, ts in have.items() if len(ts) == t - lo + 1}
+
+
 class _Window:
     """The stream facts (and background, and the timeline) visible at ``t``."""
 
     def __init__(
         self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]],
-        lower: dict[PredKey, frozenset] | None = None,
+        lower: dict[PredKey, frozenset] | None = None, lower_timed: frozenset[PredKey] = frozenset(),
     ) -> None:
         self.plan, self.t1, self.t, self.events = plan, t1, t, events
-        self.lower = lower or {}  # the atoms of the lower part (engine/tms_split.py) holding at t
+        self.lower = lower or {}  # the atoms of the lower part (engine/tms_split.py) in the answer at t
+        self.lower_timed = lower_timed  # its timed predicates (their tuples end with the time)
         self._cache: dict[tuple, set[tuple]] = {}
         self._by_pred: dict[PredKey, list[tuple[int, tuple]]] | None = None
 
@@ -145,12 +170,8 @@ class _Window:
         pred = lit.atom.key
         t, t1 = self.t, self.t1
         rows = self.lower.get(pred)
-        if rows is not None:  # a predicate of the lower part: it holds at t only
-            if lit.op is Op.AT:
-                return {args + (t,) for args in rows}
-            if lit.op is Op.BOX and self.span(lit.window, lit.op) != t:
-                return set()
-            return rows  # type: ignore[return-value]
+        if rows is not None:  # a predicate of the lower part: its atoms in the answer at t
+            return derived_relation(rows, pred in self.lower_timed, lit.op, self.span(lit.window, lit.op), t)
         if isinstance(lit.window, TupleWindow):
             n = lit.window.size
             sel = self.events[-n:] if n > 0 else []
@@ -291,10 +312,12 @@ class LarsGrounder:
 
     def ground(
         self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]], lower: dict[PredKey, frozenset] | None = None,
+        lower_timed: frozenset[PredKey] = frozenset(),
     ) -> list[tuple[set, set]]:
         """The change of the ground program for the evaluation at ``t``: (rules
-        before, rules now) of every component whose grounding changed."""
-        g = _Grounding(self, _Window(self.plan, t1, t, events, lower))
+        before, rules now) of every component whose grounding changed; ``lower``:
+        the atoms of the lower part, read as input."""
+        g = _Grounding(self, _Window(self.plan, t1, t, events, lower, lower_timed))
         return g.run()
 
 
@@ -324,26 +347,7 @@ class _Grounding:
         pred = self.gr.lit_key[id(lit)]
         if pred not in self.plan.intensional:
             return self.win.relation(lit)
-        rows = self.possible[pred]
-        t = self.t
-        lo = self._lo(lit)
-        if pred not in self.plan.timed:
-            if lit.op is Op.AT:
-                return {args + (t,) for args in rows}
-            if lit.op is Op.BOX and lo != t:
-                return set()
-            return rows
-        if lit.op is Op.NOW:
-            return {r[:-1] for r in rows if r[-1] == t}
-        if lit.op is Op.AT:
-            return {r for r in rows if lo <= r[-1] <= t}
-        if lit.op is Op.DIAMOND:
-            return {r[:-1] for r in rows if lo <= r[-1] <= t}
-        have: dict[tuple, set[int]] = {}
-        for r in rows:
-            if lo <= r[-1] <= t:
-                have.setdefault(r[:-1], set()).add(r[-1])
-        return {a for a, ts in have.items() if len(ts) == t - lo + 1}
+        return derived_relation(self.possible[pred], pred in self.plan.timed, lit.op, self._lo(lit), self.t)
 
     def atom_of(self, lit: ExtAtom, tup: tuple) -> tuple | None:
         """The TMS atom for an intensional literal matched by ``tup`` (None: false)."""
@@ -663,11 +667,13 @@ class TmsEngine:
         self.lower: Engine | None = None
         self._reads: tuple[PredKey, ...] = ()
         self._below: dict[PredKey, frozenset] = {}
+        self._below_timed: frozenset[PredKey] = frozenset()
         self._lower_ok = True
         if parts is not None:
             self.lower = Engine(plan, t1, only=parts.lower)
             self._reads = parts.reads
             self._below = {p: frozenset() for p in parts.reads}
+            self._below_timed = frozenset(p for p in parts.reads if p in plan.timed)
             plan = parts.upper
         self.plan = plan
         self.grounder = LarsGrounder(plan)
@@ -699,7 +705,7 @@ class TmsEngine:
                 rows = rels[p].tuples
                 if rows != below[p]:
                     below[p] = frozenset(rows)
-        changes = self.grounder.ground(self.t1, t, self._events, self._below)
+        changes = self.grounder.ground(self.t1, t, self._events, self._below, self._below_timed)
         tms = self.tms
         for before, now in changes:  # expired ground rules out, new ones in
             for rule in before - now:

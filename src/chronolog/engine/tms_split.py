@@ -11,10 +11,11 @@ atoms the TMS's grounder reads as it reads stream facts: decided while
 grounding, never TMS atoms (Ticker's scenario B: only ``get``/``n_get`` are
 left to the TMS).
 
-The split applies when the upper part reads only lower predicates that hold
-at the evaluation time alone (not *timed*: no ``@``-head derives them), so
-reading them needs no history; otherwise, and when either part would be
-empty, the TMS evaluates the whole program.
+The upper part reads a lower predicate through its relation in the core
+engine: the atoms of the answer at ``t`` (a *timed* predicate's with their
+times, as far back as the program's windows look), exactly what the TMS's
+own grounder would have derived for it.  When either part would be empty the
+TMS evaluates the whole program.
 """
 
 from __future__ import annotations
@@ -47,8 +48,6 @@ def split_plan(plan: Plan) -> Split | None:
     upper_preds = {p for c in upper for p in c.preds}
     rules = [r for c in upper for r in c.rules]
     reads = sorted({b.atom.key for r in rules for b in r.body if isinstance(b, ExtAtom)} & lower_preds)
-    if any(p in plan.timed for p in reads):
-        return None
     top = Plan(
         program=plan.program, rules=rules, extensional=plan.extensional | lower_preds, intensional=upper_preds,
         timed=plan.timed & upper_preds, background=plan.background, output=plan.output & upper_preds,
