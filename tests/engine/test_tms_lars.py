@@ -29,6 +29,7 @@ from strategies import (  # noqa: E402
     streams,
 )
 
+from chronolog.backfill.segments import plan_segments  # noqa: E402
 from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
 from chronolog.engine.core import Engine  # noqa: E402
 from chronolog.engine.plan import plan_program  # noqa: E402
@@ -351,6 +352,75 @@ def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
             assert at_t in expected, f"t={t}: {sorted(at_t)} not among {[sorted(x) for x in expected]}"
         else:
             assert not at_t
+
+
+# ---------------------------------------------------------------- a later start (the backfill's segments)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_a_later_start_agrees_from_the_first_point_with_the_same_labels(seed: int) -> None:
+    """A backfill segment starts a fresh TMS at its warm-up point; the live engine
+    started earlier.  Their choices may differ (the live one keeps older ones),
+    they agree wherever the answer is unique, and once their labels coincide at
+    a point the answers are equal at every later point (docs/tms.md)."""
+    rng = random.Random(seed)
+    try:
+        program = parse(random_choice_program(rng))
+        plan = plan_program(program)
+    except ProgramError:
+        return
+    events = random_stream(rng)
+    t1, last, facts = by_time(events)
+    if last - t1 < 4:
+        return
+    if plan.state_reach is None:
+        return  # (one segment from the first point: the live run itself)
+    start = rng.randint(t1 + 1, last - 2)
+    (segment,) = plan_segments(plan, t1, start, last, last - start + 1, lambda t: len(facts.get(t, [])))
+    warm = segment.warm
+    live, late = TmsEngine(plan, t1, seed % 3), TmsEngine(plan, t1, seed % 3)  # (late: first step at warm)
+    flat: list[tuple[int, str, tuple]] = []
+    met = False
+    for t in range(t1, last + 1):
+        live.step(t, facts.get(t, []))
+        flat.extend((t, k[0], a) for k, a in facts.get(t, []))
+        if t < warm:
+            continue
+        late.step(t, facts.get(t, []))
+        if t < start:
+            continue  # (the segment's warm-up)
+        if len(all_answers(program, flat, t1, t)) == 1:
+            assert late.derived_at() == live.derived_at(), t  # one answer: the same, whatever the past
+        met = met or (late.consistent and live.consistent and late.tms.model() == live.tms.model())
+        if met:
+            assert late.derived_at() == live.derived_at(), t
+
+
+def test_a_later_start_differs_only_while_the_live_engine_keeps_an_older_choice() -> None:
+    """force(1) at t=1 makes the live engine choose b(1), which it then keeps (inertia);
+    a segment starting after force(1) left the window takes the seed's a(1).  Once
+    p(1) is gone from the window (t=11) the choice is gone, and both take a(1)
+    afresh at t=12."""
+    program = parse(FORCED)
+    plan = plan_program(program)
+    for seed in range(8):  # a seed that prefers a(1)
+        fresh = TmsEngine(plan, 0, seed)
+        fresh.step(0, [(("p", 1), (1,))])
+        if (("a", 1), (1,), 0) in fresh.derived_at():
+            break
+    facts = {t: [(("p", 1), (1,))] for t in range(20) if t not in (10, 11)}
+    facts[1] = facts[1] + [(("force", 1), (1,))]
+    live, late = TmsEngine(plan, 0, seed), TmsEngine(plan, 0, seed)
+    chosen: dict[int, tuple[set, set]] = {}
+    for t in range(20):
+        live.step(t, facts.get(t, []))
+        if t >= 4:
+            late.step(t, facts.get(t, []))
+            chosen[t] = ({p[0] for p, _, _ in live.derived_at()}, {p[0] for p, _, _ in late.derived_at()})
+    assert all(chosen[t] == ({"b"}, {"a"}) for t in range(5, 11)), chosen
+    assert chosen[11] == (set(), set())
+    assert all(chosen[t] == ({"a"}, {"a"}) for t in range(12, 20)), chosen
 
 
 # ---------------------------------------------------------------- one-shot, several models
