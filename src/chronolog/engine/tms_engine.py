@@ -26,6 +26,10 @@ positive closure, negation ignored); negative literals over atoms that
 cannot hold are dropped.  It is a function of the window contents at ``t``
 alone, so a restarted engine grounds exactly the same rules.
 
+The stratified lower part of the program (``engine/tms_split.py``) is not
+grounded here: a core ``Engine`` evaluates it, and its atoms are read like
+stream facts.
+
 The interface is the incremental ``Engine``'s (``step``, ``derived_at``,
 ``holding_now``, ``exported``), so the reasoner, the answer writer, the
 corrections, the fleet and the backfill drive it unchanged.
@@ -33,7 +37,6 @@ corrections, the fleet and the backfill drive it unchanged.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Iterable, Sequence
 
 from chronolog.engine.core import ANSWERS, Engine, Fact, StepResult
@@ -43,7 +46,6 @@ from chronolog.engine.tms import Tms
 from chronolog.engine.tms_split import split_plan
 from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var, expr_vars
 
-log = logging.getLogger(__name__)
 
 Binding = dict[str, Any]
 GroundRule = tuple  # (head key | None, pos keys, neg keys)
