@@ -216,6 +216,31 @@ class _Window:
         return out
 
 
+def _deltable(rule: Rule, own: set[PredKey], plan: Plan) -> bool:
+    """Whether the rule's ground instances are a function of its literals'
+    relations alone (not of the time point), one instance per match, so that a
+    change of one stream relation changes exactly the instances using a tuple
+    added or removed (``_Grounding._delta``): no literal over its own component
+    (not recursive), intensional literals only over predicates holding now,
+    read now (no auxiliary atoms), and a timed head's time taken from an ``@``
+    literal over an input predicate (it lies in the window, so on the timeline)."""
+    head = rule.head
+    for b in rule.body:
+        if not isinstance(b, ExtAtom) or b.atom.key not in plan.intensional:
+            continue
+        if b.atom.key in own or b.atom.key in plan.timed or b.op not in (Op.NOW, Op.DIAMOND):
+            return False
+        if b.negated and "_" in b.variables():
+            return False
+    if head.atom.key not in plan.timed:
+        return True
+    return isinstance(head.time, Var) and any(
+        isinstance(b, ExtAtom) and not b.negated and b.op is Op.AT and b.time == head.time
+        and b.atom.key not in plan.intensional
+        for b in rule.body
+    )
+
+
 class LarsGrounder:
     """The ground normal program of a LARS plan for the evaluation at one time point."""
 
@@ -231,7 +256,9 @@ class LarsGrounder:
         self.head_keys = [r.head.atom.key for r in self.rules]
         self._literal_facts()
         self.components = [self._component_info(c.preds, c.rules) for c in plan.components]
-        self.caches: dict[int, tuple] = {}  # component -> (inputs, ground rules, its atoms, auxiliaries)
+        self.delta = True  # ground only the change of a deltable component (False: whole, a cross-check)
+        # component -> (inputs, ground rules, its atoms, counts of instances per rule and head if deltable)
+        self.caches: dict[int, tuple] = {}
 
     def _literal_facts(self) -> None:
         """Per body literal (by identity): its predicate and pattern, computed once."""
@@ -253,7 +280,8 @@ class LarsGrounder:
 
     def _component_info(self, preds: list[PredKey], rules: list[Rule]) -> tuple:
         """(its predicates, its rules' indices, the lower predicates they read, their
-        stream literals, whether its grounding depends on the time point itself)."""
+        stream literals, whether its grounding depends on the time point itself,
+        whether it is ``_deltable``)."""
         plan = self.plan
         own = set(preds)
         members = [i for i, r in enumerate(self.rules) if any(r is x for x in rules)]
@@ -275,7 +303,8 @@ class LarsGrounder:
                         timely = True
                 elif b not in literals:
                     literals.append(b)
-        return own, members, sorted(reads), literals, timely
+        deltable = all(_deltable(self.rules[i], own, plan) for i in members)
+        return own, members, sorted(reads), literals, timely and not deltable, deltable
 
     @staticmethod
     def _order(rule: Rule) -> list[object]:
@@ -332,7 +361,8 @@ class _Grounding:
         self.possible: dict[PredKey, set[tuple]] = {p: set() for p in self.plan.intensional}
         self.ci = 0  # the component being grounded
         self._indexes: dict[tuple, tuple] = {}  # (id of a relation, positions) -> (it, its size, index)
-        self.out: set[GroundRule] = set()
+        self.out: dict[GroundRule, int] = {}  # ground rules, with how many instances give each
+        self.heads: dict[tuple, int] | None = None  # (pred, tuple) -> instances deriving it, when counted
         self.aux: dict[tuple, tuple] = {}  # its auxiliary atoms -> (kind, pred, lo, args) or ("#ex", lit, binding)
 
     # -------------------------------------------------------- literals
@@ -374,16 +404,18 @@ class _Grounding:
     # -------------------------------------------------------- rules
 
     def run(self) -> list[tuple[set[GroundRule], set[GroundRule]]]:
-        """The ground rules that changed, as (before, after) per component.
+        """The ground rules that changed, as (removed, added) per component.
 
         Component by component (dependencies first); a component whose inputs —
         the stream literals of its rules, the atoms that could hold of the lower
         components it reads, the time if its rules depend on it — are those of the
         previous time point keeps its ground rules and costs nothing (most of a
-        window's content does not change from one point to the next)."""
+        window's content does not change from one point to the next).  A
+        ``_deltable`` component of which one stream relation changed grounds
+        only the instances that use a tuple added to it or removed from it."""
         changes: list[tuple[set[GroundRule], set[GroundRule]]] = []
         caches = self.gr.caches
-        for ci, (preds, members, reads, literals, timely) in enumerate(self.gr.components):
+        for ci, (preds, members, reads, literals, timely, deltable) in enumerate(self.gr.components):
             signature = (
                 self.t1, self.t if timely else self.t == self.t1,
                 tuple(self.win.relation(lit) for lit in literals),
@@ -393,12 +425,84 @@ class _Grounding:
             if cached is not None and cached[0] == signature:
                 self.possible.update(cached[2])
                 continue
-            self.ci, self.out, self.aux = ci, set(), {}
+            if deltable and cached is not None and self.gr.delta:
+                got = self._delta(ci, members, literals, cached, signature)
+                if got is not None:
+                    changes.append(got)
+                    continue
+            self.ci, self.out, self.aux = ci, {}, {}
+            self.heads = {} if deltable else None
             self._component(members, preds)
             finished = self._finish()
-            caches[ci] = (signature, finished, {p: self.possible[p] for p in preds})
-            changes.append((set() if cached is None else cached[1], finished))
+            counts = None
+            if deltable:
+                rules: dict[GroundRule, int] = {}
+                for raw, n in self.out.items():
+                    f = self._finished(raw)
+                    rules[f] = rules.get(f, 0) + n
+                counts = (rules, self.heads)
+            caches[ci] = (signature, finished, {p: self.possible[p] for p in preds}, counts)
+            old = set() if cached is None else cached[1]
+            changes.append((old - finished, finished - old))
         return changes
+
+    def _delta(
+        self, ci: int, members: list[int], literals: list[ExtAtom], cached: tuple, signature: tuple,
+    ) -> tuple[set[GroundRule], set[GroundRule]] | None:
+        """(removed, added) ground rules of a ``_deltable`` component whose inputs
+        differ from the cached ones in one positive stream literal's relation
+        only (None: ground it whole).  Each ground rule and each head counts the
+        instances giving it, so a rule leaves when its last instance does."""
+        before = cached[0]
+        if before[:2] != signature[:2] or before[3] != signature[3]:
+            return None
+        differ = [k for k, (a, b) in enumerate(zip(before[2], signature[2])) if a is not b and a != b]
+        if len(differ) != 1:
+            return None
+        lit = literals[differ[0]]
+        orders = self.gr._orders
+        spots = [(i, j) for i in members for j, b in enumerate(orders[i]) if isinstance(b, ExtAtom) and b == lit]
+        if lit.negated or len({i for i, _ in spots}) != len(spots):
+            return None  # (a literal twice in one rule: its instances are not one per changed tuple)
+        old, new = before[2][differ[0]], signature[2][differ[0]]
+        ground, finished, kept, (counted, heads) = cached
+        touched: set[GroundRule] = set()
+        moved: set[tuple] = set()
+        for rows, sign in ((old - new, -1), (new - old, 1)):
+            if not rows:
+                continue
+            self.ci, self.out, self.aux, self.heads = ci, {}, {}, {}
+            for i, j in spots:
+                self._instances(i, self.gr.rules[i], orders[i], (j, rows), {})
+            for raw, n in self.out.items():
+                f = self._finished(raw)
+                left = counted.get(f, 0) + sign * n
+                if left:
+                    counted[f] = left
+                else:
+                    del counted[f]
+                touched.add(f)
+            for h, n in self.heads.items():
+                left = heads.get(h, 0) + sign * n
+                if left:
+                    heads[h] = left
+                else:
+                    del heads[h]
+                moved.add(h)
+        self.heads = None
+        removed = {f for f in touched if f in finished and f not in counted}
+        added = {f for f in touched if f not in finished and f in counted}
+        finished -= removed
+        finished |= added
+        possible = {p: set(rows) for p, rows in kept.items()}  # (new sets: others' signatures hold the old)
+        for pred, tup in moved:
+            if (pred, tup) in heads:
+                possible[pred].add(tup)
+            else:
+                possible[pred].discard(tup)
+        self.possible.update(possible)
+        self.gr.caches[ci] = (signature, finished, possible, (counted, heads))
+        return removed, added
 
     def _component(self, members: list[int], preds: set[PredKey]) -> None:
         """Semi-naive grounding of the rules ``members`` deriving ``preds``."""
@@ -434,8 +538,11 @@ class _Grounding:
             got = rows_of.get(j)
             if got is None:
                 lit = order[j]
-                got = rows_of[j] = self._delta_rows(lit, focus[1]) if focus is not None and j == focus[0] \
-                    else self.relation(lit)  # type: ignore[arg-type]
+                if focus is not None and j == focus[0]:  # (a delta: given, or the new atoms of a round)
+                    got = focus[1] if not isinstance(focus[1], dict) else self._delta_rows(lit, focus[1])
+                else:
+                    got = self.relation(lit)  # type: ignore[arg-type]
+                rows_of[j] = got
             return got
 
         plan_key = (i, None if focus is None else focus[0])
@@ -596,22 +703,27 @@ class _Grounding:
             if T is None:
                 T = self.t
             if type(T) is not int or not self.t1 <= T <= self.t:
-                self.out.add((None, tuple(pos), tuple(neg)))  # an @-head off the timeline: no answer set
+                self._put((None, tuple(pos), tuple(neg)))  # an @-head off the timeline: no answer set
                 return
             tup = args + (T,)
             hkey: tuple = (pred, tup)
             if pred in self.gr.padded and head.time is not None and not self.gr.hidden[i]:
-                self.out.add((("#user", pred, tup), tuple(pos), tuple(neg)))
-                self.out.add((hkey, (("#user", pred, tup),), ()))
+                self._put((("#user", pred, tup), tuple(pos), tuple(neg)))
+                self._put((hkey, (("#user", pred, tup),), ()))
                 self._possible(pred, tup, new)
                 return
         else:
             tup = args
             hkey = (pred, tup)
-        self.out.add((hkey, tuple(pos), tuple(neg)))
+        self._put((hkey, tuple(pos), tuple(neg)))
         self._possible(pred, tup, new)
 
+    def _put(self, rule: GroundRule) -> None:
+        self.out[rule] = self.out.get(rule, 0) + 1
+
     def _possible(self, pred: PredKey, tup: tuple, new: dict[PredKey, set[tuple]]) -> None:
+        if self.heads is not None:
+            self.heads[(pred, tup)] = self.heads.get((pred, tup), 0) + 1
         if tup not in self.possible[pred]:
             new.setdefault(pred, set()).add(tup)
 
@@ -622,13 +734,16 @@ class _Grounding:
             return True
         return atom[1] in self.possible[atom[0]]
 
+    def _finished(self, rule: GroundRule) -> GroundRule:
+        """The rule as the TMS takes it: negated atoms that cannot hold dropped."""
+        head, pos, neg = rule
+        kept = tuple(a[1] for a in neg if a[0] == "#neg" and self._could_hold(a[1])) + tuple(
+            a for a in neg if a[0] == "#ex"
+        )
+        return head, pos, tuple(sorted(set(kept), key=repr))
+
     def _finish(self) -> set[GroundRule]:
-        out: set[GroundRule] = set()
-        for head, pos, neg in self.out:
-            kept = tuple(a[1] for a in neg if a[0] == "#neg" and self._could_hold(a[1])) + tuple(
-                a for a in neg if a[0] == "#ex"
-            )
-            out.add((head, pos, tuple(sorted(set(kept), key=repr))))
+        out = {self._finished(rule) for rule in self.out}
         done: set[tuple] = set()
         while len(done) < len(self.aux):  # (an #ex over a window can add #dia atoms)
             for key in [k for k in self.aux if k not in done]:
@@ -709,11 +824,11 @@ class TmsEngine:
                     below[p] = frozenset(rows)
         changes = self.grounder.ground(self.t1, t, self._events, self._below, self._below_timed)
         tms = self.tms
-        for before, now in changes:  # expired ground rules out, new ones in
-            for rule in before - now:
+        for removed, _ in changes:  # expired ground rules out, new ones in
+            for rule in removed:
                 tms.remove(*rule)
-        for before, now in changes:
-            for rule in now - before:
+        for _, added in changes:
+            for rule in added:
                 tms.add(*rule)
         guide = None if self.guide is None else self.guide.get(t)
         prefer = None if guide is None else guide.__contains__
