@@ -474,21 +474,12 @@ class _Grounding:
             self.ci, self.out, self.aux, self.heads = ci, {}, {}, {}
             for i, j in spots:
                 self._instances(i, self.gr.rules[i], orders[i], (j, rows), {})
+            rules: dict[GroundRule, int] = {}
             for raw, n in self.out.items():
                 f = self._finished(raw)
-                left = counted.get(f, 0) + sign * n
-                if left:
-                    counted[f] = left
-                else:
-                    del counted[f]
-                touched.add(f)
-            for h, n in self.heads.items():
-                left = heads.get(h, 0) + sign * n
-                if left:
-                    heads[h] = left
-                else:
-                    del heads[h]
-                moved.add(h)
+                rules[f] = rules.get(f, 0) + n
+            touched |= _tally(counted, rules, sign)
+            moved |= _tally(heads, self.heads, sign)
         self.heads = None
         removed = {f for f in touched if f in finished and f not in counted}
         added = {f for f in touched if f not in finished and f in counted}
@@ -973,6 +964,17 @@ class TmsEngine:
         self._now, self._timed = self._answer_now(self.t) if self.t is not None else (set(), set())
         self.history.update(self.labels_history(data))
         return True
+
+
+def _tally(counts: dict, changes: dict, sign: int) -> set:
+    """Add ``sign`` times each count of ``changes`` to ``counts`` (dropping zeros); the keys touched."""
+    for key, n in changes.items():
+        left = counts.get(key, 0) + sign * n
+        if left:
+            counts[key] = left
+        else:
+            del counts[key]
+    return set(changes)
 
 
 def _by_pred(added: set, removed: set, split: Any) -> dict[PredKey, tuple[list, list]]:
