@@ -210,7 +210,7 @@ class _Window:
                 rows = by_time.get(T, set())
                 every = set(rows) if every is None else every & rows
             return out | (every or set())
-        out = {args + (T,) for T in range(lo, t + 1) for args in background}
+        out = {args + (T,) for T in range(lo, t + 1) for args in background} if background else set()
         for T, rows in by_time.items():
             out.update(args + (T,) for args in rows)
         return out
