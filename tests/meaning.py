@@ -78,6 +78,8 @@ def grid_meaning(lines: list[dict], tick: int) -> set[GridRun]:
     """The maximal runs of grid points whose diffs sum to 1 (a ``t`` line is the interval [t,t])."""
     deltas: dict[tuple[str, tuple], dict[int, int]] = {}
     for n, rec in enumerate(lines, 1):
+        if rec.get("no_answer_set"):  # (LARS only; no atoms, as in meaning())
+            continue
         diff = rec.get("diff", 1)
         assert diff in (1, -1), f"line {n}: diff must be 1 or -1: {rec}"
         assert ("t" in rec) != ("interval" in rec), f"line {n}: exactly one of t and interval: {rec}"

@@ -255,3 +255,52 @@ def test_published_plus_corrections_mean_the_backfilled_truth(program, events, r
     fixes = list(correction_lines(corrections(want, published(lines, *span, h.last))))
     assert meaning(old + fixes, span, running=True) == want == run_points(program, history, *span)
     assert all(x["diff"] in (1, -1) for x in fixes)
+
+
+ODD = parse_lars(
+    """
+    a(X) :- p(X) [2], not b(X).
+    b(X) :- p(X) [2], not a(X).
+    x :- q [1], not x.
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["tms", "oneshot"])
+def test_points_without_an_answer_set_mean_the_same_in_the_backfill(mode):
+    """``chronolog run`` writes ``{"t":T,"no_answer_set":true}`` where the odd loop
+    fires (q in the window); the backfill's published-answer reader skips those
+    lines, and its own evaluation has no atoms there: the same meaning, in both
+    modes.  (A whole-history backfill starts where the live run did: the same
+    choices, docs/tms.md.)"""
+    events = [Event(t, "p", (t % 3,)) for t in range(12)] + [Event(4, "q"), Event(9, "q")]
+    events.sort(key=lambda e: e.t)
+    out = io.StringIO()
+    run_embedded(ODD, events, out, warn=lambda m: None, solver=mode)
+    lines = [orjson.loads(x) for x in out.getvalue().splitlines()]
+    empty = sorted(x["t"] for x in lines if x.get("no_answer_set"))
+    assert empty == [4, 5, 9, 10]  # q [1]: at q's point and the next
+    for x in lines:
+        if x.get("no_answer_set"):
+            assert parse_answer(orjson.dumps(x).decode(), HERE) is None
+    plan = plan_program(ODD)
+    plan.solver = mode
+    h = History.of(events)
+    points = meaning(lines, (0, 11))
+    assert not any(T in empty for _, _, T in points)
+    assert truth(plan, h, 0, 11) == points
+    segmented = truth(plan, h, 0, 11, size=3)  # segments start afresh: their choices may differ
+    for t in range(12):
+        at_t = [(pred, args) for pred, args, T in segmented if T == t]
+        if t in empty:
+            assert not at_t, t
+        else:  # an answer set: exactly one of a(X), b(X) for each p(X) in the window
+            seen = sorted(args for _, args in at_t)
+            assert seen == sorted({(u % 3,) for u in range(max(0, t - 2), t + 1)}), (t, at_t)
+
+
+def test_a_malformed_no_answer_set_line_is_an_error():
+    for bad in ('{"t":3,"no_answer_set":false}', '{"t":3,"no_answer_set":true,"pred":"a"}', '{"t":"3","no_answer_set":true}'):
+        with pytest.raises(InputError) as exc:
+            parse_answer(bad, HERE)
+        assert "answers.jsonl:7:1" in str(exc.value)

@@ -81,3 +81,15 @@ def test_plot_draws_a_bar_per_workload(tmp_path):
     text = svg.read_text()
     assert text.startswith("<svg") and text.count("<rect") == 2
     assert "box (process)" in text and "cooling (process)" in text
+
+
+def test_modes_print_start_overs_and_the_tms_share_of_oneshot():
+    got = bench("tickerB", "--win", "3", "--tps", "12", "--mode", "tms,oneshot")
+    assert got.returncode == 0, got.stderr
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in got.stdout.splitlines() if line.startswith("│ ")]
+    assert [r[1] for r in rows] == ["tms", "oneshot"]
+    tms, oneshot = rows
+    assert tms[-2].isdigit() and oneshot[-2:] == ["-", "-"]  # start-overs; the ratio only on the TMS row
+    wall, cpu = (float(x) for x in tms[-1].split(","))
+    assert wall > 0 and cpu > 0
+    assert float(tms[3]) > 0 and float(tms[4]) > 0  # evaluation: wall and CPU ms per time point

@@ -20,12 +20,21 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
 
 from answer_sets import all_answers  # noqa: E402
-from strategies import CHOICE_TEMPLATES, programs, random_choice_program, random_stream, streams  # noqa: E402
+from strategies import (  # noqa: E402
+    CHOICE_TEMPLATES,
+    programs,
+    random_choice_program,
+    random_program,
+    random_stream,
+    streams,
+)
 
+from chronolog.backfill.segments import plan_segments  # noqa: E402
 from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
 from chronolog.engine.core import Engine  # noqa: E402
 from chronolog.engine.plan import plan_program  # noqa: E402
 from chronolog.engine.tms_engine import TmsEngine  # noqa: E402
+from chronolog.engine.tms_split import split_plan  # noqa: E402
 from chronolog.errors import ProgramError  # noqa: E402
 from chronolog.events import Event  # noqa: E402
 from chronolog.ir import Program  # noqa: E402
@@ -42,11 +51,12 @@ def by_time(events: list[Event]) -> tuple[int, int, dict[int, list]]:
     return min(facts), max(facts), facts
 
 
-def check_tms_answers(program: Program, events: list[Event], seed: int = 0) -> list[frozenset]:
-    """Run the TMS over ``events``; assert each point's answer is an answer set's."""
+def check_tms_answers(program: Program, events: list[Event], seed: int = 0, split: bool = True) -> list[frozenset]:
+    """Run the TMS over ``events``; assert each point's answer is an answer set's.
+    ``split=False``: the TMS takes the whole program (no lower part for the core engine)."""
     plan = plan_program(program)
     t1, last, facts = by_time(events)
-    engine = TmsEngine(plan, t1, seed)
+    engine = TmsEngine(plan, t1, seed, split=split)
     flat: list[tuple[int, str, tuple]] = []
     answers = []
     for t in range(t1, last + 1):
@@ -91,6 +101,129 @@ def test_seeded_programs_with_choices(seed: int) -> None:
     except ProgramError:
         return
     check_tms_answers(program, random_stream(rng), seed=seed % 5)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(stratified=False), streams(), st.integers(0, 3))
+def test_random_non_stratified_programs_whole_tms(program: Program, events: list[Event], seed: int) -> None:
+    """The TMS over the whole program (no split, as for ``tms!`` on a stratified one)."""
+    try:
+        plan_program(program)
+    except ProgramError:
+        return
+    check_tms_answers(program, events, seed, split=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_split_and_whole_tms_agree_on_the_lower_part(seed: int) -> None:
+    """The stratified lower part has one answer: the core engine below the TMS
+    (engine/tms_split.py) and the TMS over the whole program must give the same
+    lower atoms at every point, and agree on whether there is an answer set;
+    and the split engine's answers are clingo's answer sets."""
+    rng = random.Random(seed)
+    for _ in range(40):  # (most random programs have no lower part: draw one that has)
+        try:
+            program = random_program(rng, stratified=False) if rng.random() < 0.5 else parse(random_choice_program(rng))
+            plan = plan_program(program)
+        except ProgramError:
+            continue
+        parts = split_plan(plan)
+        if parts is not None:
+            break
+    else:
+        return
+    events = random_stream(rng)
+    t1, last, facts = by_time(events)
+    split, whole = TmsEngine(plan, t1, split=True), TmsEngine(plan, t1, split=False)
+    lower = {p for ci in parts.lower for p in plan.components[ci].preds}
+    for t in range(t1, last + 1):
+        a, b = split.step(t, facts.get(t, [])), whole.step(t, facts.get(t, []))
+        assert a.consistent == b.consistent, t
+        if a.consistent:
+            assert {x for x in split.derived_at() if x[0] in lower} == {x for x in whole.derived_at() if x[0] in lower}, t
+    check_tms_answers(program, events, seed % 3)  # and the split engine's answers are answer sets
+
+
+def test_upper_part_reads_lower_atoms_through_windows() -> None:
+    """Box, diamond and @ over a predicate of the lower part: it holds at t only
+    (a box over more than the current point is false, an @ is pinned to t)."""
+    program = parse(
+        "l(X) :- p(X) [3].\n"
+        "a(X) :- l(X) always [2], not b(X).\nb(X) :- l(X) always [2], not a(X).\n"
+        "g(X) :- l(X) [2], not h(X).\nh(X) :- l(X) at T [4], T < 3, not g(X).\n"
+        "k(X,T) :- l(X) at T [2], g(X).\nm(X) :- l(X) always [0], not g(X)."
+    )
+    plan = plan_program(program)
+    assert TmsEngine(plan, 0).lower is not None
+    rng = random.Random(3)
+    events = sorted((Event(t, "p", (rng.randint(1, 2),)) for t in range(0, 9)), key=lambda e: e.t)
+    for seed in range(3):
+        answers = check_tms_answers(program, events, seed)
+        assert any(p == "a" or p == "b" for p, _, _ in answers[0])  # the box holds at the first point
+        assert not any(p in ("a", "b") for ans in answers[1:] for p, _, _ in ans)  # and only there
+
+
+def _lockstep_groundings(program: Program, events: list[Event]) -> int:
+    """Step an engine that grounds only the changes of deltable components next to
+    one that grounds every changed component whole: the same ground rules in the
+    TMS and the same atoms that could hold, at every point.  Returns how many
+    points grounded a change only."""
+    import chronolog.engine.tms_engine as tms_engine
+
+    plan = plan_program(program)
+    t1, last, facts = by_time(events)
+    delta, whole = TmsEngine(plan, t1, split=False), TmsEngine(plan, t1, split=False)
+    whole.grounder.delta = False
+    used = 0
+    real = tms_engine._Grounding._delta
+
+    def counting(self, *args):  # type: ignore[no-untyped-def]
+        nonlocal used
+        got = real(self, *args)
+        used += got is not None
+        return got
+
+    tms_engine._Grounding._delta = counting  # type: ignore[method-assign]
+    try:
+        for t in range(t1, last + 1):
+            delta.step(t, facts.get(t, []))
+            whole.step(t, facts.get(t, []))
+            assert set(delta.tms.rules) == set(whole.tms.rules), t
+            mine, theirs = delta.grounder.caches, whole.grounder.caches
+            assert {ci: c[2] for ci, c in mine.items()} == {ci: c[2] for ci, c in theirs.items()}, t
+            assert delta.derived_at() == whole.derived_at(), t
+    finally:
+        tms_engine._Grounding._delta = real  # type: ignore[method-assign]
+    return used
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_grounding_only_the_change_equals_grounding_whole(seed: int) -> None:
+    rng = random.Random(seed)
+    try:
+        program = random_program(rng, stratified=rng.random() < 0.5) if rng.random() < 0.6 else parse(random_choice_program(rng))
+        plan_program(program)
+    except ProgramError:
+        return
+    _lockstep_groundings(program, random_stream(rng))
+
+
+def test_scenario_a_grounds_only_the_changes_of_its_window_rules() -> None:
+    program, events = scenario("tickerA", 8, 80)
+    assert _lockstep_groundings(program, events) > 20
+
+
+def test_scenario_b_leaves_only_the_choice_to_the_tms() -> None:
+    program, events = scenario("tickerB", 5, 40)
+    plan = plan_program(program)
+    engine = TmsEngine(plan, 0)
+    assert engine.lower is not None
+    _, last, facts = by_time(events)
+    for t in range(last + 1):
+        engine.step(t, facts.get(t, []))
+        assert {k[0][0] for k in engine.tms.ids} <= {"get", "n_get"}, t
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -270,6 +403,75 @@ def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
             assert at_t in expected, f"t={t}: {sorted(at_t)} not among {[sorted(x) for x in expected]}"
         else:
             assert not at_t
+
+
+# ---------------------------------------------------------------- a later start (the backfill's segments)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 10**9))
+def test_a_later_start_agrees_from_the_first_point_with_the_same_labels(seed: int) -> None:
+    """A backfill segment starts a fresh TMS at its warm-up point; the live engine
+    started earlier.  Their choices may differ (the live one keeps older ones),
+    they agree wherever the answer is unique, and once their labels coincide at
+    a point the answers are equal at every later point (docs/tms.md)."""
+    rng = random.Random(seed)
+    try:
+        program = parse(random_choice_program(rng))
+        plan = plan_program(program)
+    except ProgramError:
+        return
+    events = random_stream(rng)
+    t1, last, facts = by_time(events)
+    if last - t1 < 4:
+        return
+    if plan.state_reach is None:
+        return  # (one segment from the first point: the live run itself)
+    start = rng.randint(t1 + 1, last - 2)
+    (segment,) = plan_segments(plan, t1, start, last, last - start + 1, lambda t: len(facts.get(t, [])))
+    warm = segment.warm
+    live, late = TmsEngine(plan, t1, seed % 3), TmsEngine(plan, t1, seed % 3)  # (late: first step at warm)
+    flat: list[tuple[int, str, tuple]] = []
+    met = False
+    for t in range(t1, last + 1):
+        live.step(t, facts.get(t, []))
+        flat.extend((t, k[0], a) for k, a in facts.get(t, []))
+        if t < warm:
+            continue
+        late.step(t, facts.get(t, []))
+        if t < start:
+            continue  # (the segment's warm-up)
+        if len(all_answers(program, flat, t1, t)) == 1:
+            assert late.derived_at() == live.derived_at(), t  # one answer: the same, whatever the past
+        met = met or (late.consistent and live.consistent and late.tms.model() == live.tms.model())
+        if met:
+            assert late.derived_at() == live.derived_at(), t
+
+
+def test_a_later_start_differs_only_while_the_live_engine_keeps_an_older_choice() -> None:
+    """force(1) at t=1 makes the live engine choose b(1), which it then keeps (inertia);
+    a segment starting after force(1) left the window takes the seed's a(1).  Once
+    p(1) is gone from the window (t=11) the choice is gone, and both take a(1)
+    afresh at t=12."""
+    program = parse(FORCED)
+    plan = plan_program(program)
+    for seed in range(8):  # a seed that prefers a(1)
+        fresh = TmsEngine(plan, 0, seed)
+        fresh.step(0, [(("p", 1), (1,))])
+        if (("a", 1), (1,), 0) in fresh.derived_at():
+            break
+    facts = {t: [(("p", 1), (1,))] for t in range(20) if t not in (10, 11)}
+    facts[1] = facts[1] + [(("force", 1), (1,))]
+    live, late = TmsEngine(plan, 0, seed), TmsEngine(plan, 0, seed)
+    chosen: dict[int, tuple[set, set]] = {}
+    for t in range(20):
+        live.step(t, facts.get(t, []))
+        if t >= 4:
+            late.step(t, facts.get(t, []))
+            chosen[t] = ({p[0] for p, _, _ in live.derived_at()}, {p[0] for p, _, _ in late.derived_at()})
+    assert all(chosen[t] == ({"b"}, {"a"}) for t in range(5, 11)), chosen
+    assert chosen[11] == (set(), set())
+    assert all(chosen[t] == ({"a"}, {"a"}) for t in range(12, 20)), chosen
 
 
 # ---------------------------------------------------------------- one-shot, several models

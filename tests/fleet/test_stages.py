@@ -190,3 +190,28 @@ def test_tms_restart_keeps_a_choice_the_window_no_longer_explains(chain):
     assert {("a", (1,), t) for t in range(1, 35)} <= want and not any(p == "b" for p, _, t in want if t >= 1)
     for seed in range(4):
         assert fleet(program, events, chain=chain, seed=seed, restarts=6, idle_every=5) == want, seed
+
+
+@pytest.mark.parametrize("chain", [False, True])
+def test_tms_with_a_lower_part_in_the_fleet(chain):
+    """Ticker's scenario B: everything but the choice get/n_get is the core engine's
+    below the TMS (engine/tms_split.py).  With late events, retractions and restarts
+    the fleet means what embedded mode prints, the lower atoms included."""
+    from chronolog.bench.lars_gen import WORKLOADS
+
+    class Args:
+        win, facts, tps, rules = 4, 0, 24, 0
+
+    chose = False
+    for seed in range(3):
+        rng = random.Random(f"tickerB/{seed}")
+        lars, _, facts = WORKLOADS["tickerB"](Args, rng)
+        program = parse_lars("\n".join(lars))
+        events = [Event(t, p, tuple(a)) for t in range(Args.tps) for p, a in facts(t)] + [Event(t) for t in range(Args.tps)]
+        events.sort(key=lambda e: e.t)
+        events = disorder(events, rng)
+        want = embedded(program, events)
+        assert {p for p, _, _ in want} >= {"reach", "need"}, seed  # lower atoms
+        chose = chose or any(p == "get" for p, _, _ in want)
+        assert fleet(program, events, chain=chain, seed=0, restarts=3, idle_every=4) == want, seed
+    assert chose  # and choices

@@ -143,6 +143,8 @@ class Evaluation:
     seconds: float
     time_points: int
     facts: int
+    restarts: int | None = None  # TMS: whole-program solves after a failed local relabelling
+    cpu_seconds: float | None = None  # the steps' CPU time (steadier than wall time on a shared machine)
 
 
 def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str | None = None) -> Evaluation:
@@ -158,7 +160,7 @@ def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str |
     if done.returncode != 0:
         raise BenchError(f"error: evaluation of {program_path} failed: {done.stderr.strip()[-500:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    return Evaluation(got["seconds"], got["time_points"], got["facts"])
+    return Evaluation(got["seconds"], got["time_points"], got["facts"], got.get("restarts"), got.get("cpu_seconds"))
 
 
 def _evaluation_main(argv: list[str]) -> None:
@@ -170,7 +172,8 @@ def _evaluation_main(argv: list[str]) -> None:
         core.PRUNING = False
     mode = argv[argv.index("--mode") + 1] if "--mode" in argv else None
     ev = evaluate_here(Path(argv[0]), Path(argv[1]), mode)
-    print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts}))
+    print(json.dumps({"seconds": ev.seconds, "time_points": ev.time_points, "facts": ev.facts, "restarts": ev.restarts,
+                      "cpu_seconds": ev.cpu_seconds}))
 
 
 def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> Evaluation:
@@ -199,14 +202,16 @@ def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> 
     with collecting_rarely():  # as chronolog run does
         engine = make_engine(plan, first)
         step = engine.step
-        clock = time.perf_counter
-        spent = 0.0
+        clock, cpu = time.perf_counter, time.process_time
+        spent = used = 0.0
         for t in range(first, last + 1):
             got = log.get(t, ())
-            start = clock()
+            start, start_cpu = clock(), cpu()
             step(t, got)
             spent += clock() - start
-    return Evaluation(spent, last - first + 1, facts)
+            used += cpu() - start_cpu
+    tms = getattr(engine, "tms", None)
+    return Evaluation(spent, last - first + 1, facts, None if tms is None else tms.restarts, used)
 
 
 @dataclass
@@ -215,6 +220,7 @@ class Row:
     params: dict[str, int]
     mode: str | None = None
     eval_ms_per_tp: float | None = None
+    eval_cpu_ms_per_tp: float | None = None
     process_ms_per_tp: float | None = None
     cpu_ms_per_tp: float | None = None
     facts_per_s: float | None = None
@@ -223,6 +229,7 @@ class Row:
     curve: list[tuple[int, int]] = field(default_factory=list)  # (tps, peak RSS)
     unpruned_ms_per_tp: float | None = None  # --no-pruning: the evaluation without pruning
     pruning_ratio: float | None = None  # median of paired ratios, with / without pruning
+    restarts: int | None = None  # TMS start-overs in the evaluation
     error: str | None = None
 
 
@@ -247,7 +254,10 @@ def bench_workload(
             if no_pruning:
                 unpruned.append(evaluate(program, stream, pruning=False))
         ev = runs[0]
+        row.restarts = ev.restarts
         row.eval_ms_per_tp = _median([r.seconds for r in runs]) * 1000 / max(ev.time_points, 1)
+        if all(r.cpu_seconds is not None for r in runs):
+            row.eval_cpu_ms_per_tp = _median([r.cpu_seconds for r in runs]) * 1000 / max(ev.time_points, 1)  # type: ignore[misc]
         if unpruned:
             row.unpruned_ms_per_tp = _median([r.seconds for r in unpruned]) * 1000 / max(ev.time_points, 1)
             row.pruning_ratio = _median([a.seconds / b.seconds for a, b in zip(runs, unpruned) if b.seconds])
@@ -293,6 +303,17 @@ def _mib(n: int | None) -> str:
     return "-" if n is None else f"{n / (1 << 20):.0f} MiB"
 
 
+def _against_oneshot(row: Row, rows: list[Row]) -> str:
+    """A TMS row's whole-process times as fractions of the one-shot row of the same workload."""
+    if row.mode != "tms" or row.process_ms_per_tp is None or row.cpu_ms_per_tp is None:
+        return "-"
+    for other in rows:
+        if (other.mode == "oneshot" and other.workload == row.workload and other.params == row.params
+                and other.process_ms_per_tp and other.cpu_ms_per_tp):
+            return f"{row.process_ms_per_tp / other.process_ms_per_tp:.3f}, {row.cpu_ms_per_tp / other.cpu_ms_per_tp:.3f}"
+    return "-"
+
+
 def render(rows: list[Row], memory_curve: bool) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -304,6 +325,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
         table.add_column("mode")
     table.add_column("W/N/T/K", justify="right")
     table.add_column("eval ms/tp", justify="right")
+    table.add_column("eval cpu ms/tp", justify="right")
     table.add_column("process ms/tp", justify="right")
     table.add_column("cpu ms/tp", justify="right")
     table.add_column("facts/s", justify="right")
@@ -311,6 +333,9 @@ def render(rows: list[Row], memory_curve: bool) -> None:
     table.add_column("answers", justify="right")
     if memory_curve:
         table.add_column("RSS 1x / 5x / 10x", justify="right")
+    if modes:
+        table.add_column("TMS start-overs", justify="right")
+        table.add_column("process / oneshot's (wall, cpu)", justify="right")
     pruning = any(r.pruning_ratio is not None for r in rows)
     if pruning:
         table.add_column("eval ms/tp no pruning", justify="right")
@@ -322,6 +347,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
             *([r.mode or "-"] if modes else []),
             f"{p['win']}/{p['facts']}/{p['tps']}/{p['rules']}",
             "-" if r.eval_ms_per_tp is None else f"{r.eval_ms_per_tp:.3f}",
+            "-" if r.eval_cpu_ms_per_tp is None else f"{r.eval_cpu_ms_per_tp:.3f}",
             "-" if r.process_ms_per_tp is None else f"{r.process_ms_per_tp:.2f}",
             "-" if r.cpu_ms_per_tp is None else f"{r.cpu_ms_per_tp:.2f}",
             "-" if r.facts_per_s is None else f"{r.facts_per_s:,.0f}",
@@ -330,6 +356,9 @@ def render(rows: list[Row], memory_curve: bool) -> None:
         ]
         if memory_curve:
             cells.append(" / ".join(_mib(m) for _, m in r.curve) if r.curve else "-")
+        if modes:
+            cells.append("-" if r.restarts is None else f"{r.restarts:,}")
+            cells.append(_against_oneshot(r, rows))
         if pruning:
             cells.append("-" if r.unpruned_ms_per_tp is None else f"{r.unpruned_ms_per_tp:.3f}")
             cells.append("-" if r.pruning_ratio is None else f"{r.pruning_ratio:.2f}")
@@ -338,7 +367,7 @@ def render(rows: list[Row], memory_curve: bool) -> None:
         table.add_row(*cells)
     console = Console()
     if not console.is_terminal:
-        console = Console(width=160)
+        console = Console(width=220)
     console.print(table)
 
 

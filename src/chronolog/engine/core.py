@@ -171,7 +171,8 @@ class Engine:
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
     def __init__(
-        self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None
+        self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None,
+        only: Collection[int] | None = None,
     ) -> None:
         """``incremental=False`` recomputes every component at every time point
         (a cross-check for the counting maintenance, same code otherwise).
@@ -180,6 +181,10 @@ class Engine:
         lower ones are imported (``step(..., imported=...)``), the higher ones
         skipped.  This is how each fleet reasoner runs its stratum with the same
         core; ``k`` past the last stratum imports everything (the output service).
+
+        ``only``: evaluate just these components (indices into ``plan.components``,
+        closed under dependencies and stratified) and skip the others: the
+        stratified lower part of a program the TMS evaluates above it.
         """
         self.plan = plan
         self.t1 = t1
@@ -189,6 +194,7 @@ class Engine:
         # measure what they save (``chronolog bench lars --no-pruning``).
         self.pruning = PRUNING if pruning is None else pruning
         self.stratum = stratum
+        self.only = None if only is None else frozenset(only)
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
         # Output of padded predicates: atoms of visible rules, and the rest at t only.
@@ -212,14 +218,19 @@ class Engine:
         self._sizes: dict[int, list[int]] = {}
         # Counted components of padded predicates: the sources of their hidden rules.
         self._padded_counted: dict[int, list[Rel]] = {}
-        self._dirty: set[int] = set()  # counted components with a changed input at this time point
+        self._dirty: set[int] = set()  # watched components with a changed input at this time point
+        # Components evaluated whole whose result is a function of their inputs
+        # alone (no time): True once evaluated, until an input changes.
+        self._quiet: dict[int, bool] = {}
         self._ticking: dict[int, bool] = {}
         self._journaled: list[Rel] = []
         self._visible: dict[PredKey, set[tuple]] = {}
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
         self._time_reach = time_reach(plan)
         for ci, comp in enumerate(plan.components):
-            if stratum is None or comp.stratum == stratum:
+            if self.only is not None:
+                self._role.append("compute" if ci in self.only else "skip")
+            elif stratum is None or comp.stratum == stratum:
                 self._role.append("compute")
             else:
                 self._role.append("import" if comp.stratum < stratum else "skip")
@@ -243,16 +254,11 @@ class Engine:
                 self._counts[ci] = None
                 if all(cr.injective for cr in compiled):
                     self._injective.add(ci)
-                for srcs in sources:
-                    for rel in srcs:
-                        if isinstance(rel, Rel):
-                            if not rel.journaled:
-                                rel.start_journal()
-                                self._journaled.append(rel)
-                            # a change of an input marks the component for this time point
-                            ids = () if rel.watch is None else rel.watch[1]
-                            if ci not in ids:
-                                rel.watch = (self._dirty, (*ids, ci))
+                self._watch(ci, sources)
+            elif incremental and _timeless(comp, compiled, sources, plan):
+                # evaluated whole, but only when an input changed (or after no answer set)
+                self._quiet[ci] = False
+                self._watch(ci, sources)
 
         # Indexes every step looks up (the counted components' delta pipelines,
         # the others' whole bodies); an index a recount builds and no step reads
@@ -275,6 +281,18 @@ class Engine:
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
     # ------------------------------------------------------------ wiring
+
+    def _watch(self, ci: int, sources: list[list[object]]) -> None:
+        """Journal the component's input relations: a change marks it dirty for the time point."""
+        for srcs in sources:
+            for rel in srcs:
+                if isinstance(rel, Rel):
+                    if not rel.journaled:
+                        rel.start_journal()
+                        self._journaled.append(rel)
+                    ids = () if rel.watch is None else rel.watch[1]
+                    if ci not in ids:
+                        rel.watch = (self._dirty, (*ids, ci))
 
     def _source(self, lit: ExtAtom, members: set[PredKey]) -> object:
         key = lit.atom.key
@@ -376,9 +394,16 @@ class Engine:
                     self._stop_counting(ci)  # a hidden rule derives: evaluate it whole from now on
                 if ci in self._counts:
                     self._maintain(ci, comp, compiled, sources, t, result)
+                elif self._quiet.get(ci) and ci not in self._dirty:
+                    # no input changed: the same content; only views pinning it to t move
+                    for p in comp.preds:
+                        if p in self._now_views_of:
+                            self._announce(p, (), (), t, result)
                 else:
                     content = self._evaluate(comp, compiled, sources, t)
                     self._publish(comp, content, t, result)
+                    if ci in self._quiet:
+                        self._quiet[ci] = True
         except NoAnswerSet as exc:
             import logging  # rare: imported when needed (start-up time)
 
@@ -389,6 +414,8 @@ class Engine:
                     continue
                 if ci in self._counts:
                     self._counts[ci] = None
+                if ci in self._quiet:
+                    self._quiet[ci] = False
                 self._publish(comp, {p: set() for p in comp.preds}, t, result)
             result.now = _net(result.now)
             result.timed = _net(result.timed)
@@ -700,6 +727,7 @@ class Engine:
             "incremental": self.incremental,
             "pruning": self.pruning,
             "stratum": self.stratum,
+            "only": self.only,
             "rels": {p: rel.tuples for p, rel in self.rels.items()},
             "answers": {p: rel.tuples for p, rel in self._answers.items()},
             "time_views": self._time_views,
@@ -713,7 +741,7 @@ class Engine:
     def __setstate__(self, state: dict) -> None:
         self.__init__(  # type: ignore[misc]
             state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"),
-            pruning=state.get("pruning", True),
+            pruning=state.get("pruning", True), only=state.get("only"),
         )
         self.t = state["t"]
         for p, tuples in state["rels"].items():
@@ -776,6 +804,15 @@ class Engine:
             else:
                 out.update((p, args, self.t) for args in self.rels[p])
         return out
+
+
+def _timeless(comp: Component, compiled: list[CompiledRule], sources: list[list[object]], plan: Plan) -> bool:
+    """Whether evaluating the component whole gives the same content for the same
+    input relations at any time point: no timed predicate, its own predicates read
+    as they are now (not boxed or pinned to a time)."""
+    if any(p in plan.timed for p in comp.preds) or any(cr.uses_now for cr in compiled):
+        return False
+    return all(s.lit.op in (Op.NOW, Op.DIAMOND) for srcs in sources for s in srcs if isinstance(s, _Inner))
 
 
 def _count(

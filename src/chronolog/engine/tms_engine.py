@@ -26,6 +26,10 @@ positive closure, negation ignored); negative literals over atoms that
 cannot hold are dropped.  It is a function of the window contents at ``t``
 alone, so a restarted engine grounds exactly the same rules.
 
+The stratified lower part of the program (``engine/tms_split.py``) is not
+grounded here: a core ``Engine`` evaluates it, and its atoms are read like
+stream facts.
+
 The interface is the incremental ``Engine``'s (``step``, ``derived_at``,
 ``holding_now``, ``exported``), so the reasoner, the answer writer, the
 corrections, the fleet and the backfill drive it unchanged.
@@ -33,16 +37,15 @@ corrections, the fleet and the backfill drive it unchanged.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Iterable, Sequence
 
-from chronolog.engine.core import ANSWERS, Fact, StepResult
+from chronolog.engine.core import ANSWERS, Engine, Fact, StepResult
 from chronolog.engine.plan import TICK, Plan, PredKey, trim_stream
 from chronolog.engine.rules import _compare, _Undefined
 from chronolog.engine.tms import Tms
+from chronolog.engine.tms_split import split_plan
 from chronolog.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var, expr_vars
 
-log = logging.getLogger(__name__)
 
 Binding = dict[str, Any]
 GroundRule = tuple  # (head key | None, pos keys, neg keys)
@@ -113,11 +116,40 @@ def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
     return lit.atom.args
 
 
+def derived_relation(rows: "set[tuple] | frozenset[tuple]", timed: bool, op: Op, lo: int, t: int) -> set[tuple]:
+    """The tuples of a literal's pattern over the atoms ``rows`` of a derived
+    predicate in the answer at ``t`` (a timed one's with their time last), the
+    literal's window starting at ``lo``: a predicate that is not timed holds at
+    ``t`` only."""
+    if not timed:
+        if op is Op.AT:
+            return {args + (t,) for args in rows}
+        if op is Op.BOX and lo != t:
+            return set()
+        return rows  # type: ignore[return-value]
+    if op is Op.NOW:
+        return {r[:-1] for r in rows if r[-1] == t}
+    if op is Op.AT:
+        return {r for r in rows if lo <= r[-1] <= t}
+    if op is Op.DIAMOND:
+        return {r[:-1] for r in rows if lo <= r[-1] <= t}
+    have: dict[tuple, set[int]] = {}
+    for r in rows:
+        if lo <= r[-1] <= t:
+            have.setdefault(r[:-1], set()).add(r[-1])
+    return {a for a, ts in have.items() if len(ts) == t - lo + 1}
+
+
 class _Window:
     """The stream facts (and background, and the timeline) visible at ``t``."""
 
-    def __init__(self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> None:
+    def __init__(
+        self, plan: Plan, t1: int, t: int, events: list[tuple[int, PredKey, tuple]],
+        lower: dict[PredKey, frozenset] | None = None, lower_timed: frozenset[PredKey] = frozenset(),
+    ) -> None:
         self.plan, self.t1, self.t, self.events = plan, t1, t, events
+        self.lower = lower or {}  # the atoms of the lower part (engine/tms_split.py) in the answer at t
+        self.lower_timed = lower_timed  # its timed predicates (their tuples end with the time)
         self._cache: dict[tuple, set[tuple]] = {}
         self._by_pred: dict[PredKey, list[tuple[int, tuple]]] | None = None
 
@@ -139,6 +171,9 @@ class _Window:
     def _compute(self, lit: ExtAtom) -> set[tuple]:
         pred = lit.atom.key
         t, t1 = self.t, self.t1
+        rows = self.lower.get(pred)
+        if rows is not None:  # a predicate of the lower part: its atoms in the answer at t
+            return derived_relation(rows, pred in self.lower_timed, lit.op, self.span(lit.window, lit.op), t)
         if isinstance(lit.window, TupleWindow):
             n = lit.window.size
             sel = self.events[-n:] if n > 0 else []
@@ -175,10 +210,35 @@ class _Window:
                 rows = by_time.get(T, set())
                 every = set(rows) if every is None else every & rows
             return out | (every or set())
-        out = {args + (T,) for T in range(lo, t + 1) for args in background}
+        out = {args + (T,) for T in range(lo, t + 1) for args in background} if background else set()
         for T, rows in by_time.items():
             out.update(args + (T,) for args in rows)
         return out
+
+
+def _deltable(rule: Rule, own: set[PredKey], plan: Plan) -> bool:
+    """Whether the rule's ground instances are a function of its literals'
+    relations alone (not of the time point), one instance per match, so that a
+    change of one stream relation changes exactly the instances using a tuple
+    added or removed (``_Grounding._delta``): no literal over its own component
+    (not recursive), intensional literals only over predicates holding now,
+    read now (no auxiliary atoms), and a timed head's time taken from an ``@``
+    literal over an input predicate (it lies in the window, so on the timeline)."""
+    head = rule.head
+    for b in rule.body:
+        if not isinstance(b, ExtAtom) or b.atom.key not in plan.intensional:
+            continue
+        if b.atom.key in own or b.atom.key in plan.timed or b.op not in (Op.NOW, Op.DIAMOND):
+            return False
+        if b.negated and "_" in b.variables():
+            return False
+    if head.atom.key not in plan.timed:
+        return True
+    return isinstance(head.time, Var) and any(
+        isinstance(b, ExtAtom) and not b.negated and b.op is Op.AT and b.time == head.time
+        and b.atom.key not in plan.intensional
+        for b in rule.body
+    )
 
 
 class LarsGrounder:
@@ -196,7 +256,9 @@ class LarsGrounder:
         self.head_keys = [r.head.atom.key for r in self.rules]
         self._literal_facts()
         self.components = [self._component_info(c.preds, c.rules) for c in plan.components]
-        self.caches: dict[int, tuple] = {}  # component -> (inputs, ground rules, its atoms, auxiliaries)
+        self.delta = True  # ground only the change of a deltable component (False: whole, a cross-check)
+        # component -> (inputs, ground rules, its atoms, counts of instances per rule and head if deltable)
+        self.caches: dict[int, tuple] = {}
 
     def _literal_facts(self) -> None:
         """Per body literal (by identity): its predicate and pattern, computed once."""
@@ -218,7 +280,8 @@ class LarsGrounder:
 
     def _component_info(self, preds: list[PredKey], rules: list[Rule]) -> tuple:
         """(its predicates, its rules' indices, the lower predicates they read, their
-        stream literals, whether its grounding depends on the time point itself)."""
+        stream literals, whether its grounding depends on the time point itself,
+        whether it is ``_deltable``)."""
         plan = self.plan
         own = set(preds)
         members = [i for i, r in enumerate(self.rules) if any(r is x for x in rules)]
@@ -240,7 +303,8 @@ class LarsGrounder:
                         timely = True
                 elif b not in literals:
                     literals.append(b)
-        return own, members, sorted(reads), literals, timely
+        deltable = all(_deltable(self.rules[i], own, plan) for i in members)
+        return own, members, sorted(reads), literals, timely and not deltable, deltable
 
     @staticmethod
     def _order(rule: Rule) -> list[object]:
@@ -277,10 +341,14 @@ class LarsGrounder:
         out.extend(neg)
         return out
 
-    def ground(self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]]) -> list[tuple[set, set]]:
+    def ground(
+        self, t1: int, t: int, events: list[tuple[int, PredKey, tuple]], lower: dict[PredKey, frozenset] | None = None,
+        lower_timed: frozenset[PredKey] = frozenset(),
+    ) -> list[tuple[set, set]]:
         """The change of the ground program for the evaluation at ``t``: (rules
-        before, rules now) of every component whose grounding changed."""
-        g = _Grounding(self, _Window(self.plan, t1, t, events))
+        before, rules now) of every component whose grounding changed; ``lower``:
+        the atoms of the lower part, read as input."""
+        g = _Grounding(self, _Window(self.plan, t1, t, events, lower, lower_timed))
         return g.run()
 
 
@@ -293,7 +361,8 @@ class _Grounding:
         self.possible: dict[PredKey, set[tuple]] = {p: set() for p in self.plan.intensional}
         self.ci = 0  # the component being grounded
         self._indexes: dict[tuple, tuple] = {}  # (id of a relation, positions) -> (it, its size, index)
-        self.out: set[GroundRule] = set()
+        self.out: dict[GroundRule, int] = {}  # ground rules, with how many instances give each
+        self.heads: dict[tuple, int] | None = None  # (pred, tuple) -> instances deriving it, when counted
         self.aux: dict[tuple, tuple] = {}  # its auxiliary atoms -> (kind, pred, lo, args) or ("#ex", lit, binding)
 
     # -------------------------------------------------------- literals
@@ -310,26 +379,7 @@ class _Grounding:
         pred = self.gr.lit_key[id(lit)]
         if pred not in self.plan.intensional:
             return self.win.relation(lit)
-        rows = self.possible[pred]
-        t = self.t
-        lo = self._lo(lit)
-        if pred not in self.plan.timed:
-            if lit.op is Op.AT:
-                return {args + (t,) for args in rows}
-            if lit.op is Op.BOX and lo != t:
-                return set()
-            return rows
-        if lit.op is Op.NOW:
-            return {r[:-1] for r in rows if r[-1] == t}
-        if lit.op is Op.AT:
-            return {r for r in rows if lo <= r[-1] <= t}
-        if lit.op is Op.DIAMOND:
-            return {r[:-1] for r in rows if lo <= r[-1] <= t}
-        have: dict[tuple, set[int]] = {}
-        for r in rows:
-            if lo <= r[-1] <= t:
-                have.setdefault(r[:-1], set()).add(r[-1])
-        return {a for a, ts in have.items() if len(ts) == t - lo + 1}
+        return derived_relation(self.possible[pred], pred in self.plan.timed, lit.op, self._lo(lit), self.t)
 
     def atom_of(self, lit: ExtAtom, tup: tuple) -> tuple | None:
         """The TMS atom for an intensional literal matched by ``tup`` (None: false)."""
@@ -354,16 +404,18 @@ class _Grounding:
     # -------------------------------------------------------- rules
 
     def run(self) -> list[tuple[set[GroundRule], set[GroundRule]]]:
-        """The ground rules that changed, as (before, after) per component.
+        """The ground rules that changed, as (removed, added) per component.
 
         Component by component (dependencies first); a component whose inputs —
         the stream literals of its rules, the atoms that could hold of the lower
         components it reads, the time if its rules depend on it — are those of the
         previous time point keeps its ground rules and costs nothing (most of a
-        window's content does not change from one point to the next)."""
+        window's content does not change from one point to the next).  A
+        ``_deltable`` component of which one stream relation changed grounds
+        only the instances that use a tuple added to it or removed from it."""
         changes: list[tuple[set[GroundRule], set[GroundRule]]] = []
         caches = self.gr.caches
-        for ci, (preds, members, reads, literals, timely) in enumerate(self.gr.components):
+        for ci, (preds, members, reads, literals, timely, deltable) in enumerate(self.gr.components):
             signature = (
                 self.t1, self.t if timely else self.t == self.t1,
                 tuple(self.win.relation(lit) for lit in literals),
@@ -373,12 +425,75 @@ class _Grounding:
             if cached is not None and cached[0] == signature:
                 self.possible.update(cached[2])
                 continue
-            self.ci, self.out, self.aux = ci, set(), {}
+            if deltable and cached is not None and self.gr.delta:
+                got = self._delta(ci, members, literals, cached, signature)
+                if got is not None:
+                    changes.append(got)
+                    continue
+            self.ci, self.out, self.aux = ci, {}, {}
+            self.heads = {} if deltable else None
             self._component(members, preds)
             finished = self._finish()
-            caches[ci] = (signature, finished, {p: self.possible[p] for p in preds})
-            changes.append((set() if cached is None else cached[1], finished))
+            counts = None
+            if deltable:
+                rules: dict[GroundRule, int] = {}
+                for raw, n in self.out.items():
+                    f = self._finished(raw)
+                    rules[f] = rules.get(f, 0) + n
+                counts = (rules, self.heads)
+            caches[ci] = (signature, finished, {p: self.possible[p] for p in preds}, counts)
+            old = set() if cached is None else cached[1]
+            changes.append((old - finished, finished - old))
         return changes
+
+    def _delta(
+        self, ci: int, members: list[int], literals: list[ExtAtom], cached: tuple, signature: tuple,
+    ) -> tuple[set[GroundRule], set[GroundRule]] | None:
+        """(removed, added) ground rules of a ``_deltable`` component whose inputs
+        differ from the cached ones in one positive stream literal's relation
+        only (None: ground it whole).  Each ground rule and each head counts the
+        instances giving it, so a rule leaves when its last instance does."""
+        before = cached[0]
+        if before[:2] != signature[:2] or before[3] != signature[3]:
+            return None
+        differ = [k for k, (a, b) in enumerate(zip(before[2], signature[2])) if a is not b and a != b]
+        if len(differ) != 1:
+            return None
+        lit = literals[differ[0]]
+        orders = self.gr._orders
+        spots = [(i, j) for i in members for j, b in enumerate(orders[i]) if isinstance(b, ExtAtom) and b == lit]
+        if lit.negated or len({i for i, _ in spots}) != len(spots):
+            return None  # (a literal twice in one rule: its instances are not one per changed tuple)
+        old, new = before[2][differ[0]], signature[2][differ[0]]
+        ground, finished, kept, (counted, heads) = cached
+        touched: set[GroundRule] = set()
+        moved: set[tuple] = set()
+        for rows, sign in ((old - new, -1), (new - old, 1)):
+            if not rows:
+                continue
+            self.ci, self.out, self.aux, self.heads = ci, {}, {}, {}
+            for i, j in spots:
+                self._instances(i, self.gr.rules[i], orders[i], (j, rows), {})
+            rules: dict[GroundRule, int] = {}
+            for raw, n in self.out.items():
+                f = self._finished(raw)
+                rules[f] = rules.get(f, 0) + n
+            touched |= _tally(counted, rules, sign)
+            moved |= _tally(heads, self.heads, sign)
+        self.heads = None
+        removed = {f for f in touched if f in finished and f not in counted}
+        added = {f for f in touched if f not in finished and f in counted}
+        finished -= removed
+        finished |= added
+        possible = {p: set(rows) for p, rows in kept.items()}  # (new sets: others' signatures hold the old)
+        for pred, tup in moved:
+            if (pred, tup) in heads:
+                possible[pred].add(tup)
+            else:
+                possible[pred].discard(tup)
+        self.possible.update(possible)
+        self.gr.caches[ci] = (signature, finished, possible, (counted, heads))
+        return removed, added
 
     def _component(self, members: list[int], preds: set[PredKey]) -> None:
         """Semi-naive grounding of the rules ``members`` deriving ``preds``."""
@@ -414,8 +529,11 @@ class _Grounding:
             got = rows_of.get(j)
             if got is None:
                 lit = order[j]
-                got = rows_of[j] = self._delta_rows(lit, focus[1]) if focus is not None and j == focus[0] \
-                    else self.relation(lit)  # type: ignore[arg-type]
+                if focus is not None and j == focus[0]:  # (a delta: given, or the new atoms of a round)
+                    got = focus[1] if not isinstance(focus[1], dict) else self._delta_rows(lit, focus[1])
+                else:
+                    got = self.relation(lit)  # type: ignore[arg-type]
+                rows_of[j] = got
             return got
 
         plan_key = (i, None if focus is None else focus[0])
@@ -576,22 +694,27 @@ class _Grounding:
             if T is None:
                 T = self.t
             if type(T) is not int or not self.t1 <= T <= self.t:
-                self.out.add((None, tuple(pos), tuple(neg)))  # an @-head off the timeline: no answer set
+                self._put((None, tuple(pos), tuple(neg)))  # an @-head off the timeline: no answer set
                 return
             tup = args + (T,)
             hkey: tuple = (pred, tup)
             if pred in self.gr.padded and head.time is not None and not self.gr.hidden[i]:
-                self.out.add((("#user", pred, tup), tuple(pos), tuple(neg)))
-                self.out.add((hkey, (("#user", pred, tup),), ()))
+                self._put((("#user", pred, tup), tuple(pos), tuple(neg)))
+                self._put((hkey, (("#user", pred, tup),), ()))
                 self._possible(pred, tup, new)
                 return
         else:
             tup = args
             hkey = (pred, tup)
-        self.out.add((hkey, tuple(pos), tuple(neg)))
+        self._put((hkey, tuple(pos), tuple(neg)))
         self._possible(pred, tup, new)
 
+    def _put(self, rule: GroundRule) -> None:
+        self.out[rule] = self.out.get(rule, 0) + 1
+
     def _possible(self, pred: PredKey, tup: tuple, new: dict[PredKey, set[tuple]]) -> None:
+        if self.heads is not None:
+            self.heads[(pred, tup)] = self.heads.get((pred, tup), 0) + 1
         if tup not in self.possible[pred]:
             new.setdefault(pred, set()).add(tup)
 
@@ -602,13 +725,16 @@ class _Grounding:
             return True
         return atom[1] in self.possible[atom[0]]
 
+    def _finished(self, rule: GroundRule) -> GroundRule:
+        """The rule as the TMS takes it: negated atoms that cannot hold dropped."""
+        head, pos, neg = rule
+        kept = tuple(a[1] for a in neg if a[0] == "#neg" and self._could_hold(a[1])) + tuple(
+            a for a in neg if a[0] == "#ex"
+        )
+        return head, pos, tuple(sorted(set(kept), key=repr))
+
     def _finish(self) -> set[GroundRule]:
-        out: set[GroundRule] = set()
-        for head, pos, neg in self.out:
-            kept = tuple(a[1] for a in neg if a[0] == "#neg" and self._could_hold(a[1])) + tuple(
-                a for a in neg if a[0] == "#ex"
-            )
-            out.add((head, pos, tuple(sorted(set(kept), key=repr))))
+        out = {self._finished(rule) for rule in self.out}
         done: set[tuple] = set()
         while len(done) < len(self.aux):  # (an #ex over a window can add #dia atoms)
             for key in [k for k in self.aux if k not in done]:
@@ -640,10 +766,24 @@ class _Grounding:
 class TmsEngine:
     """The TMS strategy behind the incremental ``Engine``'s interface."""
 
-    def __init__(self, plan: Plan, t1: int, seed: int = 0) -> None:
-        self.plan = plan
+    def __init__(self, plan: Plan, t1: int, seed: int = 0, split: bool = True) -> None:
         self.t1 = t1
         self.t: int | None = None
+        # The stratified lower part (engine/tms_split.py) is the core engine's; the
+        # TMS grounds and labels the rest, reading the lower atoms as input.
+        parts = split_plan(plan) if split else None
+        self.lower: Engine | None = None
+        self._reads: tuple[PredKey, ...] = ()
+        self._below: dict[PredKey, frozenset] = {}
+        self._below_timed: frozenset[PredKey] = frozenset()
+        self._lower_ok = True
+        if parts is not None:
+            self.lower = Engine(plan, t1, only=parts.lower)
+            self._reads = parts.reads
+            self._below = {p: frozenset() for p in parts.reads}
+            self._below_timed = frozenset(p for p in parts.reads if p in plan.timed)
+            plan = parts.upper
+        self.plan = plan
         self.grounder = LarsGrounder(plan)
         self.tms = Tms(seed)
         self._events: list[tuple[int, PredKey, tuple]] = []
@@ -664,25 +804,34 @@ class TmsEngine:
         routes = self.plan.input_routes
         self._events.extend((t, routes.get(key, key), args) for key, args in facts)
         self._trim(t)
-        changes = self.grounder.ground(self.t1, t, self._events)
+        low = None
+        if self.lower is not None:
+            low = self.lower.step(t, facts)
+            self._lower_ok = low.consistent
+            rels, below = self.lower.rels, self._below
+            for p in self._reads:  # (unchanged rows keep their identity: cheap cache checks)
+                rows = rels[p].tuples
+                if rows != below[p]:
+                    below[p] = frozenset(rows)
+        changes = self.grounder.ground(self.t1, t, self._events, self._below, self._below_timed)
         tms = self.tms
-        for before, now in changes:  # expired ground rules out, new ones in
-            for rule in before - now:
+        for removed, _ in changes:  # expired ground rules out, new ones in
+            for rule in removed:
                 tms.remove(*rule)
-        for before, now in changes:
-            for rule in now - before:
+        for _, added in changes:
+            for rule in added:
                 tms.add(*rule)
         guide = None if self.guide is None else self.guide.get(t)
         prefer = None if guide is None else guide.__contains__
         was, version = self.consistent, tms.version
-        self.consistent = tms.update(prefer, self._shifted)
+        self.consistent = tms.update(prefer, self._shifted) and self._lower_ok
         previous = self.history.get(t - 1)
         if tms.version == version and self.consistent == was and previous is not None and not self.grounder.padded:
             self.history[t] = previous  # the labels did not change: nor did the answer
-            return self._result(t, unchanged=True)
+            return self._result(t, low, unchanged=True)
         labels = frozenset(tms.model())
         self.history[t] = previous if previous == labels else labels
-        return self._result(t)
+        return self._result(t, low)
 
     def follow(self, previous: "TmsEngine") -> None:
         """Replay the past as ``previous`` evaluated it (its labels guide the choices)."""
@@ -705,16 +854,21 @@ class TmsEngine:
             return self.tms.holds((key[0], key[1][:-1] + (self.t - 1,)))  # type: ignore[operator]
         return None
 
-    def _result(self, t: int, unchanged: bool = False) -> StepResult:
-        """The answer's changes since t-1 (none to compute when the labels did not change)."""
-        result = StepResult(t)
+    def _result(self, t: int, low: StepResult | None, unchanged: bool = False) -> StepResult:
+        """The answer's changes since t-1 (none to compute when the labels did not
+        change), the lower part's (``low``) first."""
+        result = StepResult(t) if low is None else low
         result.consistent = self.consistent
         if unchanged:
             return result
         now, timed = self._answer_now(t) if self.consistent else (set(), set())
         before_now, before_timed = self._now, self._timed
-        result.now = [(p, a, 1) for p, a in now - before_now] + [(p, a, -1) for p, a in before_now - now]
-        result.timed = [x + (1,) for x in timed - before_timed] + [x + (-1,) for x in before_timed - timed]
+        if now != before_now:
+            for p, (added, removed) in _by_pred(now - before_now, before_now - now, lambda x: (x[0], x[1])).items():
+                result.add_now(p, added, removed)
+        if timed != before_timed:
+            for p, (added, removed) in _by_pred(timed - before_timed, before_timed - timed, lambda x: (x[0], x[1] + (x[2],))).items():
+                result.add_timed(p, added, removed)
         self._now, self._timed = now, timed
         return result
 
@@ -747,7 +901,8 @@ class TmsEngine:
     # ------------------------------------------------------------ inspection
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
-        return list(self._now)
+        lower = [] if self.lower is None else list(self.lower.holding_now())
+        return lower + list(self._now)
 
     def exported(self) -> frozenset:
         """The answer as ``Imported.content`` for the fleet's output service."""
@@ -756,11 +911,12 @@ class TmsEngine:
             out.append((p, a + (T,)))
             if p in self.grounder.padded:
                 out.append(((ANSWERS, p), a + (T,)))
-        return frozenset(out)
+        return frozenset(out) if self.lower is None else frozenset(out) | self.lower.exported()
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
         t = self.t
-        return {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
+        mine = {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
+        return mine if self.lower is None else mine | self.lower.derived_at()
 
     # ------------------------------------------------------------ labels as data
 
@@ -808,6 +964,27 @@ class TmsEngine:
         self._now, self._timed = self._answer_now(self.t) if self.t is not None else (set(), set())
         self.history.update(self.labels_history(data))
         return True
+
+
+def _tally(counts: dict, changes: dict, sign: int) -> set:
+    """Add ``sign`` times each count of ``changes`` to ``counts`` (dropping zeros); the keys touched."""
+    for key, n in changes.items():
+        left = counts.get(key, 0) + sign * n
+        if left:
+            counts[key] = left
+        else:
+            del counts[key]
+    return set(changes)
+
+
+def _by_pred(added: set, removed: set, split: Any) -> dict[PredKey, tuple[list, list]]:
+    """Changes grouped per predicate; ``split`` maps one to (pred, args)."""
+    out: dict[PredKey, tuple[list, list]] = {}
+    for sign, atoms in ((0, added), (1, removed)):
+        for x in atoms:
+            p, args = split(x)
+            out.setdefault(p, ([], []))[sign].append(args)
+    return out
 
 
 def _key_data(key: object) -> Any:
