@@ -132,6 +132,11 @@ def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> 
     if getattr(options, "retention", None) is not None:
         raise ChronologError("error: --retention is for LARS and DatalogMTL programs (an RTEC program keeps its "
                              "whole input log)")
+    window = getattr(options, "window", None)
+    if window is not None:
+        from chronolog.rtec.windowed import WindowedRtecEvaluator
+
+        return WindowedRtecEvaluator(program, window, getattr(options, "step", None), warn=warn)
     return RtecEvaluator(program, getattr(options, "step", None), warn=warn)
 
 
