@@ -1,0 +1,169 @@
+"""RTEC's windowed mode (``--window ω --step s``): hand-derived window edges, and RTEC's own
+windowed answers for its example applications (fixtures computed by RTEC itself with the same
+settings, tests/data/rtec/README.md, "RTEC's windows")."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from rtec_expected import DATA, differing_instances, expected_path, load_expected, rtec_meaning
+from test_rtec import meaning, program, pts
+
+from chronolog.cli.main import main
+from chronolog.evaluator import interval_line
+from chronolog.events import Event
+from chronolog.rtec.windowed import WindowedRtecEvaluator
+from chronolog.runtime.embedded import run_evaluator
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
+FILES = {
+    "caviar": ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"],
+    "ctm": ["rules.prolog", "vehicles.prolog", "settings.prolog"],
+    "voting": ["rules.prolog", "voting_static_generator.prolog", "settings.prolog"],
+}
+
+LAMP = """
+initiatedAt(on=true, T) :- happensAt(switch_on, T).
+terminatedAt(on=true, T) :- happensAt(switch_off, T).
+holdsFor(dark=true, I) :- holdsFor(on=true, A), complement_all([A], I).
+grounding(on=true). grounding(dark=true).
+"""
+# switch_off at 8 arrives late: after the event at 12 (so after the query at 10)
+LAMP_STREAM = [(3, "switch_on"), (12, "ping"), (8, "switch_off"), (15, "switch_off"), (27, "switch_on")]
+
+
+def _windowed(window: int, step: int, events: list[tuple[int, str]]) -> tuple[dict, WindowedRtecEvaluator]:
+    ev = WindowedRtecEvaluator(program(LAMP), window, step)
+    out = io.StringIO()
+    run_evaluator(ev, [Event(t, p) for t, p in events], out)
+    return meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=40), ev
+
+
+def test_window_equal_to_step_forgets_late_events_and_carries_at_the_edge() -> None:
+    m, ev = _windowed(10, 10, LAMP_STREAM)
+    # Q=10, window (0,10]: on from 4 (open).  Q=20, window (10,20]: the switch_off at 8 is older
+    # than 10: ignored; `on` holds at 11 by the previous query, so its start 4 is carried and the
+    # switch_off at 15 ends it: 4..15.  Q=30: initiated at 27: from 28, open.
+    assert m[("on", ())] == pts(4, 15) | pts(28, 40)
+    # dark is complemented within each window: from 1 (no window covers 0: the first is (0,10]),
+    # in (10,20] from 16, in (20,30] up to 27
+    assert m[("dark", ())] == pts(1, 3) | pts(16, 27)
+    assert ev.too_late == 1
+
+
+def test_window_longer_than_step_absorbs_the_delay() -> None:
+    m, ev = _windowed(15, 10, LAMP_STREAM)
+    # Q=20, window (5,20]: the late switch_off at 8 counts; `on` (carried from 4) ends at 8.
+    assert m[("on", ())] == pts(4, 8) | pts(28, 40)
+    # the first window (-5,10] reaches 0: dark from 0; then from 9 (window (5,20]) to 27
+    assert m[("dark", ())] == pts(0, 3) | pts(9, 27)
+    assert ev.too_late == 0
+
+
+def test_rtec_csv_arrival_times_decide_the_window(tmp_path: Path) -> None:
+    """A delayed CSV row (arrival 12, occurrence 8) arrives after the query at 10, as RTEC loads it;
+    the same rows as JSONL (no arrival time) reach the query at 10 in time."""
+    ed = tmp_path / "lamp.prolog"
+    ed.write_text(LAMP)
+    csv = tmp_path / "s.csv"
+    csv.write_text("switch_on|3|3\nswitch_off|12|8\nswitch_off|15|15\nswitch_on|27|27\n")
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_text("".join(json.dumps({"t": t, "pred": p, "args": []}) + "\n"
+                             for t, p in [(3, "switch_on"), (8, "switch_off"), (15, "switch_off"),
+                                          (27, "switch_on")]))
+    got = {}
+    for name, extra in (("csv", ["--format", "rtec"]), ("jsonl", [])):
+        out = tmp_path / f"{name}.out"
+        assert main(["run", str(ed), "--input", str(tmp_path / f"s.{name}"), "--output", str(out),
+                     "--window", "10", "--step", "10", *extra]) == 0
+        got[name] = meaning([json.loads(x) for x in out.read_text().splitlines()], horizon=40)
+    assert got["csv"][("on", ())] == pts(4, 15) | pts(28, 40)
+    assert got["jsonl"][("on", ())] == pts(4, 8) | pts(28, 40)
+
+
+def test_late_events_are_reported(tmp_path: Path, capsys) -> None:
+    ed = tmp_path / "lamp.prolog"
+    ed.write_text(LAMP)
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("".join(json.dumps({"t": t, "pred": p, "args": []}) + "\n" for t, p in LAMP_STREAM))
+    assert main(["run", str(ed), "--input", str(stream), "--window", "10", "--step", "10"]) == 0
+    assert "ignored 1 events older than the window (--window 10)" in capsys.readouterr().err
+
+
+def test_window_is_refused_for_other_dialects(tmp_path: Path, capsys) -> None:
+    prog = tmp_path / "p.lars"
+    prog.write_text("b(X) :- a(X).\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text('{"t": 1, "pred": "a", "args": [1]}\n')
+    assert main(["run", str(prog), "--input", str(stream), "--window", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "--window is for RTEC programs" in err and "Traceback" not in err
+
+
+def test_restored_windowed_evaluator_continues_identically() -> None:
+    events = [Event(t, p) for t, p in LAMP_STREAM + [(33, "switch_off"), (41, "switch_on"), (38, "switch_on")]]
+    whole, _ = _windowed(15, 10, [(e.t, e.pred) for e in events])
+    first = WindowedRtecEvaluator(program(LAMP), 15, 10)
+    changes: list = []
+    for e in events[:4]:
+        changes += first.advance(e.t - 1)
+        first.push(e)
+    second = WindowedRtecEvaluator(program(LAMP), 15, 10)
+    second.import_state(json.loads(json.dumps(first.export_state())))
+    for e in events[4:]:
+        changes += second.advance(e.t - 1)
+        second.push(e)
+    changes += second.finish()
+    lines = [json.loads(interval_line(*c)) for c in changes]
+    assert meaning(lines, horizon=40) == whole
+
+
+# ------------------------------------------------------------------ RTEC's own windowed answers
+
+needs_data = pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")
+
+
+def _windowed_app(app: str, stream: Path, window: int, step: int, tmp: Path, *extra: str) -> set:
+    out = tmp / f"{app}.answers"
+    assert main(["run", *(str(SHARED / app / f) for f in FILES[app]), "--input", str(stream), "--output", str(out),
+                 "--window", str(window), "--step", str(step), *extra]) == 0
+    return rtec_meaning(out.read_text().splitlines(), app)
+
+
+def _fixture(app: str, name: str) -> set:
+    with (DATA / app / name).open(encoding="utf-8") as f:
+        return rtec_meaning(f, app)
+
+
+# (app, input stream, window, step, fixture): RTEC's own settings (settings.env) for caviar and voting
+CASES = {
+    "caviar-own": ("caviar", "stream.jsonl", 100_000, 100_000, "expected-window-100000-100000.jsonl"),
+    "voting-own": ("voting", "stream.jsonl", 10, 10, "expected-window-10-10.jsonl"),
+    "ctm-cut10": ("ctm", "cut10", 300, 250, "expected-cut10-window-300-250.jsonl"),
+    "caviar-delayed": ("caviar", "caviar-delayed.jsonl", 105_000, 100_000,
+                       "expected-delayed-window-105000-100000.jsonl"),
+}
+FULL = {"caviar-delayed"}
+
+
+@needs_data
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.skipif(
+    c in FULL and not os.environ.get("CHRONOLOG_RTEC_FULL"), reason="set CHRONOLOG_RTEC_FULL=1")) for c in CASES])
+def test_rtecs_own_windows_give_rtecs_windowed_answer(case: str, tmp_path: Path) -> None:
+    app, source, window, step, fixture = CASES[case]
+    stream = DATA / app / f"stream-{source}.jsonl" if source.startswith("cut") else SHARED / app / source
+    got, want = _windowed_app(app, stream, window, step, tmp_path), _fixture(app, fixture)
+    assert want and not differing_instances(got, want)
+    # the windows matter: RTEC's windowed answer is not its one-window answer
+    one = set(load_expected(app, "cut10" if source.startswith("cut") else None))
+    assert differing_instances(want, one)
+
+
+def test_fixtures_exist() -> None:
+    for app, _, _, _, fixture in CASES.values():
+        assert (DATA / app / fixture).stat().st_size > 0
+    assert expected_path("caviar").exists()
