@@ -44,6 +44,7 @@ class Hosting:
     reach: Callable[[Any], Time | None] = _no_reach
     # (the parsed program, N) -> the stream evaluator that applies late events up to N back (--retention)
     retaining: Callable[[Any, Time], Evaluator] | None = None
+    origin: Time | None = None  # where every answer starts (RTEC: 0), else the history's first time
 
     def stream(self, program: Any, retention: Time | None = None) -> Evaluator:
         """The fleet's evaluator; a dialect without ``retaining`` keeps its whole input log."""
@@ -65,7 +66,7 @@ def hosting(dialect: str, program: Any = None) -> Hosting:
     if own is None:
         raise ChronologError(f"error: the fleet cannot host {dialect} programs yet")
     return Hosting(own.hosted, lambda line, where: read_line(dialect, program, line, where), own.replay, own.reach,
-                   own.retaining)
+                   own.retaining, own.origin)
 
 
 class HostedPlan:
