@@ -174,7 +174,10 @@ def _rtec_describe(program: Any) -> list[str]:
     inputs = sorted({f"{e.name}/{e.arity}" for e in program.points + program.build_from_points
                      + program.collect_intervals})
     lines.append(f"input fluents: {', '.join(inputs) or '(none)'}")
-    lines.append("fleet: one chain service hosting the evaluator; partition key: none")
+    from chronolog.rtec.partition import describe_key
+
+    lines.append(describe_key(program))
+    lines.append("fleet: one chain service hosting the evaluator (one partition)")
     return lines
 
 

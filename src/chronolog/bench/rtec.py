@@ -73,6 +73,18 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     data = Path(args.data) if args.data else default_data()
     if not data.is_dir():
         raise BenchError(f"error: {data}: RTEC data not found (pass --data DIR)")
+    if args.delays:
+        from chronolog.bench.rtec_delays import run_table
+
+        try:
+            percents = [int(x) for x in args.delays.split(",")]
+        except ValueError:
+            raise BenchError(f"error: --delays takes percentages such as 5,10,20 (not {args.delays!r})") from None
+        if any(not 0 < p <= 100 for p in percents):
+            raise BenchError("error: --delays percentages must be in (0, 100]")
+        run_table(data, args.delay_rows or None, percents,
+                  Console(width=None if sys.stdout.isatty() else 200))
+        return 0
     names = args.app or list(APPS)
     unknown = [n for n in names if n not in APPS]
     if unknown:
@@ -163,4 +175,9 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     p.add_argument("--no-repair", action="store_true", help="skip the repair vs recomputation comparison")
     p.add_argument("--repair-rows", type=int, default=None, metavar="N",
                    help="compare repair and recomputation on the first N delayed rows only (recomputation is slow)")
+    p.add_argument("--delays", nargs="?", const="5,10,20,40,80", metavar="PCTS",
+                   help="instead: CAVIAR with PCTS %% of rows late by Gamma(2,2) s (seed 004), repair vs "
+                        "recomputation per window time and peak RSS (default 5,10,20,40,80)")
+    p.add_argument("--delay-rows", type=int, default=50_000, metavar="N",
+                   help="--delays: the first N CAVIAR rows (default 50,000; 0: all 182,504)")
     p.set_defaults(func=main)
