@@ -36,10 +36,11 @@ grounding(on=true). grounding(dark=true).
 LAMP_STREAM = [(3, "switch_on"), (12, "ping"), (8, "switch_off"), (15, "switch_off"), (27, "switch_on")]
 
 
-def _windowed(window: int, step: int, events: list[tuple[int, str]]) -> tuple[dict, WindowedRtecEvaluator]:
+def _windowed(window: int, step: int, events: list[tuple[int, str]],
+              until: int | None = None) -> tuple[dict, WindowedRtecEvaluator]:
     ev = WindowedRtecEvaluator(program(LAMP), window, step)
     out = io.StringIO()
-    run_evaluator(ev, [Event(t, p) for t, p in events], out)
+    run_evaluator(ev, [Event(t, p) for t, p in events], out, until=until)
     return meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=40), ev
 
 
@@ -167,3 +168,39 @@ def test_fixtures_exist() -> None:
     for app, _, _, _, fixture in CASES.values():
         assert (DATA / app / fixture).stat().st_size > 0
     assert expected_path("caviar").exists()
+
+
+# ------------------------------------------------------------------ the fleet
+
+
+def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
+    """``chronolog up --window 15 --step 10``: the chain service's evaluator is the windowed one;
+    records in batches, with restarts from the stored state, mean what ``run --window ... --until
+    <latest>`` prints (a stream has no end: its idle flush evaluates the queries up to the latest time)."""
+    from chronolog.events import event_json
+    from chronolog.runtime.hosting import EvaluatorStage, HostedPlan, hosting
+    from chronolog.runtime.service import ServiceConfig, make_stage
+    from chronolog.state.snapshots import roundtrip
+
+    events = [Event(t, p) for t, p in LAMP_STREAM + [(33, "switch_off"), (41, "switch_on"), (38, "switch_on")]]
+    want, _ = _windowed(15, 10, [(e.t, e.pred) for e in events], until=41)
+    prog = program(LAMP)
+    stage = make_stage(ServiceConfig("chain", HostedPlan(prog), "localhost:0", window=15, step=10))
+    assert isinstance(stage, EvaluatorStage) and isinstance(stage.evaluator, WindowedRtecEvaluator)
+    host = hosting("rtec", prog)
+    records = [("facts", "chronolog.facts", 0, i, event_json(e)) for i, e in enumerate(events)]
+    lines: list = []
+    for i in range(0, len(records), 2):
+        lines += stage.process(records[i:i + 2], now=0.0)[1]
+        fresh = EvaluatorStage(host.stream(prog, window=15, step=10), host.read, idle_flush=1.0)
+        stage = roundtrip(stage, fresh)
+        stage.last_input = 0.0
+    lines += stage.process([], now=100.0)[1]
+    assert meaning([json.loads(x) for x in lines], horizon=40) == want
+
+
+def test_up_refuses_window_for_other_dialects(tmp_path: Path, capsys) -> None:
+    prog = tmp_path / "p.lars"
+    prog.write_text("b(X) :- a(X).\n")
+    assert main(["up", str(prog), "--window", "10", "--state-dir", str(tmp_path / "s")]) == 2
+    assert "--window is for RTEC programs" in capsys.readouterr().err

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronolog.errors import ChronologError
-from chronolog.evaluator import AnswerChange, Time
+from chronolog.evaluator import AnswerChange, Span, Time
 from chronolog.events import Event
 from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
@@ -232,7 +232,9 @@ class WindowedRtecEvaluator(RtecEvaluator):
     def export_state(self) -> dict[str, Any]:
         data = super().export_state()
         data["windowed"] = {"window": self.window, "step": self.step, "query": self.query,
-                            "too_late": self.too_late}
+                            "too_late": self.too_late,
+                            # changes of queries evaluated on input (push) that advance has not returned yet
+                            "pending": [[p, list(a), s.lo, s.hi, d] for p, a, s, d in self.pending]}
         return data
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -244,4 +246,6 @@ class WindowedRtecEvaluator(RtecEvaluator):
             raise StateError(f"RTEC evaluator state: not of a windowed run with --window {self.window} "
                              f"--step {self.step}")
         self.query, self.too_late = int(got["query"]), int(got["too_late"])
+        self.pending = [(p, tuple(a), Span(int(lo), None if hi is None else int(hi), True, False), int(d))
+                        for p, a, lo, hi, d in got["pending"]]
 
