@@ -65,17 +65,6 @@ def within(m: dict, lo: int, hi: int, inside: bool = True) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    from chronolog.backfill.job import spark_session
-
-    session, created = spark_session("local[2]")
-    yield session
-    if created:
-        session.stop()
-
-
 def test_backfill_of_an_event_description_gives_what_run_prints(spark, tmp_path: Path, capsys) -> None:
     ed = tmp_path / "lamps.prolog"
     ed.write_text(LAMPS)

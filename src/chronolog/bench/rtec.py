@@ -17,13 +17,23 @@ import tempfile
 import time
 from pathlib import Path
 
-APPS = {
-    "caviar": (["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"], "stream.jsonl"),
-    "caviar-delayed": (["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"], "caviar-delayed.jsonl"),
-    "ctm": (["rules.prolog", "vehicles.prolog", "settings.prolog"], "stream.jsonl"),
-    "voting": (["rules.prolog", "voting_static_generator.prolog", "settings.prolog"], "stream.jsonl"),
+CAVIAR = ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"]
+CTM = ["rules.prolog", "vehicles.prolog", "settings.prolog"]
+VOTING = ["rules.prolog", "voting_static_generator.prolog", "settings.prolog"]
+# name -> (program files, stream, extra `chronolog run` options)
+APPS: dict[str, tuple[list[str], str, list[str]]] = {
+    "caviar": (CAVIAR, "stream.jsonl", []),
+    "caviar-delayed": (CAVIAR, "caviar-delayed.jsonl", []),
+    "ctm": (CTM, "stream.jsonl", []),
+    "voting": (VOTING, "stream.jsonl", []),
+    # RTEC's windowed mode with RTEC's own settings (settings.env)
+    "caviar-windows": (CAVIAR, "stream.jsonl", ["--window", "100000", "--step", "100000"]),
+    "ctm-windows": (CTM, "stream.jsonl", ["--window", "10000", "--step", "10000"]),
+    "voting-windows": (VOTING, "stream.jsonl", ["--window", "10", "--step", "10"]),
 }
-RTEC_SECONDS = {"caviar": 7.78, "ctm": 4.44, "voting": 4.36}  # RTEC, one window, whole process (docs/benchmarks.md)
+# RTEC's whole process on this machine (docs/benchmarks.md): one window, or its own windows
+RTEC_SECONDS = {"caviar": 7.78, "ctm": 4.44, "voting": 4.36,
+                "caviar-windows": 10.95, "ctm-windows": 3.79, "voting-windows": 10.29}
 
 
 def default_data() -> Path:
@@ -36,7 +46,7 @@ def default_data() -> Path:
 
 
 def _app_dir(data: Path, name: str) -> Path:
-    return data / ("caviar" if name.startswith("caviar") else name)
+    return data / name.split("-")[0]
 
 
 def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int | None = None) -> tuple[float, list]:
@@ -52,16 +62,22 @@ def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int |
         events = list(read_rtec_events(f, str(stream)))
     if limit is not None:
         events = events[:limit]
+    t0 = time.perf_counter()
+    out = feed(evaluator, events)
+    return time.perf_counter() - t0, out
+
+
+def feed(evaluator, events: list) -> list:  # type: ignore[no-untyped-def]
+    """Push ``events`` in arrival order as ``chronolog run`` does; all the answer changes."""
     out: list = []
     latest = None
-    t0 = time.perf_counter()
     for e in events:
         if latest is not None and e.t > latest:
             out += evaluator.advance(latest)
         latest = e.t if latest is None or e.t > latest else latest
         evaluator.push(e)
     out += evaluator.finish()
-    return time.perf_counter() - t0, out
+    return out
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
@@ -94,12 +110,12 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-rtec-") as tmp:
         for name in names:
-            files, stream_name = APPS[name]
+            files, stream_name, extra = APPS[name]
             folder = _app_dir(data, name)
             stream = folder / stream_name
             out = Path(tmp) / f"{name}.jsonl"
             cmd = [sys.executable, "-m", "chronolog", "run", *(str(folder / f) for f in files),
-                   "--input", str(stream), "--output", str(out)]
+                   "--input", str(stream), "--output", str(out), *extra]
             runs = [measured(cmd) for _ in range(args.repeat)]
             bad = [r for r in runs if r[3] != 0]
             if bad:
@@ -115,7 +131,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     console.print(table)
     if args.no_repair or "caviar-delayed" not in names:
         return 0
-    files, _ = APPS["caviar"]
+    files = APPS["caviar"][0]
     folder = data / "caviar"
     paths = [folder / f for f in files]
     repair = Table(title="caviar-delayed (10% of rows late): repair vs recomputation (in process, evaluation only; "
