@@ -204,3 +204,23 @@ def test_up_refuses_window_for_other_dialects(tmp_path: Path, capsys) -> None:
     prog.write_text("b(X) :- a(X).\n")
     assert main(["up", str(prog), "--window", "10", "--state-dir", str(tmp_path / "s")]) == 2
     assert "--window is for RTEC programs" in capsys.readouterr().err
+
+
+def test_up_passes_the_window_to_its_chain_service(tmp_path: Path) -> None:
+    """The supervisor starts the chain service with --window/--step, and the service's command
+    line builds the windowed stage from them."""
+    from chronolog.cli.main import build_parser
+    from chronolog.runtime.hosting import HostedPlan
+    from chronolog.runtime.supervisor import Fleet
+    from chronolog.topology import build_topology
+
+    ed = tmp_path / "lamp.prolog"
+    ed.write_text(LAMP)
+    plan = HostedPlan(program(LAMP))
+    fleet = Fleet(programs=[str(ed)], plan=plan, state_dir=tmp_path, bootstrap="localhost:1", window=15, step=10)
+    fleet.plan_children(build_topology(plan, 1, 1))
+    [child] = fleet.children
+    argv = child.argv[child.argv.index("service"):]
+    assert argv[argv.index("--window") + 1] == "15" and argv[argv.index("--step") + 1] == "10"
+    args = build_parser().parse_args(argv)
+    assert (args.window, args.step) == (15, 10)
