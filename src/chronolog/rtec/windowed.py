@@ -145,13 +145,20 @@ class WindowedRtecEvaluator(RtecEvaluator):
                 for v, ivs in list(vals.items()):
                     store.set_list(key, fargs, v, IV.subtract(ivs, [(NEG_INF, init + self.tick)]))
         start = init + self.tick
-        for ck, n in list(self.interval_counts.items()):
-            key, fargs, value, a, b = ck
-            if a < start:
-                del self.interval_counts[ck]
-                if b > start:
-                    self.interval_counts[(key, fargs, value, start, b)] = n
-                self._rebuild_intervals(key, fargs, value)
+        clipped = [ck for ck in self.interval_counts if ck[3] < start]
+        if not clipped:
+            return
+        for ck in clipped:
+            n = self.interval_counts.pop(ck)
+            if ck[4] > start:
+                self.interval_counts[(*ck[:3], start, ck[4])] = n
+        touched = {ck[:3] for ck in clipped}
+        pairs: dict = {ident: [] for ident in touched}
+        for ck in self.interval_counts:
+            if ck[:3] in pairs:
+                pairs[ck[:3]].append((ck[3], ck[4]))
+        for (key, fargs, value), got in pairs.items():
+            store.set_list(key, fargs, value, IV.coalesce(got))
 
     def _trim_before(self, t: float, changed: set) -> None:
         for key, by_args in self.store.fluents.items():
