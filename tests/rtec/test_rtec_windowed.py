@@ -197,6 +197,12 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
         stage.last_input = 0.0
     lines += stage.process([], now=100.0)[1]
     assert meaning([json.loads(x) for x in lines], horizon=40) == want
+    assert stage.progress()["late_events"] == 0
+    # with window = step the late switch_off@8 (after the query at 10) and switch_on@38 (after the
+    # query at 40) are ignored: the service counts them (chronolog_late_events_total)
+    stage = EvaluatorStage(host.stream(prog, window=10, step=10), host.read, idle_flush=1.0)
+    stage.process(records, now=0.0)
+    assert stage.progress()["late_events"] == 2
 
 
 def test_up_refuses_window_for_other_dialects(tmp_path: Path, capsys) -> None:

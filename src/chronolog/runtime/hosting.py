@@ -145,6 +145,7 @@ class EvaluatorStage:
     def progress(self) -> dict[str, int | None]:
         done = self.done
         return {"dead_letters": self.dead_letters, "delayed_events": getattr(self.evaluator, "delayed", 0),
+                "late_events": getattr(self.evaluator, "too_late", 0),  # ignored: older than --retention/--window
                 "time_point": None if done is None else int(done)}
 
     def journals(self) -> dict[str, Journal]:
