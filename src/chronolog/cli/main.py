@@ -68,10 +68,11 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
                            "forward-propagating programs) or batch (when the input ends); default: stream when "
                            "the program allows it"},
         "--step": {"metavar": "TICKS", "help": "RTEC: evaluate a window once the stream has advanced this much "
-                                                "(default: 1000 clock ticks; answers are the same)"},
-        "--window": {"metavar": "TICKS", "help": "RTEC: RTEC's windowed mode: at every --step ticks Q, only the input "
-                                                  "in (Q-TICKS, Q] counts, older delayed input is ignored (default: "
-                                                  "no window, delayed input repaired exactly)"},
+                                                "(default: 1000 clock ticks; answers are the same); with --window: "
+                                                "the ticks between RTEC's query times"},
+        "--window": {"metavar": "TICKS", "help": "RTEC: RTEC's windowed mode: at every --step ticks Q (default: the "
+                                                  "window), only the input in (Q-TICKS, Q] counts, older delayed input "
+                                                  "is ignored (default: no window, delayed input repaired exactly)"},
         "--seed": {"help": "LARS, --mode tms: the seed of the choices among several answer sets (default 0)"},
         "--models": {"metavar": "N", "help": "LARS, --mode oneshot: N answer sets per time point, each its own "
                                              "answer stream, lines tagged \"model\": k (default 1)"},
