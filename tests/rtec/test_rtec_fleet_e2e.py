@@ -29,6 +29,19 @@ def lines(events: list[dict]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)
 
 
+def answers_until(bootstrap: str, want: dict, horizon: int, deadline: float) -> dict:
+    """The meaning of the answer topic, read again until it is ``want`` or the deadline passes."""
+    got: dict = {}
+    while time.monotonic() < deadline:
+        out = io.StringIO()
+        tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
+        got = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=horizon)
+        if got == want:
+            break
+        time.sleep(0.5)
+    return got
+
+
 def test_rtec_fleet_survives_sigkill_and_means_what_run_prints(tmp_path):
     prog = tmp_path / "ed.prolog"
     prog.write_text(SIMPLE)
@@ -56,15 +69,7 @@ def test_rtec_fleet_survives_sigkill_and_means_what_run_prints(tmp_path):
         os.kill(victim, signal.SIGKILL)
         (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        got: dict = {}
-        while time.monotonic() < deadline + 60:
-            out = io.StringIO()
-            tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
-            got = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=40)
-            if got == want:
-                break
-            time.sleep(0.5)
-        assert got == want
+        assert answers_until(bootstrap, want, 40, deadline + 60) == want
         assert "restored from the changelog" in log.read_text()
     finally:
         subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
@@ -101,15 +106,7 @@ def test_rtec_fleet_with_rtecs_windows_means_what_run_prints(tmp_path):
             assert line and time.monotonic() < deadline, "no ready line"
         bootstrap = json.loads((state / "fleet.json").read_text())["bootstrap"]
         publish_file(str(tmp_path / "all.jsonl"), bootstrap, "chronolog")
-        got: dict = {}
-        while time.monotonic() < deadline + 60:
-            out = io.StringIO()
-            tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
-            got = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=60)
-            if got == want:
-                break
-            time.sleep(0.5)
-        assert got == want
+        assert answers_until(bootstrap, want, 60, deadline + 60) == want
     finally:
         subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
                        timeout=60)
