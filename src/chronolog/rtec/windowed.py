@@ -26,6 +26,7 @@ the default evaluator's; this module only sets the window edges through its hook
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
 from chronolog.errors import ChronologError
@@ -53,6 +54,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
         self.init: float = NEG_INF  # Q-ω of the window being evaluated
         self.too_late = 0
         self.pending: list[AnswerChange] = []
+        self._window_feeds = self._feeds()  # input functor -> [(domain predicate, argument positions)]
 
     # ------------------------------------------------------------ input
 
@@ -100,7 +102,9 @@ class WindowedRtecEvaluator(RtecEvaluator):
         self.init = init
         self._forget(init)
         self._gather_domain(init, q)
-        changed = self._window(init, q)
+        self.regrow = False  # a window computes from its start only, whatever the domain gained
+        # the lowest of the edges `_component_lo` gives: no component counts as started early
+        changed = self._window(min(init, init + 2 - self.tick), q)
         if self.time_points == 0 and init >= 0:
             self._trim_before(init + 1, changed)  # no window covers the times up to Q-ω
         self.query = q
@@ -134,6 +138,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
             times = store.event_times[key]
             if times and times[0] <= init:
                 self._drop_before(key, init)
+        index = getattr(store, "point_times", None)  # a sorted time index of the points, if the store keeps one
         for key, at in store.points.items():
             old = [t for t in at if t <= init]
             if not old:
@@ -141,6 +146,9 @@ class WindowedRtecEvaluator(RtecEvaluator):
             for t in old:
                 for fargs, v in at.pop(t):
                     self.point_counts.pop((key, fargs, v, t), None)
+            if index is not None and key in index:
+                times = index[key]
+                del times[:bisect_right(times, init)]
             for fargs, vals in list(store.fluents.get(key, {}).items()):
                 for v, ivs in list(vals.items()):
                     store.set_list(key, fargs, v, IV.subtract(ivs, [(NEG_INF, init + self.tick)]))
@@ -187,12 +195,12 @@ class WindowedRtecEvaluator(RtecEvaluator):
         domain: dict = {k: set() for k in self.domain}
 
         def feed(pred: str, args: tuple) -> None:
-            for dkey, positions in self._domain_feeds.get(pred, ()):
+            for dkey, positions in self._window_feeds.get(pred, ()):
                 if max(positions, default=-1) < len(args):
                     domain[dkey].add(tuple(args[i] for i in positions))
 
         for key, times in self.store.event_times.items():
-            if key[0] in self._domain_feeds and ("event", key) not in self.h.kind:
+            if key[0] in self._window_feeds and ("event", key) not in self.h.kind:
                 for t in times:
                     if init < t <= q:
                         for args in self.store.events[key][t]:
@@ -213,7 +221,9 @@ class WindowedRtecEvaluator(RtecEvaluator):
                         for dkey, tup in self._grounded_by(key, args, v):
                             domain[dkey].add(tup)
         if domain != self.domain:
-            self.domain = domain
+            for k, known in self.domain.items():  # in place: the evaluator may hold these sets
+                known.clear()
+                known.update(domain[k])
             self._expansions.clear()
             self._grounded.clear()
 
