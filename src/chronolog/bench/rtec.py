@@ -7,6 +7,8 @@ repairing from the earliest affected time (the default) with the same
 evaluator re-deriving everything from the start at each correction
 (``recompute``), and checks that both mean the undelayed answer.  RTEC's own
 whole-process time with one window on this machine (docs/benchmarks.md) is printed beside ours.
+The ``-windows`` apps run RTEC's windowed mode with RTEC's own settings (RTEC's time with the same
+windows beside them); ``--delays`` instead runs the delayed-event experiment (``rtec_delays``).
 """
 
 from __future__ import annotations
