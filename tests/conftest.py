@@ -3,4 +3,18 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local PySpark session (2 cores) for the backfill tests of the hosted dialects."""
+    pytest.importorskip("pyspark")
+    from chronolog.backfill.job import spark_session
+
+    session, created = spark_session("local[2]")
+    yield session
+    if created:
+        session.stop()

@@ -26,6 +26,19 @@ def lines(events: list[dict]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)
 
 
+def answers_until(bootstrap: str, meaning: Callable[[list[str]], object], want: object, deadline: float) -> object:
+    """The meaning of the answer topic, read again until it is ``want`` or the deadline passes."""
+    got: object = None
+    while time.monotonic() < deadline:
+        out = io.StringIO()
+        tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
+        got = meaning(out.getvalue().splitlines())
+        if got == want:
+            break
+        time.sleep(0.5)
+    return got
+
+
 def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list[dict],
                      meaning: Callable[[list[str]], object], options: tuple[str, ...] = (),
                      late: list[dict] | None = None) -> str:
@@ -56,15 +69,7 @@ def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list
         os.kill(victim, signal.SIGKILL)
         (tmp_path / "second.jsonl").write_bytes(lines(second))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        got: object = None
-        while time.monotonic() < deadline + 60:
-            out = io.StringIO()
-            tail_topic(bootstrap, "chronolog.answers", idle_exit=1.5, out=out)
-            got = meaning(out.getvalue().splitlines())
-            if got == want:
-                break
-            time.sleep(0.5)
-        assert got == want
+        assert answers_until(bootstrap, meaning, want, deadline + 60) == want
         assert "restored from the changelog" in log.read_text()
         if late is not None:
             out = io.StringIO()

@@ -34,6 +34,11 @@ class Dialect:
     # None: the dialect keeps its whole input log
     retaining: Callable[[Any, Any], Any] | None = None
     points: bool = True  # answers at one integer point are written as "t" lines
+    # the time every answer line starts from, whatever the input's first time (RTEC: 0, where
+    # `initially` and complement_all start); None: the history's first time (the backfill's span)
+    origin: int | None = None
+    # (program, window, step, warn) -> the evaluator of a windowed mode (RTEC's --window); None: no such mode
+    windowed: Callable[[Any, int, int | None, Callable[[str], None]], Any] | None = None
 
 
 def _mtl_parse(files: list[tuple[str, str]]) -> Any:
@@ -142,7 +147,16 @@ def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> 
     if getattr(options, "retention", None) is not None:
         raise ChronologError("error: --retention is for LARS and DatalogMTL programs (an RTEC program keeps its "
                              "whole input log)")
+    window = getattr(options, "window", None)
+    if window is not None:
+        return _rtec_windowed(program, window, getattr(options, "step", None), warn)
     return RtecEvaluator(program, getattr(options, "step", None), warn=warn)
+
+
+def _rtec_windowed(program: Any, window: int, step: int | None, warn: Callable[[str], None]) -> Any:
+    from chronolog.rtec.windowed import WindowedRtecEvaluator
+
+    return WindowedRtecEvaluator(program, window, step, warn=warn)
 
 
 def _rtec_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
@@ -170,7 +184,10 @@ def _rtec_describe(program: Any) -> list[str]:
     inputs = sorted({f"{e.name}/{e.arity}" for e in program.points + program.build_from_points
                      + program.collect_intervals})
     lines.append(f"input fluents: {', '.join(inputs) or '(none)'}")
-    lines.append("fleet: one chain service hosting the evaluator; partition key: none")
+    from chronolog.rtec.partition import describe_key
+
+    lines.append(describe_key(program))
+    lines.append("fleet: one chain service hosting the evaluator (one partition)")
     return lines
 
 
@@ -189,7 +206,8 @@ def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
 DIALECTS: dict[str, Dialect] = {
     "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, _mtl_replay, _mtl_reach,
                    _mtl_retaining, points=False),
-    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay),
+    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay,
+                    origin=0, windowed=_rtec_windowed),
 }
 
 

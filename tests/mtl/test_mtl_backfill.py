@@ -192,17 +192,6 @@ def line_meaning(lines: list[dict], hi) -> dict:
     return clip(meaning(changes), hi)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    from chronolog.backfill.job import spark_session
-
-    session, created = spark_session("local[2]")
-    yield session
-    if created:
-        session.stop()
-
-
 def _backfill(tmp_path, program: str, records: list[dict], published: list[dict] | None, *args: str) -> list[dict]:
     from chronolog.cli.main import main
 

@@ -324,6 +324,8 @@ def backfill_hosted(
             stats.seconds = time.monotonic() - began
             return [], stats
         n, facts, retractions, first, last = events.map(lambda r: summary(r[3])).reduce(both)
+        if host.origin is not None:
+            first = min(first, host.origin)  # answers exist from the dialect's origin (RTEC: time 0)
         stats.events, stats.facts, stats.retractions = n, facts, retractions
         stats.span = (first, last)
         lo, hi = max(t_from, first), min(t_to, last)

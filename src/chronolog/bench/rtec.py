@@ -7,6 +7,8 @@ repairing from the earliest affected time (the default) with the same
 evaluator re-deriving everything from the start at each correction
 (``recompute``), and checks that both mean the undelayed answer.  RTEC's own
 whole-process time with one window on this machine (docs/benchmarks.md) is printed beside ours.
+The ``-windows`` apps run RTEC's windowed mode with RTEC's own settings (RTEC's time with the same
+windows beside them); ``--delays`` instead runs the delayed-event experiment (``rtec_delays``).
 """
 
 from __future__ import annotations
@@ -17,13 +19,23 @@ import tempfile
 import time
 from pathlib import Path
 
-APPS = {
-    "caviar": (["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"], "stream.jsonl"),
-    "caviar-delayed": (["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"], "caviar-delayed.jsonl"),
-    "ctm": (["rules.prolog", "vehicles.prolog", "settings.prolog"], "stream.jsonl"),
-    "voting": (["rules.prolog", "voting_static_generator.prolog", "settings.prolog"], "stream.jsonl"),
+CAVIAR = ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"]
+CTM = ["rules.prolog", "vehicles.prolog", "settings.prolog"]
+VOTING = ["rules.prolog", "voting_static_generator.prolog", "settings.prolog"]
+# name -> (program files, stream, extra `chronolog run` options)
+APPS: dict[str, tuple[list[str], str, list[str]]] = {
+    "caviar": (CAVIAR, "stream.jsonl", []),
+    "caviar-delayed": (CAVIAR, "caviar-delayed.jsonl", []),
+    "ctm": (CTM, "stream.jsonl", []),
+    "voting": (VOTING, "stream.jsonl", []),
+    # RTEC's windowed mode with RTEC's own settings (settings.env)
+    "caviar-windows": (CAVIAR, "stream.jsonl", ["--window", "100000", "--step", "100000"]),
+    "ctm-windows": (CTM, "stream.jsonl", ["--window", "10000", "--step", "10000"]),
+    "voting-windows": (VOTING, "stream.jsonl", ["--window", "10", "--step", "10"]),
 }
-RTEC_SECONDS = {"caviar": 7.78, "ctm": 4.44, "voting": 4.36}  # RTEC, one window, whole process (docs/benchmarks.md)
+# RTEC's whole process on this machine (docs/benchmarks.md): one window, or its own windows
+RTEC_SECONDS = {"caviar": 7.78, "ctm": 4.44, "voting": 4.36,
+                "caviar-windows": 10.95, "ctm-windows": 3.79, "voting-windows": 10.29}
 
 
 def default_data() -> Path:
@@ -36,7 +48,7 @@ def default_data() -> Path:
 
 
 def _app_dir(data: Path, name: str) -> Path:
-    return data / ("caviar" if name.startswith("caviar") else name)
+    return data / name.split("-")[0]
 
 
 def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int | None = None) -> tuple[float, list]:
@@ -52,16 +64,22 @@ def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int |
         events = list(read_rtec_events(f, str(stream)))
     if limit is not None:
         events = events[:limit]
+    t0 = time.perf_counter()
+    out = feed(evaluator, events)
+    return time.perf_counter() - t0, out
+
+
+def feed(evaluator, events: list) -> list:  # type: ignore[no-untyped-def]
+    """Push ``events`` in arrival order as ``chronolog run`` does; all the answer changes."""
     out: list = []
     latest = None
-    t0 = time.perf_counter()
     for e in events:
         if latest is not None and e.t > latest:
             out += evaluator.advance(latest)
         latest = e.t if latest is None or e.t > latest else latest
         evaluator.push(e)
     out += evaluator.finish()
-    return time.perf_counter() - t0, out
+    return out
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
@@ -73,6 +91,18 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     data = Path(args.data) if args.data else default_data()
     if not data.is_dir():
         raise BenchError(f"error: {data}: RTEC data not found (pass --data DIR)")
+    if args.delays:
+        from chronolog.bench.rtec_delays import run_table
+
+        try:
+            percents = [int(x) for x in args.delays.split(",")]
+        except ValueError:
+            raise BenchError(f"error: --delays takes percentages such as 5,10,20 (not {args.delays!r})") from None
+        if any(not 0 < p <= 100 for p in percents):
+            raise BenchError("error: --delays percentages must be in (0, 100]")
+        run_table(data, args.delay_rows or None, percents,
+                  Console(width=None if sys.stdout.isatty() else 200))
+        return 0
     names = args.app or list(APPS)
     unknown = [n for n in names if n not in APPS]
     if unknown:
@@ -82,12 +112,12 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-rtec-") as tmp:
         for name in names:
-            files, stream_name = APPS[name]
+            files, stream_name, extra = APPS[name]
             folder = _app_dir(data, name)
             stream = folder / stream_name
             out = Path(tmp) / f"{name}.jsonl"
             cmd = [sys.executable, "-m", "chronolog", "run", *(str(folder / f) for f in files),
-                   "--input", str(stream), "--output", str(out)]
+                   "--input", str(stream), "--output", str(out), *extra]
             runs = [measured(cmd) for _ in range(args.repeat)]
             bad = [r for r in runs if r[3] != 0]
             if bad:
@@ -103,7 +133,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     console.print(table)
     if args.no_repair or "caviar-delayed" not in names:
         return 0
-    files, _ = APPS["caviar"]
+    files = APPS["caviar"][0]
     folder = data / "caviar"
     paths = [folder / f for f in files]
     repair = Table(title="caviar-delayed (10% of rows late): repair vs recomputation (in process, evaluation only; "
@@ -163,4 +193,9 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     p.add_argument("--no-repair", action="store_true", help="skip the repair vs recomputation comparison")
     p.add_argument("--repair-rows", type=int, default=None, metavar="N",
                    help="compare repair and recomputation on the first N delayed rows only (recomputation is slow)")
+    p.add_argument("--delays", nargs="?", const="5,10,20,40,80", metavar="PCTS",
+                   help="instead: CAVIAR with PCTS %% of rows late by Gamma(2,2) s (seed 004), repair vs "
+                        "recomputation per window time and peak RSS (default 5,10,20,40,80)")
+    p.add_argument("--delay-rows", type=int, default=50_000, metavar="N",
+                   help="--delays: the first N CAVIAR rows (default 50,000; 0: all 182,504)")
     p.set_defaults(func=main)

@@ -33,8 +33,10 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--state-dir", default=".chronolog", help="RocksDB state, logs and fleet.json (default .chronolog)")
     up.add_argument("--idle-flush", type=float, default=1.0, help="evaluate the latest time point after this many idle seconds")
     up.add_argument("--retention", type=retention_value, metavar="N",
-                    help="repair late events up to N time points back; older ones go to the late topic; inf: all "
-                         "(default: inf for LARS; for DatalogMTL, the program's reach)")
+                    help="repair late events up to N time points back; older ones go to the late topic "
+                         "(default, or inf: unlimited)")
+    up.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode (as chronolog run)")
+    up.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
     up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
     up.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
@@ -82,6 +84,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                      "this many idle seconds")
     svc.add_argument("--retention", type=retention_value, metavar="N",
                      help="repair late events up to N time points back (inf: all)")
+    svc.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode")
+    svc.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
     svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
     svc.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
@@ -131,12 +135,26 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return plan
 
 
+def _check_window(args: argparse.Namespace, plan) -> None:  # noqa: ANN001 (a Plan or a HostedPlan)
+    """``--window``/``--step`` only for a dialect with a windowed mode (RTEC), as ``chronolog run``."""
+    from chronolog.dialects import evaluator_dialect
+
+    dialect = getattr(plan, "dialect", None) if getattr(plan, "hosted", False) else "lars"
+    own = evaluator_dialect(dialect) if dialect else None
+    for option in ("window", "step"):
+        if getattr(args, option, None) is not None and (own is None or own.windowed is None):
+            raise ChronologError(f"error: --{option} is for RTEC programs (this one is {dialect})")
+    if args.step is not None and args.window is None:
+        raise ChronologError("error: in the fleet --step goes with --window (RTEC's windowed mode)")
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     import threading
 
     from chronolog.runtime.supervisor import Fleet
 
     plan = _plan(args)
+    _check_window(args, plan)
     if args.partitions > 1:
         from chronolog.topology import partition_key
 
@@ -147,7 +165,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     fleet = Fleet(
         programs=[os.path.abspath(p) for p in args.program], plan=plan, state_dir=Path(args.state_dir).resolve(),
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
-        idle_flush=args.idle_flush, retention=args.retention,
+        idle_flush=args.idle_flush, retention=args.retention, window=args.window, step=args.step,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
         mode=args.mode, seed=args.seed,
         archive=os.path.abspath(args.archive) if args.archive else None, chain=args.chain,
@@ -296,11 +314,14 @@ def cmd_service(args: argparse.Namespace) -> int:
     import logging
 
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(message)s")
+    plan = _plan(args)
+    _check_window(args, plan)
     cfg = ServiceConfig(
-        service=args.service, plan=_plan(args), bootstrap=args.bootstrap, stratum=args.stratum,
+        service=args.service, plan=plan, bootstrap=args.bootstrap, stratum=args.stratum,
         partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
         state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
-        retention=args.retention, prefix=args.topic_prefix, kafka=kafka_config(args.kafka_config),
+        retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
+        kafka=kafka_config(args.kafka_config),
     )
     service = Service(cfg)
 

@@ -36,6 +36,7 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | 
     "--answers": ("answers", "changelog", ["changelog", "points"]),
     "--mode": ("mode", None, ["stream", "batch", "tms", "oneshot"]),
     "--step": ("step", None, int),
+    "--window": ("window", None, int),
     "--seed": ("seed", 0, int),
     "--models": ("models", 1, int),
 }
@@ -69,7 +70,11 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
                            "forward-propagating programs) or batch (when the input ends); default: stream when "
                            "the program allows it"},
         "--step": {"metavar": "TICKS", "help": "RTEC: evaluate a window once the stream has advanced this much "
-                                                "(default: 1000 clock ticks; answers are the same)"},
+                                                "(default: 1000 clock ticks; answers are the same); with --window: "
+                                                "the ticks between RTEC's query times"},
+        "--window": {"metavar": "TICKS", "help": "RTEC: RTEC's windowed mode: at every --step ticks Q (default: the "
+                                                  "window), only the input in (Q-TICKS, Q] counts, older delayed input "
+                                                  "is ignored (default: no window, delayed input repaired exactly)"},
         "--seed": {"help": "LARS, --mode tms: the seed of the choices among several answer sets (default 0)"},
         "--models": {"metavar": "N", "help": "LARS, --mode oneshot: N answer sets per time point, each its own "
                                              "answer stream, lines tagged \"model\": k (default 1)"},
@@ -315,8 +320,9 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     own = evaluator_dialect(program.dialect)
     if own is not None:
         return _run_own(args, program, own)
-    if getattr(args, "step", None) is not None:
-        raise ChronologError(f"error: --step is for RTEC programs (this one is {program.dialect})")
+    for option in ("step", "window"):
+        if getattr(args, option, None) is not None:
+            raise ChronologError(f"error: --{option} is for RTEC programs (this one is {program.dialect})")
     mode = getattr(args, "mode", None)
     if mode in ("stream", "batch"):
         raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
@@ -373,7 +379,10 @@ def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001
         name = "<stdin>" if args.input == "-" else args.input
         events = dialect.read(program, stream, name, args.format, args.on_error, _error)
         stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error, points=dialect.points)
-    if stats.too_late:
+    if stats.too_late and getattr(args, "window", None) is not None:
+        _error(f"ignored {stats.too_late} events older than the window (--window {args.window}): "
+               f"they arrived after RTEC forgets their time")
+    elif stats.too_late:
         _error(f"ignored {stats.too_late} events older than --retention {args.retention}")
     if stats.unmatched_retractions:
         _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")

@@ -66,6 +66,7 @@ class CsvRows:
 
     def __init__(self, points: set[str], intervals: set[str]) -> None:
         self.points, self.intervals = points, intervals
+        self.arrival: int | None = None  # the arrival time (field 2) of the row parsed last
 
     def __call__(self, line: str, name: str, n: int) -> Event | None:
         if not line.strip():
@@ -75,6 +76,7 @@ class CsvRows:
         if len(cells) < 3 or not cells[0]:
             raise InputError("an RTEC row is Label|Arrival|Occurrence|Attr... (at least three fields)", loc)
         label = cells[0]
+        self.arrival = self._time(cells[1], name, n, line, 2)
         if label in self.intervals:
             if len(cells) < 5:
                 raise InputError(f"interval fluent {label}: expected {label}|Arrival|Start|End|Value|Attr...", loc)
@@ -109,4 +111,13 @@ def read_rtec_events(stream: IO[str], name: str, fmt: str = "jsonl", on_error: s
         parse = csv
     else:
         raise InputError(f"input format {fmt!r} does not carry RTEC events (use jsonl or rtec)")
-    yield from parsed_lines(stream, name, parse, on_error, report)
+    if parse is not csv:
+        yield from parsed_lines(stream, name, parse, on_error, report)
+        return
+    announced = None
+    for ev in parsed_lines(stream, name, parse, on_error, report):
+        arrival = csv.arrival
+        if arrival is not None and arrival > ev.t and (announced is None or arrival > announced):
+            yield Event(arrival)  # a delayed row: the stream's time is its arrival, as RTEC loads it
+            announced = arrival
+        yield ev

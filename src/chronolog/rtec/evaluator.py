@@ -698,6 +698,9 @@ class RtecEvaluator:
             solver.undo(mark)
 
     clip_lo: float = NEG_INF
+    # a statically determined instance computed for the first time gets its whole past (RTEC's
+    # one-window meaning); RTEC's windowed mode computes it in the window only
+    past_from_start: ClassVar[bool] = True
 
     def _lists(self, t: Any) -> list[list]:
         items = from_list(t)
@@ -753,7 +756,7 @@ class RtecEvaluator:
         lowered: set = set()
         try:
             for comp in self.h.order:
-                c_lo = lo
+                c_lo = self._component_lo(comp, lo)
                 if self.regrow and any(e in self.domain_wide for e in comp):
                     c_lo = NEG_INF
                 if any(d in lowered for e in comp for d in self.h.edges[e]):
@@ -777,6 +780,11 @@ class RtecEvaluator:
             raise ChronologError("error: background predicates recurse too deeply") from None
         self.regrow = False
         return changed
+
+    def _component_lo(self, comp: list, lo: float) -> float:
+        """Where a component's window starts (a hook: RTEC's windowed mode, ``rtec/windowed.py``,
+        starts events, statically determined and simple fluents at different edges)."""
+        return lo
 
     def _domain_wide(self) -> set[tuple]:
         """Simple fluents whose rules stand for every instance of a dynamic domain (see
@@ -873,7 +881,7 @@ class RtecEvaluator:
             for fv in heads:
                 _, fargs, value = _fv(fv)  # type: ignore[misc]
                 ident = (key, fargs, value)
-                fresh = ident not in self.sdf_known
+                fresh = self.past_from_start and ident not in self.sdf_known
                 self.clip_lo = NEG_INF if fresh else at
                 got = None
                 i = Var()

@@ -46,9 +46,18 @@ class Hosting:
     reach: Callable[[Any], Time | None] = _no_reach
     # (the parsed program, N) -> the stream evaluator that applies late events up to N back (--retention)
     retaining: Callable[[Any, Time], Evaluator] | None = None
+    origin: Time | None = None  # where every answer starts (RTEC: 0), else the history's first time
+    # (the parsed program, window, step, warn) -> the evaluator of the dialect's windowed mode (RTEC's --window)
+    windowed: Callable[[Any, int, int | None, Callable[[str], None]], Evaluator] | None = None
 
-    def stream(self, program: Any, retention: Time | None = None) -> Evaluator:
-        """The fleet's evaluator; a dialect without ``retaining`` keeps its whole input log."""
+    def stream(self, program: Any, retention: Time | None = None, window: int | None = None,
+               step: int | None = None) -> Evaluator:
+        """The fleet's evaluator; a dialect without ``retaining`` keeps its whole input log;
+        ``window`` (and ``step``): the dialect's windowed mode."""
+        if window is not None:
+            if self.windowed is None:
+                raise ChronologError("error: --window is for RTEC programs")
+            return self.windowed(program, window, step, lambda m: None)
         if retention is None or self.retaining is None:
             return self.make(program)
         return self.retaining(program, retention)
@@ -67,7 +76,7 @@ def hosting(dialect: str, program: Any = None) -> Hosting:
     if own is None:
         raise ChronologError(f"error: the fleet cannot host {dialect} programs yet")
     return Hosting(own.hosted, lambda line, where: read_line(dialect, program, line, where), own.replay, own.reach,
-                   own.retaining)
+                   own.retaining, own.origin, own.windowed)
 
 
 class HostedPlan:

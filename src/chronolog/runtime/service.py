@@ -74,7 +74,9 @@ class ServiceConfig:
     state_dir: Path = Path(".chronolog")
     metrics_port: int = 0
     idle_flush: float = 1.0
-    retention: int | float | None = None  # --retention N; inf: unlimited; None: the dialect's default
+    retention: int | float | None = None  # --retention N; inf or None: unlimited
+    window: int | None = None  # RTEC's windowed mode (--window, --step)
+    step: int | None = None
     prefix: str = "chronolog"
     kafka: dict[str, str] = field(default_factory=dict)
     batch: int = 2000
@@ -124,7 +126,8 @@ def make_stage(cfg: ServiceConfig) -> Stage:
         if cfg.service != "chain" or cfg.partition > 0:
             raise ChronologError(f"error: a {plan.program.dialect} program runs as one chain service (partition 0)")
         host = hosting(plan.program.dialect, plan.program)
-        return EvaluatorStage(host.stream(plan.program, cfg.retention), host.read, idle_flush=cfg.idle_flush)
+        evaluator = host.stream(plan.program, cfg.retention, cfg.window, cfg.step)
+        return EvaluatorStage(evaluator, host.read, idle_flush=cfg.idle_flush)
     from chronolog.cli import lars_retention
 
     retention = lars_retention(cfg.retention)  # --retention inf: LARS's default, unlimited

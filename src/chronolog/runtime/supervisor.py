@@ -73,6 +73,8 @@ class Fleet:
     input_partitions: int = 1
     idle_flush: float = 1.0
     retention: int | None = None
+    window: int | None = None  # RTEC's windowed mode (--window, --step)
+    step: int | None = None
     kafka_config: str | None = None
     prefix: str = "chronolog"
     archive: str | None = None  # directory: also run the Parquet archiver of input and answers
@@ -95,6 +97,9 @@ class Fleet:
                   "--idle-flush", str(self.idle_flush), "--topic-prefix", self.prefix, "--metrics-port", "0"]
         if self.retention is not None:
             common += ["--retention", str(self.retention)]
+        for flag, value in (("--window", self.window), ("--step", self.step)):
+            if value is not None:
+                common += [flag, str(value)]
         if self.mode is not None:
             common += ["--mode", self.mode]
         if self.seed:
