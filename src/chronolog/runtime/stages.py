@@ -70,6 +70,10 @@ class Out:
     partition: int
     payload: bytes | dict
     key: bytes | None = None
+    # whether a downstream service can make progress with it at once; ingest's
+    # facts of the still open time point cannot (nothing closes before the next
+    # time marker), so the service may hold them for the marker's transaction
+    urgent: bool = True
 
     @property
     def value(self) -> bytes:
@@ -142,8 +146,10 @@ class IngestStage:
         ev, key = self.admit(value, topic, partition, offset, out)
         if ev is not None:
             if ev.is_fact:
+                # delayed (before the stream's time): grounding repairs at once
+                urgent = self.now is not None and ev.t < self.now
                 out.append(Out("ingested", partition_of(key, self.partitions), event_record(ev),
-                               None if key is None else key.encode()))
+                               None if key is None else key.encode(), urgent))
             for t in self.advance(ev.t, partition):
                 out.extend(self._broadcast(t))
         return out
@@ -157,7 +163,7 @@ class IngestStage:
             return None, None
         if isinstance(got, DeadLetter):
             self.dead_letters += 1
-            out.append(Out("dlq", 0, got.model_dump_json().encode()))
+            out.append(Out("dlq", 0, got.model_dump_json().encode(), urgent=False))
             return None, None
         assert isinstance(got, Accepted)
         ev = got.event
@@ -165,7 +171,7 @@ class IngestStage:
         # evaluated point trails the latest time by one while the stream flows
         if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
-            out.append(Out("late", 0, event_json(ev)))
+            out.append(Out("late", 0, event_json(ev), urgent=False))
             return None, None
         return ev, got.key
 
