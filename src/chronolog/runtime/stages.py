@@ -20,7 +20,8 @@ Records between services:
   for time points already closed (delayed events, retractions).
 * ``chronolog.stratum.k``: ``{"t": t, "t1": t1, "ok": bool, "add": [...],
   "del": [...]}`` — the content of stratum k at evaluation t, as a diff
-  against what the receiver already holds for t, or else for t-1.  A replay
+  against what the receiver already holds for t, or else for t-1, atoms
+  grouped by predicate.  A replay
   that corrects the past re-sends the points whose content changed.
 * ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import io
 import time
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -306,18 +308,27 @@ class GroundingStage:
 
 
 def _encode(atoms: frozenset) -> list:
-    """Atoms as ``[key, args]``: key ``[pred, arity]`` or ``["#answers", [pred, arity]]``
-    (orjson writes the tuples as arrays)."""
-    return [[p, tup] for p, tup in atoms]
+    """Atoms grouped by predicate: ``[[key, [args, ...]], ...]`` with key ``[pred, arity]``
+    or ``["#answers", [pred, arity]]`` (orjson writes the tuples as arrays).  Grouped,
+    the receiver builds each key once, not once per atom."""
+    groups: dict = {}
+    for p, tup in atoms:
+        rows = groups.get(p)
+        if rows is None:
+            groups[p] = [tup]
+        else:
+            rows.append(tup)
+    return [[p, rows] for p, rows in groups.items()]
 
 
 def _decode(items: list) -> set:
-    out = set()
-    for key, args in items:
-        if key[0] == ANSWERS:
-            out.add(((ANSWERS, tuple(key[1])), tuple(args)))
+    out: set = set()
+    for key, rows in items:
+        k = (ANSWERS, tuple(key[1])) if key[0] == ANSWERS else tuple(key)
+        if rows and type(rows[0]) is not list or not rows:  # one atom per item (earlier releases)
+            out.add((k, tuple(rows)))
         else:
-            out.add((tuple(key), tuple(args)))
+            out.update(zip(repeat(k), map(tuple, rows)))
     return out
 
 
