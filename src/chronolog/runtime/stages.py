@@ -332,12 +332,22 @@ def _decode(items: list) -> set:
     return out
 
 
+def _set_ok(flags: dict, t: int, ok: bool) -> None:
+    """Per time point flags where a missing entry means true: only the rare
+    false ones are stored, so a commit writes no flag entry for most points."""
+    if not ok:
+        if flags.get(t, True):
+            flags[t] = False
+    elif t in flags:
+        del flags[t]
+
+
 @dataclass
 class StratumStore:
     """One lower stratum's content per evaluation time, rebuilt from its records."""
 
     content: dict[int, frozenset] = field(default_factory=Journal)
-    ok: dict[int, bool] = field(default_factory=Journal)
+    ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
     upto: int | None = None  # latest time point received
 
     def apply(self, rec: dict) -> int:
@@ -345,7 +355,7 @@ class StratumStore:
         base = self.content[t] if t in self.content else self.content.get(t - 1, EMPTY)
         add, drop = rec.get("add"), rec.get("del")
         self.content[t] = (base - _decode(drop) | _decode(add)) if (add or drop) else base
-        self.ok[t] = rec.get("ok", True)
+        _set_ok(self.ok, t, rec.get("ok", True))
         self.upto = t if self.upto is None else max(self.upto, t)
         return t
 
@@ -355,7 +365,7 @@ class StratumSender:
     """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
 
     sent: dict[int, frozenset] = field(default_factory=Journal)
-    sent_ok: dict[int, bool] = field(default_factory=Journal)
+    sent_ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
     outbox: list[bytes] = field(default_factory=list)
 
     def observe(self, t: int, engine: Engine, result: StepResult) -> None:
@@ -363,12 +373,12 @@ class StratumSender:
         ok = result.consistent
         known = t in self.sent
         base = self.sent[t] if known else self.sent.get(t - 1, EMPTY)
-        if known and content == base and self.sent_ok.get(t) == ok:
+        if known and content == base and self.sent_ok.get(t, True) == ok:
             return
         if content == base:
             content = base  # share the set: unchanged points cost no memory
         self.sent[t] = content
-        self.sent_ok[t] = ok
+        _set_ok(self.sent_ok, t, ok)
         rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(content - base), "del": _encode(base - content)}
         self.outbox.append(orjson.dumps(rec))
 
