@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chronolog.runtime.batching import Batching
+from chronolog.runtime.service import commit_gap_for
 from chronolog.runtime.stages import IngestStage, Out
 
 
@@ -118,3 +119,9 @@ def test_every_record_is_committed_once_in_order(steps, gap, hold) -> None:  # t
     if b.due(now, stopping=True):
         committed += [o.payload["n"] for o in b.take(now)[0]]
     assert committed == list(range(n))
+
+
+def test_per_stratum_services_keep_a_gap_the_chain_does_not() -> None:
+    assert commit_gap_for("chain", {}) == 0.0
+    assert all(commit_gap_for(s, {}) == 0.02 for s in ("ingest", "grounding", "reasoner", "output"))
+    assert commit_gap_for("chain", {"CHRONOLOG_COMMIT_GAP": "0.005"}) == 0.005

@@ -107,7 +107,7 @@ def commit_gap_for(service: str, environ: dict | None = None) -> float:
     Every per-stratum hop commits on the one broker, and each transaction
     leaves two objects per partition that the bundled broker lists on every
     fetch (docs/benchmarks.md#fleet): at 1,000 events/s a 20 ms gap cut
-    the fleet's transactions by a fifth and the broker's CPU by a quarter,
+    the fleet's transactions and the broker's CPU by about a quarter,
     with lower latency, because the hops queue less on the broker.  The chain
     is one hop: it commits at once."""
     env = os.environ if environ is None else environ
