@@ -100,9 +100,10 @@ class LateEvents(_Strict):
 
 class StratumRecord(_Strict):
     """Internal (``chronolog.stratum.k``): the content of stratum k at evaluation ``t``, as
-    a diff against what the receiver holds for t, or else for t-1.  Atoms are
-    ``[[pred, arity], args]`` (args end with the time for ``@``-head predicates) or
-    ``[["#answers", [pred, arity]], args]`` for the answers of padded predicates."""
+    a diff against what the receiver holds for t, or else for t-1.  Atoms come
+    grouped by predicate: ``[[pred, arity], [args, ...]]`` (args end with the time
+    for ``@``-head predicates) or ``[["#answers", [pred, arity]], [args, ...]]`` for
+    the answers of padded predicates."""
 
     t: StrictInt
     t1: StrictInt = Field(description="the stream's first time point")

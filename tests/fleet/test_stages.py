@@ -121,6 +121,25 @@ def test_non_stratified_program_runs_as_one_reasoner():
         assert fleet(program, events, seed=seed) == embedded(program, events), seed
 
 
+def test_points_without_an_answer_set_travel_through_the_fleet():
+    """An odd loop has no answer set while q holds: those points' stratum records
+    say ok=false (the stores keep only the false flags) and the answer stream
+    says no_answer_set there, as embedded mode does, across restarts."""
+    program = parse_lars("""
+        a(X) :- p(X) [0].
+        x(X) :- q(X) [1], not x(X).
+        b(X) :- a(X), not c(X).
+        c(X) :- r(X) [2].
+    """)
+    rng = random.Random(1)
+    events = [Event(t, rng.choice("pqr"), (x,)) for t in range(40) for x in range(3) if rng.random() < 0.5]
+    out = io.StringIO()
+    run_embedded(program, events, out, warn=lambda m: None)
+    assert '"no_answer_set":true' in out.getvalue()  # the case is exercised
+    for seed in range(5):
+        assert fleet(program, events, seed=seed, restarts=3) == embedded(program, events), seed
+
+
 KEYED = parse_lars(
     """
     hot(S) :- temp(S, V) [3], V > 80.

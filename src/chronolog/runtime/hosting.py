@@ -123,7 +123,7 @@ class EvaluatorStage:
                 self.dead_letters += 1
                 letter = DeadLetter(topic=topic, partition=partition, offset=offset, value=raw, reason=exc.message,
                                     service="chain")
-                leaving.append(Out("dlq", 0, letter.model_dump_json().encode()))
+                leaving.append(Out("dlq", 0, letter.model_dump_json().encode(), urgent=False))
                 continue
             late = self.late_events
             for ev in events:

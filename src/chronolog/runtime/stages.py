@@ -20,7 +20,8 @@ Records between services:
   for time points already closed (delayed events, retractions).
 * ``chronolog.stratum.k``: ``{"t": t, "t1": t1, "ok": bool, "add": [...],
   "del": [...]}`` — the content of stratum k at evaluation t, as a diff
-  against what the receiver already holds for t, or else for t-1.  A replay
+  against what the receiver already holds for t, or else for t-1, atoms
+  grouped by predicate.  A replay
   that corrects the past re-sends the points whose content changed.
 * ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import io
 import time
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -70,6 +72,10 @@ class Out:
     partition: int
     payload: bytes | dict
     key: bytes | None = None
+    # whether a downstream service can make progress with it at once; ingest's
+    # facts of the still open time point cannot (nothing closes before the next
+    # time marker), so the service may hold them for the marker's transaction
+    urgent: bool = True
 
     @property
     def value(self) -> bytes:
@@ -142,8 +148,10 @@ class IngestStage:
         ev, key = self.admit(value, topic, partition, offset, out)
         if ev is not None:
             if ev.is_fact:
+                # delayed (before the stream's time): grounding repairs at once
+                urgent = self.now is not None and ev.t < self.now
                 out.append(Out("ingested", partition_of(key, self.partitions), event_record(ev),
-                               None if key is None else key.encode()))
+                               None if key is None else key.encode(), urgent))
             for t in self.advance(ev.t, partition):
                 out.extend(self._broadcast(t))
         return out
@@ -157,7 +165,7 @@ class IngestStage:
             return None, None
         if isinstance(got, DeadLetter):
             self.dead_letters += 1
-            out.append(Out("dlq", 0, got.model_dump_json().encode()))
+            out.append(Out("dlq", 0, got.model_dump_json().encode(), urgent=False))
             return None, None
         assert isinstance(got, Accepted)
         ev = got.event
@@ -165,7 +173,7 @@ class IngestStage:
         # evaluated point trails the latest time by one while the stream flows
         if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
-            out.append(Out("late", 0, event_json(ev)))
+            out.append(Out("late", 0, event_json(ev), urgent=False))
             return None, None
         return ev, got.key
 
@@ -300,19 +308,38 @@ class GroundingStage:
 
 
 def _encode(atoms: frozenset) -> list:
-    """Atoms as ``[key, args]``: key ``[pred, arity]`` or ``["#answers", [pred, arity]]``
-    (orjson writes the tuples as arrays)."""
-    return [[p, tup] for p, tup in atoms]
+    """Atoms grouped by predicate: ``[[key, [args, ...]], ...]`` with key ``[pred, arity]``
+    or ``["#answers", [pred, arity]]`` (orjson writes the tuples as arrays).  Grouped,
+    the receiver builds each key once, not once per atom."""
+    groups: dict = {}
+    for p, tup in atoms:
+        rows = groups.get(p)
+        if rows is None:
+            groups[p] = [tup]
+        else:
+            rows.append(tup)
+    return [[p, rows] for p, rows in groups.items()]
 
 
 def _decode(items: list) -> set:
-    out = set()
-    for key, args in items:
-        if key[0] == ANSWERS:
-            out.add(((ANSWERS, tuple(key[1])), tuple(args)))
+    out: set = set()
+    for key, rows in items:
+        k = (ANSWERS, tuple(key[1])) if key[0] == ANSWERS else tuple(key)
+        if rows and type(rows[0]) is not list or not rows:  # one atom per item (earlier releases)
+            out.add((k, tuple(rows)))
         else:
-            out.add((tuple(key), tuple(args)))
+            out.update(zip(repeat(k), map(tuple, rows)))
     return out
+
+
+def _set_ok(flags: dict, t: int, ok: bool) -> None:
+    """Per time point flags where a missing entry means true: only the rare
+    false ones are stored, so a commit writes no flag entry for most points."""
+    if not ok:
+        if flags.get(t, True):
+            flags[t] = False
+    elif t in flags:
+        del flags[t]
 
 
 @dataclass
@@ -320,7 +347,7 @@ class StratumStore:
     """One lower stratum's content per evaluation time, rebuilt from its records."""
 
     content: dict[int, frozenset] = field(default_factory=Journal)
-    ok: dict[int, bool] = field(default_factory=Journal)
+    ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
     upto: int | None = None  # latest time point received
 
     def apply(self, rec: dict) -> int:
@@ -328,7 +355,7 @@ class StratumStore:
         base = self.content[t] if t in self.content else self.content.get(t - 1, EMPTY)
         add, drop = rec.get("add"), rec.get("del")
         self.content[t] = (base - _decode(drop) | _decode(add)) if (add or drop) else base
-        self.ok[t] = rec.get("ok", True)
+        _set_ok(self.ok, t, rec.get("ok", True))
         self.upto = t if self.upto is None else max(self.upto, t)
         return t
 
@@ -338,7 +365,7 @@ class StratumSender:
     """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
 
     sent: dict[int, frozenset] = field(default_factory=Journal)
-    sent_ok: dict[int, bool] = field(default_factory=Journal)
+    sent_ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
     outbox: list[bytes] = field(default_factory=list)
 
     def observe(self, t: int, engine: Engine, result: StepResult) -> None:
@@ -346,12 +373,12 @@ class StratumSender:
         ok = result.consistent
         known = t in self.sent
         base = self.sent[t] if known else self.sent.get(t - 1, EMPTY)
-        if known and content == base and self.sent_ok.get(t) == ok:
+        if known and content == base and self.sent_ok.get(t, True) == ok:
             return
         if content == base:
             content = base  # share the set: unchanged points cost no memory
         self.sent[t] = content
-        self.sent_ok[t] = ok
+        _set_ok(self.sent_ok, t, ok)
         rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(content - base), "del": _encode(base - content)}
         self.outbox.append(orjson.dumps(rec))
 

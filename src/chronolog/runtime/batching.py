@@ -1,0 +1,81 @@
+"""When a fleet service commits: adaptive batching of its transactions.
+
+A service commits whatever it has consumed and produced in ONE transaction
+(runtime/service.py); this decides when.  Light traffic: as soon as
+something a downstream service can use is held, so each hop adds little.
+Heavy traffic: the batches grow by themselves, because the consumer has
+fetched more while the last commit ran.  Three waits bound the number of
+transactions, which is what the bundled broker pays for (each leaves two
+objects per partition that it lists on every fetch: docs/benchmarks.md#fleet):
+
+* ``gap``: the least time between the starts of two transactions; records
+  a downstream service can use wait at most that long;
+* ``hold``: records nothing downstream can use yet (ingest's facts of the
+  still open time point: nothing closes before the next time marker) ride
+  with the next urgent ones, at the latest after ``hold``;
+* ``interval``: a batch that only moved state (no output) is committed with
+  a later one, at the latest after ``interval``.
+
+Whatever waits, the consumed offsets, the state and the outputs still
+commit together, so exactly-once is the same as with one transaction per
+batch: a batch's outputs are never visible before its state and offsets are
+committed, and a crash loses the held outputs along with the uncommitted
+state, both made again from the last committed offsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Batching:
+    gap: float = 0.0
+    hold: float = 0.05
+    interval: float = 0.5
+    held: list = field(default_factory=list)  # records (stages.Out) for the next transaction
+    lines: list[bytes] = field(default_factory=list)  # answer lines for it
+    urgent: bool = False  # something held lets a downstream service make progress
+    held_since: float = 0.0  # when the oldest held record that is not urgent was made
+    consumed: bool = False  # records consumed since the last commit
+    began: float = 0.0  # start of the last transaction
+    last_commit: float = 0.0  # end of the last transaction
+
+    def add(self, outs: list, lines: list[bytes], consumed: bool, now: float) -> None:
+        """One processed batch: what it produced and whether it consumed anything."""
+        self.consumed = self.consumed or consumed
+        if not outs and not lines:
+            return
+        self.held += outs
+        self.lines += lines
+        if self.urgent:
+            return
+        if lines or any(o.urgent for o in outs):
+            self.urgent = True
+        elif not self.held_since:
+            self.held_since = now
+
+    def due(self, now: float, stopping: bool = False) -> bool:
+        """Whether to commit now."""
+        if stopping:
+            return self.consumed or bool(self.held) or bool(self.lines)
+        return ((self.urgent and now - self.began >= self.gap)
+                or (bool(self.held_since) and now - self.held_since >= self.hold)
+                or (self.consumed and now - self.last_commit >= self.interval))
+
+    def wait(self, poll: float, now: float) -> float:
+        """How long the next poll may block: less when only the gap keeps an urgent commit."""
+        if self.urgent:
+            return max(0.0, min(poll, self.began + self.gap - now))
+        return poll
+
+    def take(self, now: float) -> tuple[list, list[bytes]]:
+        """The records and lines of the transaction starting now; nothing is held after."""
+        outs, lines = self.held, self.lines
+        self.held, self.lines = [], []
+        self.urgent, self.held_since, self.consumed = False, 0.0, False
+        self.began = now
+        return outs, lines
+
+    def committed(self, now: float) -> None:
+        self.last_commit = now

@@ -1,0 +1,127 @@
+"""When a service commits (runtime/batching.py): urgent records at once or after
+the gap, ingest's open-point facts with the next urgent ones or after the hold,
+state-only batches after the interval; nothing is lost or reordered.
+
+Holding records longer never changes what the fleet means: a downstream
+service that reads them later is one of the interleavings the pipeline
+property tests already draw (tests/fleet/test_stages.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chronolog.runtime.batching import Batching
+from chronolog.runtime.service import commit_gap_for
+from chronolog.runtime.stages import IngestStage, Out
+
+
+def out(urgent: bool = True, n: int = 0) -> Out:
+    return Out("grounded", 0, {"n": n}, urgent=urgent)
+
+
+def test_urgent_records_commit_at_once_without_a_gap() -> None:
+    b = Batching(gap=0.0)
+    b.add([out()], [], True, now=1.0)
+    assert b.due(1.0)
+
+
+def test_urgent_records_wait_for_the_gap_since_the_last_start() -> None:
+    b = Batching(gap=0.02)
+    b.take(now=1.0)
+    b.committed(now=1.0)
+    b.add([out()], [], True, now=1.005)
+    assert not b.due(1.005)
+    assert abs(b.wait(0.1, 1.005) - 0.015) < 1e-9  # the poll wakes when the gap has passed
+    assert b.wait(0.1, 1.03) == 0.0
+    assert not b.due(1.019)
+    assert b.due(1.020)
+
+
+def test_answer_lines_are_urgent() -> None:
+    b = Batching(gap=0.0)
+    b.add([], [b'{"t":1}'], True, now=1.0)
+    assert b.due(1.0)
+
+
+def test_records_nothing_can_use_yet_ride_with_the_next_urgent_ones() -> None:
+    b = Batching(gap=0.0, hold=0.05, interval=10.0)
+    b.add([out(False, 1)], [], True, now=1.0)
+    b.add([out(False, 2)], [], True, now=1.01)
+    assert not b.due(1.02)
+    b.add([out(True, 3)], [], True, now=1.03)
+    assert b.due(1.03)
+    outs, _ = b.take(1.03)
+    assert [o.payload["n"] for o in outs] == [1, 2, 3]
+    assert not b.due(2.0)  # nothing left
+
+
+def test_records_nothing_can_use_yet_wait_at_most_the_hold() -> None:
+    b = Batching(gap=0.0, hold=0.05, interval=10.0)
+    b.add([out(False)], [], True, now=1.0)
+    b.add([out(False)], [], True, now=1.04)  # the hold counts from the oldest
+    assert not b.due(1.049)
+    assert b.due(1.05)
+
+
+def test_a_batch_without_output_commits_after_the_interval() -> None:
+    b = Batching(gap=0.0, hold=0.05, interval=0.5)
+    b.committed(now=1.0)
+    b.add([], [], True, now=1.1)
+    assert not b.due(1.4)
+    assert b.due(1.5)
+    b.take(1.5)
+    b.committed(1.51)
+    b.add([], [], False, now=2.5)  # nothing consumed: nothing to commit
+    assert not b.due(3.0)
+
+
+def test_stopping_commits_whatever_is_held_or_consumed() -> None:
+    b = Batching(gap=10.0, hold=10.0, interval=10.0)
+    assert not b.due(0.0, stopping=True)
+    b.add([out(False)], [], False, now=0.0)
+    assert not b.due(0.0)
+    assert b.due(0.0, stopping=True)
+
+
+def test_ingest_holds_the_open_points_facts_not_markers_or_delayed_facts() -> None:
+    stage = IngestStage(None, 1)
+    first = stage.handle(b'{"t": 5, "pred": "p", "args": [1]}', "chronolog.facts", 0, 0)
+    # the fact waits; the markers (the timeline starts at 5, the stream is at 5) do not
+    assert [(o.payload, o.urgent) for o in first] == [
+        ({"t": 5, "pred": "p", "args": [1]}, False), ({"t": 5}, True), ({"t": 5}, True)]
+    same = stage.handle(b'{"t": 5, "pred": "p", "args": [2]}', "chronolog.facts", 0, 1)
+    assert [o.urgent for o in same] == [False]
+    delayed = stage.handle(b'{"t": 3, "pred": "p", "args": [3]}', "chronolog.facts", 0, 2)
+    # t=3 is before the timeline's start: a new start marker, and the fact itself is delayed
+    assert [o.urgent for o in delayed] == [True, True]
+    bad = stage.handle(b'not json', "chronolog.facts", 0, 3)
+    assert [(o.topic, o.urgent) for o in bad] == [("dlq", False)]
+
+
+@given(st.lists(st.tuples(st.lists(st.booleans(), max_size=4), st.booleans(), st.floats(0, 0.1)), max_size=40),
+       st.sampled_from([0.0, 0.02]), st.sampled_from([0.0, 0.05]))
+def test_every_record_is_committed_once_in_order(steps, gap, hold) -> None:  # type: ignore[no-untyped-def]
+    b = Batching(gap=gap, hold=hold, interval=0.5)
+    now, n, committed = 0.0, 0, []
+    for urgents, consumed, dt in steps:
+        now += dt
+        outs = []
+        for u in urgents:
+            outs.append(out(u, n))
+            n += 1
+        b.add(outs, [], consumed, now)
+        if b.due(now):
+            got, _ = b.take(now)
+            committed += [o.payload["n"] for o in got]
+            b.committed(now)
+            assert not b.urgent and not b.held
+    if b.due(now, stopping=True):
+        committed += [o.payload["n"] for o in b.take(now)[0]]
+    assert committed == list(range(n))
+
+
+def test_per_stratum_services_keep_a_gap_the_chain_does_not() -> None:
+    assert commit_gap_for("chain", {}) == 0.0
+    assert all(commit_gap_for(s, {}) == 0.02 for s in ("ingest", "grounding", "reasoner", "output"))
+    assert commit_gap_for("chain", {"CHRONOLOG_COMMIT_GAP": "0.005"}) == 0.005
