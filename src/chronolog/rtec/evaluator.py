@@ -317,6 +317,7 @@ class RtecEvaluator:
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
         self.published: dict[tuple[str, tuple], list] = {}
+        self.open_published: set = set()  # published instances whose last interval is open
         self.delayed = 0
         self.unmatched_retractions = 0
         self.time_points = 0
@@ -1149,9 +1150,7 @@ class RtecEvaluator:
     def _publish(self, changed: set, horizon: float) -> list[AnswerChange]:
         out: list[AnswerChange] = []
         todo = {(k, a, v) for (k, a, v) in changed if (k, v) in self.outputs}
-        # open intervals published earlier that the horizon has passed
-        for ident in list(self.published):
-            todo.add(ident)  # type: ignore[arg-type]
+        todo |= self.open_published  # intervals published open: the horizon may have passed their end
         for ident in sorted(todo, key=repr):
             key, args, v = ident
             if not self.grounded(("=", _fterm(key, args), v)):
@@ -1163,14 +1162,24 @@ class RtecEvaluator:
             if old == ivs:
                 continue
             name, jargs = _answer_atom(key, args, v)
-            for a, b in IV.subtract(ivs, old):
+            # lists change at their end: compare past the common prefix only
+            k = len(old) - 1
+            if k > 0 and old[:k] == ivs[:k]:
+                old_tail, new_tail = old[k:], ivs[k:]
+            else:
+                old_tail, new_tail = old, ivs
+            for a, b in IV.subtract(new_tail, old_tail):
                 out.append((name, jargs, _span(a, b), 1))
-            for a, b in IV.subtract(old, ivs):
+            for a, b in IV.subtract(old_tail, new_tail):
                 out.append((name, jargs, _span(a, b), -1))
             if ivs:
                 self.published[ident] = ivs
             else:
                 self.published.pop(ident, None)
+            if ivs and ivs[-1][1] == INF:
+                self.open_published.add(ident)
+            else:
+                self.open_published.discard(ident)
         return out
 
     # ------------------------------------------------------------ state
@@ -1253,6 +1262,7 @@ class RtecEvaluator:
                     self.domain.setdefault((name, len(tup)), set()).add(tuple(_pv(a) for a in tup))
             self.published = {((name, len(args)), tuple(_pv(a) for a in args), _pv(v)):
                               [(int(a), _pt(b)) for a, b in ivs] for name, args, v, ivs in data["published"]}
+            self.open_published = {i for i, ivs in self.published.items() if ivs and ivs[-1][1] == INF}
             self.initialised = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["initialised"]}
             self.sdf_known = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["sdf_known"]}
             self.lo, self.done = _pt(data["lo"]), _pt(data["done"])
