@@ -32,6 +32,7 @@ import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from chronolog.errors import ChronologError, ProgramError
@@ -60,6 +61,8 @@ from chronolog.state.codec import reading, versioned
 
 Key = tuple[str, int]  # a fluent's or event's functor and arity
 NEG_INF = -INF
+_START = itemgetter(0)
+_END = itemgetter(1)
 ANY = object()  # the value of a termination whose value is left free: whatever holds
 
 
@@ -211,6 +214,28 @@ class _Store:
         self.event_times: dict[Key, list[int]] = defaultdict(list)  # sorted
         self.fluents: dict[Key, dict[tuple, dict[Any, list]]] = defaultdict(dict)  # key -> args -> value -> list
         self.points: dict[Key, dict[int, list[tuple]]] = defaultdict(dict)  # point fluents: key -> t -> [(args, v)]
+        self.point_times: dict[Key, list[int]] = defaultdict(list)  # sorted times of self.points[key]
+
+    def add_point(self, key: Key, t: int, item: tuple) -> None:
+        at = self.points[key]
+        got = at.get(t)
+        if got is None:
+            at[t] = [item]
+            times = self.point_times[key]
+            if not times or times[-1] < t:
+                times.append(t)
+            else:
+                insort(times, t)
+        else:
+            got.append(item)
+
+    def remove_point(self, key: Key, t: int, item: tuple) -> None:
+        at = self.points[key]
+        at[t].remove(item)
+        if not at[t]:
+            del at[t]
+            times = self.point_times[key]
+            times.pop(bisect_left(times, t))
 
     def add_event(self, key: Key, t: int, args: tuple) -> None:
         by_t = self.events[key]
@@ -316,6 +341,7 @@ class RtecEvaluator:
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
+        self._bounds: dict[tuple, tuple[list, set]] = {}  # point fluent boundaries of this window
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
         self.delayed = 0
@@ -485,7 +511,6 @@ class RtecEvaluator:
         key = (pred, len(fargs))
         ck = (key, fargs, value, t)
         n = self.point_counts.get(ck, 0)
-        at = self.store.points[key]
         if retract:
             if not n:
                 self._unmatched(event)
@@ -493,16 +518,14 @@ class RtecEvaluator:
             self.point_counts[ck] = n - 1
             if n == 1:
                 del self.point_counts[ck]
-                at[t].remove((fargs, value))
-                if not at[t]:
-                    del at[t]
+                self.store.remove_point(key, t, (fargs, value))
                 old = self.store.fluent_list(key, fargs, value)
                 self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + self.tick)]))
             return t - self.tick
         self.point_counts[ck] = n + 1
         if n:
             return None  # the same point again: nothing changes
-        at.setdefault(t, []).append((fargs, value))
+        self.store.add_point(key, t, (fargs, value))
         old = self.store.fluent_list(key, fargs, value)
         if old and old[-1][1] == t:
             old[-1] = (old[-1][0], t + self.tick)
@@ -589,41 +612,56 @@ class RtecEvaluator:
         mark = len(solver.trail)
         t = deref(t)
         if key[0] in self.point_decl and key in self.store.points:
-            at = self.store.points[key]
             if type(t) is int:
-                times = [t]
+                times: Any = (t,)
             else:
-                times_all = sorted(at)  # input points only change between the windows
-                lo, hi = self.win_lo + (tick if start else 0), self.win_hi + (tick if start else 0)
-                times = [x - (tick if start else 0) for x in times_all[bisect_left(times_all, lo):
-                                                                         bisect_right(times_all, hi)]]
+                all_times = self.store.point_times[key]
+                shift = tick if start else 0
+                i = bisect_left(all_times, self.win_lo + shift)
+                j = bisect_right(all_times, self.win_hi + shift)
+                times = [x - shift for x in all_times[i:j]]
+            pattern = (fargs, value)
+            ground = type(t) is int and is_ground(fv)
             for tt in times:
-                inside = at.get(tt + tick if start else tt, ())
-                outside = at.get(tt if start else tt + tick, ())
-                if not inside:
+                items, members = self._point_bounds(key, start, tt)
+                if ground:
+                    if (tuple(resolve(a) for a in fargs), resolve(value)) in members:
+                        yield
                     continue
-                other = set(outside)
-                for args, v in inside:
-                    if (args, v) in other:
-                        continue
-                    if solver.unify(fv, ("=", _fterm(key, args), v)) and solver.unify(t, tt):
+                for item in items:
+                    if _match(solver, pattern, item) and (type(t) is int or solver.unify(t, tt)):
                         yield
                     solver.undo(mark)
             return
+        lo, hi = (t, t) if type(t) is int else (self.win_lo, self.win_hi)
+        pos = 0 if start else 1
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                for a, b in ivs:
-                    tt = a - tick if start else b - tick
-                    if tt == INF:
-                        continue
-                    if type(t) is int:
-                        if tt != t:
-                            continue
-                    elif not self.win_lo <= tt <= self.win_hi:
-                        continue
-                    if solver.unify(fv, ("=", _fterm(key, args), v)) and solver.unify(t, tt):
+                # the intervals whose start (end) is in [lo + tick, hi + tick]: a binary search
+                i = bisect_left(ivs, lo + tick, key=_START if start else _END)
+                for p in ivs[i:]:
+                    tt = p[pos] - tick
+                    if tt > hi or tt == INF:
+                        break
+                    if _match(solver, (fargs, value), (args, v)) and (type(t) is int or solver.unify(t, tt)):
                         yield
                     solver.undo(mark)
+
+    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set]:
+        """The (args, value) of the point fluent instances starting (or ending) at t, as a list
+        and a set; computed once per window (the rules of a window ask for them again and again)."""
+        ck = (key, start, t)
+        got = self._bounds.get(ck)
+        if got is None:
+            at = self.store.points[key]
+            inside = at.get(t + self.tick if start else t, ())
+            if inside:
+                outside = set(at.get(t if start else t + self.tick, ()))
+                items = [x for x in inside if x not in outside]
+            else:
+                items = []
+            got = self._bounds[ck] = (items, set(items))
+        return got
 
     def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:
         by_args = self.store.fluents.get(key)
@@ -652,14 +690,15 @@ class RtecEvaluator:
             return
         mark = len(solver.trail)
         if key[0] in self.point_decl and key in self.store.points:
-            for args, v in self.store.points[key].get(t, ()):
-                if solver.unify(fv, ("=", _fterm(key, args), v)):
+            pattern = (fargs, value)
+            for item in self.store.points[key].get(t, ()):
+                if _match(solver, pattern, item):
                     yield
                 solver.undo(mark)
             return
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                if IV.contains(ivs, t) and solver.unify(fv, ("=", _fterm(key, args), v)):
+                if IV.contains(ivs, t) and _match(solver, (fargs, value), (args, v)):
                     yield
                 solver.undo(mark)
 
@@ -689,7 +728,7 @@ class RtecEvaluator:
                 part = IV.clip(ivs, self.clip_lo)
                 if not part and not ground:
                     continue
-                if solver.unify(fv, ("=", _fterm(key, args), v)):
+                if _match(solver, (fargs, value), (args, v)):
                     found = True
                     if solver.unify(g[2], ivs_term(part)):
                         yield
@@ -750,6 +789,7 @@ class RtecEvaluator:
         rules stand for every instance of a domain (a head argument no body goal binds, a
         non-ground ``initially``), and so is everything that depends on it."""
         self.win_hi = hi
+        self._bounds = {}  # input points change between windows only
         changed: set = set()
         lowered: set = set()
         try:
@@ -1237,7 +1277,7 @@ class RtecEvaluator:
                     fargs, v = tuple(_pv(a) for a in args), _pv(value)
                     key = (name, len(fargs))
                     self.point_counts[(key, fargs, v, int(t))] = int(n)
-                    self.store.points[key].setdefault(int(t), []).append((fargs, v))
+                    self.store.add_point(key, int(t), (fargs, v))
                 else:
                     _, name, args, value, a, b, n = item
                     fargs = tuple(_pv(x) for x in args)
@@ -1349,6 +1389,29 @@ def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:
                              f"{term_text(cond)}")
     a = by_ka.get((got[0], got[1]), {}).get(got[2])
     return a is not None and a <= t
+
+
+def _match(solver: Solver, pattern: tuple, item: tuple) -> bool:
+    """Unify (args pattern, value pattern) with a ground (args, value): F=V without building it."""
+    pargs, pv = pattern
+    args, v = item
+    trail = solver.trail
+    for p, x in zip(pargs, args):
+        while type(p) is Var:
+            r = p.ref
+            if r is None:
+                break
+            p = r
+        tp = type(p)
+        if tp is Var:
+            p.ref = x
+            trail.append(p)
+        elif tp is tuple or type(x) is tuple:
+            if not solver.unify(p, x):
+                return False
+        elif p != x or tp is not type(x):
+            return False
+    return solver.unify(pv, v)
 
 
 def _fresh(a: Any) -> Any:
