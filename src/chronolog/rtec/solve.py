@@ -248,6 +248,7 @@ CONTROL = {(",", 2), ("\\+", 1), ("!", 0), (";", 2), ("->", 2), ("=", 2), ("\\="
 Builtin = Callable[["Solver", tuple], Iterator[None]]
 
 
+MEMO_LIMIT = 100_000  # memoised call patterns kept (all dropped at once beyond: memory stays bounded)
 _DONE = object()
 _ONE = (None,)  # one solution and no bindings: cheaper to iterate than a generator
 
@@ -357,11 +358,13 @@ class Solver:
     def _memo(self, pred: tuple, rules: list[Rule], goal: Term, depth: int) -> Iterator[None]:
         """A pure predicate's answers for a call pattern, computed once (the examples call
         ``distanceClass/5`` on the same coordinates again and again); a predicate whose calls
-        rarely repeat (over 1000 calls, under one in five a repeat) is solved directly instead."""
+        rarely repeat (over 5000 calls, under one in ten a repeat) is solved directly instead.
+        A call whose last argument is bound (a check such as ``\\+ distanceClass(X1,Y1,X2,Y2,24)``)
+        reads the answers of the call with that argument free, when that call can be solved."""
         stats = self.memo_stats.get(pred)
         if stats is None:
             stats = self.memo_stats[pred] = [0, 0]
-        if stats[0] > 1000 and stats[1] * 5 < stats[0]:
+        if stats[0] > 5000 and stats[1] * 10 < stats[0]:
             self.memo.pop(pred, None)
             yield from self.solve_rules(rules, goal, depth)
             return
@@ -372,20 +375,28 @@ class Solver:
         key = _canonical(goal)
         answers = table.get(key)
         if answers is None:
-            answers = []
-            mark = len(self.trail)
-            for _ in self.solve_rules(rules, goal, depth):
-                answers.append(resolve(goal))
-            self.undo(mark)
-            if any(not is_ground(a) for a in answers):
-                yield from self.solve_rules(rules, goal, depth)
-                return
-            if self.memo_size > 500_000:
-                self.memo.clear()
-                self.memo_size = 0
-                table = self.memo[pred] = {}
-            table[key] = answers
-            self.memo_size += 1
+            last = deref(goal[-1]) if type(goal) is tuple and len(goal) > 2 else None
+            if type(last) in (str, int):
+                general = goal[:-1] + (Var(),)
+                gkey = _canonical(general)
+                found = table.get(gkey)
+                if found is None:
+                    try:
+                        found = self._answers(rules, general, depth)
+                    except SolveError:  # the last argument is an input (arithmetic on it)
+                        found = None
+                    if found is not None:
+                        self._store(pred, gkey, found)
+                else:
+                    stats[1] += 1
+                if found is not None:
+                    answers = [a for a in found if a[-1] == last and type(a[-1]) is type(last)]
+            if answers is None:
+                answers = self._answers(rules, goal, depth)
+                if answers is None:
+                    yield from self.solve_rules(rules, goal, depth)
+                    return
+            self._store(pred, key, answers)
         else:
             stats[1] += 1
         mark = len(self.trail)
@@ -393,6 +404,22 @@ class Solver:
             if self.unify(goal, a):
                 yield
             self.undo(mark)
+
+    def _answers(self, rules: list[Rule], goal: Term, depth: int) -> list | None:
+        """Every answer of ``goal`` (None if one is not ground)."""
+        answers = []
+        mark = len(self.trail)
+        for _ in self.solve_rules(rules, goal, depth):
+            answers.append(resolve(goal))
+        self.undo(mark)
+        return None if any(not is_ground(a) for a in answers) else answers
+
+    def _store(self, pred: tuple, key: Term, answers: list) -> None:
+        if self.memo_size > MEMO_LIMIT:
+            self.memo.clear()
+            self.memo_size = 0
+        self.memo.setdefault(pred, {})[key] = answers
+        self.memo_size += 1
 
     def solve_rules(self, rules: list[Rule], goal: Term, depth: int = 0) -> Iterator[None]:
         """``goal`` against these clauses (a cut in one stops the later ones)."""
