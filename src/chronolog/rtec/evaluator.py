@@ -298,7 +298,10 @@ class RtecEvaluator:
         self.h = Hierarchy(program)
         self.store = _Store()
         self.domain: dict[Key, set[tuple]] = {k: set() for k in program.dynamic_domain}
-        self._domain_feeds = self._feeds()
+        # input functor -> [(the domain's set, arguments needed, argument positions)], each once
+        self._domain_feeds = {pred: [(self.domain[k], max(pos, default=-1) + 1, pos) for k, pos in
+                                     dict.fromkeys((k, tuple(pos)) for k, pos in feeds)]
+                              for pred, feeds in self._feeds().items()}
         self.point_decl: dict[str, int] = {}  # point fluent name -> arity of F
         for e in program.points + program.build_from_points:
             self.point_decl[e.name] = e.arity
@@ -560,10 +563,13 @@ class RtecEvaluator:
         self.store.set_list(key, fargs, value, IV.coalesce(pairs))
 
     def _feed_domain(self, pred: str, args: tuple) -> None:
-        for dkey, positions in self._domain_feeds.get(pred, ()):
-            if max(positions, default=-1) < len(args):
-                tup = tuple(args[i] for i in positions)
-                known = self.domain[dkey]
+        feeds = self._domain_feeds.get(pred)
+        if not feeds:
+            return
+        n = len(args)
+        for known, need, positions in feeds:
+            if need <= n:
+                tup = tuple([args[i] for i in positions])
                 if tup not in known:
                     known.add(tup)
                     self._expansions.clear()
