@@ -129,10 +129,8 @@ def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> 
 
     if getattr(options, "mode", None) is not None:
         raise ChronologError(f"error: --mode {options.mode} is for DatalogMTL programs (this one is rtec)")
-    if getattr(options, "retention", None) is not None:
-        raise ChronologError("error: --retention is for LARS and DatalogMTL programs (an RTEC program keeps its "
-                             "whole input log)")
-    return RtecEvaluator(program, getattr(options, "step", None), warn=warn)
+    return RtecEvaluator(program, getattr(options, "step", None), warn=warn,
+                         retention=getattr(options, "retention", None))
 
 
 def _rtec_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,

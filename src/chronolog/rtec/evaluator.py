@@ -290,8 +290,9 @@ class RtecEvaluator:
     dialect: ClassVar[str] = "rtec"
 
     def __init__(self, program: RtecProgram, step: int | None = None,
-                 warn: Callable[[str], None] = lambda m: None) -> None:
+                 warn: Callable[[str], None] = lambda m: None, retention: int | None = None) -> None:
         self.program = program
+        self.retention = retention  # repair late events up to this far back; forget what is older
         self.tick = program.clock_tick
         self.step = step if step is not None else 1000 * self.tick
         self.warn = warn
@@ -350,6 +351,9 @@ class RtecEvaluator:
         self.delayed = 0
         self.unmatched_retractions = 0
         self.time_points = 0
+        self.too_late = 0  # events older than the retention: ignored
+        self.floor: float = NEG_INF  # times before it are forgotten (retention): no window starts earlier
+        self.pruned_at: float = NEG_INF
 
     # ------------------------------------------------------------ declarations
 
@@ -461,6 +465,9 @@ class RtecEvaluator:
             return
         pred, args, t = event.pred, tuple(event.args), event.t
         span = event.span
+        if self.retention is not None and self.done is not None and t < self.done - self.retention:
+            self.too_late += 1  # its repair would read what is forgotten
+            return
         if span is not None and pred not in self.interval_decl:
             where = f"{event.loc}: " if event.loc else ""
             raise ChronologError(f"{where}error: {pred} is not declared collectIntervals/1: it cannot be given "
@@ -802,10 +809,10 @@ class RtecEvaluator:
             for comp in self.h.order:
                 c_lo = lo
                 if self.regrow and any(e in self.domain_wide for e in comp):
-                    c_lo = NEG_INF
+                    c_lo = self.floor
                 if any(d in lowered for e in comp for d in self.h.edges[e]):
-                    c_lo = NEG_INF
-                if c_lo == NEG_INF and lo != NEG_INF:
+                    c_lo = self.floor
+                if c_lo < lo:
                     lowered.update(comp)
                 self.win_lo = c_lo
                 kinds = {self.h.kind[e] for e in comp}
@@ -1191,7 +1198,76 @@ class RtecEvaluator:
         self.time_points += 1
         self.done = horizon
         self.lo = hi + 1 if hi != INF else INF
-        return self._publish(changed, horizon)
+        out = self._publish(changed, horizon)
+        if self.retention is not None and horizon != INF and horizon - self.pruned_at >= max(self.step, self.retention // 4):
+            self._forget(horizon)
+        return out
+
+    def _forget(self, horizon: int) -> None:
+        """Drop what no repair within the retention can read (RTEC forgets what is before its
+        window): a late event is at least ``horizon - retention``, its window starts a tick
+        before it and reads the state one tick earlier, and a deadline ``fi`` reaches back its
+        delay.  Events, input points and intervals, derived intervals (stored and published) that
+        end before that are dropped, and no later window starts before it (``floor``)."""
+        self.pruned_at = horizon
+        reach = max((d for d in self._deadline_delays()), default=0)
+        floor = horizon - self.retention - reach - 2 * self.tick  # type: ignore[operator]
+        if floor <= self.floor:
+            return
+        self.floor = floor
+        cut = floor - self.tick
+        store = self.store
+        for key, times in store.event_times.items():
+            i = bisect_left(times, cut)
+            if i:
+                by_t = store.events[key]
+                for t in times[:i]:
+                    del by_t[t]
+                del times[:i]
+        for key, times in store.point_times.items():
+            i = bisect_left(times, cut)
+            if i:
+                at = store.points[key]
+                for t in times[:i]:
+                    del at[t]
+                del times[:i]
+        self.point_counts = {k: n for k, n in self.point_counts.items() if k[3] >= cut}
+        self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
+        for by_args in store.fluents.values():
+            for args in list(by_args):
+                vals = by_args[args]
+                for v in list(vals):
+                    kept = _after(vals[v], cut)
+                    if kept:
+                        vals[v] = kept
+                    else:
+                        del vals[v]
+                if not vals:
+                    del by_args[args]
+        for ident in list(self.published):
+            kept = _after(self.published[ident], cut)
+            if kept:
+                self.published[ident] = kept
+            else:
+                del self.published[ident]
+        for lists, keep_last in ((self.fi_inits, False), (self.fi_terms, True)):
+            for ident in list(lists):
+                times = lists[ident]
+                i = bisect_left(times, cut)
+                if keep_last and i:
+                    i -= 1  # the last termination before: it cancels older initiations' deadlines
+                if i:
+                    kept = times[i:]
+                    if kept:
+                        lists[ident] = kept
+                    else:
+                        del lists[ident]
+
+    def _deadline_delays(self) -> Iterator[int]:
+        for rule in self.deadlines:
+            d = rule.head[3] if isinstance(rule.head, tuple) and len(rule.head) == 4 else None
+            if type(d) is int:
+                yield d
 
     def _publish(self, changed: set, horizon: float) -> list[AnswerChange]:
         out: list[AnswerChange] = []
@@ -1264,6 +1340,7 @@ class RtecEvaluator:
             "sdf_known": [[k[0], [_jv(a) for a in args], _jv(v)] for k, args, v in self.sdf_known],
             "lo": _jt(self.lo), "done": _jt(self.done), "first": self.first, "latest": self.latest,
             "counters": [self.delayed, self.unmatched_retractions, self.time_points], "regrow": self.regrow,
+            "forgotten": [_jt(self.floor), _jt(self.pruned_at), self.too_late],
             "deadline_points": [[k[0], [_jv(a) for a in args], _jv(v), self.fi_inits.get((k, args, v), []),
                                  self.fi_terms.get((k, args, v), [])]
                                 for (k, args, v) in set(self.fi_inits) | set(self.fi_terms)],
@@ -1315,6 +1392,8 @@ class RtecEvaluator:
             self.first, self.latest = data["first"], data["latest"]
             self.delayed, self.unmatched_retractions, self.time_points = map(int, data["counters"])
             self.regrow = bool(data["regrow"])
+            floor, pruned_at, too_late = data.get("forgotten", ["-inf", "-inf", 0])
+            self.floor, self.pruned_at, self.too_late = _pt(floor), _pt(pruned_at), int(too_late)
             self.fi_inits, self.fi_terms = {}, {}
             for name, args, v, inits, terms in data["deadline_points"]:
                 ident = ((name, len(args)), tuple(_pv(a) for a in args), _pv(v))
@@ -1395,6 +1474,12 @@ def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:
                              f"{term_text(cond)}")
     a = by_ka.get((got[0], got[1]), {}).get(got[2])
     return a is not None and a <= t
+
+
+def _after(ivs: list, cut: float) -> list:
+    """The intervals of a list that end at ``cut`` or later."""
+    i = bisect_left(ivs, cut, key=_END)
+    return ivs[i:] if i else ivs
 
 
 def _match(solver: Solver, pattern: tuple, item: tuple) -> bool:
