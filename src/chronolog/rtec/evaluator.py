@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any, ClassVar
 
@@ -61,6 +61,7 @@ from chronolog.state.codec import reading, versioned
 
 Key = tuple[str, int]  # a fluent's or event's functor and arity
 NEG_INF = -INF
+_ONE = (None,)  # one solution, no bindings (chronolog.rtec.solve's convention)
 _START = itemgetter(0)
 _END = itemgetter(1)
 ANY = object()  # the value of a termination whose value is left free: whatever holds
@@ -489,8 +490,10 @@ class RtecEvaluator:
         self._feed_domain(pred, args)
 
     def _saw(self, t: int) -> None:
-        self.first = t if self.first is None else min(self.first, t)
-        self.latest = t if self.latest is None else max(self.latest, t)
+        if self.first is None or t < self.first:
+            self.first = t
+        if self.latest is None or t > self.latest:
+            self.latest = t
 
     def _split(self, pred: str, args: tuple, arity: int, event: Event) -> tuple[tuple, Any]:
         if len(args) == arity:
@@ -586,11 +589,13 @@ class RtecEvaluator:
 
     # ------------------------------------------------------------ EC built-ins
 
-    def _happens(self, solver: Solver, g: tuple) -> Iterator[None]:
+    def _happens(self, solver: Solver, g: tuple) -> Iterable[None]:
         e, t = deref(g[1]), deref(g[2])
         if type(e) is tuple and e[0] in ("start", "end") and len(e) == 2:
-            yield from self._boundary(solver, e[0] == "start", e[1], t)
-            return
+            return self._boundary(solver, e[0] == "start", e[1], t)
+        return self._occurs(solver, e, t)
+
+    def _occurs(self, solver: Solver, e: Any, t: Any) -> Iterator[None]:
         key = _key(e)
         if key is None:
             raise SolveError("error: happensAt/2 of an unbound event")
@@ -615,11 +620,18 @@ class RtecEvaluator:
                     yield
                 solver.undo(mark)
 
-    def _boundary(self, solver: Solver, start: bool, fv: Any, t: Any) -> Iterator[None]:
+    def _boundary(self, solver: Solver, start: bool, fv: Any, t: Any) -> Iterable[None]:
         """start(F=V) at the last time point before each interval, end(F=V) at its last one."""
         got = _fv(fv)
         if got is None:
             raise SolveError("error: start/end of something that is not F=V")
+        key = got[0]
+        if type(t) is int and key[0] in self.point_decl and key in self.store.points and is_ground(fv):
+            item = (tuple([resolve(a) for a in got[1]]), resolve(got[2]))
+            return _ONE if item in self._point_bounds(key, start, t)[1] else ()
+        return self._boundaries(solver, start, got, deref(t), fv)
+
+    def _boundaries(self, solver: Solver, start: bool, got: tuple, t: Any, fv: Any) -> Iterator[None]:
         key, fargs, value = got
         tick = self.tick
         mark = len(solver.trail)
@@ -634,14 +646,8 @@ class RtecEvaluator:
                 j = bisect_right(all_times, self.win_hi + shift)
                 times = [x - shift for x in all_times[i:j]]
             pattern = (fargs, value)
-            ground = type(t) is int and is_ground(fv)
             for tt in times:
-                items, members = self._point_bounds(key, start, tt)
-                if ground:
-                    if (tuple(resolve(a) for a in fargs), resolve(value)) in members:
-                        yield
-                    continue
-                for item in items:
+                for item in self._point_bounds(key, start, tt)[0]:
                     if _match(solver, pattern, item) and (type(t) is int or solver.unify(t, tt)):
                         yield
                     solver.undo(mark)
@@ -715,17 +721,19 @@ class RtecEvaluator:
                     yield
                 solver.undo(mark)
 
-    def _not(self, solver: Solver, g: tuple) -> Iterator[None]:
+    def _not(self, solver: Solver, g: tuple) -> Iterable[None]:
         """``\\+``; on a holdsAt of the cycle being swept it is a condition checked in the sweep."""
         inner = deref(g[1])
         if self.deferring and type(inner) is tuple and inner[0] == "holdsAt" and len(inner) == 3:
             got = _fv(inner[1])
             if got is not None and got[0] in self.deferring:
-                self.deferred.append((False, inner[1]))
-                yield
-                self.deferred.pop()
-                return
-        yield from solver._control("\\+", g, 0)
+                return self._deferred_not(inner[1])
+        return solver._neg(g, 0)
+
+    def _deferred_not(self, fv: Any) -> Iterator[None]:
+        self.deferred.append((False, fv))
+        yield
+        self.deferred.pop()
 
     def _holds_for(self, solver: Solver, g: tuple) -> Iterator[None]:
         fv = deref(g[1])

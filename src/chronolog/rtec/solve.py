@@ -64,11 +64,14 @@ def resolve(t: Term) -> Term:
 
 
 def is_ground(t: Term) -> bool:
-    t = deref(t)
-    if type(t) is Var:
-        return False
+    while type(t) is Var:
+        t = t.ref
+        if t is None:
+            return False
     if type(t) is tuple:
-        return all(is_ground(a) for a in t[1:])
+        for i in range(1, len(t)):
+            if not is_ground(t[i]):
+                return False
     return True
 
 
@@ -582,13 +585,26 @@ class Solver:
 
 def _canonical(t: Term, names: dict | None = None) -> Term:
     """``t`` resolved, its unbound variables numbered by first appearance (a memo key)."""
-    names = {} if names is None else names
-    t = deref(t)
-    if type(t) is Var:
-        return ("$VAR", names.setdefault(id(t), len(names)))
-    if type(t) is tuple:
-        return tuple([t[0], *[_canonical(a, names) for a in t[1:]]])
-    return t
+    while type(t) is Var:
+        r = t.ref
+        if r is None:
+            names = {} if names is None else names
+            return ("$VAR", names.setdefault(id(t), len(names)))
+        t = r
+    if type(t) is not tuple:
+        return t
+    out = [t[0]]
+    for i in range(1, len(t)):
+        a = t[i]
+        while type(a) is Var and a.ref is not None:
+            a = a.ref
+        ta = type(a)
+        if ta is tuple or ta is Var:
+            if names is None:
+                names = {}
+            a = _canonical(a, names)
+        out.append(a)
+    return tuple(out)
 
 
 def pure_predicates(clauses: dict[tuple[str, int], list[Rule]], impure: set) -> set:
