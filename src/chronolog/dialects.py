@@ -168,6 +168,12 @@ def _rtec_hosted(program: Any) -> Any:
     return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
 
 
+def _rtec_retaining(program: Any, retention: Any) -> Any:
+    from chronolog.rtec.evaluator import RtecEvaluator
+
+    return RtecEvaluator(program, step=program.clock_tick, retention=retention)
+
+
 def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
     from chronolog.rtec.evaluator import RtecEvaluator
 
@@ -177,7 +183,8 @@ def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
 DIALECTS: dict[str, Dialect] = {
     "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, _mtl_replay, _mtl_reach,
                    _mtl_retaining, points=False),
-    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay),
+    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay,
+                    retaining=_rtec_retaining),
 }
 
 
