@@ -270,6 +270,7 @@ class Solver:
         self.trail: list[Var] = []
         self.pure = pure_predicates(clauses, set(builtins))
         self.memo: dict = {}  # predicate -> call pattern -> answers
+        self.runners: dict[int, tuple[list, Any]] = {}  # id(goals) -> (goals, runner(goals))
         self.memo_size = 0
         self.memo_stats: dict = {}  # predicate -> [calls, hits]; a predicate rarely asked twice is not memoised
         self.control = control = {(",", 2): self._and, ("\\+", 1): self._neg, ("not", 1): self._neg, ("!", 0): self._true,
@@ -436,6 +437,11 @@ class Solver:
             vs = [Var() for _ in range(rule.nvars)]
             build = rule.build or rule.compile()
             if self.unify(build[0](vs), goal):  # the body is copied only for a matching head
+                run = self.runner(rule.body)
+                if run is not None:
+                    yield from run(vs, depth + 1)
+                    self.undo(mark)
+                    continue
                 cut = [False]
                 yield from self.body(build[1](vs), 0, cut, depth + 1)
                 self.undo(mark)
@@ -443,6 +449,62 @@ class Solver:
                     return
             else:
                 self.undo(mark)
+
+    def runner(self, goals: list) -> Callable[[list, int], Iterator[None]] | None:
+        """The conjunction ``goals`` (over a clause's slots) as one Python generator function of
+        the variables, None if it has a cut.  Each goal's handler is looked up once, here, and
+        comparisons, ``is`` and ``=`` run inline: the interpreter's per-goal dispatch and
+        backtracking stack were most of the time of the examples' rule bodies."""
+        got = self.runners.get(id(goals))
+        if got is None or got[0] is not goals:
+            got = self.runners[id(goals)] = (goals, self._compile(goals))
+        return got[1]
+
+    def _compile(self, goals: list) -> Callable[[list, int], Iterator[None]] | None:
+        if any(g == "!" for g in goals):
+            return None
+        consts: list = []
+        env: dict[str, Any] = {"c": consts, "S": self, "unify": self.unify, "_eval": _eval, "_order_key": _order_key,
+                               "solve": self.solve, "memo": self._memo, "solve_rules": self.solve_rules,
+                               "deref": deref, "SolveError": SolveError}
+        lines = ["def run(vs, depth):", " if depth > 2000:",
+                 "  raise SolveError('error: recursion deeper than 2000 calls')"]
+        pad = " "
+        for g in goals:
+            src = _source(g, consts)
+            key = (g[0], len(g) - 1) if type(g) is tuple else (g, 0) if type(g) is str else None
+            kind, x = self.dispatch.get(key, (None, None)) if key is not None else (None, None)
+            if kind == 1 and key[0] in COMPARE:
+                consts.append(COMPARE[key[0]])
+                line = f"if c[{len(consts) - 1}](_eval({_source(g[1], consts)}), _eval({_source(g[2], consts)})):"
+            elif kind == 1 and key[0] in ORDER:
+                consts.append(ORDER[key[0]])
+                line = (f"if c[{len(consts) - 1}](_order_key({_source(g[1], consts)}), "
+                        f"_order_key({_source(g[2], consts)})):")
+            elif kind == 1 and key == ("is", 2):
+                line = f"if unify({_source(g[1], consts)}, _eval({_source(g[2], consts)})):"
+            elif kind == 1 and key == ("=", 2):
+                line = f"if unify({_source(g[1], consts)}, {_source(g[2], consts)}):"
+            elif kind == 0:
+                consts.append(x)
+                line = f"for _ in c[{len(consts) - 1}](S, {src}):"
+            elif kind == 1:
+                consts.append(x)
+                line = f"for _ in c[{len(consts) - 1}]({src}, depth):"
+            elif kind == 2:
+                consts.append(key)
+                consts.append(x)
+                line = f"for _ in memo(c[{len(consts) - 2}], c[{len(consts) - 1}], {src}, depth):"
+            elif kind == 3:
+                consts.append(x)
+                line = f"for _ in solve_rules(c[{len(consts) - 1}], {src}, depth):"
+            else:
+                line = f"for _ in solve({src}, depth):"  # a variable goal, or an unknown predicate's error
+            lines.append(pad + line)
+            pad += " "
+        lines.append(pad + "yield")
+        exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
+        return env["run"]
 
     def body(self, goals: list, i: int, cut: list, depth: int) -> Iterator[None]:
         """The solutions of ``goals[i:]`` in order, by backtracking over one stack of iterators;
