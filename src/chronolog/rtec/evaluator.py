@@ -1212,6 +1212,7 @@ class RtecEvaluator:
             changed = self._window(lo, hi)
         finally:
             if collecting:
+                gc.freeze()  # the stored history (no cycles: freed by reference counts) is not walked again
                 gc.enable()
         self.time_points += 1
         self.done = horizon
