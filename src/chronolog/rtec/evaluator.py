@@ -995,7 +995,7 @@ class RtecEvaluator:
                     fv, t = head[1], head[2]
                     solver = self.solver
                     start = len(solver.trail)
-                    run = solver.runner(main)
+                    run, check = solver.runner(main), solver.runner(post)
                     for _ in (run(vs, 0) if run is not None else solver.body(goals, 0, [False], 0)):
                         tt = deref(t)
                         if type(tt) is not int or not lo <= tt <= hi:
@@ -1009,7 +1009,8 @@ class RtecEvaluator:
                             if checks:
                                 mark = len(solver.trail)
                                 ok = solver.unify(_fterm(got[0], got[1]), _fterm(got[0], args))
-                                ok = ok and any(True for _ in solver.body(checks, 0, [False], 0))
+                                ok = ok and any(True for _ in (check(vs, 0) if check is not None else
+                                                               solver.body(checks, 0, [False], 0)))
                                 solver.undo(mark)
                                 if not ok:
                                     continue
