@@ -546,7 +546,7 @@ class RtecEvaluator:
         elif old and old[-1][1] < t:
             old.append((t, t + self.tick))
         else:
-            self.store.set_list(key, fargs, value, IV.union_all([old, [(t, t + self.tick)]]))
+            self.store.set_list(key, fargs, value, IV.insert(old, t, t + self.tick))
         return t - self.tick
 
     def _interval_input(self, pred: str, args: tuple, span: Any, retract: bool, event: Event) -> float | None:
@@ -565,8 +565,7 @@ class RtecEvaluator:
             self._rebuild_intervals(key, fargs, value)
             return a - self.tick
         self.interval_counts[ck] = n + 1
-        old = self.store.fluent_list(key, fargs, value)
-        self.store.set_list(key, fargs, value, IV.union_all([old, [(a, b)]]))
+        self.store.set_list(key, fargs, value, IV.insert(self.store.fluent_list(key, fargs, value), a, b))
         return a - self.tick
 
     def _rebuild_intervals(self, key: Key, fargs: tuple, value: Any) -> None:

@@ -110,7 +110,9 @@ def _start(p: Pair) -> float:
 def clip(x: IvList, lo: float, hi: float = INF) -> IvList:
     """``x`` restricted to ``[lo, hi)``; a binary search finds the part (lists grow with the
     stream, windows only read their end)."""
-    i = bisect_right(x, lo, key=_end) if lo != -INF else 0
+    if not x or x[-1][1] <= lo or lo >= hi:
+        return []
+    i = 0 if lo == -INF or x[0][1] > lo else bisect_right(x, lo, key=_end)
     j = bisect_left(x, hi, key=_start) if hi != INF else len(x)
     out = x[i:j]
     if out:
@@ -119,6 +121,17 @@ def clip(x: IvList, lo: float, hi: float = INF) -> IvList:
         if out[-1][1] > hi:
             out[-1] = (out[-1][0], hi)
     return out
+
+
+def insert(x: IvList, a: float, b: float) -> IvList:
+    """``x`` with ``[a, b)`` added (a new list; only the intervals it meets are merged)."""
+    if not x or x[-1][1] < a:
+        return [*x, (a, b)]
+    i = bisect_left(x, a, key=_end)  # the first that ends at a or later: it may meet [a, b)
+    j = bisect_right(x, b, key=_start)  # those from j on start after b
+    if i < j:
+        a, b = min(a, x[i][0]), max(b, x[j - 1][1])
+    return [*x[:i], (a, b), *x[j:]]
 
 
 def splice(old: IvList, new: IvList, at: float) -> IvList:
