@@ -8,7 +8,7 @@ import json
 import random
 
 import pytest
-from test_rtec import SDF, SIMPLE, ev, meaning, program
+from test_rtec import SDF, SIMPLE, ev, meaning, program, run_restored
 
 from chronolog.events import Event
 from chronolog.rtec.evaluator import RtecEvaluator
@@ -73,24 +73,11 @@ def test_an_event_older_than_the_retention_is_ignored_and_counted() -> None:
 def test_restored_state_after_forgetting_continues_identically() -> None:
     events = _events(2, "simple")
     whole = meaning(_run(RtecEvaluator(program(SIMPLE), 5, retention=20), events), horizon=LENGTH + 50)
-    first = RtecEvaluator(program(SIMPLE), 5, retention=20)
-    lines: list = []
-    half = len(events) // 2
-    latest = None
-    for e in events[:half]:
-        if latest is not None and e.t > latest:
-            lines += first.advance(latest)
-        latest = e.t if latest is None else max(latest, e.t)
-        first.push(e)
-    assert first.floor > 0
-    second = RtecEvaluator(program(SIMPLE), 5, retention=20)
-    second.import_state(json.loads(json.dumps(first.export_state())))
-    for e in events[half:]:
-        if e.t > latest:
-            lines += second.advance(latest)
-            latest = e.t
-        second.push(e)
-    lines += second.finish()
-    from chronolog.evaluator import interval_line
+    made: list[RtecEvaluator] = []
 
-    assert meaning([json.loads(interval_line(*c)) for c in lines], horizon=LENGTH + 50) == whole
+    def make() -> RtecEvaluator:
+        made.append(RtecEvaluator(program(SIMPLE), 5, retention=20))
+        return made[-1]
+
+    assert run_restored(make, events, LENGTH + 50) == whole
+    assert made[0].floor > 0 and made[1].floor > made[0].floor  # forgotten before and after the restore

@@ -208,6 +208,19 @@ class Hierarchy:
         return [e for e in self.kind if e[0] == "fluent" and e[1] == dep[1]]
 
 
+def _add_timed(by_t: dict[int, list], times: list[int], t: int, item: Any) -> None:
+    """``item`` at ``t`` in a time -> items map whose sorted times are ``times``."""
+    got = by_t.get(t)
+    if got is None:
+        by_t[t] = [item]
+        if not times or times[-1] < t:
+            times.append(t)
+        else:
+            insort(times, t)
+    else:
+        got.append(item)
+
+
 class _Store:
     """Input and derived entities: events by time, fluent interval lists by instance."""
 
@@ -219,17 +232,7 @@ class _Store:
         self.point_times: dict[Key, list[int]] = defaultdict(list)  # sorted times of self.points[key]
 
     def add_point(self, key: Key, t: int, item: tuple) -> None:
-        at = self.points[key]
-        got = at.get(t)
-        if got is None:
-            at[t] = [item]
-            times = self.point_times[key]
-            if not times or times[-1] < t:
-                times.append(t)
-            else:
-                insort(times, t)
-        else:
-            got.append(item)
+        _add_timed(self.points[key], self.point_times[key], t, item)
 
     def remove_point(self, key: Key, t: int, item: tuple) -> None:
         at = self.points[key]
@@ -240,17 +243,7 @@ class _Store:
             times.pop(bisect_left(times, t))
 
     def add_event(self, key: Key, t: int, args: tuple) -> None:
-        by_t = self.events[key]
-        got = by_t.get(t)
-        if got is None:
-            by_t[t] = [args]
-            times = self.event_times[key]
-            if not times or times[-1] < t:
-                times.append(t)
-            else:
-                insort(times, t)
-        else:
-            got.append(args)
+        _add_timed(self.events[key], self.event_times[key], t, args)
 
     def remove_event(self, key: Key, t: int, args: tuple) -> bool:
         got = self.events.get(key, {}).get(t)
@@ -1236,20 +1229,14 @@ class RtecEvaluator:
         self.floor = floor
         cut = floor - self.tick
         store = self.store
-        for key, times in store.event_times.items():
-            i = bisect_left(times, cut)
-            if i:
-                by_t = store.events[key]
-                for t in times[:i]:
-                    del by_t[t]
-                del times[:i]
-        for key, times in store.point_times.items():
-            i = bisect_left(times, cut)
-            if i:
-                at = store.points[key]
-                for t in times[:i]:
-                    del at[t]
-                del times[:i]
+        for by_key, times_of in ((store.events, store.event_times), (store.points, store.point_times)):
+            for key, times in times_of.items():
+                i = bisect_left(times, cut)
+                if i:
+                    by_t = by_key[key]
+                    for t in times[:i]:
+                        del by_t[t]
+                    del times[:i]
         self.point_counts = {k: n for k, n in self.point_counts.items() if k[3] >= cut}
         self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
         for by_args in store.fluents.values():
