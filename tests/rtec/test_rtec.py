@@ -291,3 +291,14 @@ def test_a_growing_domain_counts_from_time_zero(step: int) -> None:
     assert m[("light", ("r1", "off"))] == pts(0, 1) and m[("light", ("r1", "on"))] == pts(2, 80)
     assert m[("light", ("r2", "off"))] == pts(0, 50) and m[("light", ("r2", "on"))] == pts(51, 80)
     assert m[("alarm", ("r1",))] == pts(6, 80) == m[("alarm", ("r2",))]
+
+
+def test_a_point_given_twice_holds_until_retracted_twice() -> None:
+    # u=true is the union of a's and b's points; a at 4 is given twice, then withdrawn once, then again
+    prog = program(SDF)
+    a4, retract_a4 = ev(4, "a"), Event(4, "a", (), retract=True)
+    base = [ev(2, "b"), a4, ev(6, "b")]
+    once = meaning(run(prog, base + [a4, retract_a4, ev(9, "ping")], step=1), horizon=20)
+    assert once[("u", ())] == {2, 4, 6}
+    state_free = meaning(run(program(SDF), base + [a4, retract_a4, retract_a4, ev(9, "ping")], step=1), horizon=20)
+    assert state_free[("u", ())] == {2, 6}

@@ -302,7 +302,7 @@ class RtecEvaluator:
         for e in program.points + program.build_from_points:
             self.point_decl[e.name] = e.arity
         self.interval_decl: dict[str, int] = {e.name: e.arity for e in program.collect_intervals}
-        self.point_counts: dict[tuple, int] = {}
+        self.point_dups: dict[tuple, int] = {}  # (key, args, value, t) -> times given, for points given twice or more
         self.interval_counts: dict[tuple, int] = {}
         self.deadlines = program.deadlines
         self.fi_values: dict[Key, set] = defaultdict(set)  # fluent -> values with a deadline
@@ -514,33 +514,42 @@ class RtecEvaluator:
         return t
 
     def _point_input(self, pred: str, args: tuple, t: int, retract: bool, event: Event) -> float | None:
-        fargs, value = self._split(pred, args, self.point_decl[pred], event)
+        arity = self.point_decl[pred]
+        if len(args) == arity:
+            fargs, value = args, "true"
+        else:
+            fargs, value = self._split(pred, args, arity, event)
         key = (pred, len(fargs))
-        ck = (key, fargs, value, t)
-        n = self.point_counts.get(ck, 0)
+        item = (fargs, value)
+        at_t = self.store.points[key].get(t)
+        present = at_t is not None and item in at_t
+        tick = self.tick
         if retract:
-            if not n:
+            if not present:
                 self._unmatched(event)
                 return None
-            self.point_counts[ck] = n - 1
+            ck = (key, fargs, value, t)
+            n = self.point_dups.pop(ck, 1)
+            if n > 2:
+                self.point_dups[ck] = n - 1
             if n == 1:
-                del self.point_counts[ck]
-                self.store.remove_point(key, t, (fargs, value))
+                self.store.remove_point(key, t, item)
                 old = self.store.fluent_list(key, fargs, value)
-                self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + self.tick)]))
-            return t - self.tick
-        self.point_counts[ck] = n + 1
-        if n:
+                self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + tick)]))
+            return t - tick
+        if present:
+            ck = (key, fargs, value, t)
+            self.point_dups[ck] = self.point_dups.get(ck, 1) + 1
             return None  # the same point again: nothing changes
-        self.store.add_point(key, t, (fargs, value))
+        self.store.add_point(key, t, item)
         old = self.store.fluent_list(key, fargs, value)
         if old and old[-1][1] == t:
-            old[-1] = (old[-1][0], t + self.tick)
+            old[-1] = (old[-1][0], t + tick)
         elif old and old[-1][1] < t:
-            old.append((t, t + self.tick))
+            old.append((t, t + tick))
         else:
-            self.store.set_list(key, fargs, value, IV.insert(old, t, t + self.tick))
-        return t - self.tick
+            self.store.set_list(key, fargs, value, IV.insert(old, t, t + tick))
+        return t - tick
 
     def _interval_input(self, pred: str, args: tuple, span: Any, retract: bool, event: Event) -> float | None:
         fargs, value = self._split(pred, args, self.interval_decl[pred], event)
@@ -1237,7 +1246,7 @@ class RtecEvaluator:
                     for t in times[:i]:
                         del by_t[t]
                     del times[:i]
-        self.point_counts = {k: n for k, n in self.point_counts.items() if k[3] >= cut}
+        self.point_dups = {k: n for k, n in self.point_dups.items() if k[3] >= cut}
         self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
         for by_args in store.fluents.values():
             for args in list(by_args):
@@ -1320,8 +1329,11 @@ class RtecEvaluator:
             for t, arglist in by_t.items():
                 for args in arglist:
                     inputs.append(["e", key[0], [_jv(a) for a in args], t])
-        for (key, fargs, value, t), n in self.point_counts.items():
-            inputs.append(["p", key[0], [_jv(a) for a in fargs], _jv(value), t, n])
+        for key, by_t in self.store.points.items():
+            for t, items in by_t.items():
+                for fargs, value in items:
+                    n = self.point_dups.get((key, fargs, value, t), 1)
+                    inputs.append(["p", key[0], [_jv(a) for a in fargs], _jv(value), t, n])
         for (key, fargs, value, a, b), n in self.interval_counts.items():
             inputs.append(["i", key[0], [_jv(x) for x in fargs], _jv(value), a, _jt(b), n])
         derived = []
@@ -1356,7 +1368,7 @@ class RtecEvaluator:
         check_state_header(data, self.dialect)
         with reading("RTEC evaluator state"):
             self.store = _Store()
-            self.point_counts, self.interval_counts = {}, {}
+            self.point_dups, self.interval_counts = {}, {}
             for item in data["inputs"]:
                 if item[0] == "e":
                     _, name, args, t = item
@@ -1365,7 +1377,8 @@ class RtecEvaluator:
                     _, name, args, value, t, n = item
                     fargs, v = tuple(_pv(a) for a in args), _pv(value)
                     key = (name, len(fargs))
-                    self.point_counts[(key, fargs, v, int(t))] = int(n)
+                    if int(n) > 1:
+                        self.point_dups[(key, fargs, v, int(t))] = int(n)
                     self.store.add_point(key, int(t), (fargs, v))
                 else:
                     _, name, args, value, a, b, n = item
