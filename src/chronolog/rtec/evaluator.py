@@ -85,6 +85,16 @@ def _fv(term: Any) -> tuple[Key, tuple, Any] | None:
     return None
 
 
+def _grounding_key(term: Any) -> Key | None:
+    """The functor of F in a grounding/1 argument F=V (of the event E in E); None if unbound."""
+    term = deref(term)
+    if type(term) is tuple and term[0] == "=" and len(term) == 3:
+        term = deref(term[1])
+    if type(term) is Slot or type(term) is Var:
+        return None
+    return _key(term)
+
+
 def _key(term: Any) -> Key | None:
     term = deref(term)
     if type(term) is tuple:
@@ -321,6 +331,7 @@ class RtecEvaluator:
         self.solver = Solver(program.background, builtins)
         self.grounding_rules = program.background.get(("grounding", 1), [])
         self._grounded: dict[Any, bool] = {}
+        self._grounding_rules: dict[Any, list[Rule]] = {}  # functor of the grounded term -> the clauses for it
         self._expansions: dict[Any, list] = {}  # non-ground head -> its groundings (while the domain stays)
         self.outputs = self._output_entities()
         self.needed = self._needed()
@@ -438,19 +449,38 @@ class RtecEvaluator:
         """Does grounding/1 admit this ground term?"""
         got = self._grounded.get(fv)
         if got is None:
-            got = self._grounded[fv] = self.solver.once(("grounding", fv))
+            mark = len(self.solver.trail)
+            got = False
+            for _ in self._grounding(fv):
+                got = True
+                break
+            self.solver.undo(mark)
+            self._grounded[fv] = got
         return got
 
     def groundings(self, pattern: Any) -> list:
         """The ground terms grounding/1 gives for a pattern (a term with variables)."""
         out = []
         mark = len(self.solver.trail)
-        for _ in self.solver.solve(("grounding", pattern)):
+        for _ in self._grounding(pattern):
             t = resolve(pattern)
             if is_ground(t):
                 out.append(t)
         self.solver.undo(mark)
         return out
+
+    def _grounding(self, term: Any) -> Iterator[None]:
+        """grounding(term) against the clauses whose head can match it: those for its fluent's
+        (or event's) functor, and those with a variable there (voting has twenty clauses, and a
+        publication asks once per instance)."""
+        mark = len(self.solver.trail)
+        key = _grounding_key(term)
+        rules = self._grounding_rules.get(key)
+        if rules is None:
+            rules = self._grounding_rules[key] = [r for r in self.grounding_rules
+                                                  if key is None or _grounding_key(r.head[1]) in (key, None)]
+        yield from self.solver.solve_rules(rules, ("grounding", term))
+        self.solver.undo(mark)
 
     # ------------------------------------------------------------ input
 
