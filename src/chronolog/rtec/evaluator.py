@@ -239,6 +239,7 @@ class _Store:
         self.event_times: dict[Key, list[int]] = defaultdict(list)  # sorted
         self.fluents: dict[Key, dict[tuple, dict[Any, list]]] = defaultdict(dict)  # key -> args -> value -> list
         self.points: dict[Key, dict[int, list[tuple]]] = defaultdict(dict)  # point fluents: key -> t -> [(args, v)]
+        self.indexes: dict[Key, dict[int, dict[Any, dict[tuple, None]]]] = {}  # key -> position -> value -> instances
         self.point_times: dict[Key, list[int]] = defaultdict(list)  # sorted times of self.points[key]
 
     def add_point(self, key: Key, t: int, item: tuple) -> None:
@@ -284,11 +285,32 @@ class _Store:
         if ivs:
             if vals is None:
                 vals = by_args[args] = {}
+                for pos, index in self.indexes.get(key, {}).items():
+                    index.setdefault(args[pos], {})[args] = None
             vals[value] = ivs
         elif vals is not None:
             vals.pop(value, None)
             if not vals:
-                del by_args[args]
+                self.drop_instance(key, args)
+
+    def drop_instance(self, key: Key, args: tuple) -> None:
+        del self.fluents[key][args]
+        for pos, index in self.indexes.get(key, {}).items():
+            same = index[args[pos]]
+            del same[args]
+            if not same:
+                del index[args[pos]]
+
+    def with_arg(self, key: Key, pos: int, value: Any) -> list[tuple]:
+        """The instances of a fluent whose argument ``pos`` is ``value`` (in the store's order):
+        ``holdsAt(voted(V,M)=aye, T)`` with M bound reads M's voters, not every vote."""
+        by_pos = self.indexes.setdefault(key, {})
+        index = by_pos.get(pos)
+        if index is None:
+            index = by_pos[pos] = {}
+            for args in self.fluents.get(key, {}):
+                index.setdefault(args[pos], {})[args] = None
+        return list(index.get(value, ()))
 
 
 class RtecEvaluator:
@@ -724,6 +746,13 @@ class RtecEvaluator:
             if vals:
                 yield ground, vals
             return
+        for pos, a in enumerate(fargs):
+            a = deref(a)
+            if type(a) is not Var and is_ground(a):
+                got = resolve(a)
+                for args in self.store.with_arg(key, pos, got):
+                    yield args, by_args[args]
+                return
         yield from list(by_args.items())
 
     def _holds_at(self, solver: Solver, g: tuple) -> Iterator[None]:
@@ -1278,7 +1307,7 @@ class RtecEvaluator:
                     del times[:i]
         self.point_dups = {k: n for k, n in self.point_dups.items() if k[3] >= cut}
         self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
-        for by_args in store.fluents.values():
+        for key, by_args in store.fluents.items():
             for args in list(by_args):
                 vals = by_args[args]
                 for v in list(vals):
@@ -1288,7 +1317,7 @@ class RtecEvaluator:
                     else:
                         del vals[v]
                 if not vals:
-                    del by_args[args]
+                    store.drop_instance(key, args)
         for ident in list(self.published):
             kept = _after(self.published[ident], cut)
             if kept:
