@@ -128,6 +128,11 @@ def _mtl_retaining(program: Any, retention: Any) -> Any:
     return MtlEvaluator(program, "stream", retention=horizon(program, retention))
 
 
+def _finite(retention: Any) -> Any:
+    """``--retention``'s value for an evaluator: ``inf`` is no retention (None)."""
+    return None if retention is None or retention == float("inf") else retention
+
+
 def _rtec_parse(files: list[tuple[str, str]]) -> Any:
     from chronolog.lang.rtec import finish_program, parse_rtec
 
@@ -144,13 +149,14 @@ def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> 
 
     if getattr(options, "mode", None) is not None:
         raise ChronologError(f"error: --mode {options.mode} is for DatalogMTL programs (this one is rtec)")
-    if getattr(options, "retention", None) is not None:
-        raise ChronologError("error: --retention is for LARS and DatalogMTL programs (an RTEC program keeps its "
-                             "whole input log)")
+    retention = _finite(getattr(options, "retention", None))
     window = getattr(options, "window", None)
     if window is not None:
+        if retention is not None:
+            raise ChronologError("error: --window and --retention exclude each other (the window is how late an "
+                                 "event may be)")
         return _rtec_windowed(program, window, getattr(options, "step", None), warn)
-    return RtecEvaluator(program, getattr(options, "step", None), warn=warn)
+    return RtecEvaluator(program, getattr(options, "step", None), warn=warn, retention=retention)
 
 
 def _rtec_windowed(program: Any, window: int, step: int | None, warn: Callable[[str], None]) -> Any:
@@ -197,6 +203,12 @@ def _rtec_hosted(program: Any) -> Any:
     return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
 
 
+def _rtec_retaining(program: Any, retention: Any) -> Any:
+    from chronolog.rtec.evaluator import RtecEvaluator
+
+    return RtecEvaluator(program, step=program.clock_tick, retention=_finite(retention))
+
+
 def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
     from chronolog.rtec.evaluator import RtecEvaluator
 
@@ -207,7 +219,7 @@ DIALECTS: dict[str, Dialect] = {
     "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, _mtl_replay, _mtl_reach,
                    _mtl_retaining, points=False),
     "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay,
-                    origin=0, windowed=_rtec_windowed),
+                    retaining=_rtec_retaining, origin=0, windowed=_rtec_windowed),
 }
 
 

@@ -70,6 +70,18 @@ def test_delayed_caviar_cut_gives_the_undelayed_answer(tmp_path: Path) -> None:
         assert not differing_instances(got, set(load_expected("caviar", "cut10")))
 
 
+def test_caviar_cut_with_a_retention_gives_rtecs_answer(tmp_path: Path) -> None:
+    """--retention forgets what no repair can read: 100 ticks back on the stream in time order, and
+    6,000 ms on the delayed stream (its rows are at most 125 ticks = 5,000 ms late)."""
+    want = set(load_expected("caviar", "cut10"))
+    stream = tmp_path / "cut10.jsonl"
+    stream.write_text("\n".join(_cut_lines("caviar", "cut10")) + "\n")
+    assert not differing_instances(_run("caviar", stream, tmp_path, "--retention", "4000"), want)
+    delayed = tmp_path / "delayed-cut10.jsonl"
+    delayed.write_text("\n".join(_cut_lines("caviar", "cut10", "caviar-delayed.jsonl")) + "\n")
+    assert not differing_instances(_run("caviar", delayed, tmp_path, "--retention", "6000"), want)
+
+
 @pytest.mark.skipif(not os.environ.get("CHRONOLOG_RTEC_FULL"), reason="whole streams: set CHRONOLOG_RTEC_FULL=1")
 @pytest.mark.parametrize("app, source", [("caviar", "stream.jsonl"), ("caviar", "caviar-delayed.jsonl"),
                                          ("ctm", "stream.jsonl"), ("voting", "stream.jsonl")])

@@ -37,6 +37,15 @@ def _int_time(value: object, loc: Loc, what: str) -> int:
 
 
 def _jsonl(line: str, name: str, n: int) -> Event | None:
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        obj = None
+    if type(obj) is dict and len(obj) == 3:  # the common shape {"t", "pred", "args"}, checked here at once
+        t, pred, args = obj.get("t"), obj.get("pred"), obj.get("args")
+        if (type(t) is int and type(pred) is str and pred and type(args) is list
+                and all(type(a) is str or type(a) is int for a in args)):
+            return Event(t, pred, tuple(args), False, Loc(name, n, 1))
     got = interval_record(line, name, n)
     if got is None:
         return None

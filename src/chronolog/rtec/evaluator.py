@@ -28,10 +28,12 @@ published open, ``[a,inf)``, and corrected when it ends.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from chronolog.errors import ChronologError, ProgramError
@@ -60,6 +62,9 @@ from chronolog.state.codec import reading, versioned
 
 Key = tuple[str, int]  # a fluent's or event's functor and arity
 NEG_INF = -INF
+_ONE = (None,)  # one solution, no bindings (chronolog.rtec.solve's convention)
+_START = itemgetter(0)
+_END = itemgetter(1)
 ANY = object()  # the value of a termination whose value is left free: whatever holds
 
 
@@ -78,6 +83,16 @@ def _fv(term: Any) -> tuple[Key, tuple, Any] | None:
     if type(f) is str:
         return (f, 0), (), term[2]
     return None
+
+
+def _grounding_key(term: Any) -> Key | None:
+    """The functor of F in a grounding/1 argument F=V (of the event E in E); None if unbound."""
+    term = deref(term)
+    if type(term) is tuple and term[0] == "=" and len(term) == 3:
+        term = deref(term[1])
+    if type(term) is Slot or type(term) is Var:
+        return None
+    return _key(term)
 
 
 def _key(term: Any) -> Key | None:
@@ -203,6 +218,19 @@ class Hierarchy:
         return [e for e in self.kind if e[0] == "fluent" and e[1] == dep[1]]
 
 
+def _add_timed(by_t: dict[int, list], times: list[int], t: int, item: Any) -> None:
+    """``item`` at ``t`` in a time -> items map whose sorted times are ``times``."""
+    got = by_t.get(t)
+    if got is None:
+        by_t[t] = [item]
+        if not times or times[-1] < t:
+            times.append(t)
+        else:
+            insort(times, t)
+    else:
+        got.append(item)
+
+
 class _Store:
     """Input and derived entities: events by time, fluent interval lists by instance."""
 
@@ -211,19 +239,22 @@ class _Store:
         self.event_times: dict[Key, list[int]] = defaultdict(list)  # sorted
         self.fluents: dict[Key, dict[tuple, dict[Any, list]]] = defaultdict(dict)  # key -> args -> value -> list
         self.points: dict[Key, dict[int, list[tuple]]] = defaultdict(dict)  # point fluents: key -> t -> [(args, v)]
+        self.indexes: dict[Key, dict[int, dict[Any, dict[tuple, None]]]] = {}  # key -> position -> value -> instances
+        self.point_times: dict[Key, list[int]] = defaultdict(list)  # sorted times of self.points[key]
+
+    def add_point(self, key: Key, t: int, item: tuple) -> None:
+        _add_timed(self.points[key], self.point_times[key], t, item)
+
+    def remove_point(self, key: Key, t: int, item: tuple) -> None:
+        at = self.points[key]
+        at[t].remove(item)
+        if not at[t]:
+            del at[t]
+            times = self.point_times[key]
+            times.pop(bisect_left(times, t))
 
     def add_event(self, key: Key, t: int, args: tuple) -> None:
-        by_t = self.events[key]
-        got = by_t.get(t)
-        if got is None:
-            by_t[t] = [args]
-            times = self.event_times[key]
-            if not times or times[-1] < t:
-                times.append(t)
-            else:
-                insort(times, t)
-        else:
-            got.append(args)
+        _add_timed(self.events[key], self.event_times[key], t, args)
 
     def remove_event(self, key: Key, t: int, args: tuple) -> bool:
         got = self.events.get(key, {}).get(t)
@@ -254,31 +285,56 @@ class _Store:
         if ivs:
             if vals is None:
                 vals = by_args[args] = {}
+                for pos, index in self.indexes.get(key, {}).items():
+                    index.setdefault(args[pos], {})[args] = None
             vals[value] = ivs
         elif vals is not None:
             vals.pop(value, None)
             if not vals:
-                del by_args[args]
+                self.drop_instance(key, args)
+
+    def drop_instance(self, key: Key, args: tuple) -> None:
+        del self.fluents[key][args]
+        for pos, index in self.indexes.get(key, {}).items():
+            same = index[args[pos]]
+            del same[args]
+            if not same:
+                del index[args[pos]]
+
+    def with_arg(self, key: Key, pos: int, value: Any) -> list[tuple]:
+        """The instances of a fluent whose argument ``pos`` is ``value`` (in the store's order):
+        ``holdsAt(voted(V,M)=aye, T)`` with M bound reads M's voters, not every vote."""
+        by_pos = self.indexes.setdefault(key, {})
+        index = by_pos.get(pos)
+        if index is None:
+            index = by_pos[pos] = {}
+            for args in self.fluents.get(key, {}):
+                index.setdefault(args[pos], {})[args] = None
+        return list(index.get(value, ()))
 
 
 class RtecEvaluator:
     dialect: ClassVar[str] = "rtec"
 
     def __init__(self, program: RtecProgram, step: int | None = None,
-                 warn: Callable[[str], None] = lambda m: None) -> None:
+                 warn: Callable[[str], None] = lambda m: None, retention: int | None = None) -> None:
         self.program = program
+        self.retention = retention  # repair late events up to this far back; forget what is older
         self.tick = program.clock_tick
         self.step = step if step is not None else 1000 * self.tick
         self.warn = warn
         self.h = Hierarchy(program)
         self.store = _Store()
         self.domain: dict[Key, set[tuple]] = {k: set() for k in program.dynamic_domain}
-        self._domain_feeds = self._feeds()
+        # input functor -> [(the domain's set, arguments needed, argument positions)], each once
+        self._domain_feeds = {pred: [(self.domain[k], max(pos, default=-1) + 1, pos) for k, pos in
+                                     dict.fromkeys((k, tuple(pos)) for k, pos in feeds)]
+                              for pred, feeds in self._feeds().items()}
         self.point_decl: dict[str, int] = {}  # point fluent name -> arity of F
         for e in program.points + program.build_from_points:
             self.point_decl[e.name] = e.arity
         self.interval_decl: dict[str, int] = {e.name: e.arity for e in program.collect_intervals}
-        self.point_counts: dict[tuple, int] = {}
+        self.point_dups: dict[tuple, int] = {}  # (key, args, value, t) -> times given, for points given twice or more
         self.interval_counts: dict[tuple, int] = {}
         self.deadlines = program.deadlines
         self.fi_values: dict[Key, set] = defaultdict(set)  # fluent -> values with a deadline
@@ -297,6 +353,7 @@ class RtecEvaluator:
         self.solver = Solver(program.background, builtins)
         self.grounding_rules = program.background.get(("grounding", 1), [])
         self._grounded: dict[Any, bool] = {}
+        self._grounding_rules: dict[Any, list[Rule]] = {}  # functor of the grounded term -> the clauses for it
         self._expansions: dict[Any, list] = {}  # non-ground head -> its groundings (while the domain stays)
         self.outputs = self._output_entities()
         self.needed = self._needed()
@@ -316,10 +373,15 @@ class RtecEvaluator:
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
+        self._bounds: dict[tuple, tuple[list, set]] = {}  # point fluent boundaries of this window
         self.published: dict[tuple[str, tuple], list] = {}
+        self.open_published: set = set()  # published instances whose last interval is open
         self.delayed = 0
         self.unmatched_retractions = 0
         self.time_points = 0
+        self.too_late = 0  # events older than the retention: ignored
+        self.floor: float = NEG_INF  # times before it are forgotten (retention): no window starts earlier
+        self.pruned_at: float = NEG_INF
 
     # ------------------------------------------------------------ declarations
 
@@ -409,19 +471,38 @@ class RtecEvaluator:
         """Does grounding/1 admit this ground term?"""
         got = self._grounded.get(fv)
         if got is None:
-            got = self._grounded[fv] = self.solver.once(("grounding", fv))
+            mark = len(self.solver.trail)
+            got = False
+            for _ in self._grounding(fv):
+                got = True
+                break
+            self.solver.undo(mark)
+            self._grounded[fv] = got
         return got
 
     def groundings(self, pattern: Any) -> list:
         """The ground terms grounding/1 gives for a pattern (a term with variables)."""
         out = []
         mark = len(self.solver.trail)
-        for _ in self.solver.solve(("grounding", pattern)):
+        for _ in self._grounding(pattern):
             t = resolve(pattern)
             if is_ground(t):
                 out.append(t)
         self.solver.undo(mark)
         return out
+
+    def _grounding(self, term: Any) -> Iterator[None]:
+        """grounding(term) against the clauses whose head can match it: those for its fluent's
+        (or event's) functor, and those with a variable there (voting has twenty clauses, and a
+        publication asks once per instance)."""
+        mark = len(self.solver.trail)
+        key = _grounding_key(term)
+        rules = self._grounding_rules.get(key)
+        if rules is None:
+            rules = self._grounding_rules[key] = [r for r in self.grounding_rules
+                                                  if key is None or _grounding_key(r.head[1]) in (key, None)]
+        yield from self.solver.solve_rules(rules, ("grounding", term))
+        self.solver.undo(mark)
 
     # ------------------------------------------------------------ input
 
@@ -431,6 +512,9 @@ class RtecEvaluator:
             return
         pred, args, t = event.pred, tuple(event.args), event.t
         span = event.span
+        if self.retention is not None and self.done is not None and t < self.done - self.retention:
+            self.too_late += 1  # its repair would read what is forgotten
+            return
         if span is not None and pred not in self.interval_decl:
             where = f"{event.loc}: " if event.loc else ""
             raise ChronologError(f"{where}error: {pred} is not declared collectIntervals/1: it cannot be given "
@@ -452,8 +536,10 @@ class RtecEvaluator:
         self._feed_domain(pred, args)
 
     def _saw(self, t: int) -> None:
-        self.first = t if self.first is None else min(self.first, t)
-        self.latest = t if self.latest is None else max(self.latest, t)
+        if self.first is None or t < self.first:
+            self.first = t
+        if self.latest is None or t > self.latest:
+            self.latest = t
 
     def _split(self, pred: str, args: tuple, arity: int, event: Event) -> tuple[tuple, Any]:
         if len(args) == arity:
@@ -480,36 +566,42 @@ class RtecEvaluator:
         return t
 
     def _point_input(self, pred: str, args: tuple, t: int, retract: bool, event: Event) -> float | None:
-        fargs, value = self._split(pred, args, self.point_decl[pred], event)
+        arity = self.point_decl[pred]
+        if len(args) == arity:
+            fargs, value = args, "true"
+        else:
+            fargs, value = self._split(pred, args, arity, event)
         key = (pred, len(fargs))
-        ck = (key, fargs, value, t)
-        n = self.point_counts.get(ck, 0)
-        at = self.store.points[key]
+        item = (fargs, value)
+        at_t = self.store.points[key].get(t)
+        present = at_t is not None and item in at_t
+        tick = self.tick
         if retract:
-            if not n:
+            if not present:
                 self._unmatched(event)
                 return None
-            self.point_counts[ck] = n - 1
+            ck = (key, fargs, value, t)
+            n = self.point_dups.pop(ck, 1)
+            if n > 2:
+                self.point_dups[ck] = n - 1
             if n == 1:
-                del self.point_counts[ck]
-                at[t].remove((fargs, value))
-                if not at[t]:
-                    del at[t]
+                self.store.remove_point(key, t, item)
                 old = self.store.fluent_list(key, fargs, value)
-                self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + self.tick)]))
-            return t - self.tick
-        self.point_counts[ck] = n + 1
-        if n:
+                self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + tick)]))
+            return t - tick
+        if present:
+            ck = (key, fargs, value, t)
+            self.point_dups[ck] = self.point_dups.get(ck, 1) + 1
             return None  # the same point again: nothing changes
-        at.setdefault(t, []).append((fargs, value))
+        self.store.add_point(key, t, item)
         old = self.store.fluent_list(key, fargs, value)
         if old and old[-1][1] == t:
-            old[-1] = (old[-1][0], t + self.tick)
+            old[-1] = (old[-1][0], t + tick)
         elif old and old[-1][1] < t:
-            old.append((t, t + self.tick))
+            old.append((t, t + tick))
         else:
-            self.store.set_list(key, fargs, value, IV.union_all([old, [(t, t + self.tick)]]))
-        return t - self.tick
+            self.store.set_list(key, fargs, value, IV.insert(old, t, t + tick))
+        return t - tick
 
     def _interval_input(self, pred: str, args: tuple, span: Any, retract: bool, event: Event) -> float | None:
         fargs, value = self._split(pred, args, self.interval_decl[pred], event)
@@ -527,8 +619,7 @@ class RtecEvaluator:
             self._rebuild_intervals(key, fargs, value)
             return a - self.tick
         self.interval_counts[ck] = n + 1
-        old = self.store.fluent_list(key, fargs, value)
-        self.store.set_list(key, fargs, value, IV.union_all([old, [(a, b)]]))
+        self.store.set_list(key, fargs, value, IV.insert(self.store.fluent_list(key, fargs, value), a, b))
         return a - self.tick
 
     def _rebuild_intervals(self, key: Key, fargs: tuple, value: Any) -> None:
@@ -536,10 +627,13 @@ class RtecEvaluator:
         self.store.set_list(key, fargs, value, IV.coalesce(pairs))
 
     def _feed_domain(self, pred: str, args: tuple) -> None:
-        for dkey, positions in self._domain_feeds.get(pred, ()):
-            if max(positions, default=-1) < len(args):
-                tup = tuple(args[i] for i in positions)
-                known = self.domain[dkey]
+        feeds = self._domain_feeds.get(pred)
+        if not feeds:
+            return
+        n = len(args)
+        for known, need, positions in feeds:
+            if need <= n:
+                tup = tuple([args[i] for i in positions])
                 if tup not in known:
                     known.add(tup)
                     self._expansions.clear()
@@ -549,11 +643,13 @@ class RtecEvaluator:
 
     # ------------------------------------------------------------ EC built-ins
 
-    def _happens(self, solver: Solver, g: tuple) -> Iterator[None]:
+    def _happens(self, solver: Solver, g: tuple) -> Iterable[None]:
         e, t = deref(g[1]), deref(g[2])
         if type(e) is tuple and e[0] in ("start", "end") and len(e) == 2:
-            yield from self._boundary(solver, e[0] == "start", e[1], t)
-            return
+            return self._boundary(solver, e[0] == "start", e[1], t)
+        return self._occurs(solver, e, t)
+
+    def _occurs(self, solver: Solver, e: Any, t: Any) -> Iterator[None]:
         key = _key(e)
         if key is None:
             raise SolveError("error: happensAt/2 of an unbound event")
@@ -578,51 +674,67 @@ class RtecEvaluator:
                     yield
                 solver.undo(mark)
 
-    def _boundary(self, solver: Solver, start: bool, fv: Any, t: Any) -> Iterator[None]:
+    def _boundary(self, solver: Solver, start: bool, fv: Any, t: Any) -> Iterable[None]:
         """start(F=V) at the last time point before each interval, end(F=V) at its last one."""
         got = _fv(fv)
         if got is None:
             raise SolveError("error: start/end of something that is not F=V")
+        key = got[0]
+        if type(t) is int and key[0] in self.point_decl and key in self.store.points and is_ground(fv):
+            item = (tuple([resolve(a) for a in got[1]]), resolve(got[2]))
+            return _ONE if item in self._point_bounds(key, start, t)[1] else ()
+        return self._boundaries(solver, start, got, deref(t), fv)
+
+    def _boundaries(self, solver: Solver, start: bool, got: tuple, t: Any, fv: Any) -> Iterator[None]:
         key, fargs, value = got
         tick = self.tick
         mark = len(solver.trail)
         t = deref(t)
         if key[0] in self.point_decl and key in self.store.points:
-            at = self.store.points[key]
             if type(t) is int:
-                times = [t]
+                times: Any = (t,)
             else:
-                times_all = sorted(at)  # input points only change between the windows
-                lo, hi = self.win_lo + (tick if start else 0), self.win_hi + (tick if start else 0)
-                times = [x - (tick if start else 0) for x in times_all[bisect_left(times_all, lo):
-                                                                         bisect_right(times_all, hi)]]
+                all_times = self.store.point_times[key]
+                shift = tick if start else 0
+                i = bisect_left(all_times, self.win_lo + shift)
+                j = bisect_right(all_times, self.win_hi + shift)
+                times = [x - shift for x in all_times[i:j]]
+            pattern = (fargs, value)
             for tt in times:
-                inside = at.get(tt + tick if start else tt, ())
-                outside = at.get(tt if start else tt + tick, ())
-                if not inside:
-                    continue
-                other = set(outside)
-                for args, v in inside:
-                    if (args, v) in other:
-                        continue
-                    if solver.unify(fv, ("=", _fterm(key, args), v)) and solver.unify(t, tt):
+                for item in self._point_bounds(key, start, tt)[0]:
+                    if _match(solver, pattern, item) and (type(t) is int or solver.unify(t, tt)):
                         yield
                     solver.undo(mark)
             return
+        lo, hi = (t, t) if type(t) is int else (self.win_lo, self.win_hi)
+        pos = 0 if start else 1
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                for a, b in ivs:
-                    tt = a - tick if start else b - tick
-                    if tt == INF:
-                        continue
-                    if type(t) is int:
-                        if tt != t:
-                            continue
-                    elif not self.win_lo <= tt <= self.win_hi:
-                        continue
-                    if solver.unify(fv, ("=", _fterm(key, args), v)) and solver.unify(t, tt):
+                # the intervals whose start (end) is in [lo + tick, hi + tick]: a binary search
+                i = bisect_left(ivs, lo + tick, key=_START if start else _END)
+                for p in ivs[i:]:
+                    tt = p[pos] - tick
+                    if tt > hi or tt == INF:
+                        break
+                    if _match(solver, (fargs, value), (args, v)) and (type(t) is int or solver.unify(t, tt)):
                         yield
                     solver.undo(mark)
+
+    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set]:
+        """The (args, value) of the point fluent instances starting (or ending) at t, as a list
+        and a set; computed once per window (the rules of a window ask for them again and again)."""
+        ck = (key, start, t)
+        got = self._bounds.get(ck)
+        if got is None:
+            at = self.store.points[key]
+            inside = at.get(t + self.tick if start else t, ())
+            if inside:
+                outside = set(at.get(t if start else t + self.tick, ()))
+                items = [x for x in inside if x not in outside]
+            else:
+                items = []
+            got = self._bounds[ck] = (items, set(items))
+        return got
 
     def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:
         by_args = self.store.fluents.get(key)
@@ -634,6 +746,13 @@ class RtecEvaluator:
             if vals:
                 yield ground, vals
             return
+        for pos, a in enumerate(fargs):
+            a = deref(a)
+            if type(a) is not Var and is_ground(a):
+                got = resolve(a)
+                for args in self.store.with_arg(key, pos, got):
+                    yield args, by_args[args]
+                return
         yield from list(by_args.items())
 
     def _holds_at(self, solver: Solver, g: tuple) -> Iterator[None]:
@@ -651,28 +770,31 @@ class RtecEvaluator:
             return
         mark = len(solver.trail)
         if key[0] in self.point_decl and key in self.store.points:
-            for args, v in self.store.points[key].get(t, ()):
-                if solver.unify(fv, ("=", _fterm(key, args), v)):
+            pattern = (fargs, value)
+            for item in self.store.points[key].get(t, ()):
+                if _match(solver, pattern, item):
                     yield
                 solver.undo(mark)
             return
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                if IV.contains(ivs, t) and solver.unify(fv, ("=", _fterm(key, args), v)):
+                if IV.contains(ivs, t) and _match(solver, (fargs, value), (args, v)):
                     yield
                 solver.undo(mark)
 
-    def _not(self, solver: Solver, g: tuple) -> Iterator[None]:
+    def _not(self, solver: Solver, g: tuple) -> Iterable[None]:
         """``\\+``; on a holdsAt of the cycle being swept it is a condition checked in the sweep."""
         inner = deref(g[1])
         if self.deferring and type(inner) is tuple and inner[0] == "holdsAt" and len(inner) == 3:
             got = _fv(inner[1])
             if got is not None and got[0] in self.deferring:
-                self.deferred.append((False, inner[1]))
-                yield
-                self.deferred.pop()
-                return
-        yield from solver._control("\\+", g, 0)
+                return self._deferred_not(inner[1])
+        return solver._neg(g, 0)
+
+    def _deferred_not(self, fv: Any) -> Iterator[None]:
+        self.deferred.append((False, fv))
+        yield
+        self.deferred.pop()
 
     def _holds_for(self, solver: Solver, g: tuple) -> Iterator[None]:
         fv = deref(g[1])
@@ -688,7 +810,7 @@ class RtecEvaluator:
                 part = IV.clip(ivs, self.clip_lo)
                 if not part and not ground:
                     continue
-                if solver.unify(fv, ("=", _fterm(key, args), v)):
+                if _match(solver, (fargs, value), (args, v)):
                     found = True
                     if solver.unify(g[2], ivs_term(part)):
                         yield
@@ -752,16 +874,17 @@ class RtecEvaluator:
         rules stand for every instance of a domain (a head argument no body goal binds, a
         non-ground ``initially``), and so is everything that depends on it."""
         self.win_hi = hi
+        self._bounds = {}  # input points change between windows only
         changed: set = set()
         lowered: set = set()
         try:
             for comp in self.h.order:
                 c_lo = self._component_lo(comp, lo)
                 if self.regrow and any(e in self.domain_wide for e in comp):
-                    c_lo = NEG_INF
+                    c_lo = self.floor
                 if any(d in lowered for e in comp for d in self.h.edges[e]):
-                    c_lo = NEG_INF
-                if c_lo == NEG_INF and lo != NEG_INF:
+                    c_lo = self.floor
+                if c_lo < lo:
                     lowered.update(comp)
                 self.win_lo = c_lo
                 kinds = {self.h.kind[e] for e in comp}
@@ -940,7 +1063,8 @@ class RtecEvaluator:
                     fv, t = head[1], head[2]
                     solver = self.solver
                     start = len(solver.trail)
-                    for _ in solver.body(goals, 0, [False], 0):
+                    run, check = solver.runner(main), solver.runner(post)
+                    for _ in (run(vs, 0) if run is not None else solver.body(goals, 0, [False], 0)):
                         tt = deref(t)
                         if type(tt) is not int or not lo <= tt <= hi:
                             continue
@@ -953,7 +1077,8 @@ class RtecEvaluator:
                             if checks:
                                 mark = len(solver.trail)
                                 ok = solver.unify(_fterm(got[0], got[1]), _fterm(got[0], args))
-                                ok = ok and any(True for _ in solver.body(checks, 0, [False], 0))
+                                ok = ok and any(True for _ in (check(vs, 0) if check is not None else
+                                                               solver.body(checks, 0, [False], 0)))
                                 solver.undo(mark)
                                 if not ok:
                                     continue
@@ -1148,18 +1273,88 @@ class RtecEvaluator:
 
     def _evaluate(self, hi: float, horizon: float) -> list[AnswerChange]:
         lo = self.lo
-        changed = self._window(lo, hi)
+        # a window allocates millions of short-lived terms and no reference cycles: the cyclic
+        # collector would only walk the stored history again and again (15% of caviar's time)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            changed = self._window(lo, hi)
+        finally:
+            if collecting:
+                gc.freeze()  # the stored history (no cycles: freed by reference counts) is not walked again
+                gc.enable()
         self.time_points += 1
         self.done = horizon
         self.lo = hi + 1 if hi != INF else INF
-        return self._publish(changed, horizon)
+        out = self._publish(changed, horizon)
+        if self.retention is not None and horizon != INF and horizon - self.pruned_at >= max(self.step, self.retention // 4):
+            self._forget(horizon)
+        return out
+
+    def _forget(self, horizon: int) -> None:
+        """Drop what no repair within the retention can read (RTEC forgets what is before its
+        window): a late event is at least ``horizon - retention``, its window starts a tick
+        before it and reads the state one tick earlier, and a deadline ``fi`` reaches back its
+        delay.  Events, input points and intervals, derived intervals (stored and published) that
+        end before that are dropped, and no later window starts before it (``floor``)."""
+        self.pruned_at = horizon
+        reach = max((d for d in self._deadline_delays()), default=0)
+        floor = horizon - self.retention - reach - 2 * self.tick  # type: ignore[operator]
+        if floor <= self.floor:
+            return
+        self.floor = floor
+        cut = floor - self.tick
+        store = self.store
+        for by_key, times_of in ((store.events, store.event_times), (store.points, store.point_times)):
+            for key, times in times_of.items():
+                i = bisect_left(times, cut)
+                if i:
+                    by_t = by_key[key]
+                    for t in times[:i]:
+                        del by_t[t]
+                    del times[:i]
+        self.point_dups = {k: n for k, n in self.point_dups.items() if k[3] >= cut}
+        self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
+        for key, by_args in store.fluents.items():
+            for args in list(by_args):
+                vals = by_args[args]
+                for v in list(vals):
+                    kept = _after(vals[v], cut)
+                    if kept:
+                        vals[v] = kept
+                    else:
+                        del vals[v]
+                if not vals:
+                    store.drop_instance(key, args)
+        for ident in list(self.published):
+            kept = _after(self.published[ident], cut)
+            if kept:
+                self.published[ident] = kept
+            else:
+                del self.published[ident]
+        for lists, keep_last in ((self.fi_inits, False), (self.fi_terms, True)):
+            for ident in list(lists):
+                times = lists[ident]
+                i = bisect_left(times, cut)
+                if keep_last and i:
+                    i -= 1  # the last termination before: it cancels older initiations' deadlines
+                if i:
+                    kept = times[i:]
+                    if kept:
+                        lists[ident] = kept
+                    else:
+                        del lists[ident]
+
+    def _deadline_delays(self) -> Iterator[int]:
+        for rule in self.deadlines:
+            d = rule.head[3] if isinstance(rule.head, tuple) and len(rule.head) == 4 else None
+            if type(d) is int:
+                yield d
 
     def _publish(self, changed: set, horizon: float) -> list[AnswerChange]:
         out: list[AnswerChange] = []
         todo = {(k, a, v) for (k, a, v) in changed if (k, v) in self.outputs}
-        # open intervals published earlier that the horizon has passed
-        for ident in list(self.published):
-            todo.add(ident)  # type: ignore[arg-type]
+        todo |= self.open_published  # intervals published open: the horizon may have passed their end
         for ident in sorted(todo, key=repr):
             key, args, v = ident
             if not self.grounded(("=", _fterm(key, args), v)):
@@ -1171,14 +1366,24 @@ class RtecEvaluator:
             if old == ivs:
                 continue
             name, jargs = _answer_atom(key, args, v)
-            for a, b in IV.subtract(ivs, old):
+            # lists change at their end: compare past the common prefix only
+            k = len(old) - 1
+            if k > 0 and old[:k] == ivs[:k]:
+                old_tail, new_tail = old[k:], ivs[k:]
+            else:
+                old_tail, new_tail = old, ivs
+            for a, b in IV.subtract(new_tail, old_tail):
                 out.append((name, jargs, _span(a, b), 1))
-            for a, b in IV.subtract(old, ivs):
+            for a, b in IV.subtract(old_tail, new_tail):
                 out.append((name, jargs, _span(a, b), -1))
             if ivs:
                 self.published[ident] = ivs
             else:
                 self.published.pop(ident, None)
+            if ivs and ivs[-1][1] == INF:
+                self.open_published.add(ident)
+            else:
+                self.open_published.discard(ident)
         return out
 
     # ------------------------------------------------------------ state
@@ -1191,8 +1396,11 @@ class RtecEvaluator:
             for t, arglist in by_t.items():
                 for args in arglist:
                     inputs.append(["e", key[0], [_jv(a) for a in args], t])
-        for (key, fargs, value, t), n in self.point_counts.items():
-            inputs.append(["p", key[0], [_jv(a) for a in fargs], _jv(value), t, n])
+        for key, by_t in self.store.points.items():
+            for t, items in by_t.items():
+                for fargs, value in items:
+                    n = self.point_dups.get((key, fargs, value, t), 1)
+                    inputs.append(["p", key[0], [_jv(a) for a in fargs], _jv(value), t, n])
         for (key, fargs, value, a, b), n in self.interval_counts.items():
             inputs.append(["i", key[0], [_jv(x) for x in fargs], _jv(value), a, _jt(b), n])
         derived = []
@@ -1217,6 +1425,7 @@ class RtecEvaluator:
             "sdf_known": [[k[0], [_jv(a) for a in args], _jv(v)] for k, args, v in self.sdf_known],
             "lo": _jt(self.lo), "done": _jt(self.done), "first": self.first, "latest": self.latest,
             "counters": [self.delayed, self.unmatched_retractions, self.time_points], "regrow": self.regrow,
+            "forgotten": [_jt(self.floor), _jt(self.pruned_at), self.too_late],
             "deadline_points": [[k[0], [_jv(a) for a in args], _jv(v), self.fi_inits.get((k, args, v), []),
                                  self.fi_terms.get((k, args, v), [])]
                                 for (k, args, v) in set(self.fi_inits) | set(self.fi_terms)],
@@ -1226,7 +1435,7 @@ class RtecEvaluator:
         check_state_header(data, self.dialect)
         with reading("RTEC evaluator state"):
             self.store = _Store()
-            self.point_counts, self.interval_counts = {}, {}
+            self.point_dups, self.interval_counts = {}, {}
             for item in data["inputs"]:
                 if item[0] == "e":
                     _, name, args, t = item
@@ -1235,8 +1444,9 @@ class RtecEvaluator:
                     _, name, args, value, t, n = item
                     fargs, v = tuple(_pv(a) for a in args), _pv(value)
                     key = (name, len(fargs))
-                    self.point_counts[(key, fargs, v, int(t))] = int(n)
-                    self.store.points[key].setdefault(int(t), []).append((fargs, v))
+                    if int(n) > 1:
+                        self.point_dups[(key, fargs, v, int(t))] = int(n)
+                    self.store.add_point(key, int(t), (fargs, v))
                 else:
                     _, name, args, value, a, b, n = item
                     fargs = tuple(_pv(x) for x in args)
@@ -1261,12 +1471,15 @@ class RtecEvaluator:
                     self.domain.setdefault((name, len(tup)), set()).add(tuple(_pv(a) for a in tup))
             self.published = {((name, len(args)), tuple(_pv(a) for a in args), _pv(v)):
                               [(int(a), _pt(b)) for a, b in ivs] for name, args, v, ivs in data["published"]}
+            self.open_published = {i for i, ivs in self.published.items() if ivs and ivs[-1][1] == INF}
             self.initialised = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["initialised"]}
             self.sdf_known = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["sdf_known"]}
             self.lo, self.done = _pt(data["lo"]), _pt(data["done"])
             self.first, self.latest = data["first"], data["latest"]
             self.delayed, self.unmatched_retractions, self.time_points = map(int, data["counters"])
             self.regrow = bool(data["regrow"])
+            floor, pruned_at, too_late = data.get("forgotten", ["-inf", "-inf", 0])
+            self.floor, self.pruned_at, self.too_late = _pt(floor), _pt(pruned_at), int(too_late)
             self.fi_inits, self.fi_terms = {}, {}
             for name, args, v, inits, terms in data["deadline_points"]:
                 ident = ((name, len(args)), tuple(_pv(a) for a in args), _pv(v))
@@ -1347,6 +1560,35 @@ def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:
                              f"{term_text(cond)}")
     a = by_ka.get((got[0], got[1]), {}).get(got[2])
     return a is not None and a <= t
+
+
+def _after(ivs: list, cut: float) -> list:
+    """The intervals of a list that end at ``cut`` or later."""
+    i = bisect_left(ivs, cut, key=_END)
+    return ivs[i:] if i else ivs
+
+
+def _match(solver: Solver, pattern: tuple, item: tuple) -> bool:
+    """Unify (args pattern, value pattern) with a ground (args, value): F=V without building it."""
+    pargs, pv = pattern
+    args, v = item
+    trail = solver.trail
+    for p, x in zip(pargs, args):
+        while type(p) is Var:
+            r = p.ref
+            if r is None:
+                break
+            p = r
+        tp = type(p)
+        if tp is Var:
+            p.ref = x
+            trail.append(p)
+        elif tp is tuple or type(x) is tuple:
+            if not solver.unify(p, x):
+                return False
+        elif p != x or tp is not type(x):
+            return False
+    return solver.unify(pv, v)
 
 
 def _fresh(a: Any) -> Any:

@@ -9,6 +9,7 @@ interval built-in is a linear sweep over such lists.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from math import inf
 
 INF = inf
@@ -98,27 +99,57 @@ def subtract(x: IvList, y: IvList) -> IvList:
     return relative_complement_all(x, [y])
 
 
+def _end(p: Pair) -> float:
+    return p[1]
+
+
+def _start(p: Pair) -> float:
+    return p[0]
+
+
 def clip(x: IvList, lo: float, hi: float = INF) -> IvList:
-    """``x`` restricted to ``[lo, hi)``."""
-    out: IvList = []
-    for a, b in x:
-        if b <= lo or a >= hi:
-            continue
-        out.append((max(a, lo), min(b, hi)))
+    """``x`` restricted to ``[lo, hi)``; a binary search finds the part (lists grow with the
+    stream, windows only read their end)."""
+    if not x or x[-1][1] <= lo or lo >= hi:
+        return []
+    i = 0 if lo == -INF or x[0][1] > lo else bisect_right(x, lo, key=_end)
+    j = bisect_left(x, hi, key=_start) if hi != INF else len(x)
+    out = x[i:j]
+    if out:
+        if out[0][0] < lo:
+            out[0] = (lo, out[0][1])
+        if out[-1][1] > hi:
+            out[-1] = (out[-1][0], hi)
     return out
+
+
+def insert(x: IvList, a: float, b: float) -> IvList:
+    """``x`` with ``[a, b)`` added (a new list; only the intervals it meets are merged)."""
+    if not x or x[-1][1] < a:
+        return [*x, (a, b)]
+    i = bisect_left(x, a, key=_end)  # the first that ends at a or later: it may meet [a, b)
+    j = bisect_right(x, b, key=_start)  # those from j on start after b
+    if i < j:
+        a, b = min(a, x[i][0]), max(b, x[j - 1][1])
+    return [*x[:i], (a, b), *x[j:]]
 
 
 def splice(old: IvList, new: IvList, at: float) -> IvList:
     """``old`` before ``at``, ``new`` from ``at`` on, merged where they meet."""
-    return union_all([clip(old, -INF, at), clip(new, at)])
+    out = clip(old, -INF, at)
+    tail = clip(new, at)
+    if out and tail and tail[0][0] <= out[-1][1]:
+        out[-1] = (out[-1][0], max(out[-1][1], tail[0][1]))
+        tail = tail[1:]
+    out.extend(tail)
+    return out
 
 
 def contains(x: IvList, t: int) -> bool:
-    lo, hi = 0, len(x)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x[mid][1] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < len(x) and x[lo][0] <= t
+    if not x:
+        return False
+    last = x[-1]
+    if last[0] <= t:  # the common case: a time in the window, at the list's end
+        return t < last[1]
+    i = bisect_right(x, t, key=_end)
+    return i < len(x) and x[i][0] <= t

@@ -64,11 +64,14 @@ def resolve(t: Term) -> Term:
 
 
 def is_ground(t: Term) -> bool:
-    t = deref(t)
-    if type(t) is Var:
-        return False
+    while type(t) is Var:
+        t = t.ref
+        if t is None:
+            return False
     if type(t) is tuple:
-        return all(is_ground(a) for a in t[1:])
+        for i in range(1, len(t)):
+            if not is_ground(t[i]):
+                return False
     return True
 
 
@@ -114,15 +117,42 @@ def inst(t: Term, vs: list) -> Term:
 class Rule:
     """A compiled clause: head and body goals over slots."""
 
-    __slots__ = ("head", "body", "nvars", "loc", "_plan")
+    __slots__ = ("head", "body", "nvars", "loc", "_plan", "build")
 
     def __init__(self, head: Term, body: list, nvars: int, loc: Any) -> None:
         self.head, self.body, self.nvars, self.loc = head, body, nvars, loc
         self._plan: Any = None  # the evaluator's body order (chronolog.rtec.evaluator._plan)
+        self.build: Any = None  # (head builder, body builder) of compile()
 
     def fresh(self) -> tuple[Term, list]:
         vs = [Var() for _ in range(self.nvars)]
         return inst(self.head, vs), [inst(g, vs) for g in self.body]
+
+    def compile(self) -> tuple[Callable, Callable]:
+        """Python functions building the head and the body goals over a list of variables: a
+        clause is copied at every call, and ``inst``'s walk over the terms cost more than the rest."""
+        self.build = (term_builder(self.head), terms_builder(self.body))
+        return self.build
+
+
+def _source(t: Term, consts: list) -> str:
+    """A Python expression building ``t`` over ``vs`` (slots) and ``c`` (ground parts)."""
+    if type(t) is Slot:
+        return f"vs[{t.i}]"
+    if type(t) is tuple and has_slot(t):
+        return "(" + ", ".join([repr(t[0])] + [_source(a, consts) for a in t[1:]]) + ",)"
+    consts.append(t)
+    return f"c[{len(consts) - 1}]"
+
+
+def term_builder(t: Term) -> Callable[[list], Term]:
+    consts: list = []
+    return eval(f"lambda vs, c=c: {_source(t, consts)}", {"c": consts})  # noqa: S307 (our own source text)
+
+
+def terms_builder(ts: list) -> Callable[[list], list]:
+    consts: list = []
+    return eval(f"lambda vs, c=c: [{', '.join(_source(t, consts) for t in ts)}]", {"c": consts})  # noqa: S307
 
 
 def conjuncts(body: Term) -> list:
@@ -156,49 +186,39 @@ class SolveError(ChronologError):
     pass
 
 
+def _div(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int) and b and a % b == 0:
+        return a // b
+    return a / b
+
+
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div,
+    "//": lambda a, b: int(a / b), "mod": lambda a, b: a % b, "rem": lambda a, b: a - b * int(a / b),
+    "min": min, "max": max, "**": lambda a, b: a ** b, "^": lambda a, b: a ** b,
+}
+UNARY: dict[str, Callable[[Any], Any]] = {"-": lambda a: -a, "+": lambda a: a, "abs": abs, "sqrt": lambda a: a ** 0.5}
+
+
 def _eval(t: Term) -> int | float:
     """Arithmetic of ``is`` and comparisons."""
-    t = deref(t)
-    if type(t) in (int, float):
+    while type(t) is Var:
+        r = t.ref
+        if r is None:
+            raise SolveError("error: arithmetic on an unbound variable")
+        t = r
+    tt = type(t)
+    if tt is int or tt is float:
         return t
-    if type(t) is tuple:
-        op = t[0]
+    if tt is tuple:
         if len(t) == 3:
-            a, b = _eval(t[1]), _eval(t[2])
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
-            if op == "*":
-                return a * b
-            if op == "/":
-                if isinstance(a, int) and isinstance(b, int) and b and a % b == 0:
-                    return a // b
-                return a / b
-            if op == "//":
-                return int(a / b)
-            if op == "mod":
-                return a % b
-            if op == "rem":
-                return a - b * int(a / b)
-            if op == "min":
-                return min(a, b)
-            if op == "max":
-                return max(a, b)
-            if op in ("**", "^"):
-                return a ** b
+            f = BINARY.get(t[0])
+            if f is not None:
+                return f(_eval(t[1]), _eval(t[2]))
         elif len(t) == 2:
-            a = _eval(t[1])
-            if op == "-":
-                return -a
-            if op == "+":
-                return a
-            if op == "abs":
-                return abs(a)
-            if op == "sqrt":
-                return a ** 0.5
-    if type(t) is Var:
-        raise SolveError("error: arithmetic on an unbound variable")
+            f1 = UNARY.get(t[0])
+            if f1 is not None:
+                return f1(_eval(t[1]))
     raise SolveError(f"error: {term_text(resolve(t))} is not an arithmetic expression")
 
 
@@ -231,15 +251,43 @@ CONTROL = {(",", 2), ("\\+", 1), ("!", 0), (";", 2), ("->", 2), ("=", 2), ("\\="
 Builtin = Callable[["Solver", tuple], Iterator[None]]
 
 
+MEMO_LIMIT = 100_000  # memoised call patterns kept (all dropped at once beyond: memory stays bounded)
+_DONE = object()
+_ONE = (None,)  # one solution and no bindings: cheaper to iterate than a generator
+
+
 class Solver:
-    """Clauses by (name, arity), built-ins by (name, arity), one trail."""
+    """Clauses by (name, arity), built-ins by (name, arity), one trail.
+
+    ``solve`` returns an iterable of the goal's solutions (a generator, or a tuple for a
+    deterministic goal).  Bindings made for a solution stay while it is current; whoever tries
+    alternatives undoes to its own trail mark first, so a goal whose iterable is exhausted may
+    leave bindings for its caller to undo (as every caller here does)."""
 
     def __init__(self, clauses: dict[tuple[str, int], list[Rule]], builtins: dict[tuple[str, int], Builtin]) -> None:
         self.clauses = clauses
         self.builtins = builtins
         self.trail: list[Var] = []
         self.pure = pure_predicates(clauses, set(builtins))
-        self.memo: dict = {}
+        self.memo: dict = {}  # predicate -> call pattern -> answers
+        self.runners: dict[int, tuple[list, Any]] = {}  # id(goals) -> (goals, runner(goals))
+        self.memo_size = 0
+        self.memo_stats: dict = {}  # predicate -> [calls, hits]; a predicate rarely asked twice is not memoised
+        self.control = control = {(",", 2): self._and, ("\\+", 1): self._neg, ("not", 1): self._neg, ("!", 0): self._true,
+                   (";", 2): self._or, ("->", 2): self._then, ("true", 0): self._true, ("fail", 0): self._fail,
+                   ("false", 0): self._fail, ("=", 2): self._eq, ("\\=", 2): self._neq, ("is", 2): self._is,
+                   ("findall", 3): self._findall, ("length", 2): self._length, ("member", 2): self._member}
+        for op in COMPARE:
+            control[(op, 2)] = self._compare
+        for op in ORDER:
+            control[(op, 2)] = self._order
+        self.dispatch: dict[tuple[str, int], tuple[int, Any]] = {}
+        for key, rules in clauses.items():
+            self.dispatch[key] = (2 if key in self.pure else 3, rules)
+        for key, fn in control.items():
+            self.dispatch[key] = (1, fn)
+        for key, fn in builtins.items():
+            self.dispatch[key] = (0, fn)
 
     # ------------------------------------------------------------ unification
 
@@ -249,79 +297,133 @@ class Solver:
 
     def undo(self, mark: int) -> None:
         trail = self.trail
-        while len(trail) > mark:
-            trail.pop().ref = None
+        if len(trail) > mark:
+            for v in trail[mark:]:
+                v.ref = None
+            del trail[mark:]
 
     def unify(self, a: Term, b: Term) -> bool:
-        a, b = deref(a), deref(b)
+        while type(a) is Var:
+            r = a.ref
+            if r is None:
+                break
+            a = r
+        while type(b) is Var:
+            r = b.ref
+            if r is None:
+                break
+            b = r
         if a is b:
             return True
         ta, tb = type(a), type(b)
         if ta is Var:
-            self.bind(a, b)
+            a.ref = b
+            self.trail.append(a)
             return True
         if tb is Var:
-            self.bind(b, a)
+            b.ref = a
+            self.trail.append(b)
             return True
         if ta is tuple:
-            if tb is not tuple or len(a) != len(b) or a[0] != b[0]:
+            n = len(a)
+            if tb is not tuple or n != len(b) or a[0] != b[0]:
                 return False
-            for x, y in zip(a[1:], b[1:]):
-                if not self.unify(x, y):
+            unify = self.unify
+            for i in range(1, n):
+                if not unify(a[i], b[i]):
                     return False
             return True
-        if ta is Ivs or tb is Ivs:
-            return a == b
-        return a == b and (ta is tb or (ta in (int, float) and tb in (int, float) and False))
+        return ta is tb and a == b  # 1 and 1.0 differ, as in Prolog
 
     # ------------------------------------------------------------ solving
 
-    def solve(self, goal: Term, depth: int = 0) -> Iterator[None]:
-        """Each solution of one goal (bindings in place while suspended)."""
-        goal = deref(goal)
-        if type(goal) is Var:
-            raise SolveError("error: a goal is an unbound variable")
-        name = goal[0] if type(goal) is tuple else goal
-        arity = len(goal) - 1 if type(goal) is tuple else 0
+    def solve(self, goal: Term, depth: int = 0) -> Any:
+        """The solutions of one goal: an iterable, bindings in place while a solution is current."""
+        while type(goal) is Var:
+            r = goal.ref
+            if r is None:
+                raise SolveError("error: a goal is an unbound variable")
+            goal = r
+        key = (goal[0], len(goal) - 1) if type(goal) is tuple else (goal, 0)
         if depth > 2000:
-            raise SolveError(f"error: recursion deeper than 2000 calls in {name}/{arity}")
-        b = self.builtins.get((name, arity))
-        if b is not None:
-            yield from b(self, goal)
-            return
-        if (name, arity) in CONTROL:
-            yield from self._control(name, goal, depth)
-            return
-        rules = self.clauses.get((name, arity))
-        if rules is None:
-            raise SolveError(f"error: unknown predicate {name}/{arity}")
-        if (name, arity) in self.pure:
-            yield from self._memo(rules, goal, depth)
-            return
-        yield from self.solve_rules(rules, goal, depth)
+            raise SolveError(f"error: recursion deeper than 2000 calls in {key[0]}/{key[1]}")
+        got = self.dispatch.get(key)
+        if got is None:
+            raise SolveError(f"error: unknown predicate {key[0]}/{key[1]}")
+        kind, x = got
+        if kind == 0:
+            return x(self, goal)
+        if kind == 1:
+            return x(goal, depth)
+        if kind == 2:
+            return self._memo(key, x, goal, depth)
+        return self.solve_rules(x, goal, depth)
 
-    def _memo(self, rules: list[Rule], goal: Term, depth: int) -> Iterator[None]:
+    def _memo(self, pred: tuple, rules: list[Rule], goal: Term, depth: int) -> Iterator[None]:
         """A pure predicate's answers for a call pattern, computed once (the examples call
-        ``distanceClass/5`` on the same coordinates again and again)."""
+        ``distanceClass/5`` on the same coordinates again and again); a predicate whose calls
+        rarely repeat (over 5000 calls, under one in ten a repeat) is solved directly instead.
+        A call whose last argument is bound (a check such as ``\\+ distanceClass(X1,Y1,X2,Y2,24)``)
+        reads the answers of the call with that argument free, when that call can be solved."""
+        stats = self.memo_stats.get(pred)
+        if stats is None:
+            stats = self.memo_stats[pred] = [0, 0]
+        if stats[0] > 5000 and stats[1] * 10 < stats[0]:
+            self.memo.pop(pred, None)
+            yield from self.solve_rules(rules, goal, depth)
+            return
+        stats[0] += 1
+        table = self.memo.get(pred)
+        if table is None:
+            table = self.memo[pred] = {}
         key = _canonical(goal)
-        answers = self.memo.get(key)
+        answers = table.get(key)
         if answers is None:
-            answers = []
-            mark = len(self.trail)
-            for _ in self.solve_rules(rules, goal, depth):
-                answers.append(resolve(goal))
-            self.undo(mark)
-            if any(not is_ground(a) for a in answers):
-                yield from self.solve_rules(rules, goal, depth)
-                return
-            if len(self.memo) > 500_000:
-                self.memo.clear()
-            self.memo[key] = answers
+            last = deref(goal[-1]) if type(goal) is tuple and len(goal) > 2 else None
+            if type(last) in (str, int):
+                general = goal[:-1] + (Var(),)
+                gkey = _canonical(general)
+                found = table.get(gkey)
+                if found is None:
+                    try:
+                        found = self._answers(rules, general, depth)
+                    except SolveError:  # the last argument is an input (arithmetic on it)
+                        found = None
+                    if found is not None:
+                        self._store(pred, gkey, found)
+                else:
+                    stats[1] += 1
+                if found is not None:
+                    answers = [a for a in found if a[-1] == last and type(a[-1]) is type(last)]
+            if answers is None:
+                answers = self._answers(rules, goal, depth)
+                if answers is None:
+                    yield from self.solve_rules(rules, goal, depth)
+                    return
+            self._store(pred, key, answers)
+        else:
+            stats[1] += 1
         mark = len(self.trail)
         for a in answers:
             if self.unify(goal, a):
                 yield
             self.undo(mark)
+
+    def _answers(self, rules: list[Rule], goal: Term, depth: int) -> list | None:
+        """Every answer of ``goal`` (None if one is not ground)."""
+        answers = []
+        mark = len(self.trail)
+        for _ in self.solve_rules(rules, goal, depth):
+            answers.append(resolve(goal))
+        self.undo(mark)
+        return None if any(not is_ground(a) for a in answers) else answers
+
+    def _store(self, pred: tuple, key: Term, answers: list) -> None:
+        if self.memo_size > MEMO_LIMIT:
+            self.memo.clear()
+            self.memo_size = 0
+        self.memo.setdefault(pred, {})[key] = answers
+        self.memo_size += 1
 
     def solve_rules(self, rules: list[Rule], goal: Term, depth: int = 0) -> Iterator[None]:
         """``goal`` against these clauses (a cut in one stops the later ones)."""
@@ -333,124 +435,238 @@ class Solver:
                 self.undo(mark)
                 continue
             vs = [Var() for _ in range(rule.nvars)]
-            if self.unify(inst(rule.head, vs), goal):  # the body is copied only for a matching head
+            build = rule.build or rule.compile()
+            if self.unify(build[0](vs), goal):  # the body is copied only for a matching head
+                run = self.runner(rule.body)
+                if run is not None:
+                    yield from run(vs, depth + 1)
+                    self.undo(mark)
+                    continue
                 cut = [False]
-                yield from self.body([inst(g, vs) for g in rule.body], 0, cut, depth + 1)
+                yield from self.body(build[1](vs), 0, cut, depth + 1)
                 self.undo(mark)
                 if cut[0]:
                     return
             else:
                 self.undo(mark)
 
+    def runner(self, goals: list) -> Callable[[list, int], Iterator[None]] | None:
+        """The conjunction ``goals`` (over a clause's slots) as one Python generator function of
+        the variables, None if it has a cut.  Each goal's handler is looked up once, here, and
+        comparisons, ``is`` and ``=`` run inline: the interpreter's per-goal dispatch and
+        backtracking stack were most of the time of the examples' rule bodies."""
+        got = self.runners.get(id(goals))
+        if got is None or got[0] is not goals:
+            got = self.runners[id(goals)] = (goals, self._compile(goals))
+        return got[1]
+
+    def _compile(self, goals: list) -> Callable[[list, int], Iterator[None]] | None:
+        if any(g == "!" for g in goals):
+            return None
+        consts: list = []
+        env: dict[str, Any] = {"c": consts, "S": self, "unify": self.unify, "_eval": _eval, "_order_key": _order_key,
+                               "solve": self.solve, "memo": self._memo, "solve_rules": self.solve_rules,
+                               "deref": deref, "SolveError": SolveError}
+        lines = ["def run(vs, depth):", " if depth > 2000:",
+                 "  raise SolveError('error: recursion deeper than 2000 calls')"]
+        pad = " "
+        for g in goals:
+            src = _source(g, consts)
+            key = (g[0], len(g) - 1) if type(g) is tuple else (g, 0) if type(g) is str else None
+            kind, x = self.dispatch.get(key, (None, None)) if key is not None else (None, None)
+            if kind == 1 and key[0] in COMPARE:
+                consts.append(COMPARE[key[0]])
+                line = f"if c[{len(consts) - 1}](_eval({_source(g[1], consts)}), _eval({_source(g[2], consts)})):"
+            elif kind == 1 and key[0] in ORDER:
+                consts.append(ORDER[key[0]])
+                line = (f"if c[{len(consts) - 1}](_order_key({_source(g[1], consts)}), "
+                        f"_order_key({_source(g[2], consts)})):")
+            elif kind == 1 and key == ("is", 2):
+                line = f"if unify({_source(g[1], consts)}, _eval({_source(g[2], consts)})):"
+            elif kind == 1 and key == ("=", 2):
+                line = f"if unify({_source(g[1], consts)}, {_source(g[2], consts)}):"
+            elif kind == 0:
+                consts.append(x)
+                line = f"for _ in c[{len(consts) - 1}](S, {src}):"
+            elif kind == 1:
+                consts.append(x)
+                line = f"for _ in c[{len(consts) - 1}]({src}, depth):"
+            elif kind == 2:
+                consts.append(key)
+                consts.append(x)
+                line = f"for _ in memo(c[{len(consts) - 2}], c[{len(consts) - 1}], {src}, depth):"
+            elif kind == 3:
+                consts.append(x)
+                line = f"for _ in solve_rules(c[{len(consts) - 1}], {src}, depth):"
+            else:
+                line = f"for _ in solve({src}, depth):"  # a variable goal, or an unknown predicate's error
+            lines.append(pad + line)
+            pad += " "
+        lines.append(pad + "yield")
+        exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
+        return env["run"]
+
     def body(self, goals: list, i: int, cut: list, depth: int) -> Iterator[None]:
-        if i == len(goals):
+        """The solutions of ``goals[i:]`` in order, by backtracking over one stack of iterators;
+        a cut, once backtracked into, ends them all and sets ``cut[0]``."""
+        n = len(goals)
+        if i == n:
             yield
             return
-        g = goals[i]
-        if g == "!":
-            yield from self.body(goals, i + 1, cut, depth)
-            cut[0] = True
-            return
-        for _ in self.solve(g, depth):
-            yield from self.body(goals, i + 1, cut, depth)
-            if cut[0]:
-                return
+        solve = self.solve
+        its: list = [None] * n
+        k = i
+        forward = True
+        while True:
+            if forward:
+                if k == n:
+                    yield
+                    k -= 1
+                    forward = False
+                    if goals[k] == "!":
+                        cut[0] = True
+                        return
+                else:
+                    g = goals[k]
+                    if g == "!":
+                        k += 1
+                        continue
+                    its[k] = iter(solve(g, depth))
+            if next(its[k], _DONE) is _DONE:
+                its[k] = None
+                k -= 1
+                if k < i:
+                    return
+                if goals[k] == "!":
+                    cut[0] = True
+                    return
+                forward = False
+            else:
+                k += 1
+                forward = True
 
     def once(self, goal: Term) -> bool:
         mark = len(self.trail)
         for _ in self.solve(goal):
             self.undo(mark)
             return True
+        self.undo(mark)
         return False
 
-    def _control(self, name: str, g: tuple | str, depth: int) -> Iterator[None]:
+    # ------------------------------------------------------------ control and built-in predicates
+
+    def _and(self, g: tuple, depth: int) -> Iterator[None]:
+        return self.body([g[1], g[2]], 0, [False], depth)
+
+    def _neg(self, g: tuple, depth: int) -> tuple:
         mark = len(self.trail)
-        if name == ",":
-            yield from self.body([g[1], g[2]], 0, [False], depth)
-        elif name in ("\\+", "not"):
-            found = False
-            for _ in self.solve(g[1], depth + 1):
-                found = True
-                break
+        for _ in self.solve(g[1], depth + 1):
             self.undo(mark)
-            if not found:
-                yield
-        elif name == ";":
-            left = deref(g[1])
-            if type(left) is tuple and left[0] == "->" and len(left) == 3:
-                cond_true = False
-                for _ in self.solve(left[1], depth + 1):
-                    cond_true = True
-                    break
-                if cond_true:
-                    yield from self.solve(left[2], depth + 1)
-                else:
-                    self.undo(mark)
-                    yield from self.solve(g[2], depth + 1)
-            else:
-                yield from self.solve(g[1], depth + 1)
-                self.undo(mark)
-                yield from self.solve(g[2], depth + 1)
-        elif name == "->":
-            for _ in self.solve(g[1], depth + 1):
-                yield from self.solve(g[2], depth + 1)
-                break
-        elif name == "!":
-            yield  # a cut inside a nested control construct: local
-        elif name == "true":
-            yield
-        elif name in ("fail", "false"):
-            return
-        elif name == "=":
-            if self.unify(g[1], g[2]):
-                yield
-        elif name == "\\=":
-            ok = not self.unify(g[1], g[2])
-            self.undo(mark)
-            if ok:
-                yield
-        elif name == "is":
-            if self.unify(g[1], _eval(g[2])):
-                yield
-        elif name in COMPARE:
-            if COMPARE[name](_eval(g[1]), _eval(g[2])):
-                yield
-        elif name in ORDER:
-            if ORDER[name](_order_key(g[1]), _order_key(g[2])):
-                yield
-        elif name == "findall":
-            results = []
-            for _ in self.solve(g[2], depth + 1):
-                results.append(resolve(g[1]))
-            self.undo(mark)
-            if self.unify(g[3], to_list(results)):
-                yield
-        elif name == "length":
-            items = from_list(g[1])
-            if items is None:
-                raise SolveError("error: length/2 of a partial list is not supported")
-            if self.unify(g[2], len(items)):
-                yield
-        elif name == "member":
-            items = from_list(g[2])
-            if items is None:
-                raise SolveError("error: member/2 of a partial list is not supported")
-            for item in items:
-                if self.unify(g[1], item):
-                    yield
-                self.undo(mark)
+            return ()
         self.undo(mark)
+        return _ONE
+
+    def _true(self, g: Any, depth: int) -> tuple:
+        return _ONE  # also a cut inside a nested control construct: local
+
+    def _fail(self, g: Any, depth: int) -> tuple:
+        return ()
+
+    def _or(self, g: tuple, depth: int) -> Iterator[None]:
+        mark = len(self.trail)
+        left = deref(g[1])
+        if type(left) is tuple and left[0] == "->" and len(left) == 3:
+            cond_true = False
+            for _ in self.solve(left[1], depth + 1):
+                cond_true = True
+                break
+            if cond_true:
+                yield from self.solve(left[2], depth + 1)
+            else:
+                self.undo(mark)
+                yield from self.solve(g[2], depth + 1)
+        else:
+            yield from self.solve(g[1], depth + 1)
+            self.undo(mark)
+            yield from self.solve(g[2], depth + 1)
+        self.undo(mark)
+
+    def _then(self, g: tuple, depth: int) -> Iterator[None]:
+        mark = len(self.trail)
+        for _ in self.solve(g[1], depth + 1):
+            yield from self.solve(g[2], depth + 1)
+            break
+        self.undo(mark)
+
+    def _eq(self, g: tuple, depth: int) -> tuple:
+        return _ONE if self.unify(g[1], g[2]) else ()
+
+    def _neq(self, g: tuple, depth: int) -> tuple:
+        mark = len(self.trail)
+        ok = not self.unify(g[1], g[2])
+        self.undo(mark)
+        return _ONE if ok else ()
+
+    def _is(self, g: tuple, depth: int) -> tuple:
+        return _ONE if self.unify(g[1], _eval(g[2])) else ()
+
+    def _compare(self, g: tuple, depth: int) -> tuple:
+        return _ONE if COMPARE[g[0]](_eval(g[1]), _eval(g[2])) else ()
+
+    def _order(self, g: tuple, depth: int) -> tuple:
+        return _ONE if ORDER[g[0]](_order_key(g[1]), _order_key(g[2])) else ()
+
+    def _findall(self, g: tuple, depth: int) -> tuple:
+        mark = len(self.trail)
+        results = []
+        for _ in self.solve(g[2], depth + 1):
+            results.append(resolve(g[1]))
+        self.undo(mark)
+        return _ONE if self.unify(g[3], to_list(results)) else ()
+
+    def _length(self, g: tuple, depth: int) -> tuple:
+        items = from_list(g[1])
+        if items is None:
+            raise SolveError("error: length/2 of a partial list is not supported")
+        return _ONE if self.unify(g[2], len(items)) else ()
+
+    def _member(self, g: tuple, depth: int) -> Iterator[None]:
+        mark = len(self.trail)
+        items = from_list(g[2])
+        if items is None:
+            raise SolveError("error: member/2 of a partial list is not supported")
+        for item in items:
+            if self.unify(g[1], item):
+                yield
+            self.undo(mark)
+
+    def _control(self, name: str, g: tuple | str, depth: int) -> Any:
+        """A control construct or built-in predicate by name (for the evaluator's own ``\\+``)."""
+        return self.control[(name, len(g) - 1 if type(g) is tuple else 0)](g, depth)
 
 
 def _canonical(t: Term, names: dict | None = None) -> Term:
     """``t`` resolved, its unbound variables numbered by first appearance (a memo key)."""
-    names = {} if names is None else names
-    t = deref(t)
-    if type(t) is Var:
-        return ("$VAR", names.setdefault(id(t), len(names)))
-    if type(t) is tuple:
-        return tuple([t[0], *[_canonical(a, names) for a in t[1:]]])
-    return t
+    while type(t) is Var:
+        r = t.ref
+        if r is None:
+            names = {} if names is None else names
+            return ("$VAR", names.setdefault(id(t), len(names)))
+        t = r
+    if type(t) is not tuple:
+        return t
+    out = [t[0]]
+    for i in range(1, len(t)):
+        a = t[i]
+        while type(a) is Var and a.ref is not None:
+            a = a.ref
+        ta = type(a)
+        if ta is tuple or ta is Var:
+            if names is None:
+                names = {}
+            a = _canonical(a, names)
+        out.append(a)
+    return tuple(out)
 
 
 def pure_predicates(clauses: dict[tuple[str, int], list[Rule]], impure: set) -> set:

@@ -145,7 +145,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
                 continue
             for t in old:
                 for fargs, v in at.pop(t):
-                    self.point_counts.pop((key, fargs, v, t), None)
+                    self.point_dups.pop((key, fargs, v, t), None)
             if index is not None and key in index:
                 times = index[key]
                 del times[:bisect_right(times, init)]

@@ -1,0 +1,83 @@
+"""--retention for RTEC: late events within it are repaired as without it, older ones are ignored
+and counted, and the evaluator forgets (and exports) nothing a repair within it could read."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+
+import pytest
+from test_rtec import SDF, SIMPLE, ev, meaning, program, run_restored
+
+from chronolog.events import Event
+from chronolog.rtec.evaluator import RtecEvaluator
+from chronolog.runtime.embedded import run_evaluator
+
+LENGTH = 1500
+
+
+def _events(seed: int, which: str) -> list[Event]:
+    """A long random stream of the hand-built programs' events, in time order."""
+    rnd = random.Random(seed)
+    names = (("switch_on", 0.1), ("switch_off", 0.1), ("fuse", 0.05), ("arm", 0.1), ("tag", 0.05)) \
+        if which == "simple" else (("a", 0.5), ("b", 0.4), ("ping", 0.1), ("vote", 0.1))
+    out = []
+    for t in range(LENGTH):
+        for name, p in names:
+            if rnd.random() < p:
+                args = (rnd.choice("ab"),) if name in ("arm", "tag") else (rnd.choice([1, 2]),) if name == "vote" else ()
+                out.append(ev(t, name, *args))
+    return out
+
+
+def _run(evaluator: RtecEvaluator, events: list[Event]) -> list[dict]:
+    out = io.StringIO()
+    run_evaluator(evaluator, events, out)
+    return [json.loads(x) for x in out.getvalue().splitlines()]
+
+
+def _input_times(state: dict) -> list[int]:
+    return [item[3] if item[0] == "e" else item[4] for item in state["inputs"]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("which", ["simple", "sdf"])
+def test_late_events_within_the_retention_give_the_stream_in_time_order(seed: int, which: str) -> None:
+    text = SIMPLE if which == "simple" else SDF
+    events = _events(seed, which)
+    rnd = random.Random(50 + seed)
+    late = sorted(events, key=lambda e: e.t + (rnd.randint(1, 15) if rnd.random() < 0.2 else 0))
+    # a second evaluation mode: everything kept, the events in time order, one window
+    expected = meaning(_run(RtecEvaluator(program(text), 10_000), events), horizon=LENGTH + 50)
+    kept = RtecEvaluator(program(text), 5, retention=20)
+    assert meaning(_run(kept, late), horizon=LENGTH + 50) == expected
+    assert kept.too_late == 0 and kept.floor > LENGTH - 100
+    # what it keeps (and exports) is the last stretch of the stream, not the stream
+    times = _input_times(kept.export_state())
+    assert times and min(times) >= LENGTH - 100
+    assert len(times) < len(events) / 5
+
+
+def test_an_event_older_than_the_retention_is_ignored_and_counted() -> None:
+    events = _events(1, "simple")
+    whole = _run(RtecEvaluator(program(SIMPLE), 5, retention=20), events)
+    evaluator = RtecEvaluator(program(SIMPLE), 5, retention=20)
+    stale = [ev(LENGTH - 200, "switch_on"), ev(LENGTH - 200, "fuse")]  # would change the answer if applied
+    cut = next(i for i, e in enumerate(events) if e.t > LENGTH - 100)
+    got = _run(evaluator, events[:cut] + stale + events[cut:])
+    assert evaluator.too_late == 2
+    assert meaning(got, horizon=LENGTH + 50) == meaning(whole, horizon=LENGTH + 50)
+
+
+def test_restored_state_after_forgetting_continues_identically() -> None:
+    events = _events(2, "simple")
+    whole = meaning(_run(RtecEvaluator(program(SIMPLE), 5, retention=20), events), horizon=LENGTH + 50)
+    made: list[RtecEvaluator] = []
+
+    def make() -> RtecEvaluator:
+        made.append(RtecEvaluator(program(SIMPLE), 5, retention=20))
+        return made[-1]
+
+    assert run_restored(make, events, LENGTH + 50) == whole
+    assert made[0].floor > 0 and made[1].floor > made[0].floor  # forgotten before and after the restore
