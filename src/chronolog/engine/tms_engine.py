@@ -777,6 +777,12 @@ class TmsEngine:
         self._below: dict[PredKey, frozenset] = {}
         self._below_timed: frozenset[PredKey] = frozenset()
         self._lower_ok = True
+        # The lower part's answers as published so far (mirrored from its changes),
+        # and whether they were shown at the last point: a point without an answer
+        # set shows none of them (docs/tms.md#no-answer-set).
+        self._lower_now: set[tuple[PredKey, tuple]] = set()
+        self._lower_timed: set[tuple[PredKey, tuple]] = set()
+        self._lower_shown = True
         if parts is not None:
             self.lower = Engine(plan, t1, only=parts.lower)
             self._reads = parts.reads
@@ -857,7 +863,7 @@ class TmsEngine:
     def _result(self, t: int, low: StepResult | None, unchanged: bool = False) -> StepResult:
         """The answer's changes since t-1 (none to compute when the labels did not
         change), the lower part's (``low``) first."""
-        result = StepResult(t) if low is None else low
+        result = StepResult(t) if low is None else self._shown(t, low)
         result.consistent = self.consistent
         if unchanged:
             return result
@@ -870,6 +876,30 @@ class TmsEngine:
             for p, (added, removed) in _by_pred(timed - before_timed, before_timed - timed, lambda x: (x[0], x[1] + (x[2],))).items():
                 result.add_timed(p, added, removed)
         self._now, self._timed = now, timed
+        return result
+
+    def _shown(self, t: int, low: StepResult) -> StepResult:
+        """The lower part's changes as the answer stream shows them: passed on while
+        every point has an answer set; at a point without one its atoms all stop,
+        and at the next point with one they all start again."""
+        before = (set(self._lower_now), set(self._lower_timed)) if self._lower_shown and not self.consistent else None
+        for p, added, removed in low.now_groups():
+            self._lower_now.difference_update((p, a) for a in removed)
+            self._lower_now.update((p, a) for a in added)
+        for p, added, removed in low.timed_groups():
+            self._lower_timed.difference_update((p, a) for a in removed)
+            self._lower_timed.update((p, a) for a in added)
+        shown, self._lower_shown = self._lower_shown, self.consistent
+        if shown and self.consistent:
+            return low
+        if before is None:  # shown neither before nor now, or shown again from now
+            before = (set(), set()) if not shown else (self._lower_now, self._lower_timed)
+        after = (self._lower_now, self._lower_timed) if self.consistent else (set(), set())
+        result = StepResult(t)
+        for p, (added, removed) in _by_pred(after[0] - before[0], before[0] - after[0], lambda x: x).items():
+            result.add_now(p, added, removed)
+        for p, (added, removed) in _by_pred(after[1] - before[1], before[1] - after[1], lambda x: x).items():
+            result.add_timed(p, added, removed)
         return result
 
     def _answer_now(self, t: int) -> tuple[set[tuple[PredKey, tuple]], set[tuple[PredKey, tuple, int]]]:
@@ -901,7 +931,7 @@ class TmsEngine:
     # ------------------------------------------------------------ inspection
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
-        lower = [] if self.lower is None else list(self.lower.holding_now())
+        lower = [] if self.lower is None or not self.consistent else list(self.lower.holding_now())
         return lower + list(self._now)
 
     def exported(self) -> frozenset:
@@ -911,12 +941,12 @@ class TmsEngine:
             out.append((p, a + (T,)))
             if p in self.grounder.padded:
                 out.append(((ANSWERS, p), a + (T,)))
-        return frozenset(out) if self.lower is None else frozenset(out) | self.lower.exported()
+        return frozenset(out) if self.lower is None or not self.consistent else frozenset(out) | self.lower.exported()
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
         t = self.t
         mine = {(p, a, t) for p, a in self._now} | self._timed  # type: ignore[misc]
-        return mine if self.lower is None else mine | self.lower.derived_at()
+        return mine if self.lower is None or not self.consistent else mine | self.lower.derived_at()
 
     # ------------------------------------------------------------ labels as data
 
