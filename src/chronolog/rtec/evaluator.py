@@ -42,6 +42,7 @@ from chronolog.events import Event
 from chronolog.lang.prolog import term_text
 from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
+from chronolog.rtec.inline import inline_goal
 from chronolog.rtec.intervals import INF
 from chronolog.rtec.solve import (
     inst,
@@ -351,6 +352,7 @@ class RtecEvaluator:
         for key in program.dynamic_domain:
             builtins[key] = self._domain_goal(key)
         self.solver = Solver(program.background, builtins)
+        self.solver.inline = lambda g, src, consts: inline_goal(self, g, src, consts)
         self.grounding_rules = program.background.get(("grounding", 1), [])
         self._grounded: dict[Any, bool] = {}
         self._grounding_rules: dict[Any, list[Rule]] = {}  # functor of the grounded term -> the clauses for it
