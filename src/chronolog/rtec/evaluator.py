@@ -375,7 +375,7 @@ class RtecEvaluator:
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
-        self._bounds: dict[tuple, tuple[list, set]] = {}  # point fluent boundaries of this window
+        self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
         self.delayed = 0
@@ -736,6 +736,21 @@ class RtecEvaluator:
             else:
                 items = []
             got = self._bounds[ck] = (items, set(items))
+        return got
+
+    def _window_bounds(self, key: Key, start: bool) -> list[tuple[int, tuple, Any]]:
+        """(time, args, value) of every start (end) of a point fluent's instances in the window
+        [win_lo, win_hi], in time order: what ``_boundaries`` enumerates for a free time, built
+        once per window and component."""
+        ck = (key, start, self.win_lo, self.win_hi)
+        got = self._bounds.get(ck)
+        if got is None:
+            shift = self.tick if start else 0
+            all_times = self.store.point_times[key]
+            i = bisect_left(all_times, self.win_lo + shift)
+            j = bisect_right(all_times, self.win_hi + shift)
+            got = self._bounds[ck] = [(x - shift, *item) for x in all_times[i:j]
+                                      for item in self._point_bounds(key, start, x - shift)[0]]
         return got
 
     def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:

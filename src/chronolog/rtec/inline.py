@@ -80,13 +80,21 @@ def _none(ev: RtecEvaluator) -> Callable[[int, Iterable[None]], bool]:
     return none
 
 
-def _matches(ev: RtecEvaluator, items: Iterable[tuple], fargs: tuple, value: Any) -> Iterator[None]:
-    """Unify (arguments, value) with each ground (args, v): F=V without building it."""
+def _matches(ev: RtecEvaluator, items: Iterable[tuple], fargs: tuple, value: Any,
+             t: Var | None = None) -> Iterator[None]:
+    """Unify (arguments, value) with each ground (args, v), or (time, args, v) binding the free
+    time ``t`` too: F=V without building it."""
     solver = ev.solver
     trail = solver.trail
     unify = solver.unify
     mark = len(trail)
-    for args, v in items:
+    value = deref(value)
+    tv = type(value)
+    fixed = tv is not Var and tv is not tuple  # an atom or number: compared, not unified
+    for item in items:
+        args, v = item[-2], item[-1]
+        if fixed and (v != value or type(v) is not tv):
+            continue
         ok = True
         for p, x in zip(fargs, args):
             while type(p) is Var:
@@ -104,9 +112,13 @@ def _matches(ev: RtecEvaluator, items: Iterable[tuple], fargs: tuple, value: Any
             elif p != x or type(p) is not type(x):
                 ok = False
                 break
-        if ok and unify(value, v):
+        if ok and (fixed or unify(value, v)):
+            if t is not None:
+                t.ref = item[0]
+                trail.append(t)
             yield
-        solver.undo(mark)
+        if len(trail) > mark:
+            solver.undo(mark)
 
 
 def _boundary(ev: RtecEvaluator, key: tuple[str, int], start: bool) -> Callable[[tuple, Any, Any], Iterable[None]]:
@@ -116,8 +128,11 @@ def _boundary(ev: RtecEvaluator, key: tuple[str, int], start: bool) -> Callable[
 
     def goal(fargs: tuple, value: Any, t: Any) -> Iterable[None]:
         t = deref(t)
-        if type(t) is not int or key not in ev.store.points:
+        tt = type(t)
+        if key not in ev.store.points or (tt is not int and tt is not Var):
             return ev._happens(ev.solver, ("happensAt", (name, ("=", (key[0], *fargs), value)), t))
+        if tt is Var:
+            return _matches(ev, ev._window_bounds(key, start), fargs, value, t)
         items = ev._point_bounds(key, start, t)[0]
         return _matches(ev, items, fargs, value) if items else ()
     return goal
