@@ -43,6 +43,7 @@ from chronolog.lang.prolog import term_text
 from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
 from chronolog.rtec.inline import inline_goal
+from chronolog.rtec.local import local_runner
 from chronolog.rtec.intervals import INF
 from chronolog.rtec.solve import (
     inst,
@@ -376,6 +377,7 @@ class RtecEvaluator:
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
+        self._locals: dict[int, tuple[list, Any]] = {}  # id(body) -> (body, its local runner or None)
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
         self.delayed = 0
@@ -722,9 +724,10 @@ class RtecEvaluator:
                         yield
                     solver.undo(mark)
 
-    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set]:
-        """The (args, value) of the point fluent instances starting (or ending) at t, as a list
-        and a set; computed once per window (the rules of a window ask for them again and again)."""
+    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set, list]:
+        """The (args, value) of the point fluent instances starting (or ending) at t, as a list,
+        a set and (None, args, value) triples (for compiled bodies, ``rtec/local.py``); computed
+        once per window (the rules of a window ask for them again and again)."""
         ck = (key, start, t)
         got = self._bounds.get(ck)
         if got is None:
@@ -735,7 +738,15 @@ class RtecEvaluator:
                 items = [x for x in inside if x not in outside]
             else:
                 items = []
-            got = self._bounds[ck] = (items, set(items))
+            got = self._bounds[ck] = (items, set(items), [(None, *x) for x in items])
+        return got
+
+    def _points_at(self, key: Key, t: int) -> list:
+        """(None, args, value) of a point fluent's points at t, once per window (``rtec/local.py``)."""
+        ck = (key, t)
+        got = self._bounds.get(ck)
+        if got is None:
+            got = self._bounds[ck] = [(None, *x) for x in self.store.points[key].get(t, ())]
         return got
 
     def _window_bounds(self, key: Key, start: bool) -> list[tuple[int, tuple, Any]]:
@@ -1080,7 +1091,7 @@ class RtecEvaluator:
                     fv, t = head[1], head[2]
                     solver = self.solver
                     start = len(solver.trail)
-                    run, check = solver.runner(main), solver.runner(post)
+                    run, check = self._local(main) or solver.runner(main), solver.runner(post)
                     for _ in (run(vs, 0) if run is not None else solver.body(goals, 0, [False], 0)):
                         tt = deref(t)
                         if type(tt) is not int or not lo <= tt <= hi:
@@ -1207,6 +1218,13 @@ class RtecEvaluator:
             if new != old:
                 self.store.set_list(key, args, v, new)
                 changed.add(ident)
+
+    def _local(self, main: list) -> Callable | None:
+        """A simple fluent's body compiled to loops over locals (``rtec/local.py``), once."""
+        got = self._locals.get(id(main))
+        if got is None or got[0] is not main:
+            got = self._locals[id(main)] = (main, local_runner(self, main))
+        return got[1]
 
     def _schedule(self, ident: tuple, ts: float, deadlines: dict, lo: float) -> list[int]:
         """The deadlines fi(F=V, F=V2, D) of an initiation of F=V at ``ts``: F=V2 at ts + D."""

@@ -222,6 +222,38 @@ def _eval(t: Term) -> int | float:
     raise SolveError(f"error: {term_text(resolve(t))} is not an arithmetic expression")
 
 
+def _num(t: Term) -> int | float:
+    """A bound number as it is; anything else through ``_eval`` (its errors included)."""
+    while type(t) is Var:
+        r = t.ref
+        if r is None:
+            break
+        t = r
+    if type(t) is int or type(t) is float:
+        return t
+    return _eval(t)
+
+
+PY_ARITH = {"+", "-", "*"}  # Prolog's and Python's meaning agree on numbers
+PY_COMPARE = {"<": "<", ">": ">", "=<": "<=", ">=": ">=", "=:=": "==", "=\\=": "!="}
+
+
+def _arith(t: Term, consts: list) -> str:
+    """A Python expression evaluating the arithmetic term ``t`` (over slots) as ``_eval`` does:
+    ``+ - *`` and numbers inline, the rest through ``_eval`` (``is`` and comparisons in
+    generated bodies: caviar's distance class computes three per new pair of positions)."""
+    if type(t) is Slot:
+        return f"_num(vs[{t.i}])"
+    if type(t) is int or type(t) is float:
+        consts.append(t)
+        return f"c[{len(consts) - 1}]"
+    if type(t) is tuple and len(t) == 3 and t[0] in PY_ARITH:
+        return f"({_arith(t[1], consts)} {t[0]} {_arith(t[2], consts)})"
+    if type(t) is tuple and len(t) == 2 and t[0] == "-":
+        return f"(-{_arith(t[1], consts)})"
+    return f"_eval({_source(t, consts)})"
+
+
 def _order_key(t: Term) -> tuple:
     """Prolog's standard order of terms: Var < Number < Atom < Compound."""
     t = deref(t)
@@ -388,6 +420,7 @@ class Solver:
         if table is None:
             table = self.memo[pred] = {}
         key = _flat_key(goal)
+        flat_free = key is not None and key[-1] is _FREE  # atoms and numbers, then a free variable
         if key is None:
             key = _canonical(goal)
         elif len(key) > 2 and type(key[-1]) in (str, int):
@@ -407,6 +440,14 @@ class Solver:
             stats[1] += 1
         if not answers:
             return ()
+        if len(answers) == 1 and flat_free:
+            # a flat call: its answers agree with its bound arguments, only the free last one binds
+            v = goal[-1]
+            while v.ref is not None:
+                v = v.ref
+            v.ref = answers[0][-1]
+            self.trail.append(v)
+            return _ONE
         if len(answers) == 1:  # one answer: bind it and leave the bindings to the caller
             mark = len(self.trail)
             if self.unify(goal, answers[0]):
@@ -499,7 +540,7 @@ class Solver:
             return None
         consts: list = []
         env: dict[str, Any] = {"c": consts, "S": self, "unify": self.unify, "_eval": _eval, "_ordered": _ordered,
-                               "solve": self.solve, "memo": self._memo, "solve_rules": self.solve_rules,
+                               "_num": _num, "solve": self.solve, "memo": self._memo, "solve_rules": self.solve_rules,
                                "deref": deref, "SolveError": SolveError}
         lines = ["def run(vs, depth):", " if depth > 2000:",
                  "  raise SolveError('error: recursion deeper than 2000 calls')"]
@@ -512,13 +553,12 @@ class Solver:
             if own is not None:
                 line = own
             elif kind == 1 and key[0] in COMPARE:
-                consts.append(COMPARE[key[0]])
-                line = f"if c[{len(consts) - 1}](_eval({_source(g[1], consts)}), _eval({_source(g[2], consts)})):"
+                line = f"if {_arith(g[1], consts)} {PY_COMPARE[key[0]]} {_arith(g[2], consts)}:"
             elif kind == 1 and key[0] in ORDER:
                 consts.append(ORDER[key[0]])
                 line = (f"if _ordered(c[{len(consts) - 1}], {_source(g[1], consts)}, {_source(g[2], consts)}):")
             elif kind == 1 and key == ("is", 2):
-                line = f"if unify({_source(g[1], consts)}, _eval({_source(g[2], consts)})):"
+                line = f"if unify({_source(g[1], consts)}, {_arith(g[2], consts)}):"
             elif kind == 1 and key == ("=", 2):
                 line = f"if unify({_source(g[1], consts)}, {_source(g[2], consts)}):"
             elif kind == 0:
