@@ -65,6 +65,7 @@ from chronolog.state.codec import reading, versioned
 Key = tuple[str, int]  # a fluent's or event's functor and arity
 NEG_INF = -INF
 _ONE = (None,)  # one solution, no bindings (chronolog.rtec.solve's convention)
+_NONE = object()  # no (further) solution
 _START = itemgetter(0)
 _END = itemgetter(1)
 ANY = object()  # the value of a termination whose value is left free: whatever holds
@@ -514,7 +515,9 @@ class RtecEvaluator:
         if event.pred is None:
             self._saw(event.t)
             return
-        pred, args, t = event.pred, tuple(event.args), event.t
+        pred, args, t = event.pred, event.args, event.t
+        if type(args) is not tuple:
+            args = tuple(args)
         span = event.span
         if self.retention is not None and self.done is not None and t < self.done - self.retention:
             self.too_late += 1  # its repair would read what is forgotten
@@ -531,13 +534,16 @@ class RtecEvaluator:
             lo = self._event_input(pred, args, t, event.retract, event)
         if lo is None:
             return
-        self._saw(t)
+        if self.latest is None or not self.first <= t <= self.latest:
+            self._saw(t)
         if self.done is not None and lo < self.done - self.tick + 1:
             self.delayed += 1
             if self.recompute:
                 lo = NEG_INF  # the benchmark's baseline: derive everything again
-        self.lo = min(self.lo, lo)
-        self._feed_domain(pred, args)
+        if lo < self.lo:
+            self.lo = lo
+        if pred in self._domain_feeds:
+            self._feed_domain(pred, args)
 
     def _saw(self, t: int) -> None:
         if self.first is None or t < self.first:
@@ -577,7 +583,8 @@ class RtecEvaluator:
             fargs, value = self._split(pred, args, arity, event)
         key = (pred, len(fargs))
         item = (fargs, value)
-        at_t = self.store.points[key].get(t)
+        points = self.store.points.get(key)
+        at_t = points.get(t) if points is not None else None
         present = at_t is not None and item in at_t
         tick = self.tick
         if retract:
@@ -597,7 +604,10 @@ class RtecEvaluator:
             ck = (key, fargs, value, t)
             self.point_dups[ck] = self.point_dups.get(ck, 1) + 1
             return None  # the same point again: nothing changes
-        self.store.add_point(key, t, item)
+        if at_t is not None:
+            at_t.append(item)  # a time already known: no new time in the index
+        else:
+            self.store.add_point(key, t, item)
         old = self.store.fluent_list(key, fargs, value)
         if old and old[-1][1] == t:
             old[-1] = (old[-1][0], t + tick)
@@ -833,12 +843,14 @@ class RtecEvaluator:
         mark = len(solver.trail)
         ground = is_ground(fv)
         found = False
+        pattern = (fargs, value)
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                part = IV.clip(ivs, self.clip_lo)
-                if not part and not ground:
+                if not _match(solver, pattern, (args, v)):  # matched first: most values are not asked for
+                    solver.undo(mark)
                     continue
-                if _match(solver, (fargs, value), (args, v)):
+                part = IV.clip(ivs, self.clip_lo)
+                if part or ground:
                     found = True
                     if solver.unify(g[2], ivs_term(part)):
                         yield
@@ -1104,9 +1116,10 @@ class RtecEvaluator:
                                 continue  # a value the event description does not name
                             if checks:
                                 mark = len(solver.trail)
-                                ok = solver.unify(_fterm(got[0], got[1]), _fterm(got[0], args))
-                                ok = ok and any(True for _ in (check(vs, 0) if check is not None else
-                                                               solver.body(checks, 0, [False], 0)))
+                                ok = all(map(solver.unify, got[1], args))  # the head's arguments, one by one
+                                if ok:
+                                    sols = check(vs, 0) if check is not None else solver.body(checks, 0, [False], 0)
+                                    ok = next(iter(sols), _NONE) is not _NONE
                                 solver.undo(mark)
                                 if not ok:
                                     continue
