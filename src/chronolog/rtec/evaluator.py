@@ -280,7 +280,10 @@ class _Store:
         del times[i:]
 
     def fluent_list(self, key: Key, args: tuple, value: Any) -> list:
-        return self.fluents.get(key, {}).get(args, {}).get(value, [])
+        by_args = self.fluents.get(key)
+        vals = by_args.get(args) if by_args is not None else None
+        got = vals.get(value) if vals is not None else None
+        return [] if got is None else got
 
     def set_list(self, key: Key, args: tuple, value: Any, ivs: list) -> None:
         by_args = self.fluents[key]
@@ -581,7 +584,7 @@ class RtecEvaluator:
             fargs, value = args, "true"
         else:
             fargs, value = self._split(pred, args, arity, event)
-        key = (pred, len(fargs))
+        key = (pred, arity)
         item = (fargs, value)
         points = self.store.points.get(key)
         at_t = points.get(t) if points is not None else None
