@@ -43,9 +43,12 @@ def _jsonl(line: str, name: str, n: int) -> Event | None:
         obj = None
     if type(obj) is dict and len(obj) == 3:  # the common shape {"t", "pred", "args"}, checked here at once
         t, pred, args = obj.get("t"), obj.get("pred"), obj.get("args")
-        if (type(t) is int and type(pred) is str and pred and type(args) is list
-                and all(type(a) is str or type(a) is int for a in args)):
-            return Event(t, pred, tuple(args), False, Loc(name, n, 1))
+        if type(t) is int and type(pred) is str and pred and type(args) is list:
+            for a in args:
+                if type(a) is not str and type(a) is not int:
+                    break
+            else:  # (a loop, not all(): this runs once per input line)
+                return Event(t, pred, tuple(args), False, Loc(name, n, 1))
     got = interval_record(line, name, n)
     if got is None:
         return None

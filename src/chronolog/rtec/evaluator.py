@@ -42,6 +42,8 @@ from chronolog.events import Event
 from chronolog.lang.prolog import term_text
 from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
+from chronolog.rtec.inline import inline_goal
+from chronolog.rtec.local import local_runner
 from chronolog.rtec.intervals import INF
 from chronolog.rtec.solve import (
     inst,
@@ -63,6 +65,7 @@ from chronolog.state.codec import reading, versioned
 Key = tuple[str, int]  # a fluent's or event's functor and arity
 NEG_INF = -INF
 _ONE = (None,)  # one solution, no bindings (chronolog.rtec.solve's convention)
+_NONE = object()  # no (further) solution
 _START = itemgetter(0)
 _END = itemgetter(1)
 ANY = object()  # the value of a termination whose value is left free: whatever holds
@@ -277,7 +280,10 @@ class _Store:
         del times[i:]
 
     def fluent_list(self, key: Key, args: tuple, value: Any) -> list:
-        return self.fluents.get(key, {}).get(args, {}).get(value, [])
+        by_args = self.fluents.get(key)
+        vals = by_args.get(args) if by_args is not None else None
+        got = vals.get(value) if vals is not None else None
+        return [] if got is None else got
 
     def set_list(self, key: Key, args: tuple, value: Any, ivs: list) -> None:
         by_args = self.fluents[key]
@@ -351,6 +357,7 @@ class RtecEvaluator:
         for key in program.dynamic_domain:
             builtins[key] = self._domain_goal(key)
         self.solver = Solver(program.background, builtins)
+        self.solver.inline = lambda g, src, consts: inline_goal(self, g, src, consts)
         self.grounding_rules = program.background.get(("grounding", 1), [])
         self._grounded: dict[Any, bool] = {}
         self._grounding_rules: dict[Any, list[Rule]] = {}  # functor of the grounded term -> the clauses for it
@@ -373,7 +380,8 @@ class RtecEvaluator:
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
-        self._bounds: dict[tuple, tuple[list, set]] = {}  # point fluent boundaries of this window
+        self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
+        self._locals: dict[int, tuple[list, Any]] = {}  # id(body) -> (body, its local runner or None)
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
         self.delayed = 0
@@ -510,7 +518,9 @@ class RtecEvaluator:
         if event.pred is None:
             self._saw(event.t)
             return
-        pred, args, t = event.pred, tuple(event.args), event.t
+        pred, args, t = event.pred, event.args, event.t
+        if type(args) is not tuple:
+            args = tuple(args)
         span = event.span
         if self.retention is not None and self.done is not None and t < self.done - self.retention:
             self.too_late += 1  # its repair would read what is forgotten
@@ -527,13 +537,16 @@ class RtecEvaluator:
             lo = self._event_input(pred, args, t, event.retract, event)
         if lo is None:
             return
-        self._saw(t)
+        if self.latest is None or not self.first <= t <= self.latest:
+            self._saw(t)
         if self.done is not None and lo < self.done - self.tick + 1:
             self.delayed += 1
             if self.recompute:
                 lo = NEG_INF  # the benchmark's baseline: derive everything again
-        self.lo = min(self.lo, lo)
-        self._feed_domain(pred, args)
+        if lo < self.lo:
+            self.lo = lo
+        if pred in self._domain_feeds:
+            self._feed_domain(pred, args)
 
     def _saw(self, t: int) -> None:
         if self.first is None or t < self.first:
@@ -571,9 +584,10 @@ class RtecEvaluator:
             fargs, value = args, "true"
         else:
             fargs, value = self._split(pred, args, arity, event)
-        key = (pred, len(fargs))
+        key = (pred, arity)
         item = (fargs, value)
-        at_t = self.store.points[key].get(t)
+        points = self.store.points.get(key)
+        at_t = points.get(t) if points is not None else None
         present = at_t is not None and item in at_t
         tick = self.tick
         if retract:
@@ -593,7 +607,10 @@ class RtecEvaluator:
             ck = (key, fargs, value, t)
             self.point_dups[ck] = self.point_dups.get(ck, 1) + 1
             return None  # the same point again: nothing changes
-        self.store.add_point(key, t, item)
+        if at_t is not None:
+            at_t.append(item)  # a time already known: no new time in the index
+        else:
+            self.store.add_point(key, t, item)
         old = self.store.fluent_list(key, fargs, value)
         if old and old[-1][1] == t:
             old[-1] = (old[-1][0], t + tick)
@@ -720,9 +737,10 @@ class RtecEvaluator:
                         yield
                     solver.undo(mark)
 
-    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set]:
-        """The (args, value) of the point fluent instances starting (or ending) at t, as a list
-        and a set; computed once per window (the rules of a window ask for them again and again)."""
+    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set, list]:
+        """The (args, value) of the point fluent instances starting (or ending) at t, as a list,
+        a set and (None, args, value) triples (for compiled bodies, ``rtec/local.py``); computed
+        once per window (the rules of a window ask for them again and again)."""
         ck = (key, start, t)
         got = self._bounds.get(ck)
         if got is None:
@@ -733,7 +751,30 @@ class RtecEvaluator:
                 items = [x for x in inside if x not in outside]
             else:
                 items = []
-            got = self._bounds[ck] = (items, set(items))
+            got = self._bounds[ck] = (items, set(items), [(None, *x) for x in items])
+        return got
+
+    def _points_at(self, key: Key, t: int) -> list:
+        """(None, args, value) of a point fluent's points at t, once per window (``rtec/local.py``)."""
+        ck = (key, t)
+        got = self._bounds.get(ck)
+        if got is None:
+            got = self._bounds[ck] = [(None, *x) for x in self.store.points[key].get(t, ())]
+        return got
+
+    def _window_bounds(self, key: Key, start: bool) -> list[tuple[int, tuple, Any]]:
+        """(time, args, value) of every start (end) of a point fluent's instances in the window
+        [win_lo, win_hi], in time order: what ``_boundaries`` enumerates for a free time, built
+        once per window and component."""
+        ck = (key, start, self.win_lo, self.win_hi)
+        got = self._bounds.get(ck)
+        if got is None:
+            shift = self.tick if start else 0
+            all_times = self.store.point_times[key]
+            i = bisect_left(all_times, self.win_lo + shift)
+            j = bisect_right(all_times, self.win_hi + shift)
+            got = self._bounds[ck] = [(x - shift, *item) for x in all_times[i:j]
+                                      for item in self._point_bounds(key, start, x - shift)[0]]
         return got
 
     def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:
@@ -805,12 +846,14 @@ class RtecEvaluator:
         mark = len(solver.trail)
         ground = is_ground(fv)
         found = False
+        pattern = (fargs, value)
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                part = IV.clip(ivs, self.clip_lo)
-                if not part and not ground:
+                if not _match(solver, pattern, (args, v)):  # matched first: most values are not asked for
+                    solver.undo(mark)
                     continue
-                if _match(solver, (fargs, value), (args, v)):
+                part = IV.clip(ivs, self.clip_lo)
+                if part or ground:
                     found = True
                     if solver.unify(g[2], ivs_term(part)):
                         yield
@@ -1063,7 +1106,7 @@ class RtecEvaluator:
                     fv, t = head[1], head[2]
                     solver = self.solver
                     start = len(solver.trail)
-                    run, check = solver.runner(main), solver.runner(post)
+                    run, check = self._local(main) or solver.runner(main), solver.runner(post)
                     for _ in (run(vs, 0) if run is not None else solver.body(goals, 0, [False], 0)):
                         tt = deref(t)
                         if type(tt) is not int or not lo <= tt <= hi:
@@ -1076,9 +1119,10 @@ class RtecEvaluator:
                                 continue  # a value the event description does not name
                             if checks:
                                 mark = len(solver.trail)
-                                ok = solver.unify(_fterm(got[0], got[1]), _fterm(got[0], args))
-                                ok = ok and any(True for _ in (check(vs, 0) if check is not None else
-                                                               solver.body(checks, 0, [False], 0)))
+                                ok = all(map(solver.unify, got[1], args))  # the head's arguments, one by one
+                                if ok:
+                                    sols = check(vs, 0) if check is not None else solver.body(checks, 0, [False], 0)
+                                    ok = next(iter(sols), _NONE) is not _NONE
                                 solver.undo(mark)
                                 if not ok:
                                     continue
@@ -1190,6 +1234,13 @@ class RtecEvaluator:
             if new != old:
                 self.store.set_list(key, args, v, new)
                 changed.add(ident)
+
+    def _local(self, main: list) -> Callable | None:
+        """A simple fluent's body compiled to loops over locals (``rtec/local.py``), once."""
+        got = self._locals.get(id(main))
+        if got is None or got[0] is not main:
+            got = self._locals[id(main)] = (main, local_runner(self, main))
+        return got[1]
 
     def _schedule(self, ident: tuple, ts: float, deadlines: dict, lo: float) -> list[int]:
         """The deadlines fi(F=V, F=V2, D) of an initiation of F=V at ``ts``: F=V2 at ts + D."""

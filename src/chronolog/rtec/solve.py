@@ -12,7 +12,7 @@ and the caller undoes them (``undo``) to its own mark.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from chronolog.errors import ChronologError
@@ -222,6 +222,38 @@ def _eval(t: Term) -> int | float:
     raise SolveError(f"error: {term_text(resolve(t))} is not an arithmetic expression")
 
 
+def _num(t: Term) -> int | float:
+    """A bound number as it is; anything else through ``_eval`` (its errors included)."""
+    while type(t) is Var:
+        r = t.ref
+        if r is None:
+            break
+        t = r
+    if type(t) is int or type(t) is float:
+        return t
+    return _eval(t)
+
+
+PY_ARITH = {"+", "-", "*"}  # Prolog's and Python's meaning agree on numbers
+PY_COMPARE = {"<": "<", ">": ">", "=<": "<=", ">=": ">=", "=:=": "==", "=\\=": "!="}
+
+
+def _arith(t: Term, consts: list) -> str:
+    """A Python expression evaluating the arithmetic term ``t`` (over slots) as ``_eval`` does:
+    ``+ - *`` and numbers inline, the rest through ``_eval`` (``is`` and comparisons in
+    generated bodies: caviar's distance class computes three per new pair of positions)."""
+    if type(t) is Slot:
+        return f"_num(vs[{t.i}])"
+    if type(t) is int or type(t) is float:
+        consts.append(t)
+        return f"c[{len(consts) - 1}]"
+    if type(t) is tuple and len(t) == 3 and t[0] in PY_ARITH:
+        return f"({_arith(t[1], consts)} {t[0]} {_arith(t[2], consts)})"
+    if type(t) is tuple and len(t) == 2 and t[0] == "-":
+        return f"(-{_arith(t[1], consts)})"
+    return f"_eval({_source(t, consts)})"
+
+
 def _order_key(t: Term) -> tuple:
     """Prolog's standard order of terms: Var < Number < Atom < Compound."""
     t = deref(t)
@@ -234,6 +266,16 @@ def _order_key(t: Term) -> tuple:
     if type(t) is tuple:
         return (4, len(t) - 1, t[0], tuple(_order_key(a) for a in t[1:]))
     return (5, 0)
+
+
+def _ordered(op: Callable[[Any, Any], bool], a: Term, b: Term) -> bool:
+    """``op`` on the standard order of ``a`` and ``b``: two atoms or two integers (ids, as in
+    ``Id1 @< Id2``) compare as they are, without building order keys."""
+    a, b = deref(a), deref(b)
+    ta = type(a)
+    if ta is type(b) and (ta is str or ta is int):
+        return op(a, b)
+    return op(_order_key(a), _order_key(b))
 
 
 COMPARE: dict[str, Callable[[Any, Any], bool]] = {
@@ -273,6 +315,8 @@ class Solver:
         self.runners: dict[int, tuple[list, Any]] = {}  # id(goals) -> (goals, runner(goals))
         self.memo_size = 0
         self.memo_stats: dict = {}  # predicate -> [calls, hits]; a predicate rarely asked twice is not memoised
+        # the evaluator's own compilation of a goal (over slots) into a runner line, or None
+        self.inline: Callable[[Term, Callable[[Term], str], list], str | None] | None = None
         self.control = control = {(",", 2): self._and, ("\\+", 1): self._neg, ("not", 1): self._neg, ("!", 0): self._true,
                    (";", 2): self._or, ("->", 2): self._then, ("true", 0): self._true, ("fail", 0): self._fail,
                    ("false", 0): self._fail, ("=", 2): self._eq, ("\\=", 2): self._neq, ("is", 2): self._is,
@@ -359,7 +403,7 @@ class Solver:
             return self._memo(key, x, goal, depth)
         return self.solve_rules(x, goal, depth)
 
-    def _memo(self, pred: tuple, rules: list[Rule], goal: Term, depth: int) -> Iterator[None]:
+    def _memo(self, pred: tuple, rules: list[Rule], goal: Term, depth: int) -> Iterable[None]:
         """A pure predicate's answers for a call pattern, computed once (the examples call
         ``distanceClass/5`` on the same coordinates again and again); a predicate whose calls
         rarely repeat (over 5000 calls, under one in ten a repeat) is solved directly instead.
@@ -370,39 +414,70 @@ class Solver:
             stats = self.memo_stats[pred] = [0, 0]
         if stats[0] > 5000 and stats[1] * 10 < stats[0]:
             self.memo.pop(pred, None)
-            yield from self.solve_rules(rules, goal, depth)
-            return
+            return self.solve_rules(rules, goal, depth)
         stats[0] += 1
         table = self.memo.get(pred)
         if table is None:
             table = self.memo[pred] = {}
-        key = _canonical(goal)
+        key = _flat_key(goal)
+        flat_free = key is not None and key[-1] is _FREE  # atoms and numbers, then a free variable
+        if key is None:
+            key = _canonical(goal)
+        elif len(key) > 2 and type(key[-1]) in (str, int):
+            found = table.get(key[:-1] + (_FREE,))  # a check reads the answers with its last argument free
+            if found is not None:
+                stats[1] += 1
+                last, tl = key[-1], type(key[-1])
+                n = sum(1 for a in found if a[-1] == last and type(a[-1]) is tl)
+                return _ONE if n == 1 else (None,) * n  # a solution per answer, as unifying each
         answers = table.get(key)
         if answers is None:
-            last = deref(goal[-1]) if type(goal) is tuple and len(goal) > 2 else None
-            if type(last) in (str, int):
-                general = goal[:-1] + (Var(),)
-                gkey = _canonical(general)
-                found = table.get(gkey)
-                if found is None:
-                    try:
-                        found = self._answers(rules, general, depth)
-                    except SolveError:  # the last argument is an input (arithmetic on it)
-                        found = None
-                    if found is not None:
-                        self._store(pred, gkey, found)
-                else:
-                    stats[1] += 1
-                if found is not None:
-                    answers = [a for a in found if a[-1] == last and type(a[-1]) is type(last)]
+            answers = self._fill(pred, rules, goal, depth, table, stats)
             if answers is None:
-                answers = self._answers(rules, goal, depth)
-                if answers is None:
-                    yield from self.solve_rules(rules, goal, depth)
-                    return
+                return self.solve_rules(rules, goal, depth)
             self._store(pred, key, answers)
         else:
             stats[1] += 1
+        if not answers:
+            return ()
+        if len(answers) == 1 and flat_free:
+            # a flat call: its answers agree with its bound arguments, only the free last one binds
+            v = goal[-1]
+            while v.ref is not None:
+                v = v.ref
+            v.ref = answers[0][-1]
+            self.trail.append(v)
+            return _ONE
+        if len(answers) == 1:  # one answer: bind it and leave the bindings to the caller
+            mark = len(self.trail)
+            if self.unify(goal, answers[0]):
+                return _ONE
+            self.undo(mark)
+            return ()
+        return self._each(goal, answers)
+
+    def _fill(self, pred: tuple, rules: list[Rule], goal: Term, depth: int, table: dict,
+              stats: list) -> list | None:
+        """The answers of a call not seen yet (None: solve it directly, an answer is not ground)."""
+        last = deref(goal[-1]) if type(goal) is tuple and len(goal) > 2 else None
+        if type(last) in (str, int):
+            general = goal[:-1] + (Var(),)
+            gkey = _flat_key(general) or _canonical(general)
+            found = table.get(gkey)
+            if found is None:
+                try:
+                    found = self._answers(rules, general, depth)
+                except SolveError:  # the last argument is an input (arithmetic on it)
+                    found = None
+                if found is not None:
+                    self._store(pred, gkey, found)
+            else:
+                stats[1] += 1
+            if found is not None:
+                return [a for a in found if a[-1] == last and type(a[-1]) is type(last)]
+        return self._answers(rules, goal, depth)
+
+    def _each(self, goal: Term, answers: list) -> Iterator[None]:
         mark = len(self.trail)
         for a in answers:
             if self.unify(goal, a):
@@ -464,8 +539,8 @@ class Solver:
         if any(g == "!" for g in goals):
             return None
         consts: list = []
-        env: dict[str, Any] = {"c": consts, "S": self, "unify": self.unify, "_eval": _eval, "_order_key": _order_key,
-                               "solve": self.solve, "memo": self._memo, "solve_rules": self.solve_rules,
+        env: dict[str, Any] = {"c": consts, "S": self, "unify": self.unify, "_eval": _eval, "_ordered": _ordered,
+                               "_num": _num, "solve": self.solve, "memo": self._memo, "solve_rules": self.solve_rules,
                                "deref": deref, "SolveError": SolveError}
         lines = ["def run(vs, depth):", " if depth > 2000:",
                  "  raise SolveError('error: recursion deeper than 2000 calls')"]
@@ -474,15 +549,16 @@ class Solver:
             src = _source(g, consts)
             key = (g[0], len(g) - 1) if type(g) is tuple else (g, 0) if type(g) is str else None
             kind, x = self.dispatch.get(key, (None, None)) if key is not None else (None, None)
-            if kind == 1 and key[0] in COMPARE:
-                consts.append(COMPARE[key[0]])
-                line = f"if c[{len(consts) - 1}](_eval({_source(g[1], consts)}), _eval({_source(g[2], consts)})):"
+            own = self.inline(g, lambda t: _source(t, consts), consts) if self.inline is not None else None
+            if own is not None:
+                line = own
+            elif kind == 1 and key[0] in COMPARE:
+                line = f"if {_arith(g[1], consts)} {PY_COMPARE[key[0]]} {_arith(g[2], consts)}:"
             elif kind == 1 and key[0] in ORDER:
                 consts.append(ORDER[key[0]])
-                line = (f"if c[{len(consts) - 1}](_order_key({_source(g[1], consts)}), "
-                        f"_order_key({_source(g[2], consts)})):")
+                line = (f"if _ordered(c[{len(consts) - 1}], {_source(g[1], consts)}, {_source(g[2], consts)}):")
             elif kind == 1 and key == ("is", 2):
-                line = f"if unify({_source(g[1], consts)}, _eval({_source(g[2], consts)})):"
+                line = f"if unify({_source(g[1], consts)}, {_arith(g[2], consts)}):"
             elif kind == 1 and key == ("=", 2):
                 line = f"if unify({_source(g[1], consts)}, {_source(g[2], consts)}):"
             elif kind == 0:
@@ -643,6 +719,34 @@ class Solver:
     def _control(self, name: str, g: tuple | str, depth: int) -> Any:
         """A control construct or built-in predicate by name (for the evaluator's own ``\\+``)."""
         return self.control[(name, len(g) - 1 if type(g) is tuple else 0)](g, depth)
+
+
+_FREE = ("$VAR", 0)
+
+
+def _flat_key(t: Term) -> Term:
+    """``_canonical`` of a call whose arguments are atoms and numbers, but for a free last one
+    (the common memoised call, built without walking terms); None for any other call."""
+    if type(t) is not tuple:
+        return None
+    out = [t[0]]
+    n = len(t) - 1
+    for i in range(1, n + 1):
+        a = t[i]
+        while type(a) is Var:
+            r = a.ref
+            if r is None:
+                break
+            a = r
+        ta = type(a)
+        if ta is Var:
+            if i != n:
+                return None
+            a = _FREE
+        elif ta is tuple or ta is float:  # (1.0 and 1 are equal keys but do not unify)
+            return None
+        out.append(a)
+    return tuple(out)
 
 
 def _canonical(t: Term, names: dict | None = None) -> Term:
