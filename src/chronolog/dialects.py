@@ -39,6 +39,9 @@ class Dialect:
     origin: int | None = None
     # (program, window, step, warn) -> the evaluator of a windowed mode (RTEC's --window); None: no such mode
     windowed: Callable[[Any, int, int | None, Callable[[str], None]], Any] | None = None
+    # ``read``'s events for ``chronolog run`` (runtime/driver.py), runs of plain facts of one time
+    # as ``TimeRows`` blocks decoded in bulk; None: ``read``
+    bulk_read: Callable[[Any, IO[str], str, str, str, Callable[[str], None]], Iterator[Any]] | None = None
 
 
 def _mtl_parse(files: list[tuple[str, str]]) -> Any:
@@ -167,11 +170,23 @@ def _rtec_windowed(program: Any, window: int, step: int | None, warn: Callable[[
 
 def _rtec_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
                report: Callable[[str], None]) -> Iterator[Event]:
-    from chronolog.io.rtec_input import CsvRows, read_rtec_events
+    from chronolog.io.rtec_input import read_rtec_events
 
-    csv = CsvRows({e.name for e in program.points + program.build_from_points},
-                  {e.name for e in program.collect_intervals})
-    return read_rtec_events(stream, name, fmt, on_error, report, csv)
+    return read_rtec_events(stream, name, fmt, on_error, report, _csv_rows(program))
+
+
+def _csv_rows(program: Any) -> Any:
+    from chronolog.io.rtec_input import CsvRows
+
+    return CsvRows({e.name for e in program.points + program.build_from_points},
+                   {e.name for e in program.collect_intervals})
+
+
+def _rtec_bulk_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
+                    report: Callable[[str], None]) -> Iterator[Any]:
+    from chronolog.io.rtec_input import read_rtec_blocks
+
+    return read_rtec_blocks(stream, name, fmt, on_error, report, _csv_rows(program))
 
 
 def _rtec_describe(program: Any) -> list[str]:
@@ -219,7 +234,7 @@ DIALECTS: dict[str, Dialect] = {
     "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, _mtl_replay, _mtl_reach,
                    _mtl_retaining, points=False),
     "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay,
-                    retaining=_rtec_retaining, origin=0, windowed=_rtec_windowed),
+                    retaining=_rtec_retaining, origin=0, windowed=_rtec_windowed, bulk_read=_rtec_bulk_read),
 }
 
 

@@ -80,6 +80,37 @@ class OnePredicate:
         self.key, self.args = state
 
 
+class TimeRows:
+    """Facts asserted at one time point ``t``, read from consecutive input lines
+    ``line``, ``line + 1``, ... of ``file`` in arrival order: a bulk reader's block
+    (RTEC's JSONL), pushed whole to an evaluator with ``push_rows`` instead of
+    one ``Event`` per line.  ``rows`` are objects with ``pred`` and ``args`` (a
+    tuple)."""
+
+    __slots__ = ("t", "rows", "file", "line")
+
+    def __init__(self, t: int, rows: Sequence, file: str, line: int) -> None:
+        self.t = t
+        self.rows = rows
+        self.file = file
+        self.line = line
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def loc(self, i: int) -> Loc:
+        """The location of the block's ``i``-th row."""
+        return Loc(self.file, self.line + i, 1)
+
+    def event(self, i: int) -> Event:
+        """The block's ``i``-th row as the ``Event`` a line reader makes of it."""
+        row = self.rows[i]
+        return Event(self.t, row.pred, row.args, False, self.loc(i))
+
+    def events(self) -> Iterator[Event]:
+        return (self.event(i) for i in range(len(self.rows)))
+
+
 def withdrawn(entries: "Sequence", fact: tuple) -> int | None:
     """The index in ``entries`` (one time point's facts in arrival order) of the
     event a retraction of ``fact`` withdraws: the latest earlier one equal to

@@ -284,6 +284,8 @@ def _read_ahead(args: argparse.Namespace):  # noqa: ANN202 (a ReadAhead, or None
     errors come after the program's)."""
     if args.input == "-" or args.format != "jsonl" or sys.stderr.isatty():  # a progress bar reads the lines
         return None
+    if args.program and _own_dialect(args):  # not the LARS reader's input: the child's work would be wasted
+        return None
     from chronolog.io import readahead
 
     if not readahead.usable(args.input):
@@ -299,6 +301,14 @@ def _read_ahead(args: argparse.Namespace):  # noqa: ANN202 (a ReadAhead, or None
         return readahead.ReadAhead(reader)
 
 
+def _own_dialect(args: argparse.Namespace) -> bool:
+    """Whether the run's program is of a dialect with its own evaluator and reader
+    (by ``--dialect`` or the first file's extension, as ``load_program`` picks it)."""
+    from chronolog.lang import dialect_for
+
+    return dialect_for(args.program[0], args.dialect) in ("mtl", "rtec")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     ahead = _read_ahead(args)
     try:
@@ -309,10 +319,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, or None)
-    from chronolog.engine.plan import plan_program
-    from chronolog.io.formats import EventReader
     from chronolog.lang import load_program
-    from chronolog.runtime.embedded import collecting_rarely, run_embedded
 
     program = load_program(args.program, args.dialect)
     from chronolog.dialects import evaluator_dialect
@@ -320,6 +327,11 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
     own = evaluator_dialect(program.dialect)
     if own is not None:
         return _run_own(args, program, own)
+    # (LARS's engine and reader only now: a dialect with its own evaluator starts without them)
+    from chronolog.engine.plan import plan_program
+    from chronolog.io.formats import EventReader
+    from chronolog.runtime.embedded import collecting_rarely, run_embedded
+
     for option in ("step", "window"):
         if getattr(args, option, None) is not None:
             raise ChronologError(f"error: --{option} is for RTEC programs (this one is {program.dialect})")
@@ -367,7 +379,7 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
 
 def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001 (its program, a Dialect)
     """``chronolog run`` for a dialect with its own evaluator (chronolog.dialects): through run_evaluator."""
-    from chronolog.runtime.embedded import run_evaluator
+    from chronolog.runtime.driver import run_evaluator
 
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
@@ -377,7 +389,7 @@ def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001
     evaluator = dialect.evaluator(program, args, _error)
     with _open_in(args.input) as stream, _open_out(args.output) as out:
         name = "<stdin>" if args.input == "-" else args.input
-        events = dialect.read(program, stream, name, args.format, args.on_error, _error)
+        events = (dialect.bulk_read or dialect.read)(program, stream, name, args.format, args.on_error, _error)
         stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error, points=dialect.points)
     if stats.too_late and getattr(args, "window", None) is not None:
         _error(f"ignored {stats.too_late} events older than the window (--window {args.window}): "

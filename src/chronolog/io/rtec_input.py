@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import IO
 
 import orjson
 
 from chronolog.errors import InputError
-from chronolog.events import Event
+from chronolog.events import Event, TimeRows
 from chronolog.io.interval_json import interval_record, parsed_lines
 from chronolog.ir import Loc
 
@@ -133,3 +134,48 @@ def read_rtec_events(stream: IO[str], name: str, fmt: str = "jsonl", on_error: s
             yield Event(arrival)  # a delayed row: the stream's time is its arrival, as RTEC loads it
             announced = arrival
         yield ev
+
+
+BLOCK_LINES = 4096  # lines decoded by one call
+
+
+def read_rtec_blocks(stream: IO[str], name: str, fmt: str = "jsonl", on_error: str = "fail",
+                     report: Callable[[str], None] = lambda m: None,
+                     csv: CsvRows | None = None) -> Iterator[Event | TimeRows]:
+    """``read_rtec_events``'s events, the usual JSONL lines in bulk: each block of
+    ``BLOCK_LINES`` lines is decoded by one msgspec call into typed rows (the checks
+    ``_jsonl`` makes, in C), and runs of rows of one time are ``TimeRows``.  A block
+    with any other line (a blank one, a retraction, an interval, a bad line) is read
+    line by line instead, by the same code as ``read_rtec_events``: the same events,
+    errors and messages."""
+    if fmt != "jsonl":
+        yield from read_rtec_events(stream, name, fmt, on_error, report, csv)
+        return
+    from chronolog.io.rtec_rows import decode_rows
+
+    first = 1
+    while True:
+        lines = list(islice(stream, BLOCK_LINES))
+        if not lines:
+            return
+        rows = decode_rows(lines)
+        if rows is None:
+            numbered = enumerate((line.rstrip("\n") for line in lines), first)
+            for n, line in numbered:
+                try:
+                    ev = _jsonl(line, name, n)
+                except InputError as exc:
+                    if on_error != "skip":
+                        raise
+                    report(f"{exc.loc}: skipped: {exc.message}")
+                    continue
+                if ev is not None:
+                    yield ev
+        else:
+            start, t = 0, rows[0].t
+            for i, row in enumerate(rows):
+                if row.t != t:
+                    yield TimeRows(t, rows[start:i], name, first + start)
+                    start, t = i, row.t
+            yield TimeRows(t, rows[start:], name, first + start)
+        first += len(lines)

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from chronolog.errors import ChronologError, ProgramError
 from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header
-from chronolog.events import Event
+from chronolog.events import Event, TimeRows
 from chronolog.lang.prolog import term_text
 from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
@@ -547,6 +547,76 @@ class RtecEvaluator:
             self.lo = lo
         if pred in self._domain_feeds:
             self._feed_domain(pred, args)
+
+    def push_rows(self, rows: TimeRows) -> None:
+        """``push`` of every row of a block (facts asserted at one time, ``TimeRows``)
+        without an ``Event`` and a call each: new points and events are stored here, as
+        ``_point_input`` and ``_event_input`` store them; anything else (a point with the
+        wrong number of arguments, a row past the retention) goes through ``push``."""
+        t = rows.t
+        if self.retention is not None and self.done is not None and t < self.done - self.retention:
+            for event in rows.events():
+                self.push(event)
+            return
+        point_decl = self.point_decl
+        store = self.store
+        all_points = store.points
+        events, event_times = store.events, store.event_times
+        feeds = self._domain_feeds
+        tick = self.tick
+        new_points = new_events = 0
+        for i, row in enumerate(rows.rows):
+            pred, args = row.pred, row.args
+            arity = point_decl.get(pred)
+            if arity is None:
+                key = (pred, len(args))
+                _add_timed(events[key], event_times[key], t, args)
+                new_events += 1
+            else:
+                if len(args) == arity:
+                    fargs, value = args, "true"
+                elif len(args) == arity + 1:
+                    fargs, value = args[:-1], args[-1]
+                else:
+                    self.push(rows.event(i))  # its error
+                    continue
+                key = (pred, arity)
+                item = (fargs, value)
+                points = all_points.get(key)
+                at_t = points.get(t) if points is not None else None
+                if at_t is None:
+                    store.add_point(key, t, item)
+                elif item in at_t:
+                    ck = (key, fargs, value, t)
+                    self.point_dups[ck] = self.point_dups.get(ck, 1) + 1
+                    continue  # the same point again: nothing changes
+                else:
+                    at_t.append(item)
+                old = store.fluent_list(key, fargs, value)
+                if old and old[-1][1] == t:
+                    old[-1] = (old[-1][0], t + tick)
+                elif old and old[-1][1] < t:
+                    old.append((t, t + tick))
+                else:
+                    store.set_list(key, fargs, value, IV.insert(old, t, t + tick))
+                new_points += 1
+            if pred in feeds:
+                self._feed_domain(pred, args)
+        if not new_points and not new_events:
+            return
+        # what push does after each new row (the same time: once, or counted)
+        if self.latest is None or not self.first <= t <= self.latest:  # type: ignore[operator]
+            self._saw(t)
+        lo = t - tick if new_points else t
+        done = self.done
+        if done is not None:
+            late = (new_points if t - tick < done - tick + 1 else 0) + (new_events if t < done - tick + 1 else 0)
+            if late:
+                self.delayed += late
+                if self.recompute:
+                    lo = NEG_INF
+        if lo < self.lo:
+            self.lo = lo
 
     def _saw(self, t: int) -> None:
         if self.first is None or t < self.first:

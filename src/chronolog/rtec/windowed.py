@@ -58,6 +58,8 @@ class WindowedRtecEvaluator(RtecEvaluator):
 
     # ------------------------------------------------------------ input
 
+    push_rows = None  # each event through push (its window's checks), not RtecEvaluator's bulk path
+
     def push(self, event: Event) -> None:
         self._catch_up(event.t - 1)
         if event.pred is None:

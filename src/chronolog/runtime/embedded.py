@@ -8,44 +8,17 @@ module only moves events in and answer lines out.
 from __future__ import annotations
 
 import gc
-import sys
 import time
 from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from chronolog.engine.plan import plan_program
 from chronolog.events import Event
 from chronolog.io.formats import FactBatch
 from chronolog.ir import Program
-from chronolog.records import record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.reasoner import Reasoner
-
-if TYPE_CHECKING:
-    from chronolog.evaluator import Evaluator, Time
-
-
-@record
-class RunStats:
-    events: int = 0
-    facts: int = 0
-    retractions: int = 0
-    unmatched_retractions: int = 0
-    delayed: int = 0
-    time_points: int = 0
-    answer_lines: int = 0
-    corrections: int = 0
-    too_late: int = 0
-
-    def count(self, ev: Event) -> None:
-        """One input event read."""
-        self.events += 1
-        if ev.is_fact:
-            if ev.retract:
-                self.retractions += 1
-            else:
-                self.facts += 1
-
+from chronolog.runtime.driver import RunStats, _stderr, run_evaluator  # noqa: F401 (their home before driver.py)
 
 COLLECT_EVERY = 600.0  # seconds between cycle collections while automatic ones are off
 
@@ -70,10 +43,6 @@ def collecting_rarely() -> Iterator[None]:
         gc.unfreeze()
         if enabled:
             gc.enable()
-
-
-def _stderr(msg: str) -> None:
-    print(msg, file=sys.stderr)
 
 
 def run_embedded(
@@ -212,56 +181,4 @@ def _drive(reasoner: Reasoner, writer: AnswerWriter, events: Iterable[Event | Fa
         stats.time_points = reasoner.evaluated - reasoner.t1 + 1
     stats.answer_lines = writer.lines
     stats.corrections = writer.corrections
-    return stats
-
-
-def run_evaluator(
-    evaluator: "Evaluator",
-    events: Iterable[Event],
-    out: IO[str],
-    *,
-    until: "Time | None" = None,
-    warn: Callable[[str], None] = _stderr,
-    points: bool = True,
-) -> RunStats:
-    """``chronolog run`` for any dialect's evaluator (``chronolog.evaluator``).
-
-    A time is final once a later one arrives: each arrival of a later time
-    evaluates up to the previous latest time, and the changes are written at
-    once (so answers follow a piped input as it arrives).  Delayed events and
-    retractions come out of the next ``advance`` as -1/+1 corrections.
-    ``points``: an answer at one integer point is a ``t`` line (DatalogMTL
-    writes its punctual interval ``[7,7]`` instead)."""
-    from chronolog.evaluator import interval_line
-
-    stats = RunStats()
-    binary = getattr(out, "buffer", None)
-    write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
-
-    def emit(changes: list) -> None:
-        for pred, args, span, diff in changes:
-            write(interval_line(pred, args, span, diff, points) + b"\n")
-            stats.answer_lines += 1
-            if diff < 0:
-                stats.corrections += 1
-
-    latest = None
-    ignored = 0
-    for ev in events:
-        if until is not None and ev.t > until:
-            ignored += 1
-            continue
-        stats.count(ev)
-        if latest is not None and ev.t > latest:
-            emit(evaluator.advance(latest))
-        if latest is None or ev.t > latest:
-            latest = ev.t
-        evaluator.push(ev)
-    emit(evaluator.finish(until))
-    if ignored:
-        warn(f"warning: ignored {ignored} events after --until {until}")
-    for name in ("unmatched_retractions", "delayed", "too_late", "time_points"):
-        setattr(stats, name, getattr(evaluator, name, 0))
-    if binary is not None:
-        binary.flush()
     return stats
