@@ -234,6 +234,13 @@ def _add_timed(by_t: dict[int, list], times: list[int], t: int, item: Any) -> No
         got.append(item)
 
 
+def _as_slice(positions: tuple[int, ...]) -> slice | None:
+    """The slice of a tuple's items at ``positions`` if they are consecutive and in order."""
+    first = positions[0] if positions else 0
+    consecutive = positions == tuple(range(first, first + len(positions)))
+    return slice(first, first + len(positions)) if consecutive else None
+
+
 class _Store:
     """Input and derived entities: events by time, fluent interval lists by instance."""
 
@@ -332,8 +339,9 @@ class RtecEvaluator:
         self.h = Hierarchy(program)
         self.store = _Store()
         self.domain: dict[Key, set[tuple]] = {k: set() for k in program.dynamic_domain}
-        # input functor -> [(the domain's set, arguments needed, argument positions)], each once
-        self._domain_feeds = {pred: [(self.domain[k], max(pos, default=-1) + 1, pos) for k, pos in
+        # input functor -> [(the domain's set, arguments needed, argument positions, the same as a
+        # slice if they are consecutive)], each once
+        self._domain_feeds = {pred: [(self.domain[k], max(pos, default=-1) + 1, pos, _as_slice(pos)) for k, pos in
                                      dict.fromkeys((k, tuple(pos)) for k, pos in feeds)]
                               for pred, feeds in self._feeds().items()}
         self.point_decl: dict[str, int] = {}  # point fluent name -> arity of F
@@ -560,19 +568,25 @@ class RtecEvaluator:
             return
         point_decl = self.point_decl
         store = self.store
-        all_points = store.points
+        all_points, fluents = store.points, store.fluents
         events, event_times = store.events, store.event_times
         feeds = self._domain_feeds
         tick = self.tick
+        end = t + tick
         new_points = new_events = 0
         for i, row in enumerate(rows.rows):
             pred, args = row.pred, row.args
             arity = point_decl.get(pred)
-            if arity is None:
+            if arity is None:  # an event (_event_input)
                 key = (pred, len(args))
-                _add_timed(events[key], event_times[key], t, args)
+                by_t = events[key]
+                got = by_t.get(t)
+                if got is None:
+                    _add_timed(by_t, event_times[key], t, args)
+                else:
+                    got.append(args)
                 new_events += 1
-            else:
+            else:  # a point of a point fluent (_point_input)
                 if len(args) == arity:
                     fargs, value = args, "true"
                 elif len(args) == arity + 1:
@@ -592,16 +606,23 @@ class RtecEvaluator:
                     continue  # the same point again: nothing changes
                 else:
                     at_t.append(item)
-                old = store.fluent_list(key, fargs, value)
+                by_args = fluents.get(key)
+                vals = by_args.get(fargs) if by_args is not None else None
+                old = vals.get(value) if vals is not None else None
                 if old and old[-1][1] == t:
-                    old[-1] = (old[-1][0], t + tick)
+                    old[-1] = (old[-1][0], end)
                 elif old and old[-1][1] < t:
-                    old.append((t, t + tick))
+                    old.append((t, end))
                 else:
-                    store.set_list(key, fargs, value, IV.insert(old, t, t + tick))
+                    store.set_list(key, fargs, value, IV.insert(old or [], t, end))
                 new_points += 1
-            if pred in feeds:
-                self._feed_domain(pred, args)
+            feed = feeds.get(pred)
+            if feed is not None:  # (_feed_domain)
+                for known, need, positions, part in feed:
+                    if need <= len(args):
+                        tup = args[part] if part is not None else tuple([args[i] for i in positions])
+                        if tup not in known:
+                            self._grow_domain(known, tup)
         if not new_points and not new_events:
             return
         # what push does after each new row (the same time: once, or counted)
@@ -718,15 +739,18 @@ class RtecEvaluator:
         if not feeds:
             return
         n = len(args)
-        for known, need, positions in feeds:
+        for known, need, positions, part in feeds:
             if need <= n:
-                tup = tuple([args[i] for i in positions])
+                tup = args[part] if part is not None else tuple([args[i] for i in positions])
                 if tup not in known:
-                    known.add(tup)
-                    self._expansions.clear()
-                    self._grounded.clear()
-                    if self.done is not None:
-                        self.regrow = True
+                    self._grow_domain(known, tup)
+
+    def _grow_domain(self, known: set[tuple], tup: tuple) -> None:
+        known.add(tup)
+        self._expansions.clear()
+        self._grounded.clear()
+        if self.done is not None:
+            self.regrow = True
 
     # ------------------------------------------------------------ EC built-ins
 
