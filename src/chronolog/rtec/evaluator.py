@@ -369,7 +369,8 @@ class RtecEvaluator:
         self.grounding_rules = program.background.get(("grounding", 1), [])
         self._grounded: dict[Any, bool] = {}
         self._grounding_rules: dict[Any, list[Rule]] = {}  # functor of the grounded term -> the clauses for it
-        self._expansions: dict[Any, list] = {}  # non-ground head -> its groundings (while the domain stays)
+        # non-ground head -> its groundings, an SDF entity -> its ground heads (while the domain stays)
+        self._expansions: dict[Any, Any] = {}
         self.outputs = self._output_entities()
         self.needed = self._needed()
         self.domain_wide = self._domain_wide()
@@ -1128,13 +1129,15 @@ class RtecEvaluator:
     def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> None:
         key = ent[1]
         rules = [r for _, r in self.h.rules[ent]]
-        heads: dict[Any, None] = {}
-        for r in rules:
-            fv = r.head[1]
-            vs = [Var() for _ in range(r.nvars)]
-            from chronolog.rtec.solve import inst
-            for g in self.groundings(inst(fv, vs)):
-                heads.setdefault(g, None)
+        # the ground heads, as grounding/1 gives them: kept while the domain stays (as _expand's)
+        heads: dict[Any, None] | None = self._expansions.get(ent)
+        if heads is None:
+            heads = {}
+            for r in rules:
+                vs = [Var() for _ in range(r.nvars)]
+                for g in self.groundings(inst(r.head[1], vs)):
+                    heads.setdefault(g, None)
+            self._expansions[ent] = heads
         results: dict[tuple, dict[Any, list]] = {}
         at = lo + 1 if lo != NEG_INF else NEG_INF
         if heads or self._has_grounding(key):
