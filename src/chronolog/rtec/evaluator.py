@@ -939,8 +939,12 @@ class RtecEvaluator:
             raise SolveError("error: holdsFor/2 of something that is not F=V")
         key, fargs, value = got
         mark = len(solver.trail)
-        ground = is_ground(fv)
-        found = False
+        if is_ground(fv):  # the usual call (a statically determined fluent's body): one list, [] if none
+            ivs = self.store.fluent_list(key, tuple([resolve(a) for a in fargs]), resolve(value))
+            if solver.unify(g[2], ivs_term(IV.clip(ivs, self.clip_lo))):
+                yield
+            solver.undo(mark)
+            return
         pattern = (fargs, value)
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
@@ -948,14 +952,10 @@ class RtecEvaluator:
                     solver.undo(mark)
                     continue
                 part = IV.clip(ivs, self.clip_lo)
-                if part or ground:
-                    found = True
+                if part:
                     if solver.unify(g[2], ivs_term(part)):
                         yield
                 solver.undo(mark)
-        if ground and not found and solver.unify(g[2], "[]"):
-            yield
-            solver.undo(mark)
 
     clip_lo: float = NEG_INF
     # a statically determined instance computed for the first time gets its whole past (RTEC's
