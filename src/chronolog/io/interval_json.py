@@ -56,10 +56,11 @@ def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc] | None:
 
 
 def parsed_lines(stream: Iterable[str], name: str, parse: Callable[[str, str, int], Event | None],
-                 on_error: str, report: Callable[[str], None]) -> Iterator[Event]:
+                 on_error: str, report: Callable[[str], None], first: int = 1) -> Iterator[Event]:
     """``parse`` applied to every line in order: bad lines stop the run (``InputError`` with
-    file:line:column), or with ``on_error="skip"`` are reported and skipped."""
-    for n, line in enumerate(stream, 1):
+    file:line:column), or with ``on_error="skip"`` are reported and skipped.  ``first``: the
+    number of the stream's first line."""
+    for n, line in enumerate(stream, first):
         try:
             ev = parse(line.rstrip("\n"), name, n)
         except InputError as exc:

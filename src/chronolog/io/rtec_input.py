@@ -59,14 +59,22 @@ def _jsonl(line: str, name: str, n: int) -> Event | None:
         return Event(_int_time(obj["t"], loc, "t"), loc=loc)
     if "interval" in obj:
         text = obj["interval"]
-        m = _INTERVAL.match(text) if type(text) is str else None
-        if m is None:
+        span = _span(text) if type(text) is str else None
+        if span is None:
             raise InputError('"interval" must be a string such as "[5,8)" or "[5,7]" (integer ends)', loc)
-        a, b = int(m.group(1)), int(m.group(2)) + (1 if m.group(3) == "]" else 0)
+        a, b = span
         if b <= a:
             raise InputError(f"empty interval {text!r}", loc)
-        return Event(a, pred, tuple(args), op == "retract", loc, (a, b))
+        return Event(a, pred, tuple(args), op == "retract", loc, span)
     return Event(_int_time(obj["t"], loc, "t"), pred, tuple(args), op == "retract", loc)
+
+
+def _span(text: str) -> tuple[int, int] | None:
+    """The half-open ``(a, b)`` of an ``"interval"`` such as ``"[5,8)"`` or ``"[5,7]"``."""
+    m = _INTERVAL.match(text)
+    if m is None:
+        return None
+    return int(m.group(1)), int(m.group(2)) + (1 if m.group(3) == "]" else 0)
 
 
 def _field(text: str) -> str | int:
@@ -144,38 +152,34 @@ def read_rtec_blocks(stream: IO[str], name: str, fmt: str = "jsonl", on_error: s
                      csv: CsvRows | None = None) -> Iterator[Event | TimeRows]:
     """``read_rtec_events``'s events, the usual JSONL lines in bulk: each block of
     ``BLOCK_LINES`` lines is decoded by one msgspec call into typed rows (the checks
-    ``_jsonl`` makes, in C), and runs of rows of one time are ``TimeRows``.  A block
-    with any other line (a blank one, a retraction, an interval, a bad line) is read
-    line by line instead, by the same code as ``read_rtec_events``: the same events,
-    errors and messages."""
+    ``_jsonl`` makes, in C, ``io/rtec_rows.py``); runs of facts of one time are
+    ``TimeRows``, an interval fact its ``Event``.  A block with any other line (a blank
+    one, a retraction, a bad line) is read line by line instead, by the same code as
+    ``read_rtec_events``: the same events, errors and messages."""
     if fmt != "jsonl":
         yield from read_rtec_events(stream, name, fmt, on_error, report, csv)
         return
-    from chronolog.io.rtec_rows import decode_rows
+    from chronolog.io.rtec_rows import decode_block
 
     first = 1
     while True:
         lines = list(islice(stream, BLOCK_LINES))
         if not lines:
             return
-        rows = decode_rows(lines)
+        rows = decode_block(lines, name, first)
         if rows is None:
-            numbered = enumerate((line.rstrip("\n") for line in lines), first)
-            for n, line in numbered:
-                try:
-                    ev = _jsonl(line, name, n)
-                except InputError as exc:
-                    if on_error != "skip":
-                        raise
-                    report(f"{exc.loc}: skipped: {exc.message}")
-                    continue
-                if ev is not None:
-                    yield ev
+            yield from parsed_lines(lines, name, _jsonl, on_error, report, first)
         else:
-            start, t = 0, rows[0].t
+            start = 0
             for i, row in enumerate(rows):
-                if row.t != t:
-                    yield TimeRows(t, rows[start:i], name, first + start)
-                    start, t = i, row.t
-            yield TimeRows(t, rows[start:], name, first + start)
+                if type(row) is Event:  # an interval fact
+                    if start < i:
+                        yield TimeRows(rows[start].t, rows[start:i], name, first + start)
+                    yield row
+                    start = i + 1
+                elif row.t != rows[start].t:
+                    yield TimeRows(rows[start].t, rows[start:i], name, first + start)
+                    start = i
+            if start < len(rows):
+                yield TimeRows(rows[start].t, rows[start:], name, first + start)
         first += len(lines)

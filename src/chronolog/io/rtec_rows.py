@@ -5,8 +5,9 @@ in bulk: one msgspec call per block of lines into typed rows, the checks of the 
 Only what the line reader reads the same way is accepted: an object of ``t`` (an integer),
 ``pred`` (a non-empty string) and optionally ``args`` (strings and integers), nothing else.
 Integers are bounded to 64 bits (msgspec's bounds are int64): orjson, the line reader's
-decoder, reads a larger one as a float, which the line reader rejects.  Anything else makes the whole block None, and the
-caller reads it line by line.
+decoder, reads a larger one as a float, which the line reader rejects.  An interval fact
+(``"interval"`` instead of ``"t"``, as ctm's input) becomes the ``Event`` the line reader makes
+of it.  Anything else makes the whole block None, and the caller reads it line by line.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
+
+from chronolog.events import Event
+from chronolog.io.rtec_input import _span
+from chronolog.ir import Loc
 
 _Int = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
@@ -26,15 +31,44 @@ class Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     args: tuple[_Int | str, ...] = ()
 
 
+class AnyRow(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """One input line with ``t`` or ``interval`` (one of them: checked by ``decode_block``;
+    UNSET when absent, as ``null`` is not absent to the line reader)."""
+
+    pred: Annotated[str, msgspec.Meta(min_length=1)]
+    args: tuple[_Int | str, ...] = ()
+    t: _Int | msgspec.UnsetType = msgspec.UNSET
+    interval: str | msgspec.UnsetType = msgspec.UNSET
+
+
 _DECODE = msgspec.json.Decoder(list[Row]).decode
+_DECODE_ANY = msgspec.json.Decoder(list[AnyRow]).decode
 
 
-def decode_rows(lines: list[str]) -> list[Row] | None:
-    """The rows of ``lines`` (each ending in a newline, or the last one without), one per
-    line; None if any line is not such a row.  Joined with commas, a blank line or a line
-    holding other than one JSON value makes the text invalid or the count differ."""
+def decode_block(lines: list[str], name: str, first: int) -> list[Row | Event] | None:
+    """The rows of ``lines`` (each ending in a newline, or the last one without; the first
+    is line ``first`` of ``name``), one per line: a ``Row``, or for an interval fact its
+    ``Event``; None if any line is not such a row.  Joined with commas, a blank line or a
+    line holding other than one JSON value makes the text invalid or the count differ."""
+    text = "[" + ",".join(lines) + "]"
     try:
-        rows = _DECODE("[" + ",".join(lines) + "]")
+        rows: list = _DECODE(text)
     except (msgspec.DecodeError, ValueError):  # (a lone surrogate of an undecodable byte: UnicodeEncodeError)
-        return None
+        try:
+            rows = _DECODE_ANY(text)
+        except (msgspec.DecodeError, ValueError):
+            return None
+        if len(rows) != len(lines):
+            return None
+        unset = msgspec.UNSET
+        for i, row in enumerate(rows):
+            if row.interval is unset:
+                if row.t is unset:
+                    return None  # no time
+                continue
+            span = _span(row.interval) if row.t is unset else None
+            if span is None or span[1] <= span[0]:
+                return None  # the line reader's error
+            rows[i] = Event(span[0], row.pred, row.args, False, Loc(name, first + i, 1), span)
+        return rows
     return rows if len(rows) == len(lines) else None
