@@ -46,3 +46,14 @@ def test_splice_is_old_before_and_new_from(old_raw: list, new_raw: list, at: int
 def test_contains_is_membership(raw: list, t: int) -> None:
     x = IV.coalesce(raw)
     assert IV.contains(x, t) == (t in points(x))
+
+
+@given(pairs, pairs, st.booleans(), st.booleans())
+def test_subtract_is_the_complement_intersected(x_raw: list, y_raw: list, open_x: bool, from_neg: bool) -> None:
+    x, y = IV.coalesce(x_raw), IV.coalesce(y_raw)
+    if open_x and x:
+        x[-1] = (x[-1][0], IV.INF)
+    if from_neg and y:
+        y[0] = (-IV.INF, y[0][1])
+    got = IV.subtract(x, y)
+    assert got == IV.intersect(x, IV.complement(y, min(x[0][0], y[0][0]))) if x and y else got == x

@@ -95,8 +95,26 @@ def relative_complement_all(x: IvList, lists: list[IvList]) -> IvList:
 
 
 def subtract(x: IvList, y: IvList) -> IvList:
-    """The points of ``x`` not in ``y``."""
-    return relative_complement_all(x, [y])
+    """The points of ``x`` not in ``y``, each interval of ``x`` cut by the ones of ``y``
+    over it: one pass (publication diffs two lists per changed instance and window)."""
+    if not y:
+        return list(x)
+    out: IvList = []
+    j, n = 0, len(y)
+    for a, b in x:
+        while j < n and y[j][1] <= a:
+            j += 1
+        k = j
+        while a < b:
+            if k == n or y[k][0] >= b:
+                out.append((a, b))
+                break
+            ya, yb = y[k]
+            if ya > a:
+                out.append((a, ya))
+            a = yb
+            k += 1
+    return out
 
 
 def _end(p: Pair) -> float:
