@@ -24,6 +24,7 @@ import contextlib
 from typing import Iterator
 
 from chronolog.errors import ProgramError
+from chronolog.graph import strongly_connected as _tarjan
 from chronolog.ir import (
     Atom,
     Compare,
@@ -342,51 +343,6 @@ def _components(rules: list[Rule], intensional: set[PredKey]) -> list[Component]
                     stratum = max(stratum, comps[comp_of[q]].stratum + (1 if neg else 0))
         comps.append(Component(sorted(scc), crules, recursive, stratified, stratum))
     return comps
-
-
-def _tarjan(nodes: list[PredKey], edges: dict[PredKey, set[PredKey]]) -> list[list[PredKey]]:
-    """Strongly connected components, each after the components it depends on."""
-    index: dict[PredKey, int] = {}
-    low: dict[PredKey, int] = {}
-    on_stack: set[PredKey] = set()
-    stack: list[PredKey] = []
-    out: list[list[PredKey]] = []
-    counter = 0
-
-    for root in nodes:
-        if root in index:
-            continue
-        work: list[tuple[PredKey, list[PredKey]]] = [(root, sorted(edges[root]))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, todo = work[-1]
-            if todo:
-                w = todo.pop()
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, sorted(edges[w])))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                scc = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    scc.append(w)
-                    if w == v:
-                        break
-                out.append(sorted(scc))
-    return out
 
 
 # ---------------------------------------------------------------- reach

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 from chronolog.errors import ChronologError, ProgramError
 from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header
 from chronolog.events import Event, TimeRows
+from chronolog.graph import strongly_connected
 from chronolog.lang.prolog import term_text
 from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
@@ -159,10 +160,8 @@ def _head_entity(kind: str, rule: Rule) -> tuple:
 
 def _sccs(nodes: list, edges: dict) -> list[list]:
     """Strongly connected components, dependencies first (the planner's Tarjan, over names)."""
-    from chronolog.engine.plan import _tarjan
-
     name = {repr(n): n for n in nodes}
-    got = _tarjan(sorted(name), {repr(n): {repr(d) for d in edges.get(n, ())} for n in nodes})
+    got = strongly_connected(sorted(name), {repr(n): {repr(d) for d in edges.get(n, ())} for n in nodes})
     return [[name[x] for x in comp] for comp in got]
 
 
@@ -390,6 +389,7 @@ class RtecEvaluator:
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
+        self._routes: dict[str, tuple] = {}  # input functor -> how push_rows stores it (_route)
         self._locals: dict[int, tuple[list, Any]] = {}  # id(body) -> (body, its local runner or None)
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
@@ -567,17 +567,19 @@ class RtecEvaluator:
             for event in rows.events():
                 self.push(event)
             return
-        point_decl = self.point_decl
+        routes = self._routes
         store = self.store
-        all_points, fluents = store.points, store.fluents
+        all_points, point_times, fluents = store.points, store.point_times, store.fluents
         events, event_times = store.events, store.event_times
-        feeds = self._domain_feeds
         tick = self.tick
         end = t + tick
         new_points = new_events = 0
         for i, row in enumerate(rows.rows):
             pred, args = row.pred, row.args
-            arity = point_decl.get(pred)
+            route = routes.get(pred)
+            if route is None:
+                route = routes[pred] = self._route(pred)
+            arity, key, feed = route
             if arity is None:  # an event (_event_input)
                 key = (pred, len(args))
                 by_t = events[key]
@@ -595,12 +597,18 @@ class RtecEvaluator:
                 else:
                     self.push(rows.event(i))  # its error
                     continue
-                key = (pred, arity)
                 item = (fargs, value)
                 points = all_points.get(key)
                 at_t = points.get(t) if points is not None else None
-                if at_t is None:
-                    store.add_point(key, t, item)
+                if at_t is None:  # (_Store.add_point)
+                    if points is None:
+                        points = all_points[key]
+                    points[t] = [item]
+                    times = point_times[key]
+                    if not times or times[-1] < t:
+                        times.append(t)
+                    else:
+                        insort(times, t)
                 elif item in at_t:
                     ck = (key, fargs, value, t)
                     self.point_dups[ck] = self.point_dups.get(ck, 1) + 1
@@ -617,11 +625,10 @@ class RtecEvaluator:
                 else:
                     store.set_list(key, fargs, value, IV.insert(old or [], t, end))
                 new_points += 1
-            feed = feeds.get(pred)
             if feed is not None:  # (_feed_domain)
                 for known, need, positions, part in feed:
                     if need <= len(args):
-                        tup = args[part] if part is not None else tuple([args[i] for i in positions])
+                        tup = args[part] if part is not None else tuple([args[p] for p in positions])
                         if tup not in known:
                             self._grow_domain(known, tup)
         if not new_points and not new_events:
@@ -639,6 +646,12 @@ class RtecEvaluator:
                     lo = NEG_INF
         if lo < self.lo:
             self.lo = lo
+
+    def _route(self, pred: str) -> tuple[int | None, Key | None, list | None]:
+        """How ``push_rows`` stores a row of ``pred``: the arity of its point fluent (None for an
+        event), the point fluent's key, its domain feeds (None if none)."""
+        arity = self.point_decl.get(pred)
+        return arity, None if arity is None else (pred, arity), self._domain_feeds.get(pred)
 
     def _saw(self, t: int) -> None:
         if self.first is None or t < self.first:
