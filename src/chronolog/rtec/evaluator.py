@@ -45,6 +45,7 @@ from chronolog.lang.rtec import RtecProgram
 from chronolog.rtec import intervals as IV
 from chronolog.rtec.inline import inline_goal
 from chronolog.rtec.local import local_runner
+from chronolog.rtec.sdf import compile_sdf, run_sdf
 from chronolog.rtec.intervals import INF
 from chronolog.rtec.solve import (
     inst,
@@ -389,6 +390,7 @@ class RtecEvaluator:
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
+        self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
         self._routes: dict[str, tuple] = {}  # input functor -> how push_rows stores it (_route)
         self._locals: dict[int, tuple[list, Any]] = {}  # id(body) -> (body, its local runner or None)
         self.published: dict[tuple[str, tuple], list] = {}
@@ -1154,17 +1156,25 @@ class RtecEvaluator:
         results: dict[tuple, dict[Any, list]] = {}
         at = lo + 1 if lo != NEG_INF else NEG_INF
         if heads or self._has_grounding(key):
+            compiled = self._sdf_rules.get(ent, ())
+            if compiled == ():
+                each = [compile_sdf(r) for r in rules]
+                compiled = self._sdf_rules[ent] = None if None in each else each  # type: ignore[assignment]
+            fluents = self.store.fluents
             for fv in heads:
                 _, fargs, value = _fv(fv)  # type: ignore[misc]
                 ident = (key, fargs, value)
                 fresh = self.past_from_start and ident not in self.sdf_known
                 self.clip_lo = NEG_INF if fresh else at
                 got = None
-                i = Var()
-                for _ in self._solutions(rules, ("holdsFor", fv, i)):
-                    val = deref(i)
-                    got = val.pairs if type(val) is Ivs else []
-                    break
+                if compiled is not None:
+                    got = run_sdf(compiled, fluents, fargs, self.clip_lo)
+                else:
+                    i = Var()
+                    for _ in self._solutions(rules, ("holdsFor", fv, i)):
+                        val = deref(i)
+                        got = val.pairs if type(val) is Ivs else []
+                        break
                 self.sdf_known.add(ident)
                 results.setdefault(fargs, {})[value] = (got or [], fresh)
         else:
