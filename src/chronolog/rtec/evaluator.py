@@ -234,6 +234,35 @@ def _add_timed(by_t: dict[int, list], times: list[int], t: int, item: Any) -> No
         got.append(item)
 
 
+_META = {"call", "findall", "bagof", "setof", "aggregate_all", "forall", "\\+", "not", ",", ";", "->", "once",
+         "ignore"}
+
+
+def _names_read(t: Any, named: set[str]) -> bool:
+    """Add to ``named`` the functors of the fluents ``t`` (a goal, or any term in it) may read
+    through ``holdsFor``, or of an ``initially``/deadline's fluent; False if any fluent may be
+    read (a variable fluent or goal, ``call/N``)."""
+    if type(t) is not tuple:
+        return type(t) is not Slot
+    name = t[0]
+    if name in ("holdsFor", "initially", "fi") and len(t) >= 2:
+        fv = t[1]
+        f = fv[1] if type(fv) is tuple and fv[0] == "=" and len(fv) == 3 else None
+        f = f[0] if type(f) is tuple else f
+        if type(f) is not str:
+            return False
+        named.add(f)
+    if name == "call":
+        return False
+    for a in t[1:]:
+        if type(a) is Slot:
+            if name in _META:
+                return False
+        elif not _names_read(a, named):
+            return False
+    return True
+
+
 def _as_slice(positions: tuple[int, ...]) -> slice | None:
     """The slice of a tuple's items at ``positions`` if they are consecutive and in order."""
     first = positions[0] if positions else 0
@@ -348,6 +377,7 @@ class RtecEvaluator:
         for e in program.points + program.build_from_points:
             self.point_decl[e.name] = e.arity
         self.interval_decl: dict[str, int] = {e.name: e.arity for e in program.collect_intervals}
+        self.unread_points = self._unread_points()  # point fluents whose interval lists are not built
         self.point_dups: dict[tuple, int] = {}  # (key, args, value, t) -> times given, for points given twice or more
         self.interval_counts: dict[tuple, int] = {}
         self.deadlines = program.deadlines
@@ -420,6 +450,21 @@ class RtecEvaluator:
                     if all(isinstance(a, Slot) and a.i in pos for a in g[1:]):
                         feeds[head[0]].append(((g[0], len(g) - 1), [pos[a.i] for a in g[1:]]))
         return feeds
+
+    def _unread_points(self) -> set[str]:
+        """The point fluents whose interval lists nothing reads: no ``holdsFor`` names them,
+        no rule, ``initially`` or deadline defines them (``holdsAt`` and ``start``/``end`` of a
+        point fluent read its points).  Their points are stored, their lists not built (caviar's
+        ``coord``: a new instance almost every row).  None at all if a goal could name any
+        fluent: a variable goal or ``call/N``."""
+        named: set[str] = set()
+        clauses = [r for _, r in self.program.rules] + self.program.initially + self.program.deadlines
+        clauses += [r for rules in self.program.background.values() for r in rules]
+        for rule in clauses:
+            if not all(_names_read(g, named) for g in (rule.head, *rule.body)):
+                return set()
+        defined = {ent[1][0] for ent in self.h.kind if ent[0] == "fluent"}
+        return {name for name in self.point_decl if name not in named and name not in defined}
 
     def _domain_goal(self, key: Key) -> Callable:
         """A dynamicDomain predicate answers from the instances the input has shown so far, as
@@ -581,7 +626,7 @@ class RtecEvaluator:
             route = routes.get(pred)
             if route is None:
                 route = routes[pred] = self._route(pred)
-            arity, key, feed = route
+            arity, key, feed, lists = route
             if arity is None:  # an event (_event_input)
                 key = (pred, len(args))
                 by_t = events[key]
@@ -617,15 +662,16 @@ class RtecEvaluator:
                     continue  # the same point again: nothing changes
                 else:
                     at_t.append(item)
-                by_args = fluents.get(key)
-                vals = by_args.get(fargs) if by_args is not None else None
-                old = vals.get(value) if vals is not None else None
-                if old and old[-1][1] == t:
-                    old[-1] = (old[-1][0], end)
-                elif old and old[-1][1] < t:
-                    old.append((t, end))
-                else:
-                    store.set_list(key, fargs, value, IV.insert(old or [], t, end))
+                if lists:
+                    by_args = fluents.get(key)
+                    vals = by_args.get(fargs) if by_args is not None else None
+                    old = vals.get(value) if vals is not None else None
+                    if old and old[-1][1] == t:
+                        old[-1] = (old[-1][0], end)
+                    elif old and old[-1][1] < t:
+                        old.append((t, end))
+                    else:
+                        store.set_list(key, fargs, value, IV.insert(old or [], t, end))
                 new_points += 1
             if feed is not None:  # (_feed_domain)
                 for known, need, positions, part in feed:
@@ -649,11 +695,13 @@ class RtecEvaluator:
         if lo < self.lo:
             self.lo = lo
 
-    def _route(self, pred: str) -> tuple[int | None, Key | None, list | None]:
+    def _route(self, pred: str) -> tuple[int | None, Key | None, list | None, bool]:
         """How ``push_rows`` stores a row of ``pred``: the arity of its point fluent (None for an
-        event), the point fluent's key, its domain feeds (None if none)."""
+        event), the point fluent's key, its domain feeds (None if none), whether its interval
+        lists are built."""
         arity = self.point_decl.get(pred)
-        return arity, None if arity is None else (pred, arity), self._domain_feeds.get(pred)
+        key = None if arity is None else (pred, arity)
+        return arity, key, self._domain_feeds.get(pred), pred not in self.unread_points
 
     def _saw(self, t: int) -> None:
         if self.first is None or t < self.first:
@@ -707,8 +755,9 @@ class RtecEvaluator:
                 self.point_dups[ck] = n - 1
             if n == 1:
                 self.store.remove_point(key, t, item)
-                old = self.store.fluent_list(key, fargs, value)
-                self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + tick)]))
+                if pred not in self.unread_points:
+                    old = self.store.fluent_list(key, fargs, value)
+                    self.store.set_list(key, fargs, value, IV.subtract(old, [(t, t + tick)]))
             return t - tick
         if present:
             ck = (key, fargs, value, t)
@@ -718,6 +767,8 @@ class RtecEvaluator:
             at_t.append(item)  # a time already known: no new time in the index
         else:
             self.store.add_point(key, t, item)
+        if pred in self.unread_points:
+            return t - tick
         old = self.store.fluent_list(key, fargs, value)
         if old and old[-1][1] == t:
             old[-1] = (old[-1][0], t + tick)
