@@ -1792,25 +1792,7 @@ def _after(ivs: list, cut: float) -> list:
 
 def _match(solver: Solver, pattern: tuple, item: tuple) -> bool:
     """Unify (args pattern, value pattern) with a ground (args, value): F=V without building it."""
-    pargs, pv = pattern
-    args, v = item
-    trail = solver.trail
-    for p, x in zip(pargs, args):
-        while type(p) is Var:
-            r = p.ref
-            if r is None:
-                break
-            p = r
-        tp = type(p)
-        if tp is Var:
-            p.ref = x
-            trail.append(p)
-        elif tp is tuple or type(x) is tuple:
-            if not solver.unify(p, x):
-                return False
-        elif p != x or tp is not type(x):
-            return False
-    return solver.unify(pv, v)
+    return solver.unify_args(pattern[0], item[0]) and solver.unify(pattern[1], item[1])
 
 
 def _fresh(a: Any) -> Any:

@@ -86,7 +86,7 @@ def _matches(ev: RtecEvaluator, items: Iterable[tuple], fargs: tuple, value: Any
     time ``t`` too: F=V without building it."""
     solver = ev.solver
     trail = solver.trail
-    unify = solver.unify
+    unify, unify_args = solver.unify, solver.unify_args
     mark = len(trail)
     value = deref(value)
     tv = type(value)
@@ -95,24 +95,7 @@ def _matches(ev: RtecEvaluator, items: Iterable[tuple], fargs: tuple, value: Any
         args, v = item[-2], item[-1]
         if fixed and (v != value or type(v) is not tv):
             continue
-        ok = True
-        for p, x in zip(fargs, args):
-            while type(p) is Var:
-                r = p.ref
-                if r is None:
-                    break
-                p = r
-            if type(p) is Var:
-                p.ref = x
-                trail.append(p)
-            elif type(p) is tuple or type(x) is tuple:
-                if not unify(p, x):
-                    ok = False
-                    break
-            elif p != x or type(p) is not type(x):
-                ok = False
-                break
-        if ok and (fixed or unify(value, v)):
+        if unify_args(fargs, args) and (fixed or unify(value, v)):
             if t is not None:
                 t.ref = item[0]
                 trail.append(t)

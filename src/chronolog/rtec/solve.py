@@ -346,6 +346,28 @@ class Solver:
                 v.ref = None
             del trail[mark:]
 
+    def unify_args(self, pattern: tuple, args: tuple) -> bool:
+        """Unify each term of ``pattern`` with the ground term at its place in ``args``
+        (a fluent's arguments against a stored instance's: the hot case of ``unify``,
+        an unbound variable just bound, an atom or number just compared)."""
+        trail = self.trail
+        for p, x in zip(pattern, args):
+            while type(p) is Var:
+                r = p.ref
+                if r is None:
+                    break
+                p = r
+            tp = type(p)
+            if tp is Var:
+                p.ref = x
+                trail.append(p)
+            elif tp is tuple or type(x) is tuple:
+                if not self.unify(p, x):
+                    return False
+            elif p != x or tp is not type(x):
+                return False
+        return True
+
     def unify(self, a: Term, b: Term) -> bool:
         while type(a) is Var:
             r = a.ref
