@@ -14,7 +14,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -39,6 +40,23 @@ def answers_until(bootstrap: str, meaning: Callable[[list[str]], object], want: 
     return got
 
 
+@contextmanager
+def fleet_up(prog: Path, state: Path, options: tuple[str, ...] = ()) -> Iterator[tuple[dict, float]]:
+    """``chronolog up prog`` on the bundled broker until ``ready``; yields (fleet.json, the
+    deadline the ready line met: 90 s from the start) and takes the fleet down after."""
+    up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
+                           "--idle-flush", "0.3", *options], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
+            assert line and time.monotonic() < deadline, "no ready line"
+        yield json.loads((state / "fleet.json").read_text()), deadline
+    finally:
+        subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
+                       timeout=60)
+        up.wait(30)
+
+
 def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list[dict],
                      meaning: Callable[[list[str]], object], options: tuple[str, ...] = (),
                      late: list[dict] | None = None) -> str:
@@ -51,13 +69,7 @@ def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list
     want = meaning(run.stdout.splitlines())
     assert want
     state = tmp_path / "state"
-    up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
-                           "--idle-flush", "0.3", *options], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
-            assert line and time.monotonic() < deadline, "no ready line"
-        info = json.loads((state / "fleet.json").read_text())
+    with fleet_up(prog, state, options) as (info, deadline):
         bootstrap = info["bootstrap"]
         assert [s["name"] for s in info["services"]] == ["chain"]
         (tmp_path / "first.jsonl").write_bytes(lines(first))
@@ -75,8 +87,4 @@ def survives_sigkill(tmp_path: Path, prog: Path, first: list[dict], second: list
             out = io.StringIO()
             tail_topic(bootstrap, "chronolog.late", idle_exit=1.5, out=out)
             assert [orjson.loads(x) for x in out.getvalue().splitlines()] == late
-    finally:
-        subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
-                       timeout=60)
-        up.wait(30)
     return run.stderr

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
-from hosted_fleet import answers_until, lines, survives_sigkill
+from hosted_fleet import answers_until, fleet_up, lines, survives_sigkill
 from test_rtec import SIMPLE, meaning
 
 from chronolog.cli.fleet import publish_file
@@ -48,18 +47,8 @@ def test_rtec_fleet_with_rtecs_windows_means_what_run_prints(tmp_path):
 
     want = run(*window)
     assert want and want != run()  # the windows matter: two late events are ignored
-    state = tmp_path / "state"
-    up = subprocess.Popen([sys.executable, "-m", "chronolog", "up", str(prog), "--state-dir", str(state),
-                           "--idle-flush", "0.3", *window], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while not (line := up.stdout.readline()).startswith("ready"):  # type: ignore[union-attr]
-            assert line and time.monotonic() < deadline, "no ready line"
-        bootstrap = json.loads((state / "fleet.json").read_text())["bootstrap"]
+    with fleet_up(prog, tmp_path / "state", tuple(window)) as (info, deadline):
+        bootstrap = info["bootstrap"]
         publish_file(str(tmp_path / "all.jsonl"), bootstrap, "chronolog")
         assert answers_until(bootstrap, lambda out: meaning([json.loads(x) for x in out], horizon=60), want,
                              deadline + 60) == want
-    finally:
-        subprocess.run([sys.executable, "-m", "chronolog", "down", "--state-dir", str(state)], capture_output=True,
-                       timeout=60)
-        up.wait(30)
