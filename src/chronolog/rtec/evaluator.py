@@ -1278,6 +1278,7 @@ class RtecEvaluator:
                     solver = self.solver
                     start = len(solver.trail)
                     run, check = self._local(main) or solver.runner(main), solver.runner(post)
+                    negs = _negated_calls(solver, checks)
                     for _ in (run(vs, 0) if run is not None else solver.body(goals, 0, [False], 0)):
                         tt = deref(t)
                         if type(tt) is not int or not lo <= tt <= hi:
@@ -1285,10 +1286,14 @@ class RtecEvaluator:
                         got = _fv(resolve(fv))
                         conds = [(pos, resolve(c)) for pos, c in self.deferred]
                         assert got is not None
+                        quick = _free_answers(solver, negs, got[1]) if negs else None
                         for args, value in self._expand(got, rule, kind == "initiatedAt"):
                             if kind == "initiatedAt" and known and value not in known:
                                 continue  # a value the event description does not name
-                            if checks:
+                            if quick is not None:  # the checks' answers are known: nothing to bind
+                                if any(_answers_with(found, args[p]) for p, found in quick):
+                                    continue
+                            elif checks:
                                 mark = len(solver.trail)
                                 ok = all(map(solver.unify, got[1], args))  # the head's arguments, one by one
                                 if ok:
@@ -1461,11 +1466,27 @@ class RtecEvaluator:
             value = ANY
         else:
             value = resolve(value)
-        if all(is_ground(a) for a in fargs):
-            return [(tuple(resolve(a) for a in fargs), value)]
-        from chronolog.rtec.solve import _canonical
+        parts: list | None = ["args"]
+        names: dict[int, int] = {}
+        for a in fargs:  # _canonical's key, built inline for atomic arguments and variables
+            ta = type(a)
+            if ta is Var:
+                parts.append(("$VAR", names.setdefault(id(a), len(names))))  # type: ignore[union-attr]
+            elif ta is tuple:
+                parts = None
+                break
+            else:
+                parts.append(("$float", a) if ta is float else a)  # type: ignore[union-attr]
+        if parts is not None and not names:
+            return [(tuple(fargs), value)]
+        if parts is None:
+            if all(is_ground(a) for a in fargs):
+                return [(tuple(resolve(a) for a in fargs), value)]
+            from chronolog.rtec.solve import _canonical
 
-        memo_key = (key, _canonical(tuple(["args", *fargs])))
+            memo_key = (key, _canonical(tuple(["args", *fargs])))
+        else:
+            memo_key = (key, tuple(parts))
         found = self._expansions.get(memo_key)
         if found is None:
             pattern = ("=", _fterm(key, tuple(_fresh(a) for a in fargs)), Var())
@@ -1771,6 +1792,57 @@ def _enumerates_domain(rule: Rule, dependent: set) -> bool:
             if set(_slots(g, [])) - bound:
                 return True
         bound.update(_slots(g, []))
+    return False
+
+
+def _negated_calls(solver: Solver, checks: list) -> list | None:
+    """The checks when each is ``\\+ p(...)`` of a pure background predicate (memoised), else None."""
+    out = []
+    for g in checks:
+        if not (type(g) is tuple and g[0] in ("\\+", "not") and len(g) == 2):
+            return None
+        inner = g[1]
+        if type(inner) is not tuple or len(inner) < 2:
+            return None
+        pred = (inner[0], len(inner) - 1)
+        if pred not in solver.pure:
+            return None
+        out.append((pred, inner))
+    return out
+
+
+def _free_answers(solver: Solver, negs: list, head_args: tuple) -> list | None:
+    """For checks ``\\+ p(X1..Xn, H)`` whose last argument is a head variable the expansion
+    binds (at one place of the head) and the others bound to atoms or integers: (that place,
+    the answers of the call with H free), so that each expansion reads them instead of solving
+    the check; the memo answers a bound last argument the same way.  Only for a head whose
+    free arguments are distinct variables (every expansion unifies with it, so nothing needs
+    binding).  None: solve the checks."""
+    free = [id(a) for a in head_args if type(a) is Var]
+    if len(set(free)) != len(free) or any(type(a) is tuple and not is_ground(a) for a in head_args):
+        return None  # an expansion might not unify with the head: the checks decide that too
+    out = []
+    for pred, inner in negs:
+        last = deref(inner[-1])
+        if type(last) is not Var:
+            return None
+        places = [i for i, a in enumerate(head_args) if a is last]
+        if len(places) != 1:
+            return None
+        found = solver.free_answers(pred, inner)
+        if found is None:
+            return None
+        out.append((places[0], found))
+    return out
+
+
+def _answers_with(found: list, v: Any) -> bool:
+    """Does an answer have ``v`` as its last argument (1 and 1.0 differ, as in unification)?"""
+    tv = type(v)
+    for a in found:
+        x = a[-1]
+        if x == v and type(x) is tv:
+            return True
     return False
 
 

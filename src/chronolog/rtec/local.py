@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from chronolog.rtec.evaluator import RtecEvaluator
 
 _ATOM = (str, int)
+_PY_ORDER = {"@<": "<", "@>": ">", "@=<": "<=", "@>=": ">=", "==": "==", "\\==": "!="}
 
 
 def local_runner(ev: RtecEvaluator, goals: list) -> Callable | None:
@@ -74,7 +75,9 @@ def local_runner(ev: RtecEvaluator, goals: list) -> Callable | None:
             a, b = term(inner[1]), term(inner[2])
             if a is None or b is None:
                 return None
-            lines.append(pad + f"if _ordered({const(ORDER[inner[0]])}, {a}, {b}):")
+            # two atoms or two integers (ids) compare as they are, inline; anything else by the order
+            lines.append(pad + f"if ({a} {_PY_ORDER[inner[0]]} {b} if type({a}) is type({b}) and "
+                               f"(type({a}) is str or type({a}) is int) else _ordered({const(ORDER[inner[0]])}, {a}, {b})):")
             pad += " "
             continue
         shape = _point_goal(ev, inner)

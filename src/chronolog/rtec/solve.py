@@ -315,6 +315,7 @@ class Solver:
         self.runners: dict[int, tuple[list, Any]] = {}  # id(goals) -> (goals, runner(goals))
         self.memo_size = 0
         self.memo_stats: dict = {}  # predicate -> [calls, hits]; a predicate rarely asked twice is not memoised
+        self.compiled: dict = {}  # predicate -> its answers as a function of its bound arguments (rtec/pure.py) or None
         # the evaluator's own compilation of a goal (over slots) into a runner line, or None
         self.inline: Callable[[Term, Callable[[Term], str], list], str | None] | None = None
         self.control = control = {(",", 2): self._and, ("\\+", 1): self._neg, ("not", 1): self._neg, ("!", 0): self._true,
@@ -488,7 +489,7 @@ class Solver:
             found = table.get(gkey)
             if found is None:
                 try:
-                    found = self._answers(rules, general, depth)
+                    found = self._answers(rules, general, depth, pred)
                 except SolveError:  # the last argument is an input (arithmetic on it)
                     found = None
                 if found is not None:
@@ -497,7 +498,7 @@ class Solver:
                 stats[1] += 1
             if found is not None:
                 return [a for a in found if a[-1] == last and type(a[-1]) is type(last)]
-        return self._answers(rules, goal, depth)
+        return self._answers(rules, goal, depth, pred)
 
     def _each(self, goal: Term, answers: list) -> Iterator[None]:
         mark = len(self.trail)
@@ -506,14 +507,64 @@ class Solver:
                 yield
             self.undo(mark)
 
-    def _answers(self, rules: list[Rule], goal: Term, depth: int) -> list | None:
-        """Every answer of ``goal`` (None if one is not ground)."""
+    def _answers(self, rules: list[Rule], goal: Term, depth: int, pred: tuple | None = None) -> list | None:
+        """Every answer of ``goal`` (None if one is not ground): by ``pred``'s compiled
+        function (rtec/pure.py) when the call is in its mode, else by the clauses."""
+        if pred is not None:
+            found = self._compiled_answers(pred, goal)
+            if found is not None:
+                return found
         answers = []
         mark = len(self.trail)
         for _ in self.solve_rules(rules, goal, depth):
             answers.append(resolve(goal))
         self.undo(mark)
         return None if any(not is_ground(a) for a in answers) else answers
+
+    def free_answers(self, pred: tuple, goal: Term) -> list | None:
+        """The answers of a call of a memoised predicate whose arguments are atoms and integers
+        but a free last one, from the memo (filled when new); None for any other call, or when
+        the call with its last argument free cannot be solved (an error: the caller solves
+        its own call and meets it there)."""
+        key = _flat_key(goal)
+        if key is None or key[-1] is not _FREE:
+            return None
+        table = self.memo.get(pred)
+        answers = None if table is None else table.get(key)
+        if answers is None:
+            try:
+                answers = self._answers(self.clauses[pred], goal, 0, pred)
+            except SolveError:
+                return None
+            if answers is None:
+                return None
+            self._store(pred, key, answers)
+        return answers
+
+    def _compiled_answers(self, pred: tuple, goal: Term) -> list | None:
+        """The answers of a call with atoms and integers for arguments but a free last one,
+        from the predicate's compiled function; None when there is none or it cannot decide."""
+        fn = self.compiled[pred] if pred in self.compiled else compile_pure(self, pred)
+        if fn is None:
+            return None
+        n = len(goal) - 1
+        args = []
+        for i in range(1, n):
+            a = goal[i]
+            while type(a) is Var:
+                r = a.ref
+                if r is None:
+                    return None
+                a = r
+            if type(a) is not int and type(a) is not str:
+                return None
+            args.append(a)
+        if type(deref(goal[n])) is not Var:
+            return None
+        try:
+            return fn(tuple(args))
+        except Exception:  # noqa: BLE001 - the solver decides: its own answers or error
+            return None
 
     def _store(self, pred: tuple, key: Term, answers: list) -> None:
         if self.memo_size > MEMO_LIMIT:
@@ -744,6 +795,7 @@ class Solver:
 
 
 _FREE = ("$VAR", 0)
+_FLOAT = "$float"  # marks a float in a memo key
 
 
 def _flat_key(t: Term) -> Term:
@@ -772,7 +824,8 @@ def _flat_key(t: Term) -> Term:
 
 
 def _canonical(t: Term, names: dict | None = None) -> Term:
-    """``t`` resolved, its unbound variables numbered by first appearance (a memo key)."""
+    """``t`` resolved, its unbound variables numbered by first appearance (a memo key); a
+    float is marked, as 1.0 and 1 are equal keys in a dict but do not unify."""
     while type(t) is Var:
         r = t.ref
         if r is None:
@@ -780,7 +833,7 @@ def _canonical(t: Term, names: dict | None = None) -> Term:
             return ("$VAR", names.setdefault(id(t), len(names)))
         t = r
     if type(t) is not tuple:
-        return t
+        return (_FLOAT, t) if type(t) is float else t
     out = [t[0]]
     for i in range(1, len(t)):
         a = t[i]
@@ -791,6 +844,8 @@ def _canonical(t: Term, names: dict | None = None) -> Term:
             if names is None:
                 names = {}
             a = _canonical(a, names)
+        elif ta is float:
+            a = (_FLOAT, a)
         out.append(a)
     return tuple(out)
 
@@ -848,3 +903,6 @@ def from_list(t: Term) -> list | None:
     if type(t) is Ivs:  # an interval list given where a list is expected
         return list(t.pairs)
     return None
+
+
+from chronolog.rtec.pure import compile_pure  # noqa: E402 (it builds on this module)
