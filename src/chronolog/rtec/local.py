@@ -46,6 +46,7 @@ def local_runner(ev: RtecEvaluator, goals: list) -> Callable | None:
     lines = ["def run(vs, depth):"]
     pad = " "
     after: list[str] = []  # lines closing a block, after its body
+    memo_out: set[int] = set()  # slots a memoised call binds on the variable itself
     for n, g in enumerate(goals):
         rest = set().union(*later[n + 1:]) if n + 1 < len(goals) else set()
         neg = type(g) is tuple and g[0] in ("\\+", "not") and len(g) == 2
@@ -57,8 +58,18 @@ def local_runner(ev: RtecEvaluator, goals: list) -> Callable | None:
             return None
         if key in solver.pure:  # a memoised background predicate
             free = [a.i for a in inner[1:] if type(a) is Slot and a.i not in bound]
+            last = inner[-1]
+            if (not neg and free == [getattr(last, "i", None)] and last.i not in memo_out
+                    and not any(type(a) is Slot and a.i == last.i for a in inner[1:-1])):
+                # every argument bound but a free last one: its values from the memo, into a local
+                vals = "".join((bound[a.i] if type(a) is Slot else const(a)) + ", " for a in inner[1:-1])
+                lines.append(pad + f"for _s{last.i} in {const(solver.last_values)}({const(key)}, ({vals}), depth + 1):")
+                bound[last.i] = f"_s{last.i}"
+                pad += " "
+                continue
             if not neg and set(free) & rest:
                 return None  # its output is read by a later goal: keep the generic runner
+            memo_out.update(free)
             args = ", ".join(bound[a.i] if type(a) is Slot and a.i in bound else
                              f"vs[{a.i}]" if type(a) is Slot else const(a) for a in inner[1:])
             call = (f"{const(solver._memo)}({const(key)}, {const(solver.clauses[key])}, "

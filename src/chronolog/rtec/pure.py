@@ -113,6 +113,13 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: t
             return f"(-{a})" if t[0] == "-" else f"{const(UNARY[t[0]])}({a})"
         return None
 
+    # the tests on two bound values: how to read an operand, the condition on the two
+    tests: dict[tuple[str, int], tuple[Callable, Callable[[str, str, str], str]]] = {
+        ("\\=", 2): (source, lambda op, x, y: f"not ({same(x, y)})")}
+    for op in COMPARE:
+        tests[(op, 2)] = (arith, lambda op, x, y: f"{x} {PY_COMPARE[op]} {y}")
+    for op in ORDER:
+        tests[(op, 2)] = (source, lambda op, x, y: f"_ordered({const(ORDER[op])}, {x}, {y})")
     for i in range(1, n):  # the bound arguments against the head's
         h, a = head[i], f"a{i}"
         if type(h) is Slot:
@@ -151,23 +158,12 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: t
                 return None
             lines.append(pad + f"if {same(x, local)}:")
             pad += " "
-        elif key == ("\\=", 2):
-            x, y = source(g[1]), source(g[2])
+        elif key in tests:
+            operand, condition = tests[key]
+            x, y = operand(g[1]), operand(g[2])
             if x is None or y is None:
                 return None
-            lines.append(pad + f"if not ({same(x, y)}):")
-            pad += " "
-        elif key[1] == 2 and key[0] in COMPARE:
-            x, y = arith(g[1]), arith(g[2])
-            if x is None or y is None:
-                return None
-            lines.append(pad + f"if {x} {PY_COMPARE[key[0]]} {y}:")
-            pad += " "
-        elif key[1] == 2 and key[0] in ORDER:
-            x, y = source(g[1]), source(g[2])
-            if x is None or y is None:
-                return None
-            lines.append(pad + f"if _ordered({const(ORDER[key[0]])}, {x}, {y}):")
+            lines.append(pad + f"if {condition(key[0], x, y)}:")
             pad += " "
         elif key in solver.pure:
             callee = compile_pure(solver, key, stack)

@@ -541,6 +541,36 @@ class Solver:
             self._store(pred, key, answers)
         return answers
 
+    def last_values(self, pred: tuple, args: tuple, depth: int) -> Iterable[Term]:
+        """The values of the free last argument of ``pred(*args, _)``, ``args`` ground: from the
+        memo (filled when new) for atoms and integers; otherwise the call's solutions, each
+        value yielded while its bindings are in place (compiled bodies, ``rtec/local.py``)."""
+        for a in args:
+            if type(a) is not int and type(a) is not str:
+                return self._last_solved(pred, args, depth)
+        key = (pred[0], *args, _FREE)
+        table = self.memo.get(pred)
+        answers = None if table is None else table.get(key)
+        if answers is None:
+            try:
+                answers = self._answers(self.clauses[pred], (pred[0], *args, Var()), depth, pred)
+            except SolveError:
+                answers = None
+            if answers is None:  # not ground, or an error: the solver's own way (and error)
+                return self._last_solved(pred, args, depth)
+            self._store(pred, key, answers)
+        if len(answers) == 1:
+            return (answers[0][-1],)
+        return [a[-1] for a in answers]
+
+    def _last_solved(self, pred: tuple, args: tuple, depth: int) -> Iterator[Term]:
+        out = Var()
+        mark = len(self.trail)
+        for _ in self._memo(pred, self.clauses[pred], (pred[0], *args, out), depth):
+            yield deref(out)
+            self.undo(mark)
+        self.undo(mark)
+
     def _compiled_answers(self, pred: tuple, goal: Term) -> list | None:
         """The answers of a call with atoms and integers for arguments but a free last one,
         from the predicate's compiled function; None when there is none or it cannot decide."""
