@@ -162,6 +162,28 @@ def test_cut_fallback_gives_empty_when_a_check_fails() -> None:
     assert ("k", ()) not in m and m[("r", ())] == pts(2, 3) and ("n", ()) not in m
 
 
+REPEATED = """
+person(a). person(b).
+grounding(pair(A,B)=true) :- person(A), person(B).
+initiatedAt(pair(A,B)=true, T) :- happensAt(meet(A,B), T).
+terminatedAt(pair(X,X)=true, T) :- happensAt(reset, T).
+terminatedAt(pair(X,Y)=true, T) :- happensAt(part, T), X @< Y.
+"""
+
+
+def test_a_head_variable_repeated_and_unbound_expands_to_matching_instances_only() -> None:
+    """``terminatedAt(pair(X,X)=true, T)`` with X free ends pair(a,a) and pair(b,b), never
+    pair(a,b) (as Prolog unifies the head with each grounded instance); a free head with a
+    check on its variables (``X @< Y``) ends only the instances that pass it."""
+    events = [ev(1, "meet", "a", "b"), ev(1, "meet", "a", "a"), ev(1, "meet", "b", "a"), ev(5, "reset"),
+              ev(9, "meet", "b", "b"), ev(12, "part")]
+    m = meaning(run(program(REPEATED), events), horizon=20)
+    assert m[("pair", ("a", "a"))] == pts(2, 5)
+    assert m[("pair", ("a", "b"))] == pts(2, 12)  # only part (a @< b) ends it
+    assert m[("pair", ("b", "a"))] == pts(2, 20)
+    assert m[("pair", ("b", "b"))] == pts(10, 20)
+
+
 # ------------------------------------------------------------------ corrections, restore, formats
 
 

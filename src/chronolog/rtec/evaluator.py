@@ -1489,7 +1489,8 @@ class RtecEvaluator:
             memo_key = (key, tuple(parts))
         found = self._expansions.get(memo_key)
         if found is None:
-            pattern = ("=", _fterm(key, tuple(_fresh(a) for a in fargs)), Var())
+            renamed: dict[int, Var] = {}  # one fresh variable per variable: f(X, X) stays diagonal
+            pattern = ("=", _fterm(key, tuple(_fresh(a, renamed) for a in fargs)), Var())
             found = list(dict.fromkeys(_fv(g)[1] for g in self.groundings(pattern)))  # type: ignore[index]
             self._expansions[memo_key] = found
         return [(args, value) for args in found]
@@ -1867,9 +1868,18 @@ def _match(solver: Solver, pattern: tuple, item: tuple) -> bool:
     return solver.unify_args(pattern[0], item[0]) and solver.unify(pattern[1], item[1])
 
 
-def _fresh(a: Any) -> Any:
+def _fresh(a: Any, renamed: dict[int, Var]) -> Any:
+    """``a`` resolved, each unbound variable replaced by its own fresh one (the same for
+    every occurrence: ``renamed``)."""
     a = deref(a)
-    return Var() if type(a) is Var else resolve(a)
+    if type(a) is Var:
+        got = renamed.get(id(a))
+        if got is None:
+            got = renamed[id(a)] = Var()
+        return got
+    if type(a) is tuple:
+        return tuple([a[0], *[_fresh(x, renamed) for x in a[1:]]])
+    return a
 
 
 def _answer_atom(key: Key, args: tuple, value: Any) -> tuple[str, tuple]:
