@@ -1290,7 +1290,7 @@ class RtecEvaluator:
                         for args, value in self._expand(got, rule, kind == "initiatedAt"):
                             if kind == "initiatedAt" and known and value not in known:
                                 continue  # a value the event description does not name
-                            if quick is not None:  # the checks' answers are known: nothing to bind
+                            if quick is not None and _all_atomic(args, quick):  # nothing to bind
                                 if any(_answers_with(found, args[p]) for p, found in quick):
                                     continue
                             elif checks:
@@ -1835,6 +1835,16 @@ def _free_answers(solver: Solver, negs: list, head_args: tuple) -> list | None:
             return None
         out.append((places[0], found))
     return out
+
+
+def _all_atomic(args: tuple, quick: list) -> bool:
+    """Are the expansion's values at the checked places atoms or integers?  (A float or a
+    compound term is left to the solver's unification: ``==`` takes 1.0 for 1 inside a tuple.)"""
+    for p, _ in quick:
+        t = type(args[p])
+        if t is not str and t is not int:
+            return False
+    return True
 
 
 def _answers_with(found: list, v: Any) -> bool:
