@@ -113,6 +113,20 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: t
             return f"(-{a})" if t[0] == "-" else f"{const(UNARY[t[0]])}({a})"
         return None
 
+    def unify_with(t: Any, value: str) -> bool:
+        """``t`` (a slot or a constant) against a computed value: a fresh slot is bound to it,
+        anything else tested for equality (False: a compound, not compiled)."""
+        nonlocal pad
+        if type(t) is Slot and t.i not in env:
+            env[t.i] = value
+            return True
+        x = source(t)
+        if x is None:
+            return False
+        lines.append(pad + f"if {same(x, value)}:")
+        pad += " "
+        return True
+
     # the tests on two bound values: how to read an operand, the condition on the two
     tests: dict[tuple[str, int], tuple[Callable, Callable[[str, str, str], str]]] = {
         ("\\=", 2): (source, lambda op, x, y: f"not ({same(x, y)})")}
@@ -148,16 +162,10 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: t
                 return None
             local = f"v{len(lines)}"
             lines.append(pad + f"{local} = {rhs}")
-            if type(lhs) is Slot and lhs.i not in env:
-                env[lhs.i] = local
-                if key == ("is", 2):
-                    numeric.add(local)
-                continue
-            x = source(lhs)
-            if x is None:
+            if key == ("is", 2) and type(lhs) is Slot and lhs.i not in env:
+                numeric.add(local)
+            if not unify_with(lhs, local):
                 return None
-            lines.append(pad + f"if {same(x, local)}:")
-            pad += " "
         elif key in tests:
             operand, condition = tests[key]
             x, y = operand(g[1]), operand(g[2])
@@ -170,18 +178,11 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: t
             args = [source(a) for a in g[1:-1]]
             if callee is None or any(a is None for a in args):
                 return None
-            last = g[-1]
             it = f"r{len(lines)}"
             lines.append(pad + f"for {it} in {const(callee)}(({''.join(a + ', ' for a in args)})):")
             pad += " "
-            if type(last) is Slot and last.i not in env:
-                env[last.i] = f"{it}[-1]"
-                continue
-            x = source(last)
-            if x is None:
+            if not unify_with(g[-1], f"{it}[-1]"):
                 return None
-            lines.append(pad + f"if {same(f'{it}[-1]', x)}:")
-            pad += " "
         else:
             return None
     last = head[n]
