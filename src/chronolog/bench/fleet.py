@@ -160,7 +160,7 @@ def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
                    chain: bool = False, breakdown: list | None = None) -> float:
-    with _running(work, f"throughput-{chain}", bootstrap, partitions, chain, 10, tps - 1,
+    with _running(work, f"throughput-{chain}-{partitions}", bootstrap, partitions, chain, 10, tps - 1,
                   breakdown) as (answers, producer):
         start = time.monotonic()
         for line in lines:
@@ -174,7 +174,7 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
                 work: Path, chain: bool = False, breakdown: list | None = None) -> list[float]:
-    with _running(work, f"latency-{chain}", bootstrap, partitions, chain, 2, None, breakdown) as (answers, producer):
+    with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown) as (answers, producer):
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
