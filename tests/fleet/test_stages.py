@@ -234,3 +234,50 @@ def test_tms_with_a_lower_part_in_the_fleet(chain):
         chose = chose or any(p == "get" for p, _, _ in want)
         assert fleet(program, events, chain=chain, seed=0, restarts=3, idle_every=4) == want, seed
     assert chose  # and choices
+
+
+UPPER_READS_Q = parse_lars(
+    """
+    a(X) :- p(X) [0].
+    c :- q always [3], not a(z).
+    """
+)
+
+
+def test_an_upper_reasoner_keeps_only_the_facts_its_rules_read():
+    """Stratum 2 reads q (and imports a); p is stratum 1's.  Its log holds no p,
+    and a late p before the first point still starts its timeline earlier:
+    q always [3] at 6 covers [3, 6] then, not [5, 6], so c goes away, as the
+    embedded run says (hand-derived: c at 5 and 6 without the late p, at no
+    point with it)."""
+    from chronolog.runtime.stages import ReasonerStage
+
+    plan = plan_program(UPPER_READS_Q)
+    assert plan.fleet_strata == 2
+    upper = ReasonerStage(plan, 1)
+    assert upper.keeps is not None and {("q", 0), ("c", 0)} <= upper.keeps  # c: input facts of c itself
+    assert ("p", 1) not in upper.keeps and ("a", 1) not in upper.keeps
+    assert ReasonerStage(plan, 0).keeps is None  # the lowest keeps all: it warns of unmatched retractions
+    on_time = [Event(5, "q", ()), Event(5, "p", ("y",)), Event(6, "q", ()), Event(6, "p", ("y",)), Event(7)]
+    late = on_time + [Event(2, "p", ("y",))]
+    assert embedded(UPPER_READS_Q, on_time) >= {("c", (), 5), ("c", (), 6)}
+    assert not {a for a in embedded(UPPER_READS_Q, late) if a[0] == "c"}
+    for events in (on_time, late):
+        for seed in range(4):
+            assert fleet(UPPER_READS_Q, events, seed=seed, restarts=2) == embedded(UPPER_READS_Q, events), seed
+    upper.on_grounded({"first": 5, "points": [[5, [["q", [], False], ["p", ["y"], False]]]], "upto": 5})
+    upper.on_grounded({"late": [[2, "p", ["y"], False]]})
+    assert upper.reasoner.log == {5: [(("q", 0), ())]}
+    assert upper.reasoner.t1 == 2
+
+
+def test_an_upper_stratum_with_a_tuple_window_keeps_every_fact():
+    program = parse_lars(
+        """
+        a(X) :- p(X) [0].
+        c :- q [2 #], not a(z).
+        """
+    )
+    from chronolog.runtime.stages import ReasonerStage
+
+    assert ReasonerStage(plan_program(program), 1).keeps is None

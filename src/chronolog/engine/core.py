@@ -772,6 +772,16 @@ class Engine:
 
     # ------------------------------------------------------------ inspection
 
+    def stream_keys(self) -> frozenset[PredKey] | None:
+        """The input predicates whose facts this engine's evaluation can see
+        (through the input routes), or None if every fact counts: a tuple
+        window counts the facts of every predicate.  A fleet reasoner keeps
+        only these in its log."""
+        if self._queues:
+            return None
+        return frozenset(k for k in self.plan.extensional | self.plan.input_routes.keys()
+                         if self.plan.input_routes.get(k, k) in self._views_of)
+
     def exported(self) -> frozenset:
         """The content of the computed stratum at the last evaluation, as ``Imported.content``
         (what the reasoners above it and the output service need)."""

@@ -42,7 +42,7 @@ from chronolog.events import Event, event_json, event_record
 from chronolog.runtime.answers import AnswerWriter
 from chronolog.runtime.ingest import Accepted, ingest_record
 from chronolog.runtime.journal import Journal
-from chronolog.runtime.reasoner import Reasoner
+from chronolog.runtime.reasoner import Reasoner, make_engine
 from chronolog.schemas import DeadLetter
 from chronolog.state.facts import (
     atoms_data,
@@ -473,12 +473,13 @@ class ReasonerStage(_ImportingStage):
             plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe,
             retention=_horizon(retention),
         )
+        self.keeps = _stream_keys(plan, stratum)
 
     def journals(self) -> dict[str, Journal]:
         return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}  # type: ignore[dict-item]
 
     def on_grounded(self, rec: dict) -> None:
-        self.closed = _feed_grounded(self.reasoner, rec, self.closed)
+        self.closed = _feed_grounded(self.reasoner, rec, self.closed, self.keeps)
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         if not self._take(records):
@@ -505,15 +506,36 @@ class ReasonerStage(_ImportingStage):
         return out
 
 
-def _feed_grounded(r: Reasoner, rec: dict, closed: int | None) -> int | None:
-    """A ``chronolog.grounded`` record into a reasoner; the time closed since."""
+def _stream_keys(plan: Plan, stratum: int) -> frozenset | None:
+    """The input predicates stratum ``stratum``'s reasoner keeps (None: all).
+
+    Every reasoner reads the whole grounded stream; an upper stratum keeps
+    only the facts its own rules can see, so its log, its state and its
+    replays do not carry the lower strata's input.  The lowest one keeps
+    everything, so a retraction that matches nothing is still warned of and
+    counted, whatever its predicate.  A stratum with a tuple window, or evaluated by
+    truth maintenance, keeps everything too."""
+    if stratum == 0:
+        return None
+    engine = make_engine(plan, 0, stratum)
+    return engine.stream_keys() if isinstance(engine, Engine) else None
+
+
+def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset | None = None) -> int | None:
+    """A ``chronolog.grounded`` record into a reasoner; the time closed since.
+    With ``keeps``, facts of other predicates count only as their time (a
+    late one can still start the timeline earlier)."""
     if "late" in rec:
         for t, pred, args, retract in rec["late"]:
-            r.push(Event(t, pred, tuple(args), bool(retract)))
+            if keeps is None or pred is None or (pred, len(args)) in keeps:
+                r.push(Event(t, pred, tuple(args), bool(retract)))
+            else:
+                r.push(Event(t))
         return closed
     r.push(Event(rec["first"]))
     for t, facts in rec["points"]:
-        r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts])
+        r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts
+                         if keeps is None or (pred, len(args)) in keeps])
     r.push(Event(rec["upto"]))
     return rec["upto"]
 
