@@ -529,17 +529,7 @@ class Solver:
         key = _flat_key(goal)
         if key is None or key[-1] is not _FREE:
             return None
-        table = self.memo.get(pred)
-        answers = None if table is None else table.get(key)
-        if answers is None:
-            try:
-                answers = self._answers(self.clauses[pred], goal, 0, pred)
-            except SolveError:
-                return None
-            if answers is None:
-                return None
-            self._store(pred, key, answers)
-        return answers
+        return self._memo_free(pred, key, goal, 0)
 
     def last_values(self, pred: tuple, args: tuple, depth: int) -> Iterable[Term]:
         """The values of the free last argument of ``pred(*args, _)``, ``args`` ground: from the
@@ -548,20 +538,27 @@ class Solver:
         for a in args:
             if type(a) is not int and type(a) is not str:
                 return self._last_solved(pred, args, depth)
-        key = (pred[0], *args, _FREE)
+        answers = self._memo_free(pred, (pred[0], *args, _FREE), (pred[0], *args, Var()), depth)
+        if answers is None:  # not ground, or an error: the solver's own way (and error)
+            return self._last_solved(pred, args, depth)
+        if len(answers) == 1:
+            return (answers[0][-1],)
+        return [a[-1] for a in answers]
+
+    def _memo_free(self, pred: tuple, key: Term, goal: Term, depth: int) -> list | None:
+        """The answers of ``goal``, a call of ``pred`` with a free last argument, kept in the
+        memo under ``key``: from there, else solved and stored.  None when an answer is not
+        ground or the call is an error (the caller then solves it its own way)."""
         table = self.memo.get(pred)
         answers = None if table is None else table.get(key)
         if answers is None:
             try:
-                answers = self._answers(self.clauses[pred], (pred[0], *args, Var()), depth, pred)
+                answers = self._answers(self.clauses[pred], goal, depth, pred)
             except SolveError:
-                answers = None
-            if answers is None:  # not ground, or an error: the solver's own way (and error)
-                return self._last_solved(pred, args, depth)
-            self._store(pred, key, answers)
-        if len(answers) == 1:
-            return (answers[0][-1],)
-        return [a[-1] for a in answers]
+                return None
+            if answers is not None:
+                self._store(pred, key, answers)
+        return answers
 
     def _last_solved(self, pred: tuple, args: tuple, depth: int) -> Iterator[Term]:
         out = Var()
