@@ -32,22 +32,22 @@ class _NotNumber(Exception):
     """A bound argument used in arithmetic is not a number: the solver decides (its error)."""
 
 
-def compile_pure(solver: Solver, pred: tuple[str, int], stack: tuple = ()) -> Compiled | None:
+def compile_pure(solver: Solver, pred: tuple[str, int]) -> Compiled | None:
     """``f(args)`` giving the answers (``(name, *args, last)``, in the solver's order) of
     ``pred`` called with ``args`` bound and its last argument free, or None when a clause
     is not of the shapes above.  ``f`` raises when the solver must decide instead."""
     cache = solver.compiled
     if pred in cache:
         return cache[pred]
-    cache[pred] = None  # while compiling (and for good, when it cannot be)
-    if pred[1] < 1 or pred in stack or pred not in solver.pure:
+    cache[pred] = None  # while compiling (a recursive call meets it: not compiled), and for good when it cannot be
+    if pred[1] < 1 or pred not in solver.pure:
         return None
     name, n = pred
     consts: list = []
     params = [f"a{i}" for i in range(1, n)]
     lines = [f"def f({', '.join(params)}):", " out = []"]
     for rule in solver.clauses[pred]:
-        block = _clause(solver, rule, name, n, consts, stack + (pred,))
+        block = _clause(solver, rule, name, n, consts)
         if block is None:
             return None
         lines += block
@@ -62,7 +62,7 @@ def compile_pure(solver: Solver, pred: tuple[str, int], stack: tuple = ()) -> Co
     return answers
 
 
-def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: tuple) -> list[str] | None:
+def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list) -> list[str] | None:
     """The lines of one clause (inside ``f``), or None."""
     head = rule.head
     if type(head) is not tuple or len(head) != n + 1:
@@ -174,7 +174,7 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list, stack: t
             lines.append(pad + f"if {condition(key[0], x, y)}:")
             pad += " "
         elif key in solver.pure:
-            callee = compile_pure(solver, key, stack)
+            callee = compile_pure(solver, key)
             args = [source(a) for a in g[1:-1]]
             if callee is None or any(a is None for a in args):
                 return None
