@@ -40,13 +40,18 @@ def test_facts_round_trip_with_tuples_and_big_integers(items):
 
 @given(st.booleans(), st.lists(st.tuples(st.text(min_size=1, max_size=4), st.lists(values, max_size=3)), max_size=5))
 def test_imports_round_trip(ok, atoms):
+    from chronolog.engine.content import grouped
     from chronolog.engine.core import ANSWERS, Imported
 
-    content = frozenset(((p, len(a)), tuple(a)) for p, a in atoms) | frozenset(
+    flat = frozenset(((p, len(a)), tuple(a)) for p, a in atoms) | frozenset(
         ((ANSWERS, (p, len(a))), tuple(a)) for p, a in atoms[:1])
-    imported = Imported(ok, content)
+    imported = Imported(ok, grouped(flat))
     again = imported_from(decode(encode(imported_data(imported))))
-    assert again.consistent == ok and again.content == content
+    assert again.consistent == ok and again.content == grouped(flat)
+    # what earlier releases stored: one [key, args] pair per atom
+    earlier = imported_from(decode(encode([ok, [[list(k) if k[0] != ANSWERS else [k[0], list(k[1])], list(a)]
+                                                 for k, a in flat]])))
+    assert earlier.content == grouped(flat)
 
 
 @settings(max_examples=300)

@@ -12,6 +12,7 @@ import logging
 from typing import Iterable, Sequence
 
 from chronolog.engine.asp import solve_time_point
+from chronolog.engine.content import Content, grouped
 from chronolog.engine.core import Fact, StepResult
 from chronolog.engine.plan import Plan, PredKey, trim_stream
 from chronolog.errors import ChronologError
@@ -59,7 +60,7 @@ class ClingoEngine:
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
         return [(p, a) for p, a, T in self._answer if p not in self.plan.timed]
 
-    def exported(self) -> frozenset:
+    def exported(self) -> Content:
         """The answer as ``Imported.content`` for the fleet's output service."""
         from chronolog.engine.core import ANSWERS
 
@@ -71,7 +72,7 @@ class ClingoEngine:
                     out.append(((ANSWERS, p), a + (T,)))
             else:
                 out.append((p, a))
-        return frozenset(out)
+        return grouped(out)
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
         return set(self._answer)

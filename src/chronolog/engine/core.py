@@ -24,6 +24,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Collection, Iterable, Iterator, Sequence, Union
 
+from chronolog.engine.content import NOTHING, Content
 from chronolog.engine.plan import TICK, Component, Plan, PredKey, time_reach
 from chronolog.engine.relation import Rel
 from chronolog.engine.rules import CompiledRule, compiled_rule
@@ -41,16 +42,18 @@ class Imported:
 
     A fleet reasoner evaluates one stratum; the strata below it are computed
     by other processes and arrive as their full content at each time point
-    (``content``: pred -> tuples, timed predicates with the time last; padded
-    output predicates also under ``(ANSWERS, pred)``).  ``consistent`` is
-    False when a lower stratum had no answer set at that point.
+    (``content``: pred -> frozenset of tuples, timed predicates with the time
+    last; padded output predicates also under ``(ANSWERS, pred)``; see
+    engine/content.py).  ``consistent`` is False when a lower stratum had no
+    answer set at that point.
     """
 
     consistent: bool
-    content: frozenset  # of (PredKey | (ANSWERS, PredKey), tuple)
+    content: Content  # PredKey | (ANSWERS, PredKey) -> frozenset of tuples
 
 
 ANSWERS = "#answers"
+EMPTY: frozenset = frozenset()
 PRUNING = True  # the default of Engine(pruning=...)
 View = Union[TimeWindowView, StreamWindowView, NowSourceView, TupleWindowView]
 NowGroup = tuple[PredKey, Collection[tuple], Collection[tuple]]  # (pred, args added, args removed)
@@ -368,10 +371,7 @@ class Engine:
         self._dirty.clear()
         self._feed_stream(t, facts)
         result = StepResult(t)
-        by_pred: dict = {}
-        if imported is not None:
-            for p, tup in imported.content:
-                by_pred.setdefault(p, set()).add(tup)
+        by_pred = NOTHING if imported is None else imported.content
         try:
             if imported is not None and not imported.consistent:
                 raise NoAnswerSet("a lower stratum has no answer set")
@@ -380,8 +380,8 @@ class Engine:
                 if role == "skip":
                     continue
                 if role == "import":
-                    self._visible = {p: by_pred.get((ANSWERS, p), set()) for p in comp.preds if p in self._answers}
-                    self._publish(comp, {p: by_pred.get(p, set()) for p in comp.preds}, t, result)
+                    self._visible = {p: by_pred.get((ANSWERS, p), EMPTY) for p in comp.preds if p in self._answers}
+                    self._publish(comp, {p: by_pred.get(p, EMPTY) for p in comp.preds}, t, result)
                     continue
                 counts = self._counts.get(ci, False)
                 if counts is not False and counts is not None and ci not in self._dirty:
@@ -782,18 +782,22 @@ class Engine:
         return frozenset(k for k in self.plan.extensional | self.plan.input_routes.keys()
                          if self.plan.input_routes.get(k, k) in self._views_of)
 
-    def exported(self) -> frozenset:
+    def exported(self) -> Content:
         """The content of the computed stratum at the last evaluation, as ``Imported.content``
         (what the reasoners above it and the output service need)."""
-        out = []
+        out: dict = {}
         for ci, (comp, _, _) in enumerate(self._components):
             if self._role[ci] != "compute":
                 continue
             for p in comp.preds:
-                out.extend((p, tup) for tup in self.rels[p])
+                rows = self.rels[p].tuples
+                if rows:
+                    out[p] = frozenset(rows)
                 if p in self._answers:
-                    out.extend(((ANSWERS, p), tup) for tup in self._answers[p])
-        return frozenset(out)
+                    rows = self._answers[p].tuples
+                    if rows:
+                        out[(ANSWERS, p)] = frozenset(rows)
+        return out
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:
         """Output atoms of now-predicates holding at the last evaluated time."""

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from chronolog.engine.content import Content, grouped, merged
 from chronolog.engine.core import ANSWERS, Engine, Fact, StepResult
 from chronolog.engine.plan import TICK, Plan, PredKey, trim_stream
 from chronolog.engine.rules import _compare, _Undefined
@@ -934,14 +935,15 @@ class TmsEngine:
         lower = [] if self.lower is None or not self.consistent else list(self.lower.holding_now())
         return lower + list(self._now)
 
-    def exported(self) -> frozenset:
+    def exported(self) -> Content:
         """The answer as ``Imported.content`` for the fleet's output service."""
         out: list = list(self._now)
         for p, a, T in self._timed:
             out.append((p, a + (T,)))
             if p in self.grounder.padded:
                 out.append(((ANSWERS, p), a + (T,)))
-        return frozenset(out) if self.lower is None or not self.consistent else frozenset(out) | self.lower.exported()
+        mine = grouped(out)
+        return mine if self.lower is None or not self.consistent else merged((mine, self.lower.exported()))
 
     def derived_at(self) -> set[tuple[PredKey, tuple, int]]:
         t = self.t

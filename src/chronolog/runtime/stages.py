@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import io
 import time
-from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import orjson
 
+from chronolog.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.engine.plan import Plan
 from chronolog.events import Event, event_json, event_record
@@ -54,7 +54,6 @@ from chronolog.state.facts import (
 )
 from chronolog.topology import partition_of
 
-EMPTY: frozenset = frozenset()
 
 
 def _quiet(message: str) -> None:
@@ -307,28 +306,24 @@ class GroundingStage:
 # ---------------------------------------------------------------- strata
 
 
-def _encode(atoms: frozenset) -> list:
-    """Atoms grouped by predicate: ``[[key, [args, ...]], ...]`` with key ``[pred, arity]``
-    or ``["#answers", [pred, arity]]`` (orjson writes the tuples as arrays).  Grouped,
-    the receiver builds each key once, not once per atom."""
-    groups: dict = {}
-    for p, tup in atoms:
-        rows = groups.get(p)
-        if rows is None:
-            groups[p] = [tup]
-        else:
-            rows.append(tup)
-    return [[p, rows] for p, rows in groups.items()]
+def _encode(content: Content) -> list:
+    """Content on the wire: ``[[key, [args, ...]], ...]`` with key ``[pred, arity]``
+    or ``["#answers", [pred, arity]]`` (orjson writes the tuples as arrays)."""
+    return [[key, list(rows)] for key, rows in content.items()]
 
 
-def _decode(items: list) -> set:
-    out: set = set()
+def _decode(items: list | None) -> Content:
+    if not items:
+        return NOTHING
+    out: dict = {}
     for key, rows in items:
         k = (ANSWERS, tuple(key[1])) if key[0] == ANSWERS else tuple(key)
         if rows and type(rows[0]) is not list or not rows:  # one atom per item (earlier releases)
-            out.add((k, tuple(rows)))
+            got = frozenset((tuple(rows),))
         else:
-            out.update(zip(repeat(k), map(tuple, rows)))
+            got = frozenset(map(tuple, rows))
+        have = out.get(k)
+        out[k] = got if have is None else have | got
     return out
 
 
@@ -346,15 +341,14 @@ def _set_ok(flags: dict, t: int, ok: bool) -> None:
 class StratumStore:
     """One lower stratum's content per evaluation time, rebuilt from its records."""
 
-    content: dict[int, frozenset] = field(default_factory=Journal)
+    content: dict[int, Content] = field(default_factory=Journal)
     ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
     upto: int | None = None  # latest time point received
 
     def apply(self, rec: dict) -> int:
         t = rec["t"]
-        base = self.content[t] if t in self.content else self.content.get(t - 1, EMPTY)
-        add, drop = rec.get("add"), rec.get("del")
-        self.content[t] = (base - _decode(drop) | _decode(add)) if (add or drop) else base
+        base = self.content[t] if t in self.content else self.content.get(t - 1, NOTHING)
+        self.content[t] = changed(base, _decode(rec.get("add")), _decode(rec.get("del")))
         _set_ok(self.ok, t, rec.get("ok", True))
         self.upto = t if self.upto is None else max(self.upto, t)
         return t
@@ -364,22 +358,21 @@ class StratumStore:
 class StratumSender:
     """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
 
-    sent: dict[int, frozenset] = field(default_factory=Journal)
+    sent: dict[int, Content] = field(default_factory=Journal)
     sent_ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
     outbox: list[bytes] = field(default_factory=list)
 
     def observe(self, t: int, engine: Engine, result: StepResult) -> None:
-        content = engine.exported()
         ok = result.consistent
         known = t in self.sent
-        base = self.sent[t] if known else self.sent.get(t - 1, EMPTY)
-        if known and content == base and self.sent_ok.get(t, True) == ok:
+        base = self.sent[t] if known else self.sent.get(t - 1, NOTHING)
+        # unchanged groups share base's sets: unchanged points cost no memory
+        add, drop, content = difference(engine.exported(), base)
+        if known and content is base and self.sent_ok.get(t, True) == ok:
             return
-        if content == base:
-            content = base  # share the set: unchanged points cost no memory
         self.sent[t] = content
         _set_ok(self.sent_ok, t, ok)
-        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(content - base), "del": _encode(base - content)}
+        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(add), "del": _encode(drop)}
         self.outbox.append(orjson.dumps(rec))
 
 
@@ -550,12 +543,8 @@ def _forget(below: int | None, journals: list) -> None:
 
 
 def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
-    content: frozenset = EMPTY
-    ok = True
-    for s in stores.values():
-        content = content | s.content.get(t, EMPTY) if content else s.content.get(t, EMPTY)
-        ok = ok and s.ok.get(t, True)
-    return Imported(ok, content)
+    ok = all(s.ok.get(t, True) for s in stores.values())
+    return Imported(ok, merged(s.content.get(t, NOTHING) for s in stores.values()))
 
 
 class _LineBuffer:

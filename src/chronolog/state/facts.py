@@ -1,8 +1,9 @@
 """Facts, atoms and imports as plain data (the pieces every stage's state is made of).
 
 A fact ``((pred, arity), args)`` is ``[pred, [args...]]``; an atom of a
-stratum's content is ``[key, [args...]]`` with key ``[pred, arity]`` or
-``["#answers", [pred, arity]]``; an ``Imported`` is ``[consistent, atoms]``.
+stratum's content is a group ``[key, [[args...], ...]]`` per key, with key
+``[pred, arity]`` or ``["#answers", [pred, arity]]``; an ``Imported`` is
+``[consistent, groups]``.
 Arguments are strings and integers (any size), as in the input.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from chronolog.engine.content import Content, grouped, merged
 from chronolog.engine.core import ANSWERS, Imported
 
 
@@ -44,14 +46,27 @@ def _key(key: Any) -> tuple:
     return (key[0], key[1])
 
 
-def atoms_data(atoms: Iterable[tuple[tuple, tuple]]) -> list:
-    """Content atoms as ``[key, args]`` pairs: the encoders (msgspec, orjson)
-    write the tuples as arrays, so no per-atom copy is made here."""
-    return list(atoms)
+def atoms_data(content: Content) -> list:
+    """A stratum's content as ``[key, [args, ...]]`` groups (the encoders,
+    msgspec and orjson, write the tuples as arrays)."""
+    return [[key, list(rows)] for key, rows in content.items()]
 
 
-def atoms_from(data: Any) -> frozenset:
-    return frozenset((_key(k), _timed_args(args)) for k, args in data)
+def atoms_from(data: Any) -> Content:
+    """Content from ``atoms_data``'s groups, or from the flat ``[key, args]``
+    atoms earlier releases stored (a group's rows are lists; an atom's args
+    are strings and integers)."""
+    flat = []
+    out: dict = {}
+    for k, rows in data:
+        if type(rows) is list and rows and type(rows[0]) is list:
+            key = _key(k)
+            got = frozenset(map(_timed_args, rows))
+            have = out.get(key)
+            out[key] = got if have is None else have | got
+        else:
+            flat.append((_key(k), _timed_args(rows)))
+    return merged((out, grouped(flat))) if flat else out
 
 
 def _timed_args(items: Any) -> tuple:
