@@ -79,6 +79,14 @@ class TimeMarker(_Strict):
     t: StrictInt
 
 
+class IngestedBatch(_Strict):
+    """Internal (``chronolog.ingested``): several ingested records of one partition
+    (facts and time markers), in order, as one Kafka record: what ingest made of
+    one consumed batch for that partition."""
+
+    batch: list[TimeMarker | FactEvent] = Field(min_length=2)
+
+
 Item = tuple[StrictStr, list[Value], bool]  # pred, args, retract
 
 
@@ -127,6 +135,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "fact-event": FactEvent,
     "answer-line": AnswerLine,
     "time-marker": TimeMarker,
+    "ingested-batch": IngestedBatch,
     "grounded-batch": GroundedBatch,
     "late-events": LateEvents,
     "stratum-record": StratumRecord,

@@ -27,6 +27,7 @@ from chronolog.schemas import (
     AnswerLine,
     FactEvent,
     GroundedBatch,
+    IngestedBatch,
     LateEvents,
     StratumRecord,
     TimeMarker,
@@ -39,7 +40,7 @@ def validate(topic: str, value: bytes) -> None:
     """Every record between the stages obeys its contract (schemas/)."""
     rec = orjson.loads(value)
     if topic == "ingested":
-        (TimeMarker if set(rec) == {"t"} else FactEvent).model_validate(rec)
+        (IngestedBatch if "batch" in rec else TimeMarker if set(rec) == {"t"} else FactEvent).model_validate(rec)
     elif topic == "grounded":
         (LateEvents if "late" in rec else GroundedBatch).model_validate(rec)
     elif topic.startswith("stratum."):
@@ -100,14 +101,16 @@ def run_pipeline(
             moves.append(("output", p))
         progressed = False
         for move in rng.sample(moves, len(moves)):
-            if move == "input":
-                value = pending_input.pop(0)
-                for out in ingest.handle(value, "chronolog.facts", 0, offset):
+            if move == "input":  # a consumed batch of 1-4 events (ingest batches its records)
+                records = []
+                for _ in range(min(len(pending_input), rng.randint(1, 4))):
+                    records.append(("facts", "chronolog.facts", 0, offset, pending_input.pop(0)))
+                    offset += 1
+                for out in ingest.process(records)[0]:
                     if out.topic in ("dlq", "late"):
                         dead += 1
                     else:
                         send(out.topic, out.partition, out.value)
-                offset += 1
                 progressed = True
             elif move[0] == "grounding":
                 p = move[1]
@@ -215,7 +218,7 @@ def run_chain(
                 if rng.randrange(batch) == 0:
                     finish(0)
             else:
-                for out in ingest.handle(value, "chronolog.facts", 0, offset):
+                for out in ingest.process([("facts", "chronolog.facts", 0, offset, value)])[0]:
                     if out.topic == "ingested":
                         validate("ingested", out.value)
                         queues[out.partition].append(out.value)

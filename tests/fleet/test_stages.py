@@ -281,3 +281,33 @@ def test_an_upper_stratum_with_a_tuple_window_keeps_every_fact():
     from chronolog.runtime.stages import ReasonerStage
 
     assert ReasonerStage(plan_program(program), 1).keeps is None
+
+
+def test_ingest_sends_a_consumed_batch_as_one_record_per_partition():
+    """What one consumed batch yields for a partition travels as one ``batch``
+    record, in order; grounding closes the same points from it as from the
+    records one by one."""
+    from chronolog.runtime.stages import GroundingStage, IngestStage
+
+    lines = [b'{"t": 0, "pred": "p", "args": ["a"]}', b'{"t": 0, "pred": "p", "args": ["b"]}',
+             b'{"t": 1, "pred": "q", "args": []}', b'not json', b'{"t": 2, "pred": "p", "args": ["c"]}']
+    records = [("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines)]
+    outs, _ = IngestStage(None, 1).process(records)
+    batches = [o for o in outs if o.topic == "ingested"]
+    assert len(batches) == 1 and [o.topic for o in outs].count("dlq") == 1
+    items = batches[0].record["batch"]
+    # facts in arrival order, each time marker right after the fact that moved the time
+    # (the first one twice: the timeline starts at 0, and the stream is at 0)
+    assert [(i["t"], i.get("pred")) for i in items] == [(0, "p"), (0, None), (0, None), (0, "p"), (1, "q"),
+                                                         (1, None), (2, "p"), (2, None)]
+    assert batches[0].urgent  # it carries time markers: grounding can close points with it
+
+    one_by_one = []
+    ingest, grounding = IngestStage(None, 1), GroundingStage(idle_flush=1e9)
+    for rec in records:
+        for out in ingest.handle(rec[4], rec[1], rec[2], rec[3]):
+            if out.topic == "ingested":
+                one_by_one += [orjson.loads(o.value) for o in grounding.handle(out.record, now=0.0)]
+    batched = [orjson.loads(o.value) for o in GroundingStage(idle_flush=1e9).handle(batches[0].record, now=0.0)]
+    assert batched == one_by_one == [{"upto": 0, "first": 0, "points": [[0, [["p", ["a"], False], ["p", ["b"], False]]]]},
+                                     {"upto": 1, "first": 0, "points": [[1, [["q", [], False]]]]}]

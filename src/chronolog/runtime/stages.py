@@ -12,7 +12,8 @@ Records between services:
 
 * ``chronolog.ingested`` (from ingest): an input event as in CONTRACT §2, or
   a time marker ``{"t": T}`` broadcast to every partition whenever the
-  stream's latest (or first) time changes.
+  stream's latest (or first) time changes; or ``{"batch": [...]}``, several
+  of them in order (what one consumed batch yields for a partition).
 * ``chronolog.grounded`` (from grounding): ``{"upto": c, "first": t1,
   "points": [[t, [[pred, args, retract], ...]], ...]}`` closes every time
   point up to ``c`` with its facts (the input of those evaluations, as one
@@ -200,7 +201,7 @@ class IngestStage:
         outs: list[Out] = []
         for _, topic, partition, offset, value in records:
             outs.extend(self.handle(value, topic, partition, offset))
-        return outs, []
+        return _batched(outs), []
 
     def progress(self) -> dict[str, int | None]:
         return {"dead_letters": self.dead_letters, "late_events": self.too_late, "time_point": self.now}
@@ -216,6 +217,26 @@ class IngestStage:
         self.latest_by_input = {int(p): int(t) for p, t in state["latest_by_input"]}
         self.first, self.now = _int_or_none(state["first"]), _int_or_none(state["now"])
         self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
+
+
+def _batched(outs: list[Out]) -> list[Out]:
+    """Ingest's records for one partition, in order, as one ``{"batch": [...]}``
+    record: one Kafka record per partition and consumed batch instead of one per
+    event, so the producer, the broker and grounding's consumer pay per batch."""
+    groups: dict[int, list[Out]] = {}
+    kept: list[Out] = []
+    for out in outs:
+        if out.topic == "ingested":
+            groups.setdefault(out.partition, []).append(out)
+        else:
+            kept.append(out)
+    for p, group in groups.items():
+        if len(group) == 1:
+            kept.append(group[0])
+        else:
+            kept.append(Out("ingested", p, {"batch": [o.payload for o in group]}, None,
+                            any(o.urgent for o in group)))
+    return kept
 
 
 # ---------------------------------------------------------------- grounding
@@ -234,7 +255,12 @@ class GroundingStage:
     last_input: float = 0.0
 
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
-        """An ingested record: a fact, or a time marker ``{"t": T}``."""
+        """An ingested record: a fact, a time marker ``{"t": T}``, or a batch of them."""
+        if "batch" in rec:
+            out: list[Out] = []
+            for item in rec["batch"]:
+                out.extend(self.add(item["t"], item.get("pred"), item.get("args", []), item.get("op") == "retract", now))
+            return out
         return self.add(rec["t"], rec.get("pred"), rec.get("args", []), rec.get("op") == "retract", now)
 
     def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
