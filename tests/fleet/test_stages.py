@@ -311,3 +311,14 @@ def test_ingest_sends_a_consumed_batch_as_one_record_per_partition():
     batched = [orjson.loads(o.value) for o in GroundingStage(idle_flush=1e9).handle(batches[0].record, now=0.0)]
     assert batched == one_by_one == [{"upto": 0, "first": 0, "points": [[0, [["p", ["a"], False], ["p", ["b"], False]]]]},
                                      {"upto": 1, "first": 0, "points": [[1, [["q", [], False]]]]}]
+
+
+def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatch):
+    from chronolog.runtime import stages
+
+    monkeypatch.setattr(stages, "BATCH_BYTES", 200)
+    lines = [b'{"t": %d, "pred": "p", "args": ["%s"]}' % (i // 3, b"x" * 40) for i in range(12)]
+    outs, _ = stages.IngestStage(None, 1).process([("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines)])
+    assert len(outs) > 3 and all(len(o.value) <= 200 + 100 for o in outs)
+    items = [i for o in outs for i in (o.record["batch"] if "batch" in o.record else [o.record])]
+    assert [i["t"] for i in items if "pred" in i] == [i // 3 for i in range(12)]  # every fact, in order

@@ -219,10 +219,14 @@ class IngestStage:
         self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
 
 
+BATCH_BYTES = 256 * 1024  # an ingested batch record stays well under Kafka's 1 MB message limit
+
+
 def _batched(outs: list[Out]) -> list[Out]:
-    """Ingest's records for one partition, in order, as one ``{"batch": [...]}``
-    record: one Kafka record per partition and consumed batch instead of one per
-    event, so the producer, the broker and grounding's consumer pay per batch."""
+    """Ingest's records for one partition, in order, as ``{"batch": [...]}``
+    records of at most ``BATCH_BYTES``: one Kafka record per partition and
+    consumed batch instead of one per event, so the producer, the broker and
+    grounding's consumer pay per batch."""
     groups: dict[int, list[Out]] = {}
     kept: list[Out] = []
     for out in outs:
@@ -233,10 +237,23 @@ def _batched(outs: list[Out]) -> list[Out]:
     for p, group in groups.items():
         if len(group) == 1:
             kept.append(group[0])
-        else:
-            kept.append(Out("ingested", p, {"batch": [o.payload for o in group]}, None,
-                            any(o.urgent for o in group)))
+            continue
+        values: list[bytes] = []
+        size, urgent = 0, False
+        for out in group:
+            value = out.value
+            if values and size + len(value) > BATCH_BYTES:
+                kept.append(_batch_record(p, values, urgent))
+                values, size, urgent = [], 0, False
+            values.append(value)
+            size += len(value) + 1
+            urgent = urgent or out.urgent
+        kept.append(_batch_record(p, values, urgent))
     return kept
+
+
+def _batch_record(partition: int, values: list[bytes], urgent: bool) -> Out:
+    return Out("ingested", partition, b'{"batch":[' + b",".join(values) + b"]}", None, urgent)
 
 
 # ---------------------------------------------------------------- grounding
