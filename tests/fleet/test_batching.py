@@ -125,3 +125,6 @@ def test_per_stratum_services_keep_a_gap_the_chain_does_not() -> None:
     assert commit_gap_for("chain", {}) == 0.0
     assert all(commit_gap_for(s, {}) == 0.02 for s in ("ingest", "grounding", "reasoner", "output"))
     assert commit_gap_for("chain", {"CHRONOLOG_COMMIT_GAP": "0.005"}) == 0.005
+    # one service's own setting wins over the fleet-wide one
+    env = {"CHRONOLOG_COMMIT_GAP": "0.005", "CHRONOLOG_COMMIT_GAP_OUTPUT": "0"}
+    assert commit_gap_for("output", env) == 0.0 and commit_gap_for("reasoner", env) == 0.005

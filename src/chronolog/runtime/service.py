@@ -104,7 +104,8 @@ class ServiceConfig:
 
 
 def commit_gap_for(service: str, environ: dict | None = None) -> float:
-    """Least seconds between two transactions of a service (``CHRONOLOG_COMMIT_GAP``).
+    """Least seconds between two transactions of a service (``CHRONOLOG_COMMIT_GAP``,
+    or ``CHRONOLOG_COMMIT_GAP_<SERVICE>`` for one service, e.g. ``..._OUTPUT``).
 
     Every per-stratum hop commits on the one broker, and each transaction
     leaves two objects per partition that the bundled broker lists on every
@@ -113,8 +114,9 @@ def commit_gap_for(service: str, environ: dict | None = None) -> float:
     with lower latency, because the hops queue less on the broker.  The chain
     is one hop: it commits at once."""
     env = os.environ if environ is None else environ
-    if "CHRONOLOG_COMMIT_GAP" in env:
-        return float(env["CHRONOLOG_COMMIT_GAP"])
+    for name in (f"CHRONOLOG_COMMIT_GAP_{service.upper()}", "CHRONOLOG_COMMIT_GAP"):
+        if name in env:
+            return float(env[name])
     return 0.0 if service == "chain" else 0.02
 
 
