@@ -121,9 +121,9 @@ def test_every_record_is_committed_once_in_order(steps, gap, hold) -> None:  # t
     assert committed == list(range(n))
 
 
-def test_per_stratum_services_keep_a_gap_the_chain_does_not() -> None:
-    assert commit_gap_for("chain", {}) == 0.0
-    assert all(commit_gap_for(s, {}) == 0.02 for s in ("ingest", "grounding", "reasoner", "output"))
+def test_ingest_paces_the_pipeline_and_the_others_commit_at_once() -> None:
+    assert commit_gap_for("ingest", {}) == 0.03  # the head of the pipeline sets the pace
+    assert all(commit_gap_for(s, {}) == 0.0 for s in ("chain", "grounding", "reasoner", "output"))
     assert commit_gap_for("chain", {"CHRONOLOG_COMMIT_GAP": "0.005"}) == 0.005
     # one service's own setting wins over the fleet-wide one
     env = {"CHRONOLOG_COMMIT_GAP": "0.005", "CHRONOLOG_COMMIT_GAP_OUTPUT": "0"}

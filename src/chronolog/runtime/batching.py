@@ -9,7 +9,9 @@ transactions, which is what the bundled broker pays for (each leaves two
 objects per partition that it lists on every fetch: docs/benchmarks.md#fleet):
 
 * ``gap``: the least time between the starts of two transactions; records
-  a downstream service can use wait at most that long;
+  a downstream service can use wait at most that long (only ingest has one
+  by default: the head of the pipeline sets the pace, the services after it
+  follow in step, runtime/service.py ``commit_gap_for``);
 * ``hold``: records nothing downstream can use yet (ingest's facts of the
   still open time point: nothing closes before the next time marker) ride
   with the next urgent ones, at the latest after ``hold``;
