@@ -56,7 +56,6 @@ from chronolog.state.facts import (
 from chronolog.topology import partition_of
 
 
-
 def _quiet(message: str) -> None:
     """Default warning sink (module level, so stages stay picklable)."""
 
