@@ -84,7 +84,7 @@ class IngestedBatch(_Strict):
     (facts and time markers), in order, as one Kafka record: what ingest made of
     one consumed batch for that partition."""
 
-    batch: list[TimeMarker | FactEvent] = Field(min_length=2)
+    batch: list[TimeMarker | FactEvent] = Field(min_length=1)
 
 
 Item = tuple[StrictStr, list[Value], bool]  # pred, args, retract

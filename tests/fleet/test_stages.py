@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
-from pipeline import run_chain, run_pipeline
+from pipeline import run_chain, run_pipeline, validate
 from strategies import programs, random_program, random_stream, streams
 
 from chronolog.engine.plan import plan_program
@@ -320,5 +320,7 @@ def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatc
     lines = [b'{"t": %d, "pred": "p", "args": ["%s"]}' % (i // 3, b"x" * 40) for i in range(12)]
     outs, _ = stages.IngestStage(None, 1).process([("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines)])
     assert len(outs) > 3 and all(len(o.value) <= 200 + 100 for o in outs)
+    for o in outs:  # every piece, however it was cut, obeys the contract
+        validate("ingested", o.value)
     items = [i for o in outs for i in (o.record["batch"] if "batch" in o.record else [o.record])]
     assert [i["t"] for i in items if "pred" in i] == [i // 3 for i in range(12)]  # every fact, in order
