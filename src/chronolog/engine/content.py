@@ -36,6 +36,20 @@ def grouped(atoms: Iterable[tuple]) -> dict:
     return {key: frozenset(rows) for key, rows in groups.items()}
 
 
+def gathered(groups: Iterable[tuple]) -> dict:
+    """Content from ``(key, frozenset of args)`` groups; a key met twice gets
+    the union of its groups (a decoded record may repeat a key)."""
+    out: dict = {}
+    _unite(out, groups)
+    return out
+
+
+def _unite(into: dict, groups: Iterable[tuple]) -> None:
+    for key, rows in groups:
+        have = into.get(key)
+        into[key] = rows if have is None else have | rows
+
+
 def atoms(content: Content) -> Iterator[tuple]:
     """The flat ``(key, args)`` atoms of a content."""
     for key, rows in content.items():
@@ -56,9 +70,7 @@ def merged(contents: Iterable[Content]) -> Content:
             continue
         if out is None:
             out = dict(first)
-        for key, rows in c.items():
-            have = out.get(key)
-            out[key] = rows if have is None else have | rows
+        _unite(out, c.items())
     return first if out is None else out
 
 
@@ -76,9 +88,7 @@ def changed(base: Content, add: Content, drop: Content) -> Content:
                 out[key] = left
             else:
                 del out[key]
-    for key, rows in add.items():
-        have = out.get(key)
-        out[key] = rows if have is None else have | rows
+    _unite(out, add.items())
     return out
 
 

@@ -272,12 +272,10 @@ class GroundingStage:
 
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
         """An ingested record: a fact, a time marker ``{"t": T}``, or a batch of them."""
-        if "batch" in rec:
-            out: list[Out] = []
-            for item in rec["batch"]:
-                out.extend(self.add(item["t"], item.get("pred"), item.get("args", []), item.get("op") == "retract", now))
-            return out
-        return self.add(rec["t"], rec.get("pred"), rec.get("args", []), rec.get("op") == "retract", now)
+        out: list[Out] = []
+        for item in rec["batch"] if "batch" in rec else (rec,):
+            out.extend(self.add(item["t"], item.get("pred"), item.get("args", []), item.get("op") == "retract", now))
+        return out
 
     def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
         self.last_input = time.monotonic() if now is None else now
@@ -348,13 +346,11 @@ class GroundingStage:
 # ---------------------------------------------------------------- strata
 
 
-def _encode(content: Content) -> list:
-    """Content on the wire: ``[[key, [args, ...]], ...]`` with key ``[pred, arity]``
-    or ``["#answers", [pred, arity]]`` (orjson writes the tuples as arrays)."""
-    return [[key, list(rows)] for key, rows in content.items()]
-
-
 def _decode(items: list | None) -> Content:
+    """A stratum record's ``add`` or ``del``: groups ``[key, [args, ...]]`` as
+    ``atoms_data`` writes them (or one ``[key, args]`` atom per item, from earlier
+    releases).  The loop of ``content.gathered`` written out: on output's hot
+    path, calling it per group measured 20% slower."""
     if not items:
         return NOTHING
     out: dict = {}
@@ -414,7 +410,7 @@ class StratumSender:
             return
         self.sent[t] = content
         _set_ok(self.sent_ok, t, ok)
-        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": _encode(add), "del": _encode(drop)}
+        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": atoms_data(add), "del": atoms_data(drop)}
         self.outbox.append(orjson.dumps(rec))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from chronolog.engine.content import Content, grouped, merged
+from chronolog.engine.content import Content, gathered
 from chronolog.engine.core import ANSWERS, Imported
 
 
@@ -56,17 +56,14 @@ def atoms_from(data: Any) -> Content:
     """Content from ``atoms_data``'s groups, or from the flat ``[key, args]``
     atoms earlier releases stored (a group's rows are lists; an atom's args
     are strings and integers)."""
-    flat = []
-    out: dict = {}
-    for k, rows in data:
-        if type(rows) is list and rows and type(rows[0]) is list:
-            key = _key(k)
-            got = frozenset(map(_timed_args, rows))
-            have = out.get(key)
-            out[key] = got if have is None else have | got
-        else:
-            flat.append((_key(k), _timed_args(rows)))
-    return merged((out, grouped(flat))) if flat else out
+    return gathered(map(_group, data))
+
+
+def _group(item: Any) -> tuple:
+    k, rows = item
+    if type(rows) is list and rows and type(rows[0]) is list:
+        return _key(k), frozenset(map(_timed_args, rows))
+    return _key(k), frozenset((_timed_args(rows),))
 
 
 def _timed_args(items: Any) -> tuple:
