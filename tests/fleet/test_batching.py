@@ -38,6 +38,41 @@ def test_urgent_records_wait_for_the_gap_since_the_last_start() -> None:
     assert b.due(1.020)
 
 
+def test_slow_commits_stretch_the_gap_to_pace_times_their_mean() -> None:
+    b = Batching(gap=0.03, pace=3.0)
+    for start in (1.0, 1.1, 1.2):  # three commits of 20 ms each: mean 20 ms, gap 60 ms
+        b.take(now=start)
+        b.committed(now=start + 0.02)
+    assert abs(b.commit_mean - 0.02) < 1e-9
+    assert abs(b.least_gap() - 0.06) < 1e-9
+    b.add([out()], [], True, now=1.23)
+    assert not b.due(1.25)  # the fixed gap has passed, the stretched one has not
+    assert b.due(1.26)
+
+
+def test_quick_commits_keep_the_gap_and_no_gap_stays_none() -> None:
+    quick = Batching(gap=0.03, pace=3.0)
+    quick.take(now=1.0)
+    quick.committed(now=1.004)
+    assert quick.least_gap() == 0.03
+    at_once = Batching(gap=0.0, pace=3.0)
+    at_once.take(now=1.0)
+    at_once.committed(now=1.5)  # however slow its commits, a service without a gap commits at once
+    at_once.add([out()], [], True, now=1.5)
+    assert at_once.least_gap() == 0.0 and at_once.due(1.5)
+
+
+def test_the_mean_follows_the_recent_commits() -> None:
+    b = Batching(gap=0.03)
+    b.take(now=0.0)
+    b.committed(now=0.1)  # one slow commit
+    for k in range(1, 30):
+        b.take(now=float(k))
+        b.committed(now=k + 0.005)
+    assert abs(b.commit_mean - 0.005) < 0.001
+    assert b.least_gap() == 0.03
+
+
 def test_answer_lines_are_urgent() -> None:
     b = Batching(gap=0.0)
     b.add([], [b'{"t":1}'], True, now=1.0)

@@ -11,7 +11,12 @@ objects per partition that it lists on every fetch: docs/benchmarks.md#fleet):
 * ``gap``: the least time between the starts of two transactions; records
   a downstream service can use wait at most that long (only ingest has one
   by default: the head of the pipeline sets the pace, the services after it
-  follow in step, runtime/service.py ``commit_gap_for``);
+  follow in step, runtime/service.py ``commit_gap_for``).  A service with a
+  gap also keeps at least ``pace`` times its recent mean commit time between
+  starts: when the broker or the machine is busy, commits slow down for
+  every service, and the head of the pipeline then commits less often
+  instead of queueing more work behind them (on a quiet machine a commit
+  takes a few ms and the gap rules);
 * ``hold``: records nothing downstream can use yet (ingest's facts of the
   still open time point: nothing closes before the next time marker) ride
   with the next urgent ones, at the latest after ``hold``;
@@ -42,6 +47,8 @@ class Batching:
     consumed: bool = False  # records consumed since the last commit
     began: float = 0.0  # start of the last transaction
     last_commit: float = 0.0  # end of the last transaction
+    pace: float = 3.0  # a gap is at least this many recent mean commit times
+    commit_mean: float = 0.0  # moving mean of the commit time (start to end of a transaction)
 
     def add(self, outs: list, lines: list[bytes], consumed: bool, now: float) -> None:
         """One processed batch: what it produced and whether it consumed anything."""
@@ -61,14 +68,14 @@ class Batching:
         """Whether to commit now."""
         if stopping:
             return self.consumed or bool(self.held) or bool(self.lines)
-        return ((self.urgent and now - self.began >= self.gap)
+        return ((self.urgent and now - self.began >= self.least_gap())
                 or (bool(self.held_since) and now - self.held_since >= self.hold)
                 or (self.consumed and now - self.last_commit >= self.interval))
 
     def wait(self, poll: float, now: float) -> float:
         """How long the next poll may block: less when only the gap keeps an urgent commit."""
         if self.urgent:
-            return max(0.0, min(poll, self.began + self.gap - now))
+            return max(0.0, min(poll, self.began + self.least_gap() - now))
         return poll
 
     def take(self, now: float) -> tuple[list, list[bytes]]:
@@ -79,5 +86,11 @@ class Batching:
         self.began = now
         return outs, lines
 
+    def least_gap(self) -> float:
+        """The gap, stretched to ``pace`` mean commit times when commits are slow."""
+        return max(self.gap, self.pace * self.commit_mean) if self.gap else 0.0
+
     def committed(self, now: float) -> None:
+        took = max(0.0, now - self.began)
+        self.commit_mean = 0.8 * self.commit_mean + 0.2 * took if self.commit_mean else took
         self.last_commit = now
