@@ -39,6 +39,17 @@ def test_down_publish_and_tail_without_a_fleet_say_so(tmp_path):
         assert "no running fleet" in got.stderr and "chronolog up" in got.stderr
 
 
+def test_publish_batches_by_default_and_the_user_settings_win():
+    from chronolog.cli.fleet import PUBLISH_LINGER_MS, publish_settings
+
+    conf = {"bootstrap.servers": "b:9092"}
+    assert publish_settings(conf) == {"bootstrap.servers": "b:9092", "linger.ms": PUBLISH_LINGER_MS,
+                                      "enable.idempotence": True}
+    assert publish_settings({**conf, "linger.ms": "2"})["linger.ms"] == "2"  # from --kafka-config
+    assert publish_settings({**conf, "linger.ms": "2"}, 0.0)["linger.ms"] == 0.0  # --linger-ms over both
+    assert publish_settings({**conf, "enable.idempotence": "false"})["enable.idempotence"] is True
+
+
 def test_service_needs_a_bootstrap(request, monkeypatch):
     monkeypatch.delenv("CHRONOLOG_BOOTSTRAP", raising=False)
     got = chronolog("service", "ingest", str(request.config.rootpath / TRAFFIC))

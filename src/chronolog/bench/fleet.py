@@ -26,6 +26,7 @@ from typing import Iterator
 
 import orjson
 
+from chronolog.cli.fleet import PUBLISH_LINGER_MS
 from chronolog.topology import TopicNames
 
 FACTS = TopicNames().facts
@@ -121,7 +122,7 @@ class _Answers(threading.Thread):
 @contextlib.contextmanager
 def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
              chain: bool, wait_ms: int, only: int | None = None,
-             breakdown: list | None = None) -> Iterator[tuple["_Answers", object]]:
+             breakdown: list | None = None, linger_ms: float | None = None) -> Iterator[tuple["_Answers", object]]:
     """A fresh fleet on the bench program, an answer-topic watcher and a producer;
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
@@ -139,10 +140,11 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
-        # publishes as ``chronolog publish`` does (linger.ms 5): one event a
-        # batch at 1,000 events/s leaves a thousand objects a second on the bundled
-        # broker, which lists them all on each fetch; the linger is inside the latency
-        yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": 5})
+        # publishes as ``chronolog publish`` does (cli/fleet.py PUBLISH_LINGER_MS)
+        # unless told otherwise: each batch is an object the bundled broker lists
+        # on every fetch past it; the linger is inside the measured latency
+        linger = PUBLISH_LINGER_MS if linger_ms is None else linger_ms
+        yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": linger})
     finally:
         answers.stop = True
         if breakdown is not None:
@@ -159,9 +161,9 @@ def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
 
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
-                   chain: bool = False, breakdown: list | None = None) -> float:
+                   chain: bool = False, breakdown: list | None = None, linger_ms: float | None = None) -> float:
     with _running(work, f"throughput-{chain}-{partitions}", bootstrap, partitions, chain, 10, tps - 1,
-                  breakdown) as (answers, producer):
+                  breakdown, linger_ms) as (answers, producer):
         start = time.monotonic()
         for line in lines:
             producer.produce(FACTS, line)  # type: ignore[attr-defined]
@@ -173,8 +175,10 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
 
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
-                work: Path, chain: bool = False, breakdown: list | None = None) -> list[float]:
-    with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown) as (answers, producer):
+                work: Path, chain: bool = False, breakdown: list | None = None,
+                linger_ms: float | None = None) -> list[float]:
+    with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown,
+                  linger_ms) as (answers, producer):
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
@@ -273,17 +277,21 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
             print(f"round {r + 1}: embedded: {n} events in {emb:.2f} s", file=sys.stderr)
             for run in runs:
                 chain, parts = run
-                fleet_s = run_throughput(lines, args.tps, args.bootstrap, parts, here, chain, hops.get(run))
+                fleet_s = run_throughput(lines, args.tps, args.bootstrap, parts, here, chain, hops.get(run),
+                                         args.linger_ms)
                 rates[run].append(n / fleet_s)
                 ratios[run].append(emb / fleet_s)
-                lat = run_latency(lat_lines, per_tp, args.rate, args.bootstrap, parts, here, chain, hops.get(run))
+                lat = run_latency(lat_lines, per_tp, args.rate, args.bootstrap, parts, here, chain, hops.get(run),
+                                  args.linger_ms)
                 for q in pcts[run]:
                     pcts[run][q].append(_pct(lat, q) * 1000)
                 print(f"round {r + 1}: fleet ({_name(run)}): {n} events in {fleet_s:.2f} s; "
                       f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
+    linger = PUBLISH_LINGER_MS if args.linger_ms is None else args.linger_ms
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
-                        f"{n} events ({args.tps} time points x {per_tp}), {os.cpu_count()} cores{rounds}")
+                        f"{n} events ({args.tps} time points x {per_tp}), published with linger.ms {linger:g}, "
+                        f"{os.cpu_count()} cores{rounds}")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
         table.add_column(col, justify="right")
     table.add_row("embedded (in-process)", _spread(emb_rates, "{:,.0f}"), "1.00", "-", "-", "-")
@@ -323,6 +331,9 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
                             "points of 10 events (a clock fact, six window facts, three join facts)")
     fleet.add_argument("--breakdown", action="store_true",
                        help="also print each service's per-hop latency breakdown, from its /metrics")
+    fleet.add_argument("--linger-ms", type=float, metavar="MS",
+                       help=f"the publishing producer's linger.ms, inside the measured latency (default "
+                            f"{PUBLISH_LINGER_MS:g}, as chronolog publish)")
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
     fleet.add_argument("--layout", choices=["strata", "chain", "both"], default="both",
                        help="one service per stratum (chronolog up), chained (up --chain), or both (default)")

@@ -56,6 +56,9 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
 
     pub = sub.add_parser("publish", help="send an input file (JSONL, one event per line) to the input topic")
     pub.add_argument("file", help="input file, or - for stdin")
+    pub.add_argument("--linger-ms", type=float, metavar="MS",
+                     help=f"longest wait gathering events into one produce batch (default {PUBLISH_LINGER_MS:g}, "
+                          "or linger.ms from --kafka-config); fewer, larger batches cost a broker less")
     _client_args(pub)
     pub.set_defaults(func=cmd_publish)
 
@@ -205,7 +208,25 @@ def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
     return info["bootstrap"], args.topic_prefix or info.get("prefix", "chronolog")
 
 
-def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | None = None) -> int:
+# Each produce batch is an object the bundled broker keeps and lists again on
+# every fetch that reads past it, so small batches make it slower the longer it
+# runs (docs/benchmarks.md, "the bundled broker's cost per batch"); 25 ms
+# gathers a 1,000 events/s stream into 40 batches a second.
+PUBLISH_LINGER_MS = 25.0
+
+
+def publish_settings(conf: dict, linger_ms: float | None = None) -> dict:
+    """The publishing producer's settings: the user's client settings over our
+    linger default, ``--linger-ms`` over both; always idempotent (a retried
+    send is never published twice)."""
+    settings = {"linger.ms": PUBLISH_LINGER_MS, **conf, "enable.idempotence": True}
+    if linger_ms is not None:
+        settings["linger.ms"] = linger_ms
+    return settings
+
+
+def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | None = None,
+                 linger_ms: float | None = None) -> int:
     """Send every non-empty line as one record.  With several input partitions, a line
     whose time is later than any before also goes as a time advance to every other
     partition (CONTRACT §4), so each partition's time keeps up."""
@@ -220,7 +241,7 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
     parts = max(1, len(meta.topics[topic].partitions))
-    producer = kafka_clients.producer({**conf, "linger.ms": 5, "enable.idempotence": True})
+    producer = kafka_clients.producer(publish_settings(conf, linger_ms))
     latest: int | None = None
     sent = 0
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
@@ -258,7 +279,7 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
 
 def cmd_publish(args: argparse.Namespace) -> int:
     bootstrap, prefix = _bootstrap(args)
-    n = publish_file(args.file, bootstrap, prefix, args.kafka_config)
+    n = publish_file(args.file, bootstrap, prefix, args.kafka_config, args.linger_ms)
     print(f"published {n} lines to {prefix}.facts", file=sys.stderr)
     return 0
 
