@@ -210,9 +210,10 @@ def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
 
 # Each produce batch is an object the bundled broker keeps and lists again on
 # every fetch that reads past it, so small batches make it slower the longer it
-# runs (docs/benchmarks.md, "the bundled broker's cost per batch"); 25 ms
-# gathers a 1,000 events/s stream into 40 batches a second.
-PUBLISH_LINGER_MS = 25.0
+# runs (docs/benchmarks.md, "the bundled broker's cost per batch"); 15 ms
+# gathers a 1,000 events/s stream into about 70 batches a second (measured
+# against 5, 10 and 25: docs/benchmarks.md).
+PUBLISH_LINGER_MS = 15.0
 
 
 def publish_settings(conf: dict, linger_ms: float | None = None) -> dict:
