@@ -62,6 +62,17 @@ def test_quick_commits_keep_the_gap_and_no_gap_stays_none() -> None:
     assert at_once.least_gap() == 0.0 and at_once.due(1.5)
 
 
+def test_one_very_slow_commit_stretches_the_gap_to_the_ceiling_and_briefly() -> None:
+    b = Batching(gap=0.03, pace=3.0, ceiling=5.0)
+    b.take(now=0.0)
+    b.committed(now=5.0)  # a broker's hiccup: one commit of 5 s
+    assert abs(b.least_gap() - 0.15) < 1e-9  # 5 gaps, not 15 s
+    for k in range(1, 11):  # quick commits again: back to the plain gap within ten
+        b.take(now=10.0 + k)
+        b.committed(now=10.0 + k + 0.004)
+    assert b.least_gap() == 0.03
+
+
 def test_the_mean_follows_the_recent_commits() -> None:
     b = Batching(gap=0.03)
     b.take(now=0.0)

@@ -16,7 +16,9 @@ objects per partition that it lists on every fetch: docs/benchmarks.md#fleet):
   starts: when the broker or the machine is busy, commits slow down for
   every service, and the head of the pipeline then commits less often
   instead of queueing more work behind them (on a quiet machine a commit
-  takes a few ms and the gap rules);
+  takes a few ms and the gap rules).  It stretches to ``ceiling`` gaps at
+  most, and one very slow commit counts as that long, so a broker's hiccup
+  slows the pace for some ten commits, not for seconds;
 * ``hold``: records nothing downstream can use yet (ingest's facts of the
   still open time point: nothing closes before the next time marker) ride
   with the next urgent ones, at the latest after ``hold``;
@@ -48,6 +50,7 @@ class Batching:
     began: float = 0.0  # start of the last transaction
     last_commit: float = 0.0  # end of the last transaction
     pace: float = 3.0  # a gap is at least this many recent mean commit times
+    ceiling: float = 5.0  # ... and at most this many gaps
     commit_mean: float = 0.0  # moving mean of the commit time (start to end of a transaction)
 
     def add(self, outs: list, lines: list[bytes], consumed: bool, now: float) -> None:
@@ -88,9 +91,13 @@ class Batching:
 
     def least_gap(self) -> float:
         """The gap, stretched to ``pace`` mean commit times when commits are slow."""
-        return max(self.gap, self.pace * self.commit_mean) if self.gap else 0.0
+        if not self.gap:
+            return 0.0
+        return min(self.ceiling * self.gap, max(self.gap, self.pace * self.commit_mean))
 
     def committed(self, now: float) -> None:
         took = max(0.0, now - self.began)
+        if self.gap:  # one very slow commit alone stretches the gap to the ceiling, no further
+            took = min(took, self.ceiling * self.gap / self.pace)
         self.commit_mean = 0.8 * self.commit_mean + 0.2 * took if self.commit_mean else took
         self.last_commit = now
