@@ -122,7 +122,7 @@ class _Answers(threading.Thread):
 @contextlib.contextmanager
 def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
              chain: bool, wait_ms: int, only: int | None = None,
-             breakdown: list | None = None, linger_ms: float | None = None) -> Iterator[tuple["_Answers", object]]:
+             breakdown: list | None = None, linger_ms: float = PUBLISH_LINGER_MS) -> Iterator[tuple["_Answers", object]]:
     """A fresh fleet on the bench program, an answer-topic watcher and a producer;
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
@@ -143,8 +143,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
         # publishes as ``chronolog publish`` does (cli/fleet.py PUBLISH_LINGER_MS)
         # unless told otherwise: each batch is an object the bundled broker lists
         # on every fetch past it; the linger is inside the measured latency
-        linger = PUBLISH_LINGER_MS if linger_ms is None else linger_ms
-        yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": linger})
+        yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": linger_ms})
     finally:
         answers.stop = True
         if breakdown is not None:
@@ -161,7 +160,7 @@ def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
 
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
-                   chain: bool = False, breakdown: list | None = None, linger_ms: float | None = None) -> float:
+                   chain: bool = False, breakdown: list | None = None, linger_ms: float = PUBLISH_LINGER_MS) -> float:
     with _running(work, f"throughput-{chain}-{partitions}", bootstrap, partitions, chain, 10, tps - 1,
                   breakdown, linger_ms) as (answers, producer):
         start = time.monotonic()
@@ -176,7 +175,7 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
 
 def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | None, partitions: int,
                 work: Path, chain: bool = False, breakdown: list | None = None,
-                linger_ms: float | None = None) -> list[float]:
+                linger_ms: float = PUBLISH_LINGER_MS) -> list[float]:
     with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown,
                   linger_ms) as (answers, producer):
         closed_at: dict[int, float] = {}
@@ -288,9 +287,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                 print(f"round {r + 1}: fleet ({_name(run)}): {n} events in {fleet_s:.2f} s; "
                       f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
-    linger = PUBLISH_LINGER_MS if args.linger_ms is None else args.linger_ms
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
-                        f"{n} events ({args.tps} time points x {per_tp}), published with linger.ms {linger:g}, "
+                        f"{n} events ({args.tps} time points x {per_tp}), published with linger.ms {args.linger_ms:g}, "
                         f"{os.cpu_count()} cores{rounds}")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
         table.add_column(col, justify="right")
@@ -331,7 +329,7 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
                             "points of 10 events (a clock fact, six window facts, three join facts)")
     fleet.add_argument("--breakdown", action="store_true",
                        help="also print each service's per-hop latency breakdown, from its /metrics")
-    fleet.add_argument("--linger-ms", type=float, metavar="MS",
+    fleet.add_argument("--linger-ms", type=float, metavar="MS", default=PUBLISH_LINGER_MS,
                        help=f"the publishing producer's linger.ms, inside the measured latency (default "
                             f"{PUBLISH_LINGER_MS:g}, as chronolog publish)")
     fleet.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
