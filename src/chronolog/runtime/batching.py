@@ -90,14 +90,15 @@ class Batching:
         return outs, lines
 
     def least_gap(self) -> float:
-        """The gap, stretched to ``pace`` mean commit times when commits are slow."""
-        if not self.gap:
-            return 0.0
-        return min(self.ceiling * self.gap, max(self.gap, self.pace * self.commit_mean))
+        """The gap, stretched to ``pace`` mean commit times when commits are slow
+        (at most ``ceiling`` gaps: ``committed`` caps each commit time it counts)."""
+        return max(self.gap, self.pace * self.commit_mean) if self.gap else 0.0
 
     def committed(self, now: float) -> None:
         took = max(0.0, now - self.began)
-        if self.gap:  # one very slow commit alone stretches the gap to the ceiling, no further
+        # counted at most ceiling * gap / pace, so pace * mean never exceeds
+        # ceiling * gap: one very slow commit stretches the gap to the ceiling
+        if self.gap:
             took = min(took, self.ceiling * self.gap / self.pace)
         self.commit_mean = 0.8 * self.commit_mean + 0.2 * took if self.commit_mean else took
         self.last_commit = now
