@@ -86,8 +86,12 @@ class _Answers(threading.Thread):
     """Consumes the answer topic; remembers when each answer time was first seen."""
 
     def __init__(self, bootstrap: str, topic: str, wait_ms: int, only: int | None = None) -> None:
-        """``only``: watch for that time alone, by a byte search instead of decoding
-        every line (the watcher shares the machine with the fleet)."""
+        """``only``: watch for that time alone.  The watcher shares the two cores
+        with the fleet it measures, so it looks at the last line of each consumed
+        batch only: the throughput run has no late events, so output publishes
+        answers in time order, and the batch whose last line is at ``only`` or
+        later holds the first line of ``only`` (searching every line for it cost
+        the watcher 0.2 CPU-s per 80,000 lines, 0.07-0.11 s this way)."""
         super().__init__(daemon=True)
         self.bootstrap, self.topic, self.wait_ms, self.only = bootstrap, topic, wait_ms, only
         self.first_seen: dict[int, float] = {}
@@ -103,19 +107,19 @@ class _Answers(threading.Thread):
                              "enable.auto.commit": False, "isolation.level": "read_committed",
                              "fetch.wait.max.ms": self.wait_ms})  # tansu answers a fetch only when its wait ends
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
-        needles = () if self.only is None else (f'"t":{self.only},'.encode(), f'"[{self.only},'.encode())
+        only = self.only
         while not self.stop:
             msgs = consumer.consume(1000, 0.01)
             now = time.monotonic()
             self.lines += len(msgs)
+            if only is not None:
+                last = next((m for m in reversed(msgs) if not m.error()), None)
+                if last is not None and _answer_time(last.value()) >= only:
+                    self.first_seen.setdefault(only, now)
+                continue
             for msg in msgs:
-                if msg.error():
-                    continue
-                value = msg.value()
-                if not needles:
-                    self.first_seen.setdefault(_answer_time(value), now)
-                elif any(n in value for n in needles):
-                    self.first_seen.setdefault(self.only, now)  # type: ignore[arg-type]
+                if not msg.error():
+                    self.first_seen.setdefault(_answer_time(msg.value()), now)
         consumer.close()
 
 
