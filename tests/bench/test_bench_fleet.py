@@ -51,3 +51,36 @@ def test_bench_fleet_rejects_bad_partition_counts():
     got = subprocess.run([sys.executable, "-m", "chronolog", "bench", "fleet", "--partitions", "1,x"],
                          capture_output=True, text=True, timeout=60)
     assert got.returncode == 2 and "expected partition counts" in got.stderr and "Traceback" not in got.stderr
+
+
+def test_stages_answer_as_embedded_mode_on_both_workloads():
+    from chronolog.bench.fleet import POINTS_PROGRAM, PROGRAM, points_workload
+    from chronolog.bench.stages import embedded_cpu, stage_cpu
+
+    for program, lines in ((PROGRAM, workload(40, 4)), (POINTS_PROGRAM, points_workload(40))):
+        cpu, answers = stage_cpu(program, lines)
+        _, expected = embedded_cpu(program, lines)
+        assert list(cpu) == ["ingest", "grounding", "reasoner-1", "reasoner-2", "output"]
+        assert all(seconds > 0 for seconds in cpu.values())
+        assert expected and sorted(answers) == sorted(expected)
+
+
+def test_bench_fleet_stages_prints_a_row_per_stage_without_a_broker():
+    got = bench_fleet("--stages", "--tps", "40", "--facts", "3", "--repeat", "2")
+    rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
+    for stage in ("ingest", "grounding", "reasoner-1", "reasoner-2", "output", "all stages", "embedded (in-process)"):
+        assert re.search(r"\d+ \(\d+–\d+\)", rows[stage]), (stage, got.stdout)
+    assert rows["embedded (in-process)"].rstrip(" │").endswith("1.00")
+
+
+def test_bench_fleet_stages_fails_when_the_stages_answer_otherwise(monkeypatch, capsys):
+    import argparse
+
+    from chronolog.bench import fleet, stages
+
+    real = stages.stage_cpu
+    monkeypatch.setattr(stages, "stage_cpu", lambda program, lines: (real(program, lines)[0], []))
+    args = argparse.Namespace(layout="both", partitions=[1], workload="default", facts=3, tps=20, stages=True,
+                              repeat=1, rate=100.0, seconds=1.0, linger_ms=15.0, bootstrap=None, breakdown=False)
+    assert fleet.main(args) == 1
+    assert "differ from embedded mode's" in capsys.readouterr().out

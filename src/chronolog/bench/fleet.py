@@ -263,6 +263,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     runs = [(chain, n) for n in counts for chain in layouts]  # one fleet configuration each
     lines = make(args.tps)
     n = len(lines)
+    if getattr(args, "stages", False):
+        return _print_stages(console, program, lines, args.repeat, "points" if points else "default")
     hops: dict[tuple[bool, int], list] = {r: [] for r in runs} if getattr(args, "breakdown", False) else {}
     emb_rates: list[float] = []
     rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
@@ -315,6 +317,35 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     return 0
 
 
+def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: str) -> int:  # type: ignore[no-untyped-def]
+    """``--stages``: each stage's CPU without Kafka, least of ``repeat`` rounds (bench/stages.py)."""
+    from rich.table import Table
+
+    from chronolog.bench.stages import embedded_cpu, stage_cpu
+
+    got: dict[str, list[float]] = {}
+    for r in range(repeat):
+        emb, emb_answers = embedded_cpu(program, lines)
+        cpu, answers = stage_cpu(program, lines)
+        if sorted(answers) != sorted(emb_answers):
+            console.print(f"error: the stages' {len(answers)} answer lines differ from embedded mode's {len(emb_answers)}")
+            return 1
+        for stage, seconds in {**cpu, "all stages": sum(cpu.values()), "embedded (in-process)": emb}.items():
+            got.setdefault(stage, []).append(seconds * 1000)
+        print(f"round {r + 1}: stages {sum(cpu.values()):.2f} CPU-s, embedded {emb:.2f}", file=sys.stderr)
+    emb_least = min(got["embedded (in-process)"])
+    table = Table(title=f"chronolog bench fleet --stages ({name} workload): {len(lines)} events, the per-stratum "
+                        f"stages without Kafka, CPU ms" + (f", least of {repeat} rounds (range)" if repeat > 1 else ""))
+    for col in ("stage", "CPU ms", "µs per event", "to embedded"):
+        table.add_column(col, justify="right")
+    for stage, values in got.items():
+        least = min(values)
+        spread = f"{least:,.0f} ({least:,.0f}–{max(values):,.0f})" if repeat > 1 else f"{least:,.0f}"
+        table.add_row(stage, spread, f"{least * 1000 / len(lines):.1f}", f"{least / emb_least:.2f}")
+    console.print(table)
+    return 0
+
+
 def _name(run: tuple[bool, int]) -> str:
     chain, parts = run
     return f"{'chained' if chain else 'per stratum'}, {parts} partition{'s' if parts > 1 else ''}"
@@ -331,6 +362,9 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--workload", choices=sorted(WORKLOADS), default="default",
                        help="default: --facts events per time point keyed for partitioning; points: many time "
                             "points of 10 events (a clock fact, six window facts, three join facts)")
+    fleet.add_argument("--stages", action="store_true",
+                       help="instead of fleet runs, each per-stratum stage's CPU on the workload without Kafka "
+                            "(one process; least of --repeat rounds), checked against embedded mode's answers")
     fleet.add_argument("--breakdown", action="store_true",
                        help="also print each service's per-hop latency breakdown, from its /metrics")
     fleet.add_argument("--linger-ms", type=float, metavar="MS", default=PUBLISH_LINGER_MS,

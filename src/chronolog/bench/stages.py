@@ -1,0 +1,93 @@
+"""``chronolog bench fleet --stages``: the per-stratum fleet's stages alone, without Kafka.
+
+On two cores the fleet's throughput is bounded by the CPU its processes take
+together (docs/benchmarks.md, "Round 7").  This measures the stages' own
+part: in one process, each stage (runtime/stages.py) is fed what the stage
+before it made, in batches as its service consumes them, and its CPU time
+is taken.  Fleet runs on a shared machine swing by half; the least CPU time
+of a few rounds here moves by a few percent, enough to compare two builds.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import time
+
+import orjson
+
+INGEST_BATCH = 2000  # records a service consumes at once (runtime/service.py ServiceConfig.batch)
+STAGE_BATCH = 100  # records per batch for the stages after grounding (under load they take what was committed)
+
+
+def _time_of(value: bytes) -> int:
+    rec = orjson.loads(value)
+    return rec["t"] if "t" in rec else rec.get("upto", rec.get("first", 0))
+
+
+def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], list[bytes]]:
+    """CPU seconds of each stage of the per-stratum fleet on ``lines`` (in order:
+    ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang.lars import parse_lars
+    from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
+    from chronolog.topology import partition_key
+
+    plan = plan_program(parse_lars(program_text))
+    key, _ = partition_key(plan)
+    cpu: dict[str, float] = {}
+    enabled = gc.isenabled()
+    gc.disable()  # the services collect at commits; here no stage pays for another's garbage
+    try:
+        ingest = IngestStage(key, 1)
+        start = time.process_time()
+        ingested = []
+        for i in range(0, len(lines), INGEST_BATCH):
+            records = [("facts", "facts", 0, i + j, v) for j, v in enumerate(lines[i:i + INGEST_BATCH])]
+            ingested += [o.value for o in ingest.process(records)[0] if o.topic == "ingested"]
+        cpu["ingest"] = time.process_time() - start
+
+        grounding = GroundingStage(idle_flush=1.0)
+        start = time.process_time()
+        grounded = []
+        for i, value in enumerate(ingested):  # one ingested record per ingest commit
+            grounded += [o.value for o in grounding.process([("ingested", "ingested", 0, i, value)], now=0.0)[0]]
+        grounded += [o.value for o in grounding.idle(now=2.0)]  # input idle: the last point closes
+        cpu["grounding"] = time.process_time() - start
+
+        strata = plan.fleet_strata
+        made: list[list[bytes]] = []
+        answers: list[bytes] = []
+        for k in range(strata + 1):
+            inputs = [] if k == strata else [("grounded", v) for v in grounded]
+            for j in range(k):
+                inputs += [(f"stratum.{j + 1}", v) for v in made[j]]
+            inputs.sort(key=lambda item: _time_of(item[1]))  # as the services see them: in time
+            records = [(role, role, 0, i, v) for i, (role, v) in enumerate(inputs)]
+            stage = OutputStage(plan, strata) if k == strata else ReasonerStage(plan, k)
+            out: list[bytes] = []
+            start = time.process_time()
+            for i in range(0, len(records), STAGE_BATCH):
+                outs, got = stage.process(records[i:i + STAGE_BATCH])
+                out += [o.value for o in outs]
+                answers += got
+            cpu["output" if k == strata else f"reasoner-{k + 1}"] = time.process_time() - start
+            made.append(out)
+    finally:
+        if enabled:
+            gc.enable()
+    return cpu, answers
+
+
+def embedded_cpu(program_text: str, lines: list[bytes]) -> tuple[float, list[bytes]]:
+    """CPU seconds of embedded mode on the same lines, and its answer lines."""
+    from chronolog.io.formats import read_events
+    from chronolog.lang.lars import parse_lars
+    from chronolog.runtime.embedded import run_embedded
+
+    text = (b"\n".join(lines) + b"\n").decode()
+    out = io.StringIO()
+    program = parse_lars(program_text)
+    start = time.process_time()
+    run_embedded(program, read_events(io.StringIO(text), "<bench>"), out, warn=lambda m: None)
+    return time.process_time() - start, out.getvalue().encode().splitlines()
