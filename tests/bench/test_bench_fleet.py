@@ -54,12 +54,12 @@ def test_bench_fleet_rejects_bad_partition_counts():
 
 
 def test_stages_answer_as_embedded_mode_on_both_workloads():
-    from chronolog.bench.fleet import POINTS_PROGRAM, PROGRAM, points_workload
-    from chronolog.bench.stages import embedded_cpu, stage_cpu
+    from chronolog.bench.fleet import POINTS_PROGRAM, PROGRAM, embedded_run, points_workload
+    from chronolog.bench.stages import stage_cpu
 
     for program, lines in ((PROGRAM, workload(40, 4)), (POINTS_PROGRAM, points_workload(40))):
         cpu, answers = stage_cpu(program, lines)
-        _, expected = embedded_cpu(program, lines)
+        _, expected = embedded_run(lines, program)
         assert list(cpu) == ["ingest", "grounding", "reasoner-1", "reasoner-2", "output"]
         assert all(seconds > 0 for seconds in cpu.values())
         assert expected and sorted(answers) == sorted(expected)

@@ -198,15 +198,21 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
 
 
 def embedded_seconds(lines: list[bytes], program_text: str) -> float:
+    return embedded_run(lines, program_text)[0]
+
+
+def embedded_run(lines: list[bytes], program_text: str, clock=time.perf_counter) -> tuple[float, list[bytes]]:  # type: ignore[no-untyped-def]
+    """Embedded mode on ``lines`` in this process: its time by ``clock`` and its answer lines."""
     from chronolog.io.formats import read_events
     from chronolog.lang.lars import parse_lars
     from chronolog.runtime.embedded import run_embedded
 
     text = (b"\n".join(lines) + b"\n").decode()
     program = parse_lars(program_text)
-    start = time.perf_counter()
-    run_embedded(program, read_events(io.StringIO(text), "<bench>"), io.StringIO(), warn=lambda m: None)
-    return time.perf_counter() - start
+    out = io.StringIO()
+    start = clock()
+    run_embedded(program, read_events(io.StringIO(text), "<bench>"), out, warn=lambda m: None)
+    return clock() - start, out.getvalue().encode().splitlines()
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -321,11 +327,11 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
     """``--stages``: each stage's CPU without Kafka, least of ``repeat`` rounds (bench/stages.py)."""
     from rich.table import Table
 
-    from chronolog.bench.stages import embedded_cpu, stage_cpu
+    from chronolog.bench.stages import stage_cpu
 
     got: dict[str, list[float]] = {}
     for r in range(repeat):
-        emb, emb_answers = embedded_cpu(program, lines)
+        emb, emb_answers = embedded_run(lines, program, time.process_time)
         cpu, answers = stage_cpu(program, lines)
         if sorted(answers) != sorted(emb_answers):
             console.print(f"error: the stages' {len(answers)} answer lines differ from embedded mode's {len(emb_answers)}")

@@ -11,7 +11,6 @@ of a few rounds here moves by a few percent, enough to compare two builds.
 from __future__ import annotations
 
 import gc
-import io
 import time
 
 import orjson
@@ -77,17 +76,3 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
         if enabled:
             gc.enable()
     return cpu, answers
-
-
-def embedded_cpu(program_text: str, lines: list[bytes]) -> tuple[float, list[bytes]]:
-    """CPU seconds of embedded mode on the same lines, and its answer lines."""
-    from chronolog.io.formats import read_events
-    from chronolog.lang.lars import parse_lars
-    from chronolog.runtime.embedded import run_embedded
-
-    text = (b"\n".join(lines) + b"\n").decode()
-    out = io.StringIO()
-    program = parse_lars(program_text)
-    start = time.process_time()
-    run_embedded(program, read_events(io.StringIO(text), "<bench>"), out, warn=lambda m: None)
-    return time.process_time() - start, out.getvalue().encode().splitlines()
