@@ -24,6 +24,22 @@ def _time_of(value: bytes) -> int:
     return rec["t"] if "t" in rec else rec.get("upto", rec.get("first", 0))
 
 
+def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], list[bytes]]:  # type: ignore[no-untyped-def]
+    """``inputs`` ((role, value) pairs) into a reasoner or output stage in time
+    order, as its service sees them, ``STAGE_BATCH`` at a time: its CPU
+    seconds, the records it made and its answer lines."""
+    inputs = sorted(inputs, key=lambda item: _time_of(item[1]))
+    records = [(role, role, 0, i, v) for i, (role, v) in enumerate(inputs)]
+    made: list[bytes] = []
+    lines: list[bytes] = []
+    start = time.process_time()
+    for i in range(0, len(records), STAGE_BATCH):
+        outs, got = stage.process(records[i:i + STAGE_BATCH])
+        made += [o.value for o in outs]
+        lines += got
+    return time.process_time() - start, made, lines
+
+
 def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], list[bytes]]:
     """CPU seconds of each stage of the per-stratum fleet on ``lines`` (in order:
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
@@ -55,23 +71,14 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
         cpu["grounding"] = time.process_time() - start
 
         strata = plan.fleet_strata
-        made: list[list[bytes]] = []
-        answers: list[bytes] = []
-        for k in range(strata + 1):
-            inputs = [] if k == strata else [("grounded", v) for v in grounded]
-            for j in range(k):
-                inputs += [(f"stratum.{j + 1}", v) for v in made[j]]
-            inputs.sort(key=lambda item: _time_of(item[1]))  # as the services see them: in time
-            records = [(role, role, 0, i, v) for i, (role, v) in enumerate(inputs)]
-            stage = OutputStage(plan, strata) if k == strata else ReasonerStage(plan, k)
-            out: list[bytes] = []
-            start = time.process_time()
-            for i in range(0, len(records), STAGE_BATCH):
-                outs, got = stage.process(records[i:i + STAGE_BATCH])
-                out += [o.value for o in outs]
-                answers += got
-            cpu["output" if k == strata else f"reasoner-{k + 1}"] = time.process_time() - start
+        made: list[list[bytes]] = []  # each reasoner's stratum records
+        for k in range(strata):
+            inputs = [("grounded", v) for v in grounded] + [
+                (f"stratum.{j + 1}", v) for j in range(k) for v in made[j]]
+            cpu[f"reasoner-{k + 1}"], out, _ = _feed(ReasonerStage(plan, k), inputs)
             made.append(out)
+        inputs = [(f"stratum.{j + 1}", v) for j in range(strata) for v in made[j]]
+        cpu["output"], _, answers = _feed(OutputStage(plan, strata), inputs)
     finally:
         if enabled:
             gc.enable()
