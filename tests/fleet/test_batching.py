@@ -134,7 +134,7 @@ def test_ingest_holds_the_open_points_facts_not_markers_or_delayed_facts() -> No
     stage = IngestStage(None, 1)
     first = stage.handle(b'{"t": 5, "pred": "p", "args": [1]}', "chronolog.facts", 0, 0)
     # the fact waits; the markers (the timeline starts at 5, the stream is at 5) do not
-    assert [(o.payload, o.urgent) for o in first] == [
+    assert [(o.record, o.urgent) for o in first] == [
         ({"t": 5, "pred": "p", "args": [1]}, False), ({"t": 5}, True), ({"t": 5}, True)]
     same = stage.handle(b'{"t": 5, "pred": "p", "args": [2]}', "chronolog.facts", 0, 1)
     assert [o.urgent for o in same] == [False]

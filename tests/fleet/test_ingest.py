@@ -23,10 +23,12 @@ def test_valid_events_are_keyed():
     got = ingest(b'{"t": 4, "pred": "temp", "args": ["s1", 90]}')
     assert isinstance(got, Accepted)
     assert (got.event.t, got.event.pred, got.event.args, got.key) == (4, "temp", ("s1", 90), "s1")
+    assert got.raw == b'{"t": 4, "pred": "temp", "args": ["s1", 90]}'  # forwarded as it came
     tick = ingest(b'{"t": 5}')
     assert isinstance(tick, Accepted) and tick.key is None and tick.event.pred is None
     retract = ingest(b'{"t": 4, "pred": "temp", "args": ["s1", 90], "op": "retract"}')
     assert isinstance(retract, Accepted) and retract.event.retract and retract.key == "s1"
+    assert retract.raw is None  # not a plain fact: ingest encodes the event it read
 
 
 def test_malformed_events_become_dead_letters_with_the_reason():
@@ -79,3 +81,28 @@ def test_ingest_accepts_and_rejects_exactly_what_the_reader_does(obj):
     else:
         assert isinstance(got, Accepted)
         assert (got.event.t, got.event.pred, got.event.args, got.event.retract) == (want.t, want.pred, want.args, want.retract)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_records, st.booleans()), max_size=6))
+def test_what_ingest_forwards_reads_as_the_event_the_reader_makes(items):
+    """Ingest forwards a plain fact's own bytes (any spacing, any key order)
+    and encodes every other event: grounding must read the same event either way."""
+    from chronolog.events import event_record
+    from chronolog.runtime.stages import IngestStage
+
+    stage = IngestStage(None, 1)
+    records, want = [], []
+    for i, (obj, indent) in enumerate(items):
+        value = orjson.dumps(obj, option=orjson.OPT_INDENT_2 if indent else 0)
+        records.append(("facts", "chronolog.facts", 0, i, value))
+        ev = _full_check(value)
+        if ev is not None and not isinstance(ev, str) and ev.is_fact:
+            want.append(event_record(ev))
+    outs, _ = stage.process(records)
+    got = []
+    for out in outs:
+        if out.topic == "ingested":
+            rec = orjson.loads(out.value)  # as grounding reads it
+            got += [r for r in rec.get("batch", [rec]) if "pred" in r]
+    assert got == want

@@ -4,8 +4,10 @@ On two cores the fleet's throughput is bounded by the CPU its processes take
 together (docs/benchmarks.md, "Round 7").  This measures the stages' own
 part: in one process, each stage (runtime/stages.py) is fed what the stage
 before it made, in batches as its service consumes them, and its CPU time
-is taken.  Fleet runs on a shared machine swing by half; the least CPU time
-of a few rounds here moves by a few percent, enough to compare two builds.
+is taken, with the state it writes at each commit (the changed journal
+entries and the snapshot, encoded as its service encodes them).  Fleet runs
+on a shared machine swing by half; the least CPU time of a few rounds here
+moves by a few percent, enough to compare two builds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,26 @@ def _time_of(value: bytes) -> int:
     return rec["t"] if "t" in rec else rec.get("upto", rec.get("first", 0))
 
 
+def _state(stage) -> int:  # type: ignore[no-untyped-def]
+    """What a service's commit encodes after a batch (runtime/service.py
+    ``Service._commit``): the changed journal entries and the snapshot; their size."""
+    from chronolog.runtime.journal import DELETED
+    from chronolog.state.snapshots import entry_bytes, snapshot_bytes
+
+    size = len(snapshot_bytes(stage))
+    for name, journal in stage.journals().items():
+        for _, value in journal.take():
+            if value is not DELETED:
+                size += len(entry_bytes(name, value))
+    return size
+
+
+def _tracked(stage):  # type: ignore[no-untyped-def]
+    from chronolog.runtime.service import _track
+
+    return _track(stage)
+
+
 def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], list[bytes]]:  # type: ignore[no-untyped-def]
     """``inputs`` ((role, value) pairs) into a reasoner or output stage in time
     order, as its service sees them, ``STAGE_BATCH`` at a time: its CPU
@@ -37,6 +59,7 @@ def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], l
         outs, got = stage.process(records[i:i + STAGE_BATCH])
         made += [o.value for o in outs]
         lines += got
+        _state(stage)
     return time.process_time() - start, made, lines
 
 
@@ -54,19 +77,21 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
     enabled = gc.isenabled()
     gc.disable()  # the services collect at commits; here no stage pays for another's garbage
     try:
-        ingest = IngestStage(key, 1)
+        ingest = _tracked(IngestStage(key, 1))
         start = time.process_time()
         ingested = []
         for i in range(0, len(lines), INGEST_BATCH):
             records = [("facts", "facts", 0, i + j, v) for j, v in enumerate(lines[i:i + INGEST_BATCH])]
             ingested += [o.value for o in ingest.process(records)[0] if o.topic == "ingested"]
+            _state(ingest)
         cpu["ingest"] = time.process_time() - start
 
-        grounding = GroundingStage(idle_flush=1.0)
+        grounding = _tracked(GroundingStage(idle_flush=1.0))
         start = time.process_time()
         grounded = []
         for i, value in enumerate(ingested):  # one ingested record per ingest commit
             grounded += [o.value for o in grounding.process([("ingested", "ingested", 0, i, value)], now=0.0)[0]]
+            _state(grounding)
         grounded += [o.value for o in grounding.idle(now=2.0)]  # input idle: the last point closes
         cpu["grounding"] = time.process_time() - start
 
@@ -75,10 +100,10 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
         for k in range(strata):
             inputs = [("grounded", v) for v in grounded] + [
                 (f"stratum.{j + 1}", v) for j in range(k) for v in made[j]]
-            cpu[f"reasoner-{k + 1}"], out, _ = _feed(ReasonerStage(plan, k), inputs)
+            cpu[f"reasoner-{k + 1}"], out, _ = _feed(_tracked(ReasonerStage(plan, k)), inputs)
             made.append(out)
         inputs = [(f"stratum.{j + 1}", v) for j in range(strata) for v in made[j]]
-        cpu["output"], _, answers = _feed(OutputStage(plan, strata), inputs)
+        cpu["output"], _, answers = _feed(_tracked(OutputStage(plan, strata)), inputs)
     finally:
         if enabled:
             gc.enable()

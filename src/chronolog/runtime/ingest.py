@@ -25,6 +25,9 @@ from chronolog.schemas import DeadLetter
 class Accepted:
     event: Event
     key: str | None  # partition key: the keyed argument as text, or None (broadcast / one partition)
+    # the record itself when it is exactly the event's JSON line (keys t, pred,
+    # args only): ingest forwards these bytes instead of encoding the event again
+    raw: bytes | None = None
 
 
 def ingest_record(
@@ -43,7 +46,7 @@ def ingest_record(
         except orjson.JSONDecodeError:
             ev = None
         if ev is not None:  # the reader's own fast path; anything else gets its full check
-            return Accepted(ev, _key(ev, partition_key))
+            return Accepted(ev, _key(ev, partition_key), value)
     raw = "" if value is None else value.decode("utf-8", errors="replace")
     where = f"{topic}[{partition}]@{offset}"
     try:

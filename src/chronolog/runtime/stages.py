@@ -144,37 +144,38 @@ class IngestStage:
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int) -> list[Out]:
         out: list[Out] = []
-        ev, key = self.admit(value, topic, partition, offset, out)
-        if ev is not None:
+        got = self.admit(value, topic, partition, offset, out)
+        if got is not None:
+            ev, key = got.event, got.key
             if ev.is_fact:
                 # delayed (before the stream's time): grounding repairs at once
                 urgent = self.now is not None and ev.t < self.now
-                out.append(Out("ingested", partition_of(key, self.partitions), event_record(ev),
+                out.append(Out("ingested", partition_of(key, self.partitions),
+                               event_record(ev) if got.raw is None else got.raw,
                                None if key is None else key.encode(), urgent))
             for t in self.advance(ev.t, partition):
                 out.extend(self._broadcast(t))
         return out
 
     def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
-              out: list[Out]) -> tuple[Event | None, str | None]:
-        """A valid event in time and its partition key; else (None, None), with
-        a dead letter or a late event appended to ``out``."""
+              out: list[Out]) -> Accepted | None:
+        """A valid event in time with its partition key; else None, with a dead
+        letter or a late event appended to ``out``."""
         got = ingest_record(value, topic=topic, partition=partition, offset=offset, partition_key=self.partition_key)
         if got is None:
-            return None, None
+            return None
         if isinstance(got, DeadLetter):
             self.dead_letters += 1
             out.append(Out("dlq", 0, got.model_dump_json().encode(), urgent=False))
-            return None, None
-        assert isinstance(got, Accepted)
+            return None
         ev = got.event
         # embedded mode repairs down to (latest evaluated) - N, and the latest
         # evaluated point trails the latest time by one while the stream flows
         if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
             out.append(Out("late", 0, event_json(ev), urgent=False))
-            return None, None
-        return ev, got.key
+            return None
+        return got
 
     def advance(self, t: int, partition: int) -> list[int]:
         """The times to announce to every partition after an event at ``t`` on
@@ -681,8 +682,9 @@ class ChainStage(_Answering):
                 self._ground(g.handle(orjson.loads(value), now))
             return []
         leaving: list[Out] = []
-        ev, _ = self.ingest.admit(value, topic, partition, offset, leaving)
-        if ev is not None:
+        got = self.ingest.admit(value, topic, partition, offset, leaving)
+        if got is not None:
+            ev = got.event
             if ev.is_fact:
                 self._ground(g.add(ev.t, ev.pred, ev.args, ev.retract, now))
             for t in self.ingest.advance(ev.t, partition):
