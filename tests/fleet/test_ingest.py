@@ -106,3 +106,34 @@ def test_what_ingest_forwards_reads_as_the_event_the_reader_makes(items):
             rec = orjson.loads(out.value)  # as grounding reads it
             got += [r for r in rec.get("batch", [rec]) if "pred" in r]
     assert got == want
+
+
+_stream = st.lists(st.tuples(
+    st.integers(0, 1),  # input partition
+    st.one_of(
+        st.builds(lambda t, k: orjson.dumps({"t": t, "pred": "temp", "args": [f"s{k}", 1]}),
+                  st.integers(0, 6), st.integers(0, 3)),
+        st.builds(lambda t: orjson.dumps({"t": t}), st.integers(0, 6)),
+        st.builds(lambda t: orjson.dumps({"t": t, "pred": "temp", "args": ["s1", 1], "op": "retract"}),
+                  st.integers(0, 6)),
+        st.sampled_from([b"", b"not json", b'{"t": "x"}']),
+    )), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_stream, st.sampled_from([1, 3]), st.sampled_from([1, 2]), st.sampled_from([None, 1]))
+def test_a_batch_gives_what_its_records_give_one_by_one(stream, partitions, inputs, retention):
+    """``process`` takes a short path for the usual event; its records must be
+    exactly those of ``handle`` on every record in turn (batched as ever)."""
+    from chronolog.runtime.stages import IngestStage, _batched
+
+    def stage():
+        return IngestStage(KEY, partitions, input_partitions=inputs, retention=retention)
+
+    records = [("facts", "chronolog.facts", p % inputs, i, v) for i, (p, v) in enumerate(stream)]
+    fast, one_by_one = stage(), stage()
+    got, _ = fast.process(records)
+    want = _batched([o for _, topic, p, off, v in records for o in one_by_one.handle(v, topic, p, off)])
+    assert [(o.topic, o.partition, o.value, o.key, o.urgent) for o in got] == \
+        [(o.topic, o.partition, o.value, o.key, o.urgent) for o in want]
+    assert fast.progress() == one_by_one.progress()

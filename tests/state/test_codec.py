@@ -145,3 +145,20 @@ def test_hostile_records_never_execute(tmp_path):
             with pytest.raises(StateError):
                 restore_stage(ChainStage(plan), snapshot, [(k, v) for k, v in entries if v is not None])
         assert not marker.exists(), f"record {i} executed code"
+
+
+@given(st.sampled_from(["log", "sent", "sent_ok", "lower0", "lower12_ok", 'odd"name\\']),
+       st.lists(st.tuples(st.integers(-(2 ** 70), 2 ** 70), st.none() | st.binary(max_size=20)), max_size=5))
+def test_entry_records_are_the_header_object_and_the_body(name, entries):
+    """The batch form writes what the one-entry form always wrote: a message
+    key ``j:<journal>:<time>`` and the header object, as msgspec encodes it, on the first line."""
+    from chronolog.state.recovery import entry_records
+
+    got = entry_records(name, entries)
+    assert len(got) == len(entries)
+    for (key, body), (k, v) in zip(entries, got):
+        assert k == f"j:{name}:{key}".encode()
+        head, rest = v.split(b"\n", 1)
+        assert head == msgspec.json.encode({"kind": "entry", "name": name, "key": key, "format": STATE_FORMAT,
+                                            "deleted": body is None})
+        assert rest == (body or b"")

@@ -28,15 +28,14 @@ def _time_of(value: bytes) -> int:
 
 def _state(stage) -> int:  # type: ignore[no-untyped-def]
     """What a service's commit encodes after a batch (runtime/service.py
-    ``Service._commit``): the changed journal entries and the snapshot; their size."""
-    from chronolog.runtime.journal import DELETED
-    from chronolog.state.snapshots import entry_bytes, snapshot_bytes
+    ``Service._commit``): the changed journal entries, their changelog
+    records and the snapshot; their size."""
+    from chronolog.state.recovery import entry_records
+    from chronolog.state.snapshots import journal_bytes, snapshot_bytes
 
     size = len(snapshot_bytes(stage))
     for name, journal in stage.journals().items():
-        for _, value in journal.take():
-            if value is not DELETED:
-                size += len(entry_bytes(name, value))
+        size += sum(len(v) for _, v in entry_records(name, journal_bytes(name, journal.take())))
     return size
 
 

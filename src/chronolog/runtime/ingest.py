@@ -40,13 +40,9 @@ def ingest_record(
     service: str = "ingest",
 ) -> Accepted | DeadLetter | None:
     """Validate one record; None for an empty record (nothing to do)."""
-    if value:
-        try:
-            ev = plain_fact(orjson.loads(value))
-        except orjson.JSONDecodeError:
-            ev = None
-        if ev is not None:  # the reader's own fast path; anything else gets its full check
-            return Accepted(ev, _key(ev, partition_key), value)
+    ev = plain_record(value)
+    if ev is not None:  # the reader's own fast path; anything else gets its full check
+        return Accepted(ev, partition_key_of(ev, partition_key), value)
     raw = "" if value is None else value.decode("utf-8", errors="replace")
     where = f"{topic}[{partition}]@{offset}"
     try:
@@ -56,10 +52,22 @@ def ingest_record(
     if not events:
         return None
     ev = events[0]
-    return Accepted(ev, _key(ev, partition_key))
+    return Accepted(ev, partition_key_of(ev, partition_key))
 
 
-def _key(ev: Event, partition_key: dict[str, int] | None) -> str | None:
+def plain_record(value: bytes | None) -> Event | None:
+    """The event of a record that is exactly a plain fact's JSON line (the
+    reader's fast path); None means "check it in full" (it may still be valid)."""
+    if not value:
+        return None
+    try:
+        return plain_fact(orjson.loads(value))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def partition_key_of(ev: Event, partition_key: dict[str, int] | None) -> str | None:
+    """The partition key of a valid event: its keyed argument as text, or None."""
     if partition_key is None or ev.pred is None:
         return None  # time advances go to every partition
     pos = partition_key.get(f"{ev.pred}/{len(ev.args)}")

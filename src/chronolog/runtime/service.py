@@ -36,7 +36,6 @@ from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.batching import Batching
-from chronolog.runtime.journal import DELETED
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import (
     ChainStage,
@@ -48,12 +47,12 @@ from chronolog.runtime.stages import (
 )
 from chronolog.state.recovery import (
     Recovered,
-    entry_record,
+    entry_records,
     read_changelog,
     read_tail,
     snapshot_records,
 )
-from chronolog.state.snapshots import entry_bytes, restore_stage, snapshot_bytes
+from chronolog.state.snapshots import journal_bytes, restore_stage, snapshot_bytes
 from chronolog.state.store import RocksStore
 from chronolog.topology import TopicNames, build_topology, partition_key
 
@@ -489,10 +488,11 @@ class Service:
         into RocksDB in one atomic write."""
 
         producer = self.producer
-        entries = []
+        # (changelog key = RocksDB key, changelog value, RocksDB value or None to delete)
+        entries: list[tuple[bytes, bytes, bytes | None]] = []
         for name, journal in _journals(self.stage).items():
-            for key, value in journal.take():
-                entries.append((name, key, None if value is DELETED else entry_bytes(name, value)))
+            got = journal_bytes(name, journal.take())
+            entries += [(k, v, body) for (k, v), (_, body) in zip(entry_records(name, got), got)]
         snapshot = snapshot_bytes(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         began = time.perf_counter()
@@ -509,8 +509,7 @@ class Service:
             for line in lines:
                 produce(answers, line, None, 0)
             changelog, changelog_partition = self.changelog
-            for name, key, body in entries:
-                k, v = entry_record(name, key, body)
+            for k, v, _ in entries:
                 produce(changelog, v, k, changelog_partition)
             chunks = snapshot_records(snapshot, offsets, CHUNK)
             for k, v in chunks[:-1]:
@@ -536,10 +535,10 @@ class Service:
         self.metrics.transactions.inc()
         self.metrics.events_out.inc(len(outs) + len(lines))
         # one atomic write: entries, snapshot and the offsets they belong to
-        puts = {f"j:{name}:{key}": body for name, key, body in entries if body is not None}
+        puts: dict[str | bytes, bytes] = {k: body for k, _, body in entries if body is not None}
         puts["snapshot"] = snapshot
         puts["offsets"] = orjson.dumps(offsets)
-        deletes = [f"j:{name}:{key}" for name, key, body in entries if body is None]
+        deletes: list[str | bytes] = [k for k, _, body in entries if body is None]
         if landed and landed[-1] >= 0:
             puts["changelog_at"] = str(landed[-1]).encode()
         else:  # unknown: the next restart reads the changelog

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import msgspec
 import orjson
 
 from chronolog.engine.content import NOTHING, Content, changed, difference, merged
@@ -41,7 +42,7 @@ from chronolog.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.engine.plan import Plan
 from chronolog.events import Event, event_json, event_record
 from chronolog.runtime.answers import AnswerWriter
-from chronolog.runtime.ingest import Accepted, ingest_record
+from chronolog.runtime.ingest import Accepted, ingest_record, partition_key_of, plain_record
 from chronolog.runtime.journal import Journal
 from chronolog.runtime.reasoner import Reasoner, make_engine
 from chronolog.schemas import DeadLetter
@@ -54,6 +55,8 @@ from chronolog.state.facts import (
     imported_from,
 )
 from chronolog.topology import partition_of
+
+_json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 
 
 def _quiet(message: str) -> None:
@@ -199,8 +202,18 @@ class IngestStage:
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
+        latest, keyed, partitions = self.latest_by_input, self.partition_key, self.partitions
         for _, topic, partition, offset, value in records:
-            outs.extend(self.handle(value, topic, partition, offset))
+            ev = plain_record(value)
+            if ev is not None and latest.get(partition) == ev.t:
+                # the usual event: a plain fact at its input partition's latest
+                # time, so never late and announcing no time (``handle``'s result
+                # for it, without its general checks)
+                key = partition_key_of(ev, keyed)
+                outs.append(Out("ingested", partition_of(key, partitions), value,
+                                None if key is None else key.encode(), False))
+            else:
+                outs.extend(self.handle(value, topic, partition, offset))
         return _batched(outs), []
 
     def progress(self) -> dict[str, int | None]:
@@ -412,7 +425,7 @@ class StratumSender:
         self.sent[t] = content
         _set_ok(self.sent_ok, t, ok)
         rec = {"t": t, "t1": engine.t1, "ok": ok, "add": atoms_data(add), "del": atoms_data(drop)}
-        self.outbox.append(orjson.dumps(rec))
+        self.outbox.append(_json(rec))  # msgspec: the groups' frozensets as arrays
 
 
 @dataclass

@@ -47,9 +47,11 @@ def _key(key: Any) -> tuple:
 
 
 def atoms_data(content: Content) -> list:
-    """A stratum's content as ``[key, [args, ...]]`` groups (the encoders,
-    msgspec and orjson, write the tuples as arrays)."""
-    return [[key, list(rows)] for key, rows in content.items()]
+    """A stratum's content as ``(key, rows)`` groups, written as ``[key, [args,
+    ...]]``: msgspec writes tuples and frozensets as arrays, so the rows are
+    not copied into lists first (that copy was the largest part of encoding
+    a reasoner's state)."""
+    return list(content.items())
 
 
 def atoms_from(data: Any) -> Content:

@@ -47,9 +47,18 @@ class _Chunk(msgspec.Struct, forbid_unknown_fields=True):
 
 def entry_record(name: str, key: int, body: bytes | None) -> tuple[bytes, bytes]:
     """(message key, value) of a journal entry; ``body`` None deletes it."""
-    head = msgspec.json.encode({"kind": "entry", "name": name, "key": key, "format": STATE_FORMAT,
-                                "deleted": body is None})
-    return ENTRY_KEY.format(name=name, key=key).encode(), head + b"\n" + (body or b"")
+    return entry_records(name, [(key, body)])[0]
+
+
+def entry_records(name: str, entries: list[tuple[int, bytes | None]]) -> list[tuple[bytes, bytes]]:
+    """(message key, value) of each of a journal's entries (``body`` None deletes
+    it): the header ``{"kind":"entry","name":..,"key":..,"format":..,"deleted":..}``
+    as msgspec writes that object, its fixed parts encoded once per journal."""
+    head = msgspec.json.encode({"kind": "entry", "name": name})[:-1] + b',"key":'
+    tail = (b',"format":%d,"deleted":false}\n' % STATE_FORMAT, b',"format":%d,"deleted":true}\n' % STATE_FORMAT)
+    prefix = ENTRY_KEY.format(name=name, key="").encode()
+    return [(b"%b%d" % (prefix, key), b"%b%d%b%b" % (head, key, tail[body is None], body or b""))
+            for key, body in entries]
 
 
 def snapshot_records(snapshot: bytes, offsets: dict[str, int], chunk: int) -> list[tuple[bytes, bytes]]:

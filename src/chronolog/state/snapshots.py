@@ -24,6 +24,17 @@ def entry_bytes(name: str, value: Any) -> bytes:
     return encode(journal_codec(name)[0](value))
 
 
+def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, bytes | None]]:
+    """A commit's changed entries of the journal ``name`` (``Journal.take``),
+    encoded; None for a deleted one.  The codec is looked up once per journal:
+    a commit writes thousands of entries."""
+    from chronolog.runtime.journal import DELETED
+    from chronolog.runtime.stages import journal_codec
+
+    to_data = journal_codec(name)[0]
+    return [(key, None if value is DELETED else encode(to_data(value))) for key, value in changed]
+
+
 def all_entries(stage: Any) -> dict[tuple[str, int], bytes]:
     """Every journal entry of ``stage`` (a full checkpoint, e.g. in tests)."""
     return {(name, key): entry_bytes(name, value)

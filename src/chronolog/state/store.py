@@ -16,13 +16,17 @@ from typing import Iterator, Protocol
 class Store(Protocol):
     def get(self, key: str) -> bytes | None: ...
 
-    def write(self, puts: dict[str, bytes], deletes: list[str] = ...) -> None: ...
+    def write(self, puts: dict[str | bytes, bytes], deletes: list[str | bytes] = ...) -> None: ...
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, bytes]]: ...
 
     def clear(self) -> None: ...
 
     def size(self) -> int: ...
+
+
+def _text(key: str | bytes) -> str:
+    return key.decode() if type(key) is bytes else key  # type: ignore[union-attr]
 
 
 class MemoryStore:
@@ -32,10 +36,10 @@ class MemoryStore:
     def get(self, key: str) -> bytes | None:
         return self._data.get(key)
 
-    def write(self, puts: dict[str, bytes], deletes: list[str] = []) -> None:  # noqa: B006 - never mutated
+    def write(self, puts: dict[str | bytes, bytes], deletes: list[str | bytes] = []) -> None:  # noqa: B006 - never mutated
         for k in deletes:
-            self._data.pop(k, None)
-        self._data.update(puts)
+            self._data.pop(_text(k), None)
+        self._data.update((_text(k), v) for k, v in puts.items())
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
         return iter([(k, v) for k, v in self._data.items() if k.startswith(prefix)])
@@ -61,14 +65,16 @@ class RocksStore:
     def get(self, key: str) -> bytes | None:
         return self._db.get(key.encode())
 
-    def write(self, puts: dict[str, bytes], deletes: list[str] = []) -> None:  # noqa: B006 - never mutated
+    def write(self, puts: dict[str | bytes, bytes], deletes: list[str | bytes] = []) -> None:  # noqa: B006 - never mutated
+        """One atomic write; keys as text or as the bytes they encode to (a
+        commit's journal entries come as bytes, shared with their changelog records)."""
         from rocksdict import WriteBatch
 
         batch = WriteBatch(raw_mode=True)
         for k in deletes:
-            batch.delete(k.encode())
+            batch.delete(k if type(k) is bytes else k.encode())
         for k, v in puts.items():
-            batch.put(k.encode(), v)
+            batch.put(k if type(k) is bytes else k.encode(), v)
         self._db.write(batch)
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
