@@ -49,8 +49,7 @@ def _key(key: Any) -> tuple:
 def atoms_data(content: Content) -> list:
     """A stratum's content as ``(key, rows)`` groups, written as ``[key, [args,
     ...]]``: msgspec writes tuples and frozensets as arrays, so the rows are
-    not copied into lists first (that copy was the largest part of encoding
-    a reasoner's state)."""
+    not copied into lists first (orjson takes no sets: encode with msgspec)."""
     return list(content.items())
 
 
