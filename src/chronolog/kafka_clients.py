@@ -41,3 +41,28 @@ def admin(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
     from confluent_kafka.admin import AdminClient
 
     return AdminClient(_with_logger(conf))
+
+
+def sender(producer):  # type: ignore[no-untyped-def]
+    """``producer.produce`` (same arguments) that waits while the producer's
+    local queue is full instead of failing.
+
+    librdkafka queues at most ``queue.buffering.max.messages`` (100,000 by
+    default) records not yet acknowledged; one more raises ``BufferError``.
+    A service's transaction can hold more than that (an output batch of
+    2,000 time points with 50 answer lines each), and so can a published
+    file or a backfill's corrections: failing there would abort the
+    transaction and fail again on every retry of the same batch.  Waiting
+    for the broker to acknowledge what is queued frees room (inside a
+    transaction too: the records are sent, only their commit waits)."""
+    produce, poll = producer.produce, producer.poll
+
+    def send(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        while True:
+            try:
+                produce(*args, **kwargs)
+                return
+            except BufferError:
+                poll(0.05)  # serve deliveries until there is room
+
+    return send

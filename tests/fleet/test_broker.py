@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from chronolog.engine.plan import plan_program
 from chronolog.lang.lars import parse_lars
@@ -40,3 +40,42 @@ def test_bundled_broker_topics_and_a_transaction(tmp_path):
         consumer.close()
         assert got == [b'{"t": 0}', b'{"t": 1}', b'{"t": 2}']
     assert broker.process.poll() is not None
+
+
+def test_a_transaction_larger_than_the_producer_queue_waits_and_commits(tmp_path):
+    """A transaction may hold more records than librdkafka queues (an output
+    batch with many answer lines): ``kafka_clients.sender`` waits for room
+    instead of raising ``BufferError``, and every record is committed once."""
+    import pytest
+
+    from chronolog import kafka_clients
+
+    with LocalBroker.start(log=tmp_path / "broker.log") as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("big", 1, 1)])["big"].result(10)
+        conf = {"bootstrap.servers": broker.bootstrap, "queue.buffering.max.messages": 50, "linger.ms": 5}
+        plain = kafka_clients.producer({**conf, "transactional.id": "plain"})
+        plain.init_transactions(10)
+        plain.begin_transaction()
+        with pytest.raises(BufferError):  # what a service met before: the transaction failed
+            for _ in range(5000):
+                plain.produce("big", b"x", None, 0)
+        plain.abort_transaction(10)
+
+        producer = kafka_clients.producer({**conf, "transactional.id": "waits"})
+        producer.init_transactions(10)
+        producer.begin_transaction()
+        send = kafka_clients.sender(producer)
+        for i in range(500):
+            send("big", str(i).encode(), None, 0)
+        producer.commit_transaction(30)
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "big",
+                             "isolation.level": "read_committed", "enable.auto.commit": False})
+        consumer.assign([TopicPartition("big", 0, 0)])
+        got: list[bytes] = []
+        for _ in range(200):
+            got += [m.value() for m in consumer.consume(500, 0.1) if not m.error()]
+            if len(got) >= 500:
+                break
+        consumer.close()
+        assert got == [str(i).encode() for i in range(500)]

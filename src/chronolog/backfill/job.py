@@ -456,8 +456,9 @@ def publish(lines: list[dict], bootstrap: str, topic: str = ANSWERS_TOPIC, timeo
     try:
         producer.init_transactions(timeout)
         producer.begin_transaction()
+        produce = kafka_clients.sender(producer)  # more lines than the producer's queue: wait, not fail
         for rec in lines:
-            producer.produce(topic, orjson.dumps(rec))
+            produce(topic, orjson.dumps(rec))
             producer.poll(0)
         producer.commit_transaction(timeout)
     except KafkaException as exc:

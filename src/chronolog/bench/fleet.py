@@ -26,6 +26,7 @@ from typing import Iterator
 
 import orjson
 
+from chronolog import kafka_clients
 from chronolog.cli.fleet import PUBLISH_LINGER_MS
 from chronolog.topology import TopicNames
 
@@ -105,8 +106,6 @@ class _Answers(threading.Thread):
     def run(self) -> None:
         from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-        from chronolog import kafka_clients
-
         consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
                              "fetch.wait.max.ms": self.wait_ms})  # tansu answers a fetch only when its wait ends
@@ -135,7 +134,6 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from chronolog import kafka_clients
     from chronolog.engine.plan import plan_program
     from chronolog.lang import load_program
     from chronolog.runtime.supervisor import Fleet
@@ -171,11 +169,12 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
                    chain: bool = False, breakdown: list | None = None, linger_ms: float = PUBLISH_LINGER_MS) -> float:
     with _running(work, f"throughput-{chain}-{partitions}", bootstrap, partitions, chain, 10, tps - 1,
                   breakdown, linger_ms) as (answers, producer):
+        produce = kafka_clients.sender(producer)  # 100,000 events and more: wait when the queue is full
         start = time.monotonic()
         for line in lines:
-            producer.produce(FACTS, line)  # type: ignore[attr-defined]
+            produce(FACTS, line)
             producer.poll(0)  # type: ignore[attr-defined]
-        producer.produce(FACTS, orjson.dumps({"t": tps}))  # type: ignore[attr-defined]
+        produce(FACTS, orjson.dumps({"t": tps}))
         producer.flush(60)  # type: ignore[attr-defined]
         _wait_for(answers, tps - 1, 600)
         return answers.first_seen.get(tps - 1, time.monotonic()) - start
@@ -186,6 +185,7 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
                 linger_ms: float = PUBLISH_LINGER_MS) -> list[float]:
     with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown,
                   linger_ms) as (answers, producer):
+        produce = kafka_clients.sender(producer)
         closed_at: dict[int, float] = {}
         start = time.monotonic()
         for n, line in enumerate(lines):
@@ -194,7 +194,7 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
                 time.sleep(min(0.001, due - now))
             if n % per_tp == 0 and n:
                 closed_at[n // per_tp - 1] = time.monotonic()
-            producer.produce(FACTS, line)  # type: ignore[attr-defined]
+            produce(FACTS, line)
             producer.poll(0)  # type: ignore[attr-defined]
         producer.flush(30)  # type: ignore[attr-defined]
         _wait_for(answers, len(lines) // per_tp - 2, 60)

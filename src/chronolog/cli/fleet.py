@@ -243,6 +243,7 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
     parts = max(1, len(meta.topics[topic].partitions))
     producer = kafka_clients.producer(publish_settings(conf, linger_ms))
+    produce = kafka_clients.sender(producer)  # a file longer than the producer's queue waits, never fails
     latest: int | None = None
     sent = 0
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
@@ -259,13 +260,13 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
             except orjson.JSONDecodeError:
                 pass
             part = n % parts if parts > 1 else 0
-            producer.produce(topic, line.encode(), partition=part)
+            produce(topic, line.encode(), partition=part)
             sent += 1
             if parts > 1 and t is not None and (latest is None or t > latest):
                 latest = t
                 for other in range(parts):
                     if other != part:
-                        producer.produce(topic, orjson.dumps({"t": t}), partition=other)
+                        produce(topic, orjson.dumps({"t": t}), partition=other)
             producer.poll(0)
     except OSError as exc:
         raise ChronologError(f"error: cannot read {path}: {exc.strerror}") from None

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import orjson
 
+from chronolog import kafka_clients
 from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
@@ -243,8 +244,6 @@ class Service:
     # ------------------------------------------------------------ clients
 
     def _clients(self) -> None:
-        from chronolog import kafka_clients
-
         # tunables first (the user's settings override them), then what exactly-once needs
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
         base = {"bootstrap.servers": self.cfg.bootstrap}
@@ -314,8 +313,6 @@ class Service:
         whole changelog is read.)"""
         from confluent_kafka import TopicPartition
 
-        from chronolog import kafka_clients
-
         snapshot, saved, at = self.db.get("snapshot"), self.db.get("offsets"), self.db.get("changelog_at")
         offsets = None if saved is None else _offsets(saved)
         if snapshot is None or offsets is None or at is None:
@@ -343,8 +340,6 @@ class Service:
         carry the same input offsets — an idle flush publishes without
         consuming — so the whole partition is read.)"""
         from confluent_kafka import OFFSET_BEGINNING, TopicPartition
-
-        from chronolog import kafka_clients
 
         reader = kafka_clients.consumer({
             "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
@@ -499,7 +494,7 @@ class Service:
         producer.begin_transaction()
         # positional arguments: parsing keywords cost 12-20% of each produce
         # call (output makes one per answer line)
-        produce = producer.produce
+        produce = kafka_clients.sender(producer)
         try:
             for out in outs:
                 partition = out.partition if out.topic == "ingested" else (
