@@ -183,6 +183,20 @@ def test_fleet_answers_mean_what_embedded_prints(fleet, tmp_path, partitions):
     assert {d["value"] for d in dead} == {b.decode() for b in bad}
 
 
+def test_transactions_larger_than_the_producer_queue_commit(fleet, tmp_path):
+    """Every service's producer may queue only 8 records: each transaction with
+    more (the changelog entries, output's answer lines) waits for room and
+    commits, and the answers still mean what embedded mode prints."""
+    events = stream(7, points=40)
+    want = expected(PROGRAM, events)
+    conf = tmp_path / "small-queue.properties"
+    conf.write_text("queue.buffering.max.messages=8\n")
+    up = fleet("--kafka-config", str(conf))
+    up.publish(events, tmp_path / "in.jsonl")
+    assert up.wait_for(want, events) == want
+    assert "BufferError" not in "".join(p.read_text() for p in (up.dir / "run").glob("*.log"))
+
+
 @pytest.mark.parametrize("fresh_state", [False, True])
 def test_sigkill_of_a_reasoner_mid_stream_loses_and_duplicates_nothing(fleet, tmp_path, fresh_state):
     events = stream(7, points=40)

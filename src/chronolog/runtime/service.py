@@ -494,15 +494,18 @@ class Service:
         producer.begin_transaction()
         # positional arguments: parsing keywords cost 12-20% of each produce
         # call (output makes one per answer line)
-        produce = kafka_clients.sender(producer)
+        produce = kafka_clients.sender(producer)  # waits while librdkafka's queue is full
         try:
             for out in outs:
                 partition = out.partition if out.topic == "ingested" else (
                     self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
                 produce(self._topic(out.topic), out.value, out.key, partition)
-            answers = self.names.answers
-            for line in lines:
-                produce(answers, line, None, 0)
+            answers, direct = self.names.answers, producer.produce
+            for line in lines:  # the bulk of output's records: the wrapper only when the queue is full
+                try:
+                    direct(answers, line, None, 0)
+                except BufferError:
+                    produce(answers, line, None, 0)
             changelog, changelog_partition = self.changelog
             for k, v, _ in entries:
                 produce(changelog, v, k, changelog_partition)
