@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any
 
 LOGGER = logging.getLogger("chronolog.librdkafka")
@@ -43,7 +44,7 @@ def admin(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
     return AdminClient(_with_logger(conf))
 
 
-def sender(producer):  # type: ignore[no-untyped-def]
+def sender(producer, timeout: float = 60.0):  # type: ignore[no-untyped-def]
     """``producer.produce`` (same arguments) that waits while the producer's
     local queue is full instead of failing.
 
@@ -54,15 +55,26 @@ def sender(producer):  # type: ignore[no-untyped-def]
     file or a backfill's corrections: failing there would abort the
     transaction and fail again on every retry of the same batch.  Waiting
     for the broker to acknowledge what is queued frees room (inside a
-    transaction too: the records are sent, only their commit waits)."""
+    transaction too: the records are sent, only their commit waits).  A
+    queue that stays full for ``timeout`` seconds (the broker acknowledges
+    nothing) raises ``BufferError`` saying so."""
     produce, poll = producer.produce, producer.poll
 
     def send(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        try:
+            produce(*args, **kwargs)
+            return
+        except BufferError:
+            pass
+        deadline = time.monotonic() + timeout
         while True:
+            poll(0.05)  # serve deliveries until there is room
             try:
                 produce(*args, **kwargs)
                 return
             except BufferError:
-                poll(0.05)  # serve deliveries until there is room
+                if time.monotonic() > deadline:
+                    raise BufferError(f"the producer's queue stayed full for {timeout:g} s: "
+                                      "the broker acknowledged nothing") from None
 
     return send

@@ -79,3 +79,28 @@ def test_a_transaction_larger_than_the_producer_queue_waits_and_commits(tmp_path
                 break
         consumer.close()
         assert got == [str(i).encode() for i in range(500)]
+
+
+def test_the_sender_gives_up_with_a_reason_when_nothing_is_acknowledged():
+    """A broker that acknowledges nothing keeps the queue full: the sender
+    waits ``timeout`` seconds, then says so (no endless wait in a transaction)."""
+    import time
+
+    import pytest
+
+    from chronolog import kafka_clients
+
+    class Full:
+        polls = 0
+
+        def produce(self, *args):
+            raise BufferError("Local: Queue full")
+
+        def poll(self, wait):
+            Full.polls += 1
+            time.sleep(wait)
+
+    began = time.monotonic()
+    with pytest.raises(BufferError, match="stayed full for 0.3 s"):
+        kafka_clients.sender(Full(), timeout=0.3)("t", b"v", None, 0)
+    assert 0.3 <= time.monotonic() - began < 5 and Full.polls >= 3

@@ -461,5 +461,5 @@ def publish(lines: list[dict], bootstrap: str, topic: str = ANSWERS_TOPIC, timeo
             produce(topic, orjson.dumps(rec))
             producer.poll(0)
         producer.commit_transaction(timeout)
-    except KafkaException as exc:
+    except (KafkaException, BufferError) as exc:
         raise ChronologError(f"error: publishing the corrections to {topic} on {bootstrap}: {exc}") from None

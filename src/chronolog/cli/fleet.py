@@ -270,6 +270,8 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
             producer.poll(0)
     except OSError as exc:
         raise ChronologError(f"error: cannot read {path}: {exc.strerror}") from None
+    except BufferError as exc:
+        raise ChronologError(f"error: publishing to {bootstrap} after {sent} lines: {exc}") from None
     finally:
         if stream is not sys.stdin:
             stream.close()
