@@ -18,12 +18,6 @@ def snapshot_bytes(stage: Any) -> bytes:
     return encode(versioned({"kind": type(stage).__name__, "stage": stage.export_state()}))
 
 
-def entry_bytes(name: str, value: Any) -> bytes:
-    from chronolog.runtime.stages import journal_codec
-
-    return encode(journal_codec(name)[0](value))
-
-
 def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, bytes | None]]:
     """A commit's changed entries of the journal ``name`` (``Journal.take``),
     encoded; None for a deleted one.  The codec is looked up once per journal:
@@ -37,8 +31,8 @@ def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, 
 
 def all_entries(stage: Any) -> dict[tuple[str, int], bytes]:
     """Every journal entry of ``stage`` (a full checkpoint, e.g. in tests)."""
-    return {(name, key): entry_bytes(name, value)
-            for name, journal in stage.journals().items() for key, value in journal.items()}
+    return {(name, key): body for name, journal in stage.journals().items()
+            for key, body in journal_bytes(name, list(journal.items()))}
 
 
 def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str, int], bytes]],
