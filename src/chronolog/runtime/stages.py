@@ -145,26 +145,32 @@ class IngestStage:
     dead_letters: int = 0
     too_late: int = 0
 
-    def handle(self, value: bytes | None, topic: str, partition: int, offset: int) -> list[Out]:
+    def handle(self, value: bytes | None, topic: str, partition: int, offset: int,
+               got: Accepted | None = None) -> list[Out]:
+        """One input record; ``got``: the record already validated (``process`` parsed it)."""
         out: list[Out] = []
-        got = self.admit(value, topic, partition, offset, out)
+        got = self.admit(value, topic, partition, offset, out, got)
         if got is not None:
-            ev, key = got.event, got.key
+            ev = got.event
             if ev.is_fact:
                 # delayed (before the stream's time): grounding repairs at once
                 urgent = self.now is not None and ev.t < self.now
-                out.append(Out("ingested", partition_of(key, self.partitions),
-                               event_record(ev) if got.raw is None else got.raw,
-                               None if key is None else key.encode(), urgent))
+                out.append(self._fact(got.key, event_record(ev) if got.raw is None else got.raw, urgent))
             for t in self.advance(ev.t, partition):
                 out.extend(self._broadcast(t))
         return out
 
+    def _fact(self, key: str | None, payload: bytes | dict, urgent: bool) -> Out:
+        """The ``ingested`` record of a fact, on its key's partition."""
+        return Out("ingested", partition_of(key, self.partitions), payload, None if key is None else key.encode(), urgent)
+
     def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
-              out: list[Out]) -> Accepted | None:
+              out: list[Out], got: Accepted | None = None) -> Accepted | None:
         """A valid event in time with its partition key; else None, with a dead
-        letter or a late event appended to ``out``."""
-        got = ingest_record(value, topic=topic, partition=partition, offset=offset, partition_key=self.partition_key)
+        letter or a late event appended to ``out``.  ``got``: already validated."""
+        if got is None:
+            got = ingest_record(value, topic=topic, partition=partition, offset=offset,
+                                partition_key=self.partition_key)
         if got is None:
             return None
         if isinstance(got, DeadLetter):
@@ -202,18 +208,20 @@ class IngestStage:
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
-        latest, keyed, partitions = self.latest_by_input, self.partition_key, self.partitions
+        latest, keyed = self.latest_by_input, self.partition_key
         for _, topic, partition, offset, value in records:
-            ev = plain_record(value)
-            if ev is not None and latest.get(partition) == ev.t:
+            ev = plain_record(value)  # parsed once: ``handle`` takes it as validated
+            if ev is None:
+                outs.extend(self.handle(value, topic, partition, offset))
+                continue
+            key = partition_key_of(ev, keyed)
+            if latest.get(partition) == ev.t:
                 # the usual event: a plain fact at its input partition's latest
                 # time, so never late and announcing no time (``handle``'s result
                 # for it, without its general checks)
-                key = partition_key_of(ev, keyed)
-                outs.append(Out("ingested", partition_of(key, partitions), value,
-                                None if key is None else key.encode(), False))
+                outs.append(self._fact(key, value, False))
             else:
-                outs.extend(self.handle(value, topic, partition, offset))
+                outs.extend(self.handle(value, topic, partition, offset, Accepted(ev, key, value)))
         return _batched(outs), []
 
     def progress(self) -> dict[str, int | None]:
