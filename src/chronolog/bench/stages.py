@@ -26,23 +26,16 @@ def _time_of(value: bytes) -> int:
     return rec["t"] if "t" in rec else rec.get("upto", rec.get("first", 0))
 
 
-def _state(stage) -> int:  # type: ignore[no-untyped-def]
+def _state(stage) -> None:  # type: ignore[no-untyped-def]
     """What a service's commit encodes after a batch (runtime/service.py
     ``Service._commit``): the changed journal entries, their changelog
-    records and the snapshot; their size."""
+    records and the snapshot."""
     from chronolog.state.recovery import entry_records
     from chronolog.state.snapshots import journal_bytes, snapshot_bytes
 
-    size = len(snapshot_bytes(stage))
+    snapshot_bytes(stage)
     for name, journal in stage.journals().items():
-        size += sum(len(v) for _, v in entry_records(name, journal_bytes(name, journal.take())))
-    return size
-
-
-def _tracked(stage):  # type: ignore[no-untyped-def]
-    from chronolog.runtime.service import _track
-
-    return _track(stage)
+        entry_records(name, journal_bytes(name, journal.take()))
 
 
 def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], list[bytes]]:  # type: ignore[no-untyped-def]
@@ -67,6 +60,7 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
     from chronolog.engine.plan import plan_program
     from chronolog.lang.lars import parse_lars
+    from chronolog.runtime.service import _track  # journals record changes, as in a service
     from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
     from chronolog.topology import partition_key
 
@@ -76,7 +70,7 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
     enabled = gc.isenabled()
     gc.disable()  # the services collect at commits; here no stage pays for another's garbage
     try:
-        ingest = _tracked(IngestStage(key, 1))
+        ingest = _track(IngestStage(key, 1))
         start = time.process_time()
         ingested = []
         for i in range(0, len(lines), INGEST_BATCH):
@@ -85,7 +79,7 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
             _state(ingest)
         cpu["ingest"] = time.process_time() - start
 
-        grounding = _tracked(GroundingStage(idle_flush=1.0))
+        grounding = _track(GroundingStage(idle_flush=1.0))
         start = time.process_time()
         grounded = []
         for i, value in enumerate(ingested):  # one ingested record per ingest commit
@@ -99,10 +93,10 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
         for k in range(strata):
             inputs = [("grounded", v) for v in grounded] + [
                 (f"stratum.{j + 1}", v) for j in range(k) for v in made[j]]
-            cpu[f"reasoner-{k + 1}"], out, _ = _feed(_tracked(ReasonerStage(plan, k)), inputs)
+            cpu[f"reasoner-{k + 1}"], out, _ = _feed(_track(ReasonerStage(plan, k)), inputs)
             made.append(out)
         inputs = [(f"stratum.{j + 1}", v) for j in range(strata) for v in made[j]]
-        cpu["output"], _, answers = _feed(_tracked(OutputStage(plan, strata)), inputs)
+        cpu["output"], _, answers = _feed(_track(OutputStage(plan, strata)), inputs)
     finally:
         if enabled:
             gc.enable()
