@@ -95,6 +95,24 @@ class Topology:
         lines.append(f"partitioning: {self.partition_reason}")
         return "\n".join(lines) + "\n"
 
+    def hops(self, source: str, sink: str) -> int:
+        """Services on the longest path from topic ``source`` to topic ``sink`` (0 when
+        none leads there): the transactions an event passes before its answers are
+        out, each a fetch and a commit of latency (``bench fleet --floor``)."""
+        memo: dict[str, float] = {}
+
+        def longest(topic: str) -> float:
+            if topic == sink:
+                return 0
+            if topic not in memo:
+                memo[topic] = float("-inf")  # the graph is acyclic; this only guards a mistake
+                memo[topic] = max((1 + longest(w) for s in self.services if topic in s.reads for w in s.writes),
+                                  default=float("-inf"))
+            return memo[topic]
+
+        got = longest(source)
+        return int(got) if got != float("-inf") else 0
+
     def mermaid(self) -> str:
         out = ["flowchart LR"]
         ids = {t.name: f"T{i}" for i, t in enumerate(self.topics)}

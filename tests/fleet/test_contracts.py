@@ -78,6 +78,25 @@ def test_topology_has_one_reasoner_per_stratum():
 
 
 @pytest.mark.parametrize(
+    "program,strata",
+    [
+        ("a(X) :- p(X) [3].", 1),
+        ("a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- b(X), not a(X).\n", 2),
+        ("a(X) :- p(X).\nb(X) :- p(X), not a(X).\nc(X) :- p(X), not b(X).\n", 3),
+    ],
+)
+def test_hops_count_the_services_on_the_longest_path_to_the_answers(program, strata):
+    plan = plan_program(parse_lars(program))
+    assert plan.fleet_strata == strata
+    # ingest, grounding, each reasoner in a row (each reads the one below), output
+    assert build_topology(plan, partitions=2).hops("chronolog.facts", "chronolog.answers") == 3 + strata
+    assert build_topology(plan, partitions=1, chain=True).hops("chronolog.facts", "chronolog.answers") == 1
+    assert build_topology(plan, partitions=2, chain=True).hops("chronolog.facts", "chronolog.answers") == 2  # ingest, chain
+    assert build_topology(plan, partitions=2).hops("chronolog.facts", "chronolog.dlq") == 1
+    assert build_topology(plan, partitions=2).hops("chronolog.answers", "chronolog.facts") == 0
+
+
+@pytest.mark.parametrize(
     "program,why",
     [
         ("q(X,Z) :- p(X,Y), p(Y,Z).", "no argument position"),

@@ -159,10 +159,29 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
         fleet.down()
 
 
-def _wait_for(answers: "_Answers", t: int, timeout: float) -> None:
+def wait_for(first_seen: dict[int, float], t: int, timeout: float) -> None:
+    """Until time ``t`` has been seen (a watcher's ``first_seen``) or ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    while t not in answers.first_seen and time.monotonic() < deadline:
+    while t not in first_seen and time.monotonic() < deadline:
         time.sleep(0.005)
+
+
+def publish_paced(producer, topic: str, lines: list[bytes], per_tp: int, rate: float) -> dict[int, float]:  # type: ignore[no-untyped-def]
+    """``lines`` (``per_tp`` per time point) produced at ``rate`` a second; when
+    each point was closed, i.e. the first line of the next one was produced."""
+    produce = kafka_clients.sender(producer)
+    closed_at: dict[int, float] = {}
+    start = time.monotonic()
+    for n, line in enumerate(lines):
+        due = start + n / rate
+        while (now := time.monotonic()) < due:
+            time.sleep(min(0.001, due - now))
+        if n % per_tp == 0 and n:
+            closed_at[n // per_tp - 1] = time.monotonic()
+        produce(topic, line)
+        producer.poll(0)
+    producer.flush(30)
+    return closed_at
 
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
@@ -176,7 +195,7 @@ def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitio
             producer.poll(0)  # type: ignore[attr-defined]
         produce(FACTS, orjson.dumps({"t": tps}))
         producer.flush(60)  # type: ignore[attr-defined]
-        _wait_for(answers, tps - 1, 600)
+        wait_for(answers.first_seen, tps - 1, 600)
         return answers.first_seen.get(tps - 1, time.monotonic()) - start
 
 
@@ -185,19 +204,8 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
                 linger_ms: float = PUBLISH_LINGER_MS) -> list[float]:
     with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown,
                   linger_ms) as (answers, producer):
-        produce = kafka_clients.sender(producer)
-        closed_at: dict[int, float] = {}
-        start = time.monotonic()
-        for n, line in enumerate(lines):
-            due = start + n / rate
-            while (now := time.monotonic()) < due:
-                time.sleep(min(0.001, due - now))
-            if n % per_tp == 0 and n:
-                closed_at[n // per_tp - 1] = time.monotonic()
-            produce(FACTS, line)
-            producer.poll(0)  # type: ignore[attr-defined]
-        producer.flush(30)  # type: ignore[attr-defined]
-        _wait_for(answers, len(lines) // per_tp - 2, 60)
+        closed_at = publish_paced(producer, FACTS, lines, per_tp, rate)
+        wait_for(answers.first_seen, len(lines) // per_tp - 2, 60)
         return [answers.first_seen[t] - c for t, c in closed_at.items() if t in answers.first_seen]
 
 
@@ -281,6 +289,9 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     ratios: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
+    floors: dict[int, dict[float, list[float]]] = {
+        h: {0.5: [], 0.95: [], 0.99: []} for h in sorted({_hops(program, run) for run in runs})
+    } if getattr(args, "floor", False) else {}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
         lat_lines = make(max(3, int(args.rate * args.seconds) // per_tp), 2)
@@ -303,6 +314,14 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                     pcts[run][q].append(_pct(lat, q) * 1000)
                 print(f"round {r + 1}: fleet ({_name(run)}): {n} events in {fleet_s:.2f} s; "
                       f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
+            for count, got in floors.items():  # the same publisher through hops that do nothing (bench/floor.py)
+                from chronolog.bench.floor import floor_latency
+
+                lat = floor_latency(lat_lines, per_tp, args.rate, count, args.bootstrap, args.linger_ms)[0]
+                for q in got:
+                    got[q].append(_pct(lat, q) * 1000)
+                print(f"round {r + 1}: floor ({count} hops): {len(lat)} latency samples, "
+                      f"p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
                         f"{n} events ({tps} time points x {per_tp}), published with linger.ms {args.linger_ms:g}, "
@@ -315,7 +334,13 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                       _spread(ratios[run], "{:.2f}"), "-", "-", "-")
         table.add_row(f"fleet {_name(run)}, {args.rate:,.0f} events/s", "-", "-",
                       *(_spread(pcts[run][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
+    for count, got in floors.items():
+        table.add_row(f"floor: {count} exactly-once hop{'s' if count > 1 else ''} forwarding, "
+                      f"{args.rate:,.0f} events/s", "-", "-", *(_spread(got[q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
     console.print(table)
+    if floors:
+        console.print("floor: the same publisher through as many transactional hops as the fleet's longest path, "
+                      "forwarding without reasoning (bench/floor.py)")
     for asked, (got, why) in real.items():
         if got != asked:
             console.print(f"--partitions {asked}: this program runs as one partition ({why})")
@@ -357,6 +382,17 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
     return 0
 
 
+def _hops(program_text: str, run: tuple[bool, int]) -> int:
+    """Services between the input and the answer topic in ``run``'s fleet."""
+    from chronolog.engine.plan import plan_program
+    from chronolog.lang.lars import parse_lars
+    from chronolog.topology import build_topology
+
+    chain, parts = run
+    names = TopicNames()
+    return build_topology(plan_program(parse_lars(program_text)), parts, chain=chain).hops(names.facts, names.answers)
+
+
 def _name(run: tuple[bool, int]) -> str:
     chain, parts = run
     return f"{'chained' if chain else 'per stratum'}, {parts} partition{'s' if parts > 1 else ''}"
@@ -377,6 +413,9 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
     fleet.add_argument("--stages", action="store_true",
                        help="instead of fleet runs, each per-stratum stage's CPU on the workload without Kafka "
                             "(one process; least of --repeat rounds), checked against embedded mode's answers")
+    fleet.add_argument("--floor", action="store_true",
+                       help="also run the latency stream through as many exactly-once hops as each layout's longest "
+                            "path, forwarding without reasoning: the broker's and the transactions' share")
     fleet.add_argument("--breakdown", action="store_true",
                        help="also print each service's per-hop latency breakdown, from its /metrics")
     fleet.add_argument("--linger-ms", type=float, metavar="MS", default=PUBLISH_LINGER_MS,

@@ -1,0 +1,188 @@
+"""``chronolog bench fleet --floor``: the latency of exactly-once hops that do nothing.
+
+A fleet's answer latency is the sum of its hops, and each hop pays the broker
+whatever it computes: a fetch, then a transaction (partitions added, records
+produced, the commit: three round trips).  This runs the same shape with no
+reasoning in it, on the same broker, publisher and machine, so a fleet row can
+be read against what no implementation of that topology can go below: ``hops``
+processes in a row, each consuming ``read_committed`` and forwarding what it
+consumed together with a changelog record in one transaction, committing as a
+fleet service does (``runtime/batching.py``: the first hop with ingest's gap
+and only when a time point closes, the others at once).  The forwarded
+records are the published lines themselves, so the last topic must hold every
+line once, in order (the tests check it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import orjson
+
+from chronolog import kafka_clients
+
+POLL = 0.01  # as a fleet service (runtime/service.py ServiceConfig.poll)
+
+
+@dataclass(slots=True)
+class _Out:
+    value: bytes
+    urgent: bool
+
+
+def _topics(prefix: str, hops: int) -> tuple[list[str], list[str]]:
+    """The topic before each hop and after the last (``hops + 1``), and each hop's changelog."""
+    return [f"{prefix}.{i}" for i in range(hops + 1)], [f"{prefix}.changelog.{i}" for i in range(1, hops + 1)]
+
+
+def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float) -> None:
+    """Hop ``i`` (1-based): forward topic i-1 to topic i until SIGTERM."""
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+    from chronolog.runtime.batching import Batching
+
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    data, changelogs = _topics(prefix, hops)
+    ident = f"{prefix}-hop-{i}"
+    consumer = kafka_clients.consumer({
+        "bootstrap.servers": bootstrap, "fetch.wait.max.ms": 10, "session.timeout.ms": 6000, "group.id": ident,
+        "enable.auto.commit": False, "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(data[i - 1], 0, OFFSET_BEGINNING)])
+    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, "linger.ms": 100,
+                                       "transaction.timeout.ms": 60000, "transactional.id": ident})
+    producer.init_transactions(60)
+    batching = Batching(gap)
+    batching.began = batching.last_commit = time.monotonic()
+    latest = -1
+    position = 0
+    while not stopping:
+        first = consumer.poll(batching.wait(POLL, time.monotonic()))
+        msgs = [] if first is None else [first] + consumer.consume(2000, 0)
+        values = [m.value() for m in msgs if not m.error()]
+        if msgs:
+            position = msgs[-1].offset() + 1
+        outs = []
+        if values:
+            urgent = i > 1  # after the first hop everything held is of closed points
+            if i == 1:  # as ingest: urgent once a later time closes the open point
+                for v in values:
+                    t = orjson.loads(v)["t"]
+                    urgent = urgent or 0 <= latest < t
+                    latest = max(latest, t)
+            outs.append(_Out(b"\n".join(values), urgent))
+        now = time.monotonic()
+        batching.add(outs, [], bool(values), now)
+        if batching.due(now):
+            held, _ = batching.take(now)
+            producer.begin_transaction()
+            for out in held:
+                producer.produce(data[i], out.value, None, 0)
+            producer.produce(changelogs[i - 1], orjson.dumps({"offset": position}), b"offsets", 0)
+            producer.commit_transaction(60)
+            batching.committed(time.monotonic())
+    consumer.close()
+
+
+class _Watcher(threading.Thread):
+    """When each time first reaches the last topic (the bench's answer watcher, for lines)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic = bootstrap, topic
+        self.first_seen: dict[int, float] = {}
+        self.lines: list[bytes] = []
+        self.stop = False
+
+    def run(self) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+        consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"{self.topic}-watch",
+                                           "enable.auto.commit": False, "isolation.level": "read_committed",
+                                           "fetch.wait.max.ms": 2})
+        consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+        while not self.stop:
+            msgs = consumer.consume(1000, 0.01)
+            now = time.monotonic()
+            for msg in msgs:
+                if msg.error():
+                    continue
+                for line in msg.value().split(b"\n"):
+                    self.lines.append(line)
+                    self.first_seen.setdefault(orjson.loads(line)["t"], now)
+        consumer.close()
+
+
+def floor_latency(lines: list[bytes], per_tp: int, rate: float, hops: int, bootstrap: str | None,
+                  linger_ms: float, gap: float | None = None) -> tuple[list[float], list[bytes]]:
+    """``lines`` published at ``rate`` through ``hops`` forwarding hops: each closed
+    point's latency (publish of the event that closes it until that event leaves
+    the last hop, as the bench measures a fleet's answers) and the lines the last
+    topic held."""
+    from confluent_kafka.admin import NewTopic
+
+    from chronolog.bench.fleet import publish_paced, wait_for
+    from chronolog.runtime.broker import LocalBroker
+    from chronolog.runtime.service import commit_gap_for
+
+    broker = LocalBroker.start() if bootstrap is None else None
+    boot = broker.bootstrap if broker is not None else str(bootstrap)
+    prefix = f"chronolog-floor-{os.getpid()}-{time.monotonic_ns()}"
+    data, changelogs = _topics(prefix, hops)
+    procs: list[subprocess.Popen] = []
+    watcher = _Watcher(boot, data[-1])
+    try:
+        admin = kafka_clients.admin({"bootstrap.servers": boot})
+        for future in admin.create_topics([NewTopic(t, 1, 1) for t in data + changelogs]).values():
+            future.result(30)
+        first_gap = commit_gap_for("ingest") if gap is None else gap
+        procs = [subprocess.Popen([sys.executable, "-m", "chronolog.bench.floor", boot, prefix, str(i), str(hops),
+                                   str(first_gap if i == 1 else 0.0)]) for i in range(1, hops + 1)]
+        watcher.start()
+        time.sleep(1.0)  # the hops' and the watcher's first fetches are not the latency
+        producer = kafka_clients.producer({"bootstrap.servers": boot, "linger.ms": linger_ms})
+        closed_at = publish_paced(producer, data[0], lines, per_tp, rate)
+        last = orjson.loads(lines[-1])["t"]
+        wait_for(watcher.first_seen, last, 60)
+        return ([watcher.first_seen[t + 1] - c for t, c in closed_at.items() if t + 1 in watcher.first_seen],
+                list(watcher.lines))
+    finally:
+        watcher.stop = True
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if broker is not None:
+            broker.stop()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chronolog.bench.floor", description="one forwarding hop")
+    parser.add_argument("bootstrap")
+    parser.add_argument("prefix")
+    parser.add_argument("hop", type=int)
+    parser.add_argument("hops", type=int)
+    parser.add_argument("gap", type=float)
+    args = parser.parse_args(argv)
+    hop(args.bootstrap, args.prefix, args.hop, args.hops, args.gap)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

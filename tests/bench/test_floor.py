@@ -1,0 +1,38 @@
+"""`bench fleet --floor`: forwarding hops on the real bundled broker carry every
+published line once and in order, each closed time point gets its latency, and
+no hop process outlives the run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from chronolog.bench.fleet import workload
+from chronolog.bench.floor import floor_latency
+
+
+def _hop_processes() -> list[str]:
+    got = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in got.splitlines() if "chronolog.bench.floor" in line]
+
+
+def test_forwarding_hops_carry_every_line_once_in_order():
+    lines = workload(40, 3, seed=5)
+    latencies, carried = floor_latency(lines, 3, 300.0, 3, None, 15.0)
+    assert carried == lines  # exactly once, in order, through three transactional hops
+    assert len(latencies) == 39  # every point but the last is closed by a later one
+    assert all(0 < s < 10 for s in latencies)
+    assert _hop_processes() == []
+
+
+def test_bench_fleet_floor_prints_a_row_per_hop_count():
+    got = subprocess.run([sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3",
+                          "--rate", "150", "--seconds", "1", "--partitions", "1", "--floor"],
+                         capture_output=True, text=True, timeout=600)
+    assert got.returncode == 0, got.stderr[-2000:]
+    rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
+    for hops in ("5 exactly-once hops", "1 exactly-once hop"):  # per stratum; chained on one partition
+        row = rows[f"floor: {hops} forwarding, 150 events/s"]
+        assert len(re.findall(r"\d+ ms", row)) == 3, got.stdout
+    assert _hop_processes() == []
