@@ -95,23 +95,23 @@ class Topology:
         lines.append(f"partitioning: {self.partition_reason}")
         return "\n".join(lines) + "\n"
 
-    def hops(self, source: str, sink: str) -> int:
-        """Services on the longest path from topic ``source`` to topic ``sink`` (0 when
-        none leads there): the transactions an event passes before its answers are
-        out, each a fetch and a commit of latency (``bench fleet --floor``)."""
-        memo: dict[str, float] = {}
+    def path(self, source: str, sink: str) -> list[str]:
+        """The services on the longest path from topic ``source`` to topic ``sink``
+        (empty when none leads there): the transactions an event passes before its
+        answers are out, each a fetch and a commit of latency (``bench fleet --floor``)."""
+        memo: dict[str, list[str] | None] = {}
 
-        def longest(topic: str) -> float:
+        def longest(topic: str) -> list[str] | None:
             if topic == sink:
-                return 0
+                return []
             if topic not in memo:
-                memo[topic] = float("-inf")  # the graph is acyclic; this only guards a mistake
-                memo[topic] = max((1 + longest(w) for s in self.services if topic in s.reads for w in s.writes),
-                                  default=float("-inf"))
+                memo[topic] = None  # the graph is acyclic; this only guards a mistake
+                paths = [[s.name] + rest for s in self.services if topic in s.reads
+                         for w in s.writes if (rest := longest(w)) is not None]
+                memo[topic] = max(paths, key=len, default=None)
             return memo[topic]
 
-        got = longest(source)
-        return int(got) if got != float("-inf") else 0
+        return longest(source) or []
 
     def mermaid(self) -> str:
         out = ["flowchart LR"]

@@ -85,15 +85,19 @@ def test_topology_has_one_reasoner_per_stratum():
         ("a(X) :- p(X).\nb(X) :- p(X), not a(X).\nc(X) :- p(X), not b(X).\n", 3),
     ],
 )
-def test_hops_count_the_services_on_the_longest_path_to_the_answers(program, strata):
+def test_path_is_the_longest_row_of_services_to_the_answers(program, strata):
     plan = plan_program(parse_lars(program))
     assert plan.fleet_strata == strata
-    # ingest, grounding, each reasoner in a row (each reads the one below), output
-    assert build_topology(plan, partitions=2).hops("chronolog.facts", "chronolog.answers") == 3 + strata
-    assert build_topology(plan, partitions=1, chain=True).hops("chronolog.facts", "chronolog.answers") == 1
-    assert build_topology(plan, partitions=2, chain=True).hops("chronolog.facts", "chronolog.answers") == 2  # ingest, chain
-    assert build_topology(plan, partitions=2).hops("chronolog.facts", "chronolog.dlq") == 1
-    assert build_topology(plan, partitions=2).hops("chronolog.answers", "chronolog.facts") == 0
+
+    def path(partitions: int, chain: bool = False, sink: str = "chronolog.answers") -> list[str]:
+        return build_topology(plan, partitions=partitions, chain=chain).path("chronolog.facts", sink)
+
+    # each reasoner reads the one below it, so the row passes every one
+    assert path(2) == ["ingest", "grounding"] + [f"reasoner-{k}" for k in range(1, strata + 1)] + ["output"]
+    assert path(1, chain=True) == ["chain"]
+    assert path(2, chain=True) == ["ingest", "chain"]
+    assert path(2, sink="chronolog.dlq") == ["ingest"]
+    assert build_topology(plan, partitions=2).path("chronolog.answers", "chronolog.facts") == []
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,11 @@ produced, the commit: three round trips).  This runs the same shape with no
 reasoning in it, on the same broker, publisher and machine, so a fleet row can
 be read against what no implementation of that topology can go below: ``hops``
 processes in a row, each consuming ``read_committed`` and forwarding what it
-consumed together with a changelog record in one transaction, committing as a
-fleet service does (``runtime/batching.py``: the first hop with ingest's gap
-and only when a time point closes, the others at once).  The forwarded
+consumed together with a changelog record in one transaction, committing as the
+fleet's service in its place does (``runtime/batching.py`` with that service's
+least gap, ``runtime/service.py`` ``commit_gap_for``; the first hop, reading the
+input as ingest or a chain does, holds what it forwards until a later time
+closes the open point).  The forwarded
 records are the published lines themselves, so the last topic must hold every
 line once, in order (the tests check it).
 """
@@ -125,9 +127,10 @@ class _Watcher(threading.Thread):
         consumer.close()
 
 
-def floor_latency(lines: list[bytes], per_tp: int, rate: float, hops: int, bootstrap: str | None,
-                  linger_ms: float, gap: float | None = None) -> tuple[list[float], list[bytes]]:
-    """``lines`` published at ``rate`` through ``hops`` forwarding hops: each closed
+def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float], bootstrap: str | None,
+                  linger_ms: float) -> tuple[list[float], list[bytes]]:
+    """``lines`` published at ``rate`` through one forwarding hop per entry of
+    ``gaps`` (its least seconds between transactions): each closed
     point's latency (publish of the event that closes it until that event leaves
     the last hop, as the bench measures a fleet's answers) and the lines the last
     topic held."""
@@ -135,8 +138,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, hops: int, boots
 
     from chronolog.bench.fleet import publish_paced, wait_for
     from chronolog.runtime.broker import LocalBroker
-    from chronolog.runtime.service import commit_gap_for
 
+    hops = len(gaps)
     broker = LocalBroker.start() if bootstrap is None else None
     boot = broker.bootstrap if broker is not None else str(bootstrap)
     prefix = f"chronolog-floor-{os.getpid()}-{time.monotonic_ns()}"
@@ -147,9 +150,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, hops: int, boots
         admin = kafka_clients.admin({"bootstrap.servers": boot})
         for future in admin.create_topics([NewTopic(t, 1, 1) for t in data + changelogs]).values():
             future.result(30)
-        first_gap = commit_gap_for("ingest") if gap is None else gap
         procs = [subprocess.Popen([sys.executable, "-m", "chronolog.bench.floor", boot, prefix, str(i), str(hops),
-                                   str(first_gap if i == 1 else 0.0)]) for i in range(1, hops + 1)]
+                                   str(gap)]) for i, gap in enumerate(gaps, 1)]
         watcher.start()
         time.sleep(1.0)  # the hops' and the watcher's first fetches are not the latency
         producer = kafka_clients.producer({"bootstrap.servers": boot, "linger.ms": linger_ms})
