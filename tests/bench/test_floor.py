@@ -33,8 +33,7 @@ def test_bench_fleet_floor_prints_a_row_per_hop_count():
     assert got.returncode == 0, got.stderr[-2000:]
     rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
     # per stratum: ingest's gap first; chained on one partition: the chain commits at once
-    for hops in ("5 exactly-once hops forwarding (the first commits at most every 30 ms)",
-                 "1 exactly-once hop forwarding"):
+    for hops in ("5 exactly-once hops, the first every 30 ms", "1 exactly-once hop"):
         row = rows[f"floor: {hops}, 150 events/s"]
         assert len(re.findall(r"\d+ ms", row)) == 3, got.stdout
     assert _hop_processes() == []

@@ -397,8 +397,8 @@ def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
 
 
 def _floor_name(gaps: tuple[float, ...]) -> str:
-    first = f" (the first commits at most every {gaps[0] * 1000:g} ms)" if gaps and gaps[0] else ""
-    return f"floor: {len(gaps)} exactly-once hop{'s' if len(gaps) > 1 else ''} forwarding{first}"
+    first = f", the first every {gaps[0] * 1000:g} ms" if gaps and gaps[0] else ""
+    return f"floor: {len(gaps)} exactly-once hop{'s' if len(gaps) > 1 else ''}{first}"
 
 
 def _name(run: tuple[bool, int]) -> str:
