@@ -8,8 +8,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from chronolog.bench.fleet import workload
 from chronolog.bench.floor import floor_latency
+from chronolog.errors import ChronologError
 
 
 def _hop_processes() -> list[str]:
@@ -23,6 +26,22 @@ def test_forwarding_hops_carry_every_line_once_in_order():
     assert carried == lines  # exactly once, in order, through three transactional hops
     assert len(latencies) == 39  # every point but the last is closed by a later one
     assert all(0 < s < 10 for s in latencies)
+    assert _hop_processes() == []
+
+
+def test_a_hop_that_dies_is_an_error_that_says_which(monkeypatch):
+    import chronolog.bench.floor as floor
+
+    real = subprocess.Popen
+
+    def popen(args, *rest, **kw):  # type: ignore[no-untyped-def]
+        if args[-3] == "2":  # the second of two hops fails at once
+            args = [sys.executable, "-c", "import sys; sys.exit(3)"]
+        return real(args, *rest, **kw)
+
+    monkeypatch.setattr(floor.subprocess, "Popen", popen)
+    with pytest.raises(ChronologError, match="hop 2 exited with status 3"):
+        floor_latency(workload(5, 2), 2, 100.0, [0.0, 0.0], None, 5.0)
     assert _hop_processes() == []
 
 

@@ -18,6 +18,7 @@ line once, in order (the tests check it).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import subprocess
@@ -29,6 +30,9 @@ from dataclasses import dataclass
 import orjson
 
 from chronolog import kafka_clients
+from chronolog.errors import ChronologError
+
+log = logging.getLogger("chronolog.bench")
 
 POLL = 0.01  # as a fleet service (runtime/service.py ServiceConfig.poll)
 
@@ -136,7 +140,7 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     topic held."""
     from confluent_kafka.admin import NewTopic
 
-    from chronolog.bench.fleet import publish_paced, wait_for
+    from chronolog.bench.fleet import publish_paced
     from chronolog.runtime.broker import LocalBroker
 
     hops = len(gaps)
@@ -146,8 +150,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     data, changelogs = _topics(prefix, hops)
     procs: list[subprocess.Popen] = []
     watcher = _Watcher(boot, data[-1])
+    admin = kafka_clients.admin({"bootstrap.servers": boot})
     try:
-        admin = kafka_clients.admin({"bootstrap.servers": boot})
         for future in admin.create_topics([NewTopic(t, 1, 1) for t in data + changelogs]).values():
             future.result(30)
         procs = [subprocess.Popen([sys.executable, "-m", "chronolog.bench.floor", boot, prefix, str(i), str(hops),
@@ -157,7 +161,14 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
         producer = kafka_clients.producer({"bootstrap.servers": boot, "linger.ms": linger_ms})
         closed_at = publish_paced(producer, data[0], lines, per_tp, rate)
         last = orjson.loads(lines[-1])["t"]
-        wait_for(watcher.first_seen, last, 60)
+        deadline = time.monotonic() + 60
+        while last not in watcher.first_seen and time.monotonic() < deadline and all(
+                proc.poll() is None for proc in procs):
+            time.sleep(0.005)
+        dead = [(i, proc.returncode) for i, proc in enumerate(procs, 1) if proc.poll() is not None]
+        if dead:
+            raise ChronologError("error: bench fleet --floor: " + ", ".join(
+                f"hop {i} exited with status {code}" for i, code in dead) + " (its error is above)")
         return ([watcher.first_seen[t + 1] - c for t, c in closed_at.items() if t + 1 in watcher.first_seen],
                 list(watcher.lines))
     finally:
@@ -172,6 +183,12 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
                 proc.wait()
         if broker is not None:
             broker.stop()
+        else:  # a Kafka of the user's: leave none of the floor's topics behind
+            for future in admin.delete_topics(data + changelogs).values():
+                try:
+                    future.result(30)
+                except Exception as exc:  # noqa: BLE001 - cleanup is best effort
+                    log.warning("bench fleet --floor: could not delete a topic: %s", exc)
 
 
 def main(argv: list[str]) -> int:
