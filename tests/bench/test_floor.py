@@ -4,6 +4,7 @@ no hop process outlives the run."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -15,9 +16,11 @@ from chronolog.bench.floor import floor_latency
 from chronolog.errors import ChronologError
 
 
-def _hop_processes() -> list[str]:
+def _hop_processes(pid: int | None = None) -> list[str]:
+    """Hop processes started by process ``pid`` (default: this one; their topics name it)."""
     got = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    return [line for line in got.splitlines() if "chronolog.bench.floor" in line]
+    mark = f"chronolog-floor-{os.getpid() if pid is None else pid}-"
+    return [line for line in got.splitlines() if "chronolog.bench.floor" in line and mark in line]
 
 
 def test_forwarding_hops_carry_every_line_once_in_order():
@@ -46,13 +49,15 @@ def test_a_hop_that_dies_is_an_error_that_says_which(monkeypatch):
 
 
 def test_bench_fleet_floor_prints_a_row_per_hop_count():
-    got = subprocess.run([sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3",
-                          "--rate", "150", "--seconds", "1", "--partitions", "1", "--floor"],
-                         capture_output=True, text=True, timeout=600)
+    bench = subprocess.Popen([sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3",
+                              "--rate", "150", "--seconds", "1", "--partitions", "1", "--floor"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = bench.communicate(timeout=600)
+    got = subprocess.CompletedProcess(bench.args, bench.returncode, stdout, stderr)
     assert got.returncode == 0, got.stderr[-2000:]
     rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
     # per stratum: ingest's gap first; chained on one partition: the chain commits at once
     for hops in ("5 exactly-once hops, the first every 30 ms", "1 exactly-once hop"):
         row = rows[f"floor: {hops}, 150 events/s"]
         assert len(re.findall(r"\d+ ms", row)) == 3, got.stdout
-    assert _hop_processes() == []
+    assert _hop_processes(bench.pid) == []
