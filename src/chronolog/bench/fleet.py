@@ -340,8 +340,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     console.print(table)
     if floors:
         console.print("floor: the same publisher through as many transactional hops as the layout's longest "
-                      "path, each committing as the service in its place, forwarding without reasoning "
-                      "(bench/floor.py)")
+                      "path, each committing as the service in its place, forwarding without reasoning, one "
+                      "partition (bench/floor.py)")
     for asked, (got, why) in real.items():
         if got != asked:
             console.print(f"--partitions {asked}: this program runs as one partition ({why})")
