@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+from floor_hops import hop_processes
+
 from chronolog.bench.fleet import workload
 
 
@@ -22,9 +24,13 @@ def bench_fleet(*args: str) -> subprocess.CompletedProcess:
     return got
 
 
-def test_bench_fleet_prints_both_layouts_with_medians():
-    got = bench_fleet("--tps", "30", "--facts", "3", "--rate", "150", "--seconds", "1", "--repeat", "2",
-                      "--partitions", "1,2")
+def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():
+    bench = subprocess.Popen([sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3",
+                              "--rate", "150", "--seconds", "1", "--repeat", "2", "--partitions", "1,2", "--floor"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = bench.communicate(timeout=900)
+    assert bench.returncode == 0, stderr[-2000:]
+    got = subprocess.CompletedProcess(bench.args, 0, stdout, stderr)
     rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
     modes = ["embedded (in-process)"] + [f"fleet {layout}, {parts}, {speed}"
                                          for layout in ("per stratum", "chained")
@@ -37,6 +43,12 @@ def test_bench_fleet_prints_both_layouts_with_medians():
             assert re.search(r"\d+\.\d\d \(\d+\.\d\d–\d+\.\d\d\)", rows[f"fleet {layout}, {parts}, full speed"])
             assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"fleet {layout}, {parts}, 150 events/s"])
     assert "median of 2 rounds" in got.stdout
+    # one floor per distinct row of services: per stratum (ingest's gap first), chained on one
+    # partition (the chain commits at once), chained on two (ingest, then the chain)
+    for hops in ("5 exactly-once hops, the first every 30 ms", "1 exactly-once hop",
+                 "2 exactly-once hops, the first every 30 ms"):
+        assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"floor: {hops}, 150 events/s"]), got.stdout
+    assert hop_processes(bench.pid) == []
 
 
 def test_bench_fleet_says_when_a_program_runs_one_partition():
