@@ -34,9 +34,6 @@ from chronolog.errors import ChronologError
 
 log = logging.getLogger("chronolog.bench")
 
-POLL = 0.01  # as a fleet service (runtime/service.py ServiceConfig.poll)
-
-
 @dataclass(slots=True)
 class _Out:
     value: bytes
@@ -53,6 +50,7 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float) -> None:
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     from chronolog.runtime.batching import Batching
+    from chronolog.runtime.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
     stopping = False
 
@@ -64,19 +62,19 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float) -> None:
     data, changelogs = _topics(prefix, hops)
     ident = f"{prefix}-hop-{i}"
     consumer = kafka_clients.consumer({
-        "bootstrap.servers": bootstrap, "fetch.wait.max.ms": 10, "session.timeout.ms": 6000, "group.id": ident,
+        "bootstrap.servers": bootstrap, **CONSUMER_TUNABLES, "group.id": ident,
         "enable.auto.commit": False, "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
     consumer.assign([TopicPartition(data[i - 1], 0, OFFSET_BEGINNING)])
-    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, "linger.ms": 100,
-                                       "transaction.timeout.ms": 60000, "transactional.id": ident})
+    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
+                                       "transactional.id": ident})
     producer.init_transactions(60)
     batching = Batching(gap)
     batching.began = batching.last_commit = time.monotonic()
     latest = -1
     position = 0
     while not stopping:
-        first = consumer.poll(batching.wait(POLL, time.monotonic()))
-        msgs = [] if first is None else [first] + consumer.consume(2000, 0)
+        first = consumer.poll(batching.wait(ServiceConfig.poll, time.monotonic()))  # as a service's loop
+        msgs = [] if first is None else [first] + consumer.consume(ServiceConfig.batch, 0)
         values = [m.value() for m in msgs if not m.error()]
         if msgs:
             position = msgs[-1].offset() + 1

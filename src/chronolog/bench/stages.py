@@ -28,14 +28,11 @@ def _time_of(value: bytes) -> int:
 
 def _state(stage) -> None:  # type: ignore[no-untyped-def]
     """What a service's commit encodes after a batch (runtime/service.py
-    ``Service._commit``): the changed journal entries, their changelog
-    records and the snapshot."""
-    from chronolog.state.recovery import entry_records
-    from chronolog.state.snapshots import journal_bytes, snapshot_bytes
+    ``commit_state``): the changed journal entries, their changelog records
+    and the snapshot."""
+    from chronolog.runtime.service import commit_state
 
-    snapshot_bytes(stage)
-    for name, journal in stage.journals().items():
-        entry_records(name, journal_bytes(name, journal.take()))
+    commit_state(stage)
 
 
 def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], list[bytes]]:  # type: ignore[no-untyped-def]

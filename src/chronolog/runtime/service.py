@@ -64,6 +64,17 @@ CHUNK = 512 * 1024  # snapshot bytes per changelog record (below Kafka's 1 MB de
 SERVICES = ("ingest", "grounding", "reasoner", "output", "chain")
 
 
+# The services' own client settings, before the user's (``--kafka-config``);
+# ``bench fleet --floor``'s forwarding hops use them too, so the floor keeps the
+# services' shape.  Every record is produced inside a transaction, and
+# committing flushes at once whatever linger.ms says (librdkafka >= 1.8): a long
+# linger only makes each transaction one produce request per partition instead
+# of several small ones.  Fewer requests and record batches: less CPU here and
+# on the broker (docs/benchmarks.md), the same latency.
+CONSUMER_TUNABLES = {"fetch.wait.max.ms": 10, "session.timeout.ms": 6000}
+PRODUCER_TUNABLES = {"linger.ms": 100, "transaction.timeout.ms": 60000}
+
+
 @dataclass
 class ServiceConfig:
     service: str
@@ -202,6 +213,18 @@ def _offsets(saved: bytes) -> dict | None:
     return got if isinstance(got, dict) else None
 
 
+def commit_state(stage: object) -> tuple[list[tuple[bytes, bytes, bytes | None]], bytes]:
+    """What a commit writes of ``stage``'s state: each journal entry changed since
+    the last commit as (changelog key = RocksDB key, changelog value, RocksDB
+    value or None to delete), and the snapshot (``bench fleet --stages`` counts
+    the same work)."""
+    entries: list[tuple[bytes, bytes, bytes | None]] = []
+    for name, journal in _journals(stage).items():
+        got = journal_bytes(name, journal.take())
+        entries += [(k, v, body) for (k, v), (_, body) in zip(entry_records(name, got), got)]
+    return entries, snapshot_bytes(stage)
+
+
 def _track(stage: object) -> object:
     """Journals record their changes only in services (their commits take them)."""
     for journal in _journals(stage).values():
@@ -248,17 +271,12 @@ class Service:
         ident = f"{self.cfg.prefix}-{self.cfg.instance}"
         base = {"bootstrap.servers": self.cfg.bootstrap}
         self.consumer = kafka_clients.consumer({
-            **base, "fetch.wait.max.ms": 10, "session.timeout.ms": 6000, **self.cfg.kafka,
+            **base, **CONSUMER_TUNABLES, **self.cfg.kafka,
             "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
             "auto.offset.reset": "earliest",
         })
-        # Every record is produced inside a transaction, and committing flushes at
-        # once whatever linger.ms says (librdkafka >= 1.8): a long linger only
-        # makes each transaction one produce request per partition instead of
-        # several small ones.  Fewer requests and record batches: less CPU here
-        # and on the broker (docs/benchmarks.md), the same latency.
-        self.producer = kafka_clients.producer({**base, "linger.ms": 100, "transaction.timeout.ms": 60000,
-                                                **self.cfg.kafka, "transactional.id": ident})
+        self.producer = kafka_clients.producer({**base, **PRODUCER_TUNABLES, **self.cfg.kafka,
+                                                "transactional.id": ident})
         self.producer.init_transactions(60)  # fences and aborts what an earlier instance left open
 
     # ------------------------------------------------------------ state
@@ -483,12 +501,7 @@ class Service:
         into RocksDB in one atomic write."""
 
         producer = self.producer
-        # (changelog key = RocksDB key, changelog value, RocksDB value or None to delete)
-        entries: list[tuple[bytes, bytes, bytes | None]] = []
-        for name, journal in _journals(self.stage).items():
-            got = journal_bytes(name, journal.take())
-            entries += [(k, v, body) for (k, v), (_, body) in zip(entry_records(name, got), got)]
-        snapshot = snapshot_bytes(self.stage)
+        entries, snapshot = commit_state(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         began = time.perf_counter()
         producer.begin_transaction()
