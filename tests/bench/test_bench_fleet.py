@@ -44,9 +44,11 @@ def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():
             assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"fleet {layout}, {parts}, 150 events/s"])
     assert "median of 2 rounds" in got.stdout
     # one floor per distinct row of services: per stratum (ingest's gap first), chained on one
-    # partition (the chain commits at once), chained on two (ingest, then the chain)
+    # partition (the chain commits at once), chained on two (ingest, then the chain); each also
+    # without transactions
     for hops in ("5 exactly-once hops, the first every 30 ms", "1 exactly-once hop",
-                 "2 exactly-once hops, the first every 30 ms"):
+                 "2 exactly-once hops, the first every 30 ms", "5 hops without transactions, the first every 30 ms",
+                 "1 hop without transactions", "2 hops without transactions, the first every 30 ms"):
         assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"floor: {hops}, 150 events/s"]), got.stdout
     assert hop_processes(bench.pid) == []
 

@@ -25,6 +25,14 @@ def test_forwarding_hops_carry_every_line_once_in_order():
     assert hop_processes() == []
 
 
+def test_hops_without_transactions_carry_every_line_in_order():
+    lines = workload(30, 3, seed=6)
+    latencies, carried = floor_latency(lines, 3, 300.0, [0.03, 0.0], None, 15.0, transactional=False)
+    assert carried == lines  # no failure here, so nothing is sent twice
+    assert len(latencies) == 29
+    assert hop_processes() == []
+
+
 def test_a_hop_that_dies_is_an_error_that_says_which(monkeypatch):
     import chronolog.bench.floor as floor
 

@@ -289,8 +289,9 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     ratios: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
-    floors: dict[tuple[float, ...], dict[float, list[float]]] = {
-        gaps: {0.5: [], 0.95: [], 0.99: []} for gaps in sorted({_hop_gaps(program, run) for run in runs}, key=len)
+    floors: dict[tuple[tuple[float, ...], bool], dict[float, list[float]]] = {
+        (gaps, transactional): {0.5: [], 0.95: [], 0.99: []}
+        for gaps in sorted({_hop_gaps(program, run) for run in runs}, key=len) for transactional in (True, False)
     } if getattr(args, "floor", False) else {}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
@@ -314,13 +315,14 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                     pcts[run][q].append(_pct(lat, q) * 1000)
                 print(f"round {r + 1}: fleet ({_name(run)}): {n} events in {fleet_s:.2f} s; "
                       f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
-            for gaps, got in floors.items():  # the same publisher through hops that do nothing (bench/floor.py)
+            for (gaps, transactional), got in floors.items():  # the same publisher through hops that do nothing
                 from chronolog.bench.floor import floor_latency
 
-                lat = floor_latency(lat_lines, per_tp, args.rate, list(gaps), args.bootstrap, args.linger_ms)[0]
+                lat = floor_latency(lat_lines, per_tp, args.rate, list(gaps), args.bootstrap, args.linger_ms,
+                                    transactional)[0]
                 for q in got:
                     got[q].append(_pct(lat, q) * 1000)
-                print(f"round {r + 1}: {_floor_name(gaps)}: {len(lat)} latency samples, "
+                print(f"round {r + 1}: {_floor_name(gaps, transactional)}: {len(lat)} latency samples, "
                       f"p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
@@ -334,14 +336,16 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                       _spread(ratios[run], "{:.2f}"), "-", "-", "-")
         table.add_row(f"fleet {_name(run)}, {args.rate:,.0f} events/s", "-", "-",
                       *(_spread(pcts[run][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
-    for gaps, got in floors.items():
-        table.add_row(f"{_floor_name(gaps)}, {args.rate:,.0f} events/s", "-", "-",
+    for (gaps, transactional), got in floors.items():
+        table.add_row(f"{_floor_name(gaps, transactional)}, {args.rate:,.0f} events/s", "-", "-",
                       *(_spread(got[q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
     console.print(table)
     if floors:
-        console.print("floor: the same publisher through as many transactional hops as the layout's longest "
-                      "path, each committing as the service in its place, forwarding without reasoning, one "
-                      "partition (bench/floor.py)")
+        console.print("floor: the same publisher through as many hops as the layout's longest path, each "
+                      "committing as the service in its place, forwarding without reasoning, one partition; "
+                      "exactly-once hops commit a transaction as the services do, hops without transactions "
+                      "produce idempotently and wait for the acknowledgement instead: what the transactions "
+                      "cost (bench/floor.py)")
     for asked, (got, why) in real.items():
         if got != asked:
             console.print(f"--partitions {asked}: this program runs as one partition ({why})")
@@ -396,9 +400,10 @@ def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
     return tuple(commit_gap_for(service.split("-")[0]) for service in path)
 
 
-def _floor_name(gaps: tuple[float, ...]) -> str:
+def _floor_name(gaps: tuple[float, ...], transactional: bool = True) -> str:
     first = f", the first every {gaps[0] * 1000:g} ms" if gaps and gaps[0] else ""
-    return f"floor: {len(gaps)} exactly-once hop{'s' if len(gaps) > 1 else ''}{first}"
+    hops = f"{len(gaps)} {'exactly-once ' if transactional else ''}hop{'s' if len(gaps) > 1 else ''}"
+    return f"floor: {hops}{'' if transactional else ' without transactions'}{first}"
 
 
 def _name(run: tuple[bool, int]) -> str:

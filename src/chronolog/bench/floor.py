@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -45,8 +46,10 @@ def _topics(prefix: str, hops: int) -> tuple[list[str], list[str]]:
     return [f"{prefix}.{i}" for i in range(hops + 1)], [f"{prefix}.changelog.{i}" for i in range(1, hops + 1)]
 
 
-def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float) -> None:
-    """Hop ``i`` (1-based): forward topic i-1 to topic i until SIGTERM."""
+def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float, transactional: bool = True) -> None:
+    """Hop ``i`` (1-based): forward topic i-1 to topic i until SIGTERM.  Not
+    ``transactional``: the same records produced by an idempotent producer and
+    flushed (acknowledged) where the transaction would commit."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     from chronolog.runtime.batching import Batching
@@ -65,13 +68,19 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float) -> None:
         "bootstrap.servers": bootstrap, **CONSUMER_TUNABLES, "group.id": ident,
         "enable.auto.commit": False, "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
     consumer.assign([TopicPartition(data[i - 1], 0, OFFSET_BEGINNING)])
-    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
-                                       "transactional.id": ident})
-    producer.init_transactions(60)
+    if transactional:
+        producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
+                                           "transactional.id": ident})
+        producer.init_transactions(60)
+    else:
+        producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
+                                           "enable.idempotence": True})
     batching = Batching(gap)
     batching.began = batching.last_commit = time.monotonic()
+    producer.list_topics(data[i], 30)  # the output topic's metadata, before the first transaction needs it
     latest = -1
     position = 0
+    announced = False
     while not stopping:
         first = consumer.poll(batching.wait(ServiceConfig.poll, time.monotonic()))  # as a service's loop
         msgs = [] if first is None else [first] + consumer.consume(ServiceConfig.batch, 0)
@@ -91,12 +100,19 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float) -> None:
         batching.add(outs, [], bool(values), now)
         if batching.due(now):
             held, _ = batching.take(now)
-            producer.begin_transaction()
+            if transactional:
+                producer.begin_transaction()
             for out in held:
                 producer.produce(data[i], out.value, None, 0)
             producer.produce(changelogs[i - 1], orjson.dumps({"offset": position}), b"offsets", 0)
-            producer.commit_transaction(60)
+            if transactional:
+                producer.commit_transaction(60)
+            elif producer.flush(60):
+                raise ChronologError(f"error: bench fleet --floor: hop {i}: records not acknowledged in 60 s")
             batching.committed(time.monotonic())
+        if not announced:  # connected, fetching, producer initialised: floor_latency may publish
+            print("ready", flush=True)
+            announced = True
     consumer.close()
 
 
@@ -129,8 +145,35 @@ class _Watcher(threading.Thread):
         consumer.close()
 
 
+def _check_alive(procs: list[subprocess.Popen]) -> None:
+    dead = [(i, proc.returncode) for i, proc in enumerate(procs, 1) if proc.poll() is not None]
+    if dead:
+        raise ChronologError("error: bench fleet --floor: " + ", ".join(
+            f"hop {i} exited with status {code}" for i, code in dead) + " (its error is above)")
+
+
+def _await_ready(procs: list[subprocess.Popen], timeout: float) -> None:
+    """Until every hop has said ``ready`` (its first loop done), a hop died, or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    for i, proc in enumerate(procs, 1):
+        assert proc.stdout is not None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ChronologError(f"error: bench fleet --floor: hop {i} not ready after {timeout:g} s")
+            if select.select([proc.stdout], [], [], min(left, 0.1))[0]:
+                line = proc.stdout.readline()
+                if line.strip() == b"ready":
+                    break
+                if not line:  # end of file: it exited
+                    proc.wait(10)
+                    _check_alive(procs)
+            elif proc.poll() is not None:
+                _check_alive(procs)
+
+
 def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float], bootstrap: str | None,
-                  linger_ms: float) -> tuple[list[float], list[bytes]]:
+                  linger_ms: float, transactional: bool = True) -> tuple[list[float], list[bytes]]:
     """``lines`` published at ``rate`` through one forwarding hop per entry of
     ``gaps`` (its least seconds between transactions): each closed
     point's latency (publish of the event that closes it until that event leaves
@@ -153,9 +196,11 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
         for future in admin.create_topics([NewTopic(t, 1, 1) for t in data + changelogs]).values():
             future.result(30)
         procs = [subprocess.Popen([sys.executable, "-m", "chronolog.bench.floor", boot, prefix, str(i), str(hops),
-                                   str(gap)]) for i, gap in enumerate(gaps, 1)]
+                                   str(gap)] + ([] if transactional else ["--no-transactions"]),
+                                  stdout=subprocess.PIPE) for i, gap in enumerate(gaps, 1)]
         watcher.start()
-        time.sleep(1.0)  # the hops' and the watcher's first fetches are not the latency
+        _await_ready(procs, 60)  # a hop's start (imports, init_transactions) is not the latency
+        time.sleep(1.0)  # nor the watcher's first fetches
         producer = kafka_clients.producer({"bootstrap.servers": boot, "linger.ms": linger_ms})
         closed_at = publish_paced(producer, data[0], lines, per_tp, rate)
         last = orjson.loads(lines[-1])["t"]
@@ -163,10 +208,7 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
         while last not in watcher.first_seen and time.monotonic() < deadline and all(
                 proc.poll() is None for proc in procs):
             time.sleep(0.005)
-        dead = [(i, proc.returncode) for i, proc in enumerate(procs, 1) if proc.poll() is not None]
-        if dead:
-            raise ChronologError("error: bench fleet --floor: " + ", ".join(
-                f"hop {i} exited with status {code}" for i, code in dead) + " (its error is above)")
+        _check_alive(procs)
         return ([watcher.first_seen[t + 1] - c for t, c in closed_at.items() if t + 1 in watcher.first_seen],
                 list(watcher.lines))
     finally:
@@ -196,8 +238,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("hop", type=int)
     parser.add_argument("hops", type=int)
     parser.add_argument("gap", type=float)
+    parser.add_argument("--no-transactions", dest="transactional", action="store_false")
     args = parser.parse_args(argv)
-    hop(args.bootstrap, args.prefix, args.hop, args.hops, args.gap)
+    hop(args.bootstrap, args.prefix, args.hop, args.hops, args.gap, args.transactional)
     return 0
 
 
