@@ -3,13 +3,14 @@ bundled broker and every row of the table carries figures."""
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
 
 from floor_hops import hop_processes
 
-from chronolog.bench.fleet import workload
+from chronolog.bench.fleet import _spread, latencies, windows, workload
 
 
 def test_workload_has_the_asked_shape():
@@ -22,6 +23,24 @@ def bench_fleet(*args: str) -> subprocess.CompletedProcess:
                          capture_output=True, text=True, timeout=600)
     assert got.returncode == 0, got.stderr[-2000:]
     return got
+
+
+def test_a_point_never_answered_counts_as_infinitely_late():
+    closed = {0: 1.0, 1: 2.0, 2: 3.0, 3: 4.0}
+    lat = latencies(closed, {0: 1.25, 1: 2.5, 3: 4.125})
+    assert lat[0] == 0.25 and lat[1] == 0.5 and lat[3] == 0.125
+    assert math.isinf(lat[2])  # not dropped: a fleet that falls behind must not look quick
+    assert _spread([0.5, math.inf, 0.25], "{:.2f} s") == "0.50 s (0.25 s–unanswered)"
+
+
+def test_windows_split_a_run_by_time():
+    # 1,000 events/s of 10 events per point: 100 points a second, 1,000 per 10 s
+    lat = [0.01] * 1000 + [0.02] * 990 + [0.5] * 10 + [math.inf] * 3
+    got = windows(lat, 1000.0, 10)
+    assert got[0] == (0.01, 0.01)
+    assert got[1] == (0.02, 0.5)  # the 10 slow points are the top 1 % of the second window
+    assert math.isinf(got[2][0]) and math.isinf(got[2][1])
+    assert len(got) == 3
 
 
 def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():

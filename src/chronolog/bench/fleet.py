@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import os
 import statistics
 import sys
@@ -205,8 +206,32 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
     with _running(work, f"latency-{chain}-{partitions}", bootstrap, partitions, chain, 2, None, breakdown,
                   linger_ms) as (answers, producer):
         closed_at = publish_paced(producer, FACTS, lines, per_tp, rate)
-        wait_for(answers.first_seen, len(lines) // per_tp - 2, 60)
-        return [answers.first_seen[t] - c for t, c in closed_at.items() if t in answers.first_seen]
+        wait_for(answers.first_seen, len(lines) // per_tp - 2, ANSWER_WAIT)
+        return latencies(closed_at, answers.first_seen)
+
+
+# how long a latency run waits after its last publish for the last answer
+ANSWER_WAIT = 60.0
+
+
+def latencies(closed_at: dict[int, float], first_seen: dict[int, float]) -> list[float]:
+    """Each closed point's answer latency, in time order; a point whose answer
+    never came counts as infinitely late (``math.inf``) rather than not at all,
+    so a fleet that falls behind shows in the percentiles instead of leaving
+    only its early, quick answers in them."""
+    return [first_seen[t] - c if t in first_seen else math.inf for t, c in closed_at.items()]
+
+
+def windows(lat: list[float], rate: float, per_tp: int, seconds: float = 10.0) -> list[tuple[float, float]]:
+    """p50 and p99 of each ``seconds`` of a latency run (points in time order,
+    ``rate / per_tp`` a second): whether the answers keep up or fall behind as
+    the broker's topics grow (docs/benchmarks.md, round 10)."""
+    size = max(1, int(rate / per_tp * seconds))
+    return [(_pct(lat[i:i + size], 0.5), _pct(lat[i:i + size], 0.99)) for i in range(0, len(lat), size)]
+
+
+def _ms(value: float) -> str:
+    return "unanswered" if math.isinf(value) else f"{value * 1000:.0f} ms"
 
 
 def embedded_seconds(lines: list[bytes], program_text: str) -> float:
@@ -235,11 +260,15 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _spread(values: list[float], fmt: str) -> str:
-    """Median, and the range when there are several rounds."""
+    """Median, and the range when there are several rounds (a latency of a point
+    never answered is infinite: "unanswered")."""
+    def show(value: float) -> str:
+        return "unanswered" if math.isinf(value) else fmt.format(value)
+
     mid = statistics.median(values)
     if len(values) == 1:
-        return fmt.format(mid)
-    return f"{fmt.format(mid)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+        return show(mid)
+    return f"{show(mid)} ({show(min(values))}–{show(max(values))})"
 
 
 def partition_counts(text: str) -> list[int]:
@@ -313,8 +342,14 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                                   args.linger_ms)
                 for q in pcts[run]:
                     pcts[run][q].append(_pct(lat, q) * 1000)
+                missing = sum(math.isinf(x) for x in lat)
                 print(f"round {r + 1}: fleet ({_name(run)}): {n} events in {fleet_s:.2f} s; "
-                      f"{len(lat)} latency samples, p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
+                      f"{len(lat)} latency samples, p99 {_ms(_pct(lat, 0.99))}"
+                      + (f", {missing} points unanswered {ANSWER_WAIT:g} s after the last publish" if missing else ""),
+                      file=sys.stderr)
+                if args.seconds >= 20:  # long runs: does the fleet keep up as the topics grow?
+                    print(f"round {r + 1}: fleet ({_name(run)}): p50 / p99 by 10 s of the run: " + ", ".join(
+                        f"{_ms(a)} / {_ms(b)}" for a, b in windows(lat, args.rate, per_tp)), file=sys.stderr)
             for (gaps, transactional), got in floors.items():  # the same publisher through hops that do nothing
                 from chronolog.bench.floor import floor_latency
 
@@ -323,7 +358,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                 for q in got:
                     got[q].append(_pct(lat, q) * 1000)
                 print(f"round {r + 1}: {_floor_name(gaps, transactional)}: {len(lat)} latency samples, "
-                      f"p99 {_pct(lat, 0.99) * 1000:.0f} ms", file=sys.stderr)
+                      f"p99 {_ms(_pct(lat, 0.99))}", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
                         f"{n} events ({tps} time points x {per_tp}), published with linger.ms {args.linger_ms:g}, "

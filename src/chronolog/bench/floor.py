@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import select
 import signal
@@ -209,7 +210,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
                 proc.poll() is None for proc in procs):
             time.sleep(0.005)
         _check_alive(procs)
-        return ([watcher.first_seen[t + 1] - c for t, c in closed_at.items() if t + 1 in watcher.first_seen],
+        return ([watcher.first_seen[t + 1] - c if t + 1 in watcher.first_seen else math.inf  # as fleet.latencies
+                 for t, c in closed_at.items()],
                 list(watcher.lines))
     finally:
         watcher.stop = True

@@ -129,7 +129,8 @@ class Fleet:
         if self.bootstrap is None:
             self.broker = LocalBroker.start(log=self.state_dir / "broker.log")
             self.bootstrap = self.broker.bootstrap
-            say(f"broker {self.bootstrap} (bundled tansu, in-memory storage)")
+            say(f"broker {self.bootstrap} (bundled tansu, in-memory storage: for trying chronolog and tests; "
+                "it slows down as its topics grow, so use --bootstrap with Kafka for a sustained stream)")
         from chronolog.runtime.service import kafka_config
 
         topology = build_topology(self.plan, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
