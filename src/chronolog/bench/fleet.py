@@ -230,8 +230,13 @@ def windows(lat: list[float], rate: float, per_tp: int, seconds: float = 10.0) -
     return [(_pct(lat[i:i + size], 0.5), _pct(lat[i:i + size], 0.99)) for i in range(0, len(lat), size)]
 
 
-def _ms(value: float) -> str:
-    return "unanswered" if math.isinf(value) else f"{value * 1000:.0f} ms"
+def _shown(value: float, fmt: str) -> str:
+    """A latency by ``fmt``; one of a point never answered is infinite: "unanswered"."""
+    return "unanswered" if math.isinf(value) else fmt.format(value)
+
+
+def _ms(seconds: float) -> str:
+    return _shown(seconds * 1000, "{:.0f} ms")
 
 
 def embedded_seconds(lines: list[bytes], program_text: str) -> float:
@@ -260,15 +265,11 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _spread(values: list[float], fmt: str) -> str:
-    """Median, and the range when there are several rounds (a latency of a point
-    never answered is infinite: "unanswered")."""
-    def show(value: float) -> str:
-        return "unanswered" if math.isinf(value) else fmt.format(value)
-
+    """Median, and the range when there are several rounds (``_shown``)."""
     mid = statistics.median(values)
     if len(values) == 1:
-        return show(mid)
-    return f"{show(mid)} ({show(min(values))}–{show(max(values))})"
+        return _shown(mid, fmt)
+    return f"{_shown(mid, fmt)} ({_shown(min(values), fmt)}–{_shown(max(values), fmt)})"
 
 
 def partition_counts(text: str) -> list[int]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import select
 import signal
@@ -69,13 +68,11 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float, transactiona
         "bootstrap.servers": bootstrap, **CONSUMER_TUNABLES, "group.id": ident,
         "enable.auto.commit": False, "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
     consumer.assign([TopicPartition(data[i - 1], 0, OFFSET_BEGINNING)])
+    producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
+                                       **({"transactional.id": ident} if transactional else
+                                          {"enable.idempotence": True})})
     if transactional:
-        producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
-                                           "transactional.id": ident})
         producer.init_transactions(60)
-    else:
-        producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNABLES,
-                                           "enable.idempotence": True})
     batching = Batching(gap)
     batching.began = batching.last_commit = time.monotonic()
     producer.list_topics(data[i], 30)  # the output topic's metadata, before the first transaction needs it
@@ -182,7 +179,7 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     topic held."""
     from confluent_kafka.admin import NewTopic
 
-    from chronolog.bench.fleet import publish_paced
+    from chronolog.bench.fleet import latencies, publish_paced
     from chronolog.runtime.broker import LocalBroker
 
     hops = len(gaps)
@@ -210,9 +207,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
                 proc.poll() is None for proc in procs):
             time.sleep(0.005)
         _check_alive(procs)
-        return ([watcher.first_seen[t + 1] - c if t + 1 in watcher.first_seen else math.inf  # as fleet.latencies
-                 for t, c in closed_at.items()],
-                list(watcher.lines))
+        # the watcher sees the closing event itself, the first of point t + 1
+        return latencies({t + 1: c for t, c in closed_at.items()}, watcher.first_seen), list(watcher.lines)
     finally:
         watcher.stop = True
         for proc in procs:
