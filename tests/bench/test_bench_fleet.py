@@ -64,11 +64,14 @@ def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():
     assert "median of 2 rounds" in got.stdout
     # one floor per distinct row of services: per stratum (ingest's gap first), chained on one
     # partition (the chain commits at once), chained on two (ingest, then the chain); each also
-    # without transactions
+    # without transactions and, where there are several hops, with only the last exactly-once
     for hops in ("5 exactly-once hops, the first every 30 ms", "1 exactly-once hop",
                  "2 exactly-once hops, the first every 30 ms", "5 hops without transactions, the first every 30 ms",
-                 "1 hop without transactions", "2 hops without transactions, the first every 30 ms"):
+                 "1 hop without transactions", "2 hops without transactions, the first every 30 ms",
+                 "5 hops, only the last exactly-once, the first every 30 ms",
+                 "2 hops, only the last exactly-once, the first every 30 ms"):
         assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"floor: {hops}, 150 events/s"]), got.stdout
+    assert "1 hop, only the last" not in got.stdout  # one hop: the same as every hop exactly-once
     assert hop_processes(bench.pid) == []
 
 

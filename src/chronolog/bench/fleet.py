@@ -319,9 +319,10 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     ratios: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
-    floors: dict[tuple[tuple[float, ...], bool], dict[float, list[float]]] = {
-        (gaps, transactional): {0.5: [], 0.95: [], 0.99: []}
-        for gaps in sorted({_hop_gaps(program, run) for run in runs}, key=len) for transactional in (True, False)
+    floors: dict[tuple[tuple[float, ...], str], dict[float, list[float]]] = {
+        (gaps, transactions): {0.5: [], 0.95: [], 0.99: []}
+        for gaps in sorted({_hop_gaps(program, run) for run in runs}, key=len)
+        for transactions in ("every", "last", "none") if transactions != "last" or len(gaps) > 1
     } if getattr(args, "floor", False) else {}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
@@ -351,14 +352,14 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                 if args.seconds >= 20:  # long runs: does the fleet keep up as the topics grow?
                     print(f"round {r + 1}: fleet ({_name(run)}): p50 / p99 by 10 s of the run: " + ", ".join(
                         f"{_ms(a)} / {_ms(b)}" for a, b in windows(lat, args.rate, per_tp)), file=sys.stderr)
-            for (gaps, transactional), got in floors.items():  # the same publisher through hops that do nothing
+            for (gaps, transactions), got in floors.items():  # the same publisher through hops that do nothing
                 from chronolog.bench.floor import floor_latency
 
                 lat = floor_latency(lat_lines, per_tp, args.rate, list(gaps), args.bootstrap, args.linger_ms,
-                                    transactional)[0]
+                                    transactions)[0]
                 for q in got:
                     got[q].append(_pct(lat, q) * 1000)
-                print(f"round {r + 1}: {_floor_name(gaps, transactional)}: {len(lat)} latency samples, "
+                print(f"round {r + 1}: {_floor_name(gaps, transactions)}: {len(lat)} latency samples, "
                       f"p99 {_ms(_pct(lat, 0.99))}", file=sys.stderr)
     rounds = f", median of {args.repeat} rounds (range)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench fleet ({'points' if points else 'default'} workload): "
@@ -372,8 +373,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                       _spread(ratios[run], "{:.2f}"), "-", "-", "-")
         table.add_row(f"fleet {_name(run)}, {args.rate:,.0f} events/s", "-", "-",
                       *(_spread(pcts[run][q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
-    for (gaps, transactional), got in floors.items():
-        table.add_row(f"{_floor_name(gaps, transactional)}, {args.rate:,.0f} events/s", "-", "-",
+    for (gaps, transactions), got in floors.items():
+        table.add_row(f"{_floor_name(gaps, transactions)}, {args.rate:,.0f} events/s", "-", "-",
                       *(_spread(got[q], "{:.0f} ms") for q in (0.5, 0.95, 0.99)))
     console.print(table)
     if floors:
@@ -381,7 +382,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                       "committing as the service in its place, forwarding without reasoning, one partition; "
                       "exactly-once hops commit a transaction as the services do, hops without transactions "
                       "produce idempotently and wait for the acknowledgement instead: what the transactions "
-                      "cost (bench/floor.py)")
+                      "cost; 'only the last exactly-once': the floor of one transaction per path, at the "
+                      "answer topic (bench/floor.py, docs/design/one-transaction.md)")
     for asked, (got, why) in real.items():
         if got != asked:
             console.print(f"--partitions {asked}: this program runs as one partition ({why})")
@@ -436,10 +438,11 @@ def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
     return tuple(commit_gap_for(service.split("-")[0]) for service in path)
 
 
-def _floor_name(gaps: tuple[float, ...], transactional: bool = True) -> str:
+def _floor_name(gaps: tuple[float, ...], transactions: str = "every") -> str:
     first = f", the first every {gaps[0] * 1000:g} ms" if gaps and gaps[0] else ""
-    hops = f"{len(gaps)} {'exactly-once ' if transactional else ''}hop{'s' if len(gaps) > 1 else ''}"
-    return f"floor: {hops}{'' if transactional else ' without transactions'}{first}"
+    hops = f"{len(gaps)} {'exactly-once ' if transactions == 'every' else ''}hop{'s' if len(gaps) > 1 else ''}"
+    how = {"every": "", "last": ", only the last exactly-once", "none": " without transactions"}[transactions]
+    return f"floor: {hops}{how}{first}"
 
 
 def _name(run: tuple[bool, int]) -> str:

@@ -13,6 +13,13 @@ input as ingest or a chain does, holds what it forwards until a later time
 closes the open point).  The forwarded
 records are the published lines themselves, so the last topic must hold every
 line once, in order (the tests check it).
+
+``transactions`` says which hops commit a transaction: ``every`` (the fleet's
+services today), ``none`` (each hop produces idempotently and waits for the
+acknowledgement where it would commit: what the transactions cost), or
+``last`` (only the hop writing the answer topic): the floor of an exactly-once
+design that keeps one transaction, at the answer topic, and recovers the hops
+before it from their snapshots instead (docs/design/one-transaction.md).
 """
 
 from __future__ import annotations
@@ -39,6 +46,14 @@ log = logging.getLogger("chronolog.bench")
 class _Out:
     value: bytes
     urgent: bool
+
+
+TRANSACTIONS = ("every", "last", "none")
+
+
+def _commits(transactions: str, i: int, hops: int) -> bool:
+    """Whether hop ``i`` (1-based) of ``hops`` commits a transaction."""
+    return transactions == "every" or (transactions == "last" and i == hops)
 
 
 def _topics(prefix: str, hops: int) -> tuple[list[str], list[str]]:
@@ -171,7 +186,7 @@ def _await_ready(procs: list[subprocess.Popen], timeout: float) -> None:
 
 
 def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float], bootstrap: str | None,
-                  linger_ms: float, transactional: bool = True) -> tuple[list[float], list[bytes]]:
+                  linger_ms: float, transactions: str = "every") -> tuple[list[float], list[bytes]]:
     """``lines`` published at ``rate`` through one forwarding hop per entry of
     ``gaps`` (its least seconds between transactions): each closed
     point's latency (publish of the event that closes it until that event leaves
@@ -183,6 +198,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     from chronolog.runtime.broker import LocalBroker
 
     hops = len(gaps)
+    if transactions not in TRANSACTIONS:
+        raise ValueError(f"transactions: one of {', '.join(TRANSACTIONS)}, not {transactions!r}")
     broker = LocalBroker.start() if bootstrap is None else None
     boot = broker.bootstrap if broker is not None else str(bootstrap)
     prefix = f"chronolog-floor-{os.getpid()}-{time.monotonic_ns()}"
@@ -194,7 +211,7 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
         for future in admin.create_topics([NewTopic(t, 1, 1) for t in data + changelogs]).values():
             future.result(30)
         procs = [subprocess.Popen([sys.executable, "-m", "chronolog.bench.floor", boot, prefix, str(i), str(hops),
-                                   str(gap)] + ([] if transactional else ["--no-transactions"]),
+                                   str(gap)] + ([] if _commits(transactions, i, hops) else ["--no-transactions"]),
                                   stdout=subprocess.PIPE) for i, gap in enumerate(gaps, 1)]
         watcher.start()
         _await_ready(procs, 60)  # a hop's start (imports, init_transactions) is not the latency
