@@ -467,7 +467,8 @@ def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
                             "(one process; least of --repeat rounds), checked against embedded mode's answers")
     fleet.add_argument("--floor", action="store_true",
                        help="also run the latency stream through as many exactly-once hops as each layout's longest "
-                            "path, forwarding without reasoning: the broker's and the transactions' share")
+                            "path, forwarding without reasoning: the broker's and the transactions' share (again "
+                            "with only the last hop exactly-once, and with none)")
     fleet.add_argument("--breakdown", action="store_true",
                        help="also print each service's per-hop latency breakdown, from its /metrics")
     fleet.add_argument("--linger-ms", type=float, metavar="MS", default=PUBLISH_LINGER_MS,
