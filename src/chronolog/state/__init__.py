@@ -6,6 +6,8 @@
 * ``store``: where a service keeps it locally — a small key/value interface
   with an in-memory backend (tests, embedded) and a RocksDB one (services).
 * ``recovery``: rebuilding a service's state from its changelog topic.
+* ``held``: journal entries held until their epoch is committed everywhere
+  (the proposed one-transaction fleet, docs/design/one-transaction.md).
 
 What each stage keeps is described by the stages themselves
 (``export_state``/``import_state`` and their journals); the LARS engine's
