@@ -298,7 +298,9 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    # piped (a file, a test): wide enough that no row name wraps, even with the widest
+    # figures ("1,234 ms (1,000 ms–2,000 ms)" in every latency column)
+    console = Console(width=None if sys.stdout.isatty() else 260)
     layouts = {"strata": [False], "chain": [True], "both": [False, True]}[args.layout]
     counts = args.partitions if isinstance(args.partitions, list) else [int(args.partitions)]
     points = getattr(args, "workload", "default") == "points"
@@ -366,7 +368,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                         f"{n} events ({tps} time points x {per_tp}), published with linger.ms {args.linger_ms:g}, "
                         f"{os.cpu_count()} cores{rounds}")
     for col in ("mode", "events/s", "ratio to embedded", "answer latency p50", "p95", "p99"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=col == "mode")
     table.add_row("embedded (in-process)", _spread(emb_rates, "{:,.0f}"), "1.00", "-", "-", "-")
     for run in runs:
         table.add_row(f"fleet {_name(run)}, full speed", _spread(rates[run], "{:,.0f}"),
