@@ -321,10 +321,12 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     ratios: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
+    from chronolog.bench.floor import TRANSACTIONS
+
     floors: dict[tuple[tuple[float, ...], str], dict[float, list[float]]] = {
         (gaps, transactions): {0.5: [], 0.95: [], 0.99: []}
         for gaps in sorted({_hop_gaps(program, run) for run in runs}, key=len)
-        for transactions in ("every", "last", "none") if transactions != "last" or len(gaps) > 1
+        for transactions in TRANSACTIONS if transactions != "last" or len(gaps) > 1
     } if getattr(args, "floor", False) else {}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
