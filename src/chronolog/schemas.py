@@ -120,6 +120,15 @@ class StratumRecord(_Strict):
     del_: list[list] = Field(alias="del")
 
 
+class Barrier(_Strict):
+    """Internal (``chronolog.ingested``, ``chronolog.grounded``, ``chronolog.stratum.k``):
+    epoch ``barrier`` of the fleet ends here.  Ingest writes one into every partition
+    it feeds at each commit; a service forwards it once every input partition it
+    reads has delivered it (``runtime/epochs.py``, docs/design/one-transaction.md)."""
+
+    barrier: StrictInt = Field(ge=0)
+
+
 class DeadLetter(_Strict):
     """A rejected input event on the dead-letter topic, with the reason."""
 
@@ -139,6 +148,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "grounded-batch": GroundedBatch,
     "late-events": LateEvents,
     "stratum-record": StratumRecord,
+    "barrier": Barrier,
     "dead-letter": DeadLetter,
 }
 

@@ -25,19 +25,28 @@ def test_a_barrier_record_round_trips_and_data_is_not_one():
 def test_an_input_ahead_is_held_until_the_other_delivers_its_barrier():
     a = Alignment(["x", "y"])
     assert a.offer("x", "x1") == [Deliver("x", "x1")]
-    assert a.offer("x", None, 0) == []  # x has ended epoch 0, y has not
-    assert a.paused("x") and not a.paused("y")
+    assert a.offer("x", None, 0) == [Deliver("x", None, 0)]  # x has ended epoch 0, y has not
+    assert a.paused("x") and not a.paused("y") and a.waiting()
     assert a.offer("x", "x2") == []  # epoch 1's: held
     assert a.offer("y", "y1") == [Deliver("y", "y1")]
     assert a.held() == 1
-    assert a.offer("y", None, 0) == [Completed(0), Deliver("x", "x2")]
-    assert a.epoch == 0 and a.held() == 0 and not a.paused("x")
+    assert a.offer("y", None, 0) == [Deliver("y", None, 0), Completed(0), Deliver("x", "x2")]
+    assert a.epoch == 0 and a.held() == 0 and not a.paused("x") and not a.waiting()
+
+
+def test_a_restored_alignment_holds_the_input_that_had_passed_its_barrier():
+    a = Alignment(["x", "y"], epoch=0, seen={"x": 1})  # committed while x was ahead
+    assert a.passed() == {"x": 1, "y": 0} and a.paused("x")
+    assert a.offer("x", "x3") == []  # read again after the restart: still epoch 2's
+    assert a.offer("y", None, 1) == [Deliver("y", None, 1), Completed(1), Deliver("x", "x3")]
+    with pytest.raises(ValueError, match="more than one barrier past epoch 0"):
+        Alignment(["x"], epoch=0, seen={"x": 2})
 
 
 def test_a_repeated_barrier_is_dropped_and_a_skipped_epoch_is_an_error():
     a = Alignment(["x"], epoch=4)  # restored at epoch 4
-    assert a.offer("x", None, 3) == []
-    assert a.offer("x", None, 5) == [Completed(5)]
+    assert a.offer("x", None, 3) == [Deliver("x", None, 3)]  # passed over: only its position moves
+    assert a.offer("x", None, 5) == [Deliver("x", None, 5), Completed(5)]
     with pytest.raises(ValueError, match="skipped from epoch 5 to barrier 7"):
         a.offer("x", None, 7)
     with pytest.raises(KeyError):
@@ -51,10 +60,11 @@ def test_one_input_several_epochs_behind_releases_them_one_by_one():
     got = []
     for item, barrier in [("x1", None), (None, 0), ("x2", None), (None, 1), ("x3", None), (None, 2), ("x4", None)]:
         got += a.offer("x", item, barrier)
-    assert got == [Deliver("x", "x1")]
+    assert got == [Deliver("x", "x1"), Deliver("x", None, 0)]
     got = a.offer("y", None, 0) + a.offer("y", "y2") + a.offer("y", None, 1) + a.offer("y", None, 2)
-    assert got == [Completed(0), Deliver("x", "x2"), Deliver("y", "y2"), Completed(1), Deliver("x", "x3"),
-                   Completed(2), Deliver("x", "x4")]
+    assert got == [Deliver("y", None, 0), Completed(0), Deliver("x", "x2"), Deliver("x", None, 1),
+                   Deliver("y", "y2"), Deliver("y", None, 1), Completed(1), Deliver("x", "x3"),
+                   Deliver("x", None, 2), Deliver("y", None, 2), Completed(2), Deliver("x", "x4")]
 
 
 @st.composite
@@ -92,12 +102,16 @@ def test_each_epoch_holds_exactly_each_inputs_records_between_its_barriers(case)
     # the model: epochs complete when every input has passed their barrier
     completed = min(barriers)
     assert [e.epoch for e in events if isinstance(e, Completed)] == list(range(completed))
-    chunk, delivered = 0, {}
+    chunk, delivered, passed = 0, {}, {}
     for e in events:
         if isinstance(e, Completed):
             chunk += 1
+        elif e.barrier is not None:  # a barrier passed: in order, before its epoch completes
+            assert e.barrier == passed.get(e.source, -1) + 1 and e.barrier >= chunk
+            passed[e.source] = e.barrier
         else:
             delivered.setdefault((e.source, chunk), []).append(e.item)
+    assert all(passed.get(s, -1) == min(b - 1, completed) for s, b in enumerate(barriers))
     for s, tokens in enumerate(inputs):
         segments = _segments(tokens)
         for k in range(completed + 1):  # each completed epoch, and what the open one has so far

@@ -1,6 +1,6 @@
 """Aligned epochs: which consumed records belong to which epoch of the fleet.
 
-Step 2 of docs/design/one-transaction.md (not used by the services yet).  The
+Step 2 of docs/design/one-transaction.md.  The
 head of the pipeline ends an epoch by writing a barrier record into every
 partition it feeds; each service forwards it once it has it from every input
 partition it reads.  Between two barriers a service must see exactly the
@@ -39,10 +39,12 @@ def barrier_record(epoch: int) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Deliver:
-    """A record to process now."""
+    """A record consumed now: data to process, or (``barrier`` set) a barrier
+    passed, which only moves the input's position."""
 
     source: Hashable
     item: Any
+    barrier: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ class Alignment:
 
     sources: Iterable[Hashable]
     epoch: int = -1
+    seen: dict[Hashable, int] | None = None  # each input's last barrier passed (a restored state)
     _seen: dict[Hashable, int] = field(init=False)
     _held: dict[Hashable, list[tuple[Any, int | None]]] = field(init=False)
 
@@ -70,8 +73,15 @@ class Alignment:
         self.sources = tuple(self.sources)
         if not self.sources:
             raise ValueError("an alignment needs at least one input")
-        self._seen = {s: self.epoch for s in self.sources}
+        self._seen = {s: max(self.epoch, (self.seen or {}).get(s, self.epoch)) for s in self.sources}
+        if any(seen > self.epoch + 1 for seen in self._seen.values()):
+            raise ValueError(f"an input is more than one barrier past epoch {self.epoch}")
         self._held = {s: [] for s in self.sources}
+
+    def passed(self) -> dict[Hashable, int]:
+        """Each input's last barrier passed: with ``epoch``, what a commit stores
+        (the held records are not consumed: they are read again after a restart)."""
+        return dict(self._seen)
 
     def offer(self, source: Hashable, item: Any, barrier: int | None = None) -> list[Deliver | Completed]:
         """One consumed record of ``source`` (a barrier if ``barrier`` is set): what follows from it."""
@@ -85,6 +95,10 @@ class Alignment:
         """Records held back (a service pauses an input whose backlog grows)."""
         return sum(len(items) for items in self._held.values())
 
+    def waiting(self) -> bool:
+        """Whether some input is ahead of the others (its records are being held)."""
+        return any(seen > self.epoch for seen in self._seen.values())
+
     def paused(self, source: Hashable) -> bool:
         """Whether ``source`` is ahead of the others (its records are held)."""
         return self._seen[source] > self.epoch
@@ -97,10 +111,12 @@ class Alignment:
             out.append(Deliver(source, item))
             return
         if barrier <= self.epoch:
-            return  # a repeat of a completed epoch
+            out.append(Deliver(source, item, barrier))  # a repeat of a completed epoch: passed over
+            return
         if barrier != self.epoch + 1:
             raise ValueError(f"input {source!r} skipped from epoch {self.epoch} to barrier {barrier}")
         self._seen[source] = barrier
+        out.append(Deliver(source, item, barrier))
         if all(seen > self.epoch for seen in self._seen.values()):
             self.epoch += 1
             out.append(Completed(self.epoch))

@@ -37,6 +37,7 @@ from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.batching import Batching
+from chronolog.runtime.epochs import BARRIER_KEY, Alignment, Completed, barrier_of, barrier_record
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import (
     ChainStage,
@@ -225,6 +226,23 @@ def commit_state(stage: object) -> tuple[list[tuple[bytes, bytes, bytes | None]]
     return entries, snapshot_bytes(stage)
 
 
+def epoch_offsets(epoch: int, alignment: Alignment | None) -> dict[str, int]:
+    """The epoch and each input's last barrier, stored beside the input offsets
+    of a snapshot (``@`` keys), so a restart resumes the alignment where the
+    commit left it (records held back are read again)."""
+    got = {"@epoch": epoch}
+    if alignment is not None:
+        got.update((f"@barrier:{t}:{p}", e) for (t, p), e in alignment.passed().items())
+    return got
+
+
+def epoch_state(offsets: dict, inputs: list[tuple[str, int]]) -> tuple[int, dict[tuple[str, int], int]]:
+    """``epoch_offsets`` read back (a snapshot from before epochs: epoch -1)."""
+    passed = {tp: int(offsets[f"@barrier:{tp[0]}:{tp[1]}"]) for tp in inputs
+              if f"@barrier:{tp[0]}:{tp[1]}" in offsets}
+    return int(offsets.get("@epoch", -1)), passed
+
+
 def _track(stage: object) -> object:
     """Journals record their changes only in services (their commits take them)."""
     for journal in _journals(stage).values():
@@ -255,6 +273,14 @@ class Service:
         self.roles = {t: self._role(t) for t in spec.reads}
         assert spec.state is not None
         self.changelog = (spec.state, p if cfg.service != "ingest" else 0)
+        # epochs (runtime/epochs.py): the service that reads the input starts them
+        # at each commit; the others complete one when every input delivered its
+        # barrier, commit there, and forward it if they feed another service
+        self.head = self.names.facts in spec.reads
+        self.forwards = cfg.service in ("ingest", "grounding", "reasoner")
+        self.epoch = -1
+        self._passed: dict[tuple[str, int], int] = {}  # restored: each input's last barrier passed
+        self.alignment: Alignment | None = None
         _track(self.stage)
 
     def _role(self, topic: str) -> str:
@@ -316,8 +342,11 @@ class Service:
         except (StateError, ValueError) as exc:
             raise ChronologError(f"error: {self.cfg.instance}: cannot restore its state: {exc}") from None
         _track(self.stage)
+        self.epoch, self._passed = epoch_state(offsets, self.inputs)
         resume = {}
         for name, off in offsets.items():
+            if name.startswith("@"):  # the epoch's state, not an input offset
+                continue
             topic, _, part = name.rpartition(":")
             if (topic, int(part)) in self.inputs:
                 resume[(topic, int(part))] = int(off)
@@ -383,6 +412,8 @@ class Service:
         self._counted: dict[str, int] = {k: v or 0 for k, v in self.stage.progress().items() if k != "time_point"}
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
+        if not self.head:
+            self.alignment = Alignment(self.inputs, self.epoch, self._passed)
         self.metrics.up.set(1)
         if ready is not None:
             ready(self)
@@ -400,27 +431,29 @@ class Service:
                 # under load, no added latency when records trickle in
                 first = None if self.stopping else self.consumer.poll(batching.wait(cfg.poll, time.monotonic()))
                 msgs = [] if first is None else [first] + self.consumer.consume(cfg.batch, 0)
-                t0 = time.perf_counter()
-                outs, lines, stamps, got = self._process(msgs)
-                if got:
-                    self._observe_batch(stamps, time.perf_counter() - t0)
-                    consumed_at = consumed_at or time.time()
-                pending += stamps
-                now = time.monotonic()
-                batching.add(outs, lines, got, now)
-                if batching.due(now, self.stopping):  # runtime/batching.py
-                    t1 = time.perf_counter()
-                    outs, lines = batching.take(now)
-                    self._commit(outs, lines, pending)
-                    if consumed_at:
-                        self.metrics.hop_commit.observe(max(0.0, time.time() - consumed_at))
-                        consumed_at = 0.0
-                    self._collect()
-                    batching.committed(time.monotonic())
-                    if _DEBUG:
-                        log.info("%d records in, %d out: process %.1f ms, commit %.1f ms", len(msgs),
-                                 len(outs) + len(lines), (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
-                    pending = []
+                for chunk, completed in self._epochs(msgs):  # split where an epoch completes
+                    t0 = time.perf_counter()
+                    outs, lines, stamps, got = self._process(chunk)
+                    if got:
+                        self._observe_batch(stamps, time.perf_counter() - t0)
+                        consumed_at = consumed_at or time.time()
+                    pending += stamps
+                    now = time.monotonic()
+                    batching.add(outs, lines, got, now)
+                    if completed is not None or batching.due(now, self.stopping):  # runtime/batching.py
+                        t1 = time.perf_counter()
+                        outs, lines = batching.take(now)
+                        outs += self._barriers(completed)
+                        self._commit(outs, lines, pending)
+                        if consumed_at:
+                            self.metrics.hop_commit.observe(max(0.0, time.time() - consumed_at))
+                            consumed_at = 0.0
+                        self._collect()
+                        batching.committed(time.monotonic())
+                        if _DEBUG:
+                            log.info("%d records in, %d out: process %.1f ms, commit %.1f ms", len(chunk),
+                                     len(outs) + len(lines), (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
+                        pending = []
                 if self.stopping:
                     break
                 if time.monotonic() - last_lag > 2.0:
@@ -432,19 +465,65 @@ class Service:
             self.metrics.up.set(0)
             self.consumer.close()
 
+    def _epochs(self, msgs: list) -> list[tuple[list, int | None]]:
+        """A consumed batch cut where an epoch completes: (records, the epoch
+        they complete or None), records of an input already past the open
+        epoch's barrier held back (runtime/epochs.py).  Barriers stay in the
+        records, to move their input's position; the stage never sees them."""
+        if self.alignment is None or not self.alignment.waiting() and not any(
+                (v := m.value()) is not None and v.startswith(BARRIER_KEY) for m in msgs):
+            return [(msgs, None)]  # the usual batch: no barrier in it, no input held
+        out: list[tuple[list, int | None]] = []
+        chunk: list = []
+        for msg in msgs:
+            if msg.error():
+                chunk.append(msg)
+                continue
+            for got in self.alignment.offer((msg.topic(), msg.partition()), msg, barrier_of(msg.value())):
+                if isinstance(got, Completed):
+                    out.append((chunk, got.epoch))
+                    chunk = []
+                else:
+                    chunk.append(got.item)
+        out.append((chunk, None))
+        return out
+
+    def _barriers(self, completed: int | None) -> list:
+        """The barrier records a commit writes: the head ends an epoch at each of
+        its commits; a service that completed one forwards it (output and the
+        chain feed no service: their commits only record it)."""
+        from chronolog.runtime.stages import Out
+
+        if self.head:
+            if not self.forwards:
+                return []
+            self.epoch += 1
+            parts = self.stage.partitions if hasattr(self.stage, "partitions") else 1
+            return [Out("ingested", part, barrier_record(self.epoch)) for part in range(parts)]
+        if completed is None:
+            return []
+        self.epoch = completed
+        if not self.forwards:
+            return []
+        return [Out("grounded" if self.cfg.service == "grounding" else "stratum", 0, barrier_record(completed))]
+
     def _process(self, msgs: list) -> tuple[list, list[bytes], list[float], bool]:
         """Feed a batch to the stage: the records to produce, the answer lines
         (kept apart: the bulk of the output), record timestamps, whether any
         record was consumed."""
         records = []
         roles = self.roles
+        aligned = self.alignment is not None
         for msg in msgs:
             if msg.error():
                 log.debug("%s: %s", self.cfg.instance, msg.error())
                 continue
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             self.positions[(topic, partition)] = offset + 1
-            records.append((roles[topic], topic, partition, offset, msg.value()))
+            value = msg.value()
+            if aligned and value is not None and value.startswith(BARRIER_KEY):
+                continue  # a barrier passed (_epochs): its position only
+            records.append((roles[topic], topic, partition, offset, value))
         outs, lines = self.stage.process(records)
         progress = self.stage.progress()
         for name, value in progress.items():
@@ -503,6 +582,7 @@ class Service:
         producer = self.producer
         entries, snapshot = commit_state(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
+        offsets.update(epoch_offsets(self.epoch, self.alignment))
         began = time.perf_counter()
         producer.begin_transaction()
         # positional arguments: parsing keywords cost 12-20% of each produce

@@ -25,6 +25,10 @@ Records between services:
   grouped by predicate.  A replay
   that corrects the past re-sends the points whose content changed.
 * ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
+
+Every internal topic also carries epoch barriers ``{"barrier": e}``, written
+and consumed by the service loop (``runtime/epochs.py``); stages never see
+them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,106 @@
+"""Epochs in the service loop (runtime/service.py with runtime/epochs.py): the
+head writes a barrier into every partition it feeds at each commit, a service
+with several inputs cuts a consumed batch where an epoch completes and holds
+the records of an input that is ahead, and forwards the barrier if it feeds
+another service.  Without Kafka: the services are built but never run; the
+end-to-end fleet tests run them on the bundled broker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chronolog.engine.plan import plan_program
+from chronolog.lang.lars import parse_lars
+from chronolog.runtime.epochs import Alignment, barrier_record
+from chronolog.runtime.service import Service, ServiceConfig, epoch_offsets, epoch_state
+
+PROGRAM = "a(X) :- p(X) [2].\nb(X) :- p(X), not a(X).\n"  # two strata, joined on X: partitionable
+
+
+@dataclass
+class Msg:
+    """What a consumed confluent-kafka message gives the loop."""
+
+    t: str
+    p: int
+    o: int
+    v: bytes
+
+    def topic(self) -> str:
+        return self.t
+
+    def partition(self) -> int:
+        return self.p
+
+    def offset(self) -> int:
+        return self.o
+
+    def value(self) -> bytes:
+        return self.v
+
+    def error(self) -> None:
+        return None
+
+
+def service(name: str, tmp_path, stratum: int | None = None, partitions: int = 1) -> Service:
+    plan = plan_program(parse_lars(PROGRAM))
+    return Service(ServiceConfig(name, plan, "unused:9092", stratum=stratum, partitions=partitions,
+                                 state_dir=tmp_path))
+
+
+def test_ingest_ends_an_epoch_at_each_commit_in_every_partition_it_feeds(tmp_path):
+    ingest = service("ingest", tmp_path, partitions=2)
+    assert ingest.head and ingest.forwards
+    first = ingest._barriers(None)
+    assert [(o.topic, o.partition, o.value) for o in first] == [
+        ("ingested", 0, barrier_record(0)), ("ingested", 1, barrier_record(0))]
+    assert [o.value for o in ingest._barriers(None)] == [barrier_record(1)] * 2
+    assert ingest.epoch == 1
+
+
+def test_a_reasoner_forwards_a_completed_epoch_and_output_records_it(tmp_path):
+    reasoner = service("reasoner", tmp_path, stratum=2)
+    assert not reasoner.head and reasoner._barriers(None) == []
+    (out,) = reasoner._barriers(3)
+    assert (out.topic, out.value, reasoner.epoch) == ("stratum", barrier_record(3), 3)
+    output = service("output", tmp_path)
+    assert output._barriers(3) == [] and output.epoch == 3
+
+
+def test_a_consumed_batch_is_cut_where_an_epoch_completes(tmp_path):
+    output = service("output", tmp_path)  # reads stratum.1 and stratum.2
+    assert [t for t, _ in output.inputs] == ["chronolog.stratum.1", "chronolog.stratum.2"]
+    output.alignment = Alignment(output.inputs)
+    s1, s2 = "chronolog.stratum.1", "chronolog.stratum.2"
+    batch = [Msg(s1, 0, 0, b'{"t":0}'), Msg(s1, 0, 1, barrier_record(0)), Msg(s1, 0, 2, b'{"t":1}'),
+             Msg(s2, 0, 0, b'{"t":0}'), Msg(s2, 0, 1, barrier_record(0)), Msg(s2, 0, 2, b'{"t":1}')]
+    (done, epoch), (rest, open_epoch) = output._epochs(batch)
+    assert epoch == 0 and open_epoch is None
+    # epoch 0: each input's records up to its barrier (the barriers move the positions)
+    assert [(m.t, m.o) for m in done] == [(s1, 0), (s1, 1), (s2, 0), (s2, 1)]
+    # stratum.1's record after its barrier was held until stratum.2's barrier came
+    assert [(m.t, m.o) for m in rest] == [(s1, 2), (s2, 2)]
+
+
+def test_the_alignment_is_saved_with_the_offsets_and_restored(tmp_path):
+    reasoner = service("reasoner", tmp_path, stratum=2)
+    ahead = Alignment(reasoner.inputs, 4, {("chronolog.stratum.1", 0): 5})  # committed while stratum.1 was ahead
+    saved = {"chronolog.grounded:0": 17, "chronolog.stratum.1:0": 9, **epoch_offsets(4, ahead)}
+    assert saved["@barrier:chronolog.stratum.1:0"] == 5
+    epoch, passed = epoch_state(saved, reasoner.inputs)
+    again = Alignment(reasoner.inputs, epoch, passed)
+    assert again.passed() == ahead.passed() and again.paused(("chronolog.stratum.1", 0))
+    assert epoch_state({"chronolog.grounded:0": 17}, reasoner.inputs) == (-1, {})  # from before epochs
+    assert epoch_offsets(2, None) == {"@epoch": 2}  # the head: no inputs to align
+
+
+def test_a_batch_without_barriers_is_still_held_while_an_input_is_ahead(tmp_path):
+    output = service("output", tmp_path)
+    output.alignment = Alignment(output.inputs)
+    s1, s2 = "chronolog.stratum.1", "chronolog.stratum.2"
+    plain = [Msg(s1, 0, 0, b'{"t":0}'), Msg(s2, 0, 0, b'{"t":0}')]
+    assert output._epochs(plain) == [(plain, None)]  # nothing to align: one chunk as consumed
+    assert [[m.o for m in c] for c, _ in output._epochs([Msg(s1, 0, 1, barrier_record(0))])] == [[1]]
+    assert output._epochs([Msg(s1, 0, 2, b'{"t":1}')]) == [([], None)]  # stratum.1 is ahead: held
+    (done, epoch), (rest, _) = output._epochs([Msg(s2, 0, 1, barrier_record(0))])
+    assert epoch == 0 and [(m.t, m.o) for m in done] == [(s2, 1)] and [(m.t, m.o) for m in rest] == [(s1, 2)]
