@@ -18,6 +18,11 @@ cost more than the broker round trip saves.)
 
 Partitions are ``assign()``-ed, never joined through a consumer group
 (joins are slow on the bundled broker).
+
+Commits also delimit the fleet's epochs (``runtime/epochs.py``,
+docs/design/one-transaction.md): ingest ends one at each commit with a
+barrier in every partition it feeds; the others commit where every input has
+delivered an epoch's barrier and forward it.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from chronolog.runtime.stages import (
     ChainStage,
     GroundingStage,
     IngestStage,
+    Out,
     OutputStage,
     ReasonerStage,
     Stage,
@@ -492,13 +498,11 @@ class Service:
         """The barrier records a commit writes: the head ends an epoch at each of
         its commits; a service that completed one forwards it (output and the
         chain feed no service: their commits only record it)."""
-        from chronolog.runtime.stages import Out
-
         if self.head:
             if not self.forwards:
                 return []
             self.epoch += 1
-            parts = self.stage.partitions if hasattr(self.stage, "partitions") else 1
+            parts = getattr(self.stage, "partitions", 1)  # ingest: the partitions it feeds
             return [Out("ingested", part, barrier_record(self.epoch)) for part in range(parts)]
         if completed is None:
             return []
