@@ -109,7 +109,7 @@ class _Answers(threading.Thread):
 
         consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
-                             "fetch.wait.max.ms": self.wait_ms})  # tansu answers a fetch only when its wait ends
+                             "fetch.wait.max.ms": self.wait_ms})  # how often an idle watcher asks the broker
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
         only = self.only
         while not self.stop:
