@@ -129,6 +129,16 @@ class Barrier(_Strict):
     barrier: StrictInt = Field(ge=0)
 
 
+class Committed(_Strict):
+    """Internal (``chronolog.control``, key ``output-P``): output partition P committed
+    every epoch up to ``committed`` in the transaction that wrote this record.  The
+    least over the output partitions is the epoch the whole fleet could go back to
+    (docs/design/one-transaction.md); nothing reads it yet."""
+
+    committed: StrictInt = Field(ge=0)
+    partition: StrictInt = Field(ge=0)
+
+
 class DeadLetter(_Strict):
     """A rejected input event on the dead-letter topic, with the reason."""
 
@@ -149,6 +159,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "late-events": LateEvents,
     "stratum-record": StratumRecord,
     "barrier": Barrier,
+    "committed": Committed,
     "dead-letter": DeadLetter,
 }
 

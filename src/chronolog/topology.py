@@ -31,7 +31,7 @@ class TopicNames:
 
     prefix: str = "chronolog"
 
-    def __getattr__(self, role: str) -> str:  # facts, answers, dlq, late, ingested, grounded
+    def __getattr__(self, role: str) -> str:  # facts, answers, dlq, late, ingested, grounded, control
         if role.startswith("_"):
             raise AttributeError(role)
         return f"{self.prefix}.{role}"
@@ -116,8 +116,10 @@ class Topology:
     def mermaid(self) -> str:
         out = ["flowchart LR"]
         ids = {t.name: f"T{i}" for i, t in enumerate(self.topics)}
+        # the data's flow: compacted topics (changelogs, the control topic) are bookkeeping
+        flow = {t.name for t in self.topics if t.cleanup == "delete"}
         for t in self.topics:
-            if t.cleanup == "delete":
+            if t.name in flow:
                 out.append(f"  {ids[t.name]}[({t.name})]")
         for i, s in enumerate(self.services):
             sid = f"S{i}"
@@ -125,7 +127,8 @@ class Topology:
             for r in s.reads:
                 out.append(f"  {ids[r]} --> {sid}")
             for w in s.writes:
-                out.append(f"  {sid} --> {ids[w]}")
+                if w in flow:
+                    out.append(f"  {sid} --> {ids[w]}")
         return "\n".join(out) + "\n"
 
 
@@ -171,9 +174,11 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
         )
         reads_lower.append(out)
     topics.append(Topic(ANSWERS, 1, "null", "delete", "answer lines (CONTRACT §3)"))
+    topics.append(Topic(names.control, 1, "output partition", "compact",
+                        "the last epoch each output partition committed (docs/design/one-transaction.md)"))
     services.append(
         Service("output", "chronolog service output", [names.stratum(k) for k in range(1, len(strata) + 1)],
-                [ANSWERS], names.changelog("output"))
+                [ANSWERS, names.control], names.changelog("output"))
     )
     for s in services:
         if s.state:

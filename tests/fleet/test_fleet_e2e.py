@@ -181,6 +181,12 @@ def test_fleet_answers_mean_what_embedded_prints(fleet, tmp_path, partitions):
     assert len(dead) == 2
     assert all(d["reason"] and d["topic"] == "chronolog.facts" for d in dead)
     assert {d["value"] for d in dead} == {b.decode() for b in bad}
+    # each output partition says on the control topic which epochs it committed, in order
+    committed: dict[int, list[int]] = {}
+    for record in up.answers("chronolog.control"):
+        committed.setdefault(record["partition"], []).append(record["committed"])
+    assert sorted(committed) == list(range(partitions))
+    assert all(all(a < b for a, b in zip(e, e[1:])) for e in committed.values()), committed
 
 
 def test_transactions_larger_than_the_producer_queue_commit(fleet, tmp_path):

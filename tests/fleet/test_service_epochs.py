@@ -13,6 +13,8 @@ from chronolog.engine.plan import plan_program
 from chronolog.lang.lars import parse_lars
 from chronolog.runtime.epochs import Alignment, barrier_record
 from chronolog.runtime.service import Service, ServiceConfig, epoch_offsets, epoch_state
+from chronolog.schemas import Committed
+from chronolog.topology import build_topology
 
 PROGRAM = "a(X) :- p(X) [2].\nb(X) :- p(X), not a(X).\n"  # two strata, joined on X: partitionable
 
@@ -42,10 +44,10 @@ class Msg:
         return None
 
 
-def service(name: str, tmp_path, stratum: int | None = None, partitions: int = 1) -> Service:
+def service(name: str, tmp_path, stratum: int | None = None, partitions: int = 1, partition: int = 0) -> Service:
     plan = plan_program(parse_lars(PROGRAM))
     return Service(ServiceConfig(name, plan, "unused:9092", stratum=stratum, partitions=partitions,
-                                 state_dir=tmp_path))
+                                 partition=partition, state_dir=tmp_path))
 
 
 def test_ingest_ends_an_epoch_at_each_commit_in_every_partition_it_feeds(tmp_path):
@@ -64,7 +66,19 @@ def test_a_reasoner_forwards_a_completed_epoch_and_output_records_it(tmp_path):
     (out,) = reasoner._barriers(3)
     assert (out.topic, out.value, reasoner.epoch) == ("stratum", barrier_record(3), 3)
     output = service("output", tmp_path)
-    assert output._barriers(3) == [] and output.epoch == 3
+    (control,) = output._barriers(3)  # output records the epoch on the control topic, in its transaction
+    assert (control.topic, control.partition, control.key, output.epoch) == ("control", 0, b"output-0", 3)
+    assert Committed.model_validate_json(control.value) == Committed(committed=3, partition=0)
+    assert output._barriers(None) == [] and output.epoch == 3  # a commit that completed no epoch
+
+
+def test_each_output_partition_has_its_own_record_on_the_compacted_control_topic(tmp_path):
+    outputs = [service("output", tmp_path, partitions=2, partition=p) for p in range(2)]
+    keys = {o._barriers(5)[0].key for o in outputs}
+    assert keys == {b"output-0", b"output-1"}
+    (control,) = [t for t in build_topology(outputs[0].cfg.plan, 2).topics if t.name == "chronolog.control"]
+    assert (control.partitions, control.cleanup) == (1, "compact")
+    assert "chronolog.control" not in {t.name for t in build_topology(outputs[0].cfg.plan, 2, chain=True).topics}
 
 
 def test_a_consumed_batch_is_cut_where_an_epoch_completes(tmp_path):

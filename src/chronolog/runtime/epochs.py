@@ -37,6 +37,13 @@ def barrier_record(epoch: int) -> bytes:
     return orjson.dumps({"barrier": epoch})
 
 
+def committed_record(epoch: int, partition: int) -> tuple[bytes, bytes]:
+    """Key and value of output partition ``partition``'s record on the control
+    topic: it has committed every epoch up to ``epoch`` (compacted: the newest
+    per output partition stays)."""
+    return f"output-{partition}".encode(), orjson.dumps({"committed": epoch, "partition": partition})
+
+
 @dataclass(frozen=True, slots=True)
 class Deliver:
     """A record consumed now: data to process, or (``barrier`` set) a barrier

@@ -42,7 +42,7 @@ from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.batching import Batching
-from chronolog.runtime.epochs import BARRIER_KEY, Alignment, Completed, barrier_of, barrier_record
+from chronolog.runtime.epochs import BARRIER_KEY, Alignment, Completed, barrier_of, barrier_record, committed_record
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import (
     ChainStage,
@@ -496,8 +496,9 @@ class Service:
 
     def _barriers(self, completed: int | None) -> list:
         """The barrier records a commit writes: the head ends an epoch at each of
-        its commits; a service that completed one forwards it (output and the
-        chain feed no service: their commits only record it)."""
+        its commits; a service that completed one forwards it.  Output and the
+        chain feed no service: their commits record it, and output also says so
+        on the control topic, in the same transaction."""
         if self.head:
             if not self.forwards:
                 return []
@@ -507,6 +508,9 @@ class Service:
         if completed is None:
             return []
         self.epoch = completed
+        if self.cfg.service == "output":
+            key, value = committed_record(completed, self.cfg.partition)
+            return [Out("control", 0, value, key)]
         if not self.forwards:
             return []
         return [Out("grounded" if self.cfg.service == "grounding" else "stratum", 0, barrier_record(completed))]
