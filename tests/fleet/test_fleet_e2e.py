@@ -203,6 +203,30 @@ def test_transactions_larger_than_the_producer_queue_commit(fleet, tmp_path):
     assert "BufferError" not in "".join(p.read_text() for p in (up.dir / "run").glob("*.log"))
 
 
+@pytest.mark.parametrize(("service", "partitions"), [("ingest", 1), ("grounding", 3), ("output", 3)])
+def test_sigkill_of_any_service_mid_stream_loses_and_duplicates_nothing(fleet, tmp_path, service, partitions):
+    """The head (its epoch counter restored), a forwarding service and the
+    service that aligns every stratum (its alignment restored) each die
+    mid-stream; the answers still mean what embedded mode prints."""
+    events = stream(11, points=40)
+    want = expected(PROGRAM, events)
+    up = fleet("--partitions", str(partitions))
+    where = None if service == "ingest" else partitions - 1  # ingest is one process
+    half = len(events) // 2
+    up.publish(events[:half], tmp_path / "first.jsonl")
+    up.committed(service, where)
+    victim = up.pid(service, where)
+    os.kill(victim, signal.SIGKILL)
+    up.publish(events[half:], tmp_path / "second.jsonl")
+    assert up.wait_for(want, events) == want
+    assert up.pid(service, where) != victim
+    ident = service if where is None else f"{service}-p{where}"
+    deadline = time.monotonic() + 30  # the answers may be complete before it has restored
+    while "restored from" not in (log := (up.dir / "run" / f"{ident}.log").read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "restored from" in log and "Traceback" not in log, log[-2000:]  # it resumed and kept running
+
+
 @pytest.mark.parametrize("fresh_state", [False, True])
 def test_sigkill_of_a_reasoner_mid_stream_loses_and_duplicates_nothing(fleet, tmp_path, fresh_state):
     events = stream(7, points=40)
