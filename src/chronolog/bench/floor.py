@@ -220,7 +220,9 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
         closed_at = publish_paced(producer, data[0], lines, per_tp, rate)
         last = orjson.loads(lines[-1])["t"]
         deadline = time.monotonic() + 60
-        while last not in watcher.first_seen and time.monotonic() < deadline and all(
+        # every line, not only the last point's first: without transactions a
+        # point's lines can arrive in separate fetches
+        while (last not in watcher.first_seen or len(watcher.lines) < len(lines)) and time.monotonic() < deadline and all(
                 proc.poll() is None for proc in procs):
             time.sleep(0.005)
         _check_alive(procs)
