@@ -129,6 +129,22 @@ class Barrier(_Strict):
     barrier: StrictInt = Field(ge=0)
 
 
+class Idle(_Strict):
+    """Internal (``chronolog.ingested``): ingest's input has been quiet for the idle
+    flush; grounding closes the latest time point (``IngestStage.idle_flush``)."""
+
+    idle: Literal[True]
+
+
+class Replay(_Strict):
+    """Internal (``chronolog.grounded``, ``chronolog.stratum.k``): a relay restarted
+    from its state of epoch ``replay`` (-1: none) and sends again what follows; a
+    reader drops the unfinished epoch before it and the epochs it has passed
+    (``runtime/epochs.py``, docs/fleet/exactly-once.md)."""
+
+    replay: StrictInt = Field(ge=-1)
+
+
 class Committed(_Strict):
     """Internal (``chronolog.control``, key ``output-P``): output partition P committed
     every epoch up to ``committed`` in the transaction that wrote this record.  The
@@ -159,6 +175,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "late-events": LateEvents,
     "stratum-record": StratumRecord,
     "barrier": Barrier,
+    "idle": Idle,
+    "replay": Replay,
     "committed": Committed,
     "dead-letter": DeadLetter,
 }

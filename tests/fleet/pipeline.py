@@ -27,6 +27,7 @@ from chronolog.schemas import (
     AnswerLine,
     FactEvent,
     GroundedBatch,
+    Idle,
     IngestedBatch,
     LateEvents,
     StratumRecord,
@@ -40,7 +41,8 @@ def validate(topic: str, value: bytes) -> None:
     """Every record between the stages obeys its contract (schemas/)."""
     rec = orjson.loads(value)
     if topic == "ingested":
-        (IngestedBatch if "batch" in rec else TimeMarker if set(rec) == {"t"} else FactEvent).model_validate(rec)
+        (IngestedBatch if "batch" in rec else TimeMarker if set(rec) == {"t"} else Idle if "idle" in rec
+         else FactEvent).model_validate(rec)
     elif topic == "grounded":
         (LateEvents if "late" in rec else GroundedBatch).model_validate(rec)
     elif topic.startswith("stratum."):

@@ -130,3 +130,113 @@ def _segments(tokens: list) -> list[list]:
         else:
             out[-1].append(token)
     return out
+
+
+# ---------------------------------------------------------------- gated inputs (relays)
+
+
+def test_a_gated_input_waits_for_its_barrier_then_passes_its_epoch_on():
+    a = Alignment(["x"], gated=["x"])
+    assert a.offer("x", "x1") == [] and a.offer("x", "x2") == [] and a.held() == 2
+    assert a.offer("x", "b0", 0) == [Deliver("x", "x1"), Deliver("x", "x2"), Deliver("x", "b0", 0), Completed(0)]
+    assert a.held() == 0
+
+
+def test_a_replay_record_drops_the_unfinished_epoch_and_the_repeats_after_it():
+    a = Alignment(["x"], gated=["x"])
+    a.offer("x", "old-x1")
+    a.offer("x", "old-b0", 0)
+    a.offer("x", "old-x2")  # epoch 1, unfinished: its writer died
+    # the relay restarted from epoch -1 and sends everything again
+    assert a.offer("x", "replay", replay=True) == [Deliver("x", "old-x2", skip=True), Deliver("x", "replay", skip=True)]
+    assert a.offer("x", "new-x1") == []
+    assert a.offer("x", "new-b0", 0) == [Deliver("x", "new-x1", skip=True), Deliver("x", "new-b0", skip=True)]
+    assert a.offer("x", "new-x2") == []
+    assert a.offer("x", "new-b1", 1) == [Deliver("x", "new-x2"), Deliver("x", "new-b1", 1), Completed(1)]
+    with pytest.raises(ValueError, match="not written by a relay"):
+        Alignment(["y"]).offer("y", "replay", replay=True)
+    with pytest.raises(ValueError, match="must be one of the inputs"):
+        Alignment(["y"], gated=["z"])
+
+
+def test_dropped_records_of_an_input_ahead_keep_their_place_behind_its_held_ones():
+    a = Alignment(["x", "y"], gated=["x"])
+    a.offer("x", "b0", 0)  # x is ahead: y has not ended epoch 0
+    a.offer("x", "x1")
+    assert a.offer("x", "b1", 1) == []  # x's epoch 1 passed its gate, held behind y
+    assert a.offer("x", "again", replay=True) == []  # a replay record: held too, in x's order
+    assert a.offer("y", "b0", 0) == [Deliver("y", "b0", 0), Completed(0), Deliver("x", "x1"),
+                                     Deliver("x", "b1", 1)]
+    assert a.held() == 1  # x is ahead again, past barrier 1: the replay record still waits
+    assert a.offer("y", "b1", 1) == [Deliver("y", "b1", 1), Completed(1), Deliver("x", "again", skip=True)]
+
+
+@st.composite
+def relays(draw):
+    """Two relays' streams, each written by several lives: a life restores an
+    epoch no later than the last barrier written, writes a replay record, then
+    each later epoch's records and barrier, and may die in the middle of one."""
+    streams = []
+    for s in range(2):
+        tokens: list = []
+        written = -1  # last barrier in the stream
+        restored = -1
+        for life in range(draw(st.integers(1, 3))):
+            restored = draw(st.integers(restored, written))
+            tokens.append(("replay", s, life))
+            last = life == 2 or draw(st.booleans())
+            epochs = draw(st.integers(0, 4))
+            for e in range(restored + 1, restored + 1 + epochs):
+                n = draw(st.integers(0, 3))
+                if not last and e == restored + epochs:  # dies while writing it
+                    tokens += [(s, life, e, i) for i in range(draw(st.integers(0, n)))]
+                    break
+                tokens += [(s, life, e, i) for i in range(n)] + [(BARRIER, e)]
+                written = max(written, e)
+            if last:
+                break
+        streams.append(tokens)
+    order = draw(st.permutations([s for s, tokens in enumerate(streams) for _ in tokens]))
+    return streams, order
+
+
+@given(relays())
+def test_relays_that_restart_deliver_each_epoch_once_as_its_first_complete_writer_wrote_it(case):
+    streams, order = case
+    a = Alignment([0, 1], gated=[0, 1])
+    nxt = [0, 0]
+    events = []
+    for s in order:
+        token = streams[s][nxt[s]]
+        nxt[s] += 1
+        if token[0] == "replay":
+            events += a.offer(s, token, replay=True)
+        elif token[0] is BARRIER:
+            events += a.offer(s, token, token[1])
+        else:
+            events += a.offer(s, token)
+    # the model: epoch e of a stream is what the first life to finish it wrote
+    expected: dict[int, list[list]] = {}
+    for s, tokens in enumerate(streams):
+        writer = {}
+        for token in tokens:  # the life that wrote each epoch's barrier first
+            if token[0] is BARRIER and token[1] not in writer:
+                writer[token[1]] = current
+            elif token[0] == "replay":
+                current = token[2]
+        expected[s] = [[t for t in tokens if t[0] == s and t[2] == e and t[1] == writer[e]]
+                       for e in sorted(writer)]
+    completed = min(len(expected[0]), len(expected[1]))
+    assert [e.epoch for e in events if isinstance(e, Completed)] == list(range(completed))
+    delivered: dict[tuple[int, int], list] = {}
+    chunk = 0
+    for e in events:
+        if isinstance(e, Completed):
+            chunk += 1
+        elif not e.skip and e.barrier is None:
+            delivered.setdefault((e.source, chunk), []).append(e.item)
+    for s in (0, 1):
+        for k in range(completed):
+            assert delivered.get((s, k), []) == expected[s][k], (s, k)
+        # the open epoch: what passed the gate of the input that is ahead, nothing unfinished
+        assert delivered.get((s, completed), []) == (expected[s][completed] if len(expected[s]) > completed else [])

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from chronolog.engine.plan import plan_program
 from chronolog.lang.lars import parse_lars
-from chronolog.runtime.epochs import Alignment, barrier_record
-from chronolog.runtime.service import Service, ServiceConfig, epoch_offsets, epoch_state
+from chronolog.runtime.epochs import Alignment, barrier_record, replay_record
+from chronolog.runtime.service import Service, ServiceConfig, Skipped, epoch_offsets, epoch_state
+from chronolog.runtime.stages import Out
 from chronolog.schemas import Committed
 from chronolog.topology import build_topology
 
@@ -118,3 +119,59 @@ def test_a_batch_without_barriers_is_still_held_while_an_input_is_ahead(tmp_path
     assert output._epochs([Msg(s1, 0, 2, b'{"t":1}')]) == [([], None)]  # stratum.1 is ahead: held
     (done, epoch), (rest, _) = output._epochs([Msg(s2, 0, 1, barrier_record(0))])
     assert epoch == 0 and [(m.t, m.o) for m in done] == [(s2, 1)] and [(m.t, m.o) for m in rest] == [(s1, 2)]
+
+
+class Sent:
+    """A producer that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple] = []
+
+    def produce(self, topic, value, key, partition):  # type: ignore[no-untyped-def]
+        self.records.append((topic, partition, value))
+
+    def poll(self, timeout: float) -> int:
+        return 0
+
+
+def test_grounding_and_reasoners_relay_and_their_readers_gate_them(tmp_path):
+    grounding = service("grounding", tmp_path)
+    reasoner = service("reasoner", tmp_path, stratum=2, partitions=2, partition=1)
+    output = service("output", tmp_path)
+    ingest = service("ingest", tmp_path)
+    assert grounding.relay and reasoner.relay and not output.relay and not ingest.relay
+    assert grounding.gated == []  # ingested is ingest's: transactional
+    assert reasoner.gated == reasoner.inputs == [("chronolog.grounded", 1), ("chronolog.stratum.1", 1)]
+    assert output.gated == output.inputs
+    reasoner.data = Sent()
+    reasoner._send([Out(reasoner._feeds(), 0, replay_record(4))])  # what a relay sends first
+    assert reasoner.data.records == [("chronolog.stratum.2", 1, b'{"replay":4}')]
+
+
+def test_what_a_restarted_relay_sends_again_only_moves_the_positions(tmp_path):
+    output = service("output", tmp_path)
+    s1, s2 = "chronolog.stratum.1", "chronolog.stratum.2"
+    output.alignment = Alignment(output.inputs, 0, gated=output.gated)  # restored at epoch 0
+    output.positions, output._counted = {(s1, 0): 5, (s2, 0): 5}, {}
+    batch = [Msg(s1, 0, 5, b'{"t":1}'),  # epoch 1, unfinished: its writer died
+             Msg(s1, 0, 6, replay_record(-1)), Msg(s1, 0, 7, b'{"t":0}'), Msg(s1, 0, 8, barrier_record(0))]
+    ((chunk, epoch),) = output._epochs(batch)
+    assert epoch is None and all(isinstance(m, Skipped) for m in chunk) and [m.offset() for m in chunk] == [5, 6, 7, 8]
+    outs, lines, _, consumed = output._process(chunk)
+    assert (outs, lines, consumed) == ([], [], False)  # the stage saw none of it
+    assert output.positions == {(s1, 0): 9, (s2, 0): 5}
+
+
+def test_a_commit_where_an_epoch_completes_saves_that_epochs_alignment_not_the_batchs(tmp_path):
+    output = service("output", tmp_path)
+    s1, s2 = "chronolog.stratum.1", "chronolog.stratum.2"
+    output.alignment = Alignment(output.inputs, gated=output.gated)
+    batch = [Msg(s1, 0, 0, barrier_record(0)), Msg(s2, 0, 0, barrier_record(0)),
+             Msg(s1, 0, 1, b'{"t":1}'), Msg(s1, 0, 2, barrier_record(1))]  # stratum.1 ends epoch 1 too
+    (done, epoch), _ = output._epochs(batch)
+    output.epoch = epoch
+    saved = output._saved_epoch(at_epoch=True)  # committed after the first chunk: positions at barrier 0
+    restored = Alignment(output.inputs, *epoch_state(saved, output.inputs), output.gated)
+    # read again after a restart: stratum.1's epoch 1 is not a repeat
+    got = restored.offer((s1, 0), "t1") + restored.offer((s1, 0), "b1", 1)
+    assert [d.item for d in got if not d.skip] == ["t1", "b1"]

@@ -324,3 +324,30 @@ def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatc
         validate("ingested", o.value)
     items = [i for o in outs for i in (o.record["batch"] if "batch" in o.record else [o.record])]
     assert [i["t"] for i in items if "pred" in i] == [i // 3 for i in range(12)]  # every fact, in order
+
+
+def test_ingest_says_once_when_its_input_went_quiet_and_grounding_closes_on_it():
+    from chronolog.runtime.stages import IDLE_RECORD, GroundingStage, IngestStage
+
+    ingest = IngestStage(None, 2, idle_flush=1.0)
+    facts = [("facts", "chronolog.facts", 0, 0, b'{"t": 3, "pred": "p", "args": ["a"]}')]
+    assert ingest.process([], now=100.0)[0] == []  # nothing sent yet: nothing to close
+    sent, _ = ingest.process(facts, now=100.0)
+    assert sent and not ingest.quiet
+    assert ingest.process([], now=100.9)[0] == []  # quiet for less than the idle flush
+    idle, _ = ingest.process([], now=101.0)
+    assert [(o.topic, o.partition, o.value) for o in idle] == [("ingested", 0, IDLE_RECORD), ("ingested", 1, IDLE_RECORD)]
+    for o in idle:
+        validate("ingested", o.value)
+    assert ingest.process([], now=105.0)[0] == []  # said once per quiet spell
+    again = IngestStage(None, 2, idle_flush=1.0)
+    sent, _ = again.process(facts, now=0.0)
+    again.import_state(again.export_state())  # a restart: the quiet spell counts from it
+    assert not again.quiet and again.process([], now=again.last_input + 1.0)[0]
+
+    grounding = GroundingStage(idle_flush=None)  # the fleet's: no clock of its own
+    batch = next(o for o in sent if o.partition == 0 and o.topic == "ingested")
+    assert grounding.handle(batch.record, now=0.0) == [] and grounding.idle(now=1e9) == []
+    (closed,) = grounding.handle(orjson.loads(IDLE_RECORD))
+    assert orjson.loads(closed.value) == {"upto": 3, "first": 3, "points": [[3, [["p", ["a"], False]]]]}
+    assert grounding.handle(orjson.loads(IDLE_RECORD)) == []  # nothing open any more

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 BARRIER_KEY = b'{"barrier":'
+REPLAY_KEY = b'{"replay":'
 
 
 def barrier_of(value: bytes | None) -> int | None:
@@ -35,6 +36,18 @@ def barrier_of(value: bytes | None) -> int | None:
 
 def barrier_record(epoch: int) -> bytes:
     return orjson.dumps({"barrier": epoch})
+
+
+def replay_record(epoch: int) -> bytes:
+    """What a relay writes first into each partition it feeds when it starts:
+    it restored epoch ``epoch`` and sends again what follows.  A reader drops
+    the records of the epoch it was in the middle of (the relay's predecessor
+    wrote them, maybe not all) and the repeats that follow (``Alignment``)."""
+    return orjson.dumps({"replay": epoch})
+
+
+def is_replay(value: bytes | None) -> bool:
+    return value is not None and value.startswith(REPLAY_KEY)
 
 
 def committed_record(epoch: int, partition: int) -> tuple[bytes, bytes]:
@@ -52,6 +65,7 @@ class Deliver:
     source: Hashable
     item: Any
     barrier: int | None = None
+    skip: bool = False  # a gated input's record dropped as a repeat: its position only
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +82,24 @@ class Alignment:
     ``epoch`` is the last epoch completed on every input (-1: none yet, or the
     epoch a restored state belongs to).  A barrier for an epoch already
     completed is a repeat and dropped; one that skips an epoch is an error
-    (the head writes every epoch's barrier to every partition)."""
+    (the head writes every epoch's barrier to every partition).
+
+    ``gated`` inputs are written by relays (runtime/service.py): producers
+    without a transaction, which after a restart send again every epoch after
+    the one they restored.  Their records wait at the gate until their
+    epoch's barrier: a barrier already passed marks a repeat, and its records
+    are dropped (``skip``); a replay record (``replay_record``) drops the
+    records of the epoch under way, which the relay's predecessor may have
+    written only in part.  What passes the gate is aligned as above."""
 
     sources: Iterable[Hashable]
     epoch: int = -1
     seen: dict[Hashable, int] | None = None  # each input's last barrier passed (a restored state)
+    gated: Iterable[Hashable] = ()
     _seen: dict[Hashable, int] = field(init=False)
-    _held: dict[Hashable, list[tuple[Any, int | None]]] = field(init=False)
+    _held: dict[Hashable, list[tuple[Any, int | None, bool]]] = field(init=False)
+    _gate: dict[Hashable, list[Any]] = field(init=False)  # a gated input's records of the epoch under way
+    _done: dict[Hashable, int] = field(init=False)  # a gated input's last barrier let through
 
     def __post_init__(self) -> None:
         self.sources = tuple(self.sources)
@@ -84,23 +109,47 @@ class Alignment:
         if any(seen > self.epoch + 1 for seen in self._seen.values()):
             raise ValueError(f"an input is more than one barrier past epoch {self.epoch}")
         self._held = {s: [] for s in self.sources}
+        self.gated = frozenset(self.gated)
+        if not self.gated <= set(self.sources):
+            raise ValueError("a gated input must be one of the inputs")
+        self._gate = {s: [] for s in self.gated}
+        self._done = {s: self._seen[s] for s in self.gated}
 
     def passed(self) -> dict[Hashable, int]:
         """Each input's last barrier passed: with ``epoch``, what a commit stores
         (the held records are not consumed: they are read again after a restart)."""
         return dict(self._seen)
 
-    def offer(self, source: Hashable, item: Any, barrier: int | None = None) -> list[Deliver | Completed]:
-        """One consumed record of ``source`` (a barrier if ``barrier`` is set): what follows from it."""
+    def offer(self, source: Hashable, item: Any, barrier: int | None = None,
+              replay: bool = False) -> list[Deliver | Completed]:
+        """One consumed record of ``source`` (a barrier if ``barrier`` is set, a
+        relay's replay record if ``replay``): what follows from it."""
         if source not in self._held:
             raise KeyError(f"not an input of this alignment: {source!r}")
         out: list[Deliver | Completed] = []
-        self._offer(source, item, barrier, out)
+        gate = self._gate.get(source)
+        if gate is None:
+            if replay:
+                raise ValueError(f"input {source!r} is not written by a relay but has a replay record")
+            self._offer(source, item, barrier, out)
+        elif replay or barrier is not None and barrier <= self._done[source]:
+            for dropped in gate:  # the epoch under way (replay) or a repeat of a passed one
+                self._offer(source, dropped, None, out, True)
+            gate.clear()
+            self._offer(source, item, None, out, True)
+        elif barrier is None:
+            gate.append(item)
+        else:
+            self._done[source] = barrier
+            for passing in gate:
+                self._offer(source, passing, None, out)
+            gate.clear()
+            self._offer(source, item, barrier, out)
         return out
 
     def held(self) -> int:
         """Records held back (a service pauses an input whose backlog grows)."""
-        return sum(len(items) for items in self._held.values())
+        return sum(len(items) for items in self._held.values()) + sum(len(g) for g in self._gate.values())
 
     def waiting(self) -> bool:
         """Whether some input is ahead of the others (its records are being held)."""
@@ -110,12 +159,13 @@ class Alignment:
         """Whether ``source`` is ahead of the others (its records are held)."""
         return self._seen[source] > self.epoch
 
-    def _offer(self, source: Hashable, item: Any, barrier: int | None, out: list[Deliver | Completed]) -> None:
+    def _offer(self, source: Hashable, item: Any, barrier: int | None, out: list[Deliver | Completed],
+               skip: bool = False) -> None:
         if self._seen[source] > self.epoch:  # ahead of the others: keep its order
-            self._held[source].append((item, barrier))
+            self._held[source].append((item, barrier, skip))
             return
         if barrier is None:
-            out.append(Deliver(source, item))
+            out.append(Deliver(source, item, None, skip))
             return
         if barrier <= self.epoch:
             out.append(Deliver(source, item, barrier))  # a repeat of a completed epoch: passed over
@@ -129,5 +179,5 @@ class Alignment:
             out.append(Completed(self.epoch))
             for src in self.sources:  # release what waited, in each input's order
                 pending, self._held[src] = self._held[src], []
-                for held_item, held_barrier in pending:
-                    self._offer(src, held_item, held_barrier, out)
+                for held_item, held_barrier, held_skip in pending:
+                    self._offer(src, held_item, held_barrier, out, held_skip)

@@ -42,7 +42,16 @@ from chronolog.engine.plan import Plan
 from chronolog.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.batching import Batching
-from chronolog.runtime.epochs import BARRIER_KEY, Alignment, Completed, barrier_of, barrier_record, committed_record
+from chronolog.runtime.epochs import (
+    BARRIER_KEY,
+    Alignment,
+    Completed,
+    barrier_of,
+    barrier_record,
+    committed_record,
+    is_replay,
+    replay_record,
+)
 from chronolog.runtime.metrics import ServiceMetrics
 from chronolog.runtime.stages import (
     ChainStage,
@@ -80,6 +89,12 @@ SERVICES = ("ingest", "grounding", "reasoner", "output", "chain")
 # on the broker (docs/benchmarks.md), the same latency.
 CONSUMER_TUNABLES = {"fetch.wait.max.ms": 10, "session.timeout.ms": 6000}
 PRODUCER_TUNABLES = {"linger.ms": 100, "transaction.timeout.ms": 60000}
+# A relay's records go out as soon as they are made, without a transaction
+# (docs/fleet/exactly-once.md): a short linger lets what one processed batch
+# makes leave in one request per partition.
+RELAY_TUNABLES = {"linger.ms": 1}
+# The services in the middle of the pipeline: they relay (``Service.relay``).
+RELAYS = ("grounding", "reasoner")
 
 
 @dataclass
@@ -105,6 +120,8 @@ class ServiceConfig:
     commit_gap: float | None = None  # least time between the starts of two transactions (None: commit_gap_for)
     hold: float = 0.05  # longest wait of records nothing downstream can use yet (runtime/batching.py)
     gc_interval: float = 600.0  # seconds between full garbage collections (Service._collect)
+    # a relay stores its state at most this often, at the end of an epoch (Service.relay)
+    state_interval: float = float(os.environ.get("CHRONOLOG_RELAY_STATE_INTERVAL", "0.25"))
 
     def __post_init__(self) -> None:
         if self.commit_gap is None:
@@ -186,9 +203,10 @@ def make_stage(cfg: ServiceConfig) -> Stage:
     if not 0 <= cfg.partition < max(1, cfg.partitions):
         raise ChronologError(f"error: --partition {cfg.partition} is outside 0..{cfg.partitions - 1}")
     if cfg.service == "ingest":
-        return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, retention)
-    if cfg.service == "grounding":
-        return GroundingStage(idle_flush=cfg.idle_flush)
+        return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, retention,
+                           idle_flush=cfg.idle_flush)
+    if cfg.service == "grounding":  # closes the latest point on ingest's idle record (IngestStage.idle_flush)
+        return GroundingStage(idle_flush=None)
     if cfg.service == "reasoner":
         if cfg.stratum is None or not 1 <= cfg.stratum <= strata:
             raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
@@ -256,6 +274,31 @@ def _track(stage: object) -> object:
     return stage
 
 
+class Skipped:
+    """A consumed record dropped at the gate (runtime/epochs.py): the loop only
+    moves its input's position past it."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self, msg: object) -> None:
+        self.msg = msg
+
+    def error(self) -> None:
+        return None
+
+    def topic(self) -> str:
+        return self.msg.topic()  # type: ignore[attr-defined]
+
+    def partition(self) -> int:
+        return self.msg.partition()  # type: ignore[attr-defined]
+
+    def offset(self) -> int:
+        return self.msg.offset()  # type: ignore[attr-defined]
+
+    def timestamp(self) -> tuple[int, int]:
+        return 0, 0
+
+
 class Service:
     """The consume–process–produce loop of one stage."""
 
@@ -284,6 +327,14 @@ class Service:
         # barrier, commit there, and forward it if they feed another service
         self.head = self.names.facts in spec.reads
         self.forwards = cfg.service in ("ingest", "grounding", "reasoner")
+        # a relay sends its records at once, without a transaction, and stores
+        # its state (in a transaction of its own) only at the end of an epoch;
+        # after a restart it sends again what followed that epoch, and its
+        # readers drop the repeats at their gate (runtime/epochs.py)
+        self.relay = cfg.service in RELAYS
+        self.gated = [tp for tp in self.inputs
+                      if self.roles[tp[0]] == "grounded" or self.roles[tp[0]].startswith("stratum.")]
+        self._data_error: str | None = None
         self.epoch = -1
         self._passed: dict[tuple[str, int], int] = {}  # restored: each input's last barrier passed
         self.alignment: Alignment | None = None
@@ -310,6 +361,17 @@ class Service:
         self.producer = kafka_clients.producer({**base, **PRODUCER_TUNABLES, **self.cfg.kafka,
                                                 "transactional.id": ident})
         self.producer.init_transactions(60)  # fences and aborts what an earlier instance left open
+        if self.relay:  # its records: idempotent (in order, no duplicates), no transaction
+            self.data = kafka_clients.producer({
+                **base, **RELAY_TUNABLES, **self.cfg.kafka,
+                "enable.idempotence": True, "acks": "all",
+                "delivery.report.only.error": True, "on_delivery": self._undelivered,
+            })
+
+    def _undelivered(self, err: object, msg: object) -> None:
+        """A relay's record the broker did not take (after librdkafka's retries)."""
+        if err is not None and self._data_error is None:
+            self._data_error = str(err)
 
     # ------------------------------------------------------------ state
 
@@ -419,7 +481,9 @@ class Service:
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         if not self.head:
-            self.alignment = Alignment(self.inputs, self.epoch, self._passed)
+            self.alignment = Alignment(self.inputs, self.epoch, self._passed, self.gated)
+        if self.relay:  # first of all: its readers drop what a predecessor left unfinished
+            self._send([Out(self._feeds(), 0, replay_record(self.epoch))])
         self.metrics.up.set(1)
         if ready is not None:
             ready(self)
@@ -444,13 +508,23 @@ class Service:
                         self._observe_batch(stamps, time.perf_counter() - t0)
                         consumed_at = consumed_at or time.time()
                     pending += stamps
+                    if self.relay:
+                        self._send(outs)
+                        if completed is not None:
+                            self._send(self._barriers(completed))
+                            if time.monotonic() - batching.last_commit >= cfg.state_interval:
+                                self._commit([], [], pending, at_epoch=True)
+                                pending, consumed_at = [], 0.0
+                                self._collect()
+                                batching.last_commit = time.monotonic()
+                        continue
                     now = time.monotonic()
                     batching.add(outs, lines, got, now)
                     if completed is not None or batching.due(now, self.stopping):  # runtime/batching.py
                         t1 = time.perf_counter()
                         outs, lines = batching.take(now)
                         outs += self._barriers(completed)
-                        self._commit(outs, lines, pending)
+                        self._commit(outs, lines, pending, at_epoch=completed is not None)
                         if consumed_at:
                             self.metrics.hop_commit.observe(max(0.0, time.time() - consumed_at))
                             consumed_at = 0.0
@@ -470,27 +544,31 @@ class Service:
         finally:
             self.metrics.up.set(0)
             self.consumer.close()
+            if self.relay:  # what it sent, on its way (a restart would send it again anyway)
+                self.data.flush(10)
 
     def _epochs(self, msgs: list) -> list[tuple[list, int | None]]:
         """A consumed batch cut where an epoch completes: (records, the epoch
         they complete or None), records of an input already past the open
         epoch's barrier held back (runtime/epochs.py).  Barriers stay in the
         records, to move their input's position; the stage never sees them."""
-        if self.alignment is None or not self.alignment.waiting() and not any(
+        if self.alignment is None or not self.gated and not self.alignment.waiting() and not any(
                 (v := m.value()) is not None and v.startswith(BARRIER_KEY) for m in msgs):
             return [(msgs, None)]  # the usual batch: no barrier in it, no input held
         out: list[tuple[list, int | None]] = []
         chunk: list = []
+        offer = self.alignment.offer
         for msg in msgs:
             if msg.error():
                 chunk.append(msg)
                 continue
-            for got in self.alignment.offer((msg.topic(), msg.partition()), msg, barrier_of(msg.value())):
+            value = msg.value()
+            for got in offer((msg.topic(), msg.partition()), msg, barrier_of(value), is_replay(value)):
                 if isinstance(got, Completed):
                     out.append((chunk, got.epoch))
                     chunk = []
                 else:
-                    chunk.append(got.item)
+                    chunk.append(Skipped(got.item) if got.skip else got.item)
         out.append((chunk, None))
         return out
 
@@ -513,7 +591,7 @@ class Service:
             return [Out("control", 0, value, key)]
         if not self.forwards:
             return []
-        return [Out("grounded" if self.cfg.service == "grounding" else "stratum", 0, barrier_record(completed))]
+        return [Out(self._feeds(), 0, barrier_record(completed))]
 
     def _process(self, msgs: list) -> tuple[list, list[bytes], list[float], bool]:
         """Feed a batch to the stage: the records to produce, the answer lines
@@ -528,6 +606,8 @@ class Service:
                 continue
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             self.positions[(topic, partition)] = offset + 1
+            if type(msg) is Skipped:
+                continue  # a repeat a relay sent again: its position only
             value = msg.value()
             if aligned and value is not None and value.startswith(BARRIER_KEY):
                 continue  # a barrier passed (_epochs): its position only
@@ -561,6 +641,37 @@ class Service:
             self.metrics.hop_fetch.observe(max(0.0, now - ts))
         self.metrics.process.observe(process_seconds)
 
+    def _saved_epoch(self, at_epoch: bool) -> dict[str, int]:
+        """The epoch state a commit stores.  Where an epoch completed, every input
+        is exactly at its barrier (``_epochs`` has already aligned the rest of
+        the batch: the alignment's own state is ahead of this chunk's, and saving
+        it would have a gate take re-read records for repeats).  Elsewhere (the
+        end of a consumed batch) the alignment's state is the chunk's."""
+        return epoch_offsets(self.epoch, None if at_epoch else self.alignment)
+
+    def _feeds(self) -> str:
+        """The role of the topic a relay writes."""
+        return "grounded" if self.cfg.service == "grounding" else "stratum"
+
+    def _send(self, outs: list) -> None:
+        """A relay's records, sent now by its idempotent producer (no transaction)."""
+        if not outs:
+            return
+        produce = kafka_clients.sender(self.data)
+        part = self.cfg.partition
+        for out in outs:
+            produce(self._topic(out.topic), out.value, out.key, part)
+        self.data.poll(0)
+        self.metrics.events_out.inc(len(outs))
+
+    def _flush_data(self) -> None:
+        """Every record a relay sent is on the broker (before its state says
+        they were sent: a restart after that state would not send them again)."""
+        left = self.data.flush(60)
+        if left or self._data_error is not None:
+            raise ChronologError(f"error: {self.cfg.instance}: the broker did not take its records "
+                                 f"({self._data_error or f'{left} still queued after 60 s'})")
+
     def _topic(self, role: str) -> str:
         if role == "stratum":
             return self.names.stratum(self.cfg.stratum or 1)
@@ -582,7 +693,7 @@ class Service:
             gc.collect()
             gc.freeze()
 
-    def _commit(self, outs: list, lines: list[bytes], stamps: list[float]) -> None:
+    def _commit(self, outs: list, lines: list[bytes], stamps: list[float], at_epoch: bool = False) -> None:
         """One transaction: outputs, answer lines, the changed journal entries and
         the snapshot on the changelog, the input offsets; then the same state
         into RocksDB in one atomic write."""
@@ -590,7 +701,7 @@ class Service:
         producer = self.producer
         entries, snapshot = commit_state(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
-        offsets.update(epoch_offsets(self.epoch, self.alignment))
+        offsets.update(self._saved_epoch(at_epoch))
         began = time.perf_counter()
         producer.begin_transaction()
         # positional arguments: parsing keywords cost 12-20% of each produce
@@ -617,6 +728,8 @@ class Service:
             # no offset commit to the consumer group (two more round trips per
             # commit, measured as much as the commit itself on the bundled broker)
             k, v = chunks[-1]
+            if self.relay:
+                self._flush_data()
             landed: list[int] = []
             produce(changelog, v, k, changelog_partition,
                     on_delivery=lambda err, msg: landed.append(-1 if err else msg.offset()))

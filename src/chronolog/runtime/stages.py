@@ -148,6 +148,13 @@ class IngestStage:
     now: int | None = None  # time sent to every partition
     dead_letters: int = 0
     too_late: int = 0
+    # Ingest decides when the stream went quiet (the fleet's grounding closes
+    # the latest time point on its ``{"idle": true}``, not on its own clock):
+    # the decision is in ingest's transaction, so the services after it, which
+    # send again what they made after a restart, make it again identically.
+    idle_flush: float | None = None  # seconds of quiet input before the record (None: never)
+    quiet: bool = True  # nothing sent to the partitions since the last one
+    last_input: float = field(default_factory=time.monotonic)
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int,
                got: Accepted | None = None) -> list[Out]:
@@ -226,7 +233,21 @@ class IngestStage:
                 outs.append(self._fact(key, value, False))
             else:
                 outs.extend(self.handle(value, topic, partition, offset, Accepted(ev, key, value)))
-        return _batched(outs), []
+        return self._idle(_batched(outs), bool(records), now), []
+
+    def _idle(self, outs: list[Out], consumed: bool, now: float | None) -> list[Out]:
+        """``outs``, or the idle records once input has been quiet for ``idle_flush``."""
+        if self.idle_flush is None:
+            return outs
+        now = time.monotonic() if now is None else now
+        if consumed:
+            self.last_input = now
+        if any(o.topic == "ingested" for o in outs):
+            self.quiet = False
+        elif not consumed and not self.quiet and now - self.last_input >= self.idle_flush:
+            self.quiet = True
+            return [Out("ingested", p, IDLE_RECORD) for p in range(self.partitions)]
+        return outs
 
     def progress(self) -> dict[str, int | None]:
         return {"dead_letters": self.dead_letters, "late_events": self.too_late, "time_point": self.now}
@@ -236,14 +257,18 @@ class IngestStage:
 
     def export_state(self) -> dict:
         return {"latest_by_input": [[p, t] for p, t in self.latest_by_input.items()], "first": self.first,
-                "now": self.now, "dead_letters": self.dead_letters, "too_late": self.too_late}
+                "now": self.now, "dead_letters": self.dead_letters, "too_late": self.too_late,
+                "quiet": self.quiet}
 
     def import_state(self, state: dict) -> None:
         self.latest_by_input = {int(p): int(t) for p, t in state["latest_by_input"]}
         self.first, self.now = _int_or_none(state["first"]), _int_or_none(state["now"])
         self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
+        self.quiet = bool(state.get("quiet", True))
+        self.last_input = time.monotonic()  # quiet is counted from the restart
 
 
+IDLE_RECORD = b'{"idle":true}'  # on chronolog.ingested: close the latest time point
 BATCH_BYTES = 256 * 1024  # an ingested batch record stays well under Kafka's 1 MB message limit
 
 
@@ -287,9 +312,10 @@ def _batch_record(partition: int, values: list[bytes], urgent: bool) -> Out:
 @dataclass
 class GroundingStage:
     """Closes time points: the facts of a point become one batch once a later
-    time arrives, or once input has been idle for ``idle_flush`` seconds."""
+    time arrives, or once input has been idle for ``idle_flush`` seconds (None:
+    on ingest's idle record instead, in the fleet)."""
 
-    idle_flush: float = 1.0
+    idle_flush: float | None = 1.0
     first: int | None = None
     latest: int | None = None
     closed: int | None = None
@@ -300,6 +326,10 @@ class GroundingStage:
         """An ingested record: a fact, a time marker ``{"t": T}``, or a batch of them."""
         out: list[Out] = []
         for item in rec["batch"] if "batch" in rec else (rec,):
+            if "idle" in item:  # ingest's input went quiet
+                if self.latest is not None:
+                    out.extend(self._close(self.latest))
+                continue
             out.extend(self.add(item["t"], item.get("pred"), item.get("args", []), item.get("op") == "retract", now))
         return out
 
@@ -324,6 +354,8 @@ class GroundingStage:
 
     def idle(self, now: float | None = None) -> list[Out]:
         """Close the latest point when input has been quiet long enough."""
+        if self.idle_flush is None:
+            return []
         now = time.monotonic() if now is None else now
         if self.latest is None or (self.closed is not None and self.closed >= self.latest):
             return []
