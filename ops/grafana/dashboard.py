@@ -290,11 +290,15 @@ def build() -> dash_b.Dashboard:
         )
         .with_panel(
             timeseries(
-                "Kafka transactions",
-                "Transactions committed per second (each commit makes a service's output and offsets visible).",
+                "Kafka transactions and dropped repeats",
+                "Transactions committed per second (ingest's and output's make their records and offsets "
+                "visible; a relay's, grounding's and the reasoners', store its state), and records that a "
+                "restarted relay sent again, dropped at its readers' gates.",
                 "ops",
                 query(f"sum by (service, stratum) (rate(chronolog_transactions_total{{{SEL}}}{rate}))",
-                      "{{service}} {{stratum}}"),
+                      "{{service}} {{stratum}}", "A"),
+                query(f"sum by (service, stratum) (rate(chronolog_repeats_dropped_total{{{SEL}}}{rate}))",
+                      "repeats dropped {{service}} {{stratum}}", "B"),
             )
         )
     )

@@ -160,6 +160,7 @@ def test_what_a_restarted_relay_sends_again_only_moves_the_positions(tmp_path):
     outs, lines, _, consumed = output._process(chunk)
     assert (outs, lines, consumed) == ([], [], False)  # the stage saw none of it
     assert output.positions == {(s1, 0): 9, (s2, 0): 5}
+    assert output.metrics.repeats_dropped._value.get() == 4  # chronolog_repeats_dropped_total
 
 
 def test_a_commit_where_an_epoch_completes_saves_that_epochs_alignment_not_the_batchs(tmp_path):

@@ -33,6 +33,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_late_events_total": ("counter", "Events older than the retention horizon, routed to the late topic"),
     "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),
     "chronolog_transactions_total": ("counter", "Kafka transactions committed"),
+    "chronolog_repeats_dropped_total": ("counter", "Records a restarted relay sent again (or left unfinished), dropped at this service's gate"),
     "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what it caused (the oldest and newest record of each batch)"),
     "chronolog_hop_fetch_seconds": ("histogram", "Per hop: time from a record's broker timestamp (produced) until this service consumed it (fetch wait, broker, upstream commit visibility)"),
     "chronolog_hop_commit_seconds": ("histogram", "Per hop: time from consuming a batch until the transaction carrying what it caused committed (processing, batching wait, transaction commit)"),
@@ -61,6 +62,7 @@ class ServiceMetrics:
     late_events: Counter
     delayed_events: Counter
     transactions: Counter
+    repeats_dropped: Counter
     latency: Histogram
     hop_fetch: Histogram
     hop_commit: Histogram
@@ -96,6 +98,7 @@ class ServiceMetrics:
             made["chronolog_late_events_total"],
             made["chronolog_delayed_events_total"],
             made["chronolog_transactions_total"],
+            made["chronolog_repeats_dropped_total"],
             made["chronolog_processing_latency_seconds"],
             made["chronolog_hop_fetch_seconds"],
             made["chronolog_hop_commit_seconds"],

@@ -484,6 +484,7 @@ class Service:
             self.alignment = Alignment(self.inputs, self.epoch, self._passed, self.gated)
         if self.relay:  # first of all: its readers drop what a predecessor left unfinished
             self._send([Out(self._feeds(), 0, replay_record(self.epoch))])
+            log.info("%s: relays what follows epoch %d", self.cfg.instance, self.epoch)
         self.metrics.up.set(1)
         if ready is not None:
             ready(self)
@@ -600,6 +601,7 @@ class Service:
         records = []
         roles = self.roles
         aligned = self.alignment is not None
+        dropped = 0
         for msg in msgs:
             if msg.error():
                 log.debug("%s: %s", self.cfg.instance, msg.error())
@@ -607,6 +609,7 @@ class Service:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             self.positions[(topic, partition)] = offset + 1
             if type(msg) is Skipped:
+                dropped += 1
                 continue  # a repeat a relay sent again: its position only
             value = msg.value()
             if aligned and value is not None and value.startswith(BARRIER_KEY):
@@ -625,6 +628,8 @@ class Service:
             self._counted[name] = value or 0
         self.metrics.answers.inc(len(lines))
         self.metrics.events_in.inc(len(records))
+        if dropped:
+            self.metrics.repeats_dropped.inc(dropped)
         stamps = []
         for msg in (msgs[0], msgs[-1]) if len(msgs) > 1 else msgs:  # a batch's oldest and newest record
             kind, ts = msg.timestamp()
