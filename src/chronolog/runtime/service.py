@@ -511,11 +511,12 @@ class Service:
                     pending += stamps
                     if self.relay:
                         self._send(outs)
-                        if completed is not None:
+                        if completed is not None:  # the epoch's records are usable downstream now
                             self._send(self._barriers(completed))
+                            self._observe_released(pending, consumed_at)
+                            pending, consumed_at = [], 0.0
                             if time.monotonic() - batching.last_commit >= cfg.state_interval:
-                                self._commit([], [], pending, at_epoch=True)
-                                pending, consumed_at = [], 0.0
+                                self._commit([], [], [], at_epoch=True)
                                 self._collect()
                                 batching.last_commit = time.monotonic()
                         continue
@@ -676,6 +677,15 @@ class Service:
         if left or self._data_error is not None:
             raise ChronologError(f"error: {self.cfg.instance}: the broker did not take its records "
                                  f"({self._data_error or f'{left} still queued after 60 s'})")
+
+    def _observe_released(self, stamps: list[float], consumed_at: float) -> None:
+        """A relay's latency metrics, where a transaction's would be observed at
+        its commit: its readers take an epoch's records at its barrier."""
+        now = time.time()
+        for ts in stamps:
+            self.metrics.latency.observe(max(0.0, now - ts))
+        if consumed_at:
+            self.metrics.hop_commit.observe(max(0.0, now - consumed_at))
 
     def _topic(self, role: str) -> str:
         if role == "stratum":
