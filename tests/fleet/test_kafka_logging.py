@@ -54,3 +54,26 @@ def test_info_level_lines_hidden_by_default() -> None:
     from chronolog import kafka_clients
 
     assert kafka_clients.LOGGER.getEffectiveLevel() >= logging.WARNING or "CHRONOLOG_LIBRDKAFKA_LOG" in __import__("os").environ
+
+
+def test_take_waits_for_one_record_only_then_takes_what_is_fetched():
+    from chronolog.kafka_clients import take
+
+    class Fetched:
+        def __init__(self, records: list) -> None:
+            self.records, self.calls = records, []
+
+        def poll(self, timeout: float):  # type: ignore[no-untyped-def]
+            self.calls.append(("poll", timeout))
+            return self.records.pop(0) if self.records else None
+
+        def consume(self, n: int, timeout: float) -> list:
+            self.calls.append(("consume", n, timeout))
+            got, self.records = self.records[:n], self.records[n:]
+            return got
+
+    three = Fetched(["a", "b", "c"])
+    assert take(three, most=2, wait=0.5) == ["a", "b"]
+    assert three.calls == [("poll", 0.5), ("consume", 1, 0)]  # never waits for a full batch
+    none = Fetched([])
+    assert take(none) == [] and none.calls == [("poll", 0.01)]

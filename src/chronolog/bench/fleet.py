@@ -113,7 +113,7 @@ class _Answers(threading.Thread):
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
         only = self.only
         while not self.stop:
-            msgs = consumer.consume(1000, 0.01)
+            msgs = kafka_clients.take(consumer)
             now = time.monotonic()
             self.lines += len(msgs)
             if only is not None:

@@ -147,7 +147,7 @@ class _Watcher(threading.Thread):
                                            "fetch.wait.max.ms": 2})
         consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
         while not self.stop:
-            msgs = consumer.consume(1000, 0.01)
+            msgs = kafka_clients.take(consumer)
             now = time.monotonic()
             for msg in msgs:
                 if msg.error():
