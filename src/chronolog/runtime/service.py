@@ -23,6 +23,12 @@ Commits also delimit the fleet's epochs (``runtime/epochs.py``,
 docs/design/one-transaction.md): ingest ends one at each commit with a
 barrier in every partition it feeds; the others commit where every input has
 delivered an epoch's barrier and forward it.
+
+Grounding and the reasoners are relays (``Service.relay``,
+docs/fleet/exactly-once.md): their outputs leave at once by an idempotent
+producer, outside any transaction, and the transaction above holds only
+their state, at the end of an epoch; after a restart a relay sends again
+what followed it, and its readers' gates drop the repeats.
 """
 
 from __future__ import annotations
