@@ -502,6 +502,7 @@ class Service:
         assert cfg.commit_gap is not None
         batching = Batching(cfg.commit_gap, cfg.hold, cfg.commit_interval)
         batching.began = batching.last_commit = time.monotonic()
+        stored_at = batching.began  # a relay's last state commit
         try:
             while True:
                 # wait for one record, then take what is already fetched: batches
@@ -521,10 +522,10 @@ class Service:
                             self._send(self._barriers(completed))
                             self._observe_released(pending, consumed_at)
                             pending, consumed_at = [], 0.0
-                            if time.monotonic() - batching.last_commit >= cfg.state_interval:
+                            if time.monotonic() - stored_at >= cfg.state_interval:
                                 self._commit([], [], [], at_epoch=True)
                                 self._collect()
-                                batching.last_commit = time.monotonic()
+                                stored_at = time.monotonic()
                         continue
                     now = time.monotonic()
                     batching.add(outs, lines, got, now)
@@ -670,9 +671,8 @@ class Service:
         if not outs:
             return
         produce = kafka_clients.sender(self.data)
-        part = self.cfg.partition
         for out in outs:
-            produce(self._topic(out.topic), out.value, out.key, part)
+            produce(self._topic(out.topic), out.value, out.key, self._partition(out))
         self.data.poll(0)
         self.metrics.events_out.inc(len(outs))
 
@@ -692,6 +692,13 @@ class Service:
             self.metrics.latency.observe(max(0.0, now - ts))
         if consumed_at:
             self.metrics.hop_commit.observe(max(0.0, now - consumed_at))
+
+    def _partition(self, out: Out) -> int:
+        """Where a record goes: ingest routes by key; a stage's own stream stays
+        on its partition; the other topics have one."""
+        if out.topic == "ingested":
+            return out.partition
+        return self.cfg.partition if out.topic in ("grounded", "stratum") else 0
 
     def _topic(self, role: str) -> str:
         if role == "stratum":
@@ -730,9 +737,7 @@ class Service:
         produce = kafka_clients.sender(producer)  # waits while librdkafka's queue is full
         try:
             for out in outs:
-                partition = out.partition if out.topic == "ingested" else (
-                    self.cfg.partition if out.topic in ("grounded", "stratum") else 0)
-                produce(self._topic(out.topic), out.value, out.key, partition)
+                produce(self._topic(out.topic), out.value, out.key, self._partition(out))
             answers, direct = self.names.answers, producer.produce
             for line in lines:  # the bulk of output's records: the wrapper only when the queue is full
                 try:
