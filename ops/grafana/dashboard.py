@@ -30,6 +30,8 @@ from grafana_foundation_sdk.models import common as common_m
 from grafana_foundation_sdk.models import dashboard as dash_m
 
 OUT = Path(__file__).with_name("chronolog.json")
+# the Helm chart's copy (Helm reads files only inside the chart; tests require the two equal)
+CHART_COPY = Path(__file__).resolve().parents[2] / "helm" / "chronolog" / "dashboards" / "chronolog.json"
 UID = "chronolog-fleet"
 
 DATASOURCE = dash_m.DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -314,16 +316,17 @@ def render() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="only check that the checked-in JSON is current")
-    ap.add_argument("--output", type=Path, default=OUT)
+    ap.add_argument("--output", type=Path, help="one file to write or check (default: ops' and the chart's copies)")
     args = ap.parse_args(argv)
     text = render()
+    outputs = [args.output] if args.output else [OUT, CHART_COPY]
     if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            print(f"{args.output} is stale: run python ops/grafana/dashboard.py", file=sys.stderr)
-            return 1
-        return 0
-    args.output.write_text(text, encoding="utf-8")
+        stale = [o for o in outputs if (o.read_text(encoding="utf-8") if o.exists() else "") != text]
+        for o in stale:
+            print(f"{o} is stale: run python ops/grafana/dashboard.py", file=sys.stderr)
+        return 1 if stale else 0
+    for o in outputs:
+        o.write_text(text, encoding="utf-8")
     return 0
 
 
