@@ -176,3 +176,38 @@ def test_a_commit_where_an_epoch_completes_saves_that_epochs_alignment_not_the_b
     # read again after a restart: stratum.1's epoch 1 is not a repeat
     got = restored.offer((s1, 0), "t1") + restored.offer((s1, 0), "b1", 1)
     assert [d.item for d in got if not d.skip] == ["t1", "b1"]
+
+
+def test_a_relay_writes_its_state_on_its_state_thread_one_commit_at_a_time(tmp_path):
+    import threading
+
+    import pytest
+
+    from chronolog.runtime.service import Captured
+
+    reasoner = service("reasoner", tmp_path, stratum=1)
+    assert reasoner._state_thread is not None and service("output", tmp_path)._state_thread is None
+    release, written = threading.Event(), []
+
+    def slow_write(state, outs, lines, stamps):  # type: ignore[no-untyped-def]
+        release.wait(10)
+        written.append((threading.current_thread().name, state.offsets, outs, lines))
+
+    reasoner._write = slow_write
+    reasoner._store(Captured([], b"s1", {"@epoch": 1}))
+    assert reasoner._stored() is False  # in flight: the loop goes on relaying
+    reasoner._store(Captured([], b"s2", {"@epoch": 2}))  # skipped: one commit at a time
+    release.set()
+    reasoner._storing.result(10)
+    assert reasoner._stored() is True and reasoner._storing is None
+    assert [(name.startswith("state"), offsets) for name, offsets, _, _ in written] == [(True, {"@epoch": 1})]
+
+    def failing_write(state, outs, lines, stamps):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the broker refused the transaction")
+
+    reasoner._write = failing_write
+    reasoner._store(Captured([], b"s3", {"@epoch": 3}))
+    reasoner._storing.exception(10)  # done
+    with pytest.raises(RuntimeError, match="refused"):
+        reasoner._stored()  # the loop stops the service here
+    reasoner._state_thread.shutdown()
