@@ -104,3 +104,15 @@ def test_the_sender_gives_up_with_a_reason_when_nothing_is_acknowledged():
     with pytest.raises(BufferError, match="stayed full for 0.3 s"):
         kafka_clients.sender(Full(), timeout=0.3)("t", b"v", None, 0)
     assert 0.3 <= time.monotonic() - began < 5 and Full.polls >= 3
+
+
+def test_the_bundled_broker_runs_one_worker_thread_unless_told_otherwise():
+    import os
+
+    from chronolog.runtime.broker import broker_env
+
+    assert broker_env({"PATH": "/bin"}) == {"PATH": "/bin", "TOKIO_WORKER_THREADS": "1"}
+    assert broker_env({"TOKIO_WORKER_THREADS": "2"})["TOKIO_WORKER_THREADS"] == "2"  # the user's choice stands
+    with LocalBroker.start() as broker:  # the broker really takes it: its worker threads are gone
+        threads = len(os.listdir(f"/proc/{broker.process.pid}/task"))
+    assert threads <= 2, threads

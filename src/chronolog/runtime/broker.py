@@ -39,6 +39,19 @@ def tansu_binary() -> Path:
     return path
 
 
+def broker_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The bundled broker's environment: one tokio worker thread unless
+    ``TOKIO_WORKER_THREADS`` says otherwise.  The broker answers each fetch by
+    checking its partitions again and again until data comes or the wait is
+    over (it is not woken by a produce), so most of its work is many short
+    tasks; with a worker per core they wake each other across threads, and
+    on the fleet's 2 cores the broker took 17-20% more CPU for the same work,
+    CPU the services on those cores then lacked (docs/benchmarks.md, round 14)."""
+    env = dict(os.environ if environ is None else environ)
+    env.setdefault("TOKIO_WORKER_THREADS", "1")
+    return env
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -60,7 +73,7 @@ class LocalBroker:
         proc = subprocess.Popen(
             [str(tansu_binary()), "broker", "--listener-url", url, "--advertised-listener-url", url,
              "--storage-engine", "memory://tansu/"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=broker_env(),
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
