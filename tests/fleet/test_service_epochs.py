@@ -195,12 +195,13 @@ def test_a_relay_writes_its_state_on_its_state_thread_one_commit_at_a_time(tmp_p
 
     reasoner._write = slow_write
     reasoner._store(Captured([], b"s1", {"@epoch": 1}))
-    assert reasoner._stored() is False  # in flight: the loop goes on relaying
-    reasoner._store(Captured([], b"s2", {"@epoch": 2}))  # skipped: one commit at a time
-    release.set()
+    assert reasoner._stored() is False and written == []  # in flight: the loop goes on relaying
+    threading.Timer(0.2, release.set).start()
+    reasoner._store(Captured([], b"s2", {"@epoch": 2}))  # waits for the first: one at a time, in order
     reasoner._storing.result(10)
     assert reasoner._stored() is True and reasoner._storing is None
-    assert [(name.startswith("state"), offsets) for name, offsets, _, _ in written] == [(True, {"@epoch": 1})]
+    assert [(name.startswith("state"), offsets) for name, offsets, _, _ in written] == [
+        (True, {"@epoch": 1}), (True, {"@epoch": 2})]
 
     def failing_write(state, outs, lines, stamps):  # type: ignore[no-untyped-def]
         raise RuntimeError("the broker refused the transaction")

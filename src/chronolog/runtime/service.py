@@ -771,9 +771,12 @@ class Service:
         sending: a commit (a flush of what it sent, then a transaction, then
         RocksDB) takes 5-35 ms on the bundled broker, and a relay that waited
         for it 4 times a second held up every epoch passing through it then.
-        One at a time: the loop starts the next only when this one is done."""
-        if self._storing is not None and not self._stored():
-            return
+        One at a time, in order: the loop starts the next only when this one is
+        done, and a state taken while one is in flight waits for it (its
+        journal entries are in no other commit)."""
+        if self._storing is not None:
+            self._storing.result()
+            self._storing = None
         assert self._state_thread is not None
         self._storing = self._state_thread.submit(self._write, state, [], [], [])
 
