@@ -567,8 +567,7 @@ class Service:
                             log.info("%d records in, %d out: process %.1f ms, commit %.1f ms", len(chunk),
                                      len(outs) + len(lines), (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
                         pending = []
-                if self._storing is not None and self._storing.done():
-                    self._stored()  # a failed state commit stops the service here
+                self._stored()  # a failed state commit stops the service here
                 if self.stopping:
                     break
                 if time.monotonic() - last_lag > 2.0:
