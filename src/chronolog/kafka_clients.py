@@ -82,7 +82,8 @@ def sender(producer, timeout: float = 60.0):  # type: ignore[no-untyped-def]
 
 def take(consumer, most: int = 1000, wait: float = 0.01) -> list:  # type: ignore[no-untyped-def]
     """The next records: one as soon as it is there (waiting at most ``wait``
-    seconds), then whatever else is already fetched, up to ``most``.
+    seconds), then whatever else is already fetched, up to ``most`` (the
+    services' loop and the bench's watchers read this way).
     ``consumer.consume(most, wait)`` returns only once it has ``most`` records
     or ``wait`` is over, so a trickle of records waits out ``wait`` every time
     (measured: 10.8 ms median for ``consume(1000, 0.01)`` against 1.8 ms this

@@ -531,8 +531,8 @@ class Service:
             while True:
                 # wait for one record, then take what is already fetched: batches
                 # under load, no added latency when records trickle in
-                first = None if self.stopping else self.consumer.poll(batching.wait(cfg.poll, time.monotonic()))
-                msgs = [] if first is None else [first] + self.consumer.consume(cfg.batch, 0)
+                msgs = [] if self.stopping else kafka_clients.take(
+                    self.consumer, cfg.batch, batching.wait(cfg.poll, time.monotonic()))
                 for chunk, completed in self._epochs(msgs):  # split where an epoch completes
                     t0 = time.perf_counter()
                     outs, lines, stamps, got = self._process(chunk)
