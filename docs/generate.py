@@ -87,7 +87,7 @@ def cli_reference() -> str:
 # --- metrics -----------------------------------------------------------------
 
 def metrics_reference() -> str:
-    from chronolog.runtime.metrics import LABELS, METRICS
+    from chronolog.runtime.fleet.metrics import LABELS, METRICS
 
     out = ["| metric | type | meaning |", "|---|---|---|"]
     out += [f"| `{name}` | {kind} | {_cell(doc)} |" for name, (kind, doc) in METRICS.items()]
@@ -99,9 +99,9 @@ def metrics_reference() -> str:
 
 def example_mermaid() -> str:
     """What ``chronolog topology src/chronolog/examples/traffic.lars --format mermaid`` prints."""
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang import load_program
-    from chronolog.topology import build_topology
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.load import load_program
+    from chronolog.runtime.fleet.topology import build_topology
 
     return build_topology(plan_program(load_program([str(EXAMPLE)]))).mermaid()
 

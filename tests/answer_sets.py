@@ -12,8 +12,8 @@ from typing import Sequence
 
 import clingo
 
-from chronolog.engine.asp import AtomAt, _Translator
-from chronolog.ir import Program
+from chronolog.dialects.lars.engine.asp import AtomAt, _Translator
+from chronolog.dialects.lars.ir import Program
 
 
 def all_answers(program: Program, events: Sequence[tuple[int, str, tuple]], t1: int, t: int) -> list[frozenset[AtomAt]]:

@@ -7,7 +7,7 @@ is ``a(X) :- p(X) [2].``
 
 from __future__ import annotations
 
-from chronolog.ir import (
+from chronolog.dialects.lars.ir import (
     Atom,
     BinOp,
     Compare,

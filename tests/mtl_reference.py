@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from math import inf
 
-from chronolog.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Unary, Var, atoms_of, head_atom
+from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Unary, Var, atoms_of, head_atom
 
 
 class Ruler:

@@ -15,8 +15,8 @@ import itertools
 from dataclasses import replace
 from typing import Iterable, Iterator
 
-from chronolog.events import Event
-from chronolog.ir import (
+from chronolog.core.events import Event
+from chronolog.dialects.lars.ir import (
     Atom,
     BinOp,
     Compare,
@@ -51,7 +51,7 @@ def reference_answers(program: Program, events: Iterable, until: int | None = No
     """Union over every t in [t1, last (or until)] of the output atoms at t
     (see ``answer_at``).
 
-    ``events``: chronolog.events.Event objects (time markers allowed) or
+    ``events``: chronolog.core.events.Event objects (time markers allowed) or
     ``(t, pred, args)`` tuples, in time order.
     """
     facts, times = _normalise(events)

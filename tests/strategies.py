@@ -19,8 +19,8 @@ from typing import Protocol, Sequence, TypeVar
 
 from hypothesis import strategies as st
 
-from chronolog.events import Event
-from chronolog.ir import (
+from chronolog.core.events import Event
+from chronolog.dialects.lars.ir import (
     Atom,
     BinOp,
     Compare,

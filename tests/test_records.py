@@ -1,4 +1,4 @@
-"""``@record`` (chronolog/records.py) behaves as the ``@dataclass(slots=True)`` it replaces."""
+"""``@record`` (chronolog/core/records.py) behaves as the ``@dataclass(slots=True)`` it replaces."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from chronolog.records import field, record
+from chronolog.core.records import field, record
 
 
 class Dc:

@@ -5,7 +5,7 @@ Built with the typed grafana-foundation-sdk (the ``test`` extra installs it):
     python ops/grafana/dashboard.py            # rewrite ops/grafana/chronolog.json
     python ops/grafana/dashboard.py --check    # exit 1 if the checked-in JSON is stale
 
-Every query uses only the series of ``chronolog.runtime.metrics.METRICS``
+Every query uses only the series of ``chronolog.runtime.fleet.metrics.METRICS``
 (``tests/ops/test_grafana.py`` checks that, and that the JSON is up to date).
 All series carry the labels ``service`` (ingest, grounding, reasoner, output),
 ``stratum`` ("" outside reasoners) and ``partition``, so the dashboard fits

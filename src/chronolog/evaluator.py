@@ -24,8 +24,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from chronolog.events import Event
-from chronolog.records import record
+from chronolog.core.events import Event
+from chronolog.core.records import record
 
 Time = int | Fraction
 STATE_FORMAT = 1  # version of the explicit state encoding; bump on any incompatible change
@@ -88,7 +88,7 @@ def points_as_t(dialect: str) -> bool:
     """Whether a dialect writes an integer time point as a ``t`` line: LARS's
     and RTEC's answers are points; DatalogMTL's are intervals over rational
     time, where a point is the punctual interval ``[7,7]`` (``Dialect.points``)."""
-    from chronolog.dialects import evaluator_dialect
+    from chronolog.dialects.registry import evaluator_dialect
 
     own = evaluator_dialect(dialect)
     return True if own is None else own.points

@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from chronolog.backfill.archive import Archiver, read_archive, time_of
-from chronolog.backfill.kafka_source import read_partition
+from chronolog.runtime.backfill.archive import Archiver, read_archive, time_of
+from chronolog.runtime.backfill.kafka_source import read_partition
 from chronolog.cli.main import main
-from chronolog.runtime.broker import LocalBroker
+from chronolog.runtime.fleet.broker import LocalBroker
 
 
 def _topics(bootstrap: str, **partitions: int) -> None:

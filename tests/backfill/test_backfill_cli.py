@@ -50,8 +50,8 @@ def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
 
 
 def test_hosting_refuses_a_dialect_without_its_own_evaluator():
-    from chronolog.errors import ChronologError
-    from chronolog.runtime.hosting import hosting
+    from chronolog.core.errors import ChronologError
+    from chronolog.runtime.fleet.hosting import hosting
 
     with pytest.raises(ChronologError, match="cannot host lars programs"):
         hosting("lars")  # LARS runs on its own stages, not as a hosted evaluator

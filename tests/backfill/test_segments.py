@@ -17,20 +17,20 @@ from hypothesis import strategies as st
 from meaning import meaning
 from strategies import programs, streams
 
-from chronolog.backfill.points import (
+from chronolog.runtime.backfill.points import (
     correction_lines,
     corrections,
     parse_answer,
     published,
 )
-from chronolog.backfill.segments import History, Segment, evaluation_span, plan_segments, truth
-from chronolog.engine.plan import plan_program
-from chronolog.errors import InputError
-from chronolog.events import Event
-from chronolog.ir import Loc
-from chronolog.lang.lars import parse_lars
+from chronolog.runtime.backfill.segments import History, Segment, evaluation_span, plan_segments, truth
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.errors import InputError
+from chronolog.core.events import Event
+from chronolog.core.source import Loc
+from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.embedded import run_embedded
-from chronolog.runtime.reasoner import Reasoner
+from chronolog.dialects.lars.reasoner import Reasoner
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 HERE = Loc("answers.jsonl", 7, 1)

@@ -17,13 +17,13 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from meaning import meaning
 
-from chronolog.backfill.archive import Archiver
-from chronolog.backfill.job import spark_session
-from chronolog.backfill.kafka_source import read_partition
+from chronolog.runtime.backfill.archive import Archiver
+from chronolog.runtime.backfill.job import spark_session
+from chronolog.runtime.backfill.kafka_source import read_partition
 from chronolog.cli.main import main
-from chronolog.events import Event
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.broker import LocalBroker
+from chronolog.core.events import Event
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.embedded import run_embedded
 
 pytest.importorskip("pyspark")

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from chronolog.bench.breakdown import HOPS, quantile, summarise
-from chronolog.runtime.metrics import ServiceMetrics
+from chronolog.runtime.fleet.metrics import ServiceMetrics
 
 
 def test_quantile_interpolates_like_histogram_quantile() -> None:

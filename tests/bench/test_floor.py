@@ -13,7 +13,7 @@ from floor_hops import hop_processes
 
 from chronolog.bench.fleet import workload
 from chronolog.bench.floor import floor_latency
-from chronolog.errors import ChronologError
+from chronolog.core.errors import ChronologError
 
 
 def test_forwarding_hops_carry_every_line_once_in_order():

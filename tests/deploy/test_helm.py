@@ -21,10 +21,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from chronolog.engine.plan import plan_program
-from chronolog.lang import load_program
-from chronolog.runtime.metrics import METRICS
-from chronolog.topology import build_topology
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.load import load_program
+from chronolog.runtime.fleet.metrics import METRICS
+from chronolog.runtime.fleet.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "chronolog"

@@ -31,12 +31,12 @@ import yaml
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file, tail_topic
-from chronolog.engine.plan import plan_program
-from chronolog.events import Event
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.broker import LocalBroker, free_port
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.events import Event
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.broker import LocalBroker, free_port
 from chronolog.runtime.embedded import run_embedded
-from chronolog.topology import build_topology
+from chronolog.runtime.fleet.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "chronolog"

@@ -73,7 +73,7 @@ def test_readme_topics_match_chronolog_topology(name):
 
 @pytest.mark.parametrize("name", service_choices())
 def test_readme_names_only_real_metrics(name):
-    from chronolog.runtime.metrics import METRICS
+    from chronolog.runtime.fleet.metrics import METRICS
 
     text = (SERVICES / name / "README.md").read_text()
     named = set(re.findall(r"chronolog_[a-z_]+", text))

@@ -88,7 +88,7 @@ def test_cli_page_lists_every_subcommand_and_option(site):
 
 
 def test_metrics_page_lists_every_metric(site):
-    from chronolog.runtime.metrics import METRICS
+    from chronolog.runtime.fleet.metrics import METRICS
 
     text = page(site, "fleet/metrics")
     for name, (kind, doc) in METRICS.items():

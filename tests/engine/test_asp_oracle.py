@@ -1,4 +1,4 @@
-"""The clingo translation (chronolog.engine.asp) against hand-derived answers,
+"""The clingo translation (chronolog.dialects.lars.engine.asp) against hand-derived answers,
 and against the naive reference evaluator on random stratified programs."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from irbuild import TW, W, at, atom, box, cmp, dia, neg, op, program, rule  # no
 from reference import answer_at, reference_answers  # noqa: E402
 from strategies import programs, random_program, random_stream, streams  # noqa: E402
 
-from chronolog.engine.asp import solve_time_point, to_asp  # noqa: E402
-from chronolog.ir import Program  # noqa: E402
+from chronolog.dialects.lars.engine.asp import solve_time_point, to_asp  # noqa: E402
+from chronolog.dialects.lars.ir import Program  # noqa: E402
 
 
 def solve(prog, events, t, t1=None):

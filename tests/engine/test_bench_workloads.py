@@ -20,9 +20,9 @@ from meaning import meaning
 from reference import reference_answers
 
 from chronolog.bench.lars import find_generator
-from chronolog.engine.plan import plan_program
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.io.formats import read_events
-from chronolog.lang import load_program
+from chronolog.dialects.load import load_program
 from chronolog.runtime.embedded import run_embedded
 
 GEN = find_generator()  # the public generator as shipped in the package

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog.engine.content import NOTHING, atoms, changed, difference, grouped, merged
+from chronolog.dialects.lars.engine.content import NOTHING, atoms, changed, difference, grouped, merged
 
 keys = st.sampled_from([("p", 1), ("q", 1), ("r", 2), ("#answers", ("p", 1))])
 atom = keys.flatmap(lambda k: st.tuples(st.just(k), st.tuples(*[st.integers(0, 3)] * (2 if k == ("r", 2) else 1))))

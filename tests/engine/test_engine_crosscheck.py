@@ -20,13 +20,13 @@ from meaning import meaning
 from reference import reference_answers
 from strategies import long_stream, programs, random_program, random_stream, streams
 
-from chronolog.engine import core as core_module
-from chronolog.engine.plan import plan_program
-from chronolog.events import Event
-from chronolog.ir import Program
-from chronolog.runtime.answers import AnswerWriter
+from chronolog.dialects.lars.engine import core as core_module
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.events import Event
+from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.runtime.embedded import run_embedded
-from chronolog.runtime.reasoner import Reasoner
+from chronolog.dialects.lars.reasoner import Reasoner
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -148,8 +148,8 @@ def test_non_stratified_answers_are_answer_sets(program, events):
     these output atoms true at t."""
     import clingo
 
-    from chronolog.engine.asp import _const, _Translator
-    from chronolog.engine.clingo_engine import ClingoEngine
+    from chronolog.dialects.lars.engine.asp import _const, _Translator
+    from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine
 
     plan = plan_program(program)
     if plan.stratified:
@@ -215,7 +215,7 @@ def test_engine_checkpoint_restores_exactly():
     """A pickled engine, restored, continues exactly like the original (the fleet's checkpoints)."""
     import pickle
 
-    from chronolog.engine.core import Engine
+    from chronolog.dialects.lars.engine.core import Engine
 
     for seed in range(40):
         rng = random.Random(5000 + seed)
@@ -297,7 +297,7 @@ def test_retention_repairs_within_the_horizon_and_prunes_the_log():
 
 def test_events_older_than_retention_are_ignored_and_reported():
     program = random_program(random.Random(3))
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
 
     program = parse_lars("q(X) :- p(X) [2].")
     events = [Event(t, "p", (t,)) for t in range(10)] + [Event(2, "p", (99,)), Event(8, "p", (98,))]
@@ -310,7 +310,7 @@ def test_events_older_than_retention_are_ignored_and_reported():
 
 
 def test_retention_bounds_the_log():
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
 
     plan = plan_program(parse_lars("q(X) :- p(X) [3], r(X) [2 #]."))
     reasoner = Reasoner(plan, AnswerWriter(io.StringIO(), plan), retention=10)

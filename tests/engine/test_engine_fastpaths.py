@@ -18,8 +18,8 @@ from reference import reference_answers
 from strategies import CONSTANTS, INTENSIONAL, long_stream, programs, random_program, streams
 from test_engine_crosscheck import answers
 
-from chronolog.engine import core as core_module
-from chronolog.events import Event
+from chronolog.dialects.lars.engine import core as core_module
+from chronolog.core.events import Event
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -110,7 +110,7 @@ def _timed_program(rng: random.Random) -> str:
 
 
 def test_seeded_timed_programs_with_windows_over_derived_predicates():
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
 
     for seed in range(150):
         rng = random.Random(seed)
@@ -128,9 +128,9 @@ def test_checkpoints_taken_before_and_after_facts_of_derived_predicates_restore_
     relation; a checkpoint from either side of the switch restores exactly."""
     import pickle
 
-    from chronolog.engine.core import Engine
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.engine.core import Engine
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.lars.parser import parse_lars
 
     for seed in range(60):
         rng = random.Random(9000 + seed)
@@ -156,7 +156,7 @@ def test_checkpoints_taken_before_and_after_facts_of_derived_predicates_restore_
 def test_semi_naive_rounds_reach_the_fixpoint_of_recursive_components():
     """Transitive closure over windows and @-heads: each round joins only what
     the round before added; the answers are the reference evaluator's."""
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
 
     program = parse_lars(
         "reach(X, Y) :- edge(X, Y) [2].\n"
@@ -183,9 +183,9 @@ def test_at_windows_as_wide_as_the_reach_of_a_timed_predicate_share_its_relation
     and its hidden rule for stream facts of ``a`` looks back as far as the
     widest window over it): ``at T [3]`` sees all of them and reads ``a``'s
     relation, as a windowless ``at`` does; a narrower window keeps a view."""
-    from chronolog.engine.core import Engine
-    from chronolog.engine.plan import plan_program, time_reach
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.engine.core import Engine
+    from chronolog.dialects.lars.plan import plan_program, time_reach
+    from chronolog.dialects.lars.parser import parse_lars
 
     program = parse_lars(
         "a(X) at T :- p(X) at T [2].\n"
@@ -225,8 +225,8 @@ _value = st.one_of(st.integers(-3, 3), st.sampled_from(["a", "b", "1", ""]))
     st.lists(st.tuples(_value, _value), max_size=6),
 )
 def test_generated_filters_equal_the_comparison_closures(op, left, right, bindings):
-    from chronolog.engine.rules import _compile_test, _filter
-    from chronolog.ir import Compare, Const, Var
+    from chronolog.dialects.lars.engine.rules import _compile_test, _filter
+    from chronolog.dialects.lars.ir import Compare, Const, Var
 
     term = lambda x: Var(x) if x in ("X", "Y") else Const(x)  # noqa: E731
     c = Compare(op, term(left), term(right))
@@ -242,7 +242,7 @@ def test_count_with_sets_equals_counting_each_head(steps):
     """``_count`` (sets while every head has one derivation) against plain counters."""
     from collections import Counter
 
-    from chronolog.engine.core import _count
+    from chronolog.dialects.lars.engine.core import _count
 
     model: Counter = Counter()
     present: set = set()
@@ -266,7 +266,7 @@ def test_count_with_sets_equals_counting_each_head(steps):
 def test_views_wait_while_no_rule_can_use_them():
     """A window of p is not kept up to date while every rule reading it has an
     empty stream literal (q absent); when q arrives, the window catches up."""
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
 
     for seed in range(120):
         rng = random.Random(seed)
@@ -289,7 +289,7 @@ def test_views_wait_while_no_rule_can_use_them():
 
 
 def test_program_facts_never_block_a_window():
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
 
     program = parse_lars("m(X) :- p(X) [2], v(X).\nv(1).\nv(2).")
     events = [Event(0, "p", (1,)), Event(1), Event(2, "p", (2,)), Event(5)]
@@ -310,8 +310,8 @@ _atom = st.tuples(st.sampled_from(["a", "b", "c"]), st.one_of(st.integers(-1, 9)
 def test_time_window_view_sets_equal_atom_by_atom(op, size, steps):
     """TimeWindowView.advance on whole changes (one time: bucket set operations)
     against the same changes one atom at a time (the per-atom loop)."""
-    from chronolog.engine.views import TimeWindowView
-    from chronolog.ir import Op
+    from chronolog.dialects.lars.engine.views import TimeWindowView
+    from chronolog.dialects.lars.ir import Op
 
     whole, single = TimeWindowView(Op[op], size), TimeWindowView(Op[op], size)
     source: set = set()
@@ -336,7 +336,7 @@ def test_time_window_view_sets_equal_atom_by_atom(op, size, steps):
 @given(st.lists(st.tuples(st.booleans(), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=6)), max_size=12))
 def test_index_buckets_equal_a_rebuilt_index(steps):
     """Index buckets (1-tuples, then sets) kept up to date equal an index built anew."""
-    from chronolog.engine.relation import Rel, index_key
+    from chronolog.dialects.lars.engine.relation import Rel, index_key
 
     rel = Rel()
     rel.start_journal()
@@ -365,7 +365,7 @@ def test_index_buckets_equal_a_rebuilt_index(steps):
 
 
 def test_step_result_timed_groups_and_flat_form_agree():
-    from chronolog.engine.core import StepResult
+    from chronolog.dialects.lars.engine.core import StepResult
 
     r = StepResult(3)
     r.add_timed(("p", 1), [("a", 2), ("b", 3)], [("c", 1)])

@@ -13,11 +13,11 @@ import gc
 import io
 import random
 
-from chronolog.engine.plan import plan_program
-from chronolog.events import Event
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.answers import AnswerWriter
-from chronolog.runtime.reasoner import Reasoner
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.events import Event
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.reasoner import Reasoner
 
 PROGRAM = """
 a(X) at T :- p(X) at T [3], X >= 1.

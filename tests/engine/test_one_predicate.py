@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import pickle
 
-from chronolog.engine.plan import plan_program
-from chronolog.events import Event, OnePredicate
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.answers import AnswerWriter
-from chronolog.runtime.reasoner import Reasoner
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.events import Event, OnePredicate
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.reasoner import Reasoner
 
 
 def test_reads_as_the_list_of_facts_it_stands_for():

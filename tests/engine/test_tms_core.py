@@ -14,7 +14,7 @@ import clingo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chronolog.engine.tms import Tms
+from chronolog.dialects.lars.engine.tms import Tms
 
 
 def answer_sets(rules) -> list[frozenset[str]]:

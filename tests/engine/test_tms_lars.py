@@ -29,17 +29,17 @@ from strategies import (  # noqa: E402
     streams,
 )
 
-from chronolog.backfill.segments import plan_segments  # noqa: E402
+from chronolog.runtime.backfill.segments import plan_segments  # noqa: E402
 from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
-from chronolog.engine.core import Engine  # noqa: E402
-from chronolog.engine.plan import plan_program  # noqa: E402
-from chronolog.engine.tms_engine import TmsEngine  # noqa: E402
-from chronolog.engine.tms_split import split_plan  # noqa: E402
-from chronolog.errors import ProgramError  # noqa: E402
-from chronolog.events import Event  # noqa: E402
-from chronolog.ir import Program  # noqa: E402
-from chronolog.lang.lars import parse_lars  # noqa: E402
-from chronolog.runtime.lars_evaluator import LarsEvaluator  # noqa: E402
+from chronolog.dialects.lars.engine.core import Engine  # noqa: E402
+from chronolog.dialects.lars.plan import plan_program  # noqa: E402
+from chronolog.dialects.lars.engine.tms_engine import TmsEngine  # noqa: E402
+from chronolog.dialects.lars.engine.tms_split import split_plan  # noqa: E402
+from chronolog.core.errors import ProgramError  # noqa: E402
+from chronolog.core.events import Event  # noqa: E402
+from chronolog.dialects.lars.ir import Program  # noqa: E402
+from chronolog.dialects.lars.parser import parse_lars  # noqa: E402
+from chronolog.dialects.lars.evaluator import LarsEvaluator  # noqa: E402
 
 
 def by_time(events: list[Event]) -> tuple[int, int, dict[int, list]]:
@@ -194,7 +194,7 @@ def _lockstep_groundings(program: Program, events: list[Event]) -> int:
     one that grounds every changed component whole: the same ground rules in the
     TMS and the same atoms that could hold, at every point.  Returns how many
     points grounded a change only."""
-    import chronolog.engine.tms_engine as tms_engine
+    import chronolog.dialects.lars.engine.tms_engine as tms_engine
 
     plan = plan_program(program)
     t1, last, facts = by_time(events)

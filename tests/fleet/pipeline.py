@@ -14,16 +14,16 @@ from collections import deque
 
 import orjson
 
-from chronolog.engine.plan import plan_program
-from chronolog.ir import Program
-from chronolog.runtime.stages import (
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.ir import Program
+from chronolog.runtime.fleet.stages import (
     ChainStage,
     GroundingStage,
     IngestStage,
     OutputStage,
     ReasonerStage,
 )
-from chronolog.schemas import (
+from chronolog.contract.models import (
     AnswerLine,
     FactEvent,
     GroundedBatch,
@@ -34,7 +34,7 @@ from chronolog.schemas import (
     TimeMarker,
 )
 from chronolog.state.snapshots import roundtrip
-from chronolog.topology import partition_key
+from chronolog.runtime.fleet.topology import partition_key
 
 
 def validate(topic: str, value: bytes) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog.runtime.batching import Batching
-from chronolog.runtime.service import commit_gap_for
-from chronolog.runtime.stages import IngestStage, Out
+from chronolog.runtime.fleet.batching import Batching
+from chronolog.runtime.fleet.service import commit_gap_for
+from chronolog.runtime.fleet.stages import IngestStage, Out
 
 
 def out(urgent: bool = True, n: int = 0) -> Out:

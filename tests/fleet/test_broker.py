@@ -5,10 +5,10 @@ from __future__ import annotations
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from chronolog.engine.plan import plan_program
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.broker import LocalBroker, create_topics
-from chronolog.topology import build_topology
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.broker import LocalBroker, create_topics
+from chronolog.runtime.fleet.topology import build_topology
 
 
 def test_bundled_broker_topics_and_a_transaction(tmp_path):
@@ -48,7 +48,7 @@ def test_a_transaction_larger_than_the_producer_queue_waits_and_commits(tmp_path
     instead of raising ``BufferError``, and every record is committed once."""
     import pytest
 
-    from chronolog import kafka_clients
+    from chronolog.runtime.fleet import kafka_clients
 
     with LocalBroker.start(log=tmp_path / "broker.log") as broker:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
@@ -88,7 +88,7 @@ def test_the_sender_gives_up_with_a_reason_when_nothing_is_acknowledged():
 
     import pytest
 
-    from chronolog import kafka_clients
+    from chronolog.runtime.fleet import kafka_clients
 
     class Full:
         polls = 0
@@ -109,7 +109,7 @@ def test_the_sender_gives_up_with_a_reason_when_nothing_is_acknowledged():
 def test_the_bundled_broker_runs_one_worker_thread_unless_told_otherwise():
     import os
 
-    from chronolog.runtime.broker import broker_env
+    from chronolog.runtime.fleet.broker import broker_env
 
     assert broker_env({"PATH": "/bin"}) == {"PATH": "/bin", "TOKIO_WORKER_THREADS": "1"}
     assert broker_env({"TOKIO_WORKER_THREADS": "2"})["TOKIO_WORKER_THREADS"] == "2"  # the user's choice stands

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from chronolog.engine.plan import plan_program
-from chronolog.errors import InputError
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.errors import InputError
 from chronolog.io.formats import read_events
-from chronolog.lang import load_program
-from chronolog.lang.lars import parse_lars
-from chronolog.schemas import AnswerLine, FactEvent, json_schemas
-from chronolog.topology import build_topology
+from chronolog.dialects.load import load_program
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.contract.models import AnswerLine, FactEvent, json_schemas
+from chronolog.runtime.fleet.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog.runtime.epochs import Alignment, Completed, Deliver, barrier_of, barrier_record
+from chronolog.runtime.fleet.epochs import Alignment, Completed, Deliver, barrier_of, barrier_record
 
 BARRIER = object()
 

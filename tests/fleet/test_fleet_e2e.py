@@ -28,10 +28,10 @@ import pytest
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file, tail_topic
-from chronolog.events import Event, event_json
-from chronolog.lang.lars import parse_lars
+from chronolog.core.events import Event, event_json
+from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.embedded import run_embedded
-from chronolog.topology import partition_of
+from chronolog.runtime.fleet.topology import partition_of
 
 PROGRAM = """\
 hot(S) :- temp(S, V) [3], V > 80.

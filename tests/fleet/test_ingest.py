@@ -6,11 +6,11 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chronolog.engine.plan import plan_program
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.ingest import Accepted, ingest_record
-from chronolog.schemas import DeadLetter
-from chronolog.topology import build_topology
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.ingest import Accepted, ingest_record
+from chronolog.contract.models import DeadLetter
+from chronolog.runtime.fleet.topology import build_topology
 
 KEY = build_topology(plan_program(parse_lars("hot(S) :- temp(S, V) [3], V > 80.")), partitions=3).partition_key
 
@@ -52,7 +52,7 @@ def _full_check(value: bytes):
     """What the embedded reader makes of the record as one line: an event, None (blank) or the error."""
     import io
 
-    from chronolog.errors import InputError
+    from chronolog.core.errors import InputError
     from chronolog.io.formats import read_events
 
     raw = value.decode("utf-8", errors="replace").replace("\n", " ") + "\n"
@@ -88,8 +88,8 @@ def test_ingest_accepts_and_rejects_exactly_what_the_reader_does(obj):
 def test_what_ingest_forwards_reads_as_the_event_the_reader_makes(items):
     """Ingest forwards a plain fact's own bytes (any spacing, any key order)
     and encodes every other event: grounding must read the same event either way."""
-    from chronolog.events import event_record
-    from chronolog.runtime.stages import IngestStage
+    from chronolog.core.events import event_record
+    from chronolog.runtime.fleet.stages import IngestStage
 
     stage = IngestStage(None, 1)
     records, want = [], []
@@ -125,7 +125,7 @@ _stream = st.lists(st.tuples(
 def test_a_batch_gives_what_its_records_give_one_by_one(stream, partitions, inputs, retention):
     """``process`` takes a short path for the usual event; its records must be
     exactly those of ``handle`` on every record in turn (batched as ever)."""
-    from chronolog.runtime.stages import IngestStage, _batched
+    from chronolog.runtime.fleet.stages import IngestStage, _batched
 
     def stage():
         return IngestStage(KEY, partitions, input_partitions=inputs, retention=retention)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chronolog.runtime.journal import DELETED, Journal
+from chronolog.state.journal import DELETED, Journal
 
 
 def test_tracked_journal_reports_sets_deletes_and_in_place_changes():

@@ -17,7 +17,7 @@ def test_client_logs_reach_python_logging_not_stderr() -> None:
     # failures (level 3, error).  Raw, they would be "%3|...|FAIL|rdkafka#..." on stderr.
     got = _run("""
         import logging, sys, time
-        from chronolog import kafka_clients
+        from chronolog.runtime.fleet import kafka_clients
         seen = []
         class Keep(logging.Handler):
             def emit(self, record):
@@ -51,13 +51,13 @@ def test_raw_client_would_print_to_stderr() -> None:
 
 
 def test_info_level_lines_hidden_by_default() -> None:
-    from chronolog import kafka_clients
+    from chronolog.runtime.fleet import kafka_clients
 
     assert kafka_clients.LOGGER.getEffectiveLevel() >= logging.WARNING or "CHRONOLOG_LIBRDKAFKA_LOG" in __import__("os").environ
 
 
 def test_take_waits_for_one_record_only_then_takes_what_is_fetched():
-    from chronolog.kafka_clients import take
+    from chronolog.runtime.fleet.kafka_clients import take
 
     class Fetched:
         def __init__(self, records: list) -> None:

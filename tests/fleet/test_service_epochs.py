@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chronolog.engine.plan import plan_program
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.epochs import Alignment, barrier_record, replay_record
-from chronolog.runtime.service import Service, ServiceConfig, Skipped, epoch_offsets, epoch_state
-from chronolog.runtime.stages import Out
-from chronolog.schemas import Committed
-from chronolog.topology import build_topology
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.epochs import Alignment, barrier_record, replay_record
+from chronolog.runtime.fleet.service import Service, ServiceConfig, Skipped, epoch_offsets, epoch_state
+from chronolog.runtime.fleet.stages import Out
+from chronolog.contract.models import Committed
+from chronolog.runtime.fleet.topology import build_topology
 
 PROGRAM = "a(X) :- p(X) [2].\nb(X) :- p(X), not a(X).\n"  # two strata, joined on X: partitionable
 
@@ -183,7 +183,7 @@ def test_a_relay_writes_its_state_on_its_state_thread_one_commit_at_a_time(tmp_p
 
     import pytest
 
-    from chronolog.runtime.service import Captured
+    from chronolog.runtime.fleet.service import Captured
 
     reasoner = service("reasoner", tmp_path, stratum=1)
     assert reasoner._state_thread is not None and service("output", tmp_path)._state_thread is None

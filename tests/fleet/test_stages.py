@@ -19,9 +19,9 @@ from meaning import meaning
 from pipeline import run_chain, run_pipeline, validate
 from strategies import programs, random_program, random_stream, streams
 
-from chronolog.engine.plan import plan_program
-from chronolog.events import Event, event_json
-from chronolog.lang.lars import parse_lars
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.events import Event, event_json
+from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.embedded import run_embedded
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -250,7 +250,7 @@ def test_an_upper_reasoner_keeps_only_the_facts_its_rules_read():
     q always [3] at 6 covers [3, 6] then, not [5, 6], so c goes away, as the
     embedded run says (hand-derived: c at 5 and 6 without the late p, at no
     point with it)."""
-    from chronolog.runtime.stages import ReasonerStage
+    from chronolog.runtime.fleet.stages import ReasonerStage
 
     plan = plan_program(UPPER_READS_Q)
     assert plan.fleet_strata == 2
@@ -278,7 +278,7 @@ def test_an_upper_stratum_with_a_tuple_window_keeps_every_fact():
         c :- q [2 #], not a(z).
         """
     )
-    from chronolog.runtime.stages import ReasonerStage
+    from chronolog.runtime.fleet.stages import ReasonerStage
 
     assert ReasonerStage(plan_program(program), 1).keeps is None
 
@@ -287,7 +287,7 @@ def test_ingest_sends_a_consumed_batch_as_one_record_per_partition():
     """What one consumed batch yields for a partition travels as one ``batch``
     record, in order; grounding closes the same points from it as from the
     records one by one."""
-    from chronolog.runtime.stages import GroundingStage, IngestStage
+    from chronolog.runtime.fleet.stages import GroundingStage, IngestStage
 
     lines = [b'{"t": 0, "pred": "p", "args": ["a"]}', b'{"t": 0, "pred": "p", "args": ["b"]}',
              b'{"t": 1, "pred": "q", "args": []}', b'not json', b'{"t": 2, "pred": "p", "args": ["c"]}']
@@ -314,7 +314,7 @@ def test_ingest_sends_a_consumed_batch_as_one_record_per_partition():
 
 
 def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatch):
-    from chronolog.runtime import stages
+    from chronolog.runtime.fleet import stages
 
     monkeypatch.setattr(stages, "BATCH_BYTES", 200)
     lines = [b'{"t": %d, "pred": "p", "args": ["%s"]}' % (i // 3, b"x" * 40) for i in range(12)]
@@ -327,7 +327,7 @@ def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatc
 
 
 def test_ingest_says_once_when_its_input_went_quiet_and_grounding_closes_on_it():
-    from chronolog.runtime.stages import IDLE_RECORD, GroundingStage, IngestStage
+    from chronolog.runtime.fleet.stages import IDLE_RECORD, GroundingStage, IngestStage
 
     ingest = IngestStage(None, 2, idle_flush=1.0)
     facts = [("facts", "chronolog.facts", 0, 0, b'{"t": 3, "pred": "p", "args": ["a"]}')]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chronolog.errors import InputError
-from chronolog.events import Event
+from chronolog.core.errors import InputError
+from chronolog.core.events import Event
 from chronolog.io.formats import EventReader, read_events
-from chronolog.ir import Loc
+from chronolog.core.source import Loc
 
 
 def events(text: str, fmt: str = "jsonl", **kw) -> list[Event]:

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog.runtime.answers import render
+from chronolog.dialects.lars.answers import render
 
 _value = st.one_of(
     st.integers(-(2**70), 2**70),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronolog.errors import ProgramError
-from chronolog.ir import (
+from chronolog.core.errors import ProgramError
+from chronolog.dialects.lars.ir import (
     Atom,
     BinOp,
     Compare,
@@ -20,8 +20,8 @@ from chronolog.ir import (
     TupleWindow,
     Var,
 )
-from chronolog.lang import DIALECTS, dialect_for, load_program, parse_program
-from chronolog.lang.lars import parse_lars
+from chronolog.dialects.load import DIALECTS, dialect_for, load_program, parse_program
+from chronolog.dialects.lars.parser import parse_lars
 
 X, Y, Z, T, C, V = (Var(n) for n in "XYZTCV")
 
@@ -304,7 +304,7 @@ def test_dialect_for():
 def test_parse_program_dispatch():
     assert parse_program("a :- b.", "x", "lars").dialect == "lars"
     assert parse_program("a :- b", "x", "laser").dialect == "laser"
-    assert parse_program("", "x", "rtec").dialect == "rtec"  # RTEC event descriptions: chronolog.lang.rtec
+    assert parse_program("", "x", "rtec").dialect == "rtec"  # RTEC event descriptions: chronolog.dialects.rtec.parser
     with pytest.raises(ProgramError, match="unknown dialect 'datalog'"):
         parse_program("", "x", "datalog")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronolog.errors import ProgramError
-from chronolog.ir import (
+from chronolog.core.errors import ProgramError
+from chronolog.dialects.lars.ir import (
     Atom,
     BinOp,
     Compare,
@@ -19,8 +19,8 @@ from chronolog.ir import (
     TupleWindow,
     Var,
 )
-from chronolog.lang.lars import parse_lars
-from chronolog.lang.laser import WHOLE_TIMELINE, parse_laser
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.laser import WHOLE_TIMELINE, parse_laser
 
 X, Y, T, V = Var("X"), Var("Y"), Var("T"), Var("V")
 WHOLE = TimeWindow(WHOLE_TIMELINE)

@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import programs
 
-from chronolog.errors import ProgramError
-from chronolog.ir import Atom, BinOp, Compare, Const, ExtAtom, Head, Op, TimeWindow, TupleWindow, Var
-from chronolog.lang import dialect_for, load_program
-from chronolog.lang.laser import parse_laser
-from chronolog.lang.lars import parse_lars
+from chronolog.core.errors import ProgramError
+from chronolog.dialects.lars.ir import Atom, BinOp, Compare, Const, ExtAtom, Head, Op, TimeWindow, TupleWindow, Var
+from chronolog.dialects.load import dialect_for, load_program
+from chronolog.dialects.lars.laser import parse_laser
+from chronolog.dialects.lars.parser import parse_lars
 
 X, Y, T, C = Var("X"), Var("Y"), Var("T"), Var("C")
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chronolog.errors import ProgramError
-from chronolog.ir import (
+from chronolog.core.errors import ProgramError
+from chronolog.dialects.lars.ir import (
     COMPARISON_OPS,
     Atom,
     BinOp,
@@ -28,8 +28,8 @@ from chronolog.ir import (
     TupleWindow,
     Var,
 )
-from chronolog.lang.lars import BUILTINS, parse_lars
-from chronolog.lang.laser import parse_laser
+from chronolog.dialects.lars.parser import BUILTINS, parse_lars
+from chronolog.dialects.lars.laser import parse_laser
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 GEN = SHARED / "bench" / "lars" / "gen.py"

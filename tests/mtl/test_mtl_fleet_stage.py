@@ -13,10 +13,10 @@ import pytest
 from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_program
 
 from chronolog.evaluator import Span, time_text
-from chronolog.events import Event
-from chronolog.lang.mtl import interval_from_text, parse_mtl
-from chronolog.mtl.evaluator import MtlEvaluator, reach_retention
-from chronolog.runtime.hosting import EvaluatorStage, hosting
+from chronolog.core.events import Event
+from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
+from chronolog.dialects.mtl.evaluator import MtlEvaluator, reach_retention
+from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
 from chronolog.state.snapshots import roundtrip
 
 
@@ -87,8 +87,8 @@ def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
 
 
 def test_a_hosted_evaluator_with_retention_ignores_older_events():
-    from chronolog.runtime.hosting import HostedPlan
-    from chronolog.runtime.service import ServiceConfig, make_stage
+    from chronolog.runtime.fleet.hosting import HostedPlan
+    from chronolog.runtime.fleet.service import ServiceConfig, make_stage
 
     plan = HostedPlan(parse_mtl("Q(X):-Diamondminus[0,1]P(X)\n"))  # what chronolog up --retention 3 builds
     stage = make_stage(ServiceConfig("chain", plan, "localhost:9092", retention=3, idle_flush=5.0))  # type: ignore[arg-type]

@@ -11,10 +11,10 @@ from fractions import Fraction as F
 import pytest
 from test_mtl_semantics import as_cells, clip, drive, iv, meaning, reference
 
-from chronolog.events import Event
-from chronolog.lang.mtl import parse_mtl
-from chronolog.mtl import intervals as I
-from chronolog.mtl.evaluator import MtlEvaluator, diamond_only
+from chronolog.core.events import Event
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl import intervals as I
+from chronolog.dialects.mtl.evaluator import MtlEvaluator, diamond_only
 
 
 @pytest.mark.parametrize("ivs, width, want", [

@@ -15,11 +15,11 @@ import pytest
 from test_mtl_runtime import _events, chronolog
 from test_mtl_semantics import _literal, as_cells, clip, drive, iv, meaning, random_facts, reference, run
 
-from chronolog.errors import ProgramError
-from chronolog.events import Event
-from chronolog.lang.mtl import parse_mtl
-from chronolog.mtl.evaluator import MtlEvaluator, not_forward_propagating
-from chronolog.mtl.materialise import strata
+from chronolog.core.errors import ProgramError
+from chronolog.core.events import Event
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl.evaluator import MtlEvaluator, not_forward_propagating
+from chronolog.dialects.mtl.materialise import strata
 
 
 def ivs(*texts: str) -> list:

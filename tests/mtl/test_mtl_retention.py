@@ -14,9 +14,9 @@ import pytest
 from test_mtl_runtime import _events, chronolog
 from test_mtl_semantics import clip, drive, meaning, random_facts, random_program
 
-from chronolog.events import Event
-from chronolog.lang.mtl import parse_mtl
-from chronolog.mtl.evaluator import MtlEvaluator
+from chronolog.core.events import Event
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl.evaluator import MtlEvaluator
 
 
 def arrival(rng: random.Random, ordered: list[Event], delays: int, retractions: int) -> list[Event]:
@@ -172,7 +172,7 @@ def test_run_applies_every_late_event_unless_a_retention_bounds_it(tmp_path):
 def test_memory_is_flat_with_the_reach_as_retention_and_grows_without():
     from types import SimpleNamespace
 
-    from chronolog.dialects import DIALECTS
+    from chronolog.dialects.registry import DIALECTS
 
     program = parse_mtl("Q(X):-Diamondminus[0,2]P(X)\nR(X):-Boxminus[1,1]Q(X), P(X)\n")  # W = 2
     held = {}

@@ -13,11 +13,11 @@ import orjson
 import pytest
 from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_program
 
-from chronolog.errors import InputError, ProgramError
-from chronolog.events import Event
-from chronolog.io.mtl_input import read_mtl_events
-from chronolog.lang.mtl import parse_mtl
-from chronolog.mtl.evaluator import MtlEvaluator
+from chronolog.core.errors import InputError, ProgramError
+from chronolog.core.events import Event
+from chronolog.dialects.mtl.reader import read_mtl_events
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl.evaluator import MtlEvaluator
 from chronolog.state.codec import decode, encode
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtl"

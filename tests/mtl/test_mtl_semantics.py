@@ -10,11 +10,11 @@ from math import inf
 import pytest
 from mtl_reference import Ruler, cells_of, reference_model
 
-from chronolog.events import Event
-from chronolog.lang.mtl import interval_from_text, parse_mtl
-from chronolog.mtl import intervals as I
-from chronolog.mtl.evaluator import MtlEvaluator, not_forward_propagating
-from chronolog.mtl.syntax import head_atom
+from chronolog.core.events import Event
+from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
+from chronolog.dialects.mtl import intervals as I
+from chronolog.dialects.mtl.evaluator import MtlEvaluator, not_forward_propagating
+from chronolog.dialects.mtl.syntax import head_atom
 
 
 def iv(text: str):

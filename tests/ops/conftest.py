@@ -58,7 +58,7 @@ def load_yaml(path: Path):
 
 def allowed_series() -> dict[str, str]:
     """Series names the fleet exposes -> the METRICS entry they come from."""
-    from chronolog.runtime.metrics import METRICS
+    from chronolog.runtime.fleet.metrics import METRICS
 
     names: dict[str, str] = {}
     for name, (kind, _doc) in METRICS.items():

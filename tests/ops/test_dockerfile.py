@@ -90,4 +90,4 @@ def test_the_context_alone_builds_the_package(tmp_path):
         names = set(zf.namelist())
         entry = next(n for n in names if n.endswith("entry_points.txt"))
         assert "chronolog = chronolog.cli.main:main" in zf.read(entry).decode()
-    assert {"chronolog/cli/main.py", "chronolog/examples/traffic.lars", "chronolog/runtime/metrics.py"} <= names
+    assert {"chronolog/cli/main.py", "chronolog/examples/traffic.lars", "chronolog/runtime/fleet/metrics.py"} <= names

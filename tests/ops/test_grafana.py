@@ -62,9 +62,9 @@ def test_queries_reference_only_the_fleet_metrics_and_cover_them_all():
         names = series_names(expr)  # also: every expression parses as PromQL
         assert names, f"{expr!r} reads no series"
         unknown = names - set(allowed)
-        assert not unknown, f"{expr!r} uses {unknown}, not in chronolog.runtime.metrics.METRICS"
+        assert not unknown, f"{expr!r} uses {unknown}, not in chronolog.runtime.fleet.metrics.METRICS"
         used |= {allowed[n] for n in names}
-    from chronolog.runtime.metrics import METRICS
+    from chronolog.runtime.fleet.metrics import METRICS
 
     assert used == set(METRICS), f"metrics without a panel: {set(METRICS) - used}"
 

@@ -192,7 +192,7 @@ def check_rules_and_dashboard(prom: Prometheus, n_targets: int) -> None:
 
 def test_prometheus_scrapes_service_metrics_and_runs_the_dashboard_queries(tmp_path):
     """Independent of the fleet: the endpoints of runtime/metrics.py, as five services of the example."""
-    from chronolog.runtime.metrics import ServiceMetrics
+    from chronolog.runtime.fleet.metrics import ServiceMetrics
 
     instances = {}
     for service, stratum in (("ingest", None), ("grounding", None), ("reasoner", 1), ("reasoner", 2), ("output", None)):

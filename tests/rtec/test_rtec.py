@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from chronolog.cli.main import main
-from chronolog.errors import ProgramError
-from chronolog.events import Event
-from chronolog.lang import load_program
-from chronolog.lang.prolog import read_clauses
-from chronolog.lang.rtec import finish_program, parse_rtec
-from chronolog.rtec.evaluator import RtecEvaluator
+from chronolog.core.errors import ProgramError
+from chronolog.core.events import Event
+from chronolog.dialects.load import load_program
+from chronolog.dialects.rtec.prolog import read_clauses
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "rtec"

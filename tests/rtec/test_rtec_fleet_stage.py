@@ -11,10 +11,10 @@ import random
 import pytest
 from test_rtec import SDF, SIMPLE, _sdf_stream, _stream, meaning, program
 
-from chronolog.events import event_json
-from chronolog.rtec.evaluator import RtecEvaluator
+from chronolog.core.events import event_json
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
-from chronolog.runtime.hosting import EvaluatorStage, HostedPlan, hosting
+from chronolog.runtime.fleet.hosting import EvaluatorStage, HostedPlan, hosting
 from chronolog.state.snapshots import roundtrip
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog.rtec import intervals as IV
+from chronolog.dialects.rtec import intervals as IV
 
 TOP = 40
 pairs = st.lists(st.tuples(st.integers(0, TOP), st.integers(1, 6)).map(lambda p: (p[0], p[0] + p[1])), max_size=8)

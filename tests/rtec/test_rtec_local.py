@@ -1,4 +1,4 @@
-"""Rule bodies compiled to loops over locals (``chronolog.rtec.local``) mean what the generic
+"""Rule bodies compiled to loops over locals (``chronolog.dialects.rtec.local``) mean what the generic
 runner means: the same answers on random streams, for the shapes it takes (a free time, a bound
 one, a repeated variable, a negation with anonymous variables, a memoised call binding the head,
 ``@<``) and the ones it leaves to the generic runner."""
@@ -10,10 +10,10 @@ import random
 
 import pytest
 
-import chronolog.rtec.evaluator as evaluator_module
-from chronolog.events import Event
-from chronolog.lang.rtec import finish_program, parse_rtec
-from chronolog.rtec.evaluator import RtecEvaluator
+import chronolog.dialects.rtec.evaluator as evaluator_module
+from chronolog.core.events import Event
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
 ED = """

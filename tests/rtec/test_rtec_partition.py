@@ -13,7 +13,7 @@ from rtec_expected import DATA, rtec_meaning
 from test_rtec import program
 
 from chronolog.cli.main import main
-from chronolog.rtec.partition import describe_key, partition_key
+from chronolog.dialects.rtec.partition import describe_key, partition_key
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
 needs_data = pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")

@@ -1,4 +1,4 @@
-"""Pure background predicates compiled to Python functions (``chronolog.rtec.pure``) and the
+"""Pure background predicates compiled to Python functions (``chronolog.dialects.rtec.pure``) and the
 checks ``\\+ p(..., H)`` read from the answers of ``p(..., _)`` (``evaluator._free_answers``)
 mean what the solver means: the same answers, in the same order, for every argument tried;
 predicates of other shapes stay with the solver."""
@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import chronolog.rtec.evaluator as evaluator_module
-import chronolog.rtec.solve as solve_module
-from chronolog.events import Event
-from chronolog.lang.rtec import finish_program, parse_rtec
-from chronolog.rtec.evaluator import RtecEvaluator
-from chronolog.rtec.pure import compile_pure
-from chronolog.rtec.solve import SolveError, Var
+import chronolog.dialects.rtec.evaluator as evaluator_module
+import chronolog.dialects.rtec.solve as solve_module
+from chronolog.core.events import Event
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.pure import compile_pure
+from chronolog.dialects.rtec.solve import SolveError, Var
 from chronolog.runtime.embedded import run_evaluator
 
 BACKGROUND = """

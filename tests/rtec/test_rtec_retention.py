@@ -10,8 +10,8 @@ import random
 import pytest
 from test_rtec import SDF, SIMPLE, ev, meaning, program, run_restored
 
-from chronolog.events import Event
-from chronolog.rtec.evaluator import RtecEvaluator
+from chronolog.core.events import Event
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
 LENGTH = 1500

@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-import chronolog.rtec.evaluator as evaluator_module
-from chronolog.events import Event
-from chronolog.lang.rtec import finish_program, parse_rtec
-from chronolog.rtec.evaluator import Hierarchy, RtecEvaluator
-from chronolog.rtec.sdf import compile_sdf
+import chronolog.dialects.rtec.evaluator as evaluator_module
+from chronolog.core.events import Event
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.dialects.rtec.evaluator import Hierarchy, RtecEvaluator
+from chronolog.dialects.rtec.sdf import compile_sdf
 from chronolog.runtime.driver import run_evaluator
 
 # two-argument fluents over a dynamic domain, with the shapes of CAVIAR's and CTM's rules:

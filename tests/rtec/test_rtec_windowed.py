@@ -15,8 +15,8 @@ from test_rtec import meaning, program, pts
 
 from chronolog.cli.main import main
 from chronolog.evaluator import interval_line
-from chronolog.events import Event
-from chronolog.rtec.windowed import WindowedRtecEvaluator
+from chronolog.core.events import Event
+from chronolog.dialects.rtec.windowed import WindowedRtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
@@ -177,9 +177,9 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
     """``chronolog up --window 15 --step 10``: the chain service's evaluator is the windowed one;
     records in batches, with restarts from the stored state, mean what ``run --window ... --until
     <latest>`` prints (a stream has no end: its idle flush evaluates the queries up to the latest time)."""
-    from chronolog.events import event_json
-    from chronolog.runtime.hosting import EvaluatorStage, HostedPlan, hosting
-    from chronolog.runtime.service import ServiceConfig, make_stage
+    from chronolog.core.events import event_json
+    from chronolog.runtime.fleet.hosting import EvaluatorStage, HostedPlan, hosting
+    from chronolog.runtime.fleet.service import ServiceConfig, make_stage
     from chronolog.state.snapshots import roundtrip
 
     events = [Event(t, p) for t, p in LAMP_STREAM + [(33, "switch_off"), (41, "switch_on"), (38, "switch_on")]]
@@ -216,9 +216,9 @@ def test_up_passes_the_window_to_its_chain_service(tmp_path: Path) -> None:
     """The supervisor starts the chain service with --window/--step, and the service's command
     line builds the windowed stage from them."""
     from chronolog.cli.main import build_parser
-    from chronolog.runtime.hosting import HostedPlan
-    from chronolog.runtime.supervisor import Fleet
-    from chronolog.topology import build_topology
+    from chronolog.runtime.fleet.hosting import HostedPlan
+    from chronolog.runtime.fleet.supervisor import Fleet
+    from chronolog.runtime.fleet.topology import build_topology
 
     ed = tmp_path / "lamp.prolog"
     ed.write_text(LAMP)
@@ -243,7 +243,7 @@ def test_a_window_reaching_back_to_zero_gives_the_exact_answer(seed: int, which:
 
     from test_rtec import SDF, SIMPLE, _sdf_stream, _stream
 
-    from chronolog.rtec.evaluator import RtecEvaluator
+    from chronolog.dialects.rtec.evaluator import RtecEvaluator
 
     rng = random.Random(seed)
     text = SIMPLE if which == "simple" else SDF

@@ -40,8 +40,8 @@ def test_facts_round_trip_with_tuples_and_big_integers(items):
 
 @given(st.booleans(), st.lists(st.tuples(st.text(min_size=1, max_size=4), st.lists(values, max_size=3)), max_size=5))
 def test_imports_round_trip(ok, atoms):
-    from chronolog.engine.content import grouped
-    from chronolog.engine.core import ANSWERS, Imported
+    from chronolog.dialects.lars.engine.content import grouped
+    from chronolog.dialects.lars.engine.core import ANSWERS, Imported
 
     flat = frozenset(((p, len(a)), tuple(a)) for p, a in atoms) | frozenset(
         ((ANSWERS, (p, len(a))), tuple(a)) for p, a in atoms[:1])
@@ -76,7 +76,7 @@ def test_random_bytes_never_crash_the_changelog_reader(blob):
 @settings(max_examples=200)
 @given(plain)
 def test_wrong_shapes_are_state_errors_not_crashes(data):
-    from chronolog.runtime.stages import GroundingStage, IngestStage
+    from chronolog.runtime.fleet.stages import GroundingStage, IngestStage
 
     for stage in (IngestStage(None, 1), GroundingStage()):
         snap = encode(versioned({"kind": type(stage).__name__, "stage": data}))
@@ -126,9 +126,9 @@ def hostile_records(marker: Path) -> list[bytes]:
 
 
 def test_hostile_records_never_execute(tmp_path):
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang.lars import parse_lars
-    from chronolog.runtime.stages import ChainStage
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.runtime.fleet.stages import ChainStage
 
     marker = tmp_path / "pwned"
     plan = plan_program(parse_lars("q(X) :- p(X) [2].\n"))

@@ -8,10 +8,10 @@ import zlib
 
 import pytest
 
-from chronolog.engine.plan import plan_program
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.evaluator import StateError
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.stages import ChainStage
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.stages import ChainStage
 from chronolog.state.codec import decode
 from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records
 from chronolog.state.snapshots import restore_stage, snapshot_bytes

@@ -19,12 +19,12 @@ import orjson
 import pytest
 
 from chronolog.cli.fleet import tail_topic
-from chronolog.engine.plan import plan_program
-from chronolog.lang.lars import parse_lars
-from chronolog.runtime.broker import LocalBroker, create_topics
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.state.recovery import snapshot_records
 from chronolog.state.store import RocksStore
-from chronolog.topology import build_topology
+from chronolog.runtime.fleet.topology import build_topology
 
 PROGRAM = "hot(S) :- temp(S, V) [3], V > 80.\n"
 
@@ -58,7 +58,7 @@ def _wait_ready(tmp: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
 
 @pytest.mark.parametrize("position", ["snapshot body", "entry body", "whole record"])
 def test_forged_changelog_record_stops_the_restart_without_running_it(tmp_path, position):
-    from chronolog import kafka_clients
+    from chronolog.runtime.fleet import kafka_clients
 
     (tmp_path / "p.lars").write_text(PROGRAM)
     marker = tmp_path / "pwned"

@@ -27,9 +27,9 @@ from typing import Iterator
 
 import orjson
 
-from chronolog import kafka_clients
+from chronolog.runtime.fleet import kafka_clients
 from chronolog.cli.fleet import PUBLISH_LINGER_MS
-from chronolog.topology import TopicNames
+from chronolog.runtime.fleet.topology import TopicNames
 
 FACTS = TopicNames().facts
 
@@ -135,9 +135,9 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang import load_program
-    from chronolog.runtime.supervisor import Fleet
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.load import load_program
+    from chronolog.runtime.fleet.supervisor import Fleet
 
     program = str(work / "bench.lars")
     fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
@@ -246,7 +246,7 @@ def embedded_seconds(lines: list[bytes], program_text: str) -> float:
 def embedded_run(lines: list[bytes], program_text: str, clock=time.perf_counter) -> tuple[float, list[bytes]]:  # type: ignore[no-untyped-def]
     """Embedded mode on ``lines`` in this process: its time by ``clock`` and its answer lines."""
     from chronolog.io.formats import read_events
-    from chronolog.lang.lars import parse_lars
+    from chronolog.dialects.lars.parser import parse_lars
     from chronolog.runtime.embedded import run_embedded
 
     text = (b"\n".join(lines) + b"\n").decode()
@@ -286,9 +286,9 @@ def partition_counts(text: str) -> list[int]:
 def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
     """What the fleet really runs for ``asked`` partitions (a program that cannot
     be partitioned runs one), and why when it differs."""
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang.lars import parse_lars
-    from chronolog.topology import partition_key
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.runtime.fleet.topology import partition_key
 
     key, why = partition_key(plan_program(parse_lars(program_text)))
     return (asked, "") if key is not None or asked == 1 else (1, why)
@@ -431,10 +431,10 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
 
 def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
     """The least commit gap of each service from the input to the answer topic in ``run``'s fleet."""
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang.lars import parse_lars
-    from chronolog.runtime.service import commit_gap_for
-    from chronolog.topology import build_topology
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.runtime.fleet.service import commit_gap_for
+    from chronolog.runtime.fleet.topology import build_topology
 
     chain, parts = run
     names = TopicNames()

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from chronolog import kafka_clients
-from chronolog.errors import ChronologError
+from chronolog.runtime.fleet import kafka_clients
+from chronolog.core.errors import ChronologError
 
 log = logging.getLogger("chronolog.bench")
 
@@ -67,8 +67,8 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float, transactiona
     flushed (acknowledged) where the transaction would commit."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    from chronolog.runtime.batching import Batching
-    from chronolog.runtime.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
+    from chronolog.runtime.fleet.batching import Batching
+    from chronolog.runtime.fleet.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
     stopping = False
 
@@ -195,7 +195,7 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     from confluent_kafka.admin import NewTopic
 
     from chronolog.bench.fleet import latencies, publish_paced
-    from chronolog.runtime.broker import LocalBroker
+    from chronolog.runtime.fleet.broker import LocalBroker
 
     hops = len(gaps)
     if transactions not in TRANSACTIONS:

@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chronolog.errors import ChronologError
+from chronolog.core.errors import ChronologError
 
 WORKLOADS = (
     "diamond", "box", "join", "multi", "cooling",
@@ -167,7 +167,7 @@ def _evaluation_main(argv: list[str]) -> None:
     import json
 
     if "--no-pruning" in argv[2:]:
-        from chronolog.engine import core
+        from chronolog.dialects.lars.engine import core
 
         core.PRUNING = False
     mode = argv[argv.index("--mode") + 1] if "--mode" in argv else None
@@ -178,10 +178,10 @@ def _evaluation_main(argv: list[str]) -> None:
 
 def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> Evaluation:
     """Step the engine through the stream read beforehand; the time of the steps."""
-    from chronolog.engine.plan import plan_program
+    from chronolog.dialects.lars.plan import plan_program
     from chronolog.io.formats import read_events
-    from chronolog.lang import load_program
-    from chronolog.runtime.reasoner import make_engine
+    from chronolog.dialects.load import load_program
+    from chronolog.dialects.lars.reasoner import make_engine
 
     plan = plan_program(load_program([str(program_path)]))
     if mode is not None:

@@ -85,8 +85,8 @@ def _reach_of(program: Path) -> str:
     """The program's reach as ``--retention`` reads it: whole time points, rounded up (inf when unbounded)."""
     import math
 
-    from chronolog.lang import load_program
-    from chronolog.mtl.evaluator import reach_retention
+    from chronolog.dialects.load import load_program
+    from chronolog.dialects.mtl.evaluator import reach_retention
 
     bound = reach_retention(load_program([str(program)]))  # type: ignore[arg-type]
     return "inf" if bound is None else str(math.ceil(bound))
@@ -94,9 +94,9 @@ def _reach_of(program: Path) -> str:
 
 def stream_profile(program: Path, data: Path, retention: int | float | None = None) -> tuple[list[float], int]:
     """Seconds per arriving time point of the streaming evaluator, and the most facts it kept."""
-    from chronolog.io.mtl_input import read_mtl_events
-    from chronolog.lang import load_program
-    from chronolog.mtl.evaluator import MtlEvaluator, horizon, reach_retention
+    from chronolog.dialects.mtl.reader import read_mtl_events
+    from chronolog.dialects.load import load_program
+    from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon, reach_retention
 
     parsed = load_program([str(program)])
     ev = MtlEvaluator(parsed, "stream", retention=reach_retention(parsed) if retention is None  # type: ignore[arg-type]

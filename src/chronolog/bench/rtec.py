@@ -53,9 +53,9 @@ def _app_dir(data: Path, name: str) -> Path:
 
 def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int | None = None) -> tuple[float, list]:
     """Seconds to evaluate ``stream`` in this process (reading excluded), and the answer changes."""
-    from chronolog.io.rtec_input import read_rtec_events
-    from chronolog.lang import load_program
-    from chronolog.rtec.evaluator import RtecEvaluator
+    from chronolog.dialects.rtec.reader import read_rtec_events
+    from chronolog.dialects.load import load_program
+    from chronolog.dialects.rtec.evaluator import RtecEvaluator
 
     program = load_program([str(f) for f in files])
     evaluator = RtecEvaluator(program)  # type: ignore[arg-type]
@@ -161,7 +161,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 def _meaning(changes: list) -> dict:
     """The meaning of answer changes (CONTRACT §3): per atom, the maximal intervals where the
     diffs sum to 1 (a sweep over the interval ends)."""
-    from chronolog.rtec import intervals as IV
+    from chronolog.dialects.rtec import intervals as IV
 
     ends: dict = {}
     for pred, args, span, diff in changes:

@@ -30,7 +30,7 @@ def _state(stage) -> None:  # type: ignore[no-untyped-def]
     """What a service's commit encodes after a batch (runtime/service.py
     ``commit_state``): the changed journal entries, their changelog records
     and the snapshot."""
-    from chronolog.runtime.service import commit_state
+    from chronolog.runtime.fleet.service import commit_state
 
     commit_state(stage)
 
@@ -55,11 +55,11 @@ def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], l
 def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], list[bytes]]:
     """CPU seconds of each stage of the per-stratum fleet on ``lines`` (in order:
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang.lars import parse_lars
-    from chronolog.runtime.service import _track  # journals record changes, as in a service
-    from chronolog.runtime.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
-    from chronolog.topology import partition_key
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.runtime.fleet.service import _track  # journals record changes, as in a service
+    from chronolog.runtime.fleet.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
+    from chronolog.runtime.fleet.topology import partition_key
 
     plan = plan_program(parse_lars(program_text))
     key, _ = partition_key(plan)

@@ -1,6 +1,6 @@
 """``chronolog backfill`` and ``chronolog archive`` (CONTRACT §5): argument parsing and reporting.
 
-The work is in ``chronolog.backfill``; PySpark is imported only when a
+The work is in ``chronolog.runtime.backfill``; PySpark is imported only when a
 backfill runs.
 """
 
@@ -12,7 +12,7 @@ import sys
 import time
 from fractions import Fraction
 
-from chronolog.topology import TopicNames
+from chronolog.runtime.fleet.topology import TopicNames
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -88,10 +88,10 @@ def write_parquet(lines: list[dict], path: str) -> None:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    from chronolog.backfill.job import Source, backfill, publish, spark_session
-    from chronolog.backfill.points import dumps
+    from chronolog.runtime.backfill.job import Source, backfill, publish, spark_session
+    from chronolog.runtime.backfill.points import dumps
     from chronolog.cli.main import FileError, _open_out, _same_file
-    from chronolog.lang import load_program
+    from chronolog.dialects.load import load_program
 
     if args.t_from > args.t_to:
         return _usage(f"--from {args.t_from} is after --to {args.t_to}")
@@ -101,14 +101,14 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         return _usage("--publish needs --bootstrap HOST:PORT")
     program = load_program(args.program, args.dialect)
     if program.dialect in ("lars", "laser"):
-        from chronolog.engine.plan import plan_program
+        from chronolog.dialects.lars.plan import plan_program
 
         for name, value in (("--from", args.t_from), ("--to", args.t_to), ("--segment", args.segment)):
             if value is not None and type(value) is not int:
                 return _usage(f"{name} {value} is not an integer time point ({program.dialect} time is discrete)")
         plan_program(program)  # program errors before Spark starts
     else:
-        from chronolog.runtime.hosting import hosting
+        from chronolog.runtime.fleet.hosting import hosting
 
         hosting(program.dialect, program).replayer(program)  # program errors before Spark starts
     sources = []
@@ -186,7 +186,7 @@ def _columns() -> int:
 def cmd_archive(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from chronolog.backfill.archive import Archiver
+    from chronolog.runtime.backfill.archive import Archiver
 
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]
     if not topics:

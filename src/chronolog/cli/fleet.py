@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 from chronolog.cli import retention_value
-from chronolog.errors import ChronologError
-from chronolog.lang import DIALECTS
-from chronolog.topology import TopicNames
+from chronolog.core.errors import ChronologError
+from chronolog.dialects.load import DIALECTS
+from chronolog.runtime.fleet.topology import TopicNames
 
 SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
 PROGRAM_HELP = "program file(s)"
@@ -121,14 +121,14 @@ def _say(msg: str) -> None:
 
 
 def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang import load_program
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.load import load_program
 
     program = load_program(args.program, args.dialect)
-    from chronolog.dialects import evaluator_dialect
+    from chronolog.dialects.registry import evaluator_dialect
 
     if evaluator_dialect(program.dialect) is not None:  # hosted through its Evaluator: one chain service
-        from chronolog.runtime.hosting import HostedPlan
+        from chronolog.runtime.fleet.hosting import HostedPlan
 
         return HostedPlan(program)
     plan = plan_program(program)
@@ -140,7 +140,7 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _check_window(args: argparse.Namespace, plan) -> None:  # noqa: ANN001 (a Plan or a HostedPlan)
     """``--window``/``--step`` only for a dialect with a windowed mode (RTEC), as ``chronolog run``."""
-    from chronolog.dialects import evaluator_dialect
+    from chronolog.dialects.registry import evaluator_dialect
 
     dialect = getattr(plan, "dialect", None) if getattr(plan, "hosted", False) else "lars"
     own = evaluator_dialect(dialect) if dialect else None
@@ -154,12 +154,12 @@ def _check_window(args: argparse.Namespace, plan) -> None:  # noqa: ANN001 (a Pl
 def cmd_up(args: argparse.Namespace) -> int:
     import threading
 
-    from chronolog.runtime.supervisor import Fleet
+    from chronolog.runtime.fleet.supervisor import Fleet
 
     plan = _plan(args)
     _check_window(args, plan)
     if args.partitions > 1:
-        from chronolog.topology import partition_key
+        from chronolog.runtime.fleet.topology import partition_key
 
         key, why = partition_key(plan)
         if key is None:
@@ -192,7 +192,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    from chronolog.runtime.supervisor import stop_fleet
+    from chronolog.runtime.fleet.supervisor import stop_fleet
 
     stop_fleet(Path(args.state_dir))
     return 0
@@ -202,7 +202,7 @@ def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
     """Bootstrap and topic prefix: from the flags, else from the running fleet."""
     if args.bootstrap:
         return args.bootstrap, args.topic_prefix or "chronolog"
-    from chronolog.runtime.supervisor import read_fleet_file
+    from chronolog.runtime.fleet.supervisor import read_fleet_file
 
     info = read_fleet_file(Path(args.state_dir))
     return info["bootstrap"], args.topic_prefix or info.get("prefix", "chronolog")
@@ -233,8 +233,8 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
     partition (CONTRACT §4), so each partition's time keeps up."""
     import orjson
 
-    from chronolog import kafka_clients
-    from chronolog.runtime.service import kafka_config as load_config
+    from chronolog.runtime.fleet import kafka_clients
+    from chronolog.runtime.fleet.service import kafka_config as load_config
 
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
     topic = TopicNames(prefix).facts
@@ -294,8 +294,8 @@ def tail_topic(
 ) -> int:
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    from chronolog import kafka_clients
-    from chronolog.runtime.service import kafka_config as load_config
+    from chronolog.runtime.fleet import kafka_clients
+    from chronolog.runtime.fleet.service import kafka_config as load_config
 
     out = out or sys.stdout
     conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
@@ -332,7 +332,7 @@ def cmd_tail(args: argparse.Namespace) -> int:
 
 
 def cmd_service(args: argparse.Namespace) -> int:
-    from chronolog.runtime.service import Service, ServiceConfig, kafka_config
+    from chronolog.runtime.fleet.service import Service, ServiceConfig, kafka_config
 
     if not args.bootstrap:
         raise ChronologError("error: --bootstrap (or CHRONOLOG_BOOTSTRAP) is required")
@@ -362,9 +362,9 @@ def cmd_service(args: argparse.Namespace) -> int:
 
 
 def cmd_create_topics(args: argparse.Namespace) -> int:
-    from chronolog.runtime.broker import create_topics
-    from chronolog.runtime.service import kafka_config
-    from chronolog.topology import build_topology
+    from chronolog.runtime.fleet.broker import create_topics
+    from chronolog.runtime.fleet.service import kafka_config
+    from chronolog.runtime.fleet.topology import build_topology
 
     topology = build_topology(_plan(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
     created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config),

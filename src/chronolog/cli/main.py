@@ -16,8 +16,8 @@ from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
 from chronolog.cli import lars_retention, retention_value
-from chronolog.errors import ChronologError
-from chronolog.lang import DIALECTS as _DIALECTS
+from chronolog.core.errors import ChronologError
+from chronolog.dialects.load import DIALECTS as _DIALECTS
 
 if TYPE_CHECKING:
     import argparse
@@ -304,7 +304,7 @@ def _read_ahead(args: argparse.Namespace):  # noqa: ANN202 (a ReadAhead, or None
 def _own_dialect(args: argparse.Namespace) -> bool:
     """Whether the run's program is of a dialect with its own evaluator and reader
     (by ``--dialect`` or the first file's extension, as ``load_program`` picks it)."""
-    from chronolog.lang import dialect_for
+    from chronolog.dialects.load import dialect_for
 
     return dialect_for(args.program[0], args.dialect) in ("mtl", "rtec")
 
@@ -319,16 +319,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, or None)
-    from chronolog.lang import load_program
+    from chronolog.dialects.load import load_program
 
     program = load_program(args.program, args.dialect)
-    from chronolog.dialects import evaluator_dialect
+    from chronolog.dialects.registry import evaluator_dialect
 
     own = evaluator_dialect(program.dialect)
     if own is not None:
         return _run_own(args, program, own)
     # (LARS's engine and reader only now: a dialect with its own evaluator starts without them)
-    from chronolog.engine.plan import plan_program
+    from chronolog.dialects.lars.plan import plan_program
     from chronolog.io.formats import EventReader
     from chronolog.runtime.embedded import collecting_rarely, run_embedded
 
@@ -378,7 +378,7 @@ def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, 
 
 
 def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001 (its program, a Dialect)
-    """``chronolog run`` for a dialect with its own evaluator (chronolog.dialects): through run_evaluator."""
+    """``chronolog run`` for a dialect with its own evaluator (chronolog.dialects.registry): through run_evaluator."""
     from chronolog.runtime.driver import run_evaluator
 
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
@@ -403,7 +403,7 @@ def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001
 
 def _describe_own(program) -> bool:  # noqa: ANN001 (any dialect's program)
     """Print what check/topology say about a dialect with its own evaluator; False for LARS/Laser."""
-    from chronolog.dialects import evaluator_dialect
+    from chronolog.dialects.registry import evaluator_dialect
 
     own = evaluator_dialect(program.dialect)
     if own is None:
@@ -414,8 +414,8 @@ def _describe_own(program) -> bool:  # noqa: ANN001 (any dialect's program)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang import load_program
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.load import load_program
 
     program = load_program(args.program, args.dialect)
     if _describe_own(program):
@@ -435,16 +435,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_topology(args: argparse.Namespace) -> int:
-    from chronolog.engine.plan import plan_program
-    from chronolog.lang import load_program
-    from chronolog.topology import build_topology
+    from chronolog.dialects.lars.plan import plan_program
+    from chronolog.dialects.load import load_program
+    from chronolog.runtime.fleet.topology import build_topology
 
     program = load_program(args.program, args.dialect)
-    from chronolog.dialects import evaluator_dialect
+    from chronolog.dialects.registry import evaluator_dialect
 
     hosted = evaluator_dialect(program.dialect) is not None
     if hosted:  # what the program is, then its fleet: one chain service hosting the evaluator
-        from chronolog.runtime.hosting import HostedPlan
+        from chronolog.runtime.fleet.hosting import HostedPlan
 
         if args.format == "text":
             _describe_own(program)
@@ -461,12 +461,12 @@ def cmd_topology(args: argparse.Namespace) -> int:
         plan = plan_program(program)
     topology = build_topology(plan, args.partitions, args.input_partitions, chain=args.chain)
     if args.format == "helm-values":
-        from chronolog.deploy import helm_values
+        from chronolog.runtime.fleet.deploy import helm_values
 
         print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
                           "chronolog", args.chain or hosted), end="")
     elif args.format == "compose":
-        from chronolog.deploy import compose_file
+        from chronolog.runtime.fleet.deploy import compose_file
 
         if args.chain or args.partitions != 1:
             raise ChronologError("error: --format compose writes the per-stratum layout on one partition "
@@ -480,7 +480,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
 def cmd_schemas(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from chronolog.schemas import json_schemas, write_schemas
+    from chronolog.contract.models import json_schemas, write_schemas
 
     if args.write:
         for path in write_schemas(Path(args.write)):

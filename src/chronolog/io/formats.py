@@ -41,10 +41,10 @@ from itertools import groupby, islice
 from operator import attrgetter
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from chronolog.errors import InputError
-from chronolog.events import Event, OnePredicate
-from chronolog.ir import Loc
-from chronolog.records import record
+from chronolog.core.errors import InputError
+from chronolog.core.events import Event, OnePredicate
+from chronolog.core.source import Loc
+from chronolog.core.records import record
 
 if TYPE_CHECKING:
     import orjson
@@ -101,7 +101,7 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
         Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
         Pred = Annotated[str, msgspec.Meta(min_length=1)]
 
-        from chronolog.contract import FACT_EVENT, OPS
+        from chronolog.contract.events import FACT_EVENT, OPS
 
         kinds = {
             "time": Int64,

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 import orjson
 
-from chronolog.errors import InputError
-from chronolog.events import Event
-from chronolog.ir import Loc
+from chronolog.core.errors import InputError
+from chronolog.core.events import Event
+from chronolog.core.source import Loc
 
 KEYS = {"t", "interval", "pred", "args", "op"}
 

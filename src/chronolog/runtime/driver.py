@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from typing import IO, TYPE_CHECKING, Callable, Iterable
 
-from chronolog.events import Event, TimeRows
-from chronolog.records import record
+from chronolog.core.events import Event, TimeRows
+from chronolog.core.records import record
 
 if TYPE_CHECKING:
     from chronolog.evaluator import Evaluator, Time

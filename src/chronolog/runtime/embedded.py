@@ -12,12 +12,12 @@ import time
 from contextlib import contextmanager
 from typing import IO, Callable, Iterable, Iterator
 
-from chronolog.engine.plan import plan_program
-from chronolog.events import Event
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.core.events import Event
 from chronolog.io.formats import FactBatch
-from chronolog.ir import Program
-from chronolog.runtime.answers import AnswerWriter
-from chronolog.runtime.reasoner import Reasoner
+from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.runtime.driver import RunStats, _stderr, run_evaluator  # noqa: F401 (their home before driver.py)
 
 COLLECT_EVERY = 600.0  # seconds between cycle collections while automatic ones are off

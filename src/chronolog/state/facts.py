@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from chronolog.engine.content import Content, gathered
-from chronolog.engine.core import ANSWERS, Imported
+from chronolog.dialects.lars.engine.content import Content, gathered
+from chronolog.dialects.lars.engine.core import ANSWERS, Imported
 
 
 def _args(items: Any) -> tuple:

@@ -22,8 +22,8 @@ def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, 
     """A commit's changed entries of the journal ``name`` (``Journal.take``),
     encoded; None for a deleted one.  The codec is looked up once per journal:
     a commit writes thousands of entries."""
-    from chronolog.runtime.journal import DELETED
-    from chronolog.runtime.stages import journal_codec
+    from chronolog.state.journal import DELETED
+    from chronolog.runtime.fleet.stages import journal_codec
 
     to_data = journal_codec(name)[0]
     return [(key, None if value is DELETED else encode(to_data(value))) for key, value in changed]
@@ -40,7 +40,7 @@ def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str
     """``stage`` (freshly made for the same service) continued from stored state.
     ``StateError`` if anything does not decode or does not fit; ``where(key)``
     names the stored record of a journal entry (``where(None)``: the snapshot's)."""
-    from chronolog.runtime.stages import journal_codec
+    from chronolog.runtime.fleet.stages import journal_codec
 
     journals = stage.journals()
     derived = getattr(stage, "derived_journals", ())

@@ -1,0 +1,200 @@
+"""Event contracts of the Kafka topics, as pydantic models.
+
+These models are the documentation and the validation of what flows on
+``chronolog.facts``, ``chronolog.answers``, the internal time-advance markers
+and the dead-letter topic.  The JSON Schema files in the repository's
+``schemas/`` folder are generated from them (``chronolog schemas --write DIR``)
+and a test keeps them in sync.  The embedded reader (``io/formats.py``) parses
+the same input format without pydantic on its hot path; a test checks both
+accept and reject the same lines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+
+Value = Union[StrictStr, StrictInt]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _fact_event() -> type[_Strict]:
+    """``FactEvent`` built from the one statement of the contract (chronolog.contract.events)."""
+    from pydantic import create_model
+
+    from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
+
+    def field(kind: str, default: object, doc: str) -> tuple:
+        if kind == "time":
+            return (StrictInt, Field(description=doc))
+        if kind == "pred":
+            return (StrictStr | None, Field(default=None, min_length=1, description=doc))
+        if kind == "args":
+            return (list[Value], Field(default_factory=list, description=doc))
+        return (Literal[OPS] | None, Field(default=None, description=doc))  # type: ignore[valid-type]
+
+    model = create_model("FactEvent", __base__=_Strict, __module__=__name__,
+                         **{name: field(*spec) for name, spec in FACT_EVENT.items()})  # type: ignore[call-overload]
+    model.__doc__ = FACT_EVENT_DOC
+    return model
+
+
+FactEvent = _fact_event()
+
+
+class AnswerLine(_Strict):
+    """One line on ``chronolog.answers`` (CONTRACT §3): a point or an interval, with an optional diff;
+    or ``{"t": T, "no_answer_set": true}``: the program has no answer set at T (docs/tms.md)."""
+
+    t: StrictInt | None = Field(default=None, description="the time point (or use interval)")
+    interval: StrictStr | None = Field(
+        default=None, pattern=r"^[\[(]-?\d+,(-?\d+|inf)[\])]$", description='e.g. "[5,inf)" or "[3,8]"'
+    )
+    pred: StrictStr | None = Field(default=None, description="the predicate (absent only on a no_answer_set line)")
+    args: list[Value] = Field(default_factory=list)
+    diff: Literal[1, -1] = Field(default=1, description="-1 withdraws an earlier answer")
+    no_answer_set: Literal[True] | None = Field(
+        default=None, description="true: no answer set at t (an odd loop, a constraint); the line carries no atom")
+
+    @model_validator(mode="after")
+    def _an_atom_or_no_answer_set(self) -> "AnswerLine":
+        if self.no_answer_set:
+            if self.t is None or self.pred is not None or self.interval is not None:
+                raise ValueError("a no_answer_set line has t and nothing else")
+        elif self.pred is None:
+            raise ValueError("pred is required")
+        return self
+
+
+class TimeMarker(_Strict):
+    """Internal (``chronolog.ingested``): the stream has reached ``t``; ingest sends it to
+    every partition whenever the stream's latest or first time changes (a watermark)."""
+
+    t: StrictInt
+
+
+class IngestedBatch(_Strict):
+    """Internal (``chronolog.ingested``): several ingested records of one partition
+    (facts and time markers), in order, as one Kafka record: what ingest made of
+    one consumed batch for that partition."""
+
+    batch: list[TimeMarker | FactEvent] = Field(min_length=1)
+
+
+Item = tuple[StrictStr, list[Value], bool]  # pred, args, retract
+
+
+class GroundedBatch(_Strict):
+    """Internal (``chronolog.grounded``): every time point up to ``upto`` is closed; the
+    facts of the closed points, in arrival order, as one batch each."""
+
+    upto: StrictInt
+    first: StrictInt = Field(description="the stream's first time point")
+    points: list[tuple[StrictInt, list[Item]]]
+
+
+class LateEvents(_Strict):
+    """Internal (``chronolog.grounded``): events for time points already closed (delayed
+    events and retractions; ``pred`` null for a time marker before the first point)."""
+
+    late: list[tuple[StrictInt, StrictStr | None, list[Value], bool]]
+
+
+class StratumRecord(_Strict):
+    """Internal (``chronolog.stratum.k``): the content of stratum k at evaluation ``t``, as
+    a diff against what the receiver holds for t, or else for t-1.  Atoms come
+    grouped by predicate: ``[[pred, arity], [args, ...]]`` (args end with the time
+    for ``@``-head predicates) or ``[["#answers", [pred, arity]], [args, ...]]`` for
+    the answers of padded predicates."""
+
+    t: StrictInt
+    t1: StrictInt = Field(description="the stream's first time point")
+    ok: bool = Field(description="false: no answer set at t")
+    add: list[list]
+    del_: list[list] = Field(alias="del")
+
+
+class Barrier(_Strict):
+    """Internal (``chronolog.ingested``, ``chronolog.grounded``, ``chronolog.stratum.k``):
+    epoch ``barrier`` of the fleet ends here.  Ingest writes one into every partition
+    it feeds at each commit; a service forwards it once every input partition it
+    reads has delivered it (``runtime/epochs.py``, docs/design/one-transaction.md)."""
+
+    barrier: StrictInt = Field(ge=0)
+
+
+class Idle(_Strict):
+    """Internal (``chronolog.ingested``): ingest's input has been quiet for the idle
+    flush; grounding closes the latest time point (``IngestStage.idle_flush``)."""
+
+    idle: Literal[True]
+
+
+class Replay(_Strict):
+    """Internal (``chronolog.grounded``, ``chronolog.stratum.k``): a relay restarted
+    from its state of epoch ``replay`` (-1: none) and sends again what follows; a
+    reader drops the unfinished epoch before it and the epochs it has passed
+    (``runtime/epochs.py``, docs/fleet/exactly-once.md)."""
+
+    replay: StrictInt = Field(ge=-1)
+
+
+class Committed(_Strict):
+    """Internal (``chronolog.control``, key ``output-P``): output partition P committed
+    every epoch up to ``committed`` in the transaction that wrote this record.  The
+    least over the output partitions is the epoch the whole fleet could go back to
+    (docs/design/one-transaction.md); nothing reads it yet."""
+
+    committed: StrictInt = Field(ge=0)
+    partition: StrictInt = Field(ge=0)
+
+
+class DeadLetter(_Strict):
+    """A rejected input event on the dead-letter topic, with the reason."""
+
+    topic: StrictStr
+    partition: StrictInt
+    offset: StrictInt
+    value: StrictStr = Field(description="the raw event, as received")
+    reason: StrictStr
+    service: StrictStr
+
+
+MODELS: dict[str, type[BaseModel]] = {
+    "fact-event": FactEvent,
+    "answer-line": AnswerLine,
+    "time-marker": TimeMarker,
+    "ingested-batch": IngestedBatch,
+    "grounded-batch": GroundedBatch,
+    "late-events": LateEvents,
+    "stratum-record": StratumRecord,
+    "barrier": Barrier,
+    "idle": Idle,
+    "replay": Replay,
+    "committed": Committed,
+    "dead-letter": DeadLetter,
+}
+
+
+def json_schemas() -> dict[str, str]:
+    """File name -> JSON Schema text for every model."""
+    return {
+        f"{name}.schema.json": json.dumps(model.model_json_schema(), indent=2, sort_keys=True) + "\n"
+        for name, model in MODELS.items()
+    }
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in json_schemas().items():
+        path = directory / name
+        path.write_text(text)
+        written.append(path)
+    return written

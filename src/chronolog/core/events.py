@@ -1,0 +1,141 @@
+"""Input events and answer atoms: the values that flow in and out of the engine.
+
+An ``Event`` is one line of the input stream (CONTRACT §2): a fact at a time
+point, a retraction of one, or a bare time advance.  Facts are keyed by
+``(pred, args)`` where ``args`` is a tuple of constants (``str`` or ``int``),
+the same values the IR uses, so no conversion happens in the hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+
+from chronolog.core.source import Loc, Value
+from chronolog.core.records import record
+
+Args = tuple[Value, ...]
+
+
+@record
+class Event:
+    """One input event.
+
+    ``pred`` is None for a time-advance marker (``{"t": 9}``).  ``retract``
+    withdraws the latest earlier event with the same time, pred and args.
+    ``loc`` names the input line, for messages about the event.
+    """
+
+    t: int
+    pred: str | None = None
+    args: Args = ()
+    retract: bool = False
+    loc: Loc | None = None
+    span: object = None  # DatalogMTL: the fact's interval (t is its left end, the arrival order's time)
+
+    @property
+    def is_fact(self) -> bool:
+        return self.pred is not None
+
+
+class OnePredicate:
+    """The facts of one time point when they all have one predicate: the key
+    ``(pred, arity)`` once and the args in arrival order.
+
+    Reads as the list of ``(key, args)`` facts it stands for (iteration,
+    ``len``, indexing), without a pair per fact: the readers build it for
+    the usual input (every line of a time point the same predicate), the
+    engine takes its args whole, and the reasoner turns it into a list
+    when an event changes its time point."""
+
+    __slots__ = ("key", "args")
+
+    def __init__(self, key: tuple[str, int], args: list[Args]) -> None:
+        self.key = key
+        self.args = args
+
+    def __iter__(self) -> Iterator[tuple[tuple[str, int], Args]]:
+        return zip(repeat(self.key), self.args)
+
+    def __len__(self) -> int:
+        return len(self.args)
+
+    def __getitem__(self, i: int) -> tuple[tuple[str, int], Args]:
+        return (self.key, self.args[i])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, OnePredicate):
+            return self.key == other.key and self.args == other.args
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable sequence, as a list
+
+    def __repr__(self) -> str:
+        return f"OnePredicate({self.key!r}, {self.args!r})"
+
+    def __getstate__(self) -> tuple:
+        return (self.key, self.args)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.key, self.args = state
+
+
+class TimeRows:
+    """Facts asserted at one time point ``t``, read from consecutive input lines
+    ``line``, ``line + 1``, ... of ``file`` in arrival order: a bulk reader's block
+    (RTEC's JSONL), pushed whole to an evaluator with ``push_rows`` instead of
+    one ``Event`` per line.  ``rows`` are objects with ``pred`` and ``args`` (a
+    tuple)."""
+
+    __slots__ = ("t", "rows", "file", "line")
+
+    def __init__(self, t: int, rows: Sequence, file: str, line: int) -> None:
+        self.t = t
+        self.rows = rows
+        self.file = file
+        self.line = line
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def loc(self, i: int) -> Loc:
+        """The location of the block's ``i``-th row."""
+        return Loc(self.file, self.line + i, 1)
+
+    def event(self, i: int) -> Event:
+        """The block's ``i``-th row as the ``Event`` a line reader makes of it."""
+        row = self.rows[i]
+        return Event(self.t, row.pred, row.args, False, self.loc(i))
+
+    def events(self) -> Iterator[Event]:
+        return (self.event(i) for i in range(len(self.rows)))
+
+
+def withdrawn(entries: "Sequence", fact: tuple) -> int | None:
+    """The index in ``entries`` (one time point's facts in arrival order) of the
+    event a retraction of ``fact`` withdraws: the latest earlier one equal to
+    it (CONTRACT §2); None if it matches nothing.  The one statement of this
+    rule: the reasoner and the backfill both apply it."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i] == fact:
+            return i
+    return None
+
+
+def event_record(ev: Event) -> dict:
+    """``ev`` as the JSON object of an input line (CONTRACT §2)."""
+    rec: dict = {"t": ev.t}
+    if ev.pred is not None:
+        rec["pred"] = ev.pred
+        rec["args"] = list(ev.args)
+        if ev.retract:
+            rec["op"] = "retract"
+    return rec
+
+
+def event_json(ev: Event) -> bytes:
+    """One input line (CONTRACT §2) for ``ev``: what the fleet forwards and the
+    benchmarks and tests publish."""
+    import orjson
+
+    return orjson.dumps(event_record(ev))

@@ -1,0 +1,258 @@
+"""Answer lines (CONTRACT §3): the engine's changes written as JSON Lines.
+
+Two forms with the same meaning:
+
+* ``changelog`` (default): an atom of a now-predicate gets ``[t,inf)`` when
+  it starts to hold and ``[t,inf)`` with ``diff: -1`` when it stops; atoms at
+  explicit times (``@``-heads) get one ``t`` line when first derived.
+* ``points``: one ``t`` line per atom and time point.
+
+Corrections (delayed events, retractions) are written as ``diff`` lines,
+consecutive points of one atom merged into one interval.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Collection, Iterable
+
+# JSON of answer values, compact as orjson writes it: msgspec is loaded anyway
+# to decode the input (orjson would cost about 5 ms of start-up), and it also
+# writes integers beyond 64 bits, which arithmetic in rules can make.
+from msgspec.json import encode as dumps
+
+from chronolog.dialects.lars.engine.core import Engine, StepResult
+from chronolog.dialects.lars.plan import Plan, PredKey
+from chronolog.dialects.lars.reasoner import Change
+
+Atom = tuple[PredKey, tuple]
+
+
+def _order(item: tuple) -> tuple:
+    """Deterministic output order across runs for mixed str/int arguments."""
+    (pred, _), args = item[0], item[1]
+    return (pred, tuple((type(a) is str, a) for a in args)) + tuple(item[2:])
+
+
+def _args_order(args: tuple) -> tuple:
+    return tuple((type(a) is str, a) for a in args)
+
+
+SORT_LIMIT = 64  # larger groups of lines keep the engine's order
+
+
+def _sorted(rows: Collection[tuple]) -> list[tuple]:
+    """Args in a deterministic order (the same in every run, whatever the hash
+    seed) for groups of up to SORT_LIMIT lines; larger groups in the engine's
+    (set) order, as sorting them would cost more than computing them."""
+    if len(rows) > SORT_LIMIT:
+        return rows if type(rows) is list else list(rows)
+    try:
+        return sorted(rows)
+    except TypeError:  # strings and integers in one column
+        return sorted(rows, key=_args_order)
+
+
+def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:
+    """``head + json(args) + tail`` for every args of ``rows``, as one bytes object.
+
+    One ``dumps`` serialises all rows (``[[..],[..],..]``); the
+    separators ``],[`` between rows become line breaks.  The length of the
+    result tells how many were replaced: more than the rows' separators if a
+    string argument contains ``],[`` itself, and then each row is serialised
+    on its own."""
+    if not rows:
+        return b""
+    blob = dumps(rows)
+    sep = b"]" + tail + head + b"["
+    lines = blob.replace(b"],[", sep)
+    if len(lines) - len(blob) == (len(rows) - 1) * (len(sep) - 3):
+        return b"".join((head, memoryview(lines)[1:-1], tail))
+    return b"".join([head + dumps(r) + tail for r in rows])  # noqa: RUF005
+
+
+class AnswerWriter:
+    def __init__(self, out: IO[str], plan: Plan, mode: str = "changelog") -> None:
+        if mode not in ("changelog", "points"):
+            raise ValueError(f"unknown answer form {mode!r}")
+        self.out = out
+        # Whole time points are written as UTF-8 bytes, straight to the binary buffer when there is one.
+        buffer = getattr(out, "buffer", None)
+        self._raw = buffer if buffer is not None and getattr(out, "encoding", "").lower().replace("-", "") == "utf8" else None
+        self.plan = plan
+        self.mode = mode
+        # Atoms of timed predicates published per time and predicate, as ``args + (T,)``
+        # (the engine's own tuples: set operations with its changes reuse their hashes).
+        self.recent: dict[int, dict[PredKey, set[tuple]]] = {}
+        self.lines = 0
+        self.corrections = 0
+        self.no_answer_sets = 0  # time points without an answer set (no_answer_set lines)
+        self._names: dict[PredKey, bytes] = {}
+        self._text_pending = False  # text written through ``out`` since the last flush
+
+    def _name(self, pred: PredKey) -> bytes:
+        name = self._names.get(pred)
+        if name is None:
+            name = self._names[pred] = dumps(pred[0])
+        return name
+
+    # ------------------------------------------------------------ state as data
+
+    def export_state(self) -> dict:
+        """The timed atoms published per time (so none is published twice) and the counters."""
+        recent = [[T, [[list(p), [list(tup) for tup in tuples]] for p, tuples in by_pred.items()]]
+                  for T, by_pred in self.recent.items()]
+        return {"recent": recent, "lines": self.lines, "corrections": self.corrections,
+                "no_answer_sets": self.no_answer_sets}
+
+    def import_state(self, state: dict) -> None:
+        self.recent = {}
+        for T, by_pred in state["recent"]:
+            self.recent[int(T)] = {(str(p[0]), int(p[1])): {tuple(tup) for tup in tuples} for p, tuples in by_pred}
+        self.lines = int(state["lines"])
+        self.corrections = int(state["corrections"])
+        self.no_answer_sets = int(state.get("no_answer_sets", 0))
+
+    # ------------------------------------------------------------ writing
+
+    def _emit(self, data: bytes, lines: int) -> None:
+        if self._raw is not None:
+            if self._text_pending:
+                self.out.flush()
+                self._text_pending = False
+            self._raw.write(data)
+        else:
+            self.out.write(data.decode())
+        self.lines += lines
+
+    def _write(self, pred: PredKey, args: tuple, when: str | int, diff: int = 1) -> None:
+        rec: dict = {"interval": when} if isinstance(when, str) else {"t": when}
+        rec["pred"] = pred[0]
+        rec["args"] = list(args)
+        if diff != 1:
+            rec["diff"] = diff
+        self.out.write(dumps(rec).decode())
+        self.out.write("\n")
+        self._text_pending = True
+        self.lines += 1
+
+    # ------------------------------------------------------------ live steps
+
+    def step(self, result: StepResult, engine: Engine) -> None:
+        t = result.t
+        parts: list[bytes] = []
+        count = 0
+        if not result.consistent:
+            # No answer set at t (an odd loop, a constraint): said in the stream, not
+            # silently nothing; the answers of t are empty (open lines close at t).
+            parts.append(b'{"t":%d,"no_answer_set":true}\n' % t)
+            count += 1
+            self.no_answer_sets += 1
+        if self.mode == "changelog":
+            since = b'{"interval":"[%d,inf)","pred":' % t
+            groups = result.now_groups()
+            if len(groups) > 1:
+                groups = sorted(groups, key=lambda g: g[0])
+            for pred, added, removed in groups:
+                head = since + self._name(pred) + b',"args":'
+                if added:
+                    parts.append(render(head, b"}\n", _sorted(added)))
+                    count += len(added)
+                if removed:
+                    parts.append(render(head, b',"diff":-1}\n', _sorted(removed)))
+                    count += len(removed)
+        else:
+            by_pred: dict[PredKey, list[tuple]] = {}
+            for p, args in engine.holding_now():
+                by_pred.setdefault(p, []).append(args)
+            for p in sorted(by_pred):
+                rows = by_pred[p]
+                parts.append(render(b'{"t":%d,"pred":' % t + self._name(p) + b',"args":', b"}\n", _sorted(rows)))
+                count += len(rows)
+        groups = result.timed_groups()
+        if groups:
+            # Atoms at explicit times: one t line when first published (recent[T]).
+            fresh: dict[tuple[PredKey, int], list[tuple]] = {}
+            recent = self.recent
+            for pred, added, _ in groups:
+                if not added:
+                    continue
+                times = {tup[-1] for tup in added}
+                if len(times) == 1:  # the common case: all at one time, as sets
+                    (T,) = times
+                    published = recent.get(T)
+                    if published is None:
+                        published = recent[T] = {}
+                    seen = published.get(pred)
+                    if seen is None:
+                        new = published[pred] = set(added)
+                    else:
+                        new = (added if type(added) is set else set(added)) - seen
+                        seen |= new
+                    if new:
+                        fresh.setdefault((pred, T), []).extend([tup[:-1] for tup in new])
+                    continue
+                for tup in added:
+                    T = tup[-1]
+                    seen = recent.setdefault(T, {}).setdefault(pred, set())
+                    if tup not in seen:
+                        seen.add(tup)
+                        fresh.setdefault((pred, T), []).append(tup[:-1])
+            for pred, T in sorted(fresh):
+                rows = fresh[pred, T]
+                parts.append(render(b'{"t":%d,"pred":' % T + self._name(pred) + b',"args":', b"}\n", _sorted(rows)))
+                count += len(rows)
+        if count:
+            self._emit(b"".join(parts), count)
+        reach = self.plan.output_reach
+        if reach is not None and self.recent:
+            for T in [T for T in self.recent if T < t - reach]:
+                del self.recent[T]
+
+    # ------------------------------------------------------------ corrections
+
+    def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None:
+        """Lines for ``changes`` (the corrected span up to ``upto``); ``engine`` is
+        the corrected state at ``upto``, ``previous`` the state the answers so
+        far were written from: its atoms holding now are the open lines."""
+        now = set(engine.holding_now())
+        opened = set(previous.holding_now()) if self.mode == "changelog" else set()
+        by_atom: dict[Atom, list[tuple[int, int]]] = {}
+        for pred, args, T, sign in changes:
+            by_atom.setdefault((pred, args), []).append((T, sign))
+            if pred in self.plan.timed:
+                if sign > 0:
+                    self.recent.setdefault(T, {}).setdefault(pred, set()).add(args + (T,))
+                else:
+                    self.recent.get(T, {}).get(pred, set()).discard(args + (T,))
+        for atom in sorted(by_atom, key=_order):
+            for lo, hi, sign in _runs(sorted(by_atom[atom])):
+                # A run that reaches the present merges with the open changelog line.
+                if self.mode == "changelog" and hi == upto and atom[0] not in self.plan.timed:
+                    if sign > 0 and atom in now and atom not in opened:
+                        opened.add(atom)
+                        self._write(*atom, f"[{lo},inf)", 1)
+                        self.corrections += 1
+                        continue
+                    if sign < 0 and atom not in now and atom in opened:
+                        opened.discard(atom)
+                        self._write(*atom, f"[{lo},inf)", -1)
+                        self.corrections += 1
+                        continue
+                self._write(*atom, f"[{lo},{hi}]" if lo != hi else lo, sign)
+                self.corrections += 1
+        if self.mode == "changelog":  # the open lines must claim exactly what holds now
+            for atom in sorted(now - opened, key=_order):
+                self._write(*atom, f"[{upto + 1},inf)", 1)
+            for atom in sorted(opened - now, key=_order):
+                self._write(*atom, f"[{upto + 1},inf)", -1)
+
+
+def _runs(points: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """Merge sorted (time, sign) points into maximal runs of consecutive times with one sign."""
+    runs: list[tuple[int, int, int]] = []
+    for T, sign in points:
+        if runs and runs[-1][2] == sign and runs[-1][1] == T - 1:
+            runs[-1] = (runs[-1][0], T, sign)
+        else:
+            runs.append((T, T, sign))
+    return runs

@@ -1,0 +1,419 @@
+"""From an arrival-ordered event stream to answer changes, correcting the past.
+
+The ``Reasoner`` is what every runtime drives: it keeps the input log (stream
+facts by time point, in arrival order), steps the engine through time points
+as later events arrive, and handles delayed events and retractions.  A
+correction is a *replay*: the affected span is evaluated once on the log as
+it was and once as it is now (each from a warm-up point that makes the span
+exact), and the difference of the two answer sets is emitted.  The replay's
+engine then becomes the live engine, so live evaluation, late data, fleet
+recovery and backfill are all "evaluate a span of the log from a state".
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
+from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
+from chronolog.core.events import Event, OnePredicate, withdrawn
+from chronolog.state.journal import Journal
+from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
+
+Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
+Entry = tuple[list[Fact], Imported | None]  # what one time point of the log holds
+
+
+class AnswerSink(Protocol):
+    def step(self, result: StepResult, engine: Engine) -> None: ...
+
+    def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
+
+
+def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
+    """The engine for ``plan``: incremental when stratified; otherwise by truth
+    maintenance (``plan.solver == "tms"``, the default) or clingo per time point
+    ("oneshot").  An explicit "tms" or "oneshot" on a stratified program is honoured
+    too (the cross-checks compare the modes).
+
+    ``stratum``: evaluate only that stratum, importing the lower ones (fleet
+    reasoners); past the last stratum it only imports (the output service).
+    """
+    if stratum is not None and stratum >= plan.fleet_strata:
+        return Engine(plan, t1, stratum=stratum)
+    if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
+        return Engine(plan, t1, stratum=stratum)
+    if plan.solver.startswith("oneshot"):
+        from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine
+
+        return ClingoEngine(plan, t1)  # type: ignore[return-value]
+    from chronolog.dialects.lars.engine.tms_engine import TmsEngine
+
+    return TmsEngine(plan, t1, plan.seed)  # type: ignore[return-value]
+
+
+class Reasoner:
+    """Evaluates a program over events pushed in arrival order."""
+
+    def __init__(
+        self, plan: Plan, sink: AnswerSink, *, warn: Callable[[str], None] = lambda m: None,
+        retention: int | None = None, stratum: int | None = None, auto_advance: bool = True,
+        observe: Callable[[int, Engine, StepResult], None] | None = None,
+    ) -> None:
+        """``retention``: how many time points back delayed events and retractions
+        are still repaired (None: unlimited).  Older ones are reported, counted
+        in ``too_late`` and ignored, and the log keeps only what repairs within
+        the horizon can need, so memory stops growing with the stream.
+
+        Fleet services evaluate one stratum (``stratum``) with the lower strata's
+        content set per time point by ``set_imported``; they drive time
+        themselves (``auto_advance=False``: ``push`` only records, ``advance``
+        evaluates), and ``observe`` sees every evaluation whose result is new
+        (live ones and the corrected span of a replay)."""
+        self.plan = plan
+        self.stratum = stratum
+        self.auto_advance = auto_advance
+        self.observe = observe
+        self.imports: dict[int, Imported] = Journal()
+        self.pruned_below: int | None = None
+        self._old_imports: dict[int, Imported | None] = {}
+        self.retention = retention
+        self.prune_every = 64  # time points between prunings of the log
+        self.too_late = 0
+        self.sink = sink
+        self.warn = warn
+        self.log: dict[int, list[Fact]] = Journal()
+        self.t1: int | None = None
+        self.latest: int | None = None  # latest time seen; the pending (not yet evaluated) point
+        self.evaluated: int | None = None  # last evaluated time point
+        self.engine: Engine | None = None
+        self.unmatched_retractions = 0
+        self.delayed = 0
+        self._dirty_from: int | None = None
+        self._old_entries: dict[int, list[Fact]] = {}
+        self._old_t1: int | None = None
+
+    # ------------------------------------------------------------ state as data
+
+    _SCALARS = ("t1", "latest", "evaluated", "pruned_below", "too_late", "unmatched_retractions", "delayed")
+
+    def export_state(self) -> dict:
+        """Everything but the log and the imports (journals, stored entry by
+        entry) as plain data.  The engine is not exported: its state after
+        ``evaluated`` is a function of the log from the plan's warm-up point,
+        and ``import_state`` rebuilds it by replaying that span."""
+        state: dict = {k: getattr(self, k) for k in self._SCALARS}
+        state["dirty_from"] = self._dirty_from
+        state["old_t1"] = self._old_t1
+        state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
+        state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        labels = getattr(self.engine, "export_labels", None)
+        if labels is not None:  # the TMS's choices: a restart continues with them
+            state["labels"] = labels()
+        return state
+
+    def import_state(self, state: dict) -> None:
+        """Continue from ``export_state``'s data (the log and imports already poured in)."""
+        for k in self._SCALARS:
+            value = state[k]
+            if value is not None and type(value) is not int:
+                raise ValueError(f"{k} is not an integer")
+            setattr(self, k, value)
+        self._dirty_from = state["dirty_from"]
+        self._old_t1 = state["old_t1"]
+        self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
+        self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
+        labels = state.get("labels")
+        self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
+        if labels is not None and hasattr(self.engine, "import_labels"):
+            self.engine.import_labels(labels)  # type: ignore[union-attr]
+
+    def _rebuilt_engine(self, labels: dict | None = None) -> Engine:
+        """The engine as it was after evaluating ``evaluated`` — on the log as it
+        was then, if corrections are pending — replayed from its warm-up point."""
+        assert self.t1 is not None and self.evaluated is not None
+        old_entries, old_imports = self._old_entries, self._old_imports
+
+        def as_evaluated(t: int) -> Entry:
+            got = old_entries.get(t)
+            imp = old_imports[t] if t in old_imports else self.imports.get(t)
+            return (got if got is not None else self.log.get(t, [])), imp
+
+        t1 = self._old_t1 if self._old_t1 is not None else self.t1
+        engine = make_engine(self.plan, t1, self.stratum)
+        if labels is not None and hasattr(engine, "labels_history"):
+            engine.guide = engine.labels_history(labels)  # type: ignore[attr-defined]
+        if self.evaluated >= t1:
+            begin = self.warm_up_start(as_evaluated, t1, self.evaluated)
+            self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
+        return engine
+
+    # ------------------------------------------------------------ input
+
+    def _arrive(self, t: int) -> None:
+        """Time ``t`` arrives: the first one starts the timeline; a later one, with
+        ``auto_advance``, evaluates every time point before it."""
+        if self.t1 is None:
+            self.t1 = self.latest = t
+            self.evaluated = t - 1
+            self.engine = make_engine(self.plan, t, self.stratum)
+        assert self.latest is not None
+        if t > self.latest:
+            if self.auto_advance:
+                self.apply_corrections()
+                self._evaluate_until(t - 1)
+            self.latest = t
+
+    def push(self, ev: Event) -> None:
+        t = ev.t
+        self._arrive(t)
+        assert self.latest is not None and self.evaluated is not None
+        if t > self.evaluated:
+            self._apply(ev)
+            return
+        # A delayed event or a retraction of the evaluated past.
+        if not ev.is_fact and t >= self.t1:
+            return  # a late time-advance marker inside the timeline changes nothing
+        if self.retention is not None and t < self.evaluated - self.retention:
+            self.too_late += 1
+            where = f"{ev.loc}: " if ev.loc else ""
+            self.warn(
+                f"{where}warning: event at t={t} is older than the retention horizon "
+                f"({self.evaluated - self.retention}); ignored"
+            )
+            return
+        if t not in self._old_entries:
+            self._old_entries[t] = list(self.log.get(t, ()))
+        if not self._apply(ev):
+            return
+        if t < self.t1:
+            if self._old_t1 is None:
+                self._old_t1 = self.t1
+            self.t1 = t
+        self.delayed += 1
+        self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
+
+    def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
+        """All events of one time point, in arrival order: (pred, args, retract).
+        The same as pushing them one by one (the fleet's grounded batches)."""
+        if any(retract for _, _, retract in facts):
+            for pred, args, retract in facts:
+                self.push(Event(t, pred, args, retract))
+            return
+        self.push_facts(t, [((pred, len(args)), args) for pred, args, _ in facts])
+
+    def push_facts(self, t: int, facts: list[Fact], locs: Callable[[], list] | None = None) -> None:
+        """Asserted facts at ``t`` in arrival order (a time advance if empty):
+        the same as pushing their events one by one.  ``locs`` gives their
+        input locations, asked for only if they turn out to be delayed."""
+        self._arrive(t)
+        assert self.latest is not None and self.evaluated is not None
+        if t > self.evaluated:
+            if facts:
+                if t not in self.log:
+                    self.log[t] = facts if type(facts) in (list, OnePredicate) else list(facts)
+                else:
+                    self._entries(t).extend(facts)
+            return
+        where = locs() if locs is not None else [None] * max(1, len(facts))
+        if not facts:
+            self.push(Event(t, loc=where[0]))
+        for ((pred, _), args), loc in zip(facts, where):
+            self.push(Event(t, pred, args, False, loc))
+
+    def _apply(self, ev: Event) -> bool:
+        """Change the log; False for a retraction that matches nothing."""
+        if not ev.is_fact:
+            return True
+        assert ev.pred is not None
+        fact = ((ev.pred, len(ev.args)), ev.args)
+        if not ev.retract:
+            self._entries(ev.t).append(fact)
+            return True
+        i = withdrawn(self.log.get(ev.t, ()), fact)
+        if i is not None:
+            del self._entries(ev.t)[i]
+            return True
+        self.unmatched_retractions += 1
+        where = f"{ev.loc}: " if ev.loc else ""
+        self.warn(f"{where}warning: retraction of {ev.pred}{list(ev.args)} at {ev.t} matches no earlier event; ignored")
+        return False
+
+    def _entries(self, t: int) -> list[Fact]:
+        """The log's facts at ``t`` as a list that events may change (made one if
+        new, or if the reader gave them as ``OnePredicate``)."""
+        entries = self.log.get(t)
+        if type(entries) is not list:
+            entries = self.log[t] = [] if entries is None else list(entries)
+        else:
+            self.log.touch(t)  # type: ignore[attr-defined]  # (callers change it in place)
+        return entries
+
+    def set_imported(self, t: int, imported: Imported) -> None:
+        """What the lower strata derived at ``t`` (new, or revised by their corrections)."""
+        if self.t1 is None:
+            self.push(Event(t))
+        assert self.evaluated is not None
+        if t <= self.evaluated and t not in self._old_imports:
+            self._old_imports[t] = self.imports.get(t)
+        self.imports[t] = imported
+        if t <= self.evaluated:
+            self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
+
+    def advance(self, until: int) -> None:
+        """Apply pending corrections, then evaluate every time point up to ``until``."""
+        if self.t1 is None:
+            return
+        self.apply_corrections()
+        self._evaluate_until(until)
+
+    def finish(self, until: int | None = None) -> None:
+        """Evaluate every remaining time point (up to ``until`` if given)."""
+        if self.t1 is None:
+            return
+        assert self.latest is not None
+        self.apply_corrections()
+        self._evaluate_until(self.latest if until is None else until)
+
+    # ------------------------------------------------------------ evaluation
+
+    def _evaluate_until(self, end: int) -> None:
+        assert self.engine is not None and self.evaluated is not None
+        for t in range(self.evaluated + 1, end + 1):
+            result = self.engine.step(t, self.log.get(t, ()), self.imports.get(t))
+            self.evaluated = t
+            if self.observe is not None:
+                self.observe(t, self.engine, result)
+            if not result.consistent:
+                self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
+            self.sink.step(result, self.engine)
+            if self.retention is not None and t % self.prune_every == 0:
+                self._prune(t)
+
+    def _prune(self, now: int) -> None:
+        """Forget log entries no repair within the retention horizon can read."""
+        assert self.retention is not None
+        if self.plan.output_reach is None or self.plan.state_reach is None:
+            return  # a repair replays from the first time point: the whole log is needed
+        keep_from = now - self.retention - self.plan.output_reach - self.plan.state_reach
+        need = self.plan.tuple_reach
+        t = keep_from
+        old = sorted(k for k in self.log if k < keep_from)
+        for k in reversed(old):  # tuple windows: keep the last n facts before the cut
+            if need <= 0:
+                break
+            need -= len(self.log[k])
+            t = k
+        for k in old:
+            if k < t:
+                del self.log[k]
+        for k in [k for k in self.imports if k < t - 1]:
+            del self.imports[k]
+        if hasattr(self.engine, "forget_before"):
+            self.engine.forget_before(t)  # type: ignore[union-attr]
+        self.pruned_below = t - 1  # what the lower strata sent before this is no longer needed
+
+    def apply_corrections(self) -> None:
+        """Replay the span touched by delayed events and retractions; emit the differences."""
+        if self._dirty_from is None:
+            return
+        assert self.t1 is not None and self.evaluated is not None
+        old_t1 = self._old_t1 if self._old_t1 is not None else self.t1
+        first = min(old_t1, self.t1)
+        end = self.evaluated
+        reach = self.plan.output_reach
+        start = first if reach is None else max(first, self._dirty_from - reach)
+        old_entries = self._old_entries
+        old_imports = self._old_imports
+
+        def old_log(t: int) -> tuple[list[Fact], Imported | None]:
+            got = old_entries.get(t)
+            imp = old_imports[t] if t in old_imports else self.imports.get(t)
+            return (got if got is not None else self.log.get(t, [])), imp
+
+        new_log = lambda t: (self.log.get(t, []), self.imports.get(t))  # noqa: E731
+        if old_t1 == self.t1:
+            before, after, engine = self._replay_shared(old_log, new_log, self._dirty_from, start, end)
+        else:  # the first time point moved: every window's clipping changed
+            before, _ = self.replay(old_log, old_t1, start, end)
+            after, engine = self.replay(new_log, self.t1, start, end, observe=True)
+        changes: list[Change] = [(p, a, T, 1) for p, a, T in after - before]
+        changes += [(p, a, T, -1) for p, a, T in before - after]
+        previous, self.engine = self.engine, engine
+        self._dirty_from = None
+        self._old_entries = {}
+        self._old_imports = {}
+        self._old_t1 = None
+        assert previous is not None
+        self.sink.correct(changes, engine, end, previous)
+
+    def replay(
+        self, log: Callable[[int], Entry], t1: int, start: int, end: int, observe: bool = False
+    ) -> tuple[set[tuple[PredKey, tuple, int]], Engine]:
+        """Evaluate ``[warm-up, end]`` on ``log``; return the atoms at times >= start derived
+        by the evaluations in ``[start, end]``, and the engine after ``end``."""
+        engine = self._replay_engine(t1)
+        union: set[tuple[PredKey, tuple, int]] = set()
+        if end < t1:
+            return union, engine
+        begin = self.warm_up_start(log, t1, max(start, t1))
+        self._run(engine, log, begin, end, start, union, self.observe if observe else None)
+        self._inherit(engine, begin)
+        return union, engine
+
+    def _replay_engine(self, t1: int) -> Engine:
+        """A fresh engine for a replay; a TMS one follows the live engine's choices."""
+        engine = make_engine(self.plan, t1, self.stratum)
+        if hasattr(engine, "follow") and self.engine is not None and hasattr(self.engine, "history"):
+            engine.follow(self.engine)  # type: ignore[attr-defined]
+        return engine
+
+    def _inherit(self, engine: Engine, begin: int) -> None:
+        if hasattr(engine, "inherit") and self.engine is not None and hasattr(self.engine, "history"):
+            engine.inherit(self.engine, begin)  # type: ignore[attr-defined]
+
+    def _replay_shared(
+        self, old_log: Callable[[int], Entry], new_log: Callable[[int], Entry], dirty: int, start: int, end: int
+    ) -> tuple[set, set, Engine]:
+        """Both replays at once: the logs agree before ``dirty``, so the warm-up and
+        the evaluations before it run once and the engine is cloned there."""
+        assert self.t1 is not None
+        engine = self._replay_engine(self.t1)
+        shared: set[tuple[PredKey, tuple, int]] = set()
+        begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
+        self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
+        import pickle  # only replays clone engines (start-up time)
+
+        with plan_by_reference(self.plan, "replay"):
+            old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
+        before, after = set(shared), set(shared)
+        self._run(old_engine, old_log, max(begin, dirty), end, start, before)
+        self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe)
+        self._inherit(engine, begin)
+        return before, after, engine
+
+    @staticmethod
+    def _run(
+        engine: Engine, log: Callable[[int], Entry], first: int, last: int, start: int, union: set,
+        observe: Callable[[int, Engine, StepResult], None] | None = None,
+    ) -> None:
+        for t in range(first, last + 1):
+            facts, imported = log(t)
+            result = engine.step(t, facts, imported)
+            if observe is not None:
+                observe(t, engine, result)
+            if t >= start:
+                union.update(a for a in engine.derived_at() if a[2] >= start)
+
+    def warm_up_start(self, log: Callable[[int], Entry], t1: int, start: int) -> int:
+        """The first time point to evaluate so that the state at ``start`` is exact."""
+        reach = self.plan.state_reach
+        if reach is None:
+            return t1
+        begin = max(t1, start - reach)
+        need = self.plan.tuple_reach
+        t = start
+        while need > 0 and t > t1:  # tuple windows: far enough back to hold the last n facts
+            t -= 1
+            need -= len(log(t)[0])
+        return min(begin, t)

@@ -1,0 +1,81 @@
+"""Rule languages: each dialect's parser produces the same IR (``chronolog.dialects.lars.ir``).
+
+``load_program`` is what the CLI calls: it picks the dialect from the option
+or the file extension, reads the files and concatenates their rules.
+"""
+
+from __future__ import annotations
+
+import os
+
+from chronolog.core.errors import ProgramError
+from chronolog.core.source import Loc
+from chronolog.dialects.lars.ir import Program, Rule
+
+DIALECTS = ("lars", "laser", "mtl", "rtec")
+_EXTENSIONS = {".lars": "lars", ".laser": "laser", ".mtl": "mtl", ".rtec": "rtec", ".prolog": "rtec"}
+
+
+def dialect_for(path: str, explicit: str | None = None) -> str:
+    """The explicit dialect if given, else the one of the file extension (default ``lars``)."""
+    if explicit:
+        return explicit
+    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "lars")
+
+
+def parse_program(text: str, filename: str, dialect: str) -> Program:
+    if dialect == "lars":
+        from chronolog.dialects.lars.parser import parse_lars
+
+        return parse_lars(text, filename)
+    if dialect == "laser":
+        from chronolog.dialects.lars.laser import parse_laser
+
+        return parse_laser(text, filename)
+    from chronolog.dialects.registry import evaluator_dialect
+
+    own = evaluator_dialect(dialect)
+    if own is not None:
+        return own.parse([(filename, text)])  # type: ignore[no-any-return]  # the dialect's own program type
+    raise ProgramError(f"unknown dialect {dialect!r} (choose from {', '.join(DIALECTS)})", Loc(filename, 1, 1))
+
+
+def load_program(paths: list[str], dialect: str | None = None) -> Program:
+    """Read and parse program files (all of one dialect) into one program."""
+    if not paths:
+        raise ProgramError("no program file given")
+    chosen: str | None = None
+    sources: list[tuple[str, str]] = []
+    for path in paths:
+        if path == "-":
+            raise ProgramError("a program cannot be read from standard input ('-'); name a file", Loc("-", 1, 1))
+        d = dialect_for(path, dialect)
+        if chosen is not None and d != chosen:
+            raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
+        chosen = d
+        if d not in DIALECTS:  # fail on the dialect before touching the file
+            parse_program("", path, d)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise ProgramError(f"cannot read program: {exc.strerror or exc}", Loc(path, 1, 1)) from None
+        except UnicodeDecodeError as exc:
+            raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
+        sources.append((path, text))
+    return program_from_sources(sources, chosen or "lars")
+
+
+def program_from_sources(sources: list[tuple[str, str]] | tuple[tuple[str, str], ...], dialect: str) -> Program:
+    """One program of the (file name, text) pairs of one dialect: what ``load_program``
+    reads, and what a Spark task rebuilds from the texts it was sent.  A dialect with
+    its own evaluator parses all files at once (``chronolog.dialects.registry``)."""
+    from chronolog.dialects.registry import evaluator_dialect
+
+    own = evaluator_dialect(dialect)
+    if own is not None:
+        return own.parse(list(sources))  # type: ignore[no-any-return]
+    rules: list[Rule] = []
+    for name, text in sources:
+        rules.extend(parse_program(text, name, dialect).rules)
+    return Program(tuple(rules), dialect)

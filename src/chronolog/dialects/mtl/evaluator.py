@@ -1,0 +1,530 @@
+"""The DatalogMTL evaluator behind ``chronolog.evaluator.Evaluator``.
+
+**Streaming** (forward-propagating programs: only past operators and Since
+in bodies, only Boxplus in heads; seed 002, Algorithm 1).  Each
+``advance(t)`` evaluates the window ``[e − W, t]`` where ``e`` is the time
+already evaluated and ``W`` the program's reach (the largest look-back of a
+body plus the largest forward reach of a head): input facts meeting the
+window and the facts derived up to ``e`` inside it are the seeds, and the
+results in ``(e, t]`` are final.  An interval that still holds at ``t`` is
+published open, ``[a,inf)``, and closed by a ``diff: -1`` line when it ends
+(CONTRACT §3's changelog form).  The facts kept for evaluation are those of
+the window, independent of the stream's length (``kept``).
+
+**Batch** (any program): the whole materialisation once the input is
+complete, the maximal intervals clipped to the input's span.
+
+**Corrections**: a fact for a time already evaluated, or a retraction,
+evaluates again from the earliest time it changes (the program is
+forward-propagating: nothing before depends on it), with the input log's
+facts from there minus the reach and what was published before as seeds,
+and publishes the differences as -1/+1 interval lines, so the final meaning
+is the stream's in time order.  ``retention`` bounds how late: events older
+than the latest time seen minus it are reported and ignored (``too_late``),
+and the input log keeps only what a correction within the retention can
+read.  Without a retention every late event is applied (CONTRACT §2, as
+for LARS) and the input log grows with the stream; ``reach_retention``, the
+program's reach, is the retention that makes memory flat.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import inf
+from typing import Any, Callable, ClassVar
+
+from chronolog.core.errors import ChronologError
+from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header, time_text
+from chronolog.core.events import Event
+from chronolog.dialects.mtl import intervals as I
+from chronolog.dialects.mtl.intervals import Iv
+from chronolog.dialects.mtl.materialise import Db, Materialiser
+from chronolog.dialects.mtl.syntax import (
+    FUTURE,
+    PAST,
+    Binary,
+    Literal,
+    MtlProgram,
+    Negated,
+    Unary,
+    atoms_of,
+    head_atom,
+    operators_of,
+)
+from chronolog.dialects.mtl.syntax import Atom as AtomLiteral
+from chronolog.state.codec import reading, versioned
+
+Atom = tuple[str, tuple]
+
+
+def not_forward_propagating(program: MtlProgram) -> tuple[str, str] | None:
+    """(rule location, operator) of the first rule that keeps the program from
+    streaming (future operators or Until in a body, Boxminus in a head), or None."""
+    for rule in program.rules:
+        where = str(rule.loc) if rule.loc else "a rule"
+        for lit in rule.body:
+            for op in operators_of(lit):
+                if op.op in FUTURE or op.op == "Until":
+                    return where, op.op
+        head = rule.head
+        while isinstance(head, Unary):
+            if head.op != "Boxplus":
+                return where, head.op
+            head = head.operand
+    return None
+
+
+def _lookback(lit: Literal) -> Fraction | float:
+    if isinstance(lit, Negated):
+        return _lookback(lit.operand)
+    if isinstance(lit, Unary):
+        return (lit.rho[2] if lit.op in PAST else 0) + _lookback(lit.operand)
+    if isinstance(lit, Binary):
+        return lit.rho[2] + max(_lookback(lit.left), _lookback(lit.right))
+    return Fraction(0)
+
+
+def reach(program: MtlProgram) -> Fraction | float:
+    """W: how far before the evaluated time a window must start."""
+    w: Fraction | float = Fraction(0)
+    for rule in program.rules:
+        back = max((_lookback(lit) for lit in rule.body), default=Fraction(0))
+        head, forward = rule.head, Fraction(0)
+        while isinstance(head, Unary):
+            forward += head.rho[2]
+            head = head.operand
+        w = max(w, back + forward)
+    return w
+
+
+def diamond_only(program: MtlProgram) -> dict[tuple[str, int], Fraction | float]:
+    """The input predicates (no rule derives them) that every rule reads only
+    as the operand of a diamond with an operator interval of positive length,
+    with the shortest such length: gran(Π) per predicate (seed 002, Algorithm 6).
+    Their gaps shorter than it may be filled (``intervals.fill_gaps``)."""
+    heads = {head_atom(r.head).key for r in program.rules}
+    widths: dict[tuple[str, int], Fraction | float] = {}
+    other: set[tuple[str, int]] = set()
+
+    def visit(lit: Literal, width: Fraction | float | None) -> None:
+        if isinstance(lit, AtomLiteral):
+            if width is None or width <= 0:
+                other.add(lit.key)
+            else:
+                widths[lit.key] = min(widths.get(lit.key, width), width)
+        elif isinstance(lit, Negated):
+            visit(lit.operand, None)
+        elif isinstance(lit, Unary):
+            diamond = lit.op in ("Diamondminus", "Diamondplus")
+            visit(lit.operand, lit.rho[2] - lit.rho[0] if diamond else None)
+        else:
+            visit(lit.left, None)
+            visit(lit.right, None)
+
+    for rule in program.rules:
+        for lit in rule.body:
+            visit(lit.operand if isinstance(lit, Negated) else lit, None)
+    return {key: w for key, w in widths.items() if key not in other and key not in heads}
+
+
+def reach_retention(program: MtlProgram) -> Time | None:
+    """The retention that makes a stream's memory flat: the program's reach W,
+    the window a streaming step reads anyway (a late event is applied while its
+    time is still inside the window of the time being evaluated).  The input
+    log then holds the facts of about 2W time units and every atom's published
+    record as much.  Not the default: without ``--retention`` every late event
+    is applied (CONTRACT §2).  None (unlimited) when W is infinite."""
+    w = reach(program)
+    return None if w == inf else _num(w)
+
+
+def horizon(program: MtlProgram, retention: Time | float | None) -> Time | None:
+    """The evaluator's retention for a ``--retention`` value: None (not given)
+    and ``inf`` are unlimited."""
+    return None if retention is None or retention == inf else retention
+
+
+def input_reach(program: MtlProgram) -> Time | None:
+    """How far before a time T the input can still change the answers at T, or
+    None when nothing bounds it (future operators, an infinite operator interval,
+    recursion through rules).  Unlike ``reach`` (one rule: the window that makes
+    a step exact once the derived facts before it are seeded), this sums the
+    reaches along chains of rules, since a backfill segment starts with nothing
+    derived: an upper bound, which is all the warm-up needs."""
+    if not_forward_propagating(program) is not None:
+        return None
+    rules_of: dict[tuple[str, int], list] = {}
+    for rule in program.rules:
+        rules_of.setdefault(head_atom(rule.head).key, []).append(rule)
+    known: dict[tuple[str, int], Fraction | float] = {}
+    visiting: set[tuple[str, int]] = set()
+
+    def of(key: tuple[str, int]) -> Fraction | float | None:
+        if key in known:
+            return known[key]
+        if key in visiting:
+            return None  # recursion: unbounded
+        visiting.add(key)
+        most: Fraction | float = Fraction(0)
+        for rule in rules_of.get(key, []):
+            head, forward = rule.head, Fraction(0)
+            while isinstance(head, Unary):
+                forward += head.rho[2]
+                head = head.operand
+            for lit in rule.body:
+                below: Fraction | float = Fraction(0)
+                for atom in atoms_of(lit):
+                    got = of(atom.key)
+                    if got is None:
+                        return None
+                    below = max(below, got)
+                most = max(most, _lookback(lit) + forward + below)
+        visiting.discard(key)
+        known[key] = most
+        return most
+
+    total: Fraction | float = Fraction(0)
+    for key in rules_of:
+        got = of(key)
+        if got is None or got == inf:
+            return None
+        total = max(total, got)
+    return _num(total)
+
+
+def _span(iv: Iv) -> Span:
+    return Span(_num(iv[0]), None if iv[2] == inf else _num(iv[2]), iv[1], iv[3] and iv[2] != inf)
+
+
+def _num(x: Fraction | float) -> Time:
+    x = Fraction(x)
+    return x.numerator if x.denominator == 1 else x
+
+
+class MtlEvaluator:
+    dialect: ClassVar[str] = "mtl"
+
+    def __init__(self, program: MtlProgram, mode: str | None = None,
+                 warn: Callable[[str], None] = lambda m: None, retention: Time | None = None) -> None:
+        self.program = program
+        self.materialiser = Materialiser(program)
+        blocker = not_forward_propagating(program)
+        if mode is None:
+            mode = "stream" if blocker is None else "batch"
+            if blocker is not None:
+                warn(f"note: evaluating in batch mode: {blocker[0]}: {blocker[1]} is not forward-propagating "
+                     f"(answers when the input ends)")
+        elif mode == "stream" and blocker is not None:
+            raise ChronologError(f"{blocker[0]}: error: {blocker[1]} is not forward-propagating: this program "
+                                 f"cannot be evaluated as a stream (use --mode batch)")
+        if mode not in ("stream", "batch"):
+            raise ChronologError(f"error: --mode {mode} is not a DatalogMTL mode (stream or batch)")
+        self.mode = mode
+        self.warn = warn
+        # how far before the latest time seen a delayed event or a retraction is still applied (None: any)
+        # (batch mode reads the whole input before evaluating: nothing is late)
+        self.retention = None if retention is None or mode == "batch" else I.norm(Fraction(retention))
+        self.window = I.norm(reach(program))  # an int when integral: int comparisons are many times cheaper
+        self.heads = {head_atom(r.head).key for r in program.rules}
+        self.fills = diamond_only(program)
+        self.inputs: dict[tuple[str, tuple, Iv], int] = {}  # the input log: fact -> count
+        self.active: dict[tuple[str, tuple, Iv], int] = {}  # the inputs a later window can still meet
+        self.live: set[Atom] = set()  # published atoms holding inside the window (seeds, open claims)
+        for f in program.facts:
+            self._add(f.pred, f.args, f.interval)
+        self.published: dict[Atom, list[Iv]] = {}
+        self.lo: Fraction | None = None  # the input's span
+        self.hi: Fraction | None = None
+        self.evaluated: Fraction | None = None
+        self.latest: Fraction | None = None  # the latest time pushed (what --retention counts back from)
+        self.dirty = False
+        self.redo: Fraction | None = None  # the earliest time a delayed event or retraction changes
+        self.prune_every = 64  # time points between two cuts of the input log and published record (retention)
+        self.kept = 0  # facts in the last evaluation window
+        self.max_kept = 0
+        self.unmatched_retractions = 0
+        self.delayed = 0
+        self.too_late = 0
+        self.time_points = 0
+
+    # ------------------------------------------------------------ input
+
+    def _add(self, pred: str, args: tuple, iv: Iv) -> None:
+        k = (pred, tuple(args), iv)
+        self.inputs[k] = self.inputs.get(k, 0) + 1
+        self.active[k] = self.active.get(k, 0) + 1
+
+    def push(self, event: Event) -> None:
+        t = I.norm(Fraction(event.t))
+        # too late: older than the latest time seen minus the retention (a rule of the input alone, so
+        # chronolog run and the fleet, which may have evaluated the latest time already, drop the same events)
+        if (self.retention is not None and event.pred is not None and self.latest is not None
+                and t < self.latest - self.retention):
+            self.too_late += 1
+            where = f"{event.loc}: " if event.loc else ""
+            self.warn(f"{where}warning: event at t={time_text(_num(t))} is older than the retention horizon "
+                      f"({time_text(_num(self.latest - self.retention))}); ignored")
+            return
+        if self.latest is None or t > self.latest:
+            self.latest = t
+        iv: Iv = event.span if event.span is not None else I.point(t)  # type: ignore[assignment]
+        ends = [t] + ([iv[2]] if event.pred is not None and iv[2] != inf else [])
+        self.lo = min([self.lo, *ends]) if self.lo is not None else min(ends)
+        self.hi = max([self.hi, *ends]) if self.hi is not None else max(ends)
+        if event.pred is None:
+            return
+        if self.evaluated is not None and t <= self.evaluated:
+            self._changes_from(t)
+            self.delayed += 1
+        k = (event.pred, tuple(event.args), iv)
+        if not event.retract:
+            self._add(*k)
+            return
+        if self.inputs.get(k, 0) > 0:
+            for log in (self.inputs, self.active):
+                if log.get(k, 0) > 0:
+                    log[k] -= 1
+                    if not log[k]:
+                        del log[k]
+            if self.evaluated is not None and iv[0] <= self.evaluated:
+                self._changes_from(iv[0])
+        else:
+            self.unmatched_retractions += 1
+            where = f"{event.loc}: " if event.loc else ""
+            self.warn(f"{where}warning: retraction of {event.pred}{list(event.args)}@{I.text(iv)} matches no "
+                      f"earlier event; ignored")
+
+    def _changes_from(self, t: Fraction) -> None:
+        """Answers from ``t`` on must be evaluated again (a forward-propagating
+        program's answers before ``t`` cannot depend on an event at ``t``)."""
+        self.dirty = True
+        self.redo = t if self.redo is None else min(self.redo, t)
+
+    # ------------------------------------------------------------ evaluation
+
+    def _model(self, lo: Fraction | float, until: Fraction, seeds: Db | None = None, whole: bool = False,
+               derive: Iv | None = None, lo_closed: bool = True) -> Db:
+        window = (lo, lo_closed, until, True)
+        grouped: dict[tuple, dict[tuple, list[Iv]]] = {}
+        for (pred, args, iv) in (self.inputs if whole else self.active):
+            if iv[2] < lo or iv[0] > until:
+                continue
+            got = iv if (lo < iv[0] or (lo_closed and lo == iv[0])) and iv[2] <= until else I.intersect(iv, window)
+            if got is not None:
+                grouped.setdefault((pred, len(args)), {}).setdefault(args, []).append(got)
+        for key, rel in (seeds or {}).items():
+            slot = grouped.setdefault(key, {})
+            for args, ivs in rel.items():
+                slot.setdefault(args, []).extend(ivs)
+        db: Db = {key: {args: I.coalesce(ivs) if len(ivs) > 1 else ivs for args, ivs in rel.items()}
+                  for key, rel in grouped.items()}
+        for key, width in self.fills.items():  # read only through wide diamonds: short gaps change nothing
+            if key in db:
+                db[key] = {args: I.fill_gaps(ivs, width) for args, ivs in db[key].items()}
+        self.kept = sum(len(v) for rel in db.values() for v in rel.values())
+        self.max_kept = max(self.max_kept, self.kept)
+        return self.materialiser.run(db, window, derive)
+
+    def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange], keep: int = 0) -> None:
+        """Publish what changed from the atom's published intervals to ``new``;
+        the first ``keep`` intervals are known to be the same in both."""
+        old = self.published.get(atom, [])
+        same = keep
+        while same < len(old) and same < len(new) and old[same] == new[same]:
+            same += 1
+        was, now = old[same:], new[same:]
+        if not was and not now:
+            return
+        _changes(atom, was, now, out)
+        if new:
+            self.published[atom] = new
+            self.live.add(atom)
+        else:
+            self.published.pop(atom, None)
+            self.live.discard(atom)
+
+    @staticmethod
+    def _open(ivs: list[Iv], until: Fraction) -> list[Iv]:
+        """A last interval that holds at ``until`` is claimed on: ``[a,inf)``."""
+        if ivs and I.contains(ivs[-1], until):
+            return ivs[:-1] + [(ivs[-1][0], ivs[-1][1], inf, False)]
+        return ivs
+
+    def _recompute(self, until: Fraction, claim: bool) -> list[AnswerChange]:
+        """Everything from the input log: the batch result, and every correction."""
+        assert self.lo is not None
+        model = self._model(self.lo, until, whole=True)
+        self.active = dict(self.inputs)
+        self.live = set(self.published)
+        out: list[AnswerChange] = []
+        atoms = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
+        for atom in sorted(atoms | set(self.published), key=_order):
+            ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
+            self._diff(atom, self._open(ivs, until) if claim else ivs, out)
+        return out
+
+    def _window_step(self, until: Fraction, start: Fraction | None = None) -> list[AnswerChange]:
+        """Evaluate the times after ``evaluated`` up to ``until``: the new times
+        ``(e, until]`` from the window ``(e − W, until]`` (seed 002's
+        ``[t − t_Π, t]``), seeded with what was published before them.  With
+        ``start`` (a correction: a delayed event or a retraction at ``start``),
+        the times ``[start, until]`` again, from the whole input log."""
+        assert self.evaluated is not None and self.lo is not None
+        correction = start is not None
+        first = self.evaluated if start is None else start  # the new times: (first, until] or [first, until]
+        closed = self.window == inf or first - self.window <= self.lo  # the window reaches the input's start
+        lo = self.lo if closed else first - self.window
+        closed = closed or correction  # [first, ...] looks back to first - W itself
+        seeds: Db = {}
+        before = (lo, closed, first, not correction)
+        for atom in (self.published if correction else self.live):
+            ivs = self.published[atom]
+            kept = I.intersect_sets(ivs[_reaching(ivs, lo):], [before])
+            if kept:
+                seeds.setdefault((atom[0], len(atom[1])), {})[atom[1]] = kept
+        after = (first, correction, until, True)
+        model = self._model(lo, until, seeds, whole=correction, derive=after, lo_closed=closed)
+        out: list[AnswerChange] = []
+        # what holds after the seeds (the model's facts before them are the seeds: published already)
+        fresh = {(k[0], args) for k, rel in model.items() if k in self.heads for args, ivs in rel.items()
+                 if ivs[-1][2] > first or (correction and ivs[-1][2] == first)}
+        changing = {a for a in (self.published if correction else self.live)
+                    if self.published[a][-1][2] == inf or (correction and self.published[a][-1][2] >= first)}
+        upto = (-inf, False, first, not correction)
+        for atom in sorted(fresh | changing, key=_order):
+            ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
+            old = self.published.get(atom, [])
+            # only the intervals reaching first or later can change: the others are final and kept as they are
+            i = max(0, _reaching(old, first) - 1)  # the one before may merge with what follows
+            tail = I.coalesce(I.intersect_sets(old[i:], [upto]) + I.intersect_sets(ivs, [after]))
+            self._diff_tail(atom, i, self._open(tail, until), out)
+        if correction:
+            self.active = dict(self.inputs)  # the working set, pruned again by _forget
+            self.live = set(self.published)
+        return out
+
+    def _diff_tail(self, atom: Atom, i: int, tail: list[Iv], out: list[AnswerChange]) -> None:
+        """``_diff`` of the atom's published intervals from index ``i`` on (the
+        ones before are final), changing the published list in place: copying
+        it would cost the length of the stream at every step."""
+        old = self.published.get(atom)
+        was = [] if old is None else old[i:]
+        if was == tail:
+            return
+        _changes(atom, was, tail, out)
+        if old is None:
+            self.published[atom] = tail
+        elif i == 0 and not tail:
+            del self.published[atom]
+            self.live.discard(atom)
+            return
+        else:
+            del old[i:]
+            old.extend(tail)
+        self.live.add(atom)
+
+    def advance(self, until: Time) -> list[AnswerChange]:
+        until = I.norm(Fraction(until))
+        if self.mode == "batch" or self.lo is None:
+            return []
+        if self.evaluated is not None and until <= self.evaluated and not self.dirty:
+            return []
+        if self.evaluated is None or (self.dirty and self.redo is None):
+            out = self._recompute(until, claim=True)
+        else:  # a correction evaluates again from the earliest time it changes, else only the new times
+            out = self._window_step(until, self.redo if self.dirty else None)
+        self.evaluated, self.dirty, self.redo = until, False, None
+        self.time_points += 1
+        self._forget(until)
+        return out
+
+    def _forget(self, e: Fraction) -> None:
+        """Drop from the working set what no later window can meet (Forget, seed 002):
+        the next window is ``(e - W, t]``."""
+        if self.window == inf or self.lo is None or e - self.window <= self.lo:
+            return  # the next window starts at the input's first time, closed
+        start = e - self.window  # the next window is (start, t]: what ends at start is not in it
+        self.active = {k: n for k, n in self.active.items() if k[2][2] > start}
+        self.live = {a for a in self.live if a in self.published and self.published[a][-1][2] > start}
+        if self.retention is not None and self.time_points % self.prune_every == 0:
+            # the input log keeps what a correction within the retention can read: from e - retention - W
+            horizon = start - self.retention
+            self.inputs = {k: n for k, n in self.inputs.items() if k[2][2] >= horizon}
+            # published intervals that ended before it can change no more: they were written, and the
+            # diffs only ever read an atom's tail (its list would otherwise grow with the stream)
+            for atom in list(self.published):
+                ivs = self.published[atom]
+                cut = _reaching(ivs, horizon)
+                if cut == len(ivs):
+                    del self.published[atom]
+                    self.live.discard(atom)
+                elif cut:
+                    del ivs[:cut]
+
+    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+        if self.lo is None or self.hi is None:
+            return []
+        end = self.hi if until is None else min(self.hi, I.norm(Fraction(until)))
+        if self.mode == "batch":
+            out = self._recompute(end, claim=False)
+            self.evaluated = end
+            return out
+        return self.advance(end)
+
+    # ------------------------------------------------------------ state
+
+    def export_state(self) -> dict[str, Any]:
+        def num(x: Fraction | None) -> str | None:
+            return None if x is None else time_text(_num(x))
+
+        return versioned({
+            "dialect": self.dialect, "mode": self.mode,
+            "inputs": [[p, list(a), I.text(iv), n] for (p, a, iv), n in self.inputs.items()],
+            "published": [[p, list(a), [I.text(iv) for iv in ivs]] for (p, a), ivs in self.published.items()],
+            "lo": num(self.lo), "hi": num(self.hi), "evaluated": num(self.evaluated), "latest": num(self.latest),
+            "dirty": self.dirty,
+            "redo": num(self.redo),
+            "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
+        })
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        from chronolog.dialects.mtl.parser import interval_from_text
+
+        check_state_header(data, self.dialect)
+        if data.get("mode") != self.mode:
+            raise StateError(f"state of {data.get('mode')} mode, not {self.mode}")
+        with reading("DatalogMTL evaluator state"):
+            self.inputs = {(str(p), tuple(a), interval_from_text(iv)): int(n) for p, a, iv, n in data["inputs"]}
+            self.published = {(str(p), tuple(a)): [interval_from_text(iv) for iv in ivs]
+                              for p, a, ivs in data["published"]}
+            self.lo, self.hi, self.evaluated = (None if x is None else I.norm(Fraction(x))
+                                                for x in (data["lo"], data["hi"], data["evaluated"]))
+            latest = data.get("latest", data["evaluated"])  # absent in states written before: the evaluated time
+            self.latest = None if latest is None else I.norm(Fraction(latest))
+            self.active = dict(self.inputs)  # the working set, pruned again by the next step
+            self.live = set(self.published)
+            self.dirty = bool(data["dirty"])
+            redo = data.get("redo")  # absent in states written before windowed corrections: recompute all
+            self.redo = None if redo is None else I.norm(Fraction(redo))
+            (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
+
+
+def _changes(atom: Atom, was: list[Iv], now: list[Iv], out: list[AnswerChange]) -> None:
+    """The -1/+1 lines from the intervals ``was`` to ``now``."""
+    for iv in I.subtract(now, was):
+        out.append((atom[0], atom[1], _span(iv), 1))
+    for iv in I.subtract(was, now):
+        out.append((atom[0], atom[1], _span(iv), -1))
+
+
+def _reaching(ivs: list[Iv], t: Fraction | float) -> int:
+    """The index of the first of the (coalesced) intervals that ends at ``t`` or
+    later, scanning from the end: a step only ever looks at a stream's tail."""
+    i = len(ivs)
+    while i > 0 and ivs[i - 1][2] >= t:
+        i -= 1
+    return i
+
+
+def _order(atom: Atom) -> tuple:
+    return (atom[0], tuple((type(a) is str, a) for a in atom[1]))

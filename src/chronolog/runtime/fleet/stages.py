@@ -1,0 +1,837 @@
+"""The fleet's services as plain state machines: records in, records out.
+
+Each stage is what one service process runs between Kafka and RocksDB; here
+it only maps input records (decoded JSON) to output records, so the whole
+pipeline can be tested without a broker and the services stay thin loops
+(``runtime/service.py``).  A stage's state is explicit data: ``export_state``
+gives it as plain values (its growing parts, the journals, are stored entry
+by entry through ``JOURNAL_CODECS``) and ``import_state`` continues from it
+in any process — nothing is pickled (chronolog.state).
+
+Records between services:
+
+* ``chronolog.ingested`` (from ingest): an input event as in CONTRACT §2, or
+  a time marker ``{"t": T}`` broadcast to every partition whenever the
+  stream's latest (or first) time changes; or ``{"batch": [...]}``, several
+  of them in order (what one consumed batch yields for a partition).
+* ``chronolog.grounded`` (from grounding): ``{"upto": c, "first": t1,
+  "points": [[t, [[pred, args, retract], ...]], ...]}`` closes every time
+  point up to ``c`` with its facts (the input of those evaluations, as one
+  batch), and ``{"late": [[t, pred, args, retract], ...]}`` carries events
+  for time points already closed (delayed events, retractions).
+* ``chronolog.stratum.k``: ``{"t": t, "t1": t1, "ok": bool, "add": [...],
+  "del": [...]}`` — the content of stratum k at evaluation t, as a diff
+  against what the receiver already holds for t, or else for t-1, atoms
+  grouped by predicate.  A replay
+  that corrects the past re-sends the points whose content changed.
+* ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
+
+Every internal topic also carries epoch barriers ``{"barrier": e}``, written
+and consumed by the service loop (``runtime/epochs.py``); stages never see
+them.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import msgspec
+import orjson
+
+from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
+from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
+from chronolog.dialects.lars.plan import Plan
+from chronolog.core.events import Event, event_json, event_record
+from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.runtime.fleet.ingest import Accepted, ingest_record, partition_key_of, plain_record
+from chronolog.state.journal import Journal
+from chronolog.dialects.lars.reasoner import Reasoner, make_engine
+from chronolog.contract.models import DeadLetter
+from chronolog.state.facts import (
+    atoms_data,
+    atoms_from,
+    facts_data,
+    facts_from,
+    imported_data,
+    imported_from,
+)
+from chronolog.runtime.fleet.topology import partition_of
+
+_json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
+
+
+def _quiet(message: str) -> None:
+    """Default warning sink (module level, so stages stay picklable)."""
+
+
+@dataclass(slots=True)
+class Out:
+    """One record to produce: ``topic`` is a role (ingested, dlq, late, grounded,
+    stratum, answers) that the service maps to a real topic name.  The payload
+    stays a dict until it goes on the wire, so a chained stage reads it without
+    a JSON round trip."""
+
+    topic: str
+    partition: int
+    payload: bytes | dict
+    key: bytes | None = None
+    # whether a downstream service can make progress with it at once; ingest's
+    # facts of the still open time point cannot (nothing closes before the next
+    # time marker), so the service may hold them for the marker's transaction
+    urgent: bool = True
+
+    @property
+    def value(self) -> bytes:
+        p = self.payload
+        return p if isinstance(p, bytes) else orjson.dumps(p)
+
+    @property
+    def record(self) -> dict:
+        p = self.payload
+        return orjson.loads(p) if isinstance(p, bytes) else p
+
+
+# A consumed record as stages see it: (role, topic, partition, offset, value).
+# ``role`` is what the topic is to the stage: "facts", "ingested", "grounded"
+# or "stratum.k" (k 1-based); ``topic`` is its real name (for dead letters).
+Record = tuple[str, str, int, int, "bytes | None"]
+
+
+class Stage(Protocol):
+    """What every service runs: the service loop knows nothing more of it.
+
+    ``process`` takes a consumed batch (possibly empty: the loop also calls
+    it when input is idle, for idle flushes) and returns the records to
+    produce and the answer lines (kept apart: the bulk of the output, sent
+    as they are).  ``progress`` gives cumulative counters and the latest
+    completed time point, for the metrics.  The state is explicit data:
+    ``export_state``/``import_state`` plus the ``journals`` stored entry by
+    entry (chronolog.state)."""
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
+
+    def progress(self) -> dict[str, int | None]: ...
+
+    def journals(self) -> dict[str, Journal]: ...
+
+    def export_state(self) -> dict: ...
+
+    def import_state(self, state: dict) -> None: ...
+
+
+def _stratum_of(role: str) -> int:
+    """0-based stratum of a "stratum.k" role."""
+    return int(role.rsplit(".", 1)[1]) - 1
+
+
+# ---------------------------------------------------------------- ingest
+
+
+@dataclass
+class IngestStage:
+    """Validates, routes by partition key, broadcasts time markers.
+
+    With several input partitions the stream's time is the least of the
+    latest times seen on each (producers send time advances to every
+    partition), so a marker never runs ahead of a slower input partition.
+    """
+
+    partition_key: dict[str, int] | None
+    partitions: int
+    input_partitions: int = 1
+    retention: int | None = None
+    latest_by_input: dict[int, int] = field(default_factory=dict)
+    first: int | None = None
+    now: int | None = None  # time sent to every partition
+    dead_letters: int = 0
+    too_late: int = 0
+    # Ingest decides when the stream went quiet (the fleet's grounding closes
+    # the latest time point on its ``{"idle": true}``, not on its own clock):
+    # the decision is in ingest's transaction, so the services after it, which
+    # send again what they made after a restart, make it again identically.
+    idle_flush: float | None = None  # seconds of quiet input before the record (None: never)
+    quiet: bool = True  # nothing sent to the partitions since the last one
+    last_input: float = field(default_factory=time.monotonic)
+
+    def handle(self, value: bytes | None, topic: str, partition: int, offset: int,
+               got: Accepted | None = None) -> list[Out]:
+        """One input record; ``got``: the record already validated (``process`` parsed it)."""
+        out: list[Out] = []
+        got = self.admit(value, topic, partition, offset, out, got)
+        if got is not None:
+            ev = got.event
+            if ev.is_fact:
+                # delayed (before the stream's time): grounding repairs at once
+                urgent = self.now is not None and ev.t < self.now
+                out.append(self._fact(got.key, event_record(ev) if got.raw is None else got.raw, urgent))
+            for t in self.advance(ev.t, partition):
+                out.extend(self._broadcast(t))
+        return out
+
+    def _fact(self, key: str | None, payload: bytes | dict, urgent: bool) -> Out:
+        """The ``ingested`` record of a fact, on its key's partition."""
+        return Out("ingested", partition_of(key, self.partitions), payload, None if key is None else key.encode(), urgent)
+
+    def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
+              out: list[Out], got: Accepted | None = None) -> Accepted | None:
+        """A valid event in time with its partition key; else None, with a dead
+        letter or a late event appended to ``out``.  ``got``: already validated."""
+        if got is None:
+            got = ingest_record(value, topic=topic, partition=partition, offset=offset,
+                                partition_key=self.partition_key)
+        if got is None:
+            return None
+        if isinstance(got, DeadLetter):
+            self.dead_letters += 1
+            out.append(Out("dlq", 0, got.model_dump_json().encode(), urgent=False))
+            return None
+        ev = got.event
+        # embedded mode repairs down to (latest evaluated) - N, and the latest
+        # evaluated point trails the latest time by one while the stream flows
+        if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
+            self.too_late += 1
+            out.append(Out("late", 0, event_json(ev), urgent=False))
+            return None
+        return got
+
+    def advance(self, t: int, partition: int) -> list[int]:
+        """The times to announce to every partition after an event at ``t`` on
+        input ``partition``: the start of the timeline, and the stream's time."""
+        times = []
+        prev = self.latest_by_input.get(partition)
+        if prev is None or t > prev:
+            self.latest_by_input[partition] = t
+        if self.first is None or t < self.first:
+            self.first = t
+            times.append(t)  # the timeline starts (or starts earlier) here
+        if len(self.latest_by_input) >= self.input_partitions:
+            now = min(self.latest_by_input.values())
+            if self.now is None or now > self.now:
+                self.now = now
+                times.append(now)
+        return times
+
+    def _broadcast(self, t: int) -> list[Out]:
+        return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        outs: list[Out] = []
+        latest, keyed = self.latest_by_input, self.partition_key
+        for _, topic, partition, offset, value in records:
+            ev = plain_record(value)  # parsed once: ``handle`` takes it as validated
+            if ev is None:
+                outs.extend(self.handle(value, topic, partition, offset))
+                continue
+            key = partition_key_of(ev, keyed)
+            if latest.get(partition) == ev.t:
+                # the usual event: a plain fact at its input partition's latest
+                # time, so never late and announcing no time (``handle``'s result
+                # for it, without its general checks)
+                outs.append(self._fact(key, value, False))
+            else:
+                outs.extend(self.handle(value, topic, partition, offset, Accepted(ev, key, value)))
+        return self._idle(_batched(outs), bool(records), now), []
+
+    def _idle(self, outs: list[Out], consumed: bool, now: float | None) -> list[Out]:
+        """``outs``, or the idle records once input has been quiet for ``idle_flush``."""
+        if self.idle_flush is None:
+            return outs
+        now = time.monotonic() if now is None else now
+        if consumed:
+            self.last_input = now
+        if any(o.topic == "ingested" for o in outs):
+            self.quiet = False
+        elif not consumed and not self.quiet and now - self.last_input >= self.idle_flush:
+            self.quiet = True
+            return [Out("ingested", p, IDLE_RECORD) for p in range(self.partitions)]
+        return outs
+
+    def progress(self) -> dict[str, int | None]:
+        return {"dead_letters": self.dead_letters, "late_events": self.too_late, "time_point": self.now}
+
+    def journals(self) -> dict[str, Journal]:
+        return {}  # all its state is small: in the snapshot
+
+    def export_state(self) -> dict:
+        return {"latest_by_input": [[p, t] for p, t in self.latest_by_input.items()], "first": self.first,
+                "now": self.now, "dead_letters": self.dead_letters, "too_late": self.too_late,
+                "quiet": self.quiet}
+
+    def import_state(self, state: dict) -> None:
+        self.latest_by_input = {int(p): int(t) for p, t in state["latest_by_input"]}
+        self.first, self.now = _int_or_none(state["first"]), _int_or_none(state["now"])
+        self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
+        self.quiet = bool(state.get("quiet", True))
+        self.last_input = time.monotonic()  # quiet is counted from the restart
+
+
+IDLE_RECORD = b'{"idle":true}'  # on chronolog.ingested: close the latest time point
+BATCH_BYTES = 256 * 1024  # an ingested batch record stays well under Kafka's 1 MB message limit
+
+
+def _batched(outs: list[Out]) -> list[Out]:
+    """Ingest's records for one partition, in order, as ``{"batch": [...]}``
+    records of at most ``BATCH_BYTES``: one Kafka record per partition and
+    consumed batch instead of one per event, so the producer, the broker and
+    grounding's consumer pay per batch."""
+    groups: dict[int, list[Out]] = {}
+    kept: list[Out] = []
+    for out in outs:
+        if out.topic == "ingested":
+            groups.setdefault(out.partition, []).append(out)
+        else:
+            kept.append(out)
+    for p, group in groups.items():
+        if len(group) == 1:
+            kept.append(group[0])
+            continue
+        values: list[bytes] = []
+        size, urgent = 0, False
+        for out in group:
+            value = out.value
+            if values and size + len(value) > BATCH_BYTES:
+                kept.append(_batch_record(p, values, urgent))
+                values, size, urgent = [], 0, False
+            values.append(value)
+            size += len(value) + 1
+            urgent = urgent or out.urgent
+        kept.append(_batch_record(p, values, urgent))
+    return kept
+
+
+def _batch_record(partition: int, values: list[bytes], urgent: bool) -> Out:
+    return Out("ingested", partition, b'{"batch":[' + b",".join(values) + b"]}", None, urgent)
+
+
+# ---------------------------------------------------------------- grounding
+
+
+@dataclass
+class GroundingStage:
+    """Closes time points: the facts of a point become one batch once a later
+    time arrives, or once input has been idle for ``idle_flush`` seconds (None:
+    on ingest's idle record instead, in the fleet)."""
+
+    idle_flush: float | None = 1.0
+    first: int | None = None
+    latest: int | None = None
+    closed: int | None = None
+    pending: dict[int, list[list]] = field(default_factory=dict)
+    last_input: float = 0.0
+
+    def handle(self, rec: dict, now: float | None = None) -> list[Out]:
+        """An ingested record: a fact, a time marker ``{"t": T}``, or a batch of them."""
+        out: list[Out] = []
+        for item in rec["batch"] if "batch" in rec else (rec,):
+            if "idle" in item:  # ingest's input went quiet
+                if self.latest is not None:
+                    out.extend(self._close(self.latest))
+                continue
+            out.extend(self.add(item["t"], item.get("pred"), item.get("args", []), item.get("op") == "retract", now))
+        return out
+
+    def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
+        self.last_input = time.monotonic() if now is None else now
+        item = [pred, args, retract]
+        out: list[Out] = []
+        if self.first is None:
+            self.first = self.latest = t
+        if self.closed is not None and t <= self.closed or t < self.first:
+            if t < self.first:
+                self.first = t
+            out.append(Out("grounded", 0, {"late": [[t] + item]}))
+            return out
+        if pred is not None:
+            self.pending.setdefault(t, []).append(item)
+        assert self.latest is not None
+        if t > self.latest:
+            out.extend(self._close(t - 1))
+            self.latest = t
+        return out
+
+    def idle(self, now: float | None = None) -> list[Out]:
+        """Close the latest point when input has been quiet long enough."""
+        if self.idle_flush is None:
+            return []
+        now = time.monotonic() if now is None else now
+        if self.latest is None or (self.closed is not None and self.closed >= self.latest):
+            return []
+        if now - self.last_input < self.idle_flush:
+            return []
+        return self._close(self.latest)
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        outs: list[Out] = []
+        for *_, value in records:
+            if value is not None:
+                outs.extend(self.handle(orjson.loads(value), now))
+        outs.extend(self.idle(now))
+        return outs, []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"time_point": self.closed}
+
+    def journals(self) -> dict[str, Journal]:
+        return {}  # pending points are few: in the snapshot
+
+    def export_state(self) -> dict:
+        pending = [[t, [[pred, list(args), bool(r)] for pred, args, r in items]] for t, items in self.pending.items()]
+        return {"first": self.first, "latest": self.latest, "closed": self.closed, "pending": pending,
+                "last_input": self.last_input}
+
+    def import_state(self, state: dict) -> None:
+        self.first, self.latest = _int_or_none(state["first"]), _int_or_none(state["latest"])
+        self.closed = _int_or_none(state["closed"])
+        self.pending = {}
+        for t, items in state["pending"]:
+            self.pending[int(t)] = [[None if pred is None else str(pred), _args_list(args), bool(r)]
+                                    for pred, args, r in items]
+        self.last_input = float(state["last_input"])
+
+    def _close(self, upto: int) -> list[Out]:
+        if self.closed is not None and upto <= self.closed:
+            return []
+        points = sorted((t, facts) for t, facts in self.pending.items() if t <= upto)
+        for t, _ in points:
+            del self.pending[t]
+        self.closed = upto
+        return [Out("grounded", 0, {"upto": upto, "first": self.first, "points": points})]
+
+
+# ---------------------------------------------------------------- strata
+
+
+def _decode(items: list | None) -> Content:
+    """A stratum record's ``add`` or ``del``: groups ``[key, [args, ...]]`` as
+    ``atoms_data`` writes them (or one ``[key, args]`` atom per item, from earlier
+    releases).  The loop of ``content.gathered`` written out: on output's hot
+    path, calling it per group measured 20% slower."""
+    if not items:
+        return NOTHING
+    out: dict = {}
+    for key, rows in items:
+        k = (ANSWERS, tuple(key[1])) if key[0] == ANSWERS else tuple(key)
+        if rows and type(rows[0]) is not list or not rows:  # one atom per item (earlier releases)
+            got = frozenset((tuple(rows),))
+        else:
+            got = frozenset(map(tuple, rows))
+        have = out.get(k)
+        out[k] = got if have is None else have | got
+    return out
+
+
+def _set_ok(flags: dict, t: int, ok: bool) -> None:
+    """Per time point flags where a missing entry means true: only the rare
+    false ones are stored, so a commit writes no flag entry for most points."""
+    if not ok:
+        if flags.get(t, True):
+            flags[t] = False
+    elif t in flags:
+        del flags[t]
+
+
+@dataclass
+class StratumStore:
+    """One lower stratum's content per evaluation time, rebuilt from its records."""
+
+    content: dict[int, Content] = field(default_factory=Journal)
+    ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
+    upto: int | None = None  # latest time point received
+
+    def apply(self, rec: dict) -> int:
+        t = rec["t"]
+        base = self.content[t] if t in self.content else self.content.get(t - 1, NOTHING)
+        self.content[t] = changed(base, _decode(rec.get("add")), _decode(rec.get("del")))
+        _set_ok(self.ok, t, rec.get("ok", True))
+        self.upto = t if self.upto is None else max(self.upto, t)
+        return t
+
+
+@dataclass
+class StratumSender:
+    """Turns a stratum engine's evaluations into ``chronolog.stratum.k`` records."""
+
+    sent: dict[int, Content] = field(default_factory=Journal)
+    sent_ok: dict[int, bool] = field(default_factory=Journal)  # false ones only (_set_ok)
+    outbox: list[bytes] = field(default_factory=list)
+
+    def observe(self, t: int, engine: Engine, result: StepResult) -> None:
+        ok = result.consistent
+        known = t in self.sent
+        base = self.sent[t] if known else self.sent.get(t - 1, NOTHING)
+        # unchanged groups share base's sets: unchanged points cost no memory
+        add, drop, content = difference(engine.exported(), base)
+        if known and content is base and self.sent_ok.get(t, True) == ok:
+            return
+        self.sent[t] = content
+        _set_ok(self.sent_ok, t, ok)
+        rec = {"t": t, "t1": engine.t1, "ok": ok, "add": atoms_data(add), "del": atoms_data(drop)}
+        self.outbox.append(_json(rec))  # msgspec: the groups' frozensets as arrays
+
+
+@dataclass
+class _StepSink:
+    """Reasoners publish through ``observe``; the answer sink interface is unused."""
+
+    def step(self, result: StepResult, engine: Engine) -> None:
+        pass
+
+    def correct(self, changes: list, engine: Engine, upto: int, previous: Engine) -> None:
+        pass
+
+
+def _horizon(retention: int | None) -> int | None:
+    """The Reasoner's retention in a stage: ingest already routes events past
+    ``retention`` away, so the stage only prunes (one point later)."""
+    return None if retention is None else retention + 1
+
+
+class _ImportingStage:
+    """What reasoners and output share: the lower strata's records become the
+    reasoner's imports per time point, and time advances to the least of them."""
+
+    lower: dict[int, StratumStore]
+    reasoner: Reasoner
+
+    def _export_lower(self) -> dict:
+        return {"lower": [[j, store.upto] for j, store in self.lower.items()], "reasoner": self.reasoner.export_state()}
+
+    def _import_lower(self, state: dict) -> None:
+        for j, upto in state["lower"]:
+            self.lower[int(j)].upto = _int_or_none(upto)
+        # the reasoner's imports are not stored: each is the lower strata's content
+        # at its time (on_stratum sets it after every change), so they are rebuilt
+        times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
+        for t in sorted(times):
+            dict.__setitem__(self.reasoner.imports, t, _combine(self.lower, t))
+
+    def on_stratum(self, j: int, rec: dict) -> None:
+        """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
+        self.reasoner.push(Event(rec["t1"]))
+        t = self.lower[j].apply(rec)
+        self.reasoner.set_imported(t, _combine(self.lower, t))
+
+    def _take(self, records: list[Record]) -> bool:
+        """Feed consumed records; whether there were any."""
+        for role, *_, value in records:
+            if value is None:
+                continue
+            if role == "grounded":
+                self.on_grounded(orjson.loads(value))
+            else:
+                self.on_stratum(_stratum_of(role), orjson.loads(value))
+        return bool(records)
+
+    def on_grounded(self, rec: dict) -> None:
+        raise ValueError("this stage reads no grounded records")
+
+    # Stored by earlier builds, now rebuilt from the lower strata on restore:
+    # such entries in a changelog are skipped (state.snapshots.restore_stage).
+    derived_journals = ("imports",)
+
+    def journals(self) -> dict[str, Journal]:
+        """The growing parts of the state, stored entry by entry (runtime/journal.py).
+        The reasoner's imports are not among them: they are derived from the
+        lower strata's content (``_import_lower``), and storing them wrote every
+        time point's content twice."""
+        out = {"log": self.reasoner.log}
+        for j, store in self.lower.items():
+            out[f"lower{j}"] = store.content
+            out[f"lower{j}_ok"] = store.ok
+        return out  # type: ignore[return-value]
+
+    def _advance(self, ends: list[int | None]) -> None:
+        if ends and all(e is not None for e in ends):
+            self.reasoner.advance(min(ends))  # type: ignore[type-var]
+        _forget(self.reasoner.pruned_below, [d for s in self.lower.values() for d in (s.content, s.ok)])
+
+
+class ReasonerStage(_ImportingStage):
+    """Evaluates stratum ``k`` (0-based) of a program on grounded batches and
+    the lower strata's records; time advances to the least of its inputs."""
+
+    def __init__(self, plan: Plan, stratum: int, warn=_quiet, retention: int | None = None) -> None:  # type: ignore[no-untyped-def]
+        self.stratum = stratum
+        self.sender = StratumSender()
+        self.lower = {j: StratumStore() for j in range(stratum)}
+        self.closed: int | None = None
+        self.reasoner = Reasoner(
+            plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe,
+            retention=_horizon(retention),
+        )
+        self.keeps = _stream_keys(plan, stratum)
+
+    def journals(self) -> dict[str, Journal]:
+        return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}  # type: ignore[dict-item]
+
+    def on_grounded(self, rec: dict) -> None:
+        self.closed = _feed_grounded(self.reasoner, rec, self.closed, self.keeps)
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        if not self._take(records):
+            return [], []
+        return [Out("stratum", 0, v) for v in self.flush()], []
+
+    def progress(self) -> dict[str, int | None]:
+        return {"delayed_events": self.reasoner.delayed, "time_point": self.reasoner.evaluated}
+
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "closed": self.closed, "outbox": [b.decode() for b in self.sender.outbox]}
+
+    def import_state(self, state: dict) -> None:
+        self._import_lower(state)
+        self.closed = _int_or_none(state["closed"])
+        self.sender.outbox = [str(line).encode() for line in state["outbox"]]
+        self.reasoner.import_state(state["reasoner"])
+
+    def flush(self) -> list[bytes]:
+        """Evaluate what all inputs have reached: the records of the points whose content changed."""
+        self._advance([self.closed] + [s.upto for s in self.lower.values()])
+        _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
+        out, self.sender.outbox = self.sender.outbox, []
+        return out
+
+
+def _stream_keys(plan: Plan, stratum: int) -> frozenset | None:
+    """The input predicates stratum ``stratum``'s reasoner keeps (None: all).
+
+    Every reasoner reads the whole grounded stream; an upper stratum keeps
+    only the facts its own rules can see, so its log, its state and its
+    replays do not carry the lower strata's input.  The lowest one keeps
+    everything, so a retraction that matches nothing is still warned of and
+    counted, whatever its predicate.  A stratum with a tuple window, or evaluated by
+    truth maintenance, keeps everything too."""
+    if stratum == 0:
+        return None
+    engine = make_engine(plan, 0, stratum)
+    return engine.stream_keys() if isinstance(engine, Engine) else None
+
+
+def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset | None = None) -> int | None:
+    """A ``chronolog.grounded`` record into a reasoner; the time closed since.
+    With ``keeps``, facts of other predicates count only as their time (a
+    late one can still start the timeline earlier)."""
+    if "late" in rec:
+        for t, pred, args, retract in rec["late"]:
+            if keeps is None or pred is None or (pred, len(args)) in keeps:
+                r.push(Event(t, pred, tuple(args), bool(retract)))
+            else:
+                r.push(Event(t))
+        return closed
+    r.push(Event(rec["first"]))
+    for t, facts in rec["points"]:
+        r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts
+                         if keeps is None or (pred, len(args)) in keeps])
+    r.push(Event(rec["upto"]))
+    return rec["upto"]
+
+
+def _forget(below: int | None, journals: list) -> None:
+    """With ``--retention``: drop per-time-point entries no repair can read any more."""
+    if below is None:
+        return
+    for j in journals:
+        for k in [k for k in j if k < below]:
+            del j[k]
+
+
+def _combine(stores: dict[int, StratumStore], t: int) -> Imported:
+    ok = all(s.ok.get(t, True) for s in stores.values())
+    return Imported(ok, merged(s.content.get(t, NOTHING) for s in stores.values()))
+
+
+class _LineBuffer:
+    """Where a stage's answer writer writes: bytes kept as written (the writer
+    renders whole time points as UTF-8 into ``buffer``), taken as the
+    lines to produce — no decode and re-encode of the answer text."""
+
+    encoding = "utf-8"
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+
+    def write(self, text: str) -> int:  # the writer's rare text path (corrections)
+        return self.buffer.write(text.encode())
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> list[bytes]:
+        data = self.buffer.getvalue()
+        if not data:
+            return []
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return data.splitlines()
+
+
+class _Answering:
+    """A stage whose reasoner writes answer lines (CONTRACT §3) into a buffer."""
+
+    buffer: _LineBuffer
+    writer: AnswerWriter
+
+    def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
+        self.buffer = _LineBuffer()
+        self.writer = AnswerWriter(self.buffer, plan, answers)  # type: ignore[arg-type]
+        return self.writer
+
+    def _lines(self) -> list[bytes]:
+        return self.buffer.take()
+
+
+class OutputStage(_Answering, _ImportingStage):
+    """Assembles the strata's records into answer lines (CONTRACT §3)."""
+
+    def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
+                 retention: int | None = None) -> None:
+        self.lower = {j: StratumStore() for j in range(strata)}
+        top = max((c.stratum for c in plan.components), default=0) + 1
+        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
+                                 auto_advance=False, retention=_horizon(retention))
+
+    def export_state(self) -> dict:
+        return {**self._export_lower(), "writer": self.writer.export_state()}
+
+    def import_state(self, state: dict) -> None:
+        self._import_lower(state)
+        self.writer.import_state(state["writer"])
+        self.reasoner.import_state(state["reasoner"])
+
+    def flush(self) -> list[bytes]:
+        self._advance([s.upto for s in self.lower.values()])
+        return self._lines()
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        return [], (self.flush() if self._take(records) else [])
+
+    def progress(self) -> dict[str, int | None]:
+        return {"corrections": self.writer.corrections, "no_answer_sets": self.writer.no_answer_sets,
+                "time_point": self.reasoner.evaluated}
+
+
+class ChainStage(_Answering):
+    """Grounding and the whole program of one partition in one process:
+    operator chaining, as Flink chains operators and Kafka Streams runs a
+    sub-topology in one task.  The strata are evaluated by one reasoner, as in
+    embedded mode (no stratum records to build, send and rebuild), and a batch
+    costs one transaction instead of one per hop.  With one partition ingest
+    joins the chain too (nothing to repartition).  Per-stratum services remain
+    the layout that spreads strata over machines."""
+
+    def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
+                 answers: str = "changelog", warn=_quiet, retention: int | None = None) -> None:
+        self.ingest = ingest
+        self.grounding = GroundingStage(idle_flush=idle_flush)
+        self.closed: int | None = None
+        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, auto_advance=False,
+                                 retention=_horizon(retention))
+
+    def handle(self, value: bytes | None, topic: str, partition: int, offset: int, now: float | None = None) -> list[Out]:
+        """One input record: a raw event when ingest is chained, else an ingested
+        record.  Returns what leaves the chain early (dead letters, late events)."""
+        g = self.grounding
+        if self.ingest is None:
+            if value is not None:
+                self._ground(g.handle(orjson.loads(value), now))
+            return []
+        leaving: list[Out] = []
+        got = self.ingest.admit(value, topic, partition, offset, leaving)
+        if got is not None:
+            ev = got.event
+            if ev.is_fact:
+                self._ground(g.add(ev.t, ev.pred, ev.args, ev.retract, now))
+            for t in self.ingest.advance(ev.t, partition):
+                self._ground(g.add(t, None, [], False, now))
+        return leaving
+
+    def idle(self, now: float | None = None) -> None:
+        self._ground(self.grounding.idle(now))
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        leaving: list[Out] = []
+        for _, topic, partition, offset, value in records:
+            leaving.extend(self.handle(value, topic, partition, offset, now))
+        self.idle(now)
+        return leaving, self.flush()
+
+    def progress(self) -> dict[str, int | None]:
+        got: dict[str, int | None] = {"delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections,
+                                      "no_answer_sets": self.writer.no_answer_sets,
+                                      "time_point": self.reasoner.evaluated}
+        if self.ingest is not None:
+            got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late
+        return got
+
+    def _ground(self, outs: list[Out]) -> None:
+        for out in outs:
+            self.closed = _feed_grounded(self.reasoner, out.record, self.closed)
+
+    def flush(self) -> list[bytes]:
+        """Evaluate the closed time points; the answer lines that result."""
+        if self.closed is not None:
+            self.reasoner.advance(self.closed)
+        return self._lines()
+
+    def journals(self) -> dict[str, Journal]:
+        return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
+
+    def export_state(self) -> dict:
+        return {"ingest": None if self.ingest is None else self.ingest.export_state(),
+                "grounding": self.grounding.export_state(), "closed": self.closed,
+                "reasoner": self.reasoner.export_state(), "writer": self.writer.export_state()}
+
+    def import_state(self, state: dict) -> None:
+        if (state["ingest"] is None) != (self.ingest is None):
+            raise ValueError("the stored chain and this one differ in whether ingest is chained")
+        if self.ingest is not None:
+            self.ingest.import_state(state["ingest"])
+        self.grounding.import_state(state["grounding"])
+        self.closed = _int_or_none(state["closed"])
+        self.writer.import_state(state["writer"])
+        self.reasoner.import_state(state["reasoner"])
+
+
+# ---------------------------------------------------------------- state as data
+
+
+def _int_or_none(value: object) -> int | None:
+    if value is not None and type(value) is not int:
+        raise TypeError(f"{value!r} is not an integer")
+    return value  # type: ignore[return-value]
+
+
+def _args_list(args: object) -> list:
+    if type(args) is not list or any(type(a) is not str and type(a) is not int for a in args):
+        raise TypeError("arguments are not a list of strings and integers")
+    return args  # type: ignore[return-value]
+
+
+def _bool(value: object) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"{value!r} is not a boolean")
+    return value
+
+
+# How each journal's entries are written as data and read back, by the
+# journal's name without its stratum number (lower0 -> lower).
+JOURNAL_CODECS: dict[str, tuple] = {
+    "log": (facts_data, facts_from),
+    "imports": (imported_data, imported_from),
+    "lower": (atoms_data, atoms_from),
+    "lower_ok": (bool, _bool),
+    "sent": (atoms_data, atoms_from),
+    "sent_ok": (bool, _bool),
+}
+
+
+def journal_codec(name: str) -> tuple:
+    """(to data, from data) for the entries of the journal ``name``."""
+    codec = JOURNAL_CODECS.get(name.rstrip("0123456789") if "_" not in name else
+                               name.split("_")[0].rstrip("0123456789") + "_" + name.split("_", 1)[1])
+    if codec is None:
+        raise ValueError(f"unknown journal {name!r}")
+    return codec

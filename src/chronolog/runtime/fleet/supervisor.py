@@ -1,0 +1,254 @@
+"""``chronolog up``: the local fleet, one OS process per service, supervised.
+
+Starts the bundled broker unless a bootstrap address is given, creates the
+topology's topics, starts every service (``chronolog service ...``), waits
+until each has restored its state and serves metrics, writes
+``STATE_DIR/fleet.json`` and prints ``ready``.  Then it stays in the
+foreground: a service that dies is restarted (it resumes from its state),
+SIGTERM/SIGINT stop everything.  ``chronolog down`` signals it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable
+
+from chronolog.dialects.lars.plan import Plan
+from chronolog.core.errors import ChronologError
+from chronolog.runtime.fleet.broker import LocalBroker, create_topics
+from chronolog.runtime.fleet.topology import Topology, build_topology, partition_key
+
+FLEET_FILE = "fleet.json"
+
+
+@dataclass
+class Child:
+    name: str  # e.g. reasoner-2
+    partition: int | None
+    argv: list[str]
+    ready_file: Path
+    log: Path
+    process: subprocess.Popen | None = None
+    restarts: int = 0
+    metrics_port: int | None = None
+    started: float = 0.0
+    needs_ready: bool = True  # False: running counts as ready (no ready file, no metrics)
+
+    @property
+    def label(self) -> str:
+        return self.name if self.partition is None else f"{self.name}[{self.partition}]"
+
+    def start(self) -> None:
+        self.ready_file.unlink(missing_ok=True)
+        out = open(self.log, "ab")  # noqa: SIM115 - owned by the child
+        self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        out.close()
+        self.started = time.monotonic()
+
+    def ready(self) -> bool:
+        if not self.needs_ready:
+            return time.monotonic() - self.started > 1.0
+        try:
+            info = json.loads(self.ready_file.read_text())
+        except (OSError, ValueError):
+            return False
+        self.metrics_port = info.get("metrics_port")
+        return True
+
+
+@dataclass
+class Fleet:
+    programs: list[str]
+    plan: Plan
+    state_dir: Path
+    bootstrap: str | None = None
+    partitions: int = 1
+    input_partitions: int = 1
+    idle_flush: float = 1.0
+    retention: int | None = None
+    window: int | None = None  # RTEC's windowed mode (--window, --step)
+    step: int | None = None
+    kafka_config: str | None = None
+    prefix: str = "chronolog"
+    archive: str | None = None  # directory: also run the Parquet archiver of input and answers
+    chain: bool = False  # grounding, reasoners and output chained in one process per partition
+    mode: str | None = None  # tms or oneshot for programs that are not stratified (None: tms)
+    seed: int = 0
+    children: list[Child] = field(default_factory=list)
+    broker: LocalBroker | None = None
+    stopping: bool = False
+
+    def plan_children(self, topology: Topology) -> None:
+        """One child per service of ``topology`` (its command line), per partition
+        except ingest, which reads every input partition."""
+        key, _ = partition_key(self.plan)
+        n = self.partitions if key is not None else 1
+        self.partitions = n
+        base = [sys.executable, "-m", "chronolog", "service"]
+        common = [*self.programs, "--bootstrap", str(self.bootstrap), "--state-dir", str(self.state_dir),
+                  "--partitions", str(n), "--input-partitions", str(self.input_partitions),
+                  "--idle-flush", str(self.idle_flush), "--topic-prefix", self.prefix, "--metrics-port", "0"]
+        if self.retention is not None:
+            common += ["--retention", str(self.retention)]
+        for flag, value in (("--window", self.window), ("--step", self.step)):
+            if value is not None:
+                common += [flag, str(value)]
+        if self.mode is not None:
+            common += ["--mode", self.mode]
+        if self.seed:
+            common += ["--seed", str(self.seed)]
+        if self.kafka_config:
+            common += ["--kafka-config", self.kafka_config]
+        run = self.state_dir / "run"
+        run.mkdir(parents=True, exist_ok=True)
+        specs: list[tuple[str, list[str], int | None]] = []
+        for service in topology.services:
+            head = service.command.split()[2:]  # after "chronolog service"
+            parts: list[int | None] = [None] if service.name == "ingest" else list(range(n))
+            specs += [(service.name, head, p) for p in parts]
+        for name, head, p in specs:
+            ident = name if p is None else f"{name}-p{p}"
+            argv = base + head + common + (["--partition", str(p)] if p is not None else [])
+            argv += ["--ready-file", str(run / f"{ident}.json")]
+            self.children.append(Child(name, p, argv, run / f"{ident}.json", run / f"{ident}.log"))
+        if self.archive:
+            argv = [sys.executable, "-m", "chronolog", "archive", "--bootstrap", str(self.bootstrap),
+                    "--out", self.archive, "--topics", f"{self.prefix}.facts,{self.prefix}.answers"]
+            self.children.append(Child("archive", None, argv, run / "archive.json", run / "archive.log",
+                                       needs_ready=False))
+
+    def up(self, say: Callable[[str], None], timeout: float = 120.0) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.bootstrap is None:
+            self.broker = LocalBroker.start(log=self.state_dir / "broker.log")
+            self.bootstrap = self.broker.bootstrap
+            say(f"broker {self.bootstrap} (bundled tansu, in-memory storage: for trying chronolog and tests; "
+                "it slows down as its topics grow, so use --bootstrap with Kafka for a sustained stream)")
+        from chronolog.runtime.fleet.service import kafka_config
+
+        topology = build_topology(self.plan, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
+        create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config))
+        self.plan_children(topology)
+        for child in self.children:
+            child.start()
+        deadline = time.monotonic() + timeout
+        waiting = list(self.children)
+        while waiting:
+            if time.monotonic() > deadline:
+                raise ChronologError(f"error: services not ready within {timeout:.0f} s: "
+                                     + ", ".join(c.label for c in waiting) + f" (logs in {self.state_dir / 'run'})")
+            for child in list(waiting):
+                assert child.process is not None
+                if child.process.poll() is not None:
+                    tail = child.log.read_text(errors="replace")[-2000:] if child.log.exists() else ""
+                    raise ChronologError(f"error: service {child.label} exited with status "
+                                         f"{child.process.returncode} while starting:\n{tail}")
+                if child.ready():
+                    waiting.remove(child)
+            time.sleep(0.05)
+        for child in self.children:
+            assert child.process is not None
+            where = f" metrics=http://127.0.0.1:{child.metrics_port}/metrics" if child.needs_ready else f" log={child.log}"
+            say(f"service {child.label} pid={child.process.pid}{where}")
+        self.write_fleet_file()
+
+    def write_fleet_file(self) -> None:
+        info = {
+            "bootstrap": self.bootstrap,
+            "supervisor_pid": os.getpid(),
+            "prefix": self.prefix,
+            "partitions": self.partitions,
+            "input_partitions": self.input_partitions,
+            "services": [
+                {"name": c.name, "partition": c.partition, "pid": c.process.pid if c.process else None,
+                 "metrics_port": c.metrics_port, "restarts": c.restarts}
+                for c in self.children
+            ],
+        }
+        tmp = self.state_dir / (FLEET_FILE + ".tmp")
+        tmp.write_text(json.dumps(info, indent=2) + "\n")
+        tmp.replace(self.state_dir / FLEET_FILE)
+
+    def supervise(self, say: Callable[[str], None], poll: float = 0.2) -> None:
+        """Restart services that die, until SIGTERM/SIGINT (or ``down``)."""
+        signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
+        signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
+        while not self.stopping:
+            if self.broker is not None and self.broker.process.poll() is not None:
+                raise ChronologError("error: the bundled broker exited; its in-memory topics are gone")
+            for child in self.children:
+                assert child.process is not None
+                if child.process.poll() is not None and not self.stopping:
+                    child.restarts += 1
+                    say(f"service {child.label} exited with status {child.process.returncode}; restarting "
+                        f"(restart {child.restarts})")
+                    if time.monotonic() - child.started < 2.0:
+                        time.sleep(min(5.0, 0.5 * child.restarts))  # crash loop: back off
+                    child.start()
+                    self.write_fleet_file()
+                elif child.process.poll() is None and child.needs_ready and child.metrics_port is None and child.ready():
+                    self.write_fleet_file()
+            time.sleep(poll)
+
+    def down(self, timeout: float = 15.0) -> None:
+        for child in self.children:
+            if child.process is not None and child.process.poll() is None:
+                child.process.terminate()
+        deadline = time.monotonic() + timeout
+        for child in self.children:
+            if child.process is None:
+                continue
+            try:
+                child.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait(5)
+        if self.broker is not None:
+            self.broker.stop()
+        (self.state_dir / FLEET_FILE).unlink(missing_ok=True)
+
+
+def read_fleet_file(state_dir: Path) -> dict:
+    try:
+        return json.loads((state_dir / FLEET_FILE).read_text())
+    except FileNotFoundError:
+        raise ChronologError(f"error: no running fleet: {state_dir / FLEET_FILE} does not exist "
+                             "(start one with `chronolog up`, or pass --bootstrap)") from None
+
+
+def stop_fleet(state_dir: Path, timeout: float = 30.0, out: IO[str] = sys.stdout) -> None:
+    info = read_fleet_file(state_dir)
+    pid = info["supervisor_pid"]
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.1)
+    for svc in info.get("services", []):  # anything the supervisor could not stop
+        if svc.get("pid") and _alive(svc["pid"]):
+            os.kill(svc["pid"], signal.SIGKILL)
+    (state_dir / FLEET_FILE).unlink(missing_ok=True)
+    print(f"stopped fleet (supervisor pid {pid})", file=out)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of ours counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
