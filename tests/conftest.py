@@ -7,6 +7,22 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+TESTS = Path(__file__).resolve().parent
+DEPLOY_TOOLS = (TESTS / "deploy", TESTS / "ops")  # Helm's SDK, promtool, prometheus, docker-compose
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The markers of pyproject.toml that follow from where a test is or what it uses:
+    ``deploy`` for tests/deploy and tests/ops, ``spark`` for a test of the ``spark``
+    fixture.  ``fleet`` (a real broker and service processes) is written in the
+    test modules themselves (``pytestmark``), as is ``spark`` where no fixture says it."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        if any(d in path.parents for d in DEPLOY_TOOLS):
+            item.add_marker(pytest.mark.deploy)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
 
 @pytest.fixture(scope="module")
 def spark():

@@ -38,6 +38,8 @@ from chronolog.runtime.fleet.broker import LocalBroker, free_port
 from chronolog.runtime.embedded import run_embedded
 from chronolog.runtime.fleet.topology import build_topology
 
+pytestmark = [pytest.mark.fleet, pytest.mark.deploy]
+
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "chronolog"
 BIN = Path(sys.executable).parent

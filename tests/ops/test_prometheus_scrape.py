@@ -29,6 +29,8 @@ from .conftest import EXAMPLE, OPS, ROOT, chronolog, require_binary
 from .promql import substitute
 from .test_grafana import dashboard, expressions
 
+pytestmark = [pytest.mark.fleet, pytest.mark.deploy]
+
 EVENTS = EXAMPLE.with_suffix(".jsonl")
 
 

@@ -26,6 +26,8 @@ from chronolog.state.recovery import snapshot_records
 from chronolog.state.store import RocksStore
 from chronolog.runtime.fleet.topology import build_topology
 
+pytestmark = pytest.mark.fleet
+
 PROGRAM = "hot(S) :- temp(S, V) [3], V > 80.\n"
 
 

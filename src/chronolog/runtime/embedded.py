@@ -28,7 +28,7 @@ def collecting_rarely() -> Iterator[None]:
     """No automatic cycle collection inside (restored on leaving).
 
     The engine and the reasoner make no reference cycles, replays included
-    (tests/engine/test_no_cycles.py), so automatic collections would only
+    (tests/dialects/lars/test_no_cycles.py), so automatic collections would only
     scan the facts and atoms they keep, again and again: a tenth of a run's
     time.  What is loaded by now (the program, the plan) is frozen out of
     the collector's generations; ``run_embedded`` still collects every

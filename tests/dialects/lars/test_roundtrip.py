@@ -31,7 +31,7 @@ from chronolog.dialects.lars.ir import (
 from chronolog.dialects.lars.parser import BUILTINS, parse_lars
 from chronolog.dialects.lars.laser import parse_laser
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 GEN = SHARED / "bench" / "lars" / "gen.py"
 
 # ------------------------------------------------------------ the benchmark programs

@@ -26,6 +26,8 @@ from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.embedded import run_embedded
 
+pytestmark = pytest.mark.spark
+
 pytest.importorskip("pyspark")
 
 # time windows, a tuple window, an @-head, box over it, negation, background facts

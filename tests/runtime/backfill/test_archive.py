@@ -9,10 +9,14 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+import pytest
+
 from chronolog.runtime.backfill.archive import Archiver, read_archive, time_of
 from chronolog.runtime.backfill.kafka_source import read_partition
 from chronolog.cli.main import main
 from chronolog.runtime.fleet.broker import LocalBroker
+
+pytestmark = pytest.mark.fleet
 
 
 def _topics(bootstrap: str, **partitions: int) -> None:

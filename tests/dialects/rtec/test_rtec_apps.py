@@ -13,7 +13,7 @@ from rtec_expected import CUTS, DATA, differing_instances, load_expected, rtec_m
 
 from chronolog.cli.main import main
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "rtec"
 FILES = {
     "caviar": ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"],
     "ctm": ["rules.prolog", "vehicles.prolog", "settings.prolog"],

@@ -112,7 +112,7 @@ def test_short_stop_of_the_seed_by_hand():
 def open_data(name: str) -> str:
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtl" / name
+    path = Path(__file__).resolve().parents[4] / "shared" / "data" / "mtl" / name
     if not path.exists():
         pytest.skip(f"../shared/data/mtl/{name} not found beside the repository")
     return path.read_text()

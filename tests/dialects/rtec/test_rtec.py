@@ -20,9 +20,9 @@ from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "rtec"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "rtec"
 if not DATA.exists():
-    DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "rtec"
+    DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "rtec"
 
 
 def program(text: str, name: str = "ed.prolog"):

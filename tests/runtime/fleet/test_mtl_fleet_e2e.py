@@ -13,6 +13,10 @@ from hosted_fleet import survives_sigkill
 from test_mtl_fleet_stage import changes_of
 from test_mtl_semantics import clip, meaning
 
+import pytest
+
+pytestmark = pytest.mark.fleet
+
 PROGRAM = "R(X):-Diamondminus[0,2]P(X)\nS(X):-Boxminus[1,1]R(X), Q(X)\nBoxplus[0,1]T(X):-S(X)\n"
 FIRST = [{"interval": "[1,3]", "pred": "P", "args": ["a"]}, {"interval": "[2,6]", "pred": "Q", "args": ["a"]},
          {"interval": "[4,5]", "pred": "P", "args": ["b"]}, {"interval": "[0,1]", "pred": "P", "args": ["c"]},

@@ -18,7 +18,7 @@ from chronolog.dialects.lars.parser import parse_lars
 from chronolog.contract.models import AnswerLine, FactEvent, json_schemas
 from chronolog.runtime.fleet.topology import build_topology
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_checked_in_schemas_match_the_models():

@@ -14,6 +14,10 @@ from test_rtec import SIMPLE, meaning
 
 from chronolog.cli.fleet import publish_file
 
+import pytest
+
+pytestmark = pytest.mark.fleet
+
 FIRST = [{"t": 2, "pred": "switch_on"}, {"t": 2, "pred": "tag", "args": ["a"]}, {"t": 5, "pred": "switch_off"},
          {"t": 6, "pred": "arm", "args": ["a"]}]
 SECOND = [{"t": 4, "pred": "arm", "args": ["b"]},  # late: its own time is before what was evaluated

@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: helpers
 
 from answer_sets import all_answers  # noqa: E402
 from strategies import (  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: helpers
 
 from irbuild import TW, W, at, atom, box, cmp, dia, neg, op, program, rule  # noqa: E402
 from reference import answer_at, reference_answers  # noqa: E402

@@ -16,7 +16,9 @@ from test_rtec import meaning
 
 from chronolog.cli.main import main
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
+pytestmark = pytest.mark.spark
+
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "rtec"
 
 LAMPS = """
 initiatedAt(on(X)=true, T) :- happensAt(switch_on(X), T).

@@ -19,7 +19,7 @@ from chronolog.core.events import Event
 from chronolog.dialects.rtec.windowed import WindowedRtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "rtec"
 FILES = {
     "caviar": ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"],
     "ctm": ["rules.prolog", "vehicles.prolog", "settings.prolog"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -9,6 +10,8 @@ from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.runtime.fleet.topology import build_topology
+
+pytestmark = pytest.mark.fleet
 
 
 def test_bundled_broker_topics_and_a_transaction(tmp_path):

@@ -19,6 +19,10 @@ from chronolog.state.recovery import snapshot_records
 from chronolog.state.snapshots import snapshot_bytes
 from chronolog.runtime.fleet.topology import build_topology
 
+import pytest
+
+pytestmark = pytest.mark.fleet
+
 
 def _transaction(producer, topic: str, records: list[tuple[bytes, bytes]], commit: bool = True) -> int:
     """Produce ``records`` in one transaction; the offset of the last one."""

@@ -20,7 +20,7 @@ from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.evaluator import MtlEvaluator
 from chronolog.state.codec import decode, encode
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtl"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "mtl"
 
 
 def chronolog(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -127,7 +127,7 @@ def test_cli_runs_streams_notes_batch_and_refuses_misuse(tmp_path):
     assert {"interval": "[7,7]", "pred": "Q", "args": ["a"]} in [orjson.loads(x) for x in got.stdout.splitlines()]
     got = chronolog("run", str(future), "--input", str(data), "--format", "meteor", "--mode", "stream")
     assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr and "Traceback" not in got.stderr
-    got = chronolog("up", str(future))  # the fleet hosts MTL as a stream only (tests/mtl/test_mtl_fleet_e2e.py)
+    got = chronolog("up", str(future))  # the fleet hosts MTL as a stream only (tests/runtime/fleet/test_mtl_fleet_e2e.py)
     assert got.returncode == 2 and "cannot be evaluated as a stream" in got.stderr and "Traceback" not in got.stderr
     got = chronolog("check", str(prog))
     assert "forward-propagating: evaluated as a stream" in got.stdout

@@ -33,6 +33,8 @@ from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.embedded import run_embedded
 from chronolog.runtime.fleet.topology import partition_of
 
+pytestmark = pytest.mark.fleet
+
 PROGRAM = """\
 hot(S) :- temp(S, V) [3], V > 80.
 warm(S) :- temp(S, V) [5], V > 50, not hot(S).

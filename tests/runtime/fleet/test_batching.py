@@ -4,7 +4,7 @@ state-only batches after the interval; nothing is lost or reordered.
 
 Holding records longer never changes what the fleet means: a downstream
 service that reads them later is one of the interleavings the pipeline
-property tests already draw (tests/fleet/test_stages.py)."""
+property tests already draw (tests/runtime/fleet/test_stages.py)."""
 
 from __future__ import annotations
 

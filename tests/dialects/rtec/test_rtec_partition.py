@@ -15,7 +15,7 @@ from test_rtec import program
 from chronolog.cli.main import main
 from chronolog.dialects.rtec.partition import describe_key, partition_key
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rtec"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "rtec"
 needs_data = pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")
 
 KEYED = """
