@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from floor_hops import hop_processes
 
 from chronolog.bench.fleet import _spread, latencies, windows, workload
@@ -43,6 +45,7 @@ def test_windows_split_a_run_by_time():
     assert len(got) == 3
 
 
+@pytest.mark.fleet
 def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():
     bench = subprocess.Popen([sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3",
                               "--rate", "150", "--seconds", "1", "--repeat", "2", "--partitions", "1,2", "--floor"],
@@ -75,6 +78,7 @@ def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():
     assert hop_processes(bench.pid) == []
 
 
+@pytest.mark.fleet
 def test_bench_fleet_says_when_a_program_runs_one_partition():
     got = bench_fleet("--workload", "points", "--tps", "20", "--rate", "200", "--seconds", "1", "--partitions", "1,2",
                       "--layout", "chain")

@@ -16,6 +16,7 @@ from chronolog.bench.floor import floor_latency
 from chronolog.core.errors import ChronologError
 
 
+@pytest.mark.fleet
 def test_forwarding_hops_carry_every_line_once_in_order():
     lines = workload(40, 3, seed=5)
     latencies, carried = floor_latency(lines, 3, 300.0, [0.03, 0.0, 0.0], None, 15.0)
@@ -25,6 +26,7 @@ def test_forwarding_hops_carry_every_line_once_in_order():
     assert hop_processes() == []
 
 
+@pytest.mark.fleet
 @pytest.mark.parametrize("transactions", ["none", "last"])
 def test_hops_without_transactions_carry_every_line_in_order(transactions):
     lines = workload(30, 3, seed=6)
@@ -34,6 +36,7 @@ def test_hops_without_transactions_carry_every_line_in_order(transactions):
     assert hop_processes() == []
 
 
+@pytest.mark.fleet
 def test_which_hops_commit_a_transaction(monkeypatch):
     import chronolog.bench.floor as floor
 
@@ -58,6 +61,7 @@ def test_which_hops_commit_a_transaction(monkeypatch):
     assert hop_processes() == []
 
 
+@pytest.mark.fleet
 def test_a_hop_that_dies_is_an_error_that_says_which(monkeypatch):
     import chronolog.bench.floor as floor
 
