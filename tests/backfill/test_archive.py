@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from chronolog.cli.main import main
 from chronolog.runtime.backfill.archive import Archiver, read_archive, time_of
 from chronolog.runtime.backfill.kafka_source import read_partition
-from chronolog.cli.main import main
 from chronolog.runtime.fleet.broker import LocalBroker
 
 

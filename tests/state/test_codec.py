@@ -126,8 +126,8 @@ def hostile_records(marker: Path) -> list[bytes]:
 
 
 def test_hostile_records_never_execute(tmp_path):
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.plan import plan_program
     from chronolog.runtime.fleet.stages import ChainStage
 
     marker = tmp_path / "pwned"

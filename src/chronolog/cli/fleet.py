@@ -37,7 +37,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                          "(default, or inf: unlimited)")
     up.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode (as chronolog run)")
     up.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
-    up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
+    up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default)"
+                                                               " or oneshot (clingo per time point)")
     up.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
@@ -89,7 +90,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                      help="repair late events up to N time points back (inf: all)")
     svc.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode")
     svc.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
-    svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
+    svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default)"
+                                                                " or oneshot (clingo per time point)")
     svc.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     svc.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")

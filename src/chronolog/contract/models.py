@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
-Value = Union[StrictStr, StrictInt]
+Value = StrictStr | StrictInt
 
 
 class _Strict(BaseModel):
@@ -63,7 +63,7 @@ class AnswerLine(_Strict):
         default=None, description="true: no answer set at t (an odd loop, a constraint); the line carries no atom")
 
     @model_validator(mode="after")
-    def _an_atom_or_no_answer_set(self) -> "AnswerLine":
+    def _an_atom_or_no_answer_set(self) -> AnswerLine:
         if self.no_answer_set:
             if self.t is None or self.pred is not None or self.interval is not None:
                 raise ValueError("a no_answer_set line has t and nothing else")

@@ -20,8 +20,9 @@ compare=...)``; the class defines none of the generated methods itself.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T", bound=type)
 

@@ -9,7 +9,8 @@ Arguments are strings and integers (any size), as in the input.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from chronolog.dialects.lars.engine.content import Content, gathered
 from chronolog.dialects.lars.engine.core import ANSWERS, Imported

@@ -8,7 +8,8 @@ restore is a decode and a check of every field — never code.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from chronolog.evaluator import StateError
 from chronolog.state.codec import check_version, decode, encode, reading, versioned
@@ -22,8 +23,8 @@ def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, 
     """A commit's changed entries of the journal ``name`` (``Journal.take``),
     encoded; None for a deleted one.  The codec is looked up once per journal:
     a commit writes thousands of entries."""
-    from chronolog.state.journal import DELETED
     from chronolog.runtime.fleet.stages import journal_codec
+    from chronolog.state.journal import DELETED
 
     to_data = journal_codec(name)[0]
     return [(key, None if value is DELETED else encode(to_data(value))) for key, value in changed]

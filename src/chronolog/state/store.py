@@ -9,8 +9,9 @@ and the offsets they belong to are stored together or not at all.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import Protocol
 
 
 class Store(Protocol):

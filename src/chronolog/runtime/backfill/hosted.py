@@ -35,11 +35,11 @@ from typing import Any
 import orjson
 
 from chronolog.core.errors import ChronologError, InputError
-from chronolog.evaluator import Span, Time, interval_line, points_as_t
 from chronolog.core.events import Event
 from chronolog.core.source import Loc
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
+from chronolog.evaluator import Span, Time, interval_line, points_as_t
 
 Atom = tuple[str, str]  # (pred, args as JSON text): a key Spark can group on
 
@@ -114,8 +114,8 @@ def meaning(changes: Iterable[tuple[Iv, int]]) -> list[Iv]:
 def parse_interval_answer(raw: str, loc: Loc) -> tuple[str, tuple, Iv, int] | None:
     """One answer line over rational time (``t`` a number or ``"7/2"``, or an
     ``interval``): (pred, args, interval, diff); None for a blank line."""
-    from chronolog.runtime.backfill.points import answer_fields
     from chronolog.dialects.mtl.parser import interval_from_text
+    from chronolog.runtime.backfill.points import answer_fields
 
     fields = answer_fields(raw, loc)
     if fields is None:

@@ -31,6 +31,11 @@ from typing import Any
 
 import orjson
 
+from chronolog.core.errors import ChronologError, InputError
+from chronolog.core.events import Event
+from chronolog.core.source import Loc
+from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.lars.plan import Plan, plan_program
 from chronolog.runtime.backfill.points import clip, correction_lines, parse_answer
 from chronolog.runtime.backfill.segments import (
     Segment,
@@ -41,11 +46,6 @@ from chronolog.runtime.backfill.segments import (
     key_partitioner,
     plan_segments,
 )
-from chronolog.dialects.lars.plan import Plan, plan_program
-from chronolog.core.errors import ChronologError, InputError
-from chronolog.core.events import Event
-from chronolog.core.source import Loc
-from chronolog.dialects.lars.ir import Program
 from chronolog.runtime.fleet.topology import TopicNames, partition_of
 
 FACTS_TOPIC = TopicNames().facts
