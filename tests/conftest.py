@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def spark():
     """A local PySpark session (2 cores) for the backfill tests of the hosted dialects."""
     pytest.importorskip("pyspark")
-    from chronolog.runtime.backfill.job import spark_session
+    from chronolog.runtime.backfill.spark_io import spark_session
 
     session, created = spark_session("local[2]")
     yield session

@@ -21,8 +21,8 @@ from chronolog.cli.main import main
 from chronolog.core.events import Event
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.backfill.archive import Archiver
-from chronolog.runtime.backfill.job import spark_session
 from chronolog.runtime.backfill.kafka_source import read_partition
+from chronolog.runtime.backfill.spark_io import spark_session
 from chronolog.runtime.embedded import run_embedded
 from chronolog.runtime.fleet.broker import LocalBroker
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.evaluator import STATE_FORMAT, StateError
 from chronolog.state.codec import check_version, decode, encode, tuples, versioned
-from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records
 from chronolog.state.snapshots import restore_stage
 

@@ -106,7 +106,8 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     from chronolog.core.events import event_json
-    from chronolog.runtime.backfill.job import Source, backfill, spark_session
+    from chronolog.runtime.backfill.job import backfill
+    from chronolog.runtime.backfill.spark_io import Source, spark_session
 
     table = Table(title=f"chronolog bench corrections --backfill: Spark {args.master}, "
                         f"{args.backfill_tps} time points x {args.facts} facts")

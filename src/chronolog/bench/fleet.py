@@ -27,8 +27,8 @@ from pathlib import Path
 
 import orjson
 
-from chronolog.cli.fleet import PUBLISH_LINGER_MS
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS
 from chronolog.runtime.fleet.topology import TopicNames
 
 FACTS = TopicNames().facts
@@ -147,7 +147,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
-        # publishes as ``chronolog publish`` does (cli/fleet.py PUBLISH_LINGER_MS)
+        # publishes as ``chronolog publish`` does (kafka_clients.PUBLISH_LINGER_MS)
         # unless told otherwise: each batch is an object the bundled broker lists
         # on every fetch past it; the linger is inside the measured latency
         yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": linger_ms})

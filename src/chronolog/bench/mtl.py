@@ -185,7 +185,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
-    from chronolog.cli import retention_value
+    from chronolog.core.retention import retention_value
 
     p = kinds.add_parser("mtl", help="DatalogMTL on ShortStop and temporal LUBM (streaming and batch)")
     p.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")

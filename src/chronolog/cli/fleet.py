@@ -9,9 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from chronolog.cli import retention_value
 from chronolog.core.errors import ChronologError
+from chronolog.core.retention import retention_value
 from chronolog.dialects.load import DIALECTS
+from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
 from chronolog.runtime.fleet.topology import TopicNames
 
 SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
@@ -208,24 +209,6 @@ def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
 
     info = read_fleet_file(Path(args.state_dir))
     return info["bootstrap"], args.topic_prefix or info.get("prefix", "chronolog")
-
-
-# Each produce batch is an object the bundled broker keeps and lists again on
-# every fetch that reads past it, so small batches make it slower the longer it
-# runs (docs/benchmarks.md, "the bundled broker's cost per batch"); 15 ms
-# gathers a 1,000 events/s stream into about 70 batches a second (measured
-# against 5, 10 and 25: docs/benchmarks.md).
-PUBLISH_LINGER_MS = 15.0
-
-
-def publish_settings(conf: dict, linger_ms: float | None = None) -> dict:
-    """The publishing producer's settings: the user's client settings over our
-    linger default, ``--linger-ms`` over both; always idempotent (a retried
-    send is never published twice)."""
-    settings = {"linger.ms": PUBLISH_LINGER_MS, **conf, "enable.idempotence": True}
-    if linger_ms is not None:
-        settings["linger.ms"] = linger_ms
-    return settings
 
 
 def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | None = None,

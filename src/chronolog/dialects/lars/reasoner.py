@@ -17,8 +17,8 @@ from typing import Protocol
 
 from chronolog.core.events import Event, OnePredicate, withdrawn
 from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
+from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
-from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.state.journal import Journal
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)

@@ -295,7 +295,7 @@ def backfill_hosted(
     segment: Time | None = None, idle: float = 1.5, progress: Callable[[str], None] = lambda m: None,
 ) -> tuple[list[dict], Any]:
     """The correction lines for ``[t_from, t_to]`` of a hosted dialect's program and the job's counts."""
-    from chronolog.runtime.backfill.job import BackfillStats, _locator, raw_lines
+    from chronolog.runtime.backfill.spark_io import BackfillStats, locator, raw_lines
     from chronolog.runtime.fleet.hosting import hosting
 
     began = time.monotonic()
@@ -303,7 +303,7 @@ def backfill_hosted(
     program = _program(sources, dialect)
     host = hosting(dialect, program)
     host.replayer(program)  # program errors before Spark works
-    locate = _locator(history)
+    locate = locator(history)
 
     progress(f"reading history from {history.describe()}")
     rows = raw_lines(spark, history, idle).mapPartitions(_parse_history(sources, dialect, locate)).cache()
@@ -357,7 +357,7 @@ def backfill_hosted(
             truth = evaluated.filter(lambda r: r[0] == "answer").map(lambda r: (r[1], r[2]))
             if answers is not None:
                 progress(f"reading published answers from {answers.describe()}")
-                where = _locator(answers)
+                where = locator(answers)
                 published = raw_lines(spark, answers, idle).mapPartitions(_parse_published(where, clip)).cache()
                 bad = published.filter(lambda r: r[0] == "error").takeOrdered(1, key=lambda r: (r[1], r[2]))
                 if bad:
