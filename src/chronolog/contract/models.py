@@ -17,6 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
+from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
+
 Value = StrictStr | StrictInt
 
 
@@ -27,8 +29,6 @@ class _Strict(BaseModel):
 def _fact_event() -> type[_Strict]:
     """``FactEvent`` built from the one statement of the contract (chronolog.contract.events)."""
     from pydantic import create_model
-
-    from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
 
     def field(kind: str, default: object, doc: str) -> tuple:
         if kind == "time":

@@ -40,6 +40,7 @@ from chronolog.core.source import Loc
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
 from chronolog.evaluator import Span, Time, interval_line, points_as_t
+from chronolog.runtime.backfill.spark_io import BackfillStats, locator, raw_lines
 
 Atom = tuple[str, str]  # (pred, args as JSON text): a key Spark can group on
 
@@ -295,7 +296,6 @@ def backfill_hosted(
     segment: Time | None = None, idle: float = 1.5, progress: Callable[[str], None] = lambda m: None,
 ) -> tuple[list[dict], Any]:
     """The correction lines for ``[t_from, t_to]`` of a hosted dialect's program and the job's counts."""
-    from chronolog.runtime.backfill.spark_io import BackfillStats, locator, raw_lines
     from chronolog.runtime.fleet.hosting import hosting
 
     began = time.monotonic()
