@@ -8,7 +8,7 @@ that what another mode answered at ``t`` is one of them.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import clingo
 

@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spark():
     """A local PySpark session (2 cores) for the backfill tests of the hosted dialects."""
     pytest.importorskip("pyspark")
-    from chronolog.runtime.backfill.job import spark_session
+    from chronolog.runtime.backfill.spark_io import spark_session
 
     session, created = spark_session("local[2]")
     yield session

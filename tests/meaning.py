@@ -60,7 +60,7 @@ def meaning(lines: list[dict], span: tuple[int, int], *, running: bool = False) 
 GridRun = tuple[str, tuple, int, "int | None"]
 
 
-def grid_bounds(when: str, tick: int) -> tuple[int, "int | None"] | None:
+def grid_bounds(when: str, tick: int) -> tuple[int, int | None] | None:
     """The first and last grid point (multiples of ``tick``) of an interval, None if it has none."""
     m = _INTERVAL.match(when)
     assert m, f"bad interval {when!r}"

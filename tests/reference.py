@@ -12,8 +12,8 @@ Only in-order streams without retractions (the caller sorts and filters).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Iterable, Iterator
 
 from chronolog.core.events import Event
 from chronolog.dialects.lars.ir import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from meaning import GridRun, grid_meaning
@@ -91,7 +91,7 @@ def expected_path(app: str, cut: str | None = None) -> Path:
     return DATA / app / ("expected.jsonl" if cut is None else f"expected-{cut}.jsonl")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_expected(app: str, cut: str | None = None) -> frozenset[GridRun]:
     """RTEC's answer for ``app`` (whole stream or a named cut), as its meaning (read once)."""
     with expected_path(app, cut).open(encoding="utf-8") as f:

@@ -15,7 +15,8 @@ constants), so every fixpoint is finite.
 from __future__ import annotations
 
 import random
-from typing import Protocol, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from hypothesis import strategies as st
 

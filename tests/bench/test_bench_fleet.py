@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from floor_hops import hop_processes
 
 from chronolog.bench.fleet import _spread, latencies, windows, workload

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from prometheus_client import generate_latest
 
 from chronolog.bench.breakdown import HOPS, quantile, summarise

@@ -256,7 +256,8 @@ def test_unsupported_input_format(files):
 
 def test_interval_facts_need_the_mtl_dialect(files):
     stream = files("in.jsonl", '{"interval": "[2,7)", "pred": "p", "args": ["a"]}\n')
-    assert_user_error(chronolog("run", files("p.lars", DIAMOND), "--input", stream), "in.jsonl:1:14: error: interval facts need the mtl dialect")
+    assert_user_error(chronolog("run", files("p.lars", DIAMOND), "--input", stream),
+                      "in.jsonl:1:14: error: interval facts need the mtl dialect")
 
 
 def test_output_over_the_input_is_refused(files):

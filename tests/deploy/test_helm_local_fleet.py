@@ -31,11 +31,11 @@ import yaml
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file, tail_topic
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.core.events import Event
 from chronolog.dialects.lars.parser import parse_lars
-from chronolog.runtime.fleet.broker import LocalBroker, free_port
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.embedded import run_embedded
+from chronolog.runtime.fleet.broker import LocalBroker, free_port
 from chronolog.runtime.fleet.topology import build_topology
 
 pytestmark = [pytest.mark.fleet, pytest.mark.deploy]

@@ -91,7 +91,7 @@ def test_metrics_page_lists_every_metric(site):
     from chronolog.runtime.fleet.metrics import METRICS
 
     text = page(site, "fleet/metrics")
-    for name, (kind, doc) in METRICS.items():
+    for name, (_kind, doc) in METRICS.items():
         assert f"<code>{name}</code>" in text, name
         assert doc[:40] in text, name
 

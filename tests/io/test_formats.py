@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event
-from chronolog.io.formats import EventReader, read_events
 from chronolog.core.source import Loc
+from chronolog.io.formats import EventReader, read_events
 
 
 def events(text: str, fmt: str = "jsonl", **kw) -> list[Event]:

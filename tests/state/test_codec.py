@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.evaluator import STATE_FORMAT, StateError
 from chronolog.state.codec import check_version, decode, encode, tuples, versioned
-from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records
 from chronolog.state.snapshots import restore_stage
 
@@ -126,8 +126,8 @@ def hostile_records(marker: Path) -> list[bytes]:
 
 
 def test_hostile_records_never_execute(tmp_path):
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.plan import plan_program
     from chronolog.runtime.fleet.stages import ChainStage
 
     marker = tmp_path / "pwned"

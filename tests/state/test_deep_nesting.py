@@ -8,9 +8,9 @@ import zlib
 
 import pytest
 
+from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.evaluator import StateError
-from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.fleet.stages import ChainStage
 from chronolog.state.codec import decode
 from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records

@@ -19,12 +19,12 @@ import orjson
 import pytest
 
 from chronolog.cli.fleet import tail_topic
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
+from chronolog.runtime.fleet.topology import build_topology
 from chronolog.state.recovery import snapshot_records
 from chronolog.state.store import RocksStore
-from chronolog.runtime.fleet.topology import build_topology
 
 pytestmark = pytest.mark.fleet
 

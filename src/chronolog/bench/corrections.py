@@ -18,9 +18,9 @@ import random
 import sys
 import time
 
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.core.events import Event
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.embedded import run_embedded
 from chronolog.runtime.fleet.topology import TopicNames
 
@@ -105,8 +105,9 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
     from rich.console import Console
     from rich.table import Table
 
-    from chronolog.runtime.backfill.job import Source, backfill, spark_session
     from chronolog.core.events import event_json
+    from chronolog.runtime.backfill.job import backfill
+    from chronolog.runtime.backfill.spark_io import Source, spark_session
 
     table = Table(title=f"chronolog bench corrections --backfill: Spark {args.master}, "
                         f"{args.backfill_tps} time points x {args.facts} facts")

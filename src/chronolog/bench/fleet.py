@@ -22,13 +22,13 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
 from chronolog.runtime.fleet import kafka_clients
-from chronolog.cli.fleet import PUBLISH_LINGER_MS
+from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS
 from chronolog.runtime.fleet.topology import TopicNames
 
 FACTS = TopicNames().facts
@@ -130,7 +130,7 @@ class _Answers(threading.Thread):
 @contextlib.contextmanager
 def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
              chain: bool, wait_ms: int, only: int | None = None,
-             breakdown: list | None = None, linger_ms: float = PUBLISH_LINGER_MS) -> Iterator[tuple["_Answers", object]]:
+             breakdown: list | None = None, linger_ms: float = PUBLISH_LINGER_MS) -> Iterator[tuple[_Answers, object]]:
     """A fresh fleet on the bench program, an answer-topic watcher and a producer;
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
@@ -147,7 +147,7 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     try:
         answers.start()
         time.sleep(1.0)  # the watcher's first fetches (measured: ~0.5 s on tansu) are not the fleet's latency
-        # publishes as ``chronolog publish`` does (cli/fleet.py PUBLISH_LINGER_MS)
+        # publishes as ``chronolog publish`` does (kafka_clients.PUBLISH_LINGER_MS)
         # unless told otherwise: each batch is an object the bundled broker lists
         # on every fetch past it; the linger is inside the measured latency
         yield answers, kafka_clients.producer({"bootstrap.servers": str(fleet.bootstrap), "linger.ms": linger_ms})
@@ -245,8 +245,8 @@ def embedded_seconds(lines: list[bytes], program_text: str) -> float:
 
 def embedded_run(lines: list[bytes], program_text: str, clock=time.perf_counter) -> tuple[float, list[bytes]]:  # type: ignore[no-untyped-def]
     """Embedded mode on ``lines`` in this process: its time by ``clock`` and its answer lines."""
-    from chronolog.io.formats import read_events
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.io.formats import read_events
     from chronolog.runtime.embedded import run_embedded
 
     text = (b"\n".join(lines) + b"\n").decode()
@@ -286,8 +286,8 @@ def partition_counts(text: str) -> list[int]:
 def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
     """What the fleet really runs for ``asked`` partitions (a program that cannot
     be partitioned runs one), and why when it differs."""
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.plan import plan_program
     from chronolog.runtime.fleet.topology import partition_key
 
     key, why = partition_key(plan_program(parse_lars(program_text)))
@@ -431,8 +431,8 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
 
 def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
     """The least commit gap of each service from the input to the answer topic in ``run``'s fleet."""
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.plan import plan_program
     from chronolog.runtime.fleet.service import commit_gap_for
     from chronolog.runtime.fleet.topology import build_topology
 

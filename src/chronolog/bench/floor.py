@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from chronolog.runtime.fleet import kafka_clients
 from chronolog.core.errors import ChronologError
+from chronolog.runtime.fleet import kafka_clients
 
 log = logging.getLogger("chronolog.bench")
 

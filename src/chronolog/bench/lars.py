@@ -179,9 +179,9 @@ def _evaluation_main(argv: list[str]) -> None:
 def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> Evaluation:
     """Step the engine through the stream read beforehand; the time of the steps."""
     from chronolog.dialects.lars.plan import plan_program
-    from chronolog.io.formats import read_events
-    from chronolog.dialects.load import load_program
     from chronolog.dialects.lars.reasoner import make_engine
+    from chronolog.dialects.load import load_program
+    from chronolog.io.formats import read_events
 
     plan = plan_program(load_program([str(program_path)]))
     if mode is not None:

@@ -94,9 +94,9 @@ def _reach_of(program: Path) -> str:
 
 def stream_profile(program: Path, data: Path, retention: int | float | None = None) -> tuple[list[float], int]:
     """Seconds per arriving time point of the streaming evaluator, and the most facts it kept."""
-    from chronolog.dialects.mtl.reader import read_mtl_events
     from chronolog.dialects.load import load_program
     from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon, reach_retention
+    from chronolog.dialects.mtl.reader import read_mtl_events
 
     parsed = load_program([str(program)])
     ev = MtlEvaluator(parsed, "stream", retention=reach_retention(parsed) if retention is None  # type: ignore[arg-type]
@@ -153,7 +153,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                 program = Path(tmp) / "pings.mtl"
                 program.write_text(PINGS)
                 stream = pings(int(name[1:]), Path(tmp) / f"{name}.in.jsonl")
-            facts = sum(1 for _ in open(stream, "rb"))
+            with open(stream, "rb") as f:
+                facts = sum(1 for _ in f)
             out = Path(tmp) / f"{name}.jsonl"
             keep = ["--retention", str(args.retention if args.retention is not None else _reach_of(program))]
             runs = {mode: [run_process(program, stream, out, ["--mode", mode] + (keep if mode == "stream" else []))
@@ -184,7 +185,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
-    from chronolog.cli import retention_value
+    from chronolog.core.retention import retention_value
 
     p = kinds.add_parser("mtl", help="DatalogMTL on ShortStop and temporal LUBM (streaming and batch)")
     p.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")

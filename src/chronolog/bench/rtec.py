@@ -53,9 +53,9 @@ def _app_dir(data: Path, name: str) -> Path:
 
 def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int | None = None) -> tuple[float, list]:
     """Seconds to evaluate ``stream`` in this process (reading excluded), and the answer changes."""
-    from chronolog.dialects.rtec.reader import read_rtec_events
     from chronolog.dialects.load import load_program
     from chronolog.dialects.rtec.evaluator import RtecEvaluator
+    from chronolog.dialects.rtec.reader import read_rtec_events
 
     program = load_program([str(f) for f in files])
     evaluator = RtecEvaluator(program)  # type: ignore[arg-type]
@@ -122,8 +122,8 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
             bad = [r for r in runs if r[3] != 0]
             if bad:
                 raise BenchError(f"error: {name} failed: {bad[0][4].strip()[-300:]}")
-            rows = sum(1 for _ in open(stream, "rb"))
-            lines = sum(1 for _ in open(out, "rb"))
+            with open(stream, "rb") as f, open(out, "rb") as g:
+                rows, lines = sum(1 for _ in f), sum(1 for _ in g)
             ref = RTEC_SECONDS.get(name)
             table.add_row(name, f"{rows:,}", f"{statistics.median(r[0] for r in runs):.2f}",
                           f"{statistics.median(r[1] for r in runs):.2f}", f"{ref:.1f}" if ref else "-",

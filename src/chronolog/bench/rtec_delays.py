@@ -47,9 +47,9 @@ def evaluate(files: list[str], stream: str, recompute: bool) -> dict:
     import time
 
     from chronolog.bench.rtec import _meaning, feed
-    from chronolog.dialects.rtec.reader import read_rtec_events
     from chronolog.dialects.load import load_program
     from chronolog.dialects.rtec.evaluator import RtecEvaluator
+    from chronolog.dialects.rtec.reader import read_rtec_events
 
     evaluator = RtecEvaluator(load_program(files))  # type: ignore[arg-type]
     evaluator.recompute = recompute

@@ -88,10 +88,11 @@ def write_parquet(lines: list[dict], path: str) -> None:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    from chronolog.runtime.backfill.job import Source, backfill, publish, spark_session
-    from chronolog.runtime.backfill.points import dumps
     from chronolog.cli.main import FileError, _open_out, _same_file
     from chronolog.dialects.load import load_program
+    from chronolog.runtime.backfill.job import backfill, publish
+    from chronolog.runtime.backfill.points import dumps
+    from chronolog.runtime.backfill.spark_io import Source, spark_session
 
     if args.t_from > args.t_to:
         return _usage(f"--from {args.t_from} is after --to {args.t_to}")

@@ -9,9 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from chronolog.cli import retention_value
 from chronolog.core.errors import ChronologError
+from chronolog.core.retention import retention_value
 from chronolog.dialects.load import DIALECTS
+from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
 from chronolog.runtime.fleet.topology import TopicNames
 
 SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
@@ -37,7 +38,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                          "(default, or inf: unlimited)")
     up.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode (as chronolog run)")
     up.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
-    up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
+    up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default)"
+                                                               " or oneshot (clingo per time point)")
     up.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
@@ -89,7 +91,8 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                      help="repair late events up to N time points back (inf: all)")
     svc.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode")
     svc.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
-    svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default) or oneshot (clingo per time point)")
+    svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default)"
+                                                                " or oneshot (clingo per time point)")
     svc.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
     svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     svc.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
@@ -206,24 +209,6 @@ def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
 
     info = read_fleet_file(Path(args.state_dir))
     return info["bootstrap"], args.topic_prefix or info.get("prefix", "chronolog")
-
-
-# Each produce batch is an object the bundled broker keeps and lists again on
-# every fetch that reads past it, so small batches make it slower the longer it
-# runs (docs/benchmarks.md, "the bundled broker's cost per batch"); 15 ms
-# gathers a 1,000 events/s stream into about 70 batches a second (measured
-# against 5, 10 and 25: docs/benchmarks.md).
-PUBLISH_LINGER_MS = 15.0
-
-
-def publish_settings(conf: dict, linger_ms: float | None = None) -> dict:
-    """The publishing producer's settings: the user's client settings over our
-    linger default, ``--linger-ms`` over both; always idempotent (a retried
-    send is never published twice)."""
-    settings = {"linger.ms": PUBLISH_LINGER_MS, **conf, "enable.idempotence": True}
-    if linger_ms is not None:
-        settings["linger.ms"] = linger_ms
-    return settings
 
 
 def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | None = None,

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
-Value = Union[StrictStr, StrictInt]
+from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
+
+Value = StrictStr | StrictInt
 
 
 class _Strict(BaseModel):
@@ -28,8 +30,6 @@ def _fact_event() -> type[_Strict]:
     """``FactEvent`` built from the one statement of the contract (chronolog.contract.events)."""
     from pydantic import create_model
 
-    from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
-
     def field(kind: str, default: object, doc: str) -> tuple:
         if kind == "time":
             return (StrictInt, Field(description=doc))
@@ -37,7 +37,7 @@ def _fact_event() -> type[_Strict]:
             return (StrictStr | None, Field(default=None, min_length=1, description=doc))
         if kind == "args":
             return (list[Value], Field(default_factory=list, description=doc))
-        return (Literal[OPS] | None, Field(default=None, description=doc))  # type: ignore[valid-type]
+        return (Literal[OPS] | None, Field(default=None, description=doc))
 
     model = create_model("FactEvent", __base__=_Strict, __module__=__name__,
                          **{name: field(*spec) for name, spec in FACT_EVENT.items()})  # type: ignore[call-overload]
@@ -63,7 +63,7 @@ class AnswerLine(_Strict):
         default=None, description="true: no answer set at t (an odd loop, a constraint); the line carries no atom")
 
     @model_validator(mode="after")
-    def _an_atom_or_no_answer_set(self) -> "AnswerLine":
+    def _an_atom_or_no_answer_set(self) -> AnswerLine:
         if self.no_answer_set:
             if self.t is None or self.pred is not None or self.interval is not None:
                 raise ValueError("a no_answer_set line has t and nothing else")
@@ -84,7 +84,9 @@ class IngestedBatch(_Strict):
     (facts and time markers), in order, as one Kafka record: what ingest made of
     one consumed batch for that partition."""
 
-    batch: list[TimeMarker | FactEvent] = Field(min_length=1)
+    # FactEvent is built at import from the contract's one statement of the
+    # fact event (chronolog.contract.events), so type checkers cannot see its fields
+    batch: list[TimeMarker | FactEvent] = Field(min_length=1)  # type: ignore[valid-type]
 
 
 Item = tuple[StrictStr, list[Value], bool]  # pred, args, retract

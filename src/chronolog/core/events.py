@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 
-from chronolog.core.source import Loc, Value
 from chronolog.core.records import record
+from chronolog.core.source import Loc, Value
 
 Args = tuple[Value, ...]
 
@@ -111,7 +111,7 @@ class TimeRows:
         return (self.event(i) for i in range(len(self.rows)))
 
 
-def withdrawn(entries: "Sequence", fact: tuple) -> int | None:
+def withdrawn(entries: Sequence, fact: tuple) -> int | None:
     """The index in ``entries`` (one time point's facts in arrival order) of the
     event a retraction of ``fact`` withdraws: the latest earlier one equal to
     it (CONTRACT §2); None if it matches nothing.  The one statement of this

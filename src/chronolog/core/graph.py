@@ -3,9 +3,16 @@ RTEC's hierarchy.  A module of its own so that RTEC runs do not import the plann
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
-N = TypeVar("N")  # a node: hashable and ordered
+
+class _Node(Protocol):
+    def __hash__(self) -> int: ...
+
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+N = TypeVar("N", bound=_Node)  # a node: hashable and ordered
 
 
 def strongly_connected(nodes: list[N], edges: dict[N, set[N]]) -> list[list[N]]:

@@ -20,8 +20,9 @@ compare=...)``; the class defines none of the generated methods itself.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar, dataclass_transform
 
 T = TypeVar("T", bound=type)
 
@@ -47,6 +48,7 @@ def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] | None 
     return _Field(default, default_factory, compare)
 
 
+@dataclass_transform(field_specifiers=(field,))  # type checkers read a record as a dataclass
 def record(cls: T | None = None, /, *, frozen: bool = False) -> Any:
     """Class decorator: ``@record`` for ``@dataclass(slots=True)``, ``@record(frozen=True)``
     for ``@dataclass(frozen=True, slots=True)``."""
@@ -123,7 +125,7 @@ def _build(cls: T, frozen: bool) -> T:
     ns.pop("__weakref__", None)
     new = type(cls)(cls.__name__, cls.__bases__, ns)
     new.__qualname__ = cls.__qualname__
-    return new  # type: ignore[return-value]
+    return new
 
 
 def _key(names: list[str]) -> Callable[[Any], tuple]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Union
-
 from chronolog.core.records import record
 
-Value = Union[str, int]
+Value = str | int
 
 
 @record(frozen=True)

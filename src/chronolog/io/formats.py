@@ -39,12 +39,12 @@ import io
 from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby, islice
 from operator import attrgetter
-from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event, OnePredicate
-from chronolog.core.source import Loc
 from chronolog.core.records import record
+from chronolog.core.source import Loc
 
 if TYPE_CHECKING:
     import orjson
@@ -105,9 +105,9 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
 
         kinds = {
             "time": Int64,
-            "pred": Union[Pred, None],
-            "args": tuple[Union[str, Int64], ...],
-            "op": Union[Literal[OPS], None],  # type: ignore[valid-type]
+            "pred": Pred | None,
+            "args": tuple[str | Int64, ...],
+            "op": Literal[OPS] | None,  # type: ignore[valid-type]
         }
         line = msgspec.defstruct(
             "_Line",

@@ -14,7 +14,8 @@ worst a forged record can do is fail to decode, which is a ``StateError``.
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 import msgspec
 
@@ -80,7 +81,8 @@ class _Reading:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, exc, tb) -> bool:  # type: ignore[no-untyped-def]
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         if exc is None or isinstance(exc, StateError):
             return False
         if isinstance(exc, (KeyError, TypeError, ValueError, AttributeError, IndexError, AssertionError,

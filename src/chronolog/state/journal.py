@@ -10,9 +10,29 @@ changed, not the length of the stream.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 DELETED = object()
+
+# How each journal's entries are written as data and read back, by the
+# journal's name without its stratum number (lower0 -> lower): (to data, from
+# data).  Filled by the stages that keep journals (``register_journal_codecs``,
+# runtime/fleet/stages.py), so that state/ does not import the runtime.
+JOURNAL_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
+
+
+def register_journal_codecs(codecs: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]) -> None:
+    JOURNAL_CODECS.update(codecs)
+
+
+def journal_codec(name: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """(to data, from data) for the entries of the journal ``name``."""
+    codec = JOURNAL_CODECS.get(name.rstrip("0123456789") if "_" not in name else
+                               name.split("_")[0].rstrip("0123456789") + "_" + name.split("_", 1)[1])
+    if codec is None:
+        raise ValueError(f"unknown journal {name!r}")
+    return codec
 
 
 class Journal(dict):

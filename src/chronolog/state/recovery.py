@@ -19,8 +19,9 @@ topic, partition and offset.  Bodies are only ever decoded as data.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 

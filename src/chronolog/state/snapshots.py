@@ -8,10 +8,12 @@ restore is a decode and a check of every field — never code.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from chronolog.evaluator import StateError
 from chronolog.state.codec import check_version, decode, encode, reading, versioned
+from chronolog.state.journal import DELETED, journal_codec
 
 
 def snapshot_bytes(stage: Any) -> bytes:
@@ -22,9 +24,6 @@ def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, 
     """A commit's changed entries of the journal ``name`` (``Journal.take``),
     encoded; None for a deleted one.  The codec is looked up once per journal:
     a commit writes thousands of entries."""
-    from chronolog.state.journal import DELETED
-    from chronolog.runtime.fleet.stages import journal_codec
-
     to_data = journal_codec(name)[0]
     return [(key, None if value is DELETED else encode(to_data(value))) for key, value in changed]
 
@@ -32,7 +31,7 @@ def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, 
 def all_entries(stage: Any) -> dict[tuple[str, int], bytes]:
     """Every journal entry of ``stage`` (a full checkpoint, e.g. in tests)."""
     return {(name, key): body for name, journal in stage.journals().items()
-            for key, body in journal_bytes(name, list(journal.items()))}
+            for key, body in journal_bytes(name, list(journal.items())) if body is not None}
 
 
 def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str, int], bytes]],
@@ -40,8 +39,6 @@ def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str
     """``stage`` (freshly made for the same service) continued from stored state.
     ``StateError`` if anything does not decode or does not fit; ``where(key)``
     names the stored record of a journal entry (``where(None)``: the snapshot's)."""
-    from chronolog.runtime.fleet.stages import journal_codec
-
     journals = stage.journals()
     derived = getattr(stage, "derived_journals", ())
     for (name, key), body in entries:

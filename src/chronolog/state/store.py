@@ -9,8 +9,9 @@ and the offsets they belong to are stored together or not at all.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import Protocol, cast
 
 
 class Store(Protocol):
@@ -26,7 +27,7 @@ class Store(Protocol):
 
 
 def _text(key: str | bytes) -> str:
-    return key.decode() if type(key) is bytes else key  # type: ignore[union-attr]
+    return key.decode() if isinstance(key, bytes) else key
 
 
 class MemoryStore:
@@ -72,14 +73,15 @@ class RocksStore:
 
         batch = WriteBatch(raw_mode=True)
         for k in deletes:
-            batch.delete(k if type(k) is bytes else k.encode())
+            batch.delete(k if isinstance(k, bytes) else k.encode())
         for k, v in puts.items():
-            batch.put(k if type(k) is bytes else k.encode(), v)
+            batch.put(k if isinstance(k, bytes) else k.encode(), v)
         self._db.write(batch)
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
         start = prefix.encode()
         for k, v in self._db.items(from_key=start):
+            k = cast(bytes, k)  # raw mode: keys are bytes
             if not k.startswith(start):
                 break
             yield k.decode(errors="replace"), v

@@ -101,7 +101,8 @@ def coalesce(ivs: list) -> list:
 
 
 def stitch(path: str, window: int, step: int, start: int, tick: int) -> dict:
-    lines = open(path, encoding="utf-8").read().split("\n\n")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n\n")
     blocks = []
     for chunk in lines:
         got = {}

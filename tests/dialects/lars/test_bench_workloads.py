@@ -21,8 +21,8 @@ from reference import reference_answers
 
 from chronolog.bench.lars import find_generator
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.io.formats import read_events
 from chronolog.dialects.load import load_program
+from chronolog.io.formats import read_events
 from chronolog.runtime.embedded import run_embedded
 
 GEN = find_generator()  # the public generator as shipped in the package

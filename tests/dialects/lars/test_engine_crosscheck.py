@@ -20,13 +20,13 @@ from meaning import meaning
 from reference import reference_answers
 from strategies import long_stream, programs, random_program, random_stream, streams
 
-from chronolog.dialects.lars.engine import core as core_module
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.core.events import Event
-from chronolog.dialects.lars.ir import Program
 from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.runtime.embedded import run_embedded
+from chronolog.dialects.lars.engine import core as core_module
+from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.reasoner import Reasoner
+from chronolog.runtime.embedded import run_embedded
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -196,10 +196,10 @@ def test_reasoner_replay_matches_full_replay_from_t1():
         for ev in events:
             reasoner.push(ev)
         reasoner.finish()
-        get = lambda t: reasoner.log.get(t, [])  # noqa: E731
+        get = lambda t: reasoner.log.get(t, [])  # noqa: E731, B023 (used in this iteration only)
         t1 = reasoner.t1
         for start in range(t1, 21, 3):
-            exact, _ = reasoner.replay(lambda t: (get(t), None), t1, start, 20)
+            exact, _ = reasoner.replay(lambda t: (get(t), None), t1, start, 20)  # noqa: B023 (called here)
             full_engine = core_module.Engine(plan, t1) if plan.stratified else None
             if full_engine is None:
                 continue

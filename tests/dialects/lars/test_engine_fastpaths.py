@@ -18,8 +18,8 @@ from reference import reference_answers
 from strategies import CONSTANTS, INTENSIONAL, long_stream, programs, random_program, streams
 from test_engine_crosscheck import answers
 
-from chronolog.dialects.lars.engine import core as core_module
 from chronolog.core.events import Event
+from chronolog.dialects.lars.engine import core as core_module
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -129,8 +129,8 @@ def test_checkpoints_taken_before_and_after_facts_of_derived_predicates_restore_
     import pickle
 
     from chronolog.dialects.lars.engine.core import Engine
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.plan import plan_program
 
     for seed in range(60):
         rng = random.Random(9000 + seed)
@@ -184,8 +184,8 @@ def test_at_windows_as_wide_as_the_reach_of_a_timed_predicate_share_its_relation
     widest window over it): ``at T [3]`` sees all of them and reads ``a``'s
     relation, as a windowless ``at`` does; a narrower window keeps a view."""
     from chronolog.dialects.lars.engine.core import Engine
-    from chronolog.dialects.lars.plan import plan_program, time_reach
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.plan import plan_program, time_reach
 
     program = parse_lars(
         "a(X) at T :- p(X) at T [2].\n"

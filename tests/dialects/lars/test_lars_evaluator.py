@@ -11,11 +11,11 @@ import orjson
 from meaning import meaning
 from strategies import random_program, random_stream
 
+from chronolog.core.events import Event
+from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.evaluator import Evaluator
-from chronolog.core.events import Event
 from chronolog.runtime.embedded import run_embedded, run_evaluator
-from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.state.codec import decode, encode
 
 

@@ -20,8 +20,8 @@ from chronolog.dialects.lars.ir import (
     TupleWindow,
     Var,
 )
-from chronolog.dialects.load import DIALECTS, dialect_for, load_program, parse_program
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.load import DIALECTS, dialect_for, load_program, parse_program
 
 X, Y, Z, T, C, V = (Var(n) for n in "XYZTCV")
 

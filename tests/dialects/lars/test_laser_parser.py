@@ -19,8 +19,8 @@ from chronolog.dialects.lars.ir import (
     TupleWindow,
     Var,
 )
-from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.laser import WHOLE_TIMELINE, parse_laser
+from chronolog.dialects.lars.parser import parse_lars
 
 X, Y, T, V = Var("X"), Var("Y"), Var("T"), Var("V")
 WHOLE = TimeWindow(WHOLE_TIMELINE)

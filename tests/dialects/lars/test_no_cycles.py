@@ -13,10 +13,10 @@ import gc
 import io
 import random
 
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.core.events import Event
-from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.reasoner import Reasoner
 
 PROGRAM = """

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import pickle
 
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.core.events import Event, OnePredicate
-from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.reasoner import Reasoner
 
 

@@ -9,9 +9,9 @@ from strategies import programs
 
 from chronolog.core.errors import ProgramError
 from chronolog.dialects.lars.ir import Atom, BinOp, Compare, Const, ExtAtom, Head, Op, TimeWindow, TupleWindow, Var
-from chronolog.dialects.load import dialect_for, load_program
 from chronolog.dialects.lars.laser import parse_laser
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.load import dialect_for, load_program
 
 X, Y, T, C = Var("X"), Var("Y"), Var("T"), Var("C")
 

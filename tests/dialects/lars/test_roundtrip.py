@@ -28,8 +28,8 @@ from chronolog.dialects.lars.ir import (
     TupleWindow,
     Var,
 )
-from chronolog.dialects.lars.parser import BUILTINS, parse_lars
 from chronolog.dialects.lars.laser import parse_laser
+from chronolog.dialects.lars.parser import BUILTINS, parse_lars
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 GEN = SHARED / "bench" / "lars" / "gen.py"

@@ -29,17 +29,17 @@ from strategies import (  # noqa: E402
     streams,
 )
 
-from chronolog.runtime.backfill.segments import plan_segments  # noqa: E402
 from chronolog.bench.lars_gen import WORKLOADS  # noqa: E402
-from chronolog.dialects.lars.engine.core import Engine  # noqa: E402
-from chronolog.dialects.lars.plan import plan_program  # noqa: E402
-from chronolog.dialects.lars.engine.tms_engine import TmsEngine  # noqa: E402
-from chronolog.dialects.lars.engine.tms_split import split_plan  # noqa: E402
 from chronolog.core.errors import ProgramError  # noqa: E402
 from chronolog.core.events import Event  # noqa: E402
+from chronolog.dialects.lars.engine.core import Engine  # noqa: E402
+from chronolog.dialects.lars.engine.tms_engine import TmsEngine  # noqa: E402
+from chronolog.dialects.lars.engine.tms_split import split_plan  # noqa: E402
+from chronolog.dialects.lars.evaluator import LarsEvaluator  # noqa: E402
 from chronolog.dialects.lars.ir import Program  # noqa: E402
 from chronolog.dialects.lars.parser import parse_lars  # noqa: E402
-from chronolog.dialects.lars.evaluator import LarsEvaluator  # noqa: E402
+from chronolog.dialects.lars.plan import plan_program  # noqa: E402
+from chronolog.runtime.backfill.segments import plan_segments  # noqa: E402
 
 
 def by_time(events: list[Event]) -> tuple[int, int, dict[int, list]]:
@@ -273,7 +273,7 @@ def scenario(name: str, win: int, tps: int, seed: int = 42) -> tuple[Program, li
 
     args = Args()
     args.win, args.facts, args.tps, args.rules = win, 0, tps, 0  # type: ignore[attr-defined]
-    rnd = random.Random("%s/%d" % (name, seed))
+    rnd = random.Random(f"{name}/{seed}")
     lars, _, facts = WORKLOADS[name](args, rnd)
     events: list[Event] = []
     for t in range(tps):

@@ -12,9 +12,9 @@ import pytest
 from test_mtl_semantics import as_cells, clip, drive, iv, meaning, reference
 
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, diamond_only
+from chronolog.dialects.mtl.parser import parse_mtl
 
 
 @pytest.mark.parametrize("ivs, width, want", [

@@ -17,9 +17,9 @@ from test_mtl_semantics import _literal, as_cells, clip, drive, iv, meaning, ran
 
 from chronolog.core.errors import ProgramError
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, not_forward_propagating
 from chronolog.dialects.mtl.materialise import strata
+from chronolog.dialects.mtl.parser import parse_mtl
 
 
 def ivs(*texts: str) -> list:

@@ -15,8 +15,8 @@ from test_mtl_runtime import _events, chronolog
 from test_mtl_semantics import clip, drive, meaning, random_facts, random_program
 
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.evaluator import MtlEvaluator
+from chronolog.dialects.mtl.parser import parse_mtl
 
 
 def arrival(rng: random.Random, ordered: list[Event], delays: int, retractions: int) -> list[Event]:
@@ -93,7 +93,7 @@ def test_the_input_log_is_bounded_by_the_retention():
 
 def test_cli_reports_events_older_than_the_retention(tmp_path):
     (tmp_path / "p.mtl").write_text("Q(X):-Diamondminus[0,1]P(X)\n")
-    lines = ['{"t": %d, "pred": "P", "args": ["a"]}' % t for t in range(10)] + ['{"t": 2, "pred": "P", "args": ["b"]}',
+    lines = [f'{{"t": {t}, "pred": "P", "args": ["a"]}}' for t in range(10)] + ['{"t": 2, "pred": "P", "args": ["b"]}',
                                                                                  '{"t": 8, "pred": "P", "args": ["c"]}']
     (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
     got = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"), "--retention", "3")
@@ -151,7 +151,7 @@ def test_run_applies_every_late_event_unless_a_retention_bounds_it(tmp_path):
     # W = 2 (Diamondminus[0,2]): after P(a) at 0..9, P(b) at 7 is 2 behind the latest time 9, P(c) at 6
     # is 3 behind: both applied by default (CONTRACT §2); --retention 2 (the reach) applies P(b) only
     (tmp_path / "p.mtl").write_text("Q(X):-Diamondminus[0,2]P(X)\n")
-    lines = ['{"t": %d, "pred": "P", "args": ["a"]}' % t for t in range(10)]
+    lines = [f'{{"t": {t}, "pred": "P", "args": ["a"]}}' for t in range(10)]
     lines += ['{"t": 7, "pred": "P", "args": ["b"]}', '{"t": 6, "pred": "P", "args": ["c"]}']
     (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
     every = chronolog("run", str(tmp_path / "p.mtl"), "--input", str(tmp_path / "in.jsonl"))

@@ -15,9 +15,9 @@ from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_pr
 
 from chronolog.core.errors import InputError, ProgramError
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.reader import read_mtl_events
-from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.evaluator import MtlEvaluator
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl.reader import read_mtl_events
 from chronolog.state.codec import decode, encode
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "mtl"

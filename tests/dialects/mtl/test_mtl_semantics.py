@@ -11,9 +11,9 @@ import pytest
 from mtl_reference import Ruler, cells_of, reference_model
 
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, not_forward_propagating
+from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
 from chronolog.dialects.mtl.syntax import head_atom
 
 

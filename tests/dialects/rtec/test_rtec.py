@@ -15,9 +15,9 @@ from chronolog.cli.main import main
 from chronolog.core.errors import ProgramError
 from chronolog.core.events import Event
 from chronolog.dialects.load import load_program
-from chronolog.dialects.rtec.prolog import read_clauses
-from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.dialects.rtec.prolog import read_clauses
 from chronolog.runtime.embedded import run_evaluator
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "rtec"

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from rtec_expected import CUTS, DATA, expected_path, load_expected, rtec_meaning
 
 APPS = ("caviar", "ctm", "voting")

@@ -12,8 +12,8 @@ import pytest
 
 import chronolog.dialects.rtec.evaluator as evaluator_module
 from chronolog.core.events import Event
-from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.runtime.embedded import run_evaluator
 
 ED = """

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import chronolog.dialects.rtec.evaluator as evaluator_module
 import chronolog.dialects.rtec.solve as solve_module
 from chronolog.core.events import Event
-from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.pure import compile_pure
 from chronolog.dialects.rtec.solve import SolveError, Var
 from chronolog.runtime.embedded import run_evaluator
@@ -104,7 +104,7 @@ def test_hand_derived_answers() -> None:
     assert compile_pure(solver, ("limit", 2))((25,)) == [("limit", 25, 25), ("limit", 25, 30)]
     assert compile_pure(solver, ("same", 3))(("a", "a")) == [("same", "a", "a", "yes")]
     assert compile_pure(solver, ("filter", 2))((5,)) == [("filter", 5, "big")]
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 (the solver's own error class is private)
         compile_pure(solver, ("twice", 2))(("a",))  # not a number: the solver gives its error
 
 

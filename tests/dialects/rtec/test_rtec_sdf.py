@@ -10,8 +10,8 @@ import pytest
 
 import chronolog.dialects.rtec.evaluator as evaluator_module
 from chronolog.core.events import Event
-from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.evaluator import Hierarchy, RtecEvaluator
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.sdf import compile_sdf
 from chronolog.runtime.driver import run_evaluator
 

@@ -14,9 +14,9 @@ from rtec_expected import DATA, differing_instances, expected_path, load_expecte
 from test_rtec import meaning, program, pts
 
 from chronolog.cli.main import main
-from chronolog.evaluator import interval_line
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.windowed import WindowedRtecEvaluator
+from chronolog.evaluator import interval_line
 from chronolog.runtime.embedded import run_evaluator
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "rtec"

@@ -6,14 +6,13 @@ import re
 
 import orjson
 import pyarrow.parquet as pq
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-import pytest
-
+from chronolog.cli.main import main
 from chronolog.runtime.backfill.archive import Archiver, read_archive, time_of
 from chronolog.runtime.backfill.kafka_source import read_partition
-from chronolog.cli.main import main
 from chronolog.runtime.fleet.broker import LocalBroker
 
 pytestmark = pytest.mark.fleet

@@ -23,13 +23,13 @@ import orjson
 import pytest
 from test_mtl_semantics import _literal, clip, drive, iv, meaning
 
-from chronolog.runtime.backfill.hosted import Segment, corrections, covering, plan_segments, replay
-from chronolog.evaluator import Span
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.reader import read_mtl_events
-from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, input_reach
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl.reader import read_mtl_events
+from chronolog.evaluator import Span
+from chronolog.runtime.backfill.hosted import Segment, corrections, covering, plan_segments, replay
 
 
 def held_at(t, changes) -> int:

@@ -17,6 +17,12 @@ from hypothesis import strategies as st
 from meaning import meaning
 from strategies import programs, streams
 
+from chronolog.core.errors import InputError
+from chronolog.core.events import Event
+from chronolog.core.source import Loc
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.runtime.backfill.points import (
     correction_lines,
     corrections,
@@ -24,13 +30,7 @@ from chronolog.runtime.backfill.points import (
     published,
 )
 from chronolog.runtime.backfill.segments import History, Segment, evaluation_span, plan_segments, truth
-from chronolog.dialects.lars.plan import plan_program
-from chronolog.core.errors import InputError
-from chronolog.core.events import Event
-from chronolog.core.source import Loc
-from chronolog.dialects.lars.parser import parse_lars
 from chronolog.runtime.embedded import run_embedded
-from chronolog.dialects.lars.reasoner import Reasoner
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 HERE = Loc("answers.jsonl", 7, 1)

@@ -17,14 +17,14 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from meaning import meaning
 
-from chronolog.runtime.backfill.archive import Archiver
-from chronolog.runtime.backfill.job import spark_session
-from chronolog.runtime.backfill.kafka_source import read_partition
 from chronolog.cli.main import main
 from chronolog.core.events import Event
 from chronolog.dialects.lars.parser import parse_lars
-from chronolog.runtime.fleet.broker import LocalBroker
+from chronolog.runtime.backfill.archive import Archiver
+from chronolog.runtime.backfill.kafka_source import read_partition
+from chronolog.runtime.backfill.spark_io import spark_session
 from chronolog.runtime.embedded import run_embedded
+from chronolog.runtime.fleet.broker import LocalBroker
 
 pytestmark = pytest.mark.spark
 

@@ -14,15 +14,6 @@ from collections import deque
 
 import orjson
 
-from chronolog.dialects.lars.plan import plan_program
-from chronolog.dialects.lars.ir import Program
-from chronolog.runtime.fleet.stages import (
-    ChainStage,
-    GroundingStage,
-    IngestStage,
-    OutputStage,
-    ReasonerStage,
-)
 from chronolog.contract.models import (
     AnswerLine,
     FactEvent,
@@ -33,8 +24,17 @@ from chronolog.contract.models import (
     StratumRecord,
     TimeMarker,
 )
-from chronolog.state.snapshots import roundtrip
+from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.runtime.fleet.stages import (
+    ChainStage,
+    GroundingStage,
+    IngestStage,
+    OutputStage,
+    ReasonerStage,
+)
 from chronolog.runtime.fleet.topology import partition_key
+from chronolog.state.snapshots import roundtrip
 
 
 def validate(topic: str, value: bytes) -> None:

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from chronolog.dialects.lars.plan import plan_program
-from chronolog.core.errors import InputError
-from chronolog.io.formats import read_events
-from chronolog.dialects.load import load_program
-from chronolog.dialects.lars.parser import parse_lars
 from chronolog.contract.models import AnswerLine, FactEvent, json_schemas
+from chronolog.core.errors import InputError
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.load import load_program
+from chronolog.io.formats import read_events
 from chronolog.runtime.fleet.topology import build_topology
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -219,6 +219,7 @@ def test_relays_that_restart_deliver_each_epoch_once_as_its_first_complete_write
     expected: dict[int, list[list]] = {}
     for s, tokens in enumerate(streams):
         writer = {}
+        current = None  # every stream starts with its first life's replay record
         for token in tokens:  # the life that wrote each epoch's barrier first
             if token[0] is BARRIER and token[1] not in writer:
                 writer[token[1]] = current

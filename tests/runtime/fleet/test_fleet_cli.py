@@ -40,7 +40,7 @@ def test_down_publish_and_tail_without_a_fleet_say_so(tmp_path):
 
 
 def test_publish_batches_by_default_and_the_user_settings_win():
-    from chronolog.cli.fleet import PUBLISH_LINGER_MS, publish_settings
+    from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
 
     conf = {"bootstrap.servers": "b:9092"}
     assert publish_settings(conf) == {"bootstrap.servers": "b:9092", "linger.ms": PUBLISH_LINGER_MS,

@@ -6,10 +6,10 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chronolog.dialects.lars.plan import plan_program
-from chronolog.dialects.lars.parser import parse_lars
-from chronolog.runtime.fleet.ingest import Accepted, ingest_record
 from chronolog.contract.models import DeadLetter
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.runtime.fleet.ingest import Accepted, ingest_record
 from chronolog.runtime.fleet.topology import build_topology
 
 KEY = build_topology(plan_program(parse_lars("hot(S) :- temp(S, V) [3], V > 80.")), partitions=3).partition_key

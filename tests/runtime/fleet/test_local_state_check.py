@@ -9,17 +9,16 @@ the service to read the whole changelog)."""
 from __future__ import annotations
 
 import orjson
+import pytest
 
-from chronolog.runtime.fleet import kafka_clients
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.runtime.fleet.service import CHUNK, Service, ServiceConfig
+from chronolog.runtime.fleet.topology import build_topology
 from chronolog.state.recovery import snapshot_records
 from chronolog.state.snapshots import snapshot_bytes
-from chronolog.runtime.fleet.topology import build_topology
-
-import pytest
 
 pytestmark = pytest.mark.fleet
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from fractions import Fraction as F
 
+import pytest
 from hosted_fleet import survives_sigkill
 from test_mtl_fleet_stage import changes_of
 from test_mtl_semantics import clip, meaning
-
-import pytest
 
 pytestmark = pytest.mark.fleet
 

@@ -12,10 +12,10 @@ import orjson
 import pytest
 from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_program
 
-from chronolog.evaluator import Span, time_text
 from chronolog.core.events import Event
-from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, reach_retention
+from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
+from chronolog.evaluator import Span, time_text
 from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
 from chronolog.state.snapshots import roundtrip
 

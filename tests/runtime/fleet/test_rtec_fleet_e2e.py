@@ -9,12 +9,11 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hosted_fleet import answers_until, fleet_up, lines, survives_sigkill
 from test_rtec import SIMPLE, meaning
 
 from chronolog.cli.fleet import publish_file
-
-import pytest
 
 pytestmark = pytest.mark.fleet
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chronolog.dialects.lars.plan import plan_program
+from chronolog.contract.models import Committed
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet.epochs import Alignment, barrier_record, replay_record
 from chronolog.runtime.fleet.service import Service, ServiceConfig, Skipped, epoch_offsets, epoch_state
 from chronolog.runtime.fleet.stages import Out
-from chronolog.contract.models import Committed
 from chronolog.runtime.fleet.topology import build_topology
 
 PROGRAM = "a(X) :- p(X) [2].\nb(X) :- p(X), not a(X).\n"  # two strata, joined on X: partitionable

@@ -19,9 +19,9 @@ from meaning import meaning
 from pipeline import run_chain, run_pipeline, validate
 from strategies import programs, random_program, random_stream, streams
 
-from chronolog.dialects.lars.plan import plan_program
 from chronolog.core.events import Event, event_json
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.embedded import run_embedded
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -322,7 +322,7 @@ def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatc
     assert len(outs) > 3 and all(len(o.value) <= 200 + len(b'{"batch":[]}') for o in outs)
     for o in outs:  # every piece, however it was cut, obeys the contract
         validate("ingested", o.value)
-    items = [i for o in outs for i in (o.record["batch"] if "batch" in o.record else [o.record])]
+    items = [i for o in outs for i in o.record.get("batch", [o.record])]
     assert [i["t"] for i in items if "pred" in i] == [i // 3 for i in range(12)]  # every fact, in order
 
 

@@ -13,7 +13,8 @@ consecutive points of one atom merged into one interval.
 
 from __future__ import annotations
 
-from typing import IO, Collection, Iterable
+from collections.abc import Collection, Iterable
+from typing import IO
 
 # JSON of answer values, compact as orjson writes it: msgspec is loaded anyway
 # to decode the input (orjson would cost about 5 ms of start-up), and it also

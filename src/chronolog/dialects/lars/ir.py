@@ -14,10 +14,10 @@ integers.  Time points are ``int``.
 from __future__ import annotations
 
 import enum
-from typing import Union
 
 from chronolog.core.records import field, record
 from chronolog.core.source import Loc, Value  # noqa: F401 (part of the IR)
+
 
 @record(frozen=True)
 class Var:
@@ -41,7 +41,7 @@ class Const:
         return f'"{escaped}"'
 
 
-Term = Union[Var, Const]
+Term = Var | Const
 
 
 @record(frozen=True)
@@ -52,8 +52,8 @@ class BinOp:
     """
 
     op: str  # one of + - * / mod
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
     def __str__(self) -> str:
         if self.op == "mod":  # the native syntax has no infix modulo ("%" starts a comment)
@@ -61,7 +61,7 @@ class BinOp:
         return f"({self.left} {self.op} {self.right})"
 
 
-Expr = Union[Var, Const, BinOp]
+Expr = Var | Const | BinOp
 
 
 @record(frozen=True)
@@ -103,7 +103,7 @@ class TupleWindow:
         return f"[{self.size} #]"
 
 
-Window = Union[TimeWindow, TupleWindow]
+Window = TimeWindow | TupleWindow
 
 
 class Op(enum.Enum):
@@ -166,7 +166,7 @@ class Compare:
         return f"{_strip(self.left)} {self.op} {_strip(self.right)}"
 
 
-BodyElem = Union[ExtAtom, Compare]
+BodyElem = ExtAtom | Compare
 
 
 @record(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from chronolog.core.errors import ProgramError
+from chronolog.core.records import record
 from chronolog.dialects.lars.ir import (
     COMPARISON_OPS,
     Atom,
@@ -31,7 +32,6 @@ from chronolog.dialects.lars.ir import (
     Var,
     Window,
 )
-from chronolog.core.records import record
 
 UNITS = {"sec": 1, "s": 1, "min": 60, "h": 3600}  # 1 time point = 1 second
 SUB_SECOND_UNITS = ("msec", "ms")

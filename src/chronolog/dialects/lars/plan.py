@@ -21,10 +21,11 @@ predicate and stream facts of an intensional predicate become ordinary
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from chronolog.core.errors import ProgramError
 from chronolog.core.graph import strongly_connected as _tarjan
+from chronolog.core.records import field, record
 from chronolog.dialects.lars.ir import (
     Atom,
     Compare,
@@ -39,7 +40,6 @@ from chronolog.dialects.lars.ir import (
     Var,
     expr_vars,
 )
-from chronolog.core.records import field, record
 
 PredKey = tuple[str, int]
 TICK: PredKey = ("#tick", 0)  # holds at every time point of the timeline
@@ -57,15 +57,15 @@ class Component:
     stratum: int = 0
 
 
-_BY_REFERENCE: dict[str, "Plan"] = {}
+_BY_REFERENCE: dict[str, Plan] = {}
 
 
-def _plan_named(name: str) -> "Plan":
+def _plan_named(name: str) -> Plan:
     return _BY_REFERENCE[name]
 
 
 @contextlib.contextmanager
-def plan_by_reference(plan: "Plan", name: str = "plan") -> Iterator[None]:
+def plan_by_reference(plan: Plan, name: str = "plan") -> Iterator[None]:
     """Pickle ``plan`` as a reference to ``name`` (and unpickle that name as ``plan``).
 
     The plan is static and large (the whole program IR): state snapshots and

@@ -12,13 +12,14 @@ recovery and backfill are all "evaluate a span of the log from a state".
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
-from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
-from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
 from chronolog.core.events import Event, OnePredicate, withdrawn
+from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
+from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
+from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
 from chronolog.state.journal import Journal
-from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
 Entry = tuple[list[Fact], Imported | None]  # what one time point of the log holds

@@ -29,12 +29,12 @@ program's reach, is the retention that makes memory flat.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from math import inf
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError
-from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header, time_text
 from chronolog.core.events import Event
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
@@ -52,6 +52,7 @@ from chronolog.dialects.mtl.syntax import (
     operators_of,
 )
 from chronolog.dialects.mtl.syntax import Atom as AtomLiteral
+from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header, time_text
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]

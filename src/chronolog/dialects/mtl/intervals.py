@@ -16,11 +16,11 @@ the future operators mirror the past ones.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from math import inf
-from typing import Iterable, Union
 
-Num = Union[int, Fraction, float]  # int for integral times, float only for ±inf
+Num = int | Fraction | float  # int for integral times, float only for ±inf
 Iv = tuple[Num, bool, Num, bool]
 
 

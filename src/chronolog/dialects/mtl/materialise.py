@@ -18,7 +18,7 @@ with recursion through ``not`` is refused naming the cycle.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from chronolog.core.errors import ProgramError
 from chronolog.dialects.mtl import intervals as I

@@ -11,18 +11,20 @@ file:line:column, or with ``on_error="skip"`` are reported and skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from math import inf
-from typing import IO, Callable, Iterator
+from typing import IO
 
 import orjson
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event
-from chronolog.io.interval_json import interval_record, parsed_lines
 from chronolog.core.source import Loc
-from chronolog.dialects.mtl.parser import interval_from_text, parse_fact_line
 from chronolog.dialects.mtl import intervals as I
+from chronolog.dialects.mtl.parser import interval_from_text, parse_fact_line
+from chronolog.io.interval_json import interval_record, parsed_lines
+
 
 def _time(value: object, loc: Loc) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):

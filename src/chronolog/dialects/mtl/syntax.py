@@ -8,7 +8,6 @@ as MeTeoR's data files and CONTRACT §2's JSON strings have them).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from chronolog.core.source import Loc
 from chronolog.dialects.mtl.intervals import Iv
@@ -27,7 +26,7 @@ class Var:
         return self.name
 
 
-Term = Union[Var, str]
+Term = Var | str
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class Unary:
 
     op: str
     rho: Iv
-    operand: "Literal"
+    operand: Literal
     loc: Loc | None = field(default=None, compare=False)
 
 
@@ -60,8 +59,8 @@ class Binary:
 
     op: str
     rho: Iv
-    left: "Literal"
-    right: "Literal"
+    left: Literal
+    right: Literal
     loc: Loc | None = field(default=None, compare=False)
 
 
@@ -71,11 +70,11 @@ class Negated:
     predicates are all computed in lower strata).  Only in front of a body
     literal, which may carry metric operators (``not Boxminus[0,2]P(X)``)."""
 
-    operand: "Literal"
+    operand: Literal
     loc: Loc | None = field(default=None, compare=False)
 
 
-Literal = Union[Atom, Unary, Binary, Negated]
+Literal = Atom | Unary | Binary | Negated
 
 
 @dataclass(frozen=True)

@@ -37,20 +37,17 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError, ProgramError
-from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header
 from chronolog.core.events import Event, TimeRows
 from chronolog.core.graph import strongly_connected
-from chronolog.dialects.rtec.prolog import term_text
-from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.inline import inline_goal
-from chronolog.dialects.rtec.local import local_runner
-from chronolog.dialects.rtec.sdf import compile_sdf, run_sdf
 from chronolog.dialects.rtec.intervals import INF
+from chronolog.dialects.rtec.local import local_runner
+from chronolog.dialects.rtec.parser import RtecProgram
+from chronolog.dialects.rtec.prolog import term_text
+from chronolog.dialects.rtec.sdf import compile_sdf, run_sdf
 from chronolog.dialects.rtec.solve import (
     _FLOAT,
-    inst,
-    has_slot,
     Ivs,
     Rule,
     Slot,
@@ -59,10 +56,13 @@ from chronolog.dialects.rtec.solve import (
     Var,
     deref,
     from_list,
+    has_slot,
+    inst,
     is_ground,
     ivs_term,
     resolve,
 )
+from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header
 from chronolog.state.codec import reading, versioned
 
 Key = tuple[str, int]  # a fluent's or event's functor and arity
@@ -1792,7 +1792,7 @@ def _enumerates_domain(rule: Rule, dependent: set) -> bool:
     main, post = _plan(rule)
     bound: set[int] = set()
     for g in main + post:
-        if isinstance(g, tuple) and (g[0], len(g) - 1) in dependent and not g[0] in TESTS:
+        if isinstance(g, tuple) and (g[0], len(g) - 1) in dependent and g[0] not in TESTS:
             if set(_slots(g, [])) - bound:
                 return True
         bound.update(_slots(g, []))

@@ -24,8 +24,8 @@ import orjson
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event, TimeRows
-from chronolog.io.interval_json import interval_record, parsed_lines
 from chronolog.core.source import Loc
+from chronolog.io.interval_json import interval_record, parsed_lines
 
 _INTERVAL = re.compile(r"^\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])\s*$")
 _INT = re.compile(r"^[+-]?\d+$")

@@ -17,8 +17,8 @@ from typing import Annotated
 import msgspec
 
 from chronolog.core.events import Event
-from chronolog.dialects.rtec.reader import _span
 from chronolog.core.source import Loc
+from chronolog.dialects.rtec.reader import _span
 
 _Int = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 

@@ -30,13 +30,13 @@ from bisect import bisect_right
 from typing import Any
 
 from chronolog.core.errors import ChronologError
-from chronolog.evaluator import AnswerChange, Span, Time
 from chronolog.core.events import Event
-from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.evaluator import NEG_INF, RtecEvaluator
 from chronolog.dialects.rtec.intervals import INF
+from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.solve import Var, inst, is_ground, resolve
+from chronolog.evaluator import AnswerChange, Span, Time
 
 
 class WindowedRtecEvaluator(RtecEvaluator):
@@ -212,7 +212,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
                 if init < t <= q:
                     for fargs, _ in items:
                         feed(key[0], fargs)
-        for key, fargs, _, a, b in self.interval_counts:
+        for key, fargs, _, _a, _b in self.interval_counts:
             feed(key[0], fargs)
         for key, by_args in self.store.fluents.items():
             if key[0] in self.point_decl or key[0] in self.interval_decl:

@@ -144,8 +144,8 @@ class Archiver:
         topics have been idle for ``idle`` seconds."""
         from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
-        from chronolog.runtime.fleet import kafka_clients
         from chronolog.runtime.backfill.kafka_source import topic_partitions
+        from chronolog.runtime.fleet import kafka_clients
 
         assignment = []
         for topic in self.topics:

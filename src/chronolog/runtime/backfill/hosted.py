@@ -35,11 +35,12 @@ from typing import Any
 import orjson
 
 from chronolog.core.errors import ChronologError, InputError
-from chronolog.evaluator import Span, Time, interval_line, points_as_t
 from chronolog.core.events import Event
 from chronolog.core.source import Loc
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
+from chronolog.evaluator import Span, Time, interval_line, points_as_t
+from chronolog.runtime.backfill.spark_io import BackfillStats, locator, raw_lines
 
 Atom = tuple[str, str]  # (pred, args as JSON text): a key Spark can group on
 
@@ -114,8 +115,8 @@ def meaning(changes: Iterable[tuple[Iv, int]]) -> list[Iv]:
 def parse_interval_answer(raw: str, loc: Loc) -> tuple[str, tuple, Iv, int] | None:
     """One answer line over rational time (``t`` a number or ``"7/2"``, or an
     ``interval``): (pred, args, interval, diff); None for a blank line."""
-    from chronolog.runtime.backfill.points import answer_fields
     from chronolog.dialects.mtl.parser import interval_from_text
+    from chronolog.runtime.backfill.points import answer_fields
 
     fields = answer_fields(raw, loc)
     if fields is None:
@@ -295,7 +296,6 @@ def backfill_hosted(
     segment: Time | None = None, idle: float = 1.5, progress: Callable[[str], None] = lambda m: None,
 ) -> tuple[list[dict], Any]:
     """The correction lines for ``[t_from, t_to]`` of a hosted dialect's program and the job's counts."""
-    from chronolog.runtime.backfill.job import BackfillStats, _locator, raw_lines
     from chronolog.runtime.fleet.hosting import hosting
 
     began = time.monotonic()
@@ -303,7 +303,7 @@ def backfill_hosted(
     program = _program(sources, dialect)
     host = hosting(dialect, program)
     host.replayer(program)  # program errors before Spark works
-    locate = _locator(history)
+    locate = locator(history)
 
     progress(f"reading history from {history.describe()}")
     rows = raw_lines(spark, history, idle).mapPartitions(_parse_history(sources, dialect, locate)).cache()
@@ -357,7 +357,7 @@ def backfill_hosted(
             truth = evaluated.filter(lambda r: r[0] == "answer").map(lambda r: (r[1], r[2]))
             if answers is not None:
                 progress(f"reading published answers from {answers.describe()}")
-                where = _locator(answers)
+                where = locator(answers)
                 published = raw_lines(spark, answers, idle).mapPartitions(_parse_published(where, clip)).cache()
                 bad = published.filter(lambda r: r[0] == "error").takeOrdered(1, key=lambda r: (r[1], r[2]))
                 if bad:

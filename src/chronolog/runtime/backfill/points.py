@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import orjson
 
-from chronolog.runtime.backfill.segments import Point
 from chronolog.core.errors import InputError
 from chronolog.core.source import Loc
+from chronolog.runtime.backfill.segments import Point
 
 _INTERVAL = re.compile(r"^([\[(])\s*(-?\d+)\s*,\s*(-?\d+|inf)\s*([\])])$")
 _KEYS = frozenset({"t", "interval", "pred", "args", "diff"})

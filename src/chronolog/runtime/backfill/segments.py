@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from chronolog.core.events import Event, withdrawn
 from chronolog.dialects.lars.engine.core import Fact
 from chronolog.dialects.lars.plan import Plan
-from chronolog.core.events import Event, withdrawn
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 
 Point = tuple[str, tuple, int]  # (pred name, args, time point): one answer point

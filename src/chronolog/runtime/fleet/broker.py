@@ -66,7 +66,7 @@ class LocalBroker:
     bootstrap: str
 
     @classmethod
-    def start(cls, port: int | None = None, timeout: float = 20.0, log: Path | None = None) -> "LocalBroker":
+    def start(cls, port: int | None = None, timeout: float = 20.0, log: Path | None = None) -> LocalBroker:
         port = port or free_port()
         url = f"tcp://127.0.0.1:{port}"
         out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - owned by the child
@@ -96,7 +96,7 @@ class LocalBroker:
                 self.process.kill()
                 self.process.wait(5)
 
-    def __enter__(self) -> "LocalBroker":
+    def __enter__(self) -> LocalBroker:
         return self
 
     def __exit__(self, *exc: object) -> None:

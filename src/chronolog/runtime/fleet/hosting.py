@@ -19,15 +19,16 @@ make its evaluator from the parsed program and how to read one input line.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from chronolog.core.errors import ChronologError, InputError
-from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line, points_as_t
-from chronolog.core.events import Event
-from chronolog.state.journal import Journal
-from chronolog.runtime.fleet.stages import Out, Record
 from chronolog.contract.models import DeadLetter
+from chronolog.core.errors import ChronologError, InputError
+from chronolog.core.events import Event
+from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line, points_as_t
+from chronolog.runtime.fleet.stages import Out, Record
+from chronolog.state.journal import Journal
 
 
 def _no_reach(program: Any) -> Time | None:

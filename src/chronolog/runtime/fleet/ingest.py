@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import orjson
 
+from chronolog.contract.models import DeadLetter
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event
 from chronolog.io.formats import plain_fact, read_events
-from chronolog.contract.models import DeadLetter
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,15 +28,22 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_events_out_total": ("counter", "Records produced to output topics"),
     "chronolog_answers_total": ("counter", "Answer lines published on the answer topic (output service)"),
     "chronolog_corrections_total": ("counter", "Answer lines that correct earlier answers (diff lines of replays)"),
-    "chronolog_no_answer_sets_total": ("counter", "Time points without an answer set (odd loop or constraint), each a no_answer_set answer line"),
+    "chronolog_no_answer_sets_total": ("counter", "Time points without an answer set (odd loop or constraint)"
+                                                  ", each a no_answer_set answer line"),
     "chronolog_dead_letters_total": ("counter", "Malformed events sent to the dead-letter topic"),
     "chronolog_late_events_total": ("counter", "Events older than the retention horizon, routed to the late topic"),
     "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),
     "chronolog_transactions_total": ("counter", "Kafka transactions committed"),
-    "chronolog_repeats_dropped_total": ("counter", "Records a restarted relay sent again (or left unfinished), dropped at this service's gate"),
-    "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what it caused (a relay: to the barrier after it; the oldest and newest record of each batch)"),
-    "chronolog_hop_fetch_seconds": ("histogram", "Per hop: time from a record's broker timestamp (produced) until this service consumed it (fetch wait, broker, upstream commit visibility)"),
-    "chronolog_hop_commit_seconds": ("histogram", "Per hop: time from consuming a batch until the transaction carrying what it caused committed, or a relay sent the barrier after it (processing, batching wait, commit)"),
+    "chronolog_repeats_dropped_total": ("counter", "Records a restarted relay sent again (or left unfinished)"
+                                                   ", dropped at this service's gate"),
+    "chronolog_processing_latency_seconds": ("histogram", "Time from a record's broker timestamp to the commit of what"
+                                                          " it caused (a relay: to the barrier after it;"
+                                                          " the oldest and newest record of each batch)"),
+    "chronolog_hop_fetch_seconds": ("histogram", "Per hop: time from a record's broker timestamp (produced) until this service consumed it"
+                                                 " (fetch wait, broker, upstream commit visibility)"),
+    "chronolog_hop_commit_seconds": ("histogram", "Per hop: time from consuming a batch until the transaction carrying"
+                                                  " what it caused committed, or a relay sent the barrier after it"
+                                                  " (processing, batching wait, commit)"),
     "chronolog_batch_process_seconds": ("histogram", "Python work of the stage on one consumed batch (decode, evaluate, encode)"),
     "chronolog_transaction_commit_seconds": ("histogram", "Duration of one Kafka transaction: produce, state entries, offsets, commit"),
     "chronolog_consumer_lag_records": ("gauge", "Records fetched but not yet processed, from the service's own offsets"),
@@ -74,7 +81,7 @@ class ServiceMetrics:
     up: Gauge
 
     @classmethod
-    def create(cls, service: str, stratum: int | None = None, partition: int | None = None) -> "ServiceMetrics":
+    def create(cls, service: str, stratum: int | None = None, partition: int | None = None) -> ServiceMetrics:
         reg = CollectorRegistry()
         values = (service, "" if stratum is None else str(stratum), "" if partition is None else str(partition))
         made = {}

@@ -210,7 +210,7 @@ def make_stage(cfg: ServiceConfig) -> Stage:
         host = hosting(plan.program.dialect, plan.program)
         evaluator = host.stream(plan.program, cfg.retention, cfg.window, cfg.step)
         return EvaluatorStage(evaluator, host.read, idle_flush=cfg.idle_flush)
-    from chronolog.cli import lars_retention
+    from chronolog.core.retention import lars_retention
 
     retention = lars_retention(cfg.retention)  # --retention inf: LARS's default, unlimited
     strata = plan.fleet_strata

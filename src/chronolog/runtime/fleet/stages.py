@@ -47,10 +47,10 @@ from chronolog.dialects.lars.plan import Plan
 from chronolog.core.events import Event, event_json, event_record
 from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.runtime.fleet.ingest import Accepted, ingest_record, partition_key_of, plain_record
-from chronolog.state.journal import Journal
+from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 from chronolog.contract.models import DeadLetter
-from chronolog.state.facts import (
+from chronolog.dialects.lars.facts import (
     atoms_data,
     atoms_from,
     facts_data,
@@ -817,7 +817,8 @@ def _bool(value: object) -> bool:
 
 
 # How each journal's entries are written as data and read back, by the
-# journal's name without its stratum number (lower0 -> lower).
+# journal's name without its stratum number (lower0 -> lower); looked up by
+# chronolog.state.journal.journal_codec.
 JOURNAL_CODECS: dict[str, tuple] = {
     "log": (facts_data, facts_from),
     "imports": (imported_data, imported_from),
@@ -827,11 +828,4 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "sent_ok": (bool, _bool),
 }
 
-
-def journal_codec(name: str) -> tuple:
-    """(to data, from data) for the entries of the journal ``name``."""
-    codec = JOURNAL_CODECS.get(name.rstrip("0123456789") if "_" not in name else
-                               name.split("_")[0].rstrip("0123456789") + "_" + name.split("_", 1)[1])
-    if codec is None:
-        raise ValueError(f"unknown journal {name!r}")
-    return codec
+register_journal_codecs(JOURNAL_CODECS)

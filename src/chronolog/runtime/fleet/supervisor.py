@@ -16,12 +16,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO
 
-from chronolog.dialects.lars.plan import Plan
 from chronolog.core.errors import ChronologError
+from chronolog.dialects.lars.plan import Plan
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.runtime.fleet.topology import Topology, build_topology, partition_key
 

@@ -14,8 +14,8 @@ import zlib
 from dataclasses import dataclass, field
 from itertools import product
 
-from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.ir import ExtAtom, TupleWindow, Var
+from chronolog.dialects.lars.plan import Plan
 
 FACTS = "chronolog.facts"
 ANSWERS = "chronolog.answers"
@@ -163,7 +163,7 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
         Service("ingest", "chronolog service ingest", [FACTS], [INGESTED, DLQ, LATE], names.changelog("ingest")),
         Service("grounding", "chronolog service grounding", [INGESTED], [GROUNDED], names.changelog("grounding")),
     ]
-    for k, preds in enumerate(strata, 1):
+    for k, _preds in enumerate(strata, 1):
         topics.append(Topic(names.stratum(k), n, "partition key", "delete", f"diffs of stratum {k}"))
     reads_lower = [GROUNDED]
     for k, preds in enumerate(strata, 1):

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import clingo
 

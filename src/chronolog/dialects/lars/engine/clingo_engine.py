@@ -9,13 +9,13 @@ answer writer and the corrections work unchanged.
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
+from chronolog.core.errors import ChronologError
 from chronolog.dialects.lars.engine.asp import solve_time_point
 from chronolog.dialects.lars.engine.content import Content, grouped
 from chronolog.dialects.lars.engine.core import Fact, StepResult
 from chronolog.dialects.lars.plan import Plan, PredKey, trim_stream
-from chronolog.core.errors import ChronologError
 
 log = logging.getLogger(__name__)
 

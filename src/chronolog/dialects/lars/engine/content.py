@@ -17,7 +17,7 @@ contents are equal exactly when they hold the same atoms.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 Content = Mapping  # of key -> frozenset of args tuples (never empty)
 

@@ -20,18 +20,18 @@ Programs that are not stratified are evaluated per time point by clingo
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Collection, Iterable, Iterator, Sequence, Union
 
+from chronolog.core.events import OnePredicate
+from chronolog.core.records import record
 from chronolog.dialects.lars.engine.content import NOTHING, Content
-from chronolog.dialects.lars.plan import TICK, Component, Plan, PredKey, time_reach
 from chronolog.dialects.lars.engine.relation import Rel
 from chronolog.dialects.lars.engine.rules import CompiledRule, compiled_rule
 from chronolog.dialects.lars.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
-from chronolog.core.events import OnePredicate
 from chronolog.dialects.lars.ir import ExtAtom, Op, TupleWindow
-from chronolog.core.records import record
+from chronolog.dialects.lars.plan import TICK, Component, Plan, PredKey, time_reach
 
 Fact = tuple[PredKey, tuple]  # (predicate, args) of one stream event
 
@@ -55,7 +55,7 @@ class Imported:
 ANSWERS = "#answers"
 EMPTY: frozenset = frozenset()
 PRUNING = True  # the default of Engine(pruning=...)
-View = Union[TimeWindowView, StreamWindowView, NowSourceView, TupleWindowView]
+View = TimeWindowView | StreamWindowView | NowSourceView | TupleWindowView
 NowGroup = tuple[PredKey, Collection[tuple], Collection[tuple]]  # (pred, args added, args removed)
 
 

@@ -17,8 +17,8 @@ empty).  Readers only iterate a bucket or test it for emptiness.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Iterator
 from operator import itemgetter
-from typing import Callable, Collection, Iterable, Iterator
 
 Tuple = tuple
 Cols = tuple[int, ...]

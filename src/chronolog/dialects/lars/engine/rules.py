@@ -10,13 +10,13 @@ and carries no state of its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import itemgetter
-from typing import Callable, Collection, Iterable, Sequence
 
-from chronolog.dialects.lars.plan import ANONYMOUS
+from chronolog.core.records import record
 from chronolog.dialects.lars.engine.relation import Rel, index_key, key_getter
 from chronolog.dialects.lars.ir import Compare, Const, Expr, ExtAtom, Op, Rule, Term, Var, expr_vars
-from chronolog.core.records import record
+from chronolog.dialects.lars.plan import ANONYMOUS
 
 
 class _Undefined(Exception):

@@ -37,7 +37,8 @@ which must stay out).
 from __future__ import annotations
 
 import zlib
-from typing import Any, Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 FALSE = 0  # atom id of the head of constraints; never in
 Key = Hashable

@@ -37,16 +37,16 @@ corrections, the fleet and the backfill drive it unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from chronolog.dialects.lars.engine.content import Content, grouped, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Fact, StepResult
-from chronolog.dialects.lars.plan import TICK, Plan, PredKey, trim_stream
 from chronolog.dialects.lars.engine.rules import _compare, _Undefined
 from chronolog.dialects.lars.engine.tms import Tms
 from chronolog.dialects.lars.engine.tms_split import split_plan
 from chronolog.dialects.lars.ir import BinOp, Compare, Const, Expr, ExtAtom, Op, Rule, Term, TimeWindow, TupleWindow, Var, expr_vars
-
+from chronolog.dialects.lars.plan import TICK, Plan, PredKey, trim_stream
 
 Binding = dict[str, Any]
 GroundRule = tuple  # (head key | None, pos keys, neg keys)
@@ -98,7 +98,7 @@ def _unify(pattern: Sequence[Term], tup: tuple, b: Binding) -> Binding | None:
 _UNBOUND = object()
 
 
-def _index(pattern: Sequence[Term], bound: "set[str] | Binding", rows: Iterable[tuple]) -> tuple[dict, list[Term]]:
+def _index(pattern: Sequence[Term], bound: set[str] | Binding, rows: Iterable[tuple]) -> tuple[dict, list[Term]]:
     """``rows`` by the values at the pattern's constant and already bound positions
     (those terms in order), so a binding looks up its matches instead of scanning."""
     positions = [i for i, x in enumerate(pattern) if isinstance(x, Const) or (x.name != "_" and x.name in bound)]
@@ -117,7 +117,7 @@ def _pattern(lit: ExtAtom) -> tuple[Term, ...]:
     return lit.atom.args
 
 
-def derived_relation(rows: "set[tuple] | frozenset[tuple]", timed: bool, op: Op, lo: int, t: int) -> set[tuple]:
+def derived_relation(rows: set[tuple] | frozenset[tuple], timed: bool, op: Op, lo: int, t: int) -> set[tuple]:
     """The tuples of a literal's pattern over the atoms ``rows`` of a derived
     predicate in the answer at ``t`` (a timed one's with their time last), the
     literal's window starting at ``lo``: a predicate that is not timed holds at
@@ -840,11 +840,11 @@ class TmsEngine:
         self.history[t] = previous if previous == labels else labels
         return self._result(t, low)
 
-    def follow(self, previous: "TmsEngine") -> None:
+    def follow(self, previous: TmsEngine) -> None:
         """Replay the past as ``previous`` evaluated it (its labels guide the choices)."""
         self.guide = previous.history
 
-    def inherit(self, previous: "TmsEngine", begin: int) -> None:
+    def inherit(self, previous: TmsEngine, begin: int) -> None:
         """After a replay from ``begin``: the labels before it are the previous engine's."""
         self.history = {t: labels for t, labels in previous.history.items() if t < begin} | self.history
         self.guide = None

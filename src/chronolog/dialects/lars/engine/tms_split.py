@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chronolog.dialects.lars.plan import Plan, PredKey, _state_reach
 from chronolog.dialects.lars.ir import ExtAtom
+from chronolog.dialects.lars.plan import Plan, PredKey, _state_reach
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ Source kinds:
 from __future__ import annotations
 
 from collections import deque
-from typing import Collection
+from collections.abc import Collection
 
 from chronolog.dialects.lars.engine.relation import Rel
 from chronolog.dialects.lars.ir import Op
