@@ -77,7 +77,7 @@ class ChainState(msgspec.Struct, forbid_unknown_fields=True):
     writer: dict[str, Any]
 
 
-class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True):
+class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     latest: str | None  # times as ``evaluator.time_text`` writes them ("7/2")
     done: str | None
     dirty: bool
