@@ -37,7 +37,7 @@ def run(name: str, restart_every: int, lose_store: bool):  # type: ignore[no-unt
                 store = MemoryStore()  # a fresh state directory: the changelog is read
             got = changelog.restore(store, make(), part.read, "c", 0, "store: ")
             assert got is not None and got.offsets == {"in:0": i + 3}
-            assert got.source == ("the changelog" if store.get("changelog_at") is None else "the local store")
+            assert got.source == ("changelog" if store.get("changelog_at") is None else "store")
             stage = changelog.track(got.stage)
             stage.last_input = 0.0  # a restart counts as input, on this test's clock
     lines += stage.process([], now=100.0)[1]

@@ -112,7 +112,7 @@ def local_snapshot(store: Store, read: Reader) -> tuple[bytes, dict] | None:
 class Restored:
     stage: Any
     offsets: dict[str, int]  # input offsets (and ``@`` epoch keys) to resume from
-    source: str  # "the local store" or "the changelog"
+    source: str  # "store" or "changelog": where it came from
 
 
 def restore(store: Store, fresh: Any, read: Reader, topic: str, partition: int, where: str) -> Restored | None:
@@ -128,7 +128,7 @@ def restore(store: Store, fresh: Any, read: Reader, topic: str, partition: int, 
     if local is not None:
         snapshot, offsets = local
         entries = [((k.split(":", 2)[1], int(k.split(":", 2)[2])), v) for k, v in store.items("j:")]
-        return Restored(restore_stage(fresh, snapshot, entries, lambda key: where), offsets, "the local store")
+        return Restored(restore_stage(fresh, snapshot, entries, lambda key: where), offsets, "store")
     reader = ChangelogReader(topic, partition)
     for offset, value in read(None):
         reader.add(offset, value)
@@ -145,4 +145,4 @@ def restore(store: Store, fresh: Any, read: Reader, topic: str, partition: int, 
                                       for (name, key), body in found.entries.items()}
     puts["snapshot"], puts["offsets"] = found.snapshot, orjson.dumps(found.offsets)
     store.write(puts)
-    return Restored(stage, found.offsets, "the changelog")
+    return Restored(stage, found.offsets, "changelog")

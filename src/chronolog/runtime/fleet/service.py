@@ -375,7 +375,10 @@ class Service:
         if got is None:
             log.info("%s: nothing committed yet: fresh state", self.cfg.instance)
             return {}
-        log.info("%s: state restored from %s", self.cfg.instance, got.source)
+        if got.source == "store":
+            log.info("%s: state restored from RocksDB", self.cfg.instance)
+        else:
+            log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
         self.stage = changelog.track(got.stage)
         offsets = got.offsets
         self.epoch, self._passed = epoch_state(offsets, self.inputs)
