@@ -61,7 +61,7 @@ def test_a_v1_per_stratum_fleet_restores_through_the_migration() -> None:
         for i in range(0, half, 4):
             pipe.feed(events[i:min(i + 4, half)])
     fresh = Pipeline()
-    for name, stage in moved.stages.items():
+    for name in list(moved.stages):
         moved.stages[name] = from_v1(name, fresh.stages[name])
         same_state(kept.stages[name], moved.stages[name])
     for pipe in (kept, moved):

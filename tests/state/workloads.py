@@ -9,14 +9,21 @@ checks the stage means what one that never stopped means.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
 from chronolog.core.events import Event, event_json
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.runtime.fleet.stages import ChainStage, GroundingStage, IngestStage, OutputStage, ReasonerStage
+from chronolog.runtime.fleet.stages import (
+    ChainStage,
+    GroundingStage,
+    IngestStage,
+    OutputStage,
+    ReasonerStage,
+)
 from chronolog.runtime.fleet.topology import partition_key
 
 LARS = """\

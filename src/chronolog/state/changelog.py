@@ -14,12 +14,18 @@ broker (tests/state/test_changelog.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
-from chronolog.state.recovery import ENTRY_KEY, ChangelogReader, entry_records, snapshot_records
+from chronolog.state.recovery import (
+    ENTRY_KEY,
+    ChangelogReader,
+    entry_records,
+    snapshot_records,
+)
 from chronolog.state.snapshots import journal_bytes, restore_stage, snapshot_bytes
 from chronolog.state.store import Store
 

@@ -27,14 +27,22 @@ their Struct are a ``StateError`` naming what is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 
 from chronolog.evaluator import StateError
 from chronolog.state.codec import decode, encode, inflate
-from chronolog.state.facts import atoms_data, atoms_from, facts_data, facts_from, imported_data, imported_from
+from chronolog.state.facts import (
+    atoms_data,
+    atoms_from,
+    facts_data,
+    facts_from,
+    imported_data,
+    imported_from,
+)
 
 Args = list[str | int]
 
