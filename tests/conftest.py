@@ -6,6 +6,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The runtime tests (tests/runtime/...) reuse the dialects' semantics helpers and
+# fixtures (test_mtl_semantics, test_rtec, ...), whichever folder pytest collects first.
+for _dialect in ("mtl", "rtec"):
+    sys.path.append(str(Path(__file__).resolve().parent / "dialects" / _dialect))
 
 TESTS = Path(__file__).resolve().parent
 DEPLOY_TOOLS = (TESTS / "deploy", TESTS / "ops")  # Helm's SDK, promtool, prometheus, docker-compose

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
-from chronolog.evaluator import STATE_FORMAT, StateError
-from chronolog.state.codec import check_version, decode, encode, tuples, versioned
-from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records
+from chronolog.evaluator import StateError
+from chronolog.state.codec import decode, encode, tuples
+from chronolog.state.recovery import RECORD_FORMAT, ChangelogReader, entry_record, snapshot_records
+from chronolog.state.schema import read_snapshot
 from chronolog.state.snapshots import restore_stage
 
 values = st.one_of(st.text(max_size=8), st.integers(min_value=-(2**80), max_value=2**80))
@@ -79,17 +80,27 @@ def test_wrong_shapes_are_state_errors_not_crashes(data):
     from chronolog.runtime.fleet.stages import GroundingStage, IngestStage
 
     for stage in (IngestStage(None, 1), GroundingStage()):
-        snap = encode(versioned({"kind": type(stage).__name__, "stage": data}))
-        try:
-            restore_stage(stage, snap, [])
-        except StateError:
-            pass
+        for snap in (encode({"format": 1, "kind": type(stage).__name__, "stage": data}),  # version 1
+                     encode({"kind": stage.kind, "version": 2, "stage": data})):
+            try:
+                restore_stage(stage, snap, [])
+            except StateError:
+                pass
 
 
-def test_unknown_format_version_is_refused():
-    with pytest.raises(StateError, match="unknown state format version 99"):
-        check_version({"format": 99})
-    assert check_version({"format": STATE_FORMAT}) == {"format": STATE_FORMAT}
+@pytest.mark.parametrize(("record", "message"), [
+    ({"format": 99, "kind": "IngestStage", "stage": {}}, "unknown state format version 99"),
+    ({"kind": "ingest", "version": 3, "stage": {}}, "kind 'ingest' version 3 .this build reads versions 1 to 2"),
+    ({"kind": "ingest", "version": 0, "stage": {}}, "version 0"),
+    ({"kind": "sorter", "version": 1, "stage": {}}, "unknown kind 'sorter'"),
+    ({"format": 1, "kind": "SorterStage", "stage": {}}, "unknown kind 'SorterStage'"),
+    ({"kind": "grounding", "version": 2, "stage": {}}, "state of a 'grounding' stage, not of a 'ingest'"),
+    ({"kind": "ingest", "version": 2, "stage": {"first": "x"}}, "ingest state version 2: Expected `int | null`"),
+    ([1, 2], "not a snapshot object"),
+])
+def test_unknown_kinds_versions_and_shapes_are_refused(record, message):
+    with pytest.raises(StateError, match=message):
+        read_snapshot(encode(record), "ingest")
     assert tuples([1, ["a", [2]]]) == (1, ("a", (2,)))
 
 
@@ -140,7 +151,7 @@ def test_hostile_records_never_execute(tmp_path):
             assert f"offset {i}" in str(exc)
         else:  # accepted as a record: its body is then only ever decoded as data
             found = reader.found
-            snapshot = found.snapshot if found is not None else encode(versioned({"kind": "ChainStage", "stage": {}}))
+            snapshot = found.snapshot if found is not None else encode({"format": 1, "kind": "ChainStage", "stage": {}})
             entries = list(reader.entries.items())
             with pytest.raises(StateError):
                 restore_stage(ChainStage(plan), snapshot, [(k, v) for k, v in entries if v is not None])
@@ -159,6 +170,6 @@ def test_entry_records_are_the_header_object_and_the_body(name, entries):
     for (key, body), (k, v) in zip(entries, got):
         assert k == f"j:{name}:{key}".encode()
         head, rest = v.split(b"\n", 1)
-        assert head == msgspec.json.encode({"kind": "entry", "name": name, "key": key, "format": STATE_FORMAT,
+        assert head == msgspec.json.encode({"kind": "entry", "name": name, "key": key, "format": RECORD_FORMAT,
                                             "deleted": body is None})
         assert rest == (body or b"")

@@ -27,12 +27,11 @@ def _time_of(value: bytes) -> int:
 
 
 def _state(stage) -> None:  # type: ignore[no-untyped-def]
-    """What a service's commit encodes after a batch (runtime/service.py
-    ``commit_state``): the changed journal entries, their changelog records
-    and the snapshot."""
-    from chronolog.runtime.fleet.service import commit_state
+    """What a service's commit encodes after a batch (``state.changelog.capture``):
+    the snapshot, the changed journal entries and their changelog records."""
+    from chronolog.state.changelog import capture
 
-    commit_state(stage)
+    capture(stage, {})
 
 
 def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], list[bytes]]:  # type: ignore[no-untyped-def]
@@ -57,9 +56,9 @@ def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], 
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
     from chronolog.dialects.lars.parser import parse_lars
     from chronolog.dialects.lars.plan import plan_program
-    from chronolog.runtime.fleet.service import _track  # journals record changes, as in a service
     from chronolog.runtime.fleet.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
     from chronolog.runtime.fleet.topology import partition_key
+    from chronolog.state.changelog import track as _track  # journals record changes, as in a service
 
     plan = plan_program(parse_lars(program_text))
     key, _ = partition_key(plan)

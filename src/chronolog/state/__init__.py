@@ -5,7 +5,12 @@
   ``StateError``, never a traceback and never code executed.
 * ``store``: where a service keeps it locally — a small key/value interface
   with an in-memory backend (tests, embedded) and a RocksDB one (services).
-* ``recovery``: rebuilding a service's state from its changelog topic.
+* ``schema``: what is stored — each stage kind a tagged msgspec Struct under a
+  stable name, with its own version and migrations from earlier versions.
+* ``changelog``: what a commit writes (changelog records, the store's write)
+  and the restore; a service only calls it.
+* ``recovery``: the changelog records' headers, and folding a changelog
+  partition into its last snapshot.
 * ``held``: journal entries held until their epoch is committed everywhere
   (the proposed one-transaction fleet, docs/design/one-transaction.md).
 

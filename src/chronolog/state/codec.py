@@ -28,37 +28,34 @@ COMPRESS_FROM = 4096  # bytes of JSON from which state is compressed
 
 
 def encode(data: Any) -> bytes:
-    """Plain data as JSON, zlib-compressed when large."""
+    """Plain data (or msgspec Structs: ``state.schema``) as JSON, zlib-compressed when large."""
     raw = _encoder.encode(data)
     return zlib.compress(raw, 1) if len(raw) >= COMPRESS_FROM else raw
 
 
+def inflate(blob: bytes) -> bytes:
+    """The JSON text of ``blob``, decompressed if ``encode`` compressed it."""
+    if blob[:1] != b"x":  # zlib's header (CMF 0x78); JSON never starts with it
+        return blob
+    try:
+        return zlib.decompressobj().decompress(blob, MAX_STATE)
+    except zlib.error as exc:
+        raise StateError(f"state does not decompress ({exc})") from None
+
+
 def decode(blob: bytes) -> Any:
     """The data ``encode`` wrote; ``StateError`` for anything else."""
-    raw = blob
-    if blob[:1] == b"x":  # zlib's header (CMF 0x78); JSON never starts with it
-        try:
-            raw = zlib.decompressobj().decompress(blob, MAX_STATE)
-        except zlib.error as exc:
-            raise StateError(f"state does not decompress ({exc})") from None
     try:
-        return _decoder.decode(raw)
+        return _decoder.decode(inflate(blob))
     except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than the decoder goes)
         raise StateError(f"state is not valid JSON ({exc})") from None
 
 
 def versioned(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` stamped with the format version this build writes."""
+    """An evaluator's state (``Evaluator.export_state``) stamped with the format
+    version of that interface (``check_state_header`` reads it).  A stage's
+    snapshot is versioned per kind instead (``state.schema``)."""
     return {"format": STATE_FORMAT, **data}
-
-
-def check_version(data: Any) -> dict[str, Any]:
-    """``data`` if it is a state object of a format version this build reads."""
-    if not isinstance(data, dict):
-        raise StateError(f"state is a JSON {type(data).__name__}, not an object")
-    if data.get("format") != STATE_FORMAT:
-        raise StateError(f"unknown state format version {data.get('format')!r} (this build reads {STATE_FORMAT})")
-    return data
 
 
 def tuples(value: Any) -> Any:

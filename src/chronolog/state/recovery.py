@@ -12,7 +12,7 @@ what follows a known offset (a service checks that RocksDB's snapshot is
 still the last one).
 
 Every record is checked as it is read: a header that is not the expected
-JSON, or an unknown format version, stops recovery with an error naming the
+JSON, or an unknown header version, stops recovery with an error naming the
 topic, partition and offset.  Bodies are only ever decoded as data.
 """
 
@@ -25,9 +25,13 @@ from typing import Any
 
 import msgspec
 
-from chronolog.evaluator import STATE_FORMAT, StateError
+from chronolog.evaluator import StateError
 
 ENTRY_KEY = "j:{name}:{key}"
+# The version of a changelog record's header line (its ``format``), which says
+# where the body is and what it is.  The body's own layout is versioned apart:
+# a snapshot per kind (``state.schema``), a journal entry by its journal's codec.
+RECORD_FORMAT = 1
 
 
 class _Entry(msgspec.Struct, forbid_unknown_fields=True):
@@ -56,7 +60,7 @@ def entry_records(name: str, entries: list[tuple[int, bytes | None]]) -> list[tu
     it): the header ``{"kind":"entry","name":..,"key":..,"format":..,"deleted":..}``
     as msgspec writes that object, its fixed parts encoded once per journal."""
     head = msgspec.json.encode({"kind": "entry", "name": name})[:-1] + b',"key":'
-    tail = (b',"format":%d,"deleted":false}\n' % STATE_FORMAT, b',"format":%d,"deleted":true}\n' % STATE_FORMAT)
+    tail = (b',"format":%d,"deleted":false}\n' % RECORD_FORMAT, b',"format":%d,"deleted":true}\n' % RECORD_FORMAT)
     prefix = ENTRY_KEY.format(name=name, key="").encode()
     return [(b"%b%d" % (prefix, key), b"%b%d%b%b" % (head, key, tail[body is None], body or b""))
             for key, body in entries]
@@ -68,7 +72,7 @@ def snapshot_records(snapshot: bytes, offsets: dict[str, int], chunk: int) -> li
     out = []
     for i, piece in enumerate(pieces):
         head = msgspec.json.encode({"kind": "snapshot", "i": i, "n": len(pieces), "offsets": offsets,
-                                    "format": STATE_FORMAT})
+                                    "format": RECORD_FORMAT})
         out.append((f"snapshot:{i}".encode(), head + b"\n" + piece))
     return out
 
@@ -117,8 +121,8 @@ class ChangelogReader:
             raise StateError(f"{at}changelog record header does not decode ({exc})") from None
         except StateError as exc:
             raise StateError(f"{at}{exc}") from None
-        if meta.format != STATE_FORMAT:
-            raise StateError(f"{at}unknown state format version {meta.format!r} (this build reads {STATE_FORMAT})")
+        if meta.format != RECORD_FORMAT:
+            raise StateError(f"{at}unknown state format version {meta.format!r} (this build reads {RECORD_FORMAT})")
         if isinstance(meta, _Entry):
             self.entries[(meta.name, meta.key)] = None if meta.deleted else body
             self.where[(meta.name, meta.key)] = at

@@ -1,9 +1,10 @@
 """A stage's state as bytes and back: one snapshot plus its journal entries.
 
-The snapshot holds what ``Stage.export_state`` returns; the journals (the
-parts that grow with the stream) are written entry by entry, only the
-entries changed since the last commit.  Both are ``codec`` data, so a
-restore is a decode and a check of every field — never code.
+The snapshot holds what ``Stage.export_state`` returns, under the stage's
+stable kind and version (``state.schema``); the journals (the parts that
+grow with the stream) are written entry by entry, only the entries changed
+since the last commit.  Both are ``codec`` data, so a restore is a decode
+and a check of every field — never code.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from chronolog.evaluator import StateError
-from chronolog.state.codec import check_version, decode, encode, reading, versioned
-from chronolog.state.journal import DELETED, journal_codec
+from chronolog.state.codec import decode, encode, reading
+from chronolog.state.journal import DELETED
+from chronolog.state.schema import journal_codec, read_snapshot, snapshot_bytes
 
-
-def snapshot_bytes(stage: Any) -> bytes:
-    return encode(versioned({"kind": type(stage).__name__, "stage": stage.export_state()}))
+__all__ = ["all_entries", "journal_bytes", "restore_stage", "roundtrip", "snapshot_bytes"]
 
 
 def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, bytes | None]]:
@@ -29,7 +29,8 @@ def journal_bytes(name: str, changed: list[tuple[int, Any]]) -> list[tuple[int, 
 
 
 def all_entries(stage: Any) -> dict[tuple[str, int], bytes]:
-    """Every journal entry of ``stage`` (a full checkpoint, e.g. in tests)."""
+    """Every journal entry of ``stage`` (a full checkpoint, e.g. in tests).  Take
+    the snapshot first: an evaluator stage brings its journal up to date there."""
     return {(name, key): body for name, journal in stage.journals().items()
             for key, body in journal_bytes(name, list(journal.items())) if body is not None}
 
@@ -54,11 +55,9 @@ def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str
         except StateError as exc:
             raise StateError(f"{where((name, key))}{exc}") from None
     try:
-        data = check_version(decode(snapshot))
-        if data.get("kind") != type(stage).__name__:
-            raise StateError(f"state of a {data.get('kind')!r} stage, not of a {type(stage).__name__!r}")
-        with reading(f"{type(stage).__name__} snapshot"):
-            stage.import_state(data["stage"])
+        state = read_snapshot(snapshot, stage.kind)
+        with reading(f"{stage.kind} snapshot"):
+            stage.import_state(state)
     except StateError as exc:
         raise StateError(f"{where(None)}{exc}") from None
     return stage
@@ -67,4 +66,5 @@ def restore_stage(stage: Any, snapshot: bytes, entries: Iterable[tuple[tuple[str
 def roundtrip(stage: Any, fresh: Any) -> Any:
     """``fresh`` continued from ``stage``'s state written out and read back:
     what a restart of the service does (tests, and checks of new stages)."""
-    return restore_stage(fresh, snapshot_bytes(stage), all_entries(stage).items())
+    snapshot = snapshot_bytes(stage)  # first: it may bring the journals up to date
+    return restore_stage(fresh, snapshot, all_entries(stage).items())

@@ -474,6 +474,19 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ state
 
+    @staticmethod
+    def log_bucket(item: list) -> int:
+        """The time point an ``inputs`` item of ``export_state`` belongs to (the
+        floor of its interval's start; ``-inf``: one point before every other):
+        a fleet service journals the input log per point, so a commit writes
+        the points whose input changed (runtime/fleet/hosting.py)."""
+        text = item[2]
+        lo = text[1:text.index(",")]
+        if lo == "-inf":
+            return -(1 << 62)
+        num, _, den = lo.partition("/")
+        return int(num) // int(den) if den else int(num)
+
     def export_state(self) -> dict[str, Any]:
         def num(x: Fraction | None) -> str | None:
             return None if x is None else time_text(_num(x))

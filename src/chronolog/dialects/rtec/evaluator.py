@@ -1635,6 +1635,14 @@ class RtecEvaluator:
 
     # ------------------------------------------------------------ state
 
+    @staticmethod
+    def log_bucket(item: list) -> int:
+        """The time point an ``inputs`` item of ``export_state`` belongs to (an
+        event's or a point's time, an interval's start): a fleet service journals
+        the input log per point, so a commit writes the points whose input
+        changed (runtime/fleet/hosting.py)."""
+        return int(item[3] if item[0] == "e" else item[4])
+
     def export_state(self) -> dict[str, Any]:
         inputs = []
         for key, by_t in self.store.events.items():

@@ -9,8 +9,10 @@ once a later one arrives, or once input has been idle for ``idle_flush``
 seconds); delayed events and retractions come out of the next ``advance``
 as corrections, and an event older than the evaluator's retention goes to
 the late topic as the record it came in (as ingest routes LARS's), for a
-later backfill.  Its state is the evaluator's ``export_state`` (no
-journals: each commit stores all of it).
+later backfill.  Its state is the evaluator's ``export_state``, except the
+input log when the evaluator says how to cut it by time (``log_bucket``):
+that is the ``inputs`` journal, one entry per time point, so a commit writes
+the points whose input changed, not the whole log (``EvaluatorStage.export_state``).
 
 ``hosting`` says how to host each dialect (``chronolog.dialects.registry``): how to
 make its evaluator from the parsed program and how to read one input line.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from chronolog.contract.models import DeadLetter
 from chronolog.core.errors import ChronologError, InputError
@@ -29,6 +31,7 @@ from chronolog.core.events import Event
 from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line, points_as_t
 from chronolog.runtime.fleet.stages import Out, Record
 from chronolog.state.journal import Journal
+from chronolog.state.schema import EvaluatorState
 
 
 def _no_reach(program: Any) -> Time | None:
@@ -99,9 +102,17 @@ class HostedPlan:
 class EvaluatorStage:
     """One partition of a dialect without strata (``Stage`` of runtime/stages.py)."""
 
+    kind: ClassVar[str] = "evaluator"
+    LOG = "inputs"  # the field of the evaluator's state that is its input log
+
     def __init__(self, evaluator: Evaluator, read: Callable[[str, str], Iterator[Event]],
                  idle_flush: float = 1.0) -> None:
         self.evaluator = evaluator
+        # (an exported input log item -> the time point it belongs to), or None:
+        # the evaluator's whole state is in the snapshot
+        self.bucket: Callable[[list], int] | None = getattr(evaluator, "log_bucket", None)
+        # the input log as the last export wrote it, per time point (``export_state``)
+        self.inputs: Journal = Journal()
         self.read = read
         self.idle_flush = idle_flush
         self.latest: Time | None = None  # latest time pushed
@@ -159,31 +170,61 @@ class EvaluatorStage:
                 "late_events": self.late_events, "time_point": None if done is None else int(done)}
 
     def journals(self) -> dict[str, Journal]:
-        return {}
+        return {} if self.bucket is None else {self.LOG: self.inputs}
 
-    def export_state(self) -> dict:
+    def export_state(self) -> EvaluatorState:
+        """The state without the input log, which goes to the ``inputs`` journal:
+        the exported log, cut per time point, is compared with what the last
+        export left there, and only the points that differ are set (or
+        deleted), so the next commit writes those.  (Exporting and comparing
+        still cost the log's length; encoding, compressing and sending it at
+        every commit cost several times more, and the bytes grew with the stream.)
+        Take the journals' changes after this call."""
         from chronolog.evaluator import time_text
 
-        return {"latest": None if self.latest is None else time_text(self.latest),
-                "done": None if self.done is None else time_text(self.done), "dirty": self.dirty,
-                "dead_letters": self.dead_letters, "evaluator": self.evaluator.export_state()}
+        data = self.evaluator.export_state()
+        if self.bucket is not None:
+            data = dict(data)
+            self._journal(data.pop(self.LOG))
+        return EvaluatorState(None if self.latest is None else time_text(self.latest),
+                              None if self.done is None else time_text(self.done), self.dirty,
+                              self.dead_letters, data)
 
-    def import_state(self, state: dict) -> None:
-        self.latest, self.done = _time(state["latest"]), _time(state["done"])
-        if type(state["dirty"]) is not bool or type(state["dead_letters"]) is not int:
-            raise TypeError("dirty or dead_letters of the wrong type")
-        self.dirty, self.dead_letters = state["dirty"], state["dead_letters"]
-        self.evaluator.import_state(state["evaluator"])
+    def _journal(self, items: list) -> None:
+        bucket, log = self.bucket, self.inputs
+        assert bucket is not None
+        cut: dict[int, list] = {}
+        for item in items:
+            key = bucket(item)
+            got = cut.get(key)
+            if got is None:
+                cut[key] = [item]
+            else:
+                got.append(item)
+        for key, rows in cut.items():
+            if log.get(key) != rows:
+                log[key] = rows
+        for key in [k for k in log if k not in cut]:
+            del log[key]
+
+    def import_state(self, state: EvaluatorState) -> None:
+        self.latest, self.done = _time(state.latest), _time(state.done)
+        self.dirty, self.dead_letters = state.dirty, state.dead_letters
+        data = state.evaluator
+        if self.bucket is not None:  # the log: the journal's entries by time, then what a v1 record held
+            data = {**data, self.LOG: [item for key in sorted(self.inputs) for item in self.inputs[key]]
+                    + state.inputs}
+        elif state.inputs:
+            data = {**data, self.LOG: state.inputs}
+        self.evaluator.import_state(data)
         self.last_input = time.monotonic()  # a restart counts as input: no idle flush at once
 
 
-def _time(text: object) -> Time | None:
+def _time(text: str | None) -> Time | None:
     """A time as ``time_text`` wrote it (an integer, or a rational "7/2")."""
     from fractions import Fraction
 
     if text is None:
         return None
-    if type(text) is not str:
-        raise TypeError(f"{text!r} is not a time")
     value = Fraction(text)
     return int(value) if value.denominator == 1 else value

@@ -45,7 +45,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.dialects.lars.plan import Plan
@@ -72,21 +71,15 @@ from chronolog.runtime.fleet.stages import (
     ReasonerStage,
     Stage,
 )
-from chronolog.state.recovery import (
-    Recovered,
-    entry_records,
-    read_changelog,
-    read_tail,
-    snapshot_records,
-)
-from chronolog.state.snapshots import journal_bytes, restore_stage, snapshot_bytes
-from chronolog.state.store import RocksStore
+from chronolog.state import changelog
+from chronolog.state.changelog import Captured
+from chronolog.state.recovery import read_tail
+from chronolog.state.store import RocksStore, Store
 from chronolog.runtime.fleet.topology import TopicNames, build_topology, partition_key
 
 log = logging.getLogger("chronolog.service")
 
 _DEBUG = bool(os.environ.get("CHRONOLOG_DEBUG_COMMITS"))
-CHUNK = 512 * 1024  # snapshot bytes per changelog record (below Kafka's 1 MB default)
 SERVICES = ("ingest", "grounding", "reasoner", "output", "chain")
 
 
@@ -242,32 +235,6 @@ def chains_ingest(cfg: ServiceConfig) -> bool:
     return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
 
 
-def _journals(stage: object) -> dict:
-    get = getattr(stage, "journals", None)
-    return get() if get is not None else {}
-
-
-def _offsets(saved: bytes) -> dict | None:
-    """The offsets stored beside a RocksDB snapshot (None if unreadable)."""
-    try:
-        got = orjson.loads(saved)
-    except orjson.JSONDecodeError:
-        return None
-    return got if isinstance(got, dict) else None
-
-
-def commit_state(stage: object) -> tuple[list[tuple[bytes, bytes, bytes | None]], bytes]:
-    """What a commit writes of ``stage``'s state: each journal entry changed since
-    the last commit as (changelog key = RocksDB key, changelog value, RocksDB
-    value or None to delete), and the snapshot (``bench fleet --stages`` counts
-    the same work)."""
-    entries: list[tuple[bytes, bytes, bytes | None]] = []
-    for name, journal in _journals(stage).items():
-        got = journal_bytes(name, journal.take())
-        entries += [(k, v, body) for (k, v), (_, body) in zip(entry_records(name, got), got)]
-    return entries, snapshot_bytes(stage)
-
-
 def epoch_offsets(epoch: int, alignment: Alignment | None) -> dict[str, int]:
     """The epoch and each input's last barrier, stored beside the input offsets
     of a snapshot (``@`` keys), so a restart resumes the alignment where the
@@ -283,22 +250,6 @@ def epoch_state(offsets: dict, inputs: list[tuple[str, int]]) -> tuple[int, dict
     passed = {tp: int(offsets[f"@barrier:{tp[0]}:{tp[1]}"]) for tp in inputs
               if f"@barrier:{tp[0]}:{tp[1]}" in offsets}
     return int(offsets.get("@epoch", -1)), passed
-
-
-def _track(stage: object) -> object:
-    """Journals record their changes only in services (their commits take them)."""
-    for journal in _journals(stage).values():
-        journal.track()
-    return stage
-
-
-@dataclass(frozen=True, slots=True)
-class Captured:
-    """A stage's state as one commit stores it (``Service._capture``)."""
-
-    entries: list[tuple[bytes, bytes, bytes | None]]  # changed journal entries (commit_state)
-    snapshot: bytes
-    offsets: dict[str, int]  # input offsets and epoch state (epoch_offsets)
 
 
 class Skipped:
@@ -329,8 +280,11 @@ class Skipped:
 class Service:
     """The consume–process–produce loop of one stage."""
 
-    def __init__(self, cfg: ServiceConfig) -> None:
+    def __init__(self, cfg: ServiceConfig, store: Store | None = None) -> None:
+        """``store``: where the state is kept locally (None: RocksDB under
+        ``cfg.state_dir``, opened when the service runs)."""
         self.cfg = cfg
+        self.store = store
         self.names = TopicNames(cfg.prefix)
         self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
         self.stopping = False
@@ -368,7 +322,7 @@ class Service:
         self.epoch = -1
         self._passed: dict[tuple[str, int], int] = {}  # restored: each input's last barrier passed
         self.alignment: Alignment | None = None
-        _track(self.stage)
+        changelog.track(self.stage)
 
     def _role(self, topic: str) -> str:
         """What an input topic is to the stage (stages.Record)."""
@@ -405,41 +359,28 @@ class Service:
 
     # ------------------------------------------------------------ state
 
-    def _db(self) -> RocksStore:
-        return RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
+    def _db(self) -> Store:
+        if self.store is None:
+            self.store = RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
+        return self.store
 
     def restore(self) -> dict[tuple[str, int], int]:
-        """Load the state of the last committed transaction; return where to resume.
-
-        The changelog is the record of what was committed: each transaction
-        ends with a snapshot carrying the input offsets it consumed up to.
-        RocksDB holds the same state and where on the changelog its snapshot's
-        last record went (``changelog_at``); it is used when that record is
-        still there and nothing committed follows it.  Otherwise (a crash
-        between the Kafka commit and the RocksDB write, a fresh state
-        directory, a broker whose topics are new) the changelog is read from
-        its start and its last snapshot taken; none means a fresh start."""
-        fresh = make_stage(self.cfg)
+        """Load the state of the last committed transaction (state.changelog.restore);
+        return where to resume each input."""
+        where = f"{self.cfg.state_dir / self.cfg.instance / 'rocksdb'}: "
         try:
-            local = self._local_snapshot()
-            if local is not None:
-                snapshot, offsets = local
-                entries = [((k.split(":", 2)[1], int(k.split(":", 2)[2])), v) for k, v in self.db.items("j:")]
-                where = f"{self.cfg.state_dir / self.cfg.instance / 'rocksdb'}: "
-                self.stage = restore_stage(fresh, snapshot, entries, lambda key: where)
-                log.info("%s: state restored from RocksDB", self.cfg.instance)
-            else:
-                found = self._from_changelog()
-                if found is None:
-                    log.info("%s: nothing committed yet: fresh state", self.cfg.instance)
-                    self.db.clear()
-                    return {}
-                offsets = found.offsets
-                self.stage = restore_stage(fresh, found.snapshot, found.entries.items(), found.locate)
-                log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+            got = changelog.restore(self.db, make_stage(self.cfg), self._read_changelog, *self.changelog, where)
         except (StateError, ValueError) as exc:
             raise ChronologError(f"error: {self.cfg.instance}: cannot restore its state: {exc}") from None
-        _track(self.stage)
+        if got is None:
+            log.info("%s: nothing committed yet: fresh state", self.cfg.instance)
+            return {}
+        if got.source == "store":
+            log.info("%s: state restored from RocksDB", self.cfg.instance)
+        else:
+            log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
+        self.stage = changelog.track(got.stage)
+        offsets = got.offsets
         self.epoch, self._passed = epoch_state(offsets, self.inputs)
         resume = {}
         for name, off in offsets.items():
@@ -451,48 +392,23 @@ class Service:
         return resume
 
     def _local_snapshot(self) -> tuple[bytes, dict] | None:
-        """RocksDB's snapshot and offsets if they are the last committed ones:
-        the changelog still holds its last record at ``changelog_at`` and no
-        record after it.  (Kafka hides aborted transactions from this
-        read_committed reader; the bundled broker shows them, so after one the
-        whole changelog is read.)"""
-        from confluent_kafka import TopicPartition
+        """The store's snapshot and offsets if they are the last committed ones."""
+        return changelog.local_snapshot(self.db, self._read_changelog)
 
-        snapshot, saved, at = self.db.get("snapshot"), self.db.get("offsets"), self.db.get("changelog_at")
-        offsets = None if saved is None else _offsets(saved)
-        if snapshot is None or offsets is None or at is None:
-            return None
-        try:
-            position = int(at)
-        except ValueError:
-            return None
-        (_, last), = snapshot_records(snapshot, offsets, CHUNK)[-1:]
-        reader = kafka_clients.consumer({
-            "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
-            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
-            "auto.offset.reset": "earliest",
-        })
-        reader.assign([TopicPartition(self.changelog[0], self.changelog[1], position)])
-        try:
-            seen = read_tail(reader, quiet=1.0)
-        finally:
-            reader.close()
-        return (snapshot, offsets) if seen == [(position, last)] else None
-
-    def _from_changelog(self, timeout: float = 60.0, quiet: float = 1.0) -> Recovered | None:
-        """The LAST snapshot on the changelog and the entries before it (state.recovery):
-        the state of the last committed transaction.  (Several snapshots can
-        carry the same input offsets — an idle flush publishes without
-        consuming — so the whole partition is read.)"""
+    def _read_changelog(self, start: int | None, timeout: float = 60.0, quiet: float = 1.0) -> list[tuple[int, bytes]]:
+        """The committed records of this service's changelog partition from
+        ``start`` (None: its beginning) to where it stays quiet for ``quiet`` s."""
         from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
         reader = kafka_clients.consumer({
             "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
             "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
+            "auto.offset.reset": "earliest",
         })
-        reader.assign([TopicPartition(self.changelog[0], self.changelog[1], OFFSET_BEGINNING)])
+        topic, partition = self.changelog
+        reader.assign([TopicPartition(topic, partition, OFFSET_BEGINNING if start is None else start)])
         try:
-            return read_changelog(reader, self.changelog[0], self.changelog[1], timeout, quiet)
+            return read_tail(reader, quiet, timeout)
         finally:
             reader.close()
 
@@ -760,10 +676,9 @@ class Service:
     def _capture(self, at_epoch: bool) -> Captured:
         """The stage's state as a commit stores it, taken now (bytes: the stage
         may move on while a relay's state is written)."""
-        entries, snapshot = commit_state(self.stage)
         offsets = {f"{t}:{p}": off for (t, p), off in self.positions.items() if off >= 0}
         offsets.update(self._saved_epoch(at_epoch))
-        return Captured(entries, snapshot, offsets)
+        return changelog.capture(self.stage, offsets)
 
     def _store(self, state: Captured) -> None:
         """A relay's state, written on its state thread while the relay goes on
@@ -794,7 +709,6 @@ class Service:
     def _write(self, state: Captured, outs: list, lines: list[bytes], stamps: list[float]) -> None:
         """The transaction of ``_commit`` (and of a relay's ``_store``)."""
         producer = self.producer
-        entries, snapshot, offsets = state.entries, state.snapshot, state.offsets
         began = time.perf_counter()
         producer.begin_transaction()
         # positional arguments: parsing keywords cost 12-20% of each produce
@@ -809,20 +723,18 @@ class Service:
                     direct(answers, line, None, 0)
                 except BufferError:
                     produce(answers, line, None, 0)
-            changelog, changelog_partition = self.changelog
-            for k, v, _ in entries:
-                produce(changelog, v, k, changelog_partition)
-            chunks = snapshot_records(snapshot, offsets, CHUNK)
-            for k, v in chunks[:-1]:
-                produce(changelog, v, k, changelog_partition)
+            topic, partition = self.changelog
+            records = changelog.changelog_records(state)  # journal entries, then the snapshot
+            for k, v in records[:-1]:
+                produce(topic, v, k, partition)
             # the input offsets travel in the snapshot, in this same transaction:
             # no offset commit to the consumer group (two more round trips per
             # commit, measured as much as the commit itself on the bundled broker)
-            k, v = chunks[-1]
+            k, v = records[-1]
             if self.relay:
                 self._flush_data()
             landed: list[int] = []
-            produce(changelog, v, k, changelog_partition,
+            produce(topic, v, k, partition,
                     on_delivery=lambda err, msg: landed.append(-1 if err else msg.offset()))
             producer.commit_transaction(60)
             producer.poll(0)  # the snapshot's delivery report, if commit_transaction did not serve it
@@ -838,16 +750,8 @@ class Service:
         self.metrics.transactions.inc()
         self.metrics.events_out.inc(len(outs) + len(lines))
         # one atomic write: entries, snapshot and the offsets they belong to
-        puts: dict[str | bytes, bytes] = {k: body for k, _, body in entries if body is not None}
-        puts["snapshot"] = snapshot
-        puts["offsets"] = orjson.dumps(offsets)
-        deletes: list[str | bytes] = [k for k, _, body in entries if body is None]
-        if landed and landed[-1] >= 0:
-            puts["changelog_at"] = str(landed[-1]).encode()
-        else:  # unknown: the next restart reads the changelog
-            deletes.append("changelog_at")
-        self.db.write(puts, deletes)
-        self.metrics.state_size.set(max(self.db.size(), len(snapshot)))
+        changelog.store_commit(self.db, state, landed[-1] if landed else None)
+        self.metrics.state_size.set(max(self.db.size(), len(state.snapshot)))
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""

@@ -5,7 +5,7 @@ it only maps input records (decoded JSON) to output records, so the whole
 pipeline can be tested without a broker and the services stay thin loops
 (``runtime/service.py``).  A stage's state is explicit data: ``export_state``
 gives it as plain values (its growing parts, the journals, are stored entry
-by entry through ``JOURNAL_CODECS``) and ``import_state`` continues from it
+by entry, the codecs registered in ``state.journal``) and ``import_state`` continues from it
 in any process — nothing is pickled (chronolog.state).
 
 Records between services:
@@ -36,7 +36,7 @@ from __future__ import annotations
 import io
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import msgspec
 import orjson
@@ -58,6 +58,7 @@ from chronolog.dialects.lars.facts import (
     imported_data,
     imported_from,
 )
+from chronolog.state.schema import ChainState, GroundingState, IngestState, OutputState, ReasonerState
 from chronolog.runtime.fleet.topology import partition_of
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
@@ -108,8 +109,11 @@ class Stage(Protocol):
     produce and the answer lines (kept apart: the bulk of the output, sent
     as they are).  ``progress`` gives cumulative counters and the latest
     completed time point, for the metrics.  The state is explicit data:
-    ``export_state``/``import_state`` plus the ``journals`` stored entry by
-    entry (chronolog.state)."""
+    ``export_state``/``import_state`` (the Struct ``state.schema`` registers
+    under ``kind``, the stage's stable name in stored state) plus the
+    ``journals`` stored entry by entry (chronolog.state)."""
+
+    kind: ClassVar[str]
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
 
@@ -117,9 +121,9 @@ class Stage(Protocol):
 
     def journals(self) -> dict[str, Journal]: ...
 
-    def export_state(self) -> dict: ...
+    def export_state(self) -> msgspec.Struct: ...
 
-    def import_state(self, state: dict) -> None: ...
+    def import_state(self, state: msgspec.Struct) -> None: ...
 
 
 def _stratum_of(role: str) -> int:
@@ -139,6 +143,7 @@ class IngestStage:
     partition), so a marker never runs ahead of a slower input partition.
     """
 
+    kind: ClassVar[str] = "ingest"
     partition_key: dict[str, int] | None
     partitions: int
     input_partitions: int = 1
@@ -255,16 +260,14 @@ class IngestStage:
     def journals(self) -> dict[str, Journal]:
         return {}  # all its state is small: in the snapshot
 
-    def export_state(self) -> dict:
-        return {"latest_by_input": [[p, t] for p, t in self.latest_by_input.items()], "first": self.first,
-                "now": self.now, "dead_letters": self.dead_letters, "too_late": self.too_late,
-                "quiet": self.quiet}
+    def export_state(self) -> IngestState:
+        return IngestState(list(self.latest_by_input.items()), self.first, self.now, self.dead_letters,
+                           self.too_late, self.quiet)
 
-    def import_state(self, state: dict) -> None:
-        self.latest_by_input = {int(p): int(t) for p, t in state["latest_by_input"]}
-        self.first, self.now = _int_or_none(state["first"]), _int_or_none(state["now"])
-        self.dead_letters, self.too_late = int(state["dead_letters"]), int(state["too_late"])
-        self.quiet = bool(state.get("quiet", True))
+    def import_state(self, state: IngestState) -> None:
+        self.latest_by_input = dict(state.latest_by_input)
+        self.first, self.now = state.first, state.now
+        self.dead_letters, self.too_late, self.quiet = state.dead_letters, state.too_late, state.quiet
         self.last_input = time.monotonic()  # quiet is counted from the restart
 
 
@@ -315,6 +318,7 @@ class GroundingStage:
     time arrives, or once input has been idle for ``idle_flush`` seconds (None:
     on ingest's idle record instead, in the fleet)."""
 
+    kind: ClassVar[str] = "grounding"
     idle_flush: float | None = 1.0
     first: int | None = None
     latest: int | None = None
@@ -377,19 +381,14 @@ class GroundingStage:
     def journals(self) -> dict[str, Journal]:
         return {}  # pending points are few: in the snapshot
 
-    def export_state(self) -> dict:
-        pending = [[t, [[pred, list(args), bool(r)] for pred, args, r in items]] for t, items in self.pending.items()]
-        return {"first": self.first, "latest": self.latest, "closed": self.closed, "pending": pending,
-                "last_input": self.last_input}
+    def export_state(self) -> GroundingState:
+        pending = [(t, [(pred, list(args), bool(r)) for pred, args, r in items]) for t, items in self.pending.items()]
+        return GroundingState(self.first, self.latest, self.closed, pending, self.last_input)
 
-    def import_state(self, state: dict) -> None:
-        self.first, self.latest = _int_or_none(state["first"]), _int_or_none(state["latest"])
-        self.closed = _int_or_none(state["closed"])
-        self.pending = {}
-        for t, items in state["pending"]:
-            self.pending[int(t)] = [[None if pred is None else str(pred), _args_list(args), bool(r)]
-                                    for pred, args, r in items]
-        self.last_input = float(state["last_input"])
+    def import_state(self, state: GroundingState) -> None:
+        self.first, self.latest, self.closed = state.first, state.latest, state.closed
+        self.pending = {t: [[pred, args, r] for pred, args, r in items] for t, items in state.pending}
+        self.last_input = state.last_input
 
     def _close(self, upto: int) -> list[Out]:
         if self.closed is not None and upto <= self.closed:
@@ -496,12 +495,12 @@ class _ImportingStage:
     lower: dict[int, StratumStore]
     reasoner: Reasoner
 
-    def _export_lower(self) -> dict:
-        return {"lower": [[j, store.upto] for j, store in self.lower.items()], "reasoner": self.reasoner.export_state()}
+    def _export_lower(self) -> list[tuple[int, int | None]]:
+        return [(j, store.upto) for j, store in self.lower.items()]
 
-    def _import_lower(self, state: dict) -> None:
-        for j, upto in state["lower"]:
-            self.lower[int(j)].upto = _int_or_none(upto)
+    def _import_lower(self, lower: list[tuple[int, int | None]]) -> None:
+        for j, upto in lower:
+            self.lower[j].upto = upto
         # the reasoner's imports are not stored: each is the lower strata's content
         # at its time (on_stratum sets it after every change), so they are rebuilt
         times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
@@ -530,7 +529,7 @@ class _ImportingStage:
 
     # Stored by earlier builds, now rebuilt from the lower strata on restore:
     # such entries in a changelog are skipped (state.snapshots.restore_stage).
-    derived_journals = ("imports",)
+    derived_journals: ClassVar[tuple[str, ...]] = ("imports",)
 
     def journals(self) -> dict[str, Journal]:
         """The growing parts of the state, stored entry by entry (runtime/journal.py).
@@ -552,6 +551,8 @@ class _ImportingStage:
 class ReasonerStage(_ImportingStage):
     """Evaluates stratum ``k`` (0-based) of a program on grounded batches and
     the lower strata's records; time advances to the least of its inputs."""
+
+    kind: ClassVar[str] = "reasoner"
 
     def __init__(self, plan: Plan, stratum: int, warn=_quiet, retention: int | None = None) -> None:  # type: ignore[no-untyped-def]
         self.stratum = stratum
@@ -578,14 +579,15 @@ class ReasonerStage(_ImportingStage):
     def progress(self) -> dict[str, int | None]:
         return {"delayed_events": self.reasoner.delayed, "time_point": self.reasoner.evaluated}
 
-    def export_state(self) -> dict:
-        return {**self._export_lower(), "closed": self.closed, "outbox": [b.decode() for b in self.sender.outbox]}
+    def export_state(self) -> ReasonerState:
+        return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
+                             [b.decode() for b in self.sender.outbox])
 
-    def import_state(self, state: dict) -> None:
-        self._import_lower(state)
-        self.closed = _int_or_none(state["closed"])
-        self.sender.outbox = [str(line).encode() for line in state["outbox"]]
-        self.reasoner.import_state(state["reasoner"])
+    def import_state(self, state: ReasonerState) -> None:
+        self._import_lower(state.lower)
+        self.closed = state.closed
+        self.sender.outbox = [line.encode() for line in state.outbox]
+        self.reasoner.import_state(state.reasoner)
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
@@ -686,6 +688,8 @@ class _Answering:
 class OutputStage(_Answering, _ImportingStage):
     """Assembles the strata's records into answer lines (CONTRACT §3)."""
 
+    kind: ClassVar[str] = "output"
+
     def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
                  retention: int | None = None) -> None:
         self.lower = {j: StratumStore() for j in range(strata)}
@@ -693,13 +697,13 @@ class OutputStage(_Answering, _ImportingStage):
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=_horizon(retention))
 
-    def export_state(self) -> dict:
-        return {**self._export_lower(), "writer": self.writer.export_state()}
+    def export_state(self) -> OutputState:
+        return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state())
 
-    def import_state(self, state: dict) -> None:
-        self._import_lower(state)
-        self.writer.import_state(state["writer"])
-        self.reasoner.import_state(state["reasoner"])
+    def import_state(self, state: OutputState) -> None:
+        self._import_lower(state.lower)
+        self.writer.import_state(state.writer)
+        self.reasoner.import_state(state.reasoner)
 
     def flush(self) -> list[bytes]:
         self._advance([s.upto for s in self.lower.values()])
@@ -721,6 +725,8 @@ class ChainStage(_Answering):
     costs one transaction instead of one per hop.  With one partition ingest
     joins the chain too (nothing to repartition).  Per-stratum services remain
     the layout that spreads strata over machines."""
+
+    kind: ClassVar[str] = "chain"
 
     def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
                  answers: str = "changelog", warn=_quiet, retention: int | None = None) -> None:
@@ -779,35 +785,22 @@ class ChainStage(_Answering):
     def journals(self) -> dict[str, Journal]:
         return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
 
-    def export_state(self) -> dict:
-        return {"ingest": None if self.ingest is None else self.ingest.export_state(),
-                "grounding": self.grounding.export_state(), "closed": self.closed,
-                "reasoner": self.reasoner.export_state(), "writer": self.writer.export_state()}
+    def export_state(self) -> ChainState:
+        return ChainState(None if self.ingest is None else self.ingest.export_state(), self.grounding.export_state(),
+                          self.closed, self.reasoner.export_state(), self.writer.export_state())
 
-    def import_state(self, state: dict) -> None:
-        if (state["ingest"] is None) != (self.ingest is None):
+    def import_state(self, state: ChainState) -> None:
+        if (state.ingest is None) != (self.ingest is None):
             raise ValueError("the stored chain and this one differ in whether ingest is chained")
-        if self.ingest is not None:
-            self.ingest.import_state(state["ingest"])
-        self.grounding.import_state(state["grounding"])
-        self.closed = _int_or_none(state["closed"])
-        self.writer.import_state(state["writer"])
-        self.reasoner.import_state(state["reasoner"])
+        if self.ingest is not None and state.ingest is not None:
+            self.ingest.import_state(state.ingest)
+        self.grounding.import_state(state.grounding)
+        self.closed = state.closed
+        self.writer.import_state(state.writer)
+        self.reasoner.import_state(state.reasoner)
 
 
-# ---------------------------------------------------------------- state as data
-
-
-def _int_or_none(value: object) -> int | None:
-    if value is not None and type(value) is not int:
-        raise TypeError(f"{value!r} is not an integer")
-    return value  # type: ignore[return-value]
-
-
-def _args_list(args: object) -> list:
-    if type(args) is not list or any(type(a) is not str and type(a) is not int for a in args):
-        raise TypeError("arguments are not a list of strings and integers")
-    return args  # type: ignore[return-value]
+# ---------------------------------------------------------------- journals
 
 
 def _bool(value: object) -> bool:
