@@ -18,11 +18,11 @@ import random
 import sys
 import time
 
+from chronolog.contract.topics import TopicNames
 from chronolog.core.events import Event
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.embedded import run_embedded
-from chronolog.runtime.fleet.topology import TopicNames
 
 PROGRAMS = {
     "diamond": "q(X) :- p(X) [20].",

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import orjson
 
+from chronolog.contract.topics import TopicNames
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS
-from chronolog.runtime.fleet.topology import TopicNames
 
 FACTS = TopicNames().facts
 

@@ -12,7 +12,7 @@ import sys
 import time
 from fractions import Fraction
 
-from chronolog.runtime.fleet.topology import TopicNames
+from chronolog.contract.topics import TopicNames
 
 
 def register(sub: argparse._SubParsersAction) -> None:

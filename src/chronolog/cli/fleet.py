@@ -9,13 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+from chronolog.contract.topics import SERVICE_ROLES, TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import retention_value
 from chronolog.dialects.load import DIALECTS
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
-from chronolog.runtime.fleet.topology import TopicNames
 
-SERVICES = ["ingest", "grounding", "reasoner", "output", "chain"]
 PROGRAM_HELP = "program file(s)"
 DIALECT_HELP = "rule language (default: by extension)"
 
@@ -72,7 +71,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     tail.set_defaults(func=cmd_tail)
 
     svc = sub.add_parser("service", help="run one fleet service (started by `chronolog up`, Helm or compose)")
-    svc.add_argument("service", choices=SERVICES, help="which service (services/SERVICE/README.md)")
+    svc.add_argument("service", choices=SERVICE_ROLES, help="which service (services/SERVICE/README.md)")
     svc.add_argument("program", nargs="+", help=PROGRAM_HELP)
     svc.add_argument("--dialect", choices=DIALECTS, help=DIALECT_HELP)
     svc.add_argument("--bootstrap", default=_env_default("CHRONOLOG_BOOTSTRAP"),
@@ -179,13 +178,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         fleet.up(_say)
         _say(f"ready {len(fleet.children)} services, bootstrap {fleet.bootstrap}, "
-             f"input topic {args.topic_prefix}.facts, answers {args.topic_prefix}.answers")
+             f"input topic {TopicNames(args.topic_prefix).facts}, answers {TopicNames(args.topic_prefix).answers}")
         if args.publish:
             n = publish_file(args.publish, fleet.bootstrap, args.topic_prefix, fleet.kafka_config)  # type: ignore[arg-type]
             print(f"published {n} lines from {args.publish}", file=sys.stderr, flush=True)
         if args.tail:
             threading.Thread(
-                target=tail_topic, args=(fleet.bootstrap, f"{args.topic_prefix}.answers", fleet.kafka_config),
+                target=tail_topic, args=(fleet.bootstrap, TopicNames(args.topic_prefix).answers, fleet.kafka_config),
                 kwargs={"stop": lambda: fleet.stopping}, daemon=True,
             ).start()
         fleet.supervise(lambda m: print(m, file=sys.stderr, flush=True))
@@ -269,7 +268,7 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
 def cmd_publish(args: argparse.Namespace) -> int:
     bootstrap, prefix = _bootstrap(args)
     n = publish_file(args.file, bootstrap, prefix, args.kafka_config, args.linger_ms)
-    print(f"published {n} lines to {prefix}.facts", file=sys.stderr)
+    print(f"published {n} lines to {TopicNames(prefix).facts}", file=sys.stderr)
     return 0
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
 from chronolog.core.source import Loc
@@ -44,7 +45,7 @@ from chronolog.runtime.backfill.segments import (
     plan_segments,
 )
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
-from chronolog.runtime.fleet.topology import TopicNames, partition_of
+from chronolog.runtime.fleet.topology import partition_of
 
 FACTS_TOPIC = TopicNames().facts
 ANSWERS_TOPIC = TopicNames().answers

@@ -75,12 +75,12 @@ from chronolog.state import changelog
 from chronolog.state.changelog import Captured
 from chronolog.state.recovery import read_tail
 from chronolog.state.store import RocksStore, Store
-from chronolog.runtime.fleet.topology import TopicNames, build_topology, partition_key
+from chronolog.contract.topics import SERVICE_ROLES, TopicNames
+from chronolog.runtime.fleet.topology import build_topology, partition_key
 
 log = logging.getLogger("chronolog.service")
 
 _DEBUG = bool(os.environ.get("CHRONOLOG_DEBUG_COMMITS"))
-SERVICES = ("ingest", "grounding", "reasoner", "output", "chain")
 
 
 # The services' own client settings, before the user's (``--kafka-config``);
@@ -227,7 +227,7 @@ def make_stage(cfg: ServiceConfig) -> Stage:
     if cfg.service == "chain":
         ingest = IngestStage(key, 1, cfg.input_partitions, retention) if chains_ingest(cfg) else None
         return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=retention)
-    raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICES)})")
+    raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICE_ROLES)})")
 
 
 def chains_ingest(cfg: ServiceConfig) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.lars.plan import Plan
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
@@ -121,7 +122,7 @@ class Fleet:
             self.children.append(Child(name, p, argv, run / f"{ident}.json", run / f"{ident}.log"))
         if self.archive:
             argv = [sys.executable, "-m", "chronolog", "archive", "--bootstrap", str(self.bootstrap),
-                    "--out", self.archive, "--topics", f"{self.prefix}.facts,{self.prefix}.answers"]
+                    "--out", self.archive, "--topics", f"{TopicNames(self.prefix).facts},{TopicNames(self.prefix).answers}"]
             self.children.append(Child("archive", None, argv, run / "archive.json", run / "archive.log",
                                        needs_ready=False))
 

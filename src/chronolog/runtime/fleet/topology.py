@@ -14,34 +14,9 @@ import zlib
 from dataclasses import dataclass, field
 from itertools import product
 
+from chronolog.contract.topics import TopicNames
 from chronolog.dialects.lars.ir import ExtAtom, TupleWindow, Var
 from chronolog.dialects.lars.plan import Plan
-
-FACTS = "chronolog.facts"
-ANSWERS = "chronolog.answers"
-DLQ = "chronolog.dlq"
-LATE = "chronolog.late"
-INGESTED = "chronolog.ingested"
-GROUNDED = "chronolog.grounded"
-
-
-@dataclass(frozen=True, slots=True)
-class TopicNames:
-    """Topic names under a configurable prefix (default ``chronolog``)."""
-
-    prefix: str = "chronolog"
-
-    def __getattr__(self, role: str) -> str:  # facts, answers, dlq, late, ingested, grounded, control
-        if role.startswith("_"):
-            raise AttributeError(role)
-        return f"{self.prefix}.{role}"
-
-    def stratum(self, k: int) -> str:
-        """Diffs of stratum k (1-based, as in ``chronolog service reasoner --stratum k``)."""
-        return f"{self.prefix}.stratum.{k}"
-
-    def changelog(self, service: str) -> str:
-        return f"{self.prefix}.{service}.changelog"
 
 
 def partition_of(key: str | None, partitions: int) -> int:
