@@ -242,7 +242,7 @@ def test_count_with_sets_equals_counting_each_head(steps):
     """``_count`` (sets while every head has one derivation) against plain counters."""
     from collections import Counter
 
-    from chronolog.dialects.lars.engine.core import _count
+    from chronolog.dialects.lars.engine.counting import _count
 
     model: Counter = Counter()
     present: set = set()

@@ -194,14 +194,14 @@ def _lockstep_groundings(program: Program, events: list[Event]) -> int:
     one that grounds every changed component whole: the same ground rules in the
     TMS and the same atoms that could hold, at every point.  Returns how many
     points grounded a change only."""
-    import chronolog.dialects.lars.engine.tms_engine as tms_engine
+    import chronolog.dialects.lars.engine.tms_grounder as tms_grounder
 
     plan = plan_program(program)
     t1, last, facts = by_time(events)
     delta, whole = TmsEngine(plan, t1, split=False), TmsEngine(plan, t1, split=False)
     whole.grounder.delta = False
     used = 0
-    real = tms_engine._Grounding._delta
+    real = tms_grounder._Grounding._delta
 
     def counting(self, *args):  # type: ignore[no-untyped-def]
         nonlocal used
@@ -209,7 +209,7 @@ def _lockstep_groundings(program: Program, events: list[Event]) -> int:
         used += got is not None
         return got
 
-    tms_engine._Grounding._delta = counting  # type: ignore[method-assign]
+    tms_grounder._Grounding._delta = counting  # type: ignore[method-assign]
     try:
         for t in range(t1, last + 1):
             delta.step(t, facts.get(t, []))
@@ -219,7 +219,7 @@ def _lockstep_groundings(program: Program, events: list[Event]) -> int:
             assert {ci: c[2] for ci, c in mine.items()} == {ci: c[2] for ci, c in theirs.items()}, t
             assert delta.derived_at() == whole.derived_at(), t
     finally:
-        tms_engine._Grounding._delta = real  # type: ignore[method-assign]
+        tms_grounder._Grounding._delta = real  # type: ignore[method-assign]
     return used
 
 

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-import chronolog.dialects.rtec.evaluator as evaluator_module
+import chronolog.dialects.rtec.simple as simple_module
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
@@ -64,7 +64,7 @@ def _stream(seed: int) -> list[Event]:
 def _answers(events: list[Event], local: bool, monkeypatch: pytest.MonkeyPatch) -> str:
     with monkeypatch.context() as m:
         if not local:
-            m.setattr(evaluator_module, "local_runner", lambda ev, goals: None)
+            m.setattr(simple_module, "local_runner", lambda ev, goals: None)
         evaluator = RtecEvaluator(finish_program(parse_rtec(ED, "ed.prolog")), step=7)
         out = io.StringIO()
         run_evaluator(evaluator, events, out)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import chronolog.dialects.rtec.evaluator as evaluator_module
+import chronolog.dialects.rtec.simple as simple_module
 import chronolog.dialects.rtec.solve as solve_module
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
@@ -167,7 +167,7 @@ def _stream(seed: int) -> list[Event]:
 def _answers(events: list[Event], fast: bool, monkeypatch: pytest.MonkeyPatch, memo: bool = True) -> str:
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(evaluator_module, "_negated_calls", lambda solver, checks: None)
+            m.setattr(simple_module, "_negated_calls", lambda solver, checks: None)
             m.setattr(solve_module, "compile_pure", lambda solver, pred: None)
         if not memo:  # plain clause resolution: nothing memoised, nothing compiled
             m.setattr(solve_module, "pure_predicates", lambda clauses, impure: set())

@@ -32,6 +32,7 @@ from typing import Any
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
+from chronolog.dialects.rtec.analysis import domain_feeds
 from chronolog.dialects.rtec.evaluator import NEG_INF, RtecEvaluator
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
@@ -54,7 +55,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
         self.init: float = NEG_INF  # Q-ω of the window being evaluated
         self.too_late = 0
         self.pending: list[AnswerChange] = []
-        self._window_feeds = self._feeds()  # input functor -> [(domain predicate, argument positions)]
+        self._window_feeds = domain_feeds(program)  # input functor -> [(domain predicate, argument positions)]
 
     # ------------------------------------------------------------ input
 

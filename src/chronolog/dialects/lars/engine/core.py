@@ -19,18 +19,16 @@ Programs that are not stratified are evaluated per time point by clingo
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from itertools import repeat
-from operator import itemgetter
+from collections.abc import Collection, Iterable, Sequence
 
-from chronolog.core.events import OnePredicate
 from chronolog.core.records import record
 from chronolog.dialects.lars.engine.content import NOTHING, Content
+from chronolog.dialects.lars.engine.counting import CountingMaintenance
 from chronolog.dialects.lars.engine.relation import Rel
 from chronolog.dialects.lars.engine.rules import CompiledRule, compiled_rule
+from chronolog.dialects.lars.engine.stream_views import StreamViews, _Inner
 from chronolog.dialects.lars.engine.views import NowSourceView, StreamWindowView, TimeWindowView, TupleQueue, TupleWindowView
-from chronolog.dialects.lars.ir import ExtAtom, Op, TupleWindow
+from chronolog.dialects.lars.ir import ExtAtom, Op
 from chronolog.dialects.lars.plan import TICK, Component, Plan, PredKey, time_reach
 
 Fact = tuple[PredKey, tuple]  # (predicate, args) of one stream event
@@ -163,14 +161,7 @@ class NoAnswerSet(Exception):
     """An ``@``-head derived an atom outside the timeline: no answer set at t."""
 
 
-@record
-class _Inner:
-    """A literal over a predicate of the component being evaluated."""
-
-    lit: ExtAtom
-
-
-class Engine:
+class Engine(StreamViews, CountingMaintenance):
     """Incremental evaluation of a stratified program, one time point per ``step``."""
 
     def __init__(
@@ -283,80 +274,6 @@ class Engine:
         self._deferrable = self._blockers() if self.pruning else {}
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
 
-    # ------------------------------------------------------------ wiring
-
-    def _watch(self, ci: int, sources: list[list[object]]) -> None:
-        """Journal the component's input relations: a change marks it dirty for the time point."""
-        for srcs in sources:
-            for rel in srcs:
-                if isinstance(rel, Rel):
-                    if not rel.journaled:
-                        rel.start_journal()
-                        self._journaled.append(rel)
-                    ids = () if rel.watch is None else rel.watch[1]
-                    if ci not in ids:
-                        rel.watch = (self._dirty, (*ids, ci))
-
-    def _source(self, lit: ExtAtom, members: set[PredKey]) -> object:
-        key = lit.atom.key
-        if key in members:
-            return _Inner(lit)
-        if isinstance(lit.window, TupleWindow):
-            n = lit.window.size
-            vkey = (key, lit.op, n)
-            view = self._tuple_views.get(vkey)
-            if view is None:
-                view = self._tuple_views[vkey] = TupleWindowView(lit.op)
-                self._tuple_views_of.setdefault((n, key), []).append(view)
-                self._queues.setdefault(n, TupleQueue(n))
-            return view.rel
-        size = None if lit.window is None else lit.window.size
-        if lit.op is Op.AT and key in self.plan.timed:
-            reach = self._time_reach.get(key)
-            if size is None or (reach is not None and reach <= size):
-                # The window sees every atom the predicate can hold (they all lie
-                # within its reach of t): the view is the relation itself.
-                return self.rels[key]
-        if key in self.plan.intensional and key not in self.plan.timed:
-            if lit.op in (Op.NOW, Op.DIAMOND):
-                return self.rels[key]
-            vkey = (key, lit.op, size)
-            nview = self._now_views.get(vkey)
-            if nview is None:
-                nview = self._now_views[vkey] = NowSourceView(lit.op, size)
-                self._now_views_of.setdefault(key, []).append(nview)
-            return nview.rel
-        op = Op.DIAMOND if lit.op is Op.NOW else lit.op
-        size = 0 if lit.op is Op.NOW else size
-        vkey = (key, op, size)
-        view = self._time_views.get(vkey)
-        if view is None:
-            # Stream facts enter only at the evaluation time: views over them take whole batches.
-            kind = StreamWindowView if key in self.plan.extensional else TimeWindowView
-            view = self._time_views[vkey] = kind(op, size)
-            self._views_of.setdefault(key, []).append(view)
-        return view.rel
-
-    def _blockers(self) -> dict[StreamWindowView, list[list[tuple[PredKey, StreamWindowView]]]]:
-        """Stream views that may wait while no rule can use them: for each, per
-        rule reading it, the other positive literals over stream views (a rule
-        with one of them empty and without facts derives nothing, whatever the
-        view holds: Laser2's impossible derivations)."""
-        view_of: dict[int, tuple[PredKey, StreamWindowView]] = {}
-        for key in self._ext_views:
-            for view in self._views_of[key]:
-                view_of[id(view.rel)] = (key, view)
-        readers: dict[StreamWindowView, list[list[tuple[PredKey, StreamWindowView]]]] = {}
-        for _, compiled, sources in self._components:
-            for cr, srcs in zip(compiled, sources):
-                for i, src in enumerate(srcs):
-                    mine = view_of.get(id(src))
-                    if mine is None:
-                        continue
-                    others = [view_of[id(srcs[j])] for j in cr.positive if j != i and id(srcs[j]) in view_of]
-                    readers.setdefault(mine[1], []).append([o for o in others if o[1] is not mine[1]])
-        return {view: rules for view, rules in readers.items() if view.size is not None and all(rules)}
-
     # ------------------------------------------------------------ evaluation
 
     def step(self, t: int, facts: Sequence[Fact], imported: Imported | None = None) -> StepResult:
@@ -420,71 +337,6 @@ class Engine:
             result.now = _net(result.now)
             result.timed = _net(result.timed)
         return result
-
-    def _feed_stream(self, t: int, facts: Sequence[Fact]) -> None:
-        routes = self.plan.input_routes
-        grouped: dict[PredKey, Collection[tuple]] = {}
-        if type(facts) is OnePredicate:
-            grouped[routes.get(facts.key, facts.key)] = set(facts.args)
-        elif facts:
-            keys = set(map(_key_of, facts))
-            if len(keys) == 1:
-                (key,) = keys
-                grouped[routes.get(key, key)] = set(map(_args_of, facts))
-            else:
-                for key, args in facts:
-                    rows = grouped.get(key)
-                    if rows is None:
-                        rows = grouped[key] = []
-                    rows.append(args)
-                grouped = {routes.get(k, k): rows for k, rows in grouped.items()}
-        background = self._background
-        t1 = self.t1
-        busy = self._busy
-        views_of = self._views_of
-        deferrable = self._deferrable
-        always = self._always
-        # Predicates with facts now, and those whose views still hold some:
-        # a view without content and without facts stays as it is.
-        for key in self._always | busy | grouped.keys():
-            if key not in views_of:
-                continue
-            rows = grouped.get(key)
-            # (views keep the batch: it is never changed in place)
-            batch = rows if type(rows) is set else set(rows) if rows else set()
-            if key in background:
-                batch = batch | background[key]
-            elif key == TICK:
-                batch = batch | _TICK_ROW
-            idle = True
-            for view in views_of[key]:
-                blockers = deferrable.get(view) if deferrable else None
-                if blockers is not None and all(
-                    any(b.idle and k not in grouped and k not in always for k, b in rule) for rule in blockers
-                ):
-                    view.defer(t, batch)  # every rule reading it derives nothing now
-                    idle = False
-                    continue
-                view.advance_batch(t, t1, batch)
-                idle = idle and view.idle
-            if idle:
-                busy.discard(key)
-            else:
-                busy.add(key)
-        if self._queues:
-            for key, args in facts:
-                for n, queue in self._queues.items():
-                    for view in self._tuple_views_of.get((n, key), ()):
-                        view.enter(args, t)
-                    evicted = queue.push(key, args, t)
-                    if evicted is not None:
-                        ekey, eargs, et = evicted  # type: ignore[misc]
-                        for view in self._tuple_views_of.get((n, ekey), ()):
-                            view.leave(eargs, et)
-            for (n, _), views in self._tuple_views_of.items():
-                start = self._queues[n].start(self.t1)
-                for view in views:
-                    view.settle(t, start)
 
     def _evaluate(
         self, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int
@@ -566,111 +418,6 @@ class Engine:
             rel = Rel(args for args, ts in times.items() if len(ts) == t - lo + 1)
         cache[ck] = rel
         return rel
-
-    def _maintain(
-        self, ci: int, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int,
-        result: StepResult,
-    ) -> None:
-        """Counting maintenance of a non-recursive component: only the changes of its
-        inputs are joined, and an atom changes when its number of derivations
-        crosses zero."""
-        (pred,) = comp.preds
-        counts = self._counts[ci]
-        if counts is None:
-            self._recount(ci, comp, compiled, sources, t, result)
-            return
-        pruning = self.pruning
-        sizes = self._sizes.get(ci)
-        if sizes is not None:
-            # At most one rule derives anything, and each of its heads comes from
-            # one match: the heads of its new and lost matches are the change (a
-            # head in both had its match replaced by another one).
-            nets = []
-            for r, (cr, srcs) in enumerate(zip(compiled, sources)):
-                if pruning and _impossible(cr, srcs):
-                    continue
-                new: set[tuple] = set()
-                lost: set[tuple] = set()
-                for gains, heads in _delta_matches(cr, srcs, t):
-                    (new if gains else lost).update(heads)
-                # (one literal: its additions and removals are disjoint, and so are their heads)
-                if new and lost and len(cr.literals) > 1:
-                    new, lost = new - lost, lost - new
-                if new or lost:
-                    nets.append((r, new, lost))
-            if not nets:
-                self._announce(pred, (), (), t, result)  # views over it still move with time
-                return
-            r, added, removed = nets[0]
-            if len(nets) > 1 or any(n for k, n in enumerate(sizes) if k != r):
-                # A second rule derives heads: count derivations from now on.
-                self._recount(ci, comp, compiled, sources, t, result)
-                return
-            sizes[r] += len(added) - len(removed)
-        else:
-            gained: list[tuple] = []  # heads of new matches (one entry per match)
-            lost_: list[tuple] = []  # heads of lost matches
-            for cr, srcs in zip(compiled, sources):
-                if pruning and _impossible(cr, srcs):
-                    continue
-                for gains, heads in _delta_matches(cr, srcs, t):
-                    (gained if gains else lost_).extend(heads)
-            added, removed = _count(counts, self.rels[pred].tuples, gained, lost_)
-        if not added and not removed:
-            self._announce(pred, (), (), t, result)  # views over it still move with time
-            return
-        self._check_times(pred, added, t)
-        rel = self.rels[pred]
-        if removed:
-            rel.discard_many(removed)
-        if added:
-            rel.add_many(added)
-        self._announce(pred, added, removed, t, result)
-        answers = self._answers.get(pred)
-        if answers is not None:  # a padded predicate whose hidden rules derive nothing
-            if answers is not rel:  # (restored from a checkpoint taken while not counted)
-                answers.discard_many(removed)
-                answers.add_many(added)
-            result.add_timed(pred, added, removed)
-
-    def _stop_counting(self, ci: int) -> None:
-        del self._padded_counted[ci]
-        for p in self._components[ci][0].preds:
-            if self._answers.get(p) is self.rels[p]:
-                self._answers[p] = Rel(self.rels[p].tuples)  # the hidden rules' atoms are not answers
-        self._counts.pop(ci, None)
-        self._sizes.pop(ci, None)
-        self._injective.discard(ci)
-
-    def _recount(
-        self, ci: int, comp: Component, compiled: list[CompiledRule], sources: list[list[object]], t: int,
-        result: StepResult,
-    ) -> None:
-        """Derive the component's content from scratch, and its counts (or, when
-        at most one rule derives anything and each of its heads has one match,
-        only how many heads each rule derives)."""
-        (pred,) = comp.preds
-        per_rule = [cr.fire(srcs, t) for cr, srcs in zip(compiled, sources)]  # type: ignore[arg-type]
-        for cr, srcs in zip(compiled, sources):
-            for lit, cols in cr.indexes(cr.full):
-                if (id(srcs[lit]), cols) not in self._stepping_indexes:
-                    srcs[lit].drop_index(cols)  # type: ignore[attr-defined]
-        counts: dict[tuple, int] = {}
-        if ci in self._injective and sum(1 for heads in per_rule if heads) <= 1:
-            self._sizes[ci] = [len(heads) for heads in per_rule]
-            content = set().union(*per_rule)
-        else:
-            self._sizes.pop(ci, None)
-            for heads in per_rule:
-                for h in heads:
-                    counts[h] = counts.get(h, 0) + 1
-            content = set(counts)
-            counts = {h: n for h, n in counts.items() if n > 1}
-        self._counts[ci] = counts
-        self._check_times(pred, content, t)
-        if pred in self._answers:
-            self._visible = {pred: content}
-        self._publish(comp, {pred: content}, t, result)
 
     def _check_times(self, pred: PredKey, tuples: Iterable[tuple], t: int) -> None:
         if pred in self.plan.timed and tuples:
@@ -828,82 +575,6 @@ def _timeless(comp: Component, compiled: list[CompiledRule], sources: list[list[
         return False
     return all(s.lit.op in (Op.NOW, Op.DIAMOND) for srcs in sources for s in srcs if isinstance(s, _Inner))
 
-
-def _count(
-    more: dict[tuple, int], present: set[tuple], gained: list[tuple], lost: list[tuple]
-) -> tuple[Collection[tuple], Collection[tuple]]:
-    """Apply gained and lost derivations to the counts; (heads added, heads removed).
-
-    ``present`` holds the heads with at least one derivation, ``more`` those
-    with two or more (and how many).  When every head is gained or lost at
-    most once and none has several derivations, the change is set operations
-    only; otherwise each touched head is counted.
-    """
-    plus, minus = set(gained), set(lost)
-    if (
-        len(plus) == len(gained) and len(minus) == len(lost)
-        and (not more or (more.keys().isdisjoint(plus) and more.keys().isdisjoint(minus)))
-    ):
-        both = plus & minus  # one derivation replaced by another: no change
-        if both:
-            plus -= both
-            minus -= both
-        second = plus & present
-        if second:  # a second derivation of a present head
-            plus -= second
-            more.update(dict.fromkeys(second, 2))
-        return plus, minus
-    # Net change per head, counted in C (heads repeat: many matches, few heads).
-    change: dict[tuple, int] = Counter(gained) if len(plus) < len(gained) else dict.fromkeys(plus, 1)
-    if lost:
-        get = change.get
-        for h, n in (Counter(lost).items() if len(minus) < len(lost) else zip(minus, repeat(1))):
-            change[h] = get(h, 0) - n
-    added: list[tuple] = []
-    removed: list[tuple] = []
-    for h, d in change.items():
-        if not d:
-            continue
-        old = more.get(h, 1) if h in present else 0
-        new = old + d
-        if new > 1:
-            more[h] = new
-        elif old > 1:
-            del more[h]
-        if old == 0:
-            added.append(h)
-        elif new == 0:
-            removed.append(h)
-    return added, removed
-
-
-def _impossible(cr: CompiledRule, srcs: list) -> bool:
-    """A positive literal that holds nothing, before or after this time point's
-    changes: the rule derives nothing either way (Laser2's impossible
-    derivations, e.g. ``q always [n]`` while q is absent), so its changes
-    need not be joined."""
-    for j in cr.positive:
-        rel = srcs[j]
-        if not rel.tuples and not rel.minus:
-            return True
-    return False
-
-
-_TICK_ROW = frozenset({()})
-_key_of = itemgetter(0)
-_args_of = itemgetter(1)
-
-
-def _delta_matches(cr: CompiledRule, srcs: list, t: int) -> Iterator[tuple[bool, Iterable[tuple]]]:
-    """Heads of the rule's new (True) and lost (False) matches, from the changes of
-    its inputs: a literal's additions gain matches unless it is negated."""
-    for i, rel in enumerate(srcs):
-        if not rel.changed:
-            continue
-        negated = cr.literals[i].negated
-        for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):
-            if changed:
-                yield gains, cr.fire_delta(srcs, t, i, changed)
 
 
 def _net(diffs: list) -> list:
