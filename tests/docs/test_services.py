@@ -20,9 +20,9 @@ TABLE = re.compile(r"<!-- topics: chronolog (topology .*?) -->\n(.*?)<!-- /topic
 
 
 def service_choices() -> list[str]:
-    from chronolog.cli.fleet import SERVICES as choices
+    from chronolog.contract.topics import SERVICE_ROLES
 
-    return choices
+    return list(SERVICE_ROLES)
 
 
 def topology_services(args: list[str]) -> dict[str, dict[str, list[str]]]:
