@@ -83,7 +83,7 @@ class OnePredicate:
 class TimeRows:
     """Facts asserted at one time point ``t``, read from consecutive input lines
     ``line``, ``line + 1``, ... of ``file`` in arrival order: a bulk reader's block
-    (RTEC's JSONL), pushed whole to an evaluator with ``push_rows`` instead of
+    (RTEC's JSONL), pushed whole to an evaluator with ``push_block`` instead of
     one ``Event`` per line.  ``rows`` are objects with ``pred`` and ``args`` (a
     tuple)."""
 
@@ -107,8 +107,11 @@ class TimeRows:
         row = self.rows[i]
         return Event(self.t, row.pred, row.args, False, self.loc(i))
 
-    def events(self) -> Iterator[Event]:
+    def unpacked(self) -> Iterator[Event]:
         return (self.event(i) for i in range(len(self.rows)))
+
+    def tally(self) -> tuple[int, int]:
+        return len(self.rows), len(self.rows)
 
 
 def withdrawn(entries: "Sequence", fact: tuple) -> int | None:

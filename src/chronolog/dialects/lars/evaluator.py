@@ -1,25 +1,28 @@
 """LARS behind the dialect-neutral ``Evaluator`` interface (chronolog.evaluator).
 
-The LARS runtimes keep their tuned path (``Reasoner`` + ``AnswerWriter``
-rendering whole time points); this adapter puts the same two behind the
-interface every dialect implements, so code written for any evaluator —
-``run_evaluator``, evaluator-hosting stages, tests comparing dialects —
-drives LARS unchanged: answers come out as ``AnswerChange`` values, and the
+The ``Reasoner`` evaluates and the ``AnswerWriter`` renders whole time points
+as bytes (the tuned path); this puts the two behind the interface every
+dialect implements.  ``advance`` and ``finish`` hand out the bytes the writer
+rendered as a ``LarsAnswers`` batch, decoded to ``AnswerChange`` values only
+if someone iterates it, so ``chronolog run`` writes them as they are.  The
 state is explicit data (the log, the imports, the counters and the writer's
 published timed atoms; the engine is rebuilt by replay on import).
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator, Sequence
 from typing import Any, Callable, ClassVar
 
 import msgspec
 
-from chronolog.dialects.lars.plan import Plan
-from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
+from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
+from chronolog.io.formats import FactBatch
 from chronolog.state.codec import reading, versioned
 from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 
@@ -36,62 +39,100 @@ def change_of(line: dict) -> AnswerChange:
     return line["pred"], args, Span(int(lo_text), int(hi_text), True, True), diff
 
 
-class _Null:
-    def write(self, text: str) -> int:
-        return len(text)
+_decode = msgspec.json.Decoder().decode
+
+
+class LarsAnswers(Sequence[AnswerChange]):
+    """Answer lines the writer rendered, and the changes they stand for."""
+
+    __slots__ = ("data", "line_count", "corrections", "_changes")
+
+    def __init__(self, data: bytes = b"", line_count: int = 0, corrections: int = 0) -> None:
+        self.data, self.line_count, self.corrections = data, line_count, corrections
+        self._changes: list[AnswerChange] | None = None
+
+    def lines(self) -> bytes:
+        return self.data
+
+    def _decoded(self) -> list[AnswerChange]:
+        if self._changes is None:  # (a no_answer_set line carries no change)
+            self._changes = [change_of(got) for got in map(_decode, self.data.splitlines()) if "pred" in got]
+        return self._changes
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        return self._decoded()[i]
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __iter__(self) -> Iterator[AnswerChange]:
+        return iter(self._decoded())
+
+
+class _Bytes:
+    """The writer's output: the rendered bytes kept until taken (``tag``: the
+    ``"model": k`` of one of several answer streams, added to every line)."""
+
+    encoding = "utf-8"
+
+    def __init__(self, tag: int | None = None) -> None:
+        self.parts: list[bytes] = []
+        self.buffer = self  # the writer writes bytes to ``out.buffer`` when it is UTF-8
+        self.tag = None if tag is None else b'{"model":%d,"' % tag
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(data if self.tag is None else data.replace(b'{"', self.tag))
+        return len(data)
 
     def flush(self) -> None:
         pass
 
-
-class _ChangeWriter(AnswerWriter):
-    """The answer writer's decisions (what opens, closes, corrects) as changes, not text."""
-
-    def __init__(self, plan: Plan) -> None:
-        super().__init__(_Null(), plan, "changelog")  # type: ignore[arg-type]
-        self.changes: list[AnswerChange] = []
-        self._decode = msgspec.json.Decoder().decode
-
-    def _emit(self, data: bytes, lines: int) -> None:
-        for line in data.splitlines():
-            got = self._decode(line)
-            if "pred" in got:  # (a no_answer_set line carries no change)
-                self.changes.append(change_of(got))
-        self.lines += lines
-
-    def _write(self, pred: Any, args: tuple, when: str | int, diff: int = 1) -> None:
-        rec: dict = {"interval": when} if isinstance(when, str) else {"t": when}
-        self.changes.append(change_of({**rec, "pred": pred[0], "args": list(args), "diff": diff}))
-        self.lines += 1
+    def take(self) -> bytes:
+        data = b"".join(self.parts)
+        self.parts.clear()
+        return data
 
 
 class LarsEvaluator:
-    """A LARS program (its ``Plan``) as an ``Evaluator``."""
+    """A LARS program (its ``Plan``) as an ``Evaluator``.
+
+    ``eager`` (``chronolog run``): a pushed event at a later time evaluates
+    every integer point before it at once (they are final), so that a delayed
+    event for one of them is a correction as the input order says; the lines
+    come out of the next ``advance``.  Not eager (the fleet): only ``advance``
+    evaluates."""
 
     dialect: ClassVar[str] = "lars"
 
-    def __init__(self, plan: Plan, *, retention: int | None = None,
-                 warn: Callable[[str], None] = lambda m: None) -> None:
+    def __init__(self, plan: Plan, *, answers: str = "changelog", retention: int | None = None,
+                 warn: Callable[[str], None] = lambda m: None, eager: bool = True, model: int | None = None) -> None:
         self.plan = plan
-        self.writer = _ChangeWriter(plan)
-        self.reasoner = Reasoner(plan, self.writer, warn=warn, retention=retention, auto_advance=False)
+        self.out = _Bytes(model)
+        self.writer = AnswerWriter(self.out, plan, answers)  # type: ignore[arg-type]
+        self.reasoner = Reasoner(plan, self.writer, warn=warn, retention=retention, auto_advance=eager)
+        self._lines = self._corrections = 0  # the writer's counts at the last batch
 
     def push(self, event: Event) -> None:
         self.reasoner.push(event)
 
-    def _taken(self) -> list[AnswerChange]:
-        out, self.writer.changes = self.writer.changes, []
-        return out
+    def push_block(self, block: FactBatch) -> None:  # type: ignore[override]
+        self.reasoner.push_facts(block.t, block.facts, block.locs)
 
-    def advance(self, until: Time) -> list[AnswerChange]:
+    def _taken(self) -> LarsAnswers:
+        w = self.writer
+        batch = LarsAnswers(self.out.take(), w.lines - self._lines, w.corrections - self._corrections)
+        self._lines, self._corrections = w.lines, w.corrections
+        return batch
+
+    def advance(self, until: Time) -> LarsAnswers:
         self.reasoner.advance(int(until))
         return self._taken()
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def finish(self, until: Time | None = None) -> LarsAnswers:
         self.reasoner.finish(None if until is None else int(until))
         return self._taken()
 
-    # the run statistics run_evaluator reports
+    # the run statistics chronolog run reports
     @property
     def unmatched_retractions(self) -> int:
         return self.reasoner.unmatched_retractions
@@ -129,3 +170,74 @@ class LarsEvaluator:
                 dict.__setitem__(r.imports, int(t), imported_from(imported))
             self.writer.import_state(data["writer"])
             r.import_state(data["reasoner"])
+        self._lines, self._corrections = self.writer.lines, self.writer.corrections
+
+
+class LarsModels:
+    """``--models N`` (one-shot): the first N answer sets clingo enumerates per
+    time point, each its own answer stream (lines tagged ``"model": k``, k from
+    0; a point with fewer answer sets repeats the last one in the higher
+    models): one evaluator per model, fed the same events."""
+
+    dialect: ClassVar[str] = "lars"
+
+    def __init__(self, plan: Plan, models: int, *, answers: str = "changelog", retention: int | None = None,
+                 warn: Callable[[str], None] = lambda m: None) -> None:
+        self.each: list[LarsEvaluator] = []
+        for k in range(models):
+            mine = copy.copy(plan)
+            mine.model = k
+            self.each.append(LarsEvaluator(mine, answers=answers, retention=retention, model=k,
+                                           warn=warn if k == 0 else (lambda m: None)))
+        self.first = self.each[0]
+
+    def push(self, event: Event) -> None:
+        for one in self.each:
+            one.push(event)
+
+    def push_block(self, block: FactBatch) -> None:
+        for one in self.each:  # each its own list: the log keeps and changes it
+            one.reasoner.push_facts(block.t, list(block.facts), block.locs)
+
+    @staticmethod
+    def _joined(batches: list[LarsAnswers]) -> LarsAnswers:
+        return LarsAnswers(b"".join([b.data for b in batches]), sum(b.line_count for b in batches),
+                           sum(b.corrections for b in batches))
+
+    def advance(self, until: Time) -> LarsAnswers:
+        # Each model's lines of one arrival stay together, as each reasoner writes them when a
+        # later time arrives: what the models evaluated up to the previous time and at the push
+        # since (the points before the pushed time) comes out now, model after model.
+        taken = [one._taken() for one in self.each]
+        for one in self.each:
+            one.reasoner.advance(int(until))
+        return self._joined(taken)
+
+    def finish(self, until: Time | None = None) -> LarsAnswers:
+        taken = [one._taken() for one in self.each]
+        return self._joined(taken + [one.finish(until) for one in self.each])
+
+    @property
+    def unmatched_retractions(self) -> int:
+        return self.first.unmatched_retractions
+
+    @property
+    def delayed(self) -> int:
+        return self.first.delayed
+
+    @property
+    def too_late(self) -> int:
+        return self.first.too_late
+
+    @property
+    def time_points(self) -> int:
+        return self.first.time_points
+
+    def export_state(self) -> dict[str, Any]:
+        return versioned({"dialect": self.dialect, "models": [one.export_state() for one in self.each]})
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        check_state_header(data, self.dialect)
+        with reading("LARS evaluator state"):
+            for one, state in zip(self.each, data["models"], strict=True):
+                one.import_state(state)

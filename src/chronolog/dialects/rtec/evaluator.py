@@ -37,7 +37,7 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError, ProgramError
-from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header
+from chronolog.evaluator import AnswerChange, Changes, Span, StateError, Time, check_state_header
 from chronolog.core.events import Event, TimeRows
 from chronolog.core.graph import strongly_connected
 from chronolog.dialects.rtec.prolog import term_text
@@ -422,7 +422,7 @@ class RtecEvaluator:
         self.sdf_known: set = set()  # SDF instances computed since time 0
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
-        self._routes: dict[str, tuple] = {}  # input functor -> how push_rows stores it (_route)
+        self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
         self._locals: dict[int, tuple[list, Any]] = {}  # id(body) -> (body, its local runner or None)
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
@@ -605,14 +605,14 @@ class RtecEvaluator:
         if pred in self._domain_feeds:
             self._feed_domain(pred, args)
 
-    def push_rows(self, rows: TimeRows) -> None:
+    def push_block(self, rows: TimeRows) -> None:  # type: ignore[override]
         """``push`` of every row of a block (facts asserted at one time, ``TimeRows``)
         without an ``Event`` and a call each: new points and events are stored here, as
         ``_point_input`` and ``_event_input`` store them; anything else (a point with the
         wrong number of arguments, a row past the retention) goes through ``push``."""
         t = rows.t
         if self.retention is not None and self.done is not None and t < self.done - self.retention:
-            for event in rows.events():
+            for event in rows.unpacked():
                 self.push(event)
             return
         routes = self._routes
@@ -697,7 +697,7 @@ class RtecEvaluator:
             self.lo = lo
 
     def _route(self, pred: str) -> tuple[int | None, Key | None, list | None, bool]:
-        """How ``push_rows`` stores a row of ``pred``: the arity of its point fluent (None for an
+        """How ``push_block`` stores a row of ``pred``: the arity of its point fluent (None for an
         event), the point fluent's key, its domain feeds (None if none), whether its interval
         lists are built."""
         arity = self.point_decl.get(pred)
@@ -1500,7 +1500,13 @@ class RtecEvaluator:
 
     # ------------------------------------------------------------ the Evaluator interface
 
-    def advance(self, until: Time) -> list[AnswerChange]:
+    def advance(self, until: Time) -> Changes:
+        return Changes(self._advance(until))
+
+    def finish(self, until: Time | None = None) -> Changes:
+        return Changes(self._finish(until))
+
+    def _advance(self, until: Time) -> list[AnswerChange]:
         until = int(until)
         if self.first is None:
             return []
@@ -1511,7 +1517,7 @@ class RtecEvaluator:
                 return []
         return self._evaluate(until - self.tick, until)
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def _finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.first is None:
             return []
         if until is not None:

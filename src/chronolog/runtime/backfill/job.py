@@ -45,6 +45,7 @@ from chronolog.dialects.lars.plan import Plan, plan_program
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
 from chronolog.core.source import Loc
+from chronolog.dialects.registry import lookup
 from chronolog.dialects.lars.ir import Program
 from chronolog.runtime.fleet.topology import TopicNames, partition_of
 
@@ -305,7 +306,7 @@ def backfill(
 ) -> tuple[list[dict], BackfillStats]:
     """The correction lines for ``[t_from, t_to]`` and the job's counts.  ``mode``/``seed``:
     how a LARS program that is not stratified is evaluated (docs/tms.md#backfill)."""
-    if dialect not in ("lars", "laser"):  # any other dialect through its Evaluator
+    if lookup(dialect).strata is None:  # a dialect without strata through its Evaluator
         from chronolog.runtime.backfill.hosted import backfill_hosted
 
         return backfill_hosted(spark, sources, dialect, history, answers, t_from, t_to, segment=segment, idle=idle,
