@@ -21,8 +21,8 @@ Spark backfill — only ever do four things with an evaluator:
 
 from __future__ import annotations
 
-from fractions import Fraction
 from collections.abc import Iterable, Iterator
+from fractions import Fraction
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from chronolog.core.events import Event

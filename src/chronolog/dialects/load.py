@@ -11,7 +11,8 @@ import os
 from chronolog.core.errors import ProgramError
 from chronolog.core.source import Loc
 from chronolog.dialects.lars.ir import Program
-from chronolog.dialects.registry import DEFAULT, DIALECTS as _REGISTRY, lookup
+from chronolog.dialects.registry import DEFAULT, lookup
+from chronolog.dialects.registry import DIALECTS as _REGISTRY
 
 DIALECTS = tuple(_REGISTRY)
 _EXTENSIONS = {ext: row.name for row in _REGISTRY.values() for ext in row.extensions}

@@ -39,7 +39,8 @@ class RunOptions:
     @classmethod
     def of(cls, source: Any) -> "RunOptions":
         """The options of an argparse namespace (or any object with such attributes)."""
-        return cls(**{f.name: getattr(source, f.name, f.default) for f in fields(cls)})
+        given: dict[str, Any] = {f.name: getattr(source, f.name) for f in fields(cls) if hasattr(source, f.name)}
+        return cls(**given)
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,16 @@ def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
 
 
 def _mtl_describe(program: Any) -> list[str]:
-    from chronolog.evaluator import time_text
-    from chronolog.dialects.mtl.evaluator import _num, input_reach, not_forward_propagating, reach, reach_retention
+    from chronolog.dialects.mtl.evaluator import (
+        _num,
+        input_reach,
+        not_forward_propagating,
+        reach,
+        reach_retention,
+    )
     from chronolog.dialects.mtl.materialise import check_program, strata
     from chronolog.dialects.mtl.syntax import atoms_of, head_atom
+    from chronolog.evaluator import time_text
 
     check_program(program)
 
@@ -297,7 +304,7 @@ def _lars_evaluator(program: Any, options: RunOptions, warn: Callable[[str], Non
     retention = _lars_retention(options.retention)
     if models > 1:
         return LarsModels(plan, models, answers=options.answers, retention=retention, warn=warn)
-    return LarsEvaluator(plan, answers=options.answers, retention=retention, warn=warn)
+    return LarsEvaluator(plan, answers=options.answers, retention=retention, warn=warn, eager=True)
 
 
 def _lars_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
@@ -332,7 +339,7 @@ def _lars_describe(program: Any) -> list[str]:
 def _lars_stream(program: Any) -> Any:
     from chronolog.dialects.lars.evaluator import LarsEvaluator
 
-    return LarsEvaluator(_lars_plan(program), eager=False)  # the stage decides when to advance
+    return LarsEvaluator(_lars_plan(program))  # the stage decides when to advance
 
 
 def _lars_replay(program: Any, warn: Callable[[str], None]) -> Any:
@@ -344,7 +351,7 @@ def _lars_replay(program: Any, warn: Callable[[str], None]) -> Any:
 def _lars_retaining(program: Any, retention: Any) -> Any:
     from chronolog.dialects.lars.evaluator import LarsEvaluator
 
-    return LarsEvaluator(_lars_plan(program), retention=_lars_retention(retention), eager=False)
+    return LarsEvaluator(_lars_plan(program), retention=_lars_retention(retention))
 
 
 _LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {

@@ -99,13 +99,14 @@ class LarsEvaluator:
     ``eager`` (``chronolog run``): a pushed event at a later time evaluates
     every integer point before it at once (they are final), so that a delayed
     event for one of them is a correction as the input order says; the lines
-    come out of the next ``advance``.  Not eager (the fleet): only ``advance``
-    evaluates."""
+    come out of the next ``advance`` or ``finish`` (take them before
+    ``export_state``).  Not eager (a driver that checkpoints): only ``advance``
+    and ``finish`` evaluate."""
 
     dialect: ClassVar[str] = "lars"
 
     def __init__(self, plan: Plan, *, answers: str = "changelog", retention: int | None = None,
-                 warn: Callable[[str], None] = lambda m: None, eager: bool = True, model: int | None = None) -> None:
+                 warn: Callable[[str], None] = lambda m: None, eager: bool = False, model: int | None = None) -> None:
         self.plan = plan
         self.out = _Bytes(model)
         self.writer = AnswerWriter(self.out, plan, answers)  # type: ignore[arg-type]
@@ -115,8 +116,8 @@ class LarsEvaluator:
     def push(self, event: Event) -> None:
         self.reasoner.push(event)
 
-    def push_block(self, block: FactBatch) -> None:  # type: ignore[override]
-        self.reasoner.push_facts(block.t, block.facts, block.locs)
+    def push_block(self, block: FactBatch) -> None:
+        self.reasoner.push_facts(block.t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
 
     def _taken(self) -> LarsAnswers:
         w = self.writer
@@ -151,6 +152,8 @@ class LarsEvaluator:
         return 0 if r.t1 is None or r.evaluated is None else r.evaluated - r.t1 + 1
 
     def export_state(self) -> dict[str, Any]:
+        if self.out.parts:
+            raise RuntimeError("answers evaluated but not taken (advance or finish first)")
         r = self.reasoner
         return versioned({
             "dialect": self.dialect,
@@ -187,7 +190,7 @@ class LarsModels:
         for k in range(models):
             mine = copy.copy(plan)
             mine.model = k
-            self.each.append(LarsEvaluator(mine, answers=answers, retention=retention, model=k,
+            self.each.append(LarsEvaluator(mine, answers=answers, retention=retention, model=k, eager=True,
                                            warn=warn if k == 0 else (lambda m: None)))
         self.first = self.each[0]
 

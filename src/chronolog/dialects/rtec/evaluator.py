@@ -605,7 +605,7 @@ class RtecEvaluator:
         if pred in self._domain_feeds:
             self._feed_domain(pred, args)
 
-    def push_block(self, rows: TimeRows) -> None:  # type: ignore[override]
+    def push_block(self, rows: TimeRows) -> None:
         """``push`` of every row of a block (facts asserted at one time, ``TimeRows``)
         without an ``Event`` and a call each: new points and events are stored here, as
         ``_point_input`` and ``_event_input`` store them; anything else (a point with the

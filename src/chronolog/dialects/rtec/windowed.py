@@ -58,7 +58,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
 
     # ------------------------------------------------------------ input
 
-    def push_block(self, rows: TimeRows) -> None:  # type: ignore[override]
+    def push_block(self, rows: TimeRows) -> None:
         for event in rows.unpacked():  # each event through push (its window's checks), not the bulk path
             self.push(event)
 
