@@ -69,6 +69,9 @@ class LarsAnswers(Sequence[AnswerChange]):
         return iter(self._decoded())
 
 
+_NONE = LarsAnswers()  # no lines (shared: a batch is never changed)
+
+
 class _Bytes:
     """The writer's output: the rendered bytes kept until taken (``tag``: the
     ``"model": k`` of one of several answer streams, added to every line)."""
@@ -110,23 +113,37 @@ class LarsEvaluator:
         self.plan = plan
         self.out = _Bytes(model)
         self.writer = AnswerWriter(self.out, plan, answers)  # type: ignore[arg-type]
-        self.reasoner = Reasoner(plan, self.writer, warn=warn, retention=retention, auto_advance=eager)
+        self.reasoner = Reasoner(plan, self.writer, warn=warn, retention=retention, auto_advance=False)
+        self.eager = eager
         self._lines = self._corrections = 0  # the writer's counts at the last batch
 
+    def _arrive(self, t: int) -> None:
+        """Eager: evaluate the points before ``t`` not evaluated yet (a driver that advances
+        to each previous time before pushing a later one leaves none: no call at all)."""
+        r = self.reasoner
+        if r.evaluated is not None and t - 1 > r.evaluated:
+            r.advance(t - 1)
+
     def push(self, event: Event) -> None:
+        if self.eager:
+            self._arrive(event.t)
         self.reasoner.push(event)
 
     def push_block(self, block: FactBatch) -> None:
+        if self.eager:
+            self._arrive(block.t)
         self.reasoner.push_facts(block.t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
 
     def _taken(self) -> LarsAnswers:
+        if not self.out.parts:
+            return _NONE
         w = self.writer
         batch = LarsAnswers(self.out.take(), w.lines - self._lines, w.corrections - self._corrections)
         self._lines, self._corrections = w.lines, w.corrections
         return batch
 
     def advance(self, until: Time) -> LarsAnswers:
-        self.reasoner.advance(int(until))
+        self.reasoner.advance(until if type(until) is int else int(until))
         return self._taken()
 
     def finish(self, until: Time | None = None) -> LarsAnswers:
@@ -180,7 +197,10 @@ class LarsModels:
     """``--models N`` (one-shot): the first N answer sets clingo enumerates per
     time point, each its own answer stream (lines tagged ``"model": k``, k from
     0; a point with fewer answer sets repeats the last one in the higher
-    models): one evaluator per model, fed the same events."""
+    models): one evaluator per model, fed the same events.  The lines are
+    grouped as one evaluator per model would write them: at each arrival of a
+    later time, each model's lines up to the time before it, model after
+    model; at the end, each model's remaining lines."""
 
     dialect: ClassVar[str] = "lars"
 
@@ -190,35 +210,42 @@ class LarsModels:
         for k in range(models):
             mine = copy.copy(plan)
             mine.model = k
-            self.each.append(LarsEvaluator(mine, answers=answers, retention=retention, model=k, eager=True,
+            self.each.append(LarsEvaluator(mine, answers=answers, retention=retention, model=k,
                                            warn=warn if k == 0 else (lambda m: None)))
         self.first = self.each[0]
+        self.latest: int | None = None
+        self.ready: list[LarsAnswers] = []  # the lines of the arrivals since the last batch
+
+    def _arrive(self, t: int) -> None:
+        if self.latest is not None and t > self.latest:
+            for one in self.each:
+                one._arrive(t)
+            self.ready += [one._taken() for one in self.each]
+        if self.latest is None or t > self.latest:
+            self.latest = t
 
     def push(self, event: Event) -> None:
+        self._arrive(event.t)
         for one in self.each:
-            one.push(event)
+            one.reasoner.push(event)
 
     def push_block(self, block: FactBatch) -> None:
+        self._arrive(block.t)
         for one in self.each:  # each its own list: the log keeps and changes it
             one.reasoner.push_facts(block.t, list(block.facts), block.locs)
 
-    @staticmethod
-    def _joined(batches: list[LarsAnswers]) -> LarsAnswers:
+    def _ready(self, more: list[LarsAnswers]) -> LarsAnswers:
+        batches, self.ready = self.ready + more, []
         return LarsAnswers(b"".join([b.data for b in batches]), sum(b.line_count for b in batches),
                            sum(b.corrections for b in batches))
 
     def advance(self, until: Time) -> LarsAnswers:
-        # Each model's lines of one arrival stay together, as each reasoner writes them when a
-        # later time arrives: what the models evaluated up to the previous time and at the push
-        # since (the points before the pushed time) comes out now, model after model.
-        taken = [one._taken() for one in self.each]
         for one in self.each:
-            one.reasoner.advance(int(until))
-        return self._joined(taken)
+            one.reasoner.advance(int(until))  # (its lines go with the next arrival's)
+        return self._ready([])
 
     def finish(self, until: Time | None = None) -> LarsAnswers:
-        taken = [one._taken() for one in self.each]
-        return self._joined(taken + [one.finish(until) for one in self.each])
+        return self._ready([one.finish(until) for one in self.each])
 
     @property
     def unmatched_retractions(self) -> int:
