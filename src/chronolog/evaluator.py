@@ -21,7 +21,7 @@ Spark backfill — only ever do four things with an evaluator:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from fractions import Fraction
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -133,9 +133,11 @@ class Block(Protocol):
     for that dialect's ``push_block``: one call instead of an ``Event`` per line."""
 
     t: int
+    events: int  # the input events it stands for
+    facts: Sized  # the facts asserted among them
 
-    def tally(self) -> tuple[int, int]:
-        """(input events, asserted facts) the block stands for."""
+    def unpacked(self) -> Iterator[Event]:
+        """The block's events one by one, as the dialect's line reader makes them."""
 
 
 class StateError(Exception):

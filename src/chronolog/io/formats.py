@@ -86,9 +86,6 @@ class FactBatch:
         """The location of each fact's line (of the time advance's, without facts)."""
         return [Loc(self.file, self.line + i, 1) for i in range(max(1, len(self.facts)))]
 
-    def tally(self) -> tuple[int, int]:
-        return self.events, len(self.facts)
-
     def unpacked(self) -> Iterator[Event]:
         if not self.facts:
             yield Event(self.t, loc=Loc(self.file, self.line, 1))

@@ -81,19 +81,16 @@ class _Bytes:
     def __init__(self, tag: int | None = None) -> None:
         self.parts: list[bytes] = []
         self.buffer = self  # the writer writes bytes to ``out.buffer`` when it is UTF-8
-        self.tag = None if tag is None else b'{"model":%d,"' % tag
+        self.tag = b'{"model":%d,"' % (tag or 0)
+        if tag is None:
+            self.write = self.parts.append  # type: ignore[method-assign, assignment]  # (once per time point)
 
     def write(self, data: bytes) -> int:
-        self.parts.append(data if self.tag is None else data.replace(b'{"', self.tag))
+        self.parts.append(data.replace(b'{"', self.tag))
         return len(data)
 
     def flush(self) -> None:
         pass
-
-    def take(self) -> bytes:
-        data = b"".join(self.parts)
-        self.parts.clear()
-        return data
 
 
 class LarsEvaluator:
@@ -130,21 +127,33 @@ class LarsEvaluator:
         self.reasoner.push(event)
 
     def push_block(self, block: FactBatch) -> None:
-        if self.eager:
-            self._arrive(block.t)
-        self.reasoner.push_facts(block.t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
+        r, t = self.reasoner, block.t
+        if self.eager and r.evaluated is not None and t - 1 > r.evaluated:  # (_arrive, inline: per time point)
+            r.advance(t - 1)
+        r.push_facts(t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
 
     def _taken(self) -> LarsAnswers:
-        if not self.out.parts:
+        parts = self.out.parts
+        if not parts:
             return _NONE
         w = self.writer
-        batch = LarsAnswers(self.out.take(), w.lines - self._lines, w.corrections - self._corrections)
+        batch = LarsAnswers(parts[0] if len(parts) == 1 else b"".join(parts), w.lines - self._lines,
+                            w.corrections - self._corrections)
+        parts.clear()
         self._lines, self._corrections = w.lines, w.corrections
         return batch
 
     def advance(self, until: Time) -> LarsAnswers:
         self.reasoner.advance(until if type(until) is int else int(until))
-        return self._taken()
+        parts = self.out.parts
+        if not parts:
+            return _NONE
+        w = self.writer  # (``_taken``, inline: once per time point)
+        batch = LarsAnswers(parts[0] if len(parts) == 1 else b"".join(parts), w.lines - self._lines,
+                            w.corrections - self._corrections)
+        parts.clear()
+        self._lines, self._corrections = w.lines, w.corrections
+        return batch
 
     def finish(self, until: Time | None = None) -> LarsAnswers:
         self.reasoner.finish(None if until is None else int(until))

@@ -622,7 +622,7 @@ class RtecEvaluator:
         tick = self.tick
         end = t + tick
         new_points = new_events = 0
-        for i, row in enumerate(rows.rows):
+        for i, row in enumerate(rows.facts):
             pred, args = row.pred, row.args
             route = routes.get(pred)
             if route is None:
