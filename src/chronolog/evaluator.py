@@ -22,13 +22,15 @@ Spark backfill — only ever do four things with an evaluator:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sized
-from fractions import Fraction
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
 
 from chronolog.core.events import Event
 from chronolog.core.records import record
 
-Time = int | Fraction
+if TYPE_CHECKING:  # (fractions is not imported by a LARS run)
+    from fractions import Fraction
+
+Time = Union[int, "Fraction"]
 STATE_FORMAT = 1  # version of the explicit state encoding; bump on any incompatible change
 
 
@@ -61,7 +63,7 @@ class Span:
 
 def time_text(t: Time) -> str:
     """A time as CONTRACT §2 writes it: integers plainly, other rationals as ``"7/2"``."""
-    if isinstance(t, Fraction):
+    if type(t) is not int and hasattr(t, "denominator"):  # a Fraction
         return str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
     return str(t)
 

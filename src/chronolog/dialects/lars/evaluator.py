@@ -12,7 +12,7 @@ published timed atoms; the engine is rebuilt by replay on import).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Callable, ClassVar
 
 import msgspec
@@ -39,11 +39,8 @@ def change_of(line: dict) -> AnswerChange:
     return line["pred"], args, Span(int(lo_text), int(hi_text), True, True), diff
 
 
-_decode = msgspec.json.Decoder().decode
-
-
-class LarsAnswers(Sequence[AnswerChange]):
-    """Answer lines the writer rendered, and the changes they stand for."""
+class LarsAnswers:
+    """Answer lines the writer rendered, and the changes they stand for (an ``Answers``)."""
 
     __slots__ = ("data", "line_count", "corrections", "_changes")
 
@@ -56,10 +53,11 @@ class LarsAnswers(Sequence[AnswerChange]):
 
     def _decoded(self) -> list[AnswerChange]:
         if self._changes is None:  # (a no_answer_set line carries no change)
-            self._changes = [change_of(got) for got in map(_decode, self.data.splitlines()) if "pred" in got]
+            lines = map(msgspec.json.decode, self.data.splitlines())
+            self._changes = [change_of(got) for got in lines if "pred" in got]
         return self._changes
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, i: int) -> AnswerChange:
         return self._decoded()[i]
 
     def __len__(self) -> int:
