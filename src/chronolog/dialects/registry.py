@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
 from chronolog.core.errors import ChronologError, ProgramError
 from chronolog.core.events import Event
+from chronolog.core.records import field, record
 
 Warn = Callable[[str], None]
 Reader = Callable[[Any, IO[str], str, str, str, Warn], Iterator[Any]]
 # (program, stream, name, format, on_error, report) -> events (and, for ``bulk_read``, blocks) in arrival order
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunOptions:
     """The ``chronolog run`` options whose meaning depends on the dialect (the defaults mean
     "not given"); ``until``, ``--format`` and ``--on-error`` are every dialect's."""
@@ -39,11 +39,14 @@ class RunOptions:
     @classmethod
     def of(cls, source: Any) -> "RunOptions":
         """The options of an argparse namespace (or any object with such attributes)."""
-        given: dict[str, Any] = {f.name: getattr(source, f.name) for f in fields(cls) if hasattr(source, f.name)}
+        given: dict[str, Any] = {name: getattr(source, name) for name in OPTIONS if hasattr(source, name)}
         return cls(**given)
 
 
-@dataclass(frozen=True)
+OPTIONS = tuple(RunOptions.__annotations__)  # the names of the dialect-dependent run options
+
+
+@record(frozen=True)
 class Dialect:
     name: str
     title: str  # as messages name the language
@@ -409,9 +412,9 @@ def refusal(row: Dialect, options: RunOptions) -> str | None:
 
 # each option of RunOptions: the values some dialect restricts it to (None: any value wherever it is taken)
 _TAKEN: dict[str, tuple[str, ...] | None] = {
-    f.name: (tuple(v for r in DIALECTS.values() for v in (r.options.get(f.name) or ()))
-             if any(r.options.get(f.name) is not None for r in DIALECTS.values()) else None)
-    for f in fields(RunOptions)}
+    name: (tuple(v for r in DIALECTS.values() for v in (r.options.get(name) or ()))
+           if any(r.options.get(name) is not None for r in DIALECTS.values()) else None)
+    for name in OPTIONS}
 
 
 def read_line(dialect: str, program: Any, line: str, where: str) -> Iterator[Event]:
