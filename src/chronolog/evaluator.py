@@ -14,20 +14,23 @@ Spark backfill — only ever do four things with an evaluator:
    RocksDB can be checked field by field and outlives a code change),
 4. replay a span, which is what a correction, a recovery and a backfill are.
 
-``Evaluator`` fixes that contract.  Answers leave as ``AnswerChange`` values
-and are written by the one answer writer (``interval_line`` below renders the
-interval form of CONTRACT §3 for every dialect).
+``Evaluator`` fixes that contract.  Answers leave as an ``Answers`` batch:
+``AnswerChange`` values that also render themselves as CONTRACT §3 lines
+(``interval_line`` for DatalogMTL and RTEC, LARS's own tuned writer for LARS).
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator, Sized
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
 
 from chronolog.core.events import Event
 from chronolog.core.records import record
 
-Time = int | Fraction
+if TYPE_CHECKING:  # (fractions is not imported by a LARS run)
+    from fractions import Fraction
+
+Time = Union[int, "Fraction"]
 STATE_FORMAT = 1  # version of the explicit state encoding; bump on any incompatible change
 
 
@@ -60,7 +63,7 @@ class Span:
 
 def time_text(t: Time) -> str:
     """A time as CONTRACT §2 writes it: integers plainly, other rationals as ``"7/2"``."""
-    if isinstance(t, Fraction):
+    if type(t) is not int and hasattr(t, "denominator"):  # a Fraction
         return str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
     return str(t)
 
@@ -84,14 +87,59 @@ def interval_line(pred: str, args: tuple, span: Span, diff: int = 1, points: boo
     return encode(line)
 
 
-def points_as_t(dialect: str) -> bool:
-    """Whether a dialect writes an integer time point as a ``t`` line: LARS's
-    and RTEC's answers are points; DatalogMTL's are intervals over rational
-    time, where a point is the punctual interval ``[7,7]`` (``Dialect.points``)."""
-    from chronolog.dialects.registry import evaluator_dialect
+class Changes(list[AnswerChange]):
+    """A batch of answer changes rendered with ``interval_line``: what DatalogMTL's
+    and RTEC's ``advance`` return (``points``: as ``Dialect.points`` says)."""
 
-    own = evaluator_dialect(dialect)
-    return True if own is None else own.points
+    __slots__ = ("points",)
+
+    def __init__(self, changes: Iterable[AnswerChange] = (), points: bool = True) -> None:
+        super().__init__(changes)
+        self.points = points
+
+    def lines(self) -> bytes:
+        return b"".join([interval_line(p, a, s, d, self.points) + b"\n" for p, a, s, d in self])
+
+    @property
+    def line_count(self) -> int:
+        return len(self)
+
+    @property
+    def corrections(self) -> int:
+        return sum(1 for change in self if change[3] < 0)
+
+
+class Answers(Protocol):
+    """What ``advance`` and ``finish`` return: the answer changes, and the same
+    as CONTRACT §3 lines, so that each dialect keeps its own rendering (LARS
+    renders whole time points at once) behind one interface."""
+
+    def __iter__(self) -> Iterator[AnswerChange]: ...
+
+    def __len__(self) -> int: ...
+
+    def lines(self) -> bytes:
+        """The changes as answer lines, each ending in a newline."""
+
+    @property
+    def line_count(self) -> int:
+        """How many lines ``lines()`` holds."""
+
+    @property
+    def corrections(self) -> int:
+        """How many of them correct earlier answers."""
+
+
+class Block(Protocol):
+    """Input events of one time read in bulk by a dialect's reader (``Dialect.bulk_read``),
+    for that dialect's ``push_block``: one call instead of an ``Event`` per line."""
+
+    t: int
+    events: int  # the input events it stands for
+    facts: Sized  # the facts asserted among them
+
+    def unpacked(self) -> Iterator[Event]:
+        """The block's events one by one, as the dialect's line reader makes them."""
 
 
 class StateError(Exception):
@@ -114,11 +162,14 @@ class Evaluator(Protocol):
     def push(self, event: Event) -> None:
         """One input event in arrival order (fact, retraction or time advance)."""
 
-    def advance(self, until: Time) -> list[AnswerChange]:
+    def push_block(self, block: Block) -> None:
+        """The events of a block of this dialect's own bulk reader, in order."""
+
+    def advance(self, until: Time) -> Answers:
         """Evaluate every time up to ``until`` (corrections first); the answer
         changes since the last call."""
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def finish(self, until: Time | None = None) -> Answers:
         """Evaluate to the end of the input (or ``until``): the remaining changes."""
 
     def export_state(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import time
 from fractions import Fraction
 
 from chronolog.contract.topics import TopicNames
+from chronolog.dialects.load import DIALECTS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--key-partitions", type=int, metavar="K",
                    help="when the program can be split by key (see chronolog topology): evaluate each segment in "
                         "K key partitions (default: Spark's parallelism; 1 when it cannot)")
-    b.add_argument("--dialect", choices=["lars", "laser", "mtl", "rtec"], help="rule language (default: by extension)")
+    b.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
     b.add_argument("--mode", choices=["tms", "oneshot"],
                    help="LARS programs that are not stratified: tms (default) or oneshot, as the fleet ran them")
     b.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
@@ -90,6 +91,7 @@ def write_parquet(lines: list[dict], path: str) -> None:
 def cmd_backfill(args: argparse.Namespace) -> int:
     from chronolog.cli.main import FileError, _open_out, _same_file
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import lookup
     from chronolog.runtime.backfill.job import backfill, publish
     from chronolog.runtime.backfill.points import dumps
     from chronolog.runtime.backfill.spark_io import Source, spark_session
@@ -101,13 +103,12 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.publish and not args.bootstrap:
         return _usage("--publish needs --bootstrap HOST:PORT")
     program = load_program(args.program, args.dialect)
-    if program.dialect in ("lars", "laser"):
-        from chronolog.dialects.lars.plan import plan_program
-
+    row = lookup(program.dialect)
+    if row.strata is not None:  # LARS's own backfill, by segments of its plan
         for name, value in (("--from", args.t_from), ("--to", args.t_to), ("--segment", args.segment)):
             if value is not None and type(value) is not int:
                 return _usage(f"{name} {value} is not an integer time point ({program.dialect} time is discrete)")
-        plan_program(program)  # program errors before Spark starts
+        row.strata(program)  # program errors before Spark starts
     else:
         from chronolog.runtime.fleet.hosting import hosting
 

@@ -123,17 +123,16 @@ def _say(msg: str) -> None:
 
 
 def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import lookup
 
     program = load_program(args.program, args.dialect)
-    from chronolog.dialects.registry import evaluator_dialect
-
-    if evaluator_dialect(program.dialect) is not None:  # hosted through its Evaluator: one chain service
+    row = lookup(program.dialect)
+    if row.strata is None:  # hosted through its Evaluator: one chain service
         from chronolog.runtime.fleet.hosting import HostedPlan
 
         return HostedPlan(program)
-    plan = plan_program(program)
+    plan = row.strata(program)
     if getattr(args, "mode", None):
         plan.solver = args.mode
     plan.seed = getattr(args, "seed", 0) or 0
@@ -142,12 +141,11 @@ def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _check_window(args: argparse.Namespace, plan) -> None:  # noqa: ANN001 (a Plan or a HostedPlan)
     """``--window``/``--step`` only for a dialect with a windowed mode (RTEC), as ``chronolog run``."""
-    from chronolog.dialects.registry import evaluator_dialect
+    from chronolog.dialects.registry import lookup
 
-    dialect = getattr(plan, "dialect", None) if getattr(plan, "hosted", False) else "lars"
-    own = evaluator_dialect(dialect) if dialect else None
+    dialect = plan.dialect if getattr(plan, "hosted", False) else plan.program.dialect
     for option in ("window", "step"):
-        if getattr(args, option, None) is not None and (own is None or own.windowed is None):
+        if getattr(args, option, None) is not None and lookup(dialect).windowed is None:
             raise ChronologError(f"error: --{option} is for RTEC programs (this one is {dialect})")
     if args.step is not None and args.window is None:
         raise ChronologError("error: in the fleet --step goes with --window (RTEC's windowed mode)")

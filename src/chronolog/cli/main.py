@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
-from chronolog.cli import lars_retention, retention_value
+from chronolog.cli import retention_value
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS as _DIALECTS
 
@@ -277,14 +277,29 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _read_ahead(args: argparse.Namespace):  # noqa: ANN202 (a ReadAhead, or None)
+class _Skipped:
+    """The reader's report of each bad line skipped (``--on-error skip``), counted."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, message: str) -> None:
+        self.count += 1
+        _error(message)
+
+
+def _read_ahead(args: argparse.Namespace, report: _Skipped):  # noqa: ANN202 (a ReadAhead, or None)
     """A large regular JSONL input file is decoded by a child process, started
     before the program is loaded so that the two overlap (io/readahead.py);
     None where that does not apply (then the input is opened as usual, and its
     errors come after the program's)."""
     if args.input == "-" or args.format != "jsonl" or sys.stderr.isatty():  # a progress bar reads the lines
         return None
-    if args.program and _own_dialect(args):  # not the LARS reader's input: the child's work would be wasted
+    from chronolog.dialects.load import dialect_for
+    from chronolog.dialects.registry import DIALECTS as ROWS
+
+    row = ROWS.get(dialect_for(args.program[0], args.dialect)) if args.program else None
+    if row is None or not row.read_ahead:  # another reader: the child's work would be wasted
         return None
     from chronolog.io import readahead
 
@@ -297,101 +312,52 @@ def _read_ahead(args: argparse.Namespace):  # noqa: ANN202 (a ReadAhead, or None
     except OSError:
         return None
     with stream:
-        reader = EventReader(stream, args.input, "jsonl", on_error=args.on_error, report=_error, raw=stream.buffer)
+        reader = EventReader(stream, args.input, "jsonl", on_error=args.on_error, report=report, raw=stream.buffer)
         return readahead.ReadAhead(reader)
 
 
-def _own_dialect(args: argparse.Namespace) -> bool:
-    """Whether the run's program is of a dialect with its own evaluator and reader
-    (by ``--dialect`` or the first file's extension, as ``load_program`` picks it)."""
-    from chronolog.dialects.load import dialect_for
-
-    return dialect_for(args.program[0], args.dialect) in ("mtl", "rtec")
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    ahead = _read_ahead(args)
+    report = _Skipped()
+    ahead = _read_ahead(args, report)
     try:
-        return _run(args, ahead)
+        return _run(args, ahead, report)
     finally:
         if ahead is not None:
             ahead.close()
 
 
-def _run(args: argparse.Namespace, ahead) -> int:  # noqa: ANN001 (a ReadAhead, or None)
+def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN001 (a ReadAhead, or None)
+    """``chronolog run`` for every dialect: its row's evaluator, its reader, the one loop."""
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import RunOptions, lookup, refusal
 
     program = load_program(args.program, args.dialect)
-    from chronolog.dialects.registry import evaluator_dialect
-
-    own = evaluator_dialect(program.dialect)
-    if own is not None:
-        return _run_own(args, program, own)
-    # (LARS's engine and reader only now: a dialect with its own evaluator starts without them)
-    from chronolog.dialects.lars.plan import plan_program
-    from chronolog.io.formats import EventReader
-    from chronolog.runtime.embedded import collecting_rarely, run_embedded
-
-    for option in ("step", "window"):
-        if getattr(args, option, None) is not None:
-            raise ChronologError(f"error: --{option} is for RTEC programs (this one is {program.dialect})")
-    mode = getattr(args, "mode", None)
-    if mode in ("stream", "batch"):
-        raise ChronologError(f"error: --mode {args.mode} is for DatalogMTL programs (this one is {program.dialect})")
-    models = getattr(args, "models", 1)
-    if models < 1:
-        raise ChronologError(f"error: --models must be at least 1, not {models}")
-    if models > 1 and mode == "tms":
-        raise ChronologError("error: --models enumerates answer sets with clingo: use it with --mode oneshot")
-    solver = {"solver": mode or ("oneshot" if models > 1 else "tms"), "seed": getattr(args, "seed", 0), "models": models}
-    plan_program(program)  # program errors (safety, windows) before any input is read
+    row = lookup(program.dialect)
+    options = RunOptions.of(args)
+    why = refusal(row, options)
+    if why is not None:
+        raise ChronologError(why)
+    evaluator = row.evaluator(program, options, _error)  # program errors before any input is read
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
+    from chronolog.runtime.embedded import collecting_rarely, run_evaluator
+
     if ahead is not None:  # decoded by a second process
-        reader = ahead.reader
         with _open_out(args.output) as out, collecting_rarely():
-            stats = run_embedded(
-                program, iter(ahead), out, answers=args.answers, until=args.until,
-                retention=lars_retention(args.retention), warn=_error, **solver,
-            )
+            stats = run_evaluator(evaluator, iter(ahead), out, until=args.until, warn=_error)
     else:
         with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
             name = "<stdin>" if args.input == "-" else args.input
-            # A regular file is read in blocks of lines (from its bytes unless a
-            # progress bar counts the lines); a pipe line by line, so that answers
-            # follow the input as it arrives.
+            # A regular file is read in blocks (from its bytes unless a progress bar counts the
+            # lines); a pipe line by line, so that answers follow the input as it arrives.
             regular = args.input != "-" and os.path.isfile(args.input)
-            binary = getattr(raw, "buffer", None) if regular and stream is raw else None
-            reader = EventReader(stream, name, args.format, on_error=args.on_error, report=_error, raw=binary)
+            read = (row.bulk_read or row.read) if regular else row.read
+            events = read(program, stream, name, args.format, args.on_error, report)
             with _open_out(args.output) as out, collecting_rarely():
-                stats = run_embedded(
-                    program, reader.batches() if regular else reader, out, answers=args.answers, until=args.until,
-                    retention=lars_retention(args.retention), warn=_error, **solver,
-                )
-    if reader.skipped:
-        _error(f"skipped {reader.skipped} bad input lines")
-    if stats.too_late:
-        _error(f"ignored {stats.too_late} events older than --retention {args.retention}")
-    if stats.unmatched_retractions:
-        _error(f"ignored {stats.unmatched_retractions} retractions that matched no event")
-    return 0
-
-
-def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001 (its program, a Dialect)
-    """``chronolog run`` for a dialect with its own evaluator (chronolog.dialects.registry): through run_evaluator."""
-    from chronolog.runtime.driver import run_evaluator
-
-    if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
-        raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
-    if args.mode in ("tms", "oneshot") or getattr(args, "models", 1) != 1:
-        what = f"--mode {args.mode}" if args.mode in ("tms", "oneshot") else "--models"
-        raise ChronologError(f"error: {what} is for LARS programs (this one is {program.dialect})")
-    evaluator = dialect.evaluator(program, args, _error)
-    with _open_in(args.input) as stream, _open_out(args.output) as out:
-        name = "<stdin>" if args.input == "-" else args.input
-        events = (dialect.bulk_read or dialect.read)(program, stream, name, args.format, args.on_error, _error)
-        stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error, points=dialect.points)
-    if stats.too_late and getattr(args, "window", None) is not None:
+                stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
+    if report.count:
+        _error(f"skipped {report.count} bad input lines")
+    if stats.too_late and options.window is not None:
         _error(f"ignored {stats.too_late} events older than the window (--window {args.window}): "
                f"they arrived after RTEC forgets their time")
     elif stats.too_late:
@@ -401,53 +367,30 @@ def _run_own(args: argparse.Namespace, program, dialect) -> int:  # noqa: ANN001
     return 0
 
 
-def _describe_own(program) -> bool:  # noqa: ANN001 (any dialect's program)
-    """Print what check/topology say about a dialect with its own evaluator; False for LARS/Laser."""
-    from chronolog.dialects.registry import evaluator_dialect
-
-    own = evaluator_dialect(program.dialect)
-    if own is None:
-        return False
-    for line in own.describe(program):
-        print(line)
-    return True
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import lookup
 
     program = load_program(args.program, args.dialect)
-    if _describe_own(program):
-        return 0
-    plan = plan_program(program)
-    for i, stratum in enumerate(plan.strata, 1):
-        print(f"stratum {i}: {', '.join(stratum)}")
-    print(f"output predicates: {', '.join(sorted(f'{p}/{k}' for p, k in plan.output)) or '(none)'}")
-    inputs = sorted(f"{p}/{k}" for p, k in plan.extensional if "#" not in p)
-    print(f"input predicates: {', '.join(inputs) or '(none)'}")
-    if plan.stratified:
-        print("stratified: evaluated incrementally")
-    else:
-        print("non-stratified: evaluated by truth maintenance (--mode tms, the default) or clingo per time point "
-              "(--mode oneshot)")
+    for line in lookup(program.dialect).describe(program):
+        print(line)
     return 0
 
 
 def cmd_topology(args: argparse.Namespace) -> int:
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import lookup
     from chronolog.runtime.fleet.topology import build_topology
 
     program = load_program(args.program, args.dialect)
-    from chronolog.dialects.registry import evaluator_dialect
-
-    hosted = evaluator_dialect(program.dialect) is not None
+    row = lookup(program.dialect)
+    hosted = row.strata is None
     if hosted:  # what the program is, then its fleet: one chain service hosting the evaluator
         from chronolog.runtime.fleet.hosting import HostedPlan
 
         if args.format == "text":
-            _describe_own(program)
+            for line in row.describe(program):
+                print(line)
         try:
             plan = HostedPlan(program)
         except ChronologError:
@@ -458,7 +401,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
             raise ChronologError(f"error: a {program.dialect} program runs as one chain service: use "
                                  f"docker-compose.chain.yml, or --format helm-values")
     else:
-        plan = plan_program(program)
+        plan = row.strata(program)
     topology = build_topology(plan, args.partitions, args.input_partitions, chain=args.chain)
     if args.format == "helm-values":
         from chronolog.runtime.fleet.deploy import helm_values

@@ -83,20 +83,21 @@ class OnePredicate:
 class TimeRows:
     """Facts asserted at one time point ``t``, read from consecutive input lines
     ``line``, ``line + 1``, ... of ``file`` in arrival order: a bulk reader's block
-    (RTEC's JSONL), pushed whole to an evaluator with ``push_rows`` instead of
-    one ``Event`` per line.  ``rows`` are objects with ``pred`` and ``args`` (a
-    tuple)."""
+    (RTEC's JSONL), pushed whole to an evaluator with ``push_block`` instead of
+    one ``Event`` per line.  ``facts`` are objects with ``pred`` and ``args`` (a
+    tuple), one per line: ``events`` of them."""
 
-    __slots__ = ("t", "rows", "file", "line")
+    __slots__ = ("t", "facts", "file", "line", "events")
 
-    def __init__(self, t: int, rows: Sequence, file: str, line: int) -> None:
+    def __init__(self, t: int, facts: Sequence, file: str, line: int) -> None:
         self.t = t
-        self.rows = rows
+        self.facts = facts
         self.file = file
         self.line = line
+        self.events = len(facts)
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.facts)
 
     def loc(self, i: int) -> Loc:
         """The location of the block's ``i``-th row."""
@@ -104,11 +105,11 @@ class TimeRows:
 
     def event(self, i: int) -> Event:
         """The block's ``i``-th row as the ``Event`` a line reader makes of it."""
-        row = self.rows[i]
+        row = self.facts[i]
         return Event(self.t, row.pred, row.args, False, self.loc(i))
 
-    def events(self) -> Iterator[Event]:
-        return (self.event(i) for i in range(len(self.rows)))
+    def unpacked(self) -> Iterator[Event]:
+        return (self.event(i) for i in range(len(self.facts)))
 
 
 def withdrawn(entries: Sequence, fact: tuple) -> int | None:

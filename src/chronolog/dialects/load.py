@@ -10,34 +10,24 @@ import os
 
 from chronolog.core.errors import ProgramError
 from chronolog.core.source import Loc
-from chronolog.dialects.lars.ir import Program, Rule
+from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.registry import DEFAULT, lookup
+from chronolog.dialects.registry import DIALECTS as _REGISTRY
 
-DIALECTS = ("lars", "laser", "mtl", "rtec")
-_EXTENSIONS = {".lars": "lars", ".laser": "laser", ".mtl": "mtl", ".rtec": "rtec", ".prolog": "rtec"}
+DIALECTS = tuple(_REGISTRY)
+_EXTENSIONS = {ext: row.name for row in _REGISTRY.values() for ext in row.extensions}
 
 
 def dialect_for(path: str, explicit: str | None = None) -> str:
     """The explicit dialect if given, else the one of the file extension (default ``lars``)."""
     if explicit:
         return explicit
-    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "lars")
+    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), DEFAULT)
 
 
 def parse_program(text: str, filename: str, dialect: str) -> Program:
-    if dialect == "lars":
-        from chronolog.dialects.lars.parser import parse_lars
-
-        return parse_lars(text, filename)
-    if dialect == "laser":
-        from chronolog.dialects.lars.laser import parse_laser
-
-        return parse_laser(text, filename)
-    from chronolog.dialects.registry import evaluator_dialect
-
-    own = evaluator_dialect(dialect)
-    if own is not None:
-        return own.parse([(filename, text)])  # type: ignore[no-any-return]  # the dialect's own program type
-    raise ProgramError(f"unknown dialect {dialect!r} (choose from {', '.join(DIALECTS)})", Loc(filename, 1, 1))
+    """One program file of ``dialect``."""
+    return lookup(dialect, filename).parse([(filename, text)])  # type: ignore[no-any-return]
 
 
 def load_program(paths: list[str], dialect: str | None = None) -> Program:
@@ -53,8 +43,7 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
         if chosen is not None and d != chosen:
             raise ProgramError(f"all program files must have one dialect ({chosen}, not {d})", Loc(path, 1, 1))
         chosen = d
-        if d not in DIALECTS:  # fail on the dialect before touching the file
-            parse_program("", path, d)
+        lookup(d, path)  # fail on the dialect before touching the file
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
@@ -63,19 +52,10 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
         except UnicodeDecodeError as exc:
             raise ProgramError(f"program is not UTF-8 text ({exc.reason})", Loc(path, 1, 1)) from None
         sources.append((path, text))
-    return program_from_sources(sources, chosen or "lars")
+    return program_from_sources(sources, chosen or DEFAULT)
 
 
 def program_from_sources(sources: list[tuple[str, str]] | tuple[tuple[str, str], ...], dialect: str) -> Program:
     """One program of the (file name, text) pairs of one dialect: what ``load_program``
-    reads, and what a Spark task rebuilds from the texts it was sent.  A dialect with
-    its own evaluator parses all files at once (``chronolog.dialects.registry``)."""
-    from chronolog.dialects.registry import evaluator_dialect
-
-    own = evaluator_dialect(dialect)
-    if own is not None:
-        return own.parse(list(sources))  # type: ignore[no-any-return]
-    rules: list[Rule] = []
-    for name, text in sources:
-        rules.extend(parse_program(text, name, dialect).rules)
-    return Program(tuple(rules), dialect)
+    reads, and what a Spark task rebuilds from the texts it was sent."""
+    return lookup(dialect).parse(list(sources))  # type: ignore[no-any-return]

@@ -1,32 +1,68 @@
-"""The dialects that run on an ``Evaluator`` (``chronolog.evaluator``), in one table.
+"""Every dialect in one table: LARS, Laser, DatalogMTL and RTEC, each a ``Dialect`` row.
 
-LARS and Laser compile to the engine's plan; DatalogMTL and RTEC bring their
-own evaluator.  For those, everything the CLI, ``chronolog.dialects.load`` and the
-fleet (``runtime/hosting.py``) need is here: how to parse the program files,
-how to make the evaluator, how to read input lines, and what ``check`` and
-``topology`` print.  Adding a dialect is adding a row, not an ``if``.
+A row says how to parse the program files, how to make the evaluator
+(``chronolog.evaluator``) for ``chronolog run``, the fleet and the backfill,
+how to read input lines, what ``check`` and ``topology`` print, and which
+``run`` options it takes (``options``: the others are refused with a reason by
+``refusal``).  Code outside ``dialects/`` asks the row, never the name: adding
+a dialect is adding a row, not an ``if``.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
+from chronolog.core.errors import ChronologError, ProgramError
 from chronolog.core.events import Event
+from chronolog.core.records import field, record
+
+Warn = Callable[[str], None]
+Reader = Callable[[Any, IO[str], str, str, str, Warn], Iterator[Any]]
+# (program, stream, name, format, on_error, report) -> events (and, for ``bulk_read``, blocks) in arrival order
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
+class RunOptions:
+    """The ``chronolog run`` options whose meaning depends on the dialect (the defaults mean
+    "not given"); ``until``, ``--format`` and ``--on-error`` are every dialect's."""
+
+    answers: str = "changelog"
+    mode: str | None = None
+    seed: int = 0
+    models: int = 1
+    retention: Any = None  # N time points (int, or a rational for DatalogMTL), inf, or None
+    step: int | None = None
+    window: int | None = None
+
+    @classmethod
+    def of(cls, source: Any) -> RunOptions:
+        """The options of an argparse namespace (or any object with such attributes)."""
+        given: dict[str, Any] = {name: getattr(source, name) for name in OPTIONS if hasattr(source, name)}
+        return cls(**given)
+
+
+OPTIONS = tuple(RunOptions.__annotations__)  # the names of the dialect-dependent run options
+
+
+@record(frozen=True)
 class Dialect:
+    name: str
+    title: str  # as messages name the language
+    extensions: tuple[str, ...]  # program files of this dialect by default
     parse: Callable[[list[tuple[str, str]]], Any]  # [(file name, text)] -> the program
-    evaluator: Callable[[Any, Any, Callable[[str], None]], Any]  # (program, run options, warn) -> Evaluator
-    read: Callable[[Any, IO[str], str, str, str, Callable[[str], None]], Iterator[Event]]
-    # (program, stream, name, format, on_error, report) -> events in arrival order
-    describe: Callable[[Any], list[str]]  # the lines `chronolog check` / `topology` print
-    hosted: Callable[[Any], Any]  # program -> an evaluator for the fleet (stream mode)
-    # (program, warn) -> the evaluator replaying a complete history (the backfill); None: ``hosted``'s
-    replay: Callable[[Any, Callable[[str], None]], Any] | None = None
+    evaluator: Callable[[Any, RunOptions, Warn], Any]  # (program, run options, warn) -> the Evaluator of `run`
+    read: Reader  # input events one by one (a pipe; the fleet's lines)
+    describe: Callable[[Any], list[str]]  # the lines `chronolog check` (and `topology` for a chain) prints
+    stream: Callable[[Any], Any]  # program -> an evaluator for a stream without end (the fleet)
+    # which `run` options of RunOptions it takes, each with the values it accepts (None: any)
+    options: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
+    # events and ``Block``s for the evaluator's ``push_block``, read in bulk (a regular file); None: ``read``
+    bulk_read: Reader | None = None
+    read_ahead: bool = False  # its bulk reader is io.formats.EventReader's, which io/readahead.py can run
+    # (program, warn) -> the evaluator replaying a complete history (the backfill); None: ``stream``'s
+    replay: Callable[[Any, Warn], Any] | None = None
     # how far before a time the input can still change answers there (None: unbounded;
     # the backfill then evaluates the whole history in one segment)
     reach: Callable[[Any], Any] = lambda program: None
@@ -38,10 +74,10 @@ class Dialect:
     # `initially` and complement_all start); None: the history's first time (the backfill's span)
     origin: int | None = None
     # (program, window, step, warn) -> the evaluator of a windowed mode (RTEC's --window); None: no such mode
-    windowed: Callable[[Any, int, int | None, Callable[[str], None]], Any] | None = None
-    # ``read``'s events for ``chronolog run`` (runtime/driver.py), runs of plain facts of one time
-    # as ``TimeRows`` blocks decoded in bulk; None: ``read``
-    bulk_read: Callable[[Any, IO[str], str, str, str, Callable[[str], None]], Iterator[Any]] | None = None
+    windowed: Callable[[Any, int, int | None, Warn], Any] | None = None
+    # program -> its plan by strata, for the fleet's per-stratum layout and the backfill's segments by
+    # strata (LARS); None: the fleet hosts the evaluator as one chain service
+    strata: Callable[[Any], Any] | None = None
 
 
 def _mtl_parse(files: list[tuple[str, str]]) -> Any:
@@ -57,11 +93,10 @@ def _mtl_parse(files: list[tuple[str, str]]) -> Any:
     return MtlProgram(tuple(rules), tuple(facts))
 
 
-def _mtl_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> Any:
+def _mtl_evaluator(program: Any, options: RunOptions, warn: Callable[[str], None]) -> Any:
     from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon
 
-    return MtlEvaluator(program, getattr(options, "mode", None), warn=warn,
-                        retention=horizon(program, getattr(options, "retention", None)))
+    return MtlEvaluator(program, options.mode, warn=warn, retention=horizon(program, options.retention))
 
 
 def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
@@ -72,10 +107,16 @@ def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
 
 
 def _mtl_describe(program: Any) -> list[str]:
-    from chronolog.evaluator import time_text
-    from chronolog.dialects.mtl.evaluator import _num, input_reach, not_forward_propagating, reach, reach_retention
+    from chronolog.dialects.mtl.evaluator import (
+        _num,
+        input_reach,
+        not_forward_propagating,
+        reach,
+        reach_retention,
+    )
     from chronolog.dialects.mtl.materialise import check_program, strata
     from chronolog.dialects.mtl.syntax import atoms_of, head_atom
+    from chronolog.evaluator import time_text
 
     check_program(program)
 
@@ -107,7 +148,7 @@ def _mtl_describe(program: Any) -> list[str]:
     return lines
 
 
-def _mtl_hosted(program: Any) -> Any:
+def _mtl_stream(program: Any) -> Any:
     from chronolog.dialects.mtl.evaluator import MtlEvaluator
 
     return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
@@ -146,20 +187,16 @@ def _rtec_parse(files: list[tuple[str, str]]) -> Any:
     return finish_program(program)
 
 
-def _rtec_evaluator(program: Any, options: Any, warn: Callable[[str], None]) -> Any:
-    from chronolog.core.errors import ChronologError
+def _rtec_evaluator(program: Any, options: RunOptions, warn: Callable[[str], None]) -> Any:
     from chronolog.dialects.rtec.evaluator import RtecEvaluator
 
-    if getattr(options, "mode", None) is not None:
-        raise ChronologError(f"error: --mode {options.mode} is for DatalogMTL programs (this one is rtec)")
-    retention = _finite(getattr(options, "retention", None))
-    window = getattr(options, "window", None)
-    if window is not None:
+    retention = _finite(options.retention)
+    if options.window is not None:
         if retention is not None:
             raise ChronologError("error: --window and --retention exclude each other (the window is how late an "
                                  "event may be)")
-        return _rtec_windowed(program, window, getattr(options, "step", None), warn)
-    return RtecEvaluator(program, getattr(options, "step", None), warn=warn, retention=retention)
+        return _rtec_windowed(program, options.window, options.step, warn)
+    return RtecEvaluator(program, options.step, warn=warn, retention=retention)
 
 
 def _rtec_windowed(program: Any, window: int, step: int | None, warn: Callable[[str], None]) -> Any:
@@ -212,7 +249,7 @@ def _rtec_describe(program: Any) -> list[str]:
     return lines
 
 
-def _rtec_hosted(program: Any) -> Any:
+def _rtec_stream(program: Any) -> Any:
     from chronolog.dialects.rtec.evaluator import RtecEvaluator
 
     return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
@@ -230,20 +267,156 @@ def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
     return RtecEvaluator(program, warn=warn)
 
 
+def _lars_parse(files: list[tuple[str, str]]) -> Any:
+    from chronolog.dialects.lars.ir import Program
+    from chronolog.dialects.lars.parser import parse_lars
+
+    return Program(tuple(r for name, text in files for r in parse_lars(text, name).rules), "lars")
+
+
+def _laser_parse(files: list[tuple[str, str]]) -> Any:
+    from chronolog.dialects.lars.ir import Program
+    from chronolog.dialects.lars.laser import parse_laser
+
+    return Program(tuple(r for name, text in files for r in parse_laser(text, name).rules), "laser")
+
+
+def _lars_plan(program: Any, options: RunOptions = RunOptions()) -> Any:  # noqa: B008 (a frozen record)
+    """The program's plan (its errors: safety, windows), evaluated as ``--mode``/``--seed`` say."""
+    from chronolog.dialects.lars.plan import plan_program
+
+    plan = plan_program(program)
+    plan.solver = options.mode or ("oneshot" if options.models > 1 else "tms")
+    plan.seed = options.seed
+    return plan
+
+
+def _lars_retention(retention: Any) -> int | None:
+    return None if retention is None or retention == float("inf") else int(retention)
+
+
+def _lars_evaluator(program: Any, options: RunOptions, warn: Callable[[str], None]) -> Any:
+    from chronolog.dialects.lars.evaluator import LarsEvaluator, LarsModels
+
+    models = options.models
+    if models < 1:
+        raise ChronologError(f"error: --models must be at least 1, not {models}")
+    if models > 1 and options.mode == "tms":
+        raise ChronologError("error: --models enumerates answer sets with clingo: use it with --mode oneshot")
+    plan = _lars_plan(program, options)
+    retention = _lars_retention(options.retention)
+    if models > 1:
+        return LarsModels(plan, models, answers=options.answers, retention=retention, warn=warn)
+    return LarsEvaluator(plan, answers=options.answers, retention=retention, warn=warn, eager=True)
+
+
+def _lars_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
+               report: Callable[[str], None]) -> Iterator[Event]:
+    from chronolog.io.formats import EventReader
+
+    return iter(EventReader(stream, name, fmt, on_error=on_error, report=report))
+
+
+def _lars_bulk_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
+                    report: Callable[[str], None]) -> Iterator[Any]:
+    """Blocks of facts of one time point (``FactBatch``), cut from the file's bytes when
+    ``stream`` is a file not read yet (else from its lines)."""
+    from chronolog.io.formats import EventReader
+
+    raw = getattr(stream, "buffer", None)
+    return EventReader(stream, name, fmt, on_error=on_error, report=report, raw=raw).batches()
+
+
+def _lars_describe(program: Any) -> list[str]:
+    plan = _lars_plan(program)
+    lines = [f"stratum {i}: {', '.join(stratum)}" for i, stratum in enumerate(plan.strata, 1)]
+    lines.append(f"output predicates: {', '.join(sorted(f'{p}/{k}' for p, k in plan.output)) or '(none)'}")
+    inputs = sorted(f"{p}/{k}" for p, k in plan.extensional if "#" not in p)
+    lines.append(f"input predicates: {', '.join(inputs) or '(none)'}")
+    lines.append("stratified: evaluated incrementally" if plan.stratified else
+                 "non-stratified: evaluated by truth maintenance (--mode tms, the default) or clingo per time "
+                 "point (--mode oneshot)")
+    return lines
+
+
+def _lars_stream(program: Any) -> Any:
+    from chronolog.dialects.lars.evaluator import LarsEvaluator
+
+    return LarsEvaluator(_lars_plan(program))  # the stage decides when to advance
+
+
+def _lars_replay(program: Any, warn: Callable[[str], None]) -> Any:
+    from chronolog.dialects.lars.evaluator import LarsEvaluator
+
+    return LarsEvaluator(_lars_plan(program), warn=warn)
+
+
+def _lars_retaining(program: Any, retention: Any) -> Any:
+    from chronolog.dialects.lars.evaluator import LarsEvaluator
+
+    return LarsEvaluator(_lars_plan(program), retention=_lars_retention(retention))
+
+
+_LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {
+    "answers": ("changelog", "points"), "mode": ("tms", "oneshot"), "seed": None, "models": None, "retention": None}
+
+
+def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
+    return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
+                   _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
+                   retaining=_lars_retaining, strata=_lars_plan)
+
+
 DIALECTS: dict[str, Dialect] = {
-    "mtl": Dialect(_mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe, _mtl_hosted, _mtl_replay, _mtl_reach,
-                   _mtl_retaining, points=False),
-    "rtec": Dialect(_rtec_parse, _rtec_evaluator, _rtec_read, _rtec_describe, _rtec_hosted, _rtec_replay,
-                    retaining=_rtec_retaining, origin=0, windowed=_rtec_windowed, bulk_read=_rtec_bulk_read),
+    "lars": _lars_row("lars", _lars_parse),  # native syntax, Ticker-compatible
+    "laser": _lars_row("laser", _laser_parse),  # Laser's syntax, the same engine
+    "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe,
+                   _mtl_stream, {"mode": ("stream", "batch"), "retention": None}, replay=_mtl_replay,
+                   reach=_mtl_reach, retaining=_mtl_retaining, points=False),
+    "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec_parse, _rtec_evaluator, _rtec_read,
+                    _rtec_describe, _rtec_stream, {"retention": None, "step": None, "window": None},
+                    bulk_read=_rtec_bulk_read, replay=_rtec_replay, retaining=_rtec_retaining, origin=0,
+                    windowed=_rtec_windowed),
 }
+DEFAULT = "lars"  # the dialect of a program file with no known extension
 
 
-def evaluator_dialect(name: str) -> Dialect | None:
-    """The dialect's row if it runs on its own evaluator (None for LARS and Laser)."""
-    return DIALECTS.get(name)
+def lookup(name: str, where: str = "") -> Dialect:
+    """The row of dialect ``name``; a ``ProgramError`` (at ``where``) naming the choices if there is none."""
+    row = DIALECTS.get(name)
+    if row is None:
+        from chronolog.core.source import Loc
+
+        raise ProgramError(f"unknown dialect {name!r} (choose from {', '.join(DIALECTS)})",
+                           Loc(where, 1, 1) if where else None)
+    return row
+
+
+def refusal(row: Dialect, options: RunOptions) -> str | None:
+    """Why ``row`` cannot take ``options`` (a given option it does not take, or a value it does not
+    accept: "--mode tms is for LARS programs (this one is mtl)"), else None."""
+    default = RunOptions()
+    for name, takes in _TAKEN.items():
+        value = getattr(options, name)
+        if value == getattr(default, name):
+            continue  # not given
+        accepted = row.options.get(name, ())
+        if name in row.options and (accepted is None or value in accepted):
+            continue
+        owners = dict.fromkeys(r.title for r in DIALECTS.values() if name in r.options
+                               and (r.options[name] is None or value in r.options[name]))  # type: ignore[operator]
+        shown = f"--{name}" if takes is None else f"--{name} {value}"
+        return f"error: {shown} is for {' or '.join(owners)} programs (this one is {row.name})"
+    return None
+
+
+# each option of RunOptions: the values some dialect restricts it to (None: any value wherever it is taken)
+_TAKEN: dict[str, tuple[str, ...] | None] = {
+    name: (tuple(v for r in DIALECTS.values() for v in (r.options.get(name) or ()))
+           if any(r.options.get(name) is not None for r in DIALECTS.values()) else None)
+    for name in OPTIONS}
 
 
 def read_line(dialect: str, program: Any, line: str, where: str) -> Iterator[Event]:
     """One input record (the fleet's reader)."""
-    d = DIALECTS[dialect]
-    return d.read(program, io.StringIO(line + "\n"), where, "jsonl", "fail", lambda m: None)
+    return DIALECTS[dialect].read(program, io.StringIO(line + "\n"), where, "jsonl", "fail", lambda m: None)

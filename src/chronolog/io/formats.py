@@ -86,6 +86,12 @@ class FactBatch:
         """The location of each fact's line (of the time advance's, without facts)."""
         return [Loc(self.file, self.line + i, 1) for i in range(max(1, len(self.facts)))]
 
+    def unpacked(self) -> Iterator[Event]:
+        if not self.facts:
+            yield Event(self.t, loc=Loc(self.file, self.line, 1))
+        for ((pred, _), args), loc in zip(self.facts, self.locs()):
+            yield Event(self.t, pred, args, False, loc)
+
 
 def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
     """The batch path's decoder and the errors it raises.  msgspec is imported

@@ -14,7 +14,7 @@ from strategies import random_program, random_stream
 from chronolog.core.events import Event
 from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.evaluator import Evaluator
+from chronolog.evaluator import Changes, Evaluator
 from chronolog.runtime.embedded import run_embedded, run_evaluator
 from chronolog.state.codec import decode, encode
 
@@ -75,8 +75,11 @@ class _Pausing:
     def advance(self, until):
         return self.inner.advance(until)
 
+    def push_block(self, block):
+        self.inner.push_block(block)
+
     def finish(self, until=None):
-        return []
+        return Changes()
 
 
 def test_lars_evaluator_is_an_evaluator():
@@ -109,3 +112,26 @@ def test_state_is_plain_json():
     state = ev.export_state()
     assert msgspec.json.decode(msgspec.json.encode(state)) == state
     assert state["format"] == 1 and state["dialect"] == "lars"
+
+
+def test_answer_batches_are_the_changes_their_lines_say():
+    """``advance``/``finish`` hand out the writer's bytes; iterated, a batch is the
+    changes those lines stand for (corrections included), and it counts its lines."""
+    from chronolog.dialects.lars.evaluator import change_of
+
+    for seed in range(10):
+        program, events = random_program(seed), _late(random_stream(seed), seed)
+        ev = LarsEvaluator(plan_program(program), eager=True)
+        batches = []
+        latest = None
+        for e in events:
+            if latest is not None and e.t > latest:
+                batches.append(ev.advance(latest))
+            latest = e.t if latest is None or e.t > latest else latest
+            ev.push(e)
+        batches.append(ev.finish())
+        for batch in batches:
+            lines = [orjson.loads(x) for x in batch.lines().splitlines()]
+            assert batch.line_count == len(lines)
+            assert list(batch) == [change_of(x) for x in lines if "pred" in x]
+            assert len(batch) == len(list(batch))

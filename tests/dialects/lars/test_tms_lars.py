@@ -407,7 +407,7 @@ def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
     retracted = rng.sample(facts, min(len(facts), rng.randint(0, 2)))
     arrival = _delayed(events, rng) + [Event(e.t, e.pred, e.args, True) for e in retracted]
     out = io.StringIO()
-    run_embedded(program, arrival, out, solver="tms", seed=seed % 3)
+    run_embedded(program, arrival, out, mode="tms", seed=seed % 3)
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     t1, last = events[0].t, max(e.t for e in events)
     got = meaning(lines, (t1, last), running=True)
@@ -514,7 +514,7 @@ def test_oneshot_models_are_distinct_answer_sets_per_point() -> None:
     events = [Event(t, "p", (rng.randint(1, 3),)) for t in range(12)] + [Event(4, "q")]
     events.sort(key=lambda e: e.t)
     out = io.StringIO()
-    run_embedded(program, events, out, solver="oneshot", models=3)
+    run_embedded(program, events, out, mode="oneshot", models=3)
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     assert {x["model"] for x in lines} == {0, 1, 2}
     flat = [(e.t, e.pred, tuple(e.args)) for e in events if e.is_fact]

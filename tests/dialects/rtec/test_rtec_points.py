@@ -12,7 +12,7 @@ from chronolog.core.events import Event, TimeRows
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.reader import read_rtec_blocks
-from chronolog.runtime.driver import run_evaluator
+from chronolog.runtime.embedded import run_evaluator
 
 # p is read only through holdsAt and start/end (as caviar's coord), q also through holdsFor
 ED = """

@@ -13,7 +13,7 @@ from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import Hierarchy, RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.sdf import compile_sdf
-from chronolog.runtime.driver import run_evaluator
+from chronolog.runtime.embedded import run_evaluator
 
 # two-argument fluents over a dynamic domain, with the shapes of CAVIAR's and CTM's rules:
 # a head argument twice, a constant, arguments swapped, checks before and after a cut, a fallback

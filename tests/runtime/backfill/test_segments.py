@@ -276,7 +276,7 @@ def test_points_without_an_answer_set_mean_the_same_in_the_backfill(mode):
     events = [Event(t, "p", (t % 3,)) for t in range(12)] + [Event(4, "q"), Event(9, "q")]
     events.sort(key=lambda e: e.t)
     out = io.StringIO()
-    run_embedded(ODD, events, out, warn=lambda m: None, solver=mode)
+    run_embedded(ODD, events, out, warn=lambda m: None, mode=mode)
     lines = [orjson.loads(x) for x in out.getvalue().splitlines()]
     empty = sorted(x["t"] for x in lines if x.get("no_answer_set"))
     assert empty == [4, 5, 9, 10]  # q [1]: at q's point and the next

@@ -88,7 +88,6 @@ class AnswerWriter:
         self.corrections = 0
         self.no_answer_sets = 0  # time points without an answer set (no_answer_set lines)
         self._names: dict[PredKey, bytes] = {}
-        self._text_pending = False  # text written through ``out`` since the last flush
 
     def _name(self, pred: PredKey) -> bytes:
         name = self._names.get(pred)
@@ -117,9 +116,6 @@ class AnswerWriter:
 
     def _emit(self, data: bytes, lines: int) -> None:
         if self._raw is not None:
-            if self._text_pending:
-                self.out.flush()
-                self._text_pending = False
             self._raw.write(data)
         else:
             self.out.write(data.decode())
@@ -131,10 +127,7 @@ class AnswerWriter:
         rec["args"] = list(args)
         if diff != 1:
             rec["diff"] = diff
-        self.out.write(dumps(rec).decode())
-        self.out.write("\n")
-        self._text_pending = True
-        self.lines += 1
+        self._emit(dumps(rec) + b"\n", 1)
 
     # ------------------------------------------------------------ live steps
 

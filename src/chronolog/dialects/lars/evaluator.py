@@ -1,26 +1,28 @@
 """LARS behind the dialect-neutral ``Evaluator`` interface (chronolog.evaluator).
 
-The LARS runtimes keep their tuned path (``Reasoner`` + ``AnswerWriter``
-rendering whole time points); this adapter puts the same two behind the
-interface every dialect implements, so code written for any evaluator —
-``run_evaluator``, evaluator-hosting stages, tests comparing dialects —
-drives LARS unchanged: answers come out as ``AnswerChange`` values, and the
+The ``Reasoner`` evaluates and the ``AnswerWriter`` renders whole time points
+as bytes (the tuned path); this puts the two behind the interface every
+dialect implements.  ``advance`` and ``finish`` hand out the bytes the writer
+rendered as a ``LarsAnswers`` batch, decoded to ``AnswerChange`` values only
+if someone iterates it, so ``chronolog run`` writes them as they are.  The
 state is explicit data (the log, the imports, the counters and the writer's
 published timed atoms; the engine is rebuilt by replay on import).
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
 from typing import Any, Callable, ClassVar
 
 import msgspec
 
-from chronolog.dialects.lars.plan import Plan
-from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
-from chronolog.state.codec import reading, versioned
+from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
+from chronolog.io.formats import FactBatch
 from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
 
 
@@ -36,62 +38,125 @@ def change_of(line: dict) -> AnswerChange:
     return line["pred"], args, Span(int(lo_text), int(hi_text), True, True), diff
 
 
-class _Null:
-    def write(self, text: str) -> int:
-        return len(text)
+class LarsAnswers:
+    """Answer lines the writer rendered, and the changes they stand for (an ``Answers``)."""
+
+    __slots__ = ("data", "line_count", "corrections", "_changes")
+
+    def __init__(self, data: bytes = b"", line_count: int = 0, corrections: int = 0) -> None:
+        self.data, self.line_count, self.corrections = data, line_count, corrections
+        self._changes: list[AnswerChange] | None = None
+
+    def lines(self) -> bytes:
+        return self.data
+
+    def _decoded(self) -> list[AnswerChange]:
+        if self._changes is None:  # (a no_answer_set line carries no change)
+            lines = map(msgspec.json.decode, self.data.splitlines())
+            self._changes = [change_of(got) for got in lines if "pred" in got]
+        return self._changes
+
+    def __getitem__(self, i: int) -> AnswerChange:
+        return self._decoded()[i]
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __iter__(self) -> Iterator[AnswerChange]:
+        return iter(self._decoded())
+
+
+_NONE = LarsAnswers()  # no lines (shared: a batch is never changed)
+
+
+class _Bytes:
+    """The writer's output: the rendered bytes kept until taken (``tag``: the
+    ``"model": k`` of one of several answer streams, added to every line)."""
+
+    encoding = "utf-8"
+
+    def __init__(self, tag: int | None = None) -> None:
+        self.parts: list[bytes] = []
+        self.buffer = self  # the writer writes bytes to ``out.buffer`` when it is UTF-8
+        self.tag = b'{"model":%d,"' % (tag or 0)
+        if tag is None:
+            self.write = self.parts.append  # type: ignore[method-assign, assignment]  # (once per time point)
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(data.replace(b'{"', self.tag))
+        return len(data)
 
     def flush(self) -> None:
         pass
 
 
-class _ChangeWriter(AnswerWriter):
-    """The answer writer's decisions (what opens, closes, corrects) as changes, not text."""
-
-    def __init__(self, plan: Plan) -> None:
-        super().__init__(_Null(), plan, "changelog")  # type: ignore[arg-type]
-        self.changes: list[AnswerChange] = []
-        self._decode = msgspec.json.Decoder().decode
-
-    def _emit(self, data: bytes, lines: int) -> None:
-        for line in data.splitlines():
-            got = self._decode(line)
-            if "pred" in got:  # (a no_answer_set line carries no change)
-                self.changes.append(change_of(got))
-        self.lines += lines
-
-    def _write(self, pred: Any, args: tuple, when: str | int, diff: int = 1) -> None:
-        rec: dict = {"interval": when} if isinstance(when, str) else {"t": when}
-        self.changes.append(change_of({**rec, "pred": pred[0], "args": list(args), "diff": diff}))
-        self.lines += 1
-
-
 class LarsEvaluator:
-    """A LARS program (its ``Plan``) as an ``Evaluator``."""
+    """A LARS program (its ``Plan``) as an ``Evaluator``.
+
+    ``eager`` (``chronolog run``): a pushed event at a later time evaluates
+    every integer point before it at once (they are final), so that a delayed
+    event for one of them is a correction as the input order says; the lines
+    come out of the next ``advance`` or ``finish`` (take them before
+    ``export_state``).  Not eager (a driver that checkpoints): only ``advance``
+    and ``finish`` evaluate."""
 
     dialect: ClassVar[str] = "lars"
 
-    def __init__(self, plan: Plan, *, retention: int | None = None,
-                 warn: Callable[[str], None] = lambda m: None) -> None:
+    def __init__(self, plan: Plan, *, answers: str = "changelog", retention: int | None = None,
+                 warn: Callable[[str], None] = lambda m: None, eager: bool = False, model: int | None = None) -> None:
         self.plan = plan
-        self.writer = _ChangeWriter(plan)
+        self.out = _Bytes(model)
+        self.writer = AnswerWriter(self.out, plan, answers)  # type: ignore[arg-type]
         self.reasoner = Reasoner(plan, self.writer, warn=warn, retention=retention, auto_advance=False)
+        self.eager = eager
+        self._lines = self._corrections = 0  # the writer's counts at the last batch
+
+    def _arrive(self, t: int) -> None:
+        """Eager: evaluate the points before ``t`` not evaluated yet (a driver that advances
+        to each previous time before pushing a later one leaves none: no call at all)."""
+        r = self.reasoner
+        if r.evaluated is not None and t - 1 > r.evaluated:
+            r.advance(t - 1)
 
     def push(self, event: Event) -> None:
+        if self.eager:
+            self._arrive(event.t)
         self.reasoner.push(event)
 
-    def _taken(self) -> list[AnswerChange]:
-        out, self.writer.changes = self.writer.changes, []
-        return out
+    def push_block(self, block: FactBatch) -> None:
+        r, t = self.reasoner, block.t
+        if self.eager and r.evaluated is not None and t - 1 > r.evaluated:  # (_arrive, inline: per time point)
+            r.advance(t - 1)
+        r.push_facts(t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
 
-    def advance(self, until: Time) -> list[AnswerChange]:
-        self.reasoner.advance(int(until))
-        return self._taken()
+    def _taken(self) -> LarsAnswers:
+        parts = self.out.parts
+        if not parts:
+            return _NONE
+        w = self.writer
+        batch = LarsAnswers(parts[0] if len(parts) == 1 else b"".join(parts), w.lines - self._lines,
+                            w.corrections - self._corrections)
+        parts.clear()
+        self._lines, self._corrections = w.lines, w.corrections
+        return batch
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def advance(self, until: Time) -> LarsAnswers:
+        self.reasoner.advance(until if type(until) is int else int(until))
+        parts = self.out.parts
+        if not parts:
+            return _NONE
+        w = self.writer  # (``_taken``, inline: once per time point)
+        batch = LarsAnswers(parts[0] if len(parts) == 1 else b"".join(parts), w.lines - self._lines,
+                            w.corrections - self._corrections)
+        parts.clear()
+        self._lines, self._corrections = w.lines, w.corrections
+        return batch
+
+    def finish(self, until: Time | None = None) -> LarsAnswers:
         self.reasoner.finish(None if until is None else int(until))
         return self._taken()
 
-    # the run statistics run_evaluator reports
+    # the run statistics chronolog run reports
     @property
     def unmatched_retractions(self) -> int:
         return self.reasoner.unmatched_retractions
@@ -110,6 +175,10 @@ class LarsEvaluator:
         return 0 if r.t1 is None or r.evaluated is None else r.evaluated - r.t1 + 1
 
     def export_state(self) -> dict[str, Any]:
+        from chronolog.state.codec import versioned  # (zlib and the codec: 1 ms of every run's start-up)
+
+        if self.out.parts:
+            raise RuntimeError("answers evaluated but not taken (advance or finish first)")
         r = self.reasoner
         return versioned({
             "dialect": self.dialect,
@@ -120,6 +189,8 @@ class LarsEvaluator:
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
+        from chronolog.state.codec import reading
+
         check_state_header(data, self.dialect)
         r = self.reasoner
         with reading("LARS evaluator state"):
@@ -129,3 +200,88 @@ class LarsEvaluator:
                 dict.__setitem__(r.imports, int(t), imported_from(imported))
             self.writer.import_state(data["writer"])
             r.import_state(data["reasoner"])
+        self._lines, self._corrections = self.writer.lines, self.writer.corrections
+
+
+class LarsModels:
+    """``--models N`` (one-shot): the first N answer sets clingo enumerates per
+    time point, each its own answer stream (lines tagged ``"model": k``, k from
+    0; a point with fewer answer sets repeats the last one in the higher
+    models): one evaluator per model, fed the same events.  The lines are
+    grouped as one evaluator per model would write them: at each arrival of a
+    later time, each model's lines up to the time before it, model after
+    model; at the end, each model's remaining lines."""
+
+    dialect: ClassVar[str] = "lars"
+
+    def __init__(self, plan: Plan, models: int, *, answers: str = "changelog", retention: int | None = None,
+                 warn: Callable[[str], None] = lambda m: None) -> None:
+        self.each: list[LarsEvaluator] = []
+        for k in range(models):
+            mine = copy.copy(plan)
+            mine.model = k
+            self.each.append(LarsEvaluator(mine, answers=answers, retention=retention, model=k,
+                                           warn=warn if k == 0 else (lambda m: None)))
+        self.first = self.each[0]
+        self.latest: int | None = None
+        self.ready: list[LarsAnswers] = []  # the lines of the arrivals since the last batch
+
+    def _arrive(self, t: int) -> None:
+        if self.latest is not None and t > self.latest:
+            for one in self.each:
+                one._arrive(t)
+            self.ready += [one._taken() for one in self.each]
+        if self.latest is None or t > self.latest:
+            self.latest = t
+
+    def push(self, event: Event) -> None:
+        self._arrive(event.t)
+        for one in self.each:
+            one.reasoner.push(event)
+
+    def push_block(self, block: FactBatch) -> None:
+        self._arrive(block.t)
+        for one in self.each:  # each its own list: the log keeps and changes it
+            one.reasoner.push_facts(block.t, list(block.facts), block.locs)
+
+    def _ready(self, more: list[LarsAnswers]) -> LarsAnswers:
+        batches, self.ready = self.ready + more, []
+        return LarsAnswers(b"".join([b.data for b in batches]), sum(b.line_count for b in batches),
+                           sum(b.corrections for b in batches))
+
+    def advance(self, until: Time) -> LarsAnswers:
+        for one in self.each:
+            one.reasoner.advance(int(until))  # (its lines go with the next arrival's)
+        return self._ready([])
+
+    def finish(self, until: Time | None = None) -> LarsAnswers:
+        return self._ready([one.finish(until) for one in self.each])
+
+    @property
+    def unmatched_retractions(self) -> int:
+        return self.first.unmatched_retractions
+
+    @property
+    def delayed(self) -> int:
+        return self.first.delayed
+
+    @property
+    def too_late(self) -> int:
+        return self.first.too_late
+
+    @property
+    def time_points(self) -> int:
+        return self.first.time_points
+
+    def export_state(self) -> dict[str, Any]:
+        from chronolog.state.codec import versioned
+
+        return versioned({"dialect": self.dialect, "models": [one.export_state() for one in self.each]})
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        from chronolog.state.codec import reading
+
+        check_state_header(data, self.dialect)
+        with reading("LARS evaluator state"):
+            for one, state in zip(self.each, data["models"], strict=True):
+                one.import_state(state)

@@ -52,7 +52,7 @@ from chronolog.dialects.mtl.syntax import (
     operators_of,
 )
 from chronolog.dialects.mtl.syntax import Atom as AtomLiteral
-from chronolog.evaluator import AnswerChange, Span, StateError, Time, check_state_header, time_text
+from chronolog.evaluator import AnswerChange, Block, Changes, Span, StateError, Time, check_state_header, time_text
 from chronolog.state.codec import reading, versioned
 
 Atom = tuple[str, tuple]
@@ -424,7 +424,17 @@ class MtlEvaluator:
             old.extend(tail)
         self.live.add(atom)
 
-    def advance(self, until: Time) -> list[AnswerChange]:
+    def push_block(self, block: Block) -> None:
+        for event in block.unpacked():
+            self.push(event)
+
+    def advance(self, until: Time) -> Changes:
+        return Changes(self._advance(until), points=False)  # a point is the punctual interval [7,7]
+
+    def finish(self, until: Time | None = None) -> Changes:
+        return Changes(self._finish(until), points=False)
+
+    def _advance(self, until: Time) -> list[AnswerChange]:
         until = I.norm(Fraction(until))
         if self.mode == "batch" or self.lo is None:
             return []
@@ -462,7 +472,7 @@ class MtlEvaluator:
                 elif cut:
                     del ivs[:cut]
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def _finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.lo is None or self.hi is None:
             return []
         end = self.hi if until is None else min(self.hi, I.norm(Fraction(until)))
@@ -470,7 +480,7 @@ class MtlEvaluator:
             out = self._recompute(end, claim=False)
             self.evaluated = end
             return out
-        return self.advance(end)
+        return self._advance(end)
 
     # ------------------------------------------------------------ state
 

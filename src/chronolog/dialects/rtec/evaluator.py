@@ -28,7 +28,7 @@ published open, ``[a,inf)``, and corrected when it ends.
 The evaluator is put together from parts, one module each: ``hierarchy.py``
 (the entities and their order), ``analysis.py`` (what is worked out once from
 the program), ``store.py`` (events, points and interval lists),
-``inputs.py`` (``push``/``push_rows``), ``ec_builtins.py`` (``happensAt``,
+``inputs.py`` (``push``/``push_block``), ``ec_builtins.py`` (``happensAt``,
 ``holdsAt``, ``holdsFor`` and the interval predicates), ``simple.py`` (the
 simple-fluent sweep with its deadlines) and ``snapshot.py`` (the state as
 JSON).  This module keeps what ties them together: the settings and state of
@@ -79,7 +79,7 @@ from chronolog.dialects.rtec.solve import (
     resolve,
 )
 from chronolog.dialects.rtec.store import _after, _Store
-from chronolog.evaluator import AnswerChange, Span, Time
+from chronolog.evaluator import AnswerChange, Changes, Span, Time
 
 __all__ = ["NEG_INF", "Hierarchy", "Key", "RtecEvaluator"]
 
@@ -152,7 +152,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.sdf_known: set = set()  # SDF instances computed since time 0
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
-        self._routes: dict[str, tuple] = {}  # input functor -> how push_rows stores it (_route)
+        self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
         self._locals: dict[int, tuple[list, Any]] = {}  # id(body) -> (body, its local runner or None)
         self.published: dict[tuple[str, tuple], list] = {}
         self.open_published: set = set()  # published instances whose last interval is open
@@ -360,7 +360,13 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     # ------------------------------------------------------------ the Evaluator interface
 
-    def advance(self, until: Time) -> list[AnswerChange]:
+    def advance(self, until: Time) -> Changes:
+        return Changes(self._advance(until))
+
+    def finish(self, until: Time | None = None) -> Changes:
+        return Changes(self._finish(until))
+
+    def _advance(self, until: Time) -> list[AnswerChange]:
         until = int(until)
         if self.first is None:
             return []
@@ -371,7 +377,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 return []
         return self._evaluate(until - self.tick, until)
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def _finish(self, until: Time | None = None) -> list[AnswerChange]:
         if self.first is None:
             return []
         if until is not None:

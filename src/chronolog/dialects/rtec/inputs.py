@@ -1,13 +1,13 @@
 """How the RTEC evaluator takes its input: events, points and intervals.
 
-``push`` (one event) and ``push_rows`` (a block of rows at one time, the bulk
+``push`` (one event) and ``push_block`` (a block of rows at one time, the bulk
 path of ``chronolog run``) store input events, the points of point fluents
 (with their interval lists, unless nothing reads them) and
 ``collectIntervals`` intervals, count what is given twice (a retraction takes
 one copy back), feed the dynamic domains from the arguments, and move the
 next window's start back to the earliest time a late or retracted fact
 affects (RTECinc's repair).  A mixin of ``RtecEvaluator``: it reads and
-writes the evaluator's store and window bookkeeping, and ``push_rows`` is the
+writes the evaluator's store and window bookkeeping, and ``push_block`` is the
 hottest loop of an RTEC stream (measured: it inlines the store's
 ``add_point``), so it stays a method on the evaluator rather than an object
 in between.
@@ -65,14 +65,14 @@ class RtecInput:
         if pred in self._domain_feeds:
             self._feed_domain(pred, args)
 
-    def push_rows(self, rows: TimeRows) -> None:
+    def push_block(self, rows: TimeRows) -> None:
         """``push`` of every row of a block (facts asserted at one time, ``TimeRows``)
         without an ``Event`` and a call each: new points and events are stored here, as
         ``_point_input`` and ``_event_input`` store them; anything else (a point with the
         wrong number of arguments, a row past the retention) goes through ``push``."""
         t = rows.t
         if self.retention is not None and self.done is not None and t < self.done - self.retention:
-            for event in rows.events():
+            for event in rows.unpacked():
                 self.push(event)
             return
         routes = self._routes
@@ -82,7 +82,7 @@ class RtecInput:
         tick = self.tick
         end = t + tick
         new_points = new_events = 0
-        for i, row in enumerate(rows.rows):
+        for i, row in enumerate(rows.facts):
             pred, args = row.pred, row.args
             route = routes.get(pred)
             if route is None:
@@ -157,7 +157,7 @@ class RtecInput:
             self.lo = lo
 
     def _route(self, pred: str) -> tuple[int | None, Key | None, list | None, bool]:
-        """How ``push_rows`` stores a row of ``pred``: the arity of its point fluent (None for an
+        """How ``push_block`` stores a row of ``pred``: the arity of its point fluent (None for an
         event), the point fluent's key, its domain feeds (None if none), whether its interval
         lists are built."""
         arity = self.point_decl.get(pred)

@@ -6,7 +6,7 @@ and the per-argument indexes that ``holdsAt``/``holdsFor`` with a bound
 argument read.  Kept apart from the evaluator because it is plain data with
 its invariants (sorted time lists matching the maps, indexes matching the
 instances); what is derived into it, and when, is the evaluator's business.
-``push_rows`` (``inputs.py``) inlines ``add_point`` and ``_add_timed`` in its
+``push_block`` (``inputs.py``) inlines ``add_point`` and ``_add_timed`` in its
 per-row loop on purpose (measured): keep them in step.
 """
 

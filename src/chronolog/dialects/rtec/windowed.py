@@ -30,7 +30,7 @@ from bisect import bisect_right
 from typing import Any
 
 from chronolog.core.errors import ChronologError
-from chronolog.core.events import Event
+from chronolog.core.events import Event, TimeRows
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.analysis import domain_feeds
 from chronolog.dialects.rtec.evaluator import NEG_INF, RtecEvaluator
@@ -59,7 +59,9 @@ class WindowedRtecEvaluator(RtecEvaluator):
 
     # ------------------------------------------------------------ input
 
-    push_rows = None  # each event through push (its window's checks), not RtecEvaluator's bulk path
+    def push_block(self, rows: TimeRows) -> None:
+        for event in rows.unpacked():  # each event through push (its window's checks), not the bulk path
+            self.push(event)
 
     def push(self, event: Event) -> None:
         self._catch_up(event.t - 1)
@@ -78,12 +80,12 @@ class WindowedRtecEvaluator(RtecEvaluator):
 
     # ------------------------------------------------------------ the Evaluator interface
 
-    def advance(self, until: Time) -> list[AnswerChange]:
+    def _advance(self, until: Time) -> list[AnswerChange]:
         self._catch_up(int(until))
         out, self.pending = self.pending, []
         return out
 
-    def finish(self, until: Time | None = None) -> list[AnswerChange]:
+    def _finish(self, until: Time | None = None) -> list[AnswerChange]:
         if until is not None:
             self._catch_up(int(until))
         elif self.latest is not None:

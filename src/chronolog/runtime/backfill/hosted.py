@@ -39,7 +39,8 @@ from chronolog.core.events import Event
 from chronolog.core.source import Loc
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
-from chronolog.evaluator import Span, Time, interval_line, points_as_t
+from chronolog.dialects.registry import lookup
+from chronolog.evaluator import Span, Time, interval_line
 from chronolog.runtime.backfill.spark_io import BackfillStats, locator, raw_lines
 
 Atom = tuple[str, str]  # (pred, args as JSON text): a key Spark can group on
@@ -142,7 +143,7 @@ def parse_interval_answer(raw: str, loc: Loc) -> tuple[str, tuple, Iv, int] | No
 
 def correction_lines(fixes: Iterable[tuple[Atom, Iv, int]], dialect: str) -> list[dict]:
     """Answer lines (CONTRACT §3) for the corrections, in a deterministic order."""
-    points = points_as_t(dialect)
+    points = lookup(dialect).points
     out = []
     for (pred, args), iv, diff in sorted(fixes, key=lambda f: (f[0], f[1][0], not f[1][1], f[2])):
         span = Span(iv[0], None if iv[2] == inf else iv[2], iv[1], iv[3])

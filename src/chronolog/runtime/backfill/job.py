@@ -33,6 +33,7 @@ from chronolog.core.events import Event
 from chronolog.core.source import Loc
 from chronolog.dialects.lars.ir import Program
 from chronolog.dialects.lars.plan import Plan, plan_program
+from chronolog.dialects.registry import lookup
 from chronolog.runtime.backfill.hosted import backfill_hosted
 from chronolog.runtime.backfill.points import clip, correction_lines, parse_answer
 from chronolog.runtime.backfill.segments import (
@@ -166,7 +167,7 @@ def backfill(
 ) -> tuple[list[dict], BackfillStats]:
     """The correction lines for ``[t_from, t_to]`` and the job's counts.  ``mode``/``seed``:
     how a LARS program that is not stratified is evaluated (docs/tms.md#backfill)."""
-    if dialect not in ("lars", "laser"):  # any other dialect through its Evaluator
+    if lookup(dialect).strata is None:  # a dialect without strata through its Evaluator
         return backfill_hosted(spark, sources, dialect, history, answers, t_from, t_to, segment=segment, idle=idle,
                                progress=progress)
     from pyspark.sql import functions as F

@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 from chronolog.contract.models import DeadLetter
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
-from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line, points_as_t
+from chronolog.dialects.registry import lookup
+from chronolog.evaluator import AnswerChange, Evaluator, Time, interval_line
 from chronolog.runtime.fleet.stages import Out, Record
 from chronolog.state.journal import Journal
 from chronolog.state.schema import EvaluatorState
@@ -74,12 +75,10 @@ def hosting(dialect: str, program: Any = None) -> Hosting:
     """How the fleet and the backfill host a dialect with its own evaluator (the
     table in chronolog.dialects.registry); ``program``: the one whose input is read (RTEC's
     CSV rows depend on its declarations)."""
-    from chronolog.dialects.registry import evaluator_dialect, read_line
+    from chronolog.dialects.registry import lookup, read_line
 
-    own = evaluator_dialect(dialect)
-    if own is None:
-        raise ChronologError(f"error: the fleet cannot host {dialect} programs yet")
-    return Hosting(own.hosted, lambda line, where: read_line(dialect, program, line, where), own.replay, own.reach,
+    own = lookup(dialect)
+    return Hosting(own.stream, lambda line, where: read_line(dialect, program, line, where), own.replay, own.reach,
                    own.retaining, own.origin, own.windowed)
 
 
@@ -152,7 +151,7 @@ class EvaluatorStage:
         if self.latest is not None and now - self.last_input >= self.idle_flush and (
                 self.done is None or self.done < self.latest or self.dirty):
             changes += self._advance(self.latest)  # input idle: the latest time too
-        points = points_as_t(self.evaluator.dialect)  # as chronolog run writes them ([7,7] for DatalogMTL)
+        points = lookup(self.evaluator.dialect).points  # as chronolog run writes them ([7,7] for DatalogMTL)
         return leaving, [interval_line(*change, points) for change in changes]
 
     @property

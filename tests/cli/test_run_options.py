@@ -1,0 +1,153 @@
+"""Every `chronolog run` option × every dialect: the same meaning, or refused with a reason.
+
+The dialect-specific options are a table in the registry (``Dialect.options``);
+these tests hold the command line to it, in process (``chronolog.cli.main.main``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chronolog.cli.main import main
+
+PROGRAMS = {
+    "lars": ("q(X) :- p(X) [2].", "p"),
+    "laser": ("q(X) :- time_win(2, 0, 1, diamond(p(X)))\n", "p"),
+    "mtl": ("Q(X):-Diamondminus[0,2]P(X)\n", "P"),
+    "rtec": ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+             "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+             "door(d1).\ngrounding(open(D)=true) :- door(D).\n", "opened"),
+}
+SUFFIX = {"lars": ".lars", "laser": ".laser", "mtl": ".mtl", "rtec": ".prolog"}
+TITLE = {"lars": "LARS", "laser": "LARS", "mtl": "DatalogMTL", "rtec": "RTEC"}
+# the dialect-specific options: (option, value) -> the dialects that take it
+TAKEN = {
+    ("--answers", "points"): {"lars", "laser"},
+    ("--mode", "tms"): {"lars", "laser"},
+    ("--mode", "oneshot"): {"lars", "laser"},
+    ("--seed", "3"): {"lars", "laser"},
+    ("--models", "2"): {"lars", "laser"},
+    ("--mode", "stream"): {"mtl"},
+    ("--mode", "batch"): {"mtl"},
+    ("--step", "10"): {"rtec"},
+    ("--window", "10"): {"rtec"},
+}
+
+
+def _events(dialect: str) -> list[dict]:
+    pred = PROGRAMS[dialect][1]
+    if dialect == "rtec":
+        return [{"t": 3, "pred": "opened", "args": ["d1"]}, {"t": 8, "pred": "closed", "args": ["d1"]},
+                {"t": 21, "pred": "opened", "args": ["d1"]}]
+    return [{"t": 0, "pred": pred, "args": ["a"]}, {"t": 3, "pred": pred, "args": ["b"]}, {"t": 6}]
+
+
+def _run(tmp_path: Path, capsys, dialect: str, *args: str, events: list[dict] | None = None,
+         extra: str = "") -> tuple[int, str, str]:
+    prog = tmp_path / f"prog{SUFFIX[dialect]}"
+    prog.write_text(PROGRAMS[dialect][0])
+    stream = tmp_path / "in.jsonl"
+    stream.write_text("".join(json.dumps(e) + "\n" for e in (events or _events(dialect))) + extra)
+    capsys.readouterr()
+    code = main(["run", str(prog), "--input", str(stream), *args])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+@pytest.mark.parametrize("option", list(TAKEN), ids=lambda o: " ".join(o))
+def test_dialect_specific_options_are_taken_or_refused_with_a_reason(tmp_path, capsys, dialect, option):
+    args = list(option)
+    if dialect in TAKEN[option]:  # with what the option goes with
+        args += {"--models": ["--mode", "oneshot"], "--step": ["--window", "10"]}.get(option[0], [])
+    code, out, err = _run(tmp_path, capsys, dialect, *args)
+    if dialect in TAKEN[option]:
+        assert code == 0, err
+        assert out
+    else:
+        shown = " ".join(option) if option[0] in ("--mode", "--answers") else option[0]
+        owners = " or ".join(dict.fromkeys(TITLE[d] for d in PROGRAMS if d in TAKEN[option]))
+        assert code == 2
+        assert f"error: {shown} is for {owners} programs (this one is {dialect})" in err
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+def test_until_means_a_last_time_advance(tmp_path, capsys, dialect):
+    """``--until T`` prints what the input followed by ``{"t": T}`` prints, for every dialect."""
+    code, with_until, _ = _run(tmp_path, capsys, dialect, "--until", "30")
+    assert code == 0
+    code, with_line, _ = _run(tmp_path, capsys, dialect, extra='{"t": 30}\n')
+    assert code == 0
+    assert with_until == with_line
+
+
+def test_until_closes_a_datalogmtl_answer(tmp_path, capsys):
+    """The README's example: Hot(s1) on [0,5]; Alarm(X) holds where Hot held throughout the
+    last 2, i.e. on [2,5].  Evaluated up to 10 (``--until 10``), Alarm no longer holds after 5:
+    the line is the closed [2,5], not [2,inf) (which would claim Alarm at 10)."""
+    prog = tmp_path / "heat.mtl"
+    prog.write_text("Alarm(X):-Boxminus[0,2]Hot(X)\n")
+    stream = tmp_path / "heat.jsonl"
+    stream.write_text('{"interval": "[0,5]", "pred": "Hot", "args": ["s1"]}\n')
+    capsys.readouterr()
+    assert main(["run", str(prog), "--input", str(stream), "--until", "10"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert lines == [{"interval": "[2,5]", "pred": "Alarm", "args": ["s1"]}]
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+def test_until_ignores_and_counts_later_events(tmp_path, capsys, dialect):
+    until = "10" if dialect == "rtec" else "4"  # before the last event
+    code, _, err = _run(tmp_path, capsys, dialect, "--until", until)
+    assert code == 0
+    assert f"warning: ignored 1 events after --until {until}" in err
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+def test_retention_ignores_and_reports_what_is_too_late(tmp_path, capsys, dialect):
+    pred = PROGRAMS[dialect][1]
+    events = _events(dialect) + [{"t": t} for t in range(22, 60)] + [{"t": 1, "pred": pred, "args": ["late"]}]
+    # (RTEC counts back from the last window it evaluated: windows of 10 ticks, not the default 1000)
+    step = ["--step", "10"] if dialect == "rtec" else []
+    code, _, err = _run(tmp_path, capsys, dialect, "--retention", "3", *step, events=events)
+    assert code == 0, err
+    assert "ignored 1 events older than --retention 3" in err
+    code, _, err = _run(tmp_path, capsys, dialect, "--retention", "inf", *step, events=events)
+    assert code == 0 and "older than" not in err
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+def test_on_error_skip_reports_and_counts_for_every_dialect(tmp_path, capsys, dialect):
+    code, out, err = _run(tmp_path, capsys, dialect, "--on-error", "skip", extra="not json\n")
+    assert code == 0 and out
+    assert "skipped:" in err and "skipped 1 bad input lines" in err
+    code, _, err = _run(tmp_path, capsys, dialect, extra="not json\n")
+    assert code == 2 and ":4:" in err
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+@pytest.mark.parametrize("fmt", ["lines", "meteor", "rtec"])
+def test_input_formats_are_read_or_refused_with_a_reason(tmp_path, capsys, dialect, fmt):
+    takes = {"lars": {"lines"}, "laser": {"lines"}, "mtl": {"meteor"}, "rtec": {"rtec"}}[dialect]
+    prog = tmp_path / f"prog{SUFFIX[dialect]}"
+    prog.write_text(PROGRAMS[dialect][0])
+    stream = tmp_path / "in.txt"
+    stream.write_text({"lines": "0 p a\n3 p b\n", "meteor": "P(a)@[0,2]\n", "rtec": "opened|3|3|d1\n"}[fmt])
+    capsys.readouterr()
+    code = main(["run", str(prog), "--input", str(stream), "--format", fmt])
+    err = capsys.readouterr().err
+    if fmt in takes:
+        assert code == 0, err
+    else:
+        assert code == 2 and "error:" in err and f"'{fmt}'" in err
+
+
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+def test_output_file_holds_what_stdout_prints(tmp_path, capsys, dialect):
+    code, out, _ = _run(tmp_path, capsys, dialect)
+    target = tmp_path / "answers.jsonl"
+    assert _run(tmp_path, capsys, dialect, "--output", str(target))[:2] == (0, "")
+    assert code == 0 and target.read_text() == out
