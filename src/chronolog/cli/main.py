@@ -345,6 +345,7 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
     if ahead is not None:  # decoded by a second process
         with _open_out(args.output) as out, collecting_rarely():
             stats = run_evaluator(evaluator, iter(ahead), out, until=args.until, warn=_error)
+            del evaluator  # freed while the collector is off (else its first collection walks all it holds)
     else:
         with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
             name = "<stdin>" if args.input == "-" else args.input
@@ -355,6 +356,7 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
             events = read(program, stream, name, args.format, args.on_error, report)
             with _open_out(args.output) as out, collecting_rarely():
                 stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
+                del evaluator, events  # (as above)
     if report.count:
         _error(f"skipped {report.count} bad input lines")
     if stats.too_late and options.window is not None:

@@ -49,12 +49,30 @@ def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
     assert "argument --from: 'x' is not a time (an integer, or a rational such as 7/2)" in capsys.readouterr().err
 
 
-def test_hosting_refuses_a_dialect_without_its_own_evaluator():
-    from chronolog.core.errors import ChronologError
+def test_hosting_a_lars_program_answers_as_chronolog_run():
+    """Every dialect has a registry row, LARS too: its hosted evaluator (what a chain service
+    without strata would run) gives the lines ``chronolog run`` prints (the fleet and the
+    backfill still run LARS on its own per-stratum path: the row's ``strata``)."""
+    import io
+
+    from chronolog.core.events import Event
+    from chronolog.dialects.load import program_from_sources
+    from chronolog.runtime.embedded import run_embedded
     from chronolog.runtime.fleet.hosting import hosting
 
-    with pytest.raises(ChronologError, match="cannot host lars programs"):
-        hosting("lars")  # LARS runs on its own stages, not as a hosted evaluator
+    program = program_from_sources([("p.lars", "q(X) :- p(X) [2].")], "lars")
+    events = [Event(0, "p", ("a",)), Event(3, "p", ("b",)), Event(1, "p", ("c",)), Event(6)]
+    want = io.StringIO()
+    run_embedded(program, events, want, warn=lambda m: None)
+    evaluator = hosting("lars", program).stream(program)
+    got, latest = b"", None
+    for ev in events:
+        if latest is not None and ev.t > latest:
+            got += evaluator.advance(ev.t - 1).lines()  # a stage evaluates up to what every input reached
+        latest = ev.t if latest is None or ev.t > latest else latest
+        evaluator.push(ev)
+    got += evaluator.finish().lines()
+    assert got.decode() == want.getvalue()
 
 
 def test_archive_needs_a_topic(files, capsys):

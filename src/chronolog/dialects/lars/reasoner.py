@@ -265,7 +265,8 @@ class Reasoner:
         """Apply pending corrections, then evaluate every time point up to ``until``."""
         if self.t1 is None:
             return
-        self.apply_corrections()
+        if self._dirty_from is not None:  # (the check first: once per time point in chronolog run)
+            self.apply_corrections()
         self._evaluate_until(until)
 
     def finish(self, until: int | None = None) -> None:
