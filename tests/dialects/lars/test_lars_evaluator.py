@@ -82,10 +82,6 @@ class _Pausing:
         return Changes()
 
 
-def test_lars_evaluator_is_an_evaluator():
-    assert isinstance(LarsEvaluator(plan_program(random_program(1))), Evaluator)
-
-
 def test_random_programs_through_the_interface_mean_what_run_prints():
     for seed in range(40):
         program, events = random_program(seed), _late(random_stream(seed), seed)

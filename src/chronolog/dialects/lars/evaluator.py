@@ -23,7 +23,7 @@ from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
 from chronolog.io.formats import FactBatch
-from chronolog.state.facts import facts_data, facts_from, imported_data, imported_from
+from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 
 
 def change_of(line: dict) -> AnswerChange:
