@@ -342,6 +342,8 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
     from chronolog.runtime.embedded import collecting_rarely, run_evaluator
 
+    if not row.collect_rarely:
+        collecting_rarely = contextlib.nullcontext  # noqa: N806 (the evaluator's own policy)
     if ahead is not None:  # decoded by a second process
         with _open_out(args.output) as out, collecting_rarely():
             stats = run_evaluator(evaluator, iter(ahead), out, until=args.until, warn=_error)
