@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from chronolog.bench import shared_data
+
 WORKLOADS = {
     "S1": ("short_stop.mtl", "S1.jsonl"),
     "S2": ("short_stop.mtl", "S2.jsonl"),
@@ -42,12 +44,7 @@ METEOR = {"S1": (35.0, 2.6), "S2": (122.0, 8.0)}  # MeTeoR-Str, MeTeoR batch: se
 
 
 def default_data() -> Path:
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent.parent / "shared" / "data" / "mtl"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "data" / "mtl"
+    return shared_data("mtl")
 
 
 def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from chronolog.bench import shared_data
+
 CAVIAR = ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"]
 CTM = ["rules.prolog", "vehicles.prolog", "settings.prolog"]
 VOTING = ["rules.prolog", "voting_static_generator.prolog", "settings.prolog"]
@@ -39,12 +41,7 @@ RTEC_SECONDS = {"caviar": 7.78, "ctm": 4.44, "voting": 4.36,
 
 
 def default_data() -> Path:
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent.parent / "shared" / "data" / "rtec"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "data" / "rtec"
+    return shared_data("rtec")
 
 
 def _app_dir(data: Path, name: str) -> Path:
