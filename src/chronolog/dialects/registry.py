@@ -75,6 +75,9 @@ class Dialect:
     origin: int | None = None
     # (program, window, step, warn) -> the evaluator of a windowed mode (RTEC's --window); None: no such mode
     windowed: Callable[[Any, int, int | None, Warn], Any] | None = None
+    # time is integer points, each one evaluated (LARS): the backfill's --from, --to and --segment
+    # must be integers (the others take rationals such as 7/2)
+    discrete: bool = False
     # program -> its plan by strata, for the fleet's per-stratum layout and the backfill's segments by
     # strata (LARS); None: the fleet hosts the evaluator as one chain service
     strata: Callable[[Any], Any] | None = None
@@ -364,7 +367,7 @@ _LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
     return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
                    _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
-                   retaining=_lars_retaining, strata=_lars_plan)
+                   retaining=_lars_retaining, discrete=True, strata=_lars_plan)
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -39,7 +39,7 @@ from chronolog.core.events import Event
 from chronolog.core.source import Loc
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
-from chronolog.dialects.registry import lookup
+from chronolog.dialects.registry import lookup, read_line
 from chronolog.evaluator import Span, Time, interval_line
 from chronolog.runtime.backfill.spark_io import BackfillStats, locator, raw_lines
 
@@ -243,14 +243,12 @@ def _parse_history(sources: tuple, dialect: str, locate: Callable[[int, int, int
     """Raw (partition, offset, line) rows -> ("ok", partition, offset, k, event) or ("error", p, o, message)."""
 
     def run(rows: Iterable[tuple[int, int, str]]) -> Iterator[tuple]:
-        from chronolog.runtime.fleet.hosting import hosting
-
-        read = hosting(dialect, _program(sources, dialect)).read  # RTEC reads CSV rows by its declarations
+        program = _program(sources, dialect)  # RTEC reads CSV rows by its declarations
         for p, o, raw in rows:
             if isinstance(raw, (bytes, bytearray)):  # archive and Kafka records
                 raw = raw.decode("utf-8", errors="replace")
             try:
-                events = list(read(raw.replace("\n", " "), "-"))
+                events = list(read_line(dialect, program, raw.replace("\n", " "), "-"))
             except InputError as exc:
                 col = exc.loc.col if exc.loc else 1
                 yield "error", p, o, f"{locate(p, o, col)}: error: {exc.message}"
@@ -265,6 +263,12 @@ def _parse_history(sources: tuple, dialect: str, locate: Callable[[int, int, int
 _PROGRAMS: dict[tuple, Any] = {}
 
 
+def replayer(dialect: str, program: Any, warn: Callable[[str], None] = lambda m: None) -> Any:
+    """The evaluator replaying a complete history (the row's ``replay``, else its stream evaluator)."""
+    row = lookup(dialect)
+    return row.stream(program) if row.replay is None else row.replay(program, warn)
+
+
 def _program(sources: tuple, dialect: str) -> Any:
     from chronolog.dialects.load import program_from_sources
 
@@ -277,12 +281,10 @@ def _program(sources: tuple, dialect: str) -> Any:
 def _evaluate(sources: tuple, dialect: str, segments: list[Segment], clip: Iv,
               first: Time) -> Callable[[int, Iterable], Iterator]:
     def run(index: int, rows: Iterable[tuple[int, tuple]]) -> Iterator[tuple]:
-        from chronolog.runtime.fleet.hosting import hosting
-
         seg = segments[index]
         events = [r[3] for _, r in sorted(((r[3].t, r[0], r[1], r[2]), r) for _, r in rows)]
         warnings: list[str] = []
-        evaluator = hosting(dialect, _program(sources, dialect)).replayer(_program(sources, dialect), warnings.append)
+        evaluator = replayer(dialect, _program(sources, dialect), warnings.append)
         keep = I.intersect(seg.keeps(), clip)
         got = replay(evaluator, events, seg, keep, first) if keep is not None else {}
         for (pred, args), ivs in got.items():
@@ -297,13 +299,11 @@ def backfill_hosted(
     segment: Time | None = None, idle: float = 1.5, progress: Callable[[str], None] = lambda m: None,
 ) -> tuple[list[dict], Any]:
     """The correction lines for ``[t_from, t_to]`` of a hosted dialect's program and the job's counts."""
-    from chronolog.runtime.fleet.hosting import hosting
-
     began = time.monotonic()
     stats = BackfillStats(ui=spark.sparkContext.uiWebUrl)
     program = _program(sources, dialect)
-    host = hosting(dialect, program)
-    host.replayer(program)  # program errors before Spark works
+    row = lookup(dialect)
+    replayer(dialect, program)  # program errors before Spark works
     locate = locator(history)
 
     progress(f"reading history from {history.describe()}")
@@ -325,8 +325,8 @@ def backfill_hosted(
             stats.seconds = time.monotonic() - began
             return [], stats
         n, facts, retractions, first, last = events.map(lambda r: summary(r[3])).reduce(both)
-        if host.origin is not None:
-            first = min(first, host.origin)  # answers exist from the dialect's origin (RTEC: time 0)
+        if row.origin is not None:
+            first = min(first, row.origin)  # answers exist from the dialect's origin (RTEC: time 0)
         stats.events, stats.facts, stats.retractions = n, facts, retractions
         stats.span = (first, last)
         lo, hi = max(t_from, first), min(t_to, last)
@@ -335,7 +335,7 @@ def backfill_hosted(
             return [], stats
         stats.window = (lo, hi)
         clip: Iv = (lo, True, hi, True)
-        reach = host.reach(program)
+        reach = row.reach(program)
         size = segment
         if size is None and reach is not None:
             parallel = max(1, 2 * spark.sparkContext.defaultParallelism)
