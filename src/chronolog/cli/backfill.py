@@ -91,9 +91,8 @@ def write_parquet(lines: list[dict], path: str) -> None:
 def cmd_backfill(args: argparse.Namespace) -> int:
     from chronolog.cli.main import FileError, _open_out, _same_file
     from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import lookup
-    from chronolog.runtime.backfill.hosted import replayer
-    from chronolog.runtime.backfill.job import backfill, publish
+    from chronolog.dialects.registry import RunOptions, lookup, refusal
+    from chronolog.runtime.backfill.job import backfill, evaluator_of, publish
     from chronolog.runtime.backfill.points import dumps
     from chronolog.runtime.backfill.spark_io import Source, spark_session
 
@@ -109,7 +108,12 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         for name, value in (("--from", args.t_from), ("--to", args.t_to), ("--segment", args.segment)):
             if value is not None and type(value) is not int:
                 return _usage(f"{name} {value} is not an integer time point ({program.dialect} time is discrete)")
-    replayer(program.dialect, program)  # program errors before Spark starts
+    options = RunOptions(mode=args.mode, seed=args.seed)
+    refused = refusal(row, options)
+    if refused is not None:
+        print(refused, file=sys.stderr, flush=True)
+        return 2
+    evaluator_of(program.dialect, program, options)  # program errors before Spark starts
     sources = []
     for path in args.program:
         with open(path, encoding="utf-8") as f:

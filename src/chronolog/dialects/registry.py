@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from chronolog.core.errors import ChronologError, ProgramError
 from chronolog.core.events import Event
+from chronolog.core.reach import Reach
 from chronolog.core.records import field, record
 
 Warn = Callable[[str], None]
@@ -63,9 +64,12 @@ class Dialect:
     read_ahead: bool = False  # its bulk reader is io.formats.EventReader's, which io/readahead.py can run
     # (program, warn) -> the evaluator replaying a complete history (the backfill); None: ``stream``'s
     replay: Callable[[Any, Warn], Any] | None = None
-    # how far before a time the input can still change answers there (None: unbounded;
+    # program -> how far in time input can change answers (``core.reach.Reach``; None: unbounded,
     # the backfill then evaluates the whole history in one segment)
-    reach: Callable[[Any], Any] = lambda program: None
+    reach: Callable[[Any], Reach | None] = lambda program: None
+    # program -> the argument position per predicate ("p/2") on which every rule joins, so that
+    # each key's facts can be evaluated apart (the backfill's key partitions); None: not split by key
+    partition_key: Callable[[Any], dict[str, int] | None] = lambda program: None
     # (program, N) -> the fleet's evaluator applying late events up to N back (--retention);
     # None: the dialect keeps its whole input log
     retaining: Callable[[Any, Any], Any] | None = None
@@ -163,10 +167,11 @@ def _mtl_replay(program: Any, warn: Callable[[str], None]) -> Any:
     return MtlEvaluator(program, warn=warn)  # streaming if the program allows it, else batch
 
 
-def _mtl_reach(program: Any) -> Any:
+def _mtl_reach(program: Any) -> Reach | None:
     from chronolog.dialects.mtl.evaluator import input_reach
 
-    return input_reach(program)
+    back = input_reach(program)
+    return None if back is None else Reach(back)
 
 
 def _mtl_retaining(program: Any, retention: Any) -> Any:
@@ -354,6 +359,21 @@ def _lars_replay(program: Any, warn: Callable[[str], None]) -> Any:
     return LarsEvaluator(_lars_plan(program), warn=warn)
 
 
+def _lars_reach(program: Any) -> Reach | None:
+    """The plan's reach: its largest time window over stream predicates and largest tuple
+    window, and how far back an ``@``-head derives; unbounded if either is."""
+    plan = _lars_plan(program)
+    if plan.state_reach is None or plan.output_reach is None:
+        return None
+    return Reach(plan.state_reach, plan.tuple_reach, plan.output_reach)
+
+
+def _lars_partition_key(program: Any) -> dict[str, int] | None:
+    from chronolog.dialects.lars.partition import partition_key
+
+    return partition_key(_lars_plan(program))[0]
+
+
 def _lars_retaining(program: Any, retention: Any) -> Any:
     from chronolog.dialects.lars.evaluator import LarsEvaluator
 
@@ -367,7 +387,8 @@ _LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
     return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
                    _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
-                   retaining=_lars_retaining, discrete=True, strata=_lars_plan)
+                   retaining=_lars_retaining, reach=_lars_reach,
+                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan)
 
 
 DIALECTS: dict[str, Dialect] = {
