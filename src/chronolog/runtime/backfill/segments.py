@@ -29,6 +29,7 @@ from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
 from chronolog.evaluator import Time
 from chronolog.runtime.backfill.meaning import Domain, meaning
+from chronolog.runtime.fleet.topology import partition_of
 
 Atom = tuple[str, tuple]  # (pred, args)
 
@@ -100,8 +101,6 @@ def covering(segments: list[Segment], key: Callable[[Event], str | None] | None 
     """For a row whose last field is an ``Event``: (task, row) for every segment whose replay
     the event meets; task = segment × ``parts`` + the key partition of the event (``key``:
     its key, None for an event every partition needs, such as a time advance)."""
-    from chronolog.runtime.fleet.topology import partition_of
-
     warms = [s.warm for s in segments]
     untils = [s.until for s in segments]
 
