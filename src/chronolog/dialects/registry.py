@@ -82,6 +82,9 @@ class Dialect:
     # time is integer points, each one evaluated (LARS): the backfill's --from, --to and --segment
     # must be integers (the others take rationals such as 7/2)
     discrete: bool = False
+    # (text, file, line) -> the interval of an answer line over rational time (MeTeoR notation:
+    # "[3,7/2)"), for the backfill's reader of published answers; None: integer points (discrete)
+    interval_of: Callable[[str, str, int], Any] | None = None
     # program -> its plan by strata, for the fleet's per-stratum layout and the backfill's segments by
     # strata (LARS); None: the fleet hosts the evaluator as one chain service
     strata: Callable[[Any], Any] | None = None
@@ -153,6 +156,12 @@ def _mtl_describe(program: Any) -> list[str]:
     bound = input_reach(program)
     lines.append(f"backfill: {'one segment (no bounded input reach)' if bound is None else f'segments, input reach {bound}'}")
     return lines
+
+
+def _interval_of(text: str, file: str, line: int) -> Any:
+    from chronolog.dialects.mtl.parser import interval_from_text
+
+    return interval_from_text(text, file, line)
 
 
 def _mtl_stream(program: Any) -> Any:
@@ -396,11 +405,11 @@ DIALECTS: dict[str, Dialect] = {
     "laser": _lars_row("laser", _laser_parse),  # Laser's syntax, the same engine
     "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe,
                    _mtl_stream, {"mode": ("stream", "batch"), "retention": None}, replay=_mtl_replay,
-                   reach=_mtl_reach, retaining=_mtl_retaining, points=False),
+                   reach=_mtl_reach, retaining=_mtl_retaining, points=False, interval_of=_interval_of),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec_parse, _rtec_evaluator, _rtec_read,
                     _rtec_describe, _rtec_stream, {"retention": None, "step": None, "window": None},
                     bulk_read=_rtec_bulk_read, replay=_rtec_replay, retaining=_rtec_retaining, origin=0,
-                    windowed=_rtec_windowed),
+                    windowed=_rtec_windowed, interval_of=_interval_of),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

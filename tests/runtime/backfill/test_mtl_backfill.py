@@ -29,11 +29,12 @@ from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, input_reach
 from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.reader import read_mtl_events
+from chronolog.dialects.registry import lookup
 from chronolog.evaluator import Span
-from chronolog.runtime.backfill.meaning import Intervals, corrections
+from chronolog.runtime.backfill.meaning import corrections, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, plan_segments, replay
 
-RATIONAL = Intervals(points=False)
+RATIONAL = domain_of(lookup("mtl"))
 
 
 def held_at(t, changes) -> int:

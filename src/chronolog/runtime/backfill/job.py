@@ -28,11 +28,11 @@ from typing import Any
 import orjson
 
 from chronolog.contract.topics import TopicNames
+from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
+from chronolog.core.intervals import Iv
 from chronolog.core.source import Loc
-from chronolog.dialects.mtl import intervals as I
-from chronolog.dialects.mtl.intervals import Iv
 from chronolog.dialects.registry import RunOptions, lookup, read_line
 from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay

@@ -11,24 +11,25 @@ A ``Domain`` is how a dialect's time reads and writes (``Dialect.discrete``):
 * ``POINTS`` — integer time points (LARS): the point ``t`` is the interval ``[t, t+1)``, so
   that ``[3,5]`` and ``[6,8]`` make one stretch; corrections are written point by point
   merged into runs (``points.correction_lines``: ``t`` or ``[a,b]``, ``diff`` always given).
-* ``Intervals`` — rational time (DatalogMTL, RTEC's grid): intervals as they are, written
-  with ``interval_line`` (``Dialect.points``: integer points as ``t`` lines).
+* ``Intervals`` — rational time (DatalogMTL, RTEC's grid): intervals as they are, read with
+  the row's ``interval_of`` and written with ``interval_line`` (``Dialect.points``: integer
+  points as ``t`` lines).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from math import inf
 from typing import Any, Protocol
 
 import orjson
 
+from chronolog.core import intervals as I
 from chronolog.core.errors import InputError
+from chronolog.core.intervals import Iv
 from chronolog.core.source import Loc
-from chronolog.dialects.mtl import intervals as I
-from chronolog.dialects.mtl.intervals import Iv
 from chronolog.evaluator import Span, interval_line
 from chronolog.runtime.backfill import points as P
 
@@ -144,8 +145,9 @@ class Intervals:
 
     step = 0
 
-    def __init__(self, points: bool) -> None:
+    def __init__(self, points: bool, interval_of: Callable[[str, str, int], Iv]) -> None:
         self.points = points
+        self.interval_of = interval_of
 
     def of_span(self, span: Span) -> Iv:
         return (span.lo, span.lo_closed, inf if span.hi is None else span.hi, span.hi_closed and span.hi is not None)
@@ -154,7 +156,7 @@ class Intervals:
         return (lo, True, hi, True)
 
     def parse(self, raw: str, loc: Loc) -> Parsed | None:
-        return parse_interval_answer(raw, loc)
+        return parse_interval_answer(raw, loc, self.interval_of)
 
     def lines(self, fixes: Iterable[tuple[Atom, Iv, int]]) -> list[dict]:
         out = []
@@ -172,14 +174,12 @@ POINTS = Points()
 
 def domain_of(row: Any) -> Domain:
     """The time domain of a dialect's registry row."""
-    return POINTS if row.discrete else Intervals(row.points)
+    return POINTS if row.discrete or row.interval_of is None else Intervals(row.points, row.interval_of)
 
 
-def parse_interval_answer(raw: str, loc: Loc) -> Parsed | None:
-    """One answer line over rational time (``t`` a number or ``"7/2"``, or an ``interval``):
-    (pred, args, interval, diff); None for a blank line."""
-    from chronolog.dialects.mtl.parser import interval_from_text
-
+def parse_interval_answer(raw: str, loc: Loc, interval_from_text: Callable[[str, str, int], Iv]) -> Parsed | None:
+    """One answer line over rational time (``t`` a number or ``"7/2"``, or an ``interval``,
+    read by the row's ``interval_of``): (pred, args, interval, diff); None for a blank line."""
     fields = P.answer_fields(raw, loc)
     if fields is None:
         return None

@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterable
 from math import inf
 from typing import Any
 
+from chronolog.core import intervals as I
 from chronolog.core.events import Event
+from chronolog.core.intervals import Iv
 from chronolog.core.reach import Reach
 from chronolog.core.records import record
-from chronolog.dialects.mtl import intervals as I
-from chronolog.dialects.mtl.intervals import Iv
 from chronolog.evaluator import Time
 from chronolog.runtime.backfill.meaning import Domain, meaning
 from chronolog.runtime.fleet.topology import partition_of
