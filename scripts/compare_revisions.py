@@ -379,8 +379,29 @@ def lars_cases(inp: Inputs, base: Side, work: Path) -> None:
     published.write_bytes(run_cli(base, work, ["run", p, "--input", str(d / "traffic-head.jsonl")]).out)
     inp.backfill.append(Case("lars/traffic backfill [0,29]", [
         "backfill", p, "--history", s, "--answers", str(published), "--from", "0", "--to", "29"], slow=True))
+    roads = roads_stream(d / "roads.jsonl")
     inp.fleet += [FleetCase("lars/traffic", [p], stream, Fraction(1), True),
-                  FleetCase("lars/tutorial on 6 roads", [j], roads_stream(d / "roads.jsonl"), Fraction(1), True)]
+                  FleetCase("lars/tutorial on 6 roads", [j], roads, Fraction(1), True)]
+    # the tutorial on six roads: split by road (key partitions), an @-head (low at T), late
+    # readings and retractions; published: the base's answers before the last 9 (late) lines
+    in_order = head_lines(roads, len(roads.read_text(encoding="utf-8").splitlines()) - 9, d / "roads-head.jsonl")
+    roads_published = d / "roads-published.jsonl"
+    roads_published.write_bytes(run_cli(base, work, ["run", j, "--input", str(in_order)]).out)
+    common = ["--history", str(roads), "--answers", str(roads_published)]
+    inp.backfill += [
+        Case("lars/tutorial on 6 roads backfill [0,45] --segment 7 --key-partitions 3", [
+            "backfill", j, *common, "--from", "0", "--to", "45", "--segment", "7", "--key-partitions", "3"], slow=True),
+        Case("lars/tutorial on 6 roads backfill [5,20] --segment 4 --key-partitions 1", [
+            "backfill", j, *common, "--from", "5", "--to", "20", "--segment", "4", "--key-partitions", "1"], slow=True),
+    ]
+    if tb.is_dir():  # not stratified (truth maintenance), in segments, against the answers to half its stream
+        tb_lines = (tb / "stream.jsonl").read_text(encoding="utf-8").splitlines()
+        tb_half = head_lines(tb / "stream.jsonl", len(tb_lines) // 2, d / "tickerB-half.jsonl")
+        tb_published = d / "tickerB-published.jsonl"
+        tb_published.write_bytes(run_cli(base, work, ["run", tp, "--input", str(tb_half)]).out)
+        inp.backfill.append(Case("lars/bench/tickerB backfill --segment 10 (not stratified)", [
+            "backfill", tp, "--history", ts, "--answers", str(tb_published), "--from", "0", "--to", "100000",
+            "--segment", "10"], slow=True))
 
 
 def mtl_cases(inp: Inputs, base: Side, work: Path, shared: Path) -> None:

@@ -91,8 +91,8 @@ def write_parquet(lines: list[dict], path: str) -> None:
 def cmd_backfill(args: argparse.Namespace) -> int:
     from chronolog.cli.main import FileError, _open_out, _same_file
     from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import lookup
-    from chronolog.runtime.backfill.job import backfill, publish
+    from chronolog.dialects.registry import RunOptions, lookup, refusal
+    from chronolog.runtime.backfill.job import backfill, evaluator_of, publish
     from chronolog.runtime.backfill.points import dumps
     from chronolog.runtime.backfill.spark_io import Source, spark_session
 
@@ -104,15 +104,16 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         return _usage("--publish needs --bootstrap HOST:PORT")
     program = load_program(args.program, args.dialect)
     row = lookup(program.dialect)
-    if row.strata is not None:  # LARS's own backfill, by segments of its plan
+    if row.discrete:
         for name, value in (("--from", args.t_from), ("--to", args.t_to), ("--segment", args.segment)):
             if value is not None and type(value) is not int:
                 return _usage(f"{name} {value} is not an integer time point ({program.dialect} time is discrete)")
-        row.strata(program)  # program errors before Spark starts
-    else:
-        from chronolog.runtime.fleet.hosting import hosting
-
-        hosting(program.dialect, program).replayer(program)  # program errors before Spark starts
+    options = RunOptions(mode=args.mode, seed=args.seed)
+    refused = refusal(row, options)
+    if refused is not None:
+        print(refused, file=sys.stderr, flush=True)
+        return 2
+    evaluator_of(program.dialect, program, options)  # program errors before Spark starts
     sources = []
     for path in args.program:
         with open(path, encoding="utf-8") as f:

@@ -115,12 +115,32 @@ class TimeRows:
 def withdrawn(entries: Sequence, fact: tuple) -> int | None:
     """The index in ``entries`` (one time point's facts in arrival order) of the
     event a retraction of ``fact`` withdraws: the latest earlier one equal to
-    it (CONTRACT §2); None if it matches nothing.  The one statement of this
-    rule: the reasoner and the backfill both apply it."""
+    it (CONTRACT §2); None if it matches nothing.
+
+    The one statement of the retraction rule.  LARS's ``Reasoner`` applies it to
+    its log, whose order within a time point tuple windows count; the dialects
+    whose answers do not depend on that order keep their input as a multiset
+    and apply the same rule as ``withdraw_counted`` (DatalogMTL's inputs, RTEC's
+    input intervals) or as a count of duplicates beside the one stored item
+    (RTEC's points, its events in the store).  The backfill has no rule of its
+    own: it pushes the retractions to the evaluators in time order."""
     for i in range(len(entries) - 1, -1, -1):
         if entries[i] == fact:
             return i
     return None
+
+
+def withdraw_counted(counts: dict, key: object) -> bool:
+    """``withdrawn`` on a multiset of events kept as ``counts`` (key -> how many times it
+    was given): one fewer of ``key``; False if there is none (the retraction matches nothing)."""
+    n = counts.get(key, 0)
+    if n <= 0:
+        return False
+    if n == 1:
+        del counts[key]
+    else:
+        counts[key] = n - 1
+    return True
 
 
 def event_record(ev: Event) -> dict:

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from chronolog.core.errors import ChronologError, ProgramError
 from chronolog.core.events import Event
+from chronolog.core.reach import Reach
 from chronolog.core.records import field, record
 
 Warn = Callable[[str], None]
@@ -67,9 +68,12 @@ class Dialect:
     collect_rarely: bool = True
     # (program, warn) -> the evaluator replaying a complete history (the backfill); None: ``stream``'s
     replay: Callable[[Any, Warn], Any] | None = None
-    # how far before a time the input can still change answers there (None: unbounded;
+    # program -> how far in time input can change answers (``core.reach.Reach``; None: unbounded,
     # the backfill then evaluates the whole history in one segment)
-    reach: Callable[[Any], Any] = lambda program: None
+    reach: Callable[[Any], Reach | None] = lambda program: None
+    # program -> the argument position per predicate ("p/2") on which every rule joins, so that
+    # each key's facts can be evaluated apart (the backfill's key partitions); None: not split by key
+    partition_key: Callable[[Any], dict[str, int] | None] = lambda program: None
     # (program, N) -> the fleet's evaluator applying late events up to N back (--retention);
     # None: the dialect keeps its whole input log
     retaining: Callable[[Any, Any], Any] | None = None
@@ -79,6 +83,12 @@ class Dialect:
     origin: int | None = None
     # (program, window, step, warn) -> the evaluator of a windowed mode (RTEC's --window); None: no such mode
     windowed: Callable[[Any, int, int | None, Warn], Any] | None = None
+    # time is integer points, each one evaluated (LARS): the backfill's --from, --to and --segment
+    # must be integers (the others take rationals such as 7/2)
+    discrete: bool = False
+    # (text, file, line) -> the interval of an answer line over rational time (MeTeoR notation:
+    # "[3,7/2)"), for the backfill's reader of published answers; None: integer points (discrete)
+    interval_of: Callable[[str, str, int], Any] | None = None
     # program -> its plan by strata, for the fleet's per-stratum layout and the backfill's segments by
     # strata (LARS); None: the fleet hosts the evaluator as one chain service
     strata: Callable[[Any], Any] | None = None
@@ -152,6 +162,12 @@ def _mtl_describe(program: Any) -> list[str]:
     return lines
 
 
+def _interval_of(text: str, file: str, line: int) -> Any:
+    from chronolog.dialects.mtl.parser import interval_from_text
+
+    return interval_from_text(text, file, line)
+
+
 def _mtl_stream(program: Any) -> Any:
     from chronolog.dialects.mtl.evaluator import MtlEvaluator
 
@@ -164,10 +180,11 @@ def _mtl_replay(program: Any, warn: Callable[[str], None]) -> Any:
     return MtlEvaluator(program, warn=warn)  # streaming if the program allows it, else batch
 
 
-def _mtl_reach(program: Any) -> Any:
+def _mtl_reach(program: Any) -> Reach | None:
     from chronolog.dialects.mtl.evaluator import input_reach
 
-    return input_reach(program)
+    back = input_reach(program)
+    return None if back is None else Reach(back)
 
 
 def _mtl_retaining(program: Any, retention: Any) -> Any:
@@ -355,6 +372,21 @@ def _lars_replay(program: Any, warn: Callable[[str], None]) -> Any:
     return LarsEvaluator(_lars_plan(program), warn=warn)
 
 
+def _lars_reach(program: Any) -> Reach | None:
+    """The plan's reach: its largest time window over stream predicates and largest tuple
+    window, and how far back an ``@``-head derives; unbounded if either is."""
+    plan = _lars_plan(program)
+    if plan.state_reach is None or plan.output_reach is None:
+        return None
+    return Reach(plan.state_reach, plan.tuple_reach, plan.output_reach)
+
+
+def _lars_partition_key(program: Any) -> dict[str, int] | None:
+    from chronolog.dialects.lars.partition import partition_key
+
+    return partition_key(_lars_plan(program))[0]
+
+
 def _lars_retaining(program: Any, retention: Any) -> Any:
     from chronolog.dialects.lars.evaluator import LarsEvaluator
 
@@ -368,7 +400,8 @@ _LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
     return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
                    _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
-                   retaining=_lars_retaining, strata=_lars_plan)
+                   retaining=_lars_retaining, reach=_lars_reach,
+                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan)
 
 
 DIALECTS: dict[str, Dialect] = {
@@ -376,11 +409,11 @@ DIALECTS: dict[str, Dialect] = {
     "laser": _lars_row("laser", _laser_parse),  # Laser's syntax, the same engine
     "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe,
                    _mtl_stream, {"mode": ("stream", "batch"), "retention": None}, replay=_mtl_replay,
-                   reach=_mtl_reach, retaining=_mtl_retaining, points=False),
+                   reach=_mtl_reach, retaining=_mtl_retaining, points=False, interval_of=_interval_of),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec_parse, _rtec_evaluator, _rtec_read,
                     _rtec_describe, _rtec_stream, {"retention": None, "step": None, "window": None},
                     bulk_read=_rtec_bulk_read, replay=_rtec_replay, retaining=_rtec_retaining, origin=0,
-                    windowed=_rtec_windowed, collect_rarely=False),
+                    windowed=_rtec_windowed, interval_of=_interval_of, collect_rarely=False),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

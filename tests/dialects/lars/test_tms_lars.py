@@ -39,6 +39,7 @@ from chronolog.dialects.lars.evaluator import LarsEvaluator  # noqa: E402
 from chronolog.dialects.lars.ir import Program  # noqa: E402
 from chronolog.dialects.lars.parser import parse_lars  # noqa: E402
 from chronolog.dialects.lars.plan import plan_program  # noqa: E402
+from chronolog.dialects.registry import lookup  # noqa: E402
 from chronolog.runtime.backfill.segments import plan_segments  # noqa: E402
 
 
@@ -450,10 +451,11 @@ def test_a_later_start_agrees_from_the_first_point_with_the_same_labels(seed: in
     t1, last, facts = by_time(events)
     if last - t1 < 4:
         return
-    if plan.state_reach is None:
+    reach = lookup("lars").reach(program)
+    if reach is None:
         return  # (one segment from the first point: the live run itself)
     start = rng.randint(t1 + 1, last - 2)
-    (segment,) = plan_segments(plan, t1, start, last, last - start + 1, lambda t: len(facts.get(t, [])))
+    (segment,) = plan_segments(start, last, last, reach, None, 1, lambda t: len(facts.get(t, [])), t1)
     warm = segment.warm
     live, late = TmsEngine(plan, t1, seed % 3), TmsEngine(plan, t1, seed % 3)  # (late: first step at warm)
     flat: list[tuple[int, str, tuple]] = []

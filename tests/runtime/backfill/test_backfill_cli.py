@@ -41,6 +41,22 @@ def test_backfill_program_and_output_errors(files, monkeypatch, capsys):
     assert "nope: error: no such file or directory" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("program, extra", [
+    ("heat.mtl", ["--mode", "tms"]),
+    ("heat.mtl", ["--seed", "3"]),
+    ("doors.prolog", ["--mode", "oneshot"]),
+])
+def test_lars_run_options_are_refused_for_the_other_dialects(files, monkeypatch, capsys, program, extra):
+    """--mode and --seed are LARS's run options (the evaluator the backfill replays is
+    run's): another dialect's backfill refuses them with a reason before Spark starts."""
+    monkeypatch.chdir(files)
+    (files / "heat.mtl").write_text("Alarm(X):-Boxminus[0,2]Hot(X)\n")
+    (files / "doors.prolog").write_text("initiatedAt(open(D)=true, T) :- happensAt(push(D), T).\n")
+    assert main(["backfill", program, "--history", "h.jsonl", "--from", "0", "--to", "2", *extra]) == 2
+    err = capsys.readouterr().err
+    assert "is for LARS programs" in err and "Traceback" not in err
+
+
 def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
     monkeypatch.chdir(files)
     with pytest.raises(SystemExit) as exc:

@@ -24,12 +24,17 @@ import pytest
 from test_mtl_semantics import _literal, clip, drive, iv, meaning
 
 from chronolog.core.events import Event
+from chronolog.core.reach import Reach
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, input_reach
 from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.reader import read_mtl_events
+from chronolog.dialects.registry import lookup
 from chronolog.evaluator import Span
-from chronolog.runtime.backfill.hosted import Segment, corrections, covering, plan_segments, replay
+from chronolog.runtime.backfill.meaning import corrections, domain_of
+from chronolog.runtime.backfill.segments import Segment, covering, plan_segments, replay
+
+RATIONAL = domain_of(lookup("mtl"))
 
 
 def held_at(t, changes) -> int:
@@ -114,8 +119,8 @@ def test_segments_with_warm_up_equal_one_replay_and_chronolog_run(seed):
     hi = max(max(e.t for e in events), max(e.span[2] for e in events))
     whole = clip(meaning(drive(MtlEvaluator(program), events + [Event(hi)])), hi)
     size = F(rng.randint(1, 8), 2)
-    segments = plan_segments(lo, hi, reach, size)
-    assert len(segments) > 1 and segments[0].start == lo and segments[-1].end == hi and segments[-1].last
+    segments = plan_segments(lo, hi, hi, Reach(reach), size)
+    assert len(segments) > 1 and segments[0].start == lo and segments[-1].end == hi and segments[-1].closed
     assign = covering(segments)
     per: dict[int, list] = {}
     for n, ev in enumerate(events):
@@ -123,7 +128,7 @@ def test_segments_with_warm_up_equal_one_replay_and_chronolog_run(seed):
             per.setdefault(i, []).append(row[3])
     got: dict = {}
     for seg in segments:
-        for atom, ivs in replay(MtlEvaluator(program), per.get(seg.index, []), seg, seg.keeps(), lo).items():
+        for atom, ivs in replay(MtlEvaluator(program), per.get(seg.index, []), seg, seg.keeps(), RATIONAL, lo).answers.items():
             got[atom] = I.coalesce(got.get(atom, []) + ivs)
     assert got == whole, (text, size)
 
@@ -135,10 +140,10 @@ def test_a_segment_without_events_still_starts_at_its_warm_up():
     whole = clip(meaning(drive(MtlEvaluator(program), events)), 100)
     assert whole[("Alarm", ())] == [iv("(0,100)")]
     got: dict = {}
-    segments = plan_segments(0, 100, input_reach(program), 10)
+    segments = plan_segments(0, 100, 100, Reach(input_reach(program)), 10)
     for seg in segments:
         mine = [e for e in events if seg.index in [i for i, _ in covering(segments)((0, 0, 0, e))]]
-        for atom, ivs in replay(MtlEvaluator(program), mine, seg, seg.keeps(), 0).items():
+        for atom, ivs in replay(MtlEvaluator(program), mine, seg, seg.keeps(), RATIONAL, 0).answers.items():
             got[atom] = I.coalesce(got.get(atom, []) + ivs)
     assert got == whole
 
@@ -149,7 +154,7 @@ def test_input_reach_sums_along_rule_chains_and_is_unbounded_for_recursion_or_th
     assert input_reach(parse_mtl("Q(X):-Diamondminus[1,2]Q(X)\n")) is None
     assert input_reach(parse_mtl("Q(X):-Diamondplus[1,2]P(X)\n")) is None
     assert input_reach(parse_mtl("Q(X):-Diamondminus[1,inf)P(X)\n")) is None
-    assert plan_segments(0, 10, None, 3) == [Segment(0, -inf, 0, 10, True)]
+    assert plan_segments(0, 10, 12, None, 3) == [Segment(0, -inf, 0, 12, True, 12)]  # the whole history
 
 
 # ---------------------------------------------------------------- the Spark job

@@ -1,8 +1,8 @@
-"""Backfill without Spark: history meaning, segmentation and answer-point diffs.
+"""Backfill without Spark, LARS: the span, segmentation and answer-point diffs.
 
 Expectations come from ``chronolog run`` (``run_embedded``) read through the
-independent ``tests/meaning.py``; the segments are evaluated with the engine
-exactly as the Spark tasks do.
+independent ``tests/meaning.py``; the segments are replayed through the LARS
+row's evaluator exactly as the Spark tasks do (``segments.truth``).
 """
 
 from __future__ import annotations
@@ -19,21 +19,34 @@ from strategies import programs, streams
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event
+from chronolog.core.reach import Reach
 from chronolog.core.source import Loc
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.reasoner import Reasoner
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.runtime.backfill.meaning import POINTS
 from chronolog.runtime.backfill.points import (
     correction_lines,
     corrections,
     parse_answer,
     published,
 )
-from chronolog.runtime.backfill.segments import History, Segment, evaluation_span, plan_segments, truth
+from chronolog.runtime.backfill.segments import Segment, keyer, plan_segments, span_of
+from chronolog.runtime.backfill.segments import truth as segment_truth
 from chronolog.runtime.embedded import run_embedded
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 HERE = Loc("answers.jsonl", 7, 1)
+LARS = lookup("lars")
+
+
+def truth(program, history, lo, hi, size=None, key_partitions=1, mode=None) -> set:
+    """The answer points in ``[lo, hi]`` the backfill finds, segment by segment."""
+    make = lambda: LARS.evaluator(program, RunOptions(mode=mode), lambda m: None)  # noqa: E731
+    key = keyer(LARS.partition_key(program)) if key_partitions > 1 else None
+    got = segment_truth(make, history, POINTS, LARS.reach(program), lo, hi, size, key, key_partitions if key else 1)
+    return {(pred, args, t) for (pred, args), ivs in got.items() for iv in ivs for t in range(iv[0], iv[2])}
 
 
 def run_lines(program, events) -> list[dict]:
@@ -44,10 +57,10 @@ def run_lines(program, events) -> list[dict]:
 
 def run_points(program, events, lo: int, hi: int) -> set:
     """What ``chronolog run`` means on ``events``, restricted to [lo, hi]."""
-    h = History.of(events)
-    if h.t1 is None:
+    span = span_of(events)
+    if span is None:
         return set()
-    return {p for p in meaning(run_lines(program, events), (h.t1, h.last)) if lo <= p[2] <= hi}
+    return {p for p in meaning(run_lines(program, events), span) if lo <= p[2] <= hi}
 
 
 def late_and_retracted(events: list[Event], rng: random.Random) -> list[Event]:
@@ -75,16 +88,6 @@ def late_and_retracted(events: list[Event], rng: random.Random) -> list[Event]:
 # ---------------------------------------------------------------- history
 
 
-def test_history_applies_events_like_the_reasoner():
-    h = History.of([
-        Event(3, "p", (1,)), Event(3, "p", (1,)), Event(5), Event(3, "p", (1,), retract=True),
-        Event(1, "q", ("a",)), Event(4, "p", (2,), retract=True), Event(9, "r", (), retract=True),
-    ])
-    assert h.log == {3: [(("p", 1), (1,))], 1: [(("q", 1), ("a",))]}
-    assert (h.t1, h.last) == (1, 9)  # an unmatched retraction still advances time, as in the reasoner
-    assert (h.events, h.facts, h.retractions, h.unmatched) == (7, 3, 3, 2)
-
-
 @SETTINGS
 @given(programs(stratified=True), streams(), st.randoms(use_true_random=False))
 def test_history_span_is_the_reasoners(program, events, rng):
@@ -102,46 +105,45 @@ def test_history_span_is_the_reasoners(program, events, rng):
     for ev in history:
         r.push(ev)
     r.finish()
-    h = History.of(history)
-    assert (h.t1, h.last) == (r.t1, r.latest)
-    assert {t: f for t, f in h.log.items() if f} == {t: f for t, f in r.log.items() if f}
+    assert span_of(history) == (r.t1, r.latest)
 
 
 # ---------------------------------------------------------------- segments
 
 
 def test_segments_cover_the_span_with_exact_warm_ups():
-    plan = plan_program(parse_lars("a(X) :- p(X) [3].\nb(X) :- q(X) [2 #].\n"))
+    program = parse_lars("a(X) :- p(X) [3].\nb(X) :- q(X) [2 #].\n")
+    assert LARS.reach(program) == Reach(3, 2, 0)
     facts = {10: 1, 11: 0, 12: 0, 13: 1, 14: 0, 20: 1}
-    segs = plan_segments(plan, 10, 12, 25, 5, lambda t: facts.get(t, 0))
-    assert [(s.start, s.end) for s in segs] == [(12, 16), (17, 21), (22, 25)]
+    segs = plan_segments(12, 25, 30, LARS.reach(program), 5, 1, lambda t: facts.get(t, 0), 10)
+    assert [(s.start, s.end, s.until) for s in segs] == [(12, 17, 16), (17, 22, 21), (22, 26, 25)]
     # [3] reaches 3 back; [2 #] needs the last 2 facts before the start: 13 and 10 for 17, 20 and 13 for 22
     assert [s.warm for s in segs] == [10, 10, 13]
 
 
 def test_unbounded_reach_is_one_segment_from_the_first_time_point():
-    plan = plan_program(parse_lars("a(X) :- p(X) at T.\n"))
-    assert plan_segments(plan, 4, 10, 99, 5, lambda t: 0) == [Segment(0, 4, 10, 99)]
+    assert LARS.reach(parse_lars("a(X) :- p(X) at T.\n")) is None
+    assert plan_segments(10, 99, 120, None, 5, 1) == [Segment(0, float("-inf"), 10, 121, False, 120)]
 
 
 def test_at_heads_extend_the_evaluations_past_the_span():
-    plan = plan_program(parse_lars("a(X) at T :- p(X) at T [4].\n"))
-    assert evaluation_span(plan, 0, 100, 10, 20) == (10, 24)
-    assert evaluation_span(plan, 0, 22, 10, 20) == (10, 22)
-    assert evaluation_span(plan, 30, 40, 10, 20) is None
+    reach = LARS.reach(parse_lars("a(X) at T :- p(X) at T [4].\n"))
+    assert reach == Reach(4, 0, 4)
+    assert [s.until for s in plan_segments(10, 20, 100, reach, None, 1)] == [24]
+    assert [s.until for s in plan_segments(10, 20, 22, reach, None, 1)] == [22]
+    assert [s.until for s in plan_segments(10, 20, 100, reach, 6, 1)] == [19, 24]
 
 
 @SETTINGS
 @given(programs(stratified=True), streams(), st.randoms(use_true_random=False), st.integers(1, 6))
 def test_segments_with_overlaps_give_the_answers_of_one_run(program, events, rng, size):
     history = late_and_retracted(events, rng)
-    plan = plan_program(program)
-    h = History.of(history)
-    lo = rng.randint(h.t1 - 1, h.last)
-    hi = rng.randint(lo, h.last + 1)
+    t1, last = span_of(history)
+    lo = rng.randint(t1 - 1, last)
+    hi = rng.randint(lo, last + 1)
     expected = run_points(program, history, lo, hi)
-    assert truth(plan, h, lo, hi, size=size) == expected
-    assert truth(plan, h, lo, hi) == expected  # one segment
+    assert truth(program, history, lo, hi, size=size) == expected
+    assert truth(program, history, lo, hi) == expected  # one segment
 
 
 KEYED = parse_lars(
@@ -166,12 +168,12 @@ def test_key_partitions_give_the_answers_of_one_run(rng, size, parts):
         events.append(Event(t))
     history = late_and_retracted([e for e in events if True], rng)
     history = [e for e in history if e.pred in (None, "temp")]  # the helper adds p/q facts
-    h = History.of(history)
-    if h.t1 is None:
+    span = span_of(history)
+    if span is None:
         return
-    plan = plan_program(KEYED)
-    expected = run_points(KEYED, history, h.t1, h.last)
-    assert truth(plan, h, h.t1, h.last, size=size, key_partitions=parts) == expected
+    assert LARS.partition_key(KEYED) is not None
+    expected = run_points(KEYED, history, *span)
+    assert truth(KEYED, history, *span, size=size, key_partitions=parts) == expected
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
@@ -179,9 +181,8 @@ def test_key_partitions_give_the_answers_of_one_run(rng, size, parts):
 def test_segments_non_stratified_programs(program, events, rng):
     """clingo per time point: each segment's answer sets equal one run's (same solver, same input)."""
     history = late_and_retracted(events, rng)
-    plan = plan_program(program)
-    h = History.of(history)
-    assert truth(plan, h, h.t1, h.last, size=2) == run_points(program, history, h.t1, h.last)
+    span = span_of(history)
+    assert truth(program, history, *span, size=2) == run_points(program, history, *span)
 
 
 # ---------------------------------------------------------------- answer lines
@@ -245,14 +246,13 @@ def test_correction_lines_merge_runs_and_restore_the_truth():
 def test_published_plus_corrections_mean_the_backfilled_truth(program, events, rng):
     """Answers of the in-order, retraction-free prefix + corrections == run on the whole history."""
     history = late_and_retracted(events, rng)
-    h = History.of(history)
+    span = span_of(history)
     cut = rng.randint(0, len(history))
     prefix = sorted((e for e in history[:cut] if not e.retract), key=lambda e: e.t)
     old = run_lines(program, prefix) if prefix else []
     lines = [parse_answer(orjson.dumps(x).decode(), HERE) for x in old]
-    span = (h.t1, h.last)
-    want = truth(plan_program(program), h, *span, size=3)
-    fixes = list(correction_lines(corrections(want, published(lines, *span, h.last))))
+    want = truth(program, history, *span, size=3)
+    fixes = list(correction_lines(corrections(want, published(lines, *span, span[1]))))
     assert meaning(old + fixes, span, running=True) == want == run_points(program, history, *span)
     assert all(x["diff"] in (1, -1) for x in fixes)
 
@@ -283,13 +283,10 @@ def test_points_without_an_answer_set_mean_the_same_in_the_backfill(mode):
     for x in lines:
         if x.get("no_answer_set"):
             assert parse_answer(orjson.dumps(x).decode(), HERE) is None
-    plan = plan_program(ODD)
-    plan.solver = mode
-    h = History.of(events)
     points = meaning(lines, (0, 11))
     assert not any(T in empty for _, _, T in points)
-    assert truth(plan, h, 0, 11) == points
-    segmented = truth(plan, h, 0, 11, size=3)  # segments start afresh: their choices may differ
+    assert truth(ODD, events, 0, 11, mode=mode) == points
+    segmented = truth(ODD, events, 0, 11, size=3, mode=mode)  # segments start afresh: their choices may differ
     for t in range(12):
         at_t = [(pred, args) for pred, args, T in segmented if T == t]
         if t in empty:

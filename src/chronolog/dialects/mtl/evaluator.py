@@ -35,7 +35,7 @@ from math import inf
 from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError
-from chronolog.core.events import Event
+from chronolog.core.events import Event, withdraw_counted
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
 from chronolog.dialects.mtl.materialise import Db, Materialiser
@@ -281,12 +281,8 @@ class MtlEvaluator:
         if not event.retract:
             self._add(*k)
             return
-        if self.inputs.get(k, 0) > 0:
-            for log in (self.inputs, self.active):
-                if log.get(k, 0) > 0:
-                    log[k] -= 1
-                    if not log[k]:
-                        del log[k]
+        if withdraw_counted(self.inputs, k):  # (core.events: the one retraction rule, on counts)
+            withdraw_counted(self.active, k)
             if self.evaluated is not None and iv[0] <= self.evaluated:
                 self._changes_from(iv[0])
         else:

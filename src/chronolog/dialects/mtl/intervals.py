@@ -1,4 +1,5 @@
-"""Intervals over rational time, and the metric operators as transformations of them.
+"""Intervals over rational time, and the metric operators as transformations of them
+(the set algebra itself — ``make``, ``coalesce``, ``intersect``... — is ``core/intervals.py``).
 
 An ``Iv`` is ``(lo, lo_closed, hi, hi_closed)`` with ``Fraction`` ends or
 ``-inf``/``inf`` (open).  Sets of intervals are kept *coalesced*: sorted,
@@ -16,68 +17,24 @@ the future operators mirror the past ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from fractions import Fraction
 from math import inf
 
-Num = int | Fraction | float  # int for integral times, float only for ±inf
-Iv = tuple[Num, bool, Num, bool]
-
-
-def norm(x: Num) -> Num:
-    """Integral rationals as ``int``: most streams have integer times, and
-    comparing ints is many times cheaper than comparing Fractions."""
-    if type(x) is Fraction and x.denominator == 1:
-        return x.numerator
-    return x
-
-
-def make(lo: Num, lo_closed: bool, hi: Num, hi_closed: bool) -> Iv | None:
-    """The interval, normalised (infinite ends open, integral ends ints), or None if empty."""
-    if type(lo) is Fraction and lo.denominator == 1:
-        lo = lo.numerator
-    if type(hi) is Fraction and hi.denominator == 1:
-        hi = hi.numerator
-    if lo == -inf:
-        lo_closed = False
-    if hi == inf:
-        hi_closed = False
-    if lo > hi or (lo == hi and not (lo_closed and hi_closed)):
-        return None
-    return (lo, lo_closed, hi, hi_closed)
-
-
-def point(t: Num) -> Iv:
-    return (t, True, t, True)
-
-
-def contains(iv: Iv, t: Num) -> bool:
-    lo, lc, hi, hc = iv
-    return (lo < t or (lc and lo == t)) and (t < hi or (hc and t == hi))
-
-
-def _touch(a: Iv, b: Iv) -> bool:
-    """``b`` (starting no earlier than ``a``) overlaps or adjoins ``a`` so that their union is one interval."""
-    return b[0] < a[2] or (b[0] == a[2] and (a[3] or b[1]))
-
-
-def coalesce(ivs: Iterable[Iv]) -> list[Iv]:
-    """Maximal disjoint intervals covering the same points, sorted."""
-    items = sorted(ivs, key=lambda iv: (iv[0], not iv[1]))
-    return merge_sorted(items) if items else items
-
-
-def merge_sorted(ivs: list[Iv]) -> list[Iv]:
-    """``coalesce`` of intervals already sorted by their left ends."""
-    out: list[Iv] = [ivs[0]]
-    for iv in ivs[1:]:
-        last = out[-1]
-        if _touch(last, iv):
-            if iv[2] > last[2] or (iv[2] == last[2] and iv[3]):
-                out[-1] = (last[0], last[1], iv[2], iv[3])
-        else:
-            out.append(iv)
-    return out
+from chronolog.core.intervals import (  # noqa: F401  (the algebra the operators build on, re-exported)
+    Iv,
+    Num,
+    _touch,
+    coalesce,
+    contains,
+    intersect,
+    intersect_sets,
+    make,
+    merge_sorted,
+    norm,
+    point,
+    subtract,
+    text,
+)
 
 
 def fill_gaps(ivs: list[Iv], width: Num) -> list[Iv]:
@@ -97,65 +54,6 @@ def fill_gaps(ivs: list[Iv], width: Num) -> list[Iv]:
             out[-1] = (last[0], last[1], iv[2], iv[3])
         else:
             out.append(iv)
-    return out
-
-
-def intersect(a: Iv, b: Iv) -> Iv | None:
-    if a[0] > b[0] or (a[0] == b[0] and not a[1]):
-        lo, lc = a[0], a[1]
-    else:
-        lo, lc = b[0], b[1]
-    if a[2] < b[2] or (a[2] == b[2] and not a[3]):
-        hi, hc = a[2], a[3]
-    else:
-        hi, hc = b[2], b[3]
-    return make(lo, lc, hi, hc)
-
-
-def intersect_sets(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
-    """Intersection of two coalesced sets (a merge, linear in their sizes).
-
-    ``intersect`` written out in the loop: this is the materialiser's inner
-    loop, and the ends of normalised intervals need no normalising again."""
-    out: list[Iv] = []
-    i = j = 0
-    nx, ny = len(xs), len(ys)
-    while i < nx and j < ny:
-        a, b = xs[i], ys[j]
-        if a[0] > b[0] or (a[0] == b[0] and not a[1]):
-            lo, lc = a[0], a[1]
-        else:
-            lo, lc = b[0], b[1]
-        if a[2] < b[2] or (a[2] == b[2] and not a[3]):  # advance the one that ends first
-            hi, hc = a[2], a[3]
-            i += 1
-        else:
-            hi, hc = b[2], b[3]
-            j += 1
-        if lo < hi or (lo == hi and lc and hc):
-            out.append((lo, lc, hi, hc))
-    return out
-
-
-def subtract(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
-    """Points of coalesced ``xs`` not in coalesced ``ys`` (a merge, linear in their sizes)."""
-    out: list[Iv] = []
-    j = 0
-    for x in xs:
-        # skip the ys that end before x starts
-        while j < len(ys) and (ys[j][2] < x[0] or (ys[j][2] == x[0] and not (ys[j][3] and x[1]))):
-            j += 1
-        cur: Iv | None = x
-        k = j
-        while cur is not None and k < len(ys) and (ys[k][0] < cur[2] or (ys[k][0] == cur[2] and ys[k][1] and cur[3])):
-            y = ys[k]
-            left = make(cur[0], cur[1], y[0], not y[1])
-            if left is not None:
-                out.append(left)
-            cur = make(y[2], not y[3], cur[2], cur[3])
-            k += 1
-        if cur is not None:
-            out.append(cur)
     return out
 
 
@@ -212,15 +110,3 @@ def since(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
 def until(left: list[Iv], right: list[Iv], rho: Iv) -> list[Iv]:
     """{t | ∃ s: s − t ∈ ρ, s ∈ right, and every point of (t, s) in left}."""
     return _through(left, right, rho, False)
-
-
-def text(iv: Iv) -> str:
-    """MeTeoR/CONTRACT notation: ``[3,7/2)``, ``[5,inf)``."""
-    def num(x: Num) -> str:
-        if x == inf:
-            return "inf"
-        if x == -inf:
-            return "-inf"
-        x = Fraction(x)
-        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-    return f"{'[' if iv[1] else '('}{num(iv[0])},{num(iv[2])}{']' if iv[3] else ')'}"

@@ -19,7 +19,7 @@ from bisect import insort
 from typing import Any
 
 from chronolog.core.errors import ChronologError
-from chronolog.core.events import Event, TimeRows
+from chronolog.core.events import Event, TimeRows, withdraw_counted
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.hierarchy import Key
 from chronolog.dialects.rtec.intervals import INF
@@ -244,17 +244,13 @@ class RtecInput:
         key = (pred, len(fargs))
         a, b = span[0], span[1]
         ck = (key, fargs, value, a, b)
-        n = self.interval_counts.get(ck, 0)
         if retract:
-            if not n:
+            if not withdraw_counted(self.interval_counts, ck):  # (core.events: the one retraction rule)
                 self._unmatched(event)
                 return None
-            self.interval_counts[ck] = n - 1
-            if n == 1:
-                del self.interval_counts[ck]
             self._rebuild_intervals(key, fargs, value)
             return a - self.tick
-        self.interval_counts[ck] = n + 1
+        self.interval_counts[ck] = self.interval_counts.get(ck, 0) + 1
         self.store.set_list(key, fargs, value, IV.insert(self.store.fluent_list(key, fargs, value), a, b))
         return a - self.tick
 

@@ -1,305 +1,234 @@
-"""The PySpark backfill job (``chronolog backfill``, CONTRACT §5).
+"""The PySpark backfill job (``chronolog backfill``, CONTRACT §5): one pipeline for every
+dialect, driven through its registry row and its ``Evaluator`` only.
 
-1. Read the history — a JSONL file, the Parquet archive or the input topic —
-   as ``(partition, offset, line)`` in arrival order and parse every line in
-   Spark tasks (the embedded reader's checks; the first bad line stops the
-   job with its location).
-2. One aggregation gives the span (first and last time point, with the
-   ``Reasoner``'s rules) and the counts; programs with tuple windows also
-   collect the number of facts per time point, which the warm-ups need.
-3. The driver splits the evaluation times into segments (``segments.py``);
-   every fact goes to the segments whose warm-up or span holds its time,
-   one RDD partition per segment.  A task rebuilds its segment's log from
-   the events in arrival order (retractions withdraw the latest earlier
-   equal event, exactly as the reasoner does) and evaluates it with the
-   engine: the answer points in ``[T1, T2]``.
-4. The published answers are parsed the same way, expanded to points over
-   the span and summed; a full outer join with the true points leaves the
-   corrections, which the driver merges into ``diff`` lines.
+1. Read the history — a JSONL file, the Parquet archive or the input topic — as
+   ``(partition, offset, line)`` in arrival order and parse every line in Spark tasks
+   with the dialect's reader (the first bad line stops the job with its location).
+2. One reduction gives the span (first and last time, the ``Reasoner``'s rule: the first
+   event in arrival order, earlier only by events that are not retractions; RTEC's answers
+   start at its ``origin``) and the counts; when tuple windows count facts (the row's
+   ``Reach.facts``), also the number of facts per time point.
+3. The driver cuts the answer span into segments (``segments.py``); every event goes to
+   the segments whose replay it meets, and where the row gives a ``partition_key``, to its
+   key's partition of them (time advances to all).  A task pushes its events in time order
+   to a fresh evaluator, as ``chronolog run`` does, and sums the answer changes into their
+   meaning inside what the segment keeps.
+4. The published answers are parsed the same way, clipped to the span and grouped per
+   atom with the true meaning; the differences are the corrections, written in the
+   dialect's time domain (``meaning.py``).
 """
 
 from __future__ import annotations
 
-import bisect
 import time
 from collections.abc import Callable, Iterable, Iterator
+from math import inf
 from typing import Any
 
 import orjson
 
 from chronolog.contract.topics import TopicNames
+from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
+from chronolog.core.intervals import Iv
 from chronolog.core.source import Loc
-from chronolog.dialects.lars.ir import Program
-from chronolog.dialects.lars.plan import Plan, plan_program
-from chronolog.dialects.registry import lookup
-from chronolog.runtime.backfill.hosted import backfill_hosted
-from chronolog.runtime.backfill.points import clip, correction_lines, parse_answer
-from chronolog.runtime.backfill.segments import (
-    Segment,
-    apply_event,
-    default_segment_size,
-    evaluate_segment,
-    evaluation_span,
-    key_partitioner,
-    plan_segments,
-)
+from chronolog.dialects.registry import RunOptions, lookup, read_line
+from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
+from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
-from chronolog.runtime.fleet.topology import partition_of
 
 FACTS_TOPIC = TopicNames().facts
 ANSWERS_TOPIC = TopicNames().answers
-EVENT_SCHEMA = "partition int, offset long, t long, pred string, args string, retract boolean, error string"
-ANSWER_SCHEMA = "partition int, offset long, pred string, args string, lo long, hi long, diff int, error string"
-POINT_SCHEMA = "seg int, pred string, args string, T long, info string"
 
 Sources = tuple[tuple[str, str], ...]  # (file name, text) of the program files
 
-
-def parse_history(rows: Iterable[tuple[int, int, str]], locate: Callable[[int, int, int], Loc]) -> Iterator[tuple]:
-    """Event rows (EVENT_SCHEMA) of raw lines; a bad line becomes a row with its error."""
-    from chronolog.io.formats import EventReader
-
-    dumps = orjson.dumps
-    for p, o, raw in rows:
-        try:
-            events = list(EventReader([raw], "-"))
-        except InputError as exc:
-            col = exc.loc.col if exc.loc else 1
-            yield p, o, None, None, None, None, f"{locate(p, o, col)}: error: {exc.message}"
-            continue
-        for ev in events:
-            args = dumps(list(ev.args)).decode() if ev.pred is not None else None
-            yield p, o, ev.t, ev.pred, args, ev.retract, None
+_PROGRAMS: dict[tuple, Any] = {}
 
 
-def parse_answers(
-    rows: Iterable[tuple[int, int, str]], locate: Callable[[int, int, int], Loc], lo: int, hi: int, last: int
-) -> Iterator[tuple]:
-    """Answer rows (ANSWER_SCHEMA) clipped to ``[lo, hi]`` (``inf`` runs to ``last``)."""
-    dumps = orjson.dumps
-    for p, o, raw in rows:
-        try:
-            ans = parse_answer(raw, locate(p, o, 1))
-        except InputError as exc:
-            yield p, o, None, None, None, None, None, str(exc)
-            continue
-        if ans is None:
-            continue
-        span = clip(ans, lo, hi, last)
-        if span is not None:
-            yield p, o, ans[0], dumps(list(ans[1])).decode(), span[0], span[1], ans[4], None
-
-
-# ---------------------------------------------------------------- segment evaluation
-
-_PLANS: dict[tuple, Plan] = {}
-
-
-def program_of(sources: Sources, dialect: str) -> Program:
+def program_of(sources: Sources, dialect: str) -> Any:
+    """The parsed program, once per Python worker."""
     from chronolog.dialects.load import program_from_sources
 
-    return program_from_sources(sources, dialect)
+    key = (sources, dialect)
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = program_from_sources(sources, dialect)
+    return _PROGRAMS[key]
 
 
-def plan_of(sources: Sources, dialect: str, solver: tuple[str, int] = ("tms", 0)) -> Plan:
-    """The plan of the program, built once per Python worker; ``solver``: the mode
-    (tms, oneshot) and seed of a program that is not stratified."""
-    k = (sources, dialect, solver)
-    if k not in _PLANS:
-        plan = _PLANS[k] = plan_program(program_of(sources, dialect))
-        plan.solver, plan.seed = solver
-    return _PLANS[k]
+def evaluator_of(dialect: str, program: Any, options: RunOptions, warn: Callable[[str], None] = lambda m: None) -> Any:
+    """The evaluator ``chronolog run`` would use (``options``: LARS's --mode and --seed);
+    the backfill's answers are what ``run`` prints on the whole history."""
+    return lookup(dialect).evaluator(program, options, warn)
 
 
-def evaluate_partition(
-    index: int, rows: Iterable[tuple[int, tuple]], sources: Sources, dialect: str, segments: list[Segment],
-    t1: int, lo: int, hi: int, parts: int = 1, solver: tuple[str, int] = ("tms", 0),
-) -> Iterator[tuple]:
-    """One segment's (one key partition's) answer points (POINT_SCHEMA), then one row
-    with its counts in ``info``."""
-    seg = segments[index // parts]
-    plan = plan_of(sources, dialect, solver)
-    events = sorted(r for _, r in rows)  # (t, partition, offset, pred, args, retract): arrival order per t
-    log: dict = {}
-    unmatched = 0
-    for t, _, _, pred, args, retract in events:
-        if not apply_event(log, Event(t, pred, tuple(orjson.loads(args)), bool(retract))) and seg.start <= t <= seg.end:
-            unmatched += 1
-    warnings: list[str] = []
-    got = evaluate_segment(plan, t1, seg, lambda t: log.get(t, ()), lo, hi, warnings.append)
-    dumps = orjson.dumps
-    for pred, args, T in got:
-        yield seg.index, pred, dumps(list(args)).decode(), T, None
-    info = {"points": len(got), "steps": seg.end - seg.warm + 1, "unmatched": unmatched, "warnings": warnings[:20]}
-    yield seg.index, None, None, None, dumps(info).decode()
+def parse_history(sources: Sources, dialect: str, locate: Callable[[int, int, int], Loc]) -> Callable[[Iterable], Iterator[tuple]]:
+    """Raw (partition, offset, line) rows -> ("ok", partition, offset, k, event) or ("error", p, o, message)."""
+
+    def run(rows: Iterable[tuple[int, int, Any]]) -> Iterator[tuple]:
+        program = program_of(sources, dialect)  # RTEC reads CSV rows by its declarations
+        for p, o, raw in rows:
+            if isinstance(raw, (bytes, bytearray)):  # archive and Kafka records
+                raw = raw.decode("utf-8", errors="replace")
+            try:
+                events = list(read_line(dialect, program, raw.replace("\n", " "), "-"))
+            except InputError as exc:
+                col = exc.loc.col if exc.loc else 1
+                yield "error", p, o, f"{locate(p, o, col)}: error: {exc.message}"
+                continue
+            for k, ev in enumerate(events):  # named by the history's line or record, for the evaluator's warnings
+                col = ev.loc.col if ev.loc else 1
+                yield "ok", p, o, k, Event(ev.t, ev.pred, ev.args, ev.retract, locate(p, o, col), ev.span)
+
+    return run
 
 
-def _covering(
-    segments: list[Segment], keyer: Callable[[str, tuple], str | None] | None = None, parts: int = 1
-) -> Callable[[tuple], list[tuple[int, tuple]]]:
-    """For a fact row, (task, row) for every segment that evaluates its time point;
-    task = segment * parts + the key partition of the fact."""
-    warms = [s.warm for s in segments]  # both non-decreasing
-    ends = [s.end for s in segments]
+def _evaluate(sources: Sources, dialect: str, options: RunOptions, segments: list[Segment], parts: int, clip: Iv,
+              first: Any, domain: Domain) -> Callable[[int, Iterable], Iterator]:
+    """One task: one segment (one key partition of it) replayed; ("answer", atom, intervals)
+    rows, then one ("info", atoms, time points, warnings, unmatched) row."""
 
-    def assign(row: tuple) -> list[tuple[int, tuple]]:
-        t = row[0]
-        first = bisect.bisect_left(ends, t)
-        last = bisect.bisect_right(warms, t)
-        part = 0
-        if keyer is not None and parts > 1:
-            part = partition_of(keyer(row[3], tuple(orjson.loads(row[4]))), parts)
-        return [(i * parts + part, row) for i in range(first, last)]
+    def run(index: int, rows: Iterable[tuple[int, tuple]]) -> Iterator[tuple]:
+        seg = segments[index // parts]
+        events = [r[3] for _, r in sorted(((r[3].t, r[0], r[1], r[2]), r) for _, r in rows)]
+        warnings: list[str] = []
+        evaluator = evaluator_of(dialect, program_of(sources, dialect), options, warnings.append)
+        got = replay(evaluator, events, seg, I.intersect(seg.keeps(), clip), domain, first)
+        for (pred, args), ivs in got.answers.items():
+            yield "answer", (pred, orjson.dumps(list(args)).decode()), ivs
+        yield "info", len(got.answers), got.steps, list(dict.fromkeys(warnings))[:20], got.unmatched
 
-    return assign
+    return run
 
 
-# ---------------------------------------------------------------- the job
+def _summary(ev: Event, p: int, o: int, k: int) -> tuple:
+    """(events, facts, retractions, first in arrival order, earliest not retracted, last time)."""
+    lo, hi = extent(ev)  # an interval running to inf does not extend the span (CONTRACT §3)
+    return (1, int(ev.is_fact and not ev.retract), int(ev.retract), (p, o, k, ev.t),
+            inf if ev.retract else ev.t, lo if hi == inf else hi)
+
+
+def _both(a: tuple, b: tuple) -> tuple:
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], min(a[3], b[3]), min(a[4], b[4]), max(a[5], b[5])
 
 
 def backfill(
     spark: Any, sources: Sources, dialect: str, history: Source, answers: Source | None,
-    t_from: int, t_to: int, *, segment: int | None = None, idle: float = 1.5,
+    t_from: Any, t_to: Any, *, segment: Any = None, idle: float = 1.5,
     progress: Callable[[str], None] = lambda m: None, key_partitions: int | None = None,
     mode: str | None = None, seed: int = 0,
 ) -> tuple[list[dict], BackfillStats]:
     """The correction lines for ``[t_from, t_to]`` and the job's counts.  ``mode``/``seed``:
     how a LARS program that is not stratified is evaluated (docs/tms.md#backfill)."""
-    if lookup(dialect).strata is None:  # a dialect without strata through its Evaluator
-        return backfill_hosted(spark, sources, dialect, history, answers, t_from, t_to, segment=segment, idle=idle,
-                               progress=progress)
-    from pyspark.sql import functions as F
-
     began = time.monotonic()
     stats = BackfillStats(ui=spark.sparkContext.uiWebUrl)
-    solver = (mode or "tms", seed)
-    plan = plan_of(sources, dialect, solver)
+    row = lookup(dialect)
+    options = RunOptions(mode=mode, seed=seed)
+    program = program_of(sources, dialect)
+    evaluator_of(dialect, program, options)  # program errors before Spark works
+    domain = domain_of(row)
     locate = locator(history)
 
     progress(f"reading history from {history.describe()}")
-    events = spark.createDataFrame(
-        raw_lines(spark, history, idle).mapPartitions(lambda rows: parse_history(rows, locate)), EVENT_SCHEMA
-    ).cache()
+    rows = raw_lines(spark, history, idle).mapPartitions(parse_history(sources, dialect, locate)).cache()
     try:
-        ok = F.col("error").isNull()
-        order = F.struct("partition", "offset")
-        row = events.agg(
-            F.count(F.when(ok, 1)).alias("events"),
-            F.count(F.when(ok & F.col("pred").isNotNull() & ~F.col("retract"), 1)).alias("facts"),
-            F.count(F.when(ok & F.col("retract"), 1)).alias("retractions"),
-            F.min_by("t", F.when(ok, order)).alias("first"),
-            F.min(F.when(~F.col("retract"), F.col("t"))).alias("earliest"),
-            F.max("t").alias("last"),
-            F.min_by("error", F.when(~ok, order)).alias("error"),
-        ).first()
-        if row["error"] is not None:
-            raise ChronologError(row["error"])
-        stats.events, stats.facts, stats.retractions = row["events"], row["facts"], row["retractions"]
-        if row["first"] is None:
+        bad = rows.filter(lambda r: r[0] == "error").takeOrdered(1, key=lambda r: (r[1], r[2]))
+        if bad:
+            raise ChronologError(bad[0][3])
+        events = rows.filter(lambda r: r[0] == "ok").map(lambda r: r[1:])
+        if events.isEmpty():
             stats.seconds = time.monotonic() - began
             return [], stats
-        t1 = min(row["first"], row["earliest"]) if row["earliest"] is not None else row["first"]
-        last = row["last"]
-        stats.span = (t1, last)
-        span = evaluation_span(plan, t1, last, t_from, t_to)
-        if span is None:
+        n, facts, retractions, arrival, earliest, last = events.map(lambda r: _summary(r[3], *r[:3])).reduce(_both)
+        first = min(arrival[3], earliest)
+        if row.origin is not None:
+            first = min(first, row.origin)  # answers exist from the dialect's origin (RTEC: time 0)
+        stats.events, stats.facts, stats.retractions = n, facts, retractions
+        stats.span = (first, last)
+        lo, hi = max(t_from, first), min(t_to, last)
+        if lo > hi:
             stats.seconds = time.monotonic() - began
             return [], stats
-        lo, hi = max(t_from, t1), min(t_to, last)
         stats.window = (lo, hi)
-        first, end = span
-
-        counts: dict[int, int] = {}
-        if plan.tuple_reach and plan.state_reach is not None:  # tuple-window warm-ups count facts
-            facts = events.filter(ok & F.col("pred").isNotNull() & (F.col("t") <= end))
+        clip = domain.span(lo, hi)
+        reach = row.reach(program)
+        counts: dict[Any, int] = {}
+        if reach is not None and reach.facts:  # tuple-window warm-ups count facts
             counts = dict(
-                facts.groupBy("t").agg(F.sum(F.when(F.col("retract"), -1).otherwise(1)).alias("n"))
-                .filter(F.col("n") > 0).collect()
+                events.filter(lambda r: r[3].is_fact).map(lambda r: (r[3].t, -1 if r[3].retract else 1))
+                .reduceByKey(lambda a, b: a + b).filter(lambda kv: kv[1] > 0).collect()
             )
-        size = segment or default_segment_size(plan, first, end, spark.sparkContext.defaultParallelism)
-        segments = plan_segments(plan, t1, first, end, size, lambda t: counts.get(t, 0))
-        stats.segments = len(segments)
-        stats.evaluations = sum(s.end - s.warm + 1 for s in segments)
-        progress(f"evaluating {len(segments)} segments of [{first},{end}] (span [{t1},{last}])")
-
-        fact_rows = (
-            events.filter(ok & F.col("pred").isNotNull() & (F.col("t") >= segments[0].warm) & (F.col("t") <= end))
-            .select("t", "partition", "offset", "pred", "args", "retract").rdd.map(tuple)
-        )
-        keyer = key_partitioner(plan)
-        parts = 1 if keyer is None else (key_partitions or spark.sparkContext.defaultParallelism)
-        stats.key_partitions = parts
-        n = len(segments) * parts
-        if parts > 1:
-            progress(f"and {parts} key partitions each")
+        size = segment
+        if size is None and reach is not None:
+            length = min(last, hi + reach.ahead) + domain.step - lo
+            size = max(domain.size(length, max(1, 2 * spark.sparkContext.defaultParallelism)), 4 * reach.back, 16)
+        segments = plan_segments(lo, hi, last, reach, size, domain.step, lambda t: counts.get(t, 0), first)
+        key = keyer(row.partition_key(program))
+        parts = 1 if key is None else (key_partitions or spark.sparkContext.defaultParallelism)
+        stats.segments, stats.key_partitions = len(segments), parts
+        progress(f"evaluating {len(segments)} segments of [{lo},{hi}] (span [{first},{last}]) with the {dialect} evaluator"
+                 + ("" if reach is not None else " (no bounded reach: one segment)")
+                 + ("" if parts == 1 else f" and {parts} key partitions each"))
         evaluated = (
-            fact_rows.flatMap(_covering(segments, keyer, parts)).partitionBy(n, lambda i: i)
-            .mapPartitionsWithIndex(
-                lambda i, rows: evaluate_partition(i, rows, sources, dialect, segments, t1, lo, hi, parts, solver)
-            )
-        )
-        points = spark.createDataFrame(evaluated, POINT_SCHEMA).cache()
+            events.flatMap(covering(segments, key, parts)).partitionBy(len(segments) * parts, lambda i: i)
+            .mapPartitionsWithIndex(_evaluate(sources, dialect, options, segments, parts, clip, first, domain))
+        ).cache()
         try:
-            for (info,) in points.filter(F.col("pred").isNull()).select("info").collect():
-                got = orjson.loads(info)
-                stats.recomputed += got["points"]
-                stats.unmatched += got["unmatched"]
-                stats.warnings.extend(got["warnings"])
-            truth = points.filter(F.col("pred").isNotNull()).select("pred", "args", "T").distinct()
-            truth = truth.withColumn("m", F.lit(1))
+            for _, count, steps, warnings, unmatched in evaluated.filter(lambda r: r[0] == "info").collect():
+                stats.recomputed += count
+                stats.evaluations += steps
+                stats.unmatched += unmatched
+                stats.warnings.extend(w for w in warnings if w not in stats.warnings)
+            truth = evaluated.filter(lambda r: r[0] == "answer").map(lambda r: (r[1], r[2]))
             if answers is not None:
                 progress(f"reading published answers from {answers.describe()}")
                 where = locator(answers)
-                parsed = spark.createDataFrame(
-                    raw_lines(spark, answers, idle).mapPartitions(lambda rows: parse_answers(rows, where, lo, hi, last)),
-                    ANSWER_SCHEMA,
-                )
-                published = (
-                    parsed.filter(F.col("error").isNull())
-                    .select("pred", "args", F.explode(F.sequence("lo", "hi")).alias("T"), "diff")
-                    .groupBy("pred", "args", "T").agg(F.sum("diff").alias("n"))
-                    .filter(F.col("n") != 0)
-                )
-                errors = (
-                    parsed.filter(F.col("error").isNotNull())
-                    .select(F.lit(None).cast("string").alias("pred"), F.lit(None).cast("string").alias("args"),
-                            F.lit(None).cast("long").alias("T"), F.lit(None).cast("int").alias("diff"),
-                            F.lit(None).cast("long").alias("n"), "error", "partition", "offset")
-                )
+                published = raw_lines(spark, answers, idle).mapPartitions(_parse_published(where, clip, domain)).cache()
+                bad = published.filter(lambda r: r[0] == "error").takeOrdered(1, key=lambda r: (r[1], r[2]))
+                if bad:
+                    raise ChronologError(bad[0][3])
+                said = published.filter(lambda r: r[0] == "ok").map(lambda r: (r[1], (r[2], r[3])))
             else:
-                published = spark.createDataFrame([], "pred string, args string, T long, n long")
-                errors = None
-            diffs = (
-                truth.join(published, ["pred", "args", "T"], "full_outer")
-                .select("pred", "args", "T",
-                        (F.coalesce("m", F.lit(0)) - F.coalesce("n", F.lit(0))).cast("int").alias("diff"), "n")
-                .filter(F.col("diff") != 0)
-                .select("*", F.lit(None).cast("string").alias("error"), F.lit(None).cast("int").alias("partition"),
-                        F.lit(None).cast("long").alias("offset"))
-            )
-            if errors is not None:
-                diffs = diffs.unionByName(errors)
-            rows = diffs.collect()
+                said = spark.sparkContext.emptyRDD()
+            fixed = truth.cogroup(said).map(lambda kv: _atom_fixes(kv[0], kv[1][0], kv[1][1])).collect()
         finally:
-            points.unpersist()
+            evaluated.unpersist()
     finally:
-        events.unpersist()
-    bad = [r for r in rows if r["error"] is not None]
-    if bad:
-        first_bad = min(bad, key=lambda r: (r["partition"], r["offset"]))
-        raise ChronologError(first_bad["error"])
-    stats.bad_sums = sum(1 for r in rows if r["n"] not in (None, 0, 1))
+        rows.unpersist()
+    stats.bad_sums = sum(b for _, b in fixed)
     if stats.bad_sums:
-        stats.warnings.append(
-            f"warning: {stats.bad_sums} published answer points do not sum to 0 or 1; corrected to the true answers"
-        )
-    changes = [(r["pred"], tuple(orjson.loads(r["args"])), r["T"], r["diff"]) for r in rows]
-    lines = list(correction_lines(changes))
+        stats.warnings.append(f"warning: published answers summed to neither 0 nor 1 on {stats.bad_sums} "
+                              f"stretches of time; corrected to the true answers")
+    lines = domain.lines([f for fixes, _ in fixed for f in fixes])
     stats.corrections = len(lines)
     stats.seconds = time.monotonic() - began
     return lines, stats
+
+
+def _parse_published(where: Callable[[int, int, int], Loc], clip: Iv, domain: Domain) -> Callable[[Iterable], Iterator[tuple]]:
+    def run(rows: Iterable[tuple[int, int, Any]]) -> Iterator[tuple]:
+        for p, o, raw in rows:
+            if isinstance(raw, (bytes, bytearray)):
+                raw = raw.decode("utf-8", errors="replace")
+            try:
+                got = domain.parse(raw, where(p, o, 1))
+            except InputError as exc:
+                yield "error", p, o, str(exc)
+                continue
+            if got is None:
+                continue
+            pred, args, iv, diff = got
+            inside = I.intersect(iv, clip)
+            if inside is not None:
+                yield "ok", (pred, orjson.dumps(list(args)).decode()), inside, diff
+
+    return run
+
+
+def _atom_fixes(atom: Atom, truth: Iterable[list[Iv]], said: Iterable[tuple[Iv, int]]) -> tuple[list, int]:
+    held = I.coalesce(iv for ivs in truth for iv in ivs)
+    fixes, bad = corrections(held, said)
+    return [(atom, iv, d) for iv, d in fixes], bad
 
 
 # ---------------------------------------------------------------- publishing

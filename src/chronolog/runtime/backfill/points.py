@@ -17,7 +17,8 @@ import orjson
 
 from chronolog.core.errors import InputError
 from chronolog.core.source import Loc
-from chronolog.runtime.backfill.segments import Point
+
+Point = tuple[str, tuple, int]  # (pred name, args, time point): one answer point
 
 _INTERVAL = re.compile(r"^([\[(])\s*(-?\d+)\s*,\s*(-?\d+|inf)\s*([\])])$")
 _KEYS = frozenset({"t", "interval", "pred", "args", "diff"})

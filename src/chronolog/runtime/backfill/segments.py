@@ -1,209 +1,247 @@
-"""History, segments and the exact evaluation of one segment (pure Python, no Spark).
+"""Segments of a history, and the replay of one segment through its dialect's ``Evaluator``
+(pure Python, no Spark: the Spark job runs ``replay`` in its tasks, the tests in-process).
 
-A history is the input stream in arrival order.  Its *meaning* (CONTRACT §2)
-is the stream put in time order, events of one time point in arrival order,
-with every retracted event removed — what ``chronolog run`` finally means.
-``History.of`` builds that log exactly as the ``Reasoner`` changes its own
-(a retraction withdraws the latest earlier event with the same time, pred
-and args; one that matches nothing is ignored), and the span it evaluates
-(first to last time seen).
+The answer span ``[lo, hi]`` is cut into segments ``[start, end)`` (the last one closed),
+each evaluated on its own from a *warm-up* time that makes its answers exact, as the
+dialect's ``Reach`` says: input before ``start − back`` cannot change them, tuple windows
+need their last ``facts`` facts (the warm-up reaches back to hold them), and an evaluation
+up to ``ahead`` after a time can still derive answers at it (LARS's ``@``-heads), so a
+segment is evaluated until ``end + ahead``.  Without a reach one segment replays the whole
+history (recursion through time, future operators, windowless ``at``: batch mode).
 
-A span of evaluation times is split into segments; each segment starts its
-engine at a warm-up point computed by ``Reasoner.warm_up_start`` (the largest
-time window over stream predicates, enough facts for the tuple windows, the
-first time point for a windowless ``at``), so its evaluations are exactly
-those of one run over the whole history.  An unbounded reach gives a single
-segment from the first time point.  Every segment knows the stream's global
-first time point ``t1`` (windows are clipped there).
+A segment pushes its events to a fresh evaluator exactly as ``chronolog run`` would — in
+time order, arrival order within a time, so a retraction follows what it withdraws and the
+evaluator applies its own retraction rule (``core.events.withdrawn`` for LARS) — and sums
+the answer changes into their meaning inside the part of time the segment keeps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+import bisect
+from collections.abc import Callable, Iterable
+from math import inf
+from typing import Any
 
-from chronolog.core.events import Event, withdrawn
-from chronolog.dialects.lars.engine.core import Fact
-from chronolog.dialects.lars.plan import Plan
-from chronolog.dialects.lars.reasoner import Reasoner, make_engine
+from chronolog.core import intervals as I
+from chronolog.core.events import Event
+from chronolog.core.intervals import Iv
+from chronolog.core.reach import Reach
+from chronolog.core.records import record
+from chronolog.evaluator import Time
+from chronolog.runtime.backfill.meaning import Domain, meaning
+from chronolog.runtime.fleet.topology import partition_of
 
-Point = tuple[str, tuple, int]  # (pred name, args, time point): one answer point
-
-
-@dataclass
-class History:
-    """The final meaning of an arrival-ordered history."""
-
-    log: dict[int, list[Fact]] = field(default_factory=dict)  # facts per time point, arrival order
-    t1: int | None = None  # first time point of the evaluated span
-    last: int | None = None  # last time point seen
-    events: int = 0
-    facts: int = 0
-    retractions: int = 0
-    unmatched: int = 0  # retractions that matched no earlier event
-
-    @classmethod
-    def of(cls, events: Iterable[Event]) -> History:
-        h = cls()
-        for ev in events:
-            h.push(ev)
-        return h
-
-    def push(self, ev: Event) -> None:
-        """Apply one event in arrival order (the ``Reasoner``'s rules for t1 and the log)."""
-        self.events += 1
-        t = ev.t
-        applied = apply_event(self.log, ev)
-        if ev.is_fact:
-            if ev.retract:
-                self.retractions += 1
-                self.unmatched += not applied
-            else:
-                self.facts += 1
-        if self.t1 is None:
-            self.t1 = self.last = t
-            return
-        assert self.last is not None
-        self.last = max(self.last, t)
-        if applied and t < self.t1:  # a delayed fact or time advance before the first time point
-            self.t1 = t
-
-    def facts_at(self, t: int) -> list[Fact]:
-        return self.log.get(t, [])
+Atom = tuple[str, tuple]  # (pred, args)
 
 
-def apply_event(log: dict[int, list[Fact]], ev: Event) -> bool:
-    """Change ``log`` as the reasoner does (``events.withdrawn``); False for a
-    retraction that matches nothing."""
-    if not ev.is_fact:
-        return True
-    assert ev.pred is not None
-    fact = ((ev.pred, len(ev.args)), tuple(ev.args))
-    if not ev.retract:
-        log.setdefault(ev.t, []).append(fact)
-        return True
-    entries = log.get(ev.t, [])
-    i = withdrawn(entries, fact)
-    if i is None:
-        return False
-    del entries[i]
-    return True
-
-
-# ---------------------------------------------------------------- segments
-
-
-@dataclass(frozen=True)
+@record(frozen=True)
 class Segment:
-    """Evaluate ``warm .. end``; the evaluations ``start .. end`` are this segment's answers."""
+    """Replay the events meeting ``[warm, until]``; keep the answers in ``[start, end)``
+    (``[start, end]`` when ``closed``: the last segment over rational time)."""
 
     index: int
-    warm: int
-    start: int
-    end: int
+    warm: Any  # a time; -inf: from the history's first time
+    start: Any
+    end: Any
+    closed: bool
+    until: Any  # evaluate up to here: the segment's last time and the reach ahead, within the history
+
+    def keeps(self) -> Iv:
+        return (self.start, True, self.end, self.closed)
 
 
-def evaluation_span(plan: Plan, t1: int, last: int, lo: int, hi: int) -> tuple[int, int] | None:
-    """The evaluation times whose answers can fall in ``[lo, hi]`` (already clipped to the
-    history's span), or None when the span is empty.  An ``@``-head derives atoms up to
-    ``output_reach`` points back, so evaluations after ``hi`` count too."""
-    lo, hi = max(lo, t1), min(hi, last)
-    if lo > hi:
-        return None
-    reach = plan.output_reach
-    return lo, last if reach is None else min(last, hi + reach)
+def plan_segments(lo: Time, hi: Time, last: Time, reach: Reach | None, size: Time | None, step: int = 0,
+                  facts_at: Callable[[Any], int] = lambda t: 0, first: Time | None = None) -> list[Segment]:
+    """Segments over the answer span ``[lo, hi]`` of a history whose times end at ``last``.
 
-
-def plan_segments(
-    plan: Plan, t1: int, first: int, end: int, size: int, facts_at: Callable[[int], int]
-) -> list[Segment]:
-    """Split the evaluation times ``first .. end`` into segments of ``size`` points.
-
-    ``facts_at(t)`` is the number of stream facts at ``t`` (a lower bound is
-    enough: it only makes a tuple-window warm-up start earlier).  A program
-    whose state reaches back to the first time point is one segment.
-    """
-    if plan.state_reach is None:
-        return [Segment(0, t1, first, end)]
-    size = max(1, size)
-    probe = Reasoner(plan, sink=None)  # type: ignore[arg-type]  # only its warm-up rule is used
-    log = lambda t: (range(facts_at(t)), None)  # noqa: E731 - warm_up_start only counts the facts
+    ``step``: 1 where time is integer points (LARS: the point ``t`` is ``[t, t+1)``, so the
+    span is ``[lo, hi+1)``), 0 over rational time; ``size``: the length of a segment;
+    ``facts_at(t)``: the number of facts at ``t`` (asked only when tuple windows count
+    facts; a lower bound only makes a warm-up start earlier); ``first``: the history's first
+    time, before which no warm-up reaches.  One segment when nothing bounds the reach, its
+    answers kept up to ``last`` (a batch program's are the whole history's)."""
+    if reach is None:
+        return [Segment(0, -inf, lo, last + step, step == 0, last)]
+    stop = hi + step
+    if size is None or size <= 0:
+        size = stop - lo
     out: list[Segment] = []
-    for i, start in enumerate(range(first, end + 1, size)):
-        out.append(Segment(i, probe.warm_up_start(log, t1, start), start, min(end, start + size - 1)))  # type: ignore[arg-type]
-    return out
+    start: Time = lo
+    while True:
+        end = min(stop, start + size)
+        final = end == stop
+        out.append(Segment(len(out), warm_up(start, reach, facts_at, first), start, end, final and step == 0,
+                           min(last, end - step + reach.ahead)))
+        if final:
+            return out
+        start = end
 
 
-def default_segment_size(plan: Plan, first: int, end: int, parallelism: int) -> int:
-    """About two segments per core, each at least four warm-ups long (and 16 points)."""
-    n = end - first + 1
-    per = -(-n // max(1, 2 * parallelism))
-    return max(per, 4 * (plan.state_reach or 0), 16)
+def warm_up(start: Time, reach: Reach, facts_at: Callable[[Any], int], first: Time | None) -> Any:
+    """The time to start evaluating from so that the answers from ``start`` on are exact:
+    ``back`` before it, and earlier while the tuple windows' last ``facts`` facts are not all
+    held (LARS's ``Reasoner.warm_up_start``, on counts)."""
+    warm = start - reach.back if first is None else max(first, start - reach.back)
+    need, t = reach.facts, start
+    while need > 0 and (first is None or t > first):
+        t -= 1
+        need -= facts_at(t)
+    return min(warm, t)
 
 
-def evaluate_segment(
-    plan: Plan, t1: int, seg: Segment, log: Callable[[int], Sequence[Fact]], lo: int, hi: int,
-    warn: Callable[[str], None] = lambda m: None,
-) -> set[Point]:
-    """The answer points in ``[lo, hi]`` of the evaluations ``seg.start .. seg.end``."""
-    engine = make_engine(plan, t1)
-    out: set[Point] = set()
-    for t in range(seg.warm, seg.end + 1):
-        result = engine.step(t, log(t))
-        if t < seg.start:
-            continue
-        if not result.consistent:
-            warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
-        for (pred, _), args, T in engine.derived_at():
-            if type(T) is int and lo <= T <= hi:
-                out.add((pred, tuple(args), T))
-    return out
+def extent(ev: Event) -> tuple[Time, Any]:
+    """The times an event touches: its time, through its interval's end if it has one."""
+    span = ev.span
+    hi = span[2] if isinstance(span, tuple) and ev.pred is not None else ev.t
+    return ev.t, max(ev.t, hi)
 
 
-def key_partitioner(plan: Plan) -> Callable[[str, tuple], str | None] | None:
-    """The partition key of a fact when the program can be split by key (the
-    fleet's analysis, ``topology.partition_key``), else None: each key
-    partition is then evaluated on its own facts and the answers are unioned."""
-    from chronolog.runtime.fleet.topology import partition_key
+def covering(segments: list[Segment], key: Callable[[Event], str | None] | None = None,
+             parts: int = 1) -> Callable[[tuple], list[tuple[int, tuple]]]:
+    """For a row whose last field is an ``Event``: (task, row) for every segment whose replay
+    the event meets; task = segment × ``parts`` + the key partition of the event (``key``:
+    its key, None for an event every partition needs, such as a time advance)."""
+    warms = [s.warm for s in segments]
+    untils = [s.until for s in segments]
 
-    key, _ = partition_key(plan)
-    if key is None:
+    def assign(row: tuple) -> list[tuple[int, tuple]]:
+        ev = row[-1]
+        lo, hi = extent(ev)
+        first = bisect.bisect_left(untils, lo)  # segments evaluating up to the event's start or later
+        last = bisect.bisect_right(warms, hi)  # segments warming up at or before its end
+        if parts == 1:
+            return [(i, row) for i in range(first, last)]
+        k = None if key is None else key(ev)
+        mine = range(parts) if k is None else (partition_of(k, parts),)
+        return [(i * parts + p, row) for i in range(first, last) for p in mine]
+
+    return assign
+
+
+def keyer(partition_key: dict[str, int] | None) -> Callable[[Event], str | None] | None:
+    """An event's key under the row's ``partition_key`` (None: a time advance, or a predicate
+    without a key position), or None if the program is not split by key."""
+    if partition_key is None:
         return None
 
-    def of(pred: str, args: tuple) -> str | None:
-        pos = key.get(f"{pred}/{len(args)}")
-        return None if pos is None else str(args[pos])
+    def of(ev: Event) -> str | None:
+        if ev.pred is None:
+            return None
+        pos = partition_key.get(f"{ev.pred}/{len(ev.args)}")
+        return None if pos is None else str(ev.args[pos])
 
     return of
 
 
-def truth(
-    plan: Plan, history: History, lo: int, hi: int, size: int | None = None, key_partitions: int = 1
-) -> set[Point]:
-    """The answer points in ``[lo, hi]`` that ``chronolog run`` means on ``history``,
-    evaluated segment by segment (and key partition by key partition, where the
-    program allows) in this process; the Spark job does the same in tasks."""
-    from chronolog.runtime.fleet.topology import partition_of
+class Replayed:
+    """What one segment's replay gives: the meaning per atom inside what it keeps, the
+    evaluator's time points, its warnings, and the unmatched retractions inside the segment."""
 
-    if history.t1 is None or history.last is None:
-        return set()
-    span = evaluation_span(plan, history.t1, history.last, lo, hi)
+    __slots__ = ("answers", "steps", "warnings", "unmatched")
+
+    def __init__(self) -> None:
+        self.answers: dict[Atom, list[Iv]] = {}
+        self.steps = 0
+        self.warnings: list[str] = []
+        self.unmatched = 0
+
+
+def replay(evaluator: Any, events: Iterable[Event], seg: Segment, keep: Iv | None, domain: Domain,
+           first: Time) -> Replayed:
+    """Push ``events`` (in time order, arrival order within a time) as ``chronolog run``
+    does, evaluate to the segment's ``until``, and sum the answer changes inside ``keep``.
+
+    The evaluator's input starts at the segment's warm-up (or the history's ``first``
+    time), as the whole history's does, even where no event falls (a ``not`` holds from the
+    span's start: a segment without events in its warm-up must not start its span later)."""
+    out = Replayed()
+    changes: dict[Atom, list[tuple[Iv, int]]] = {}
+    of_span = domain.of_span
+
+    def take(got: Iterable) -> None:
+        for pred, args, span, diff in got:
+            changes.setdefault((pred, tuple(args)), []).append((of_span(span), diff))
+
+    unmatched = getattr(type(evaluator), "unmatched_retractions", None) is not None
+    begin = Event(first if seg.warm == -inf else max(first, seg.warm))
+    latest = None
+    for ev in _framed(begin, events, Event(seg.until)):
+        t = ev.t
+        if latest is not None and t > latest:
+            take(evaluator.advance(latest))
+        if latest is None or t > latest:
+            latest = t
+        if ev.retract and unmatched:
+            before = evaluator.unmatched_retractions
+            evaluator.push(ev)
+            if evaluator.unmatched_retractions > before and I.contains(seg.keeps(), t):
+                out.unmatched += 1
+            continue
+        evaluator.push(ev)
+    take(evaluator.finish(seg.until))
+    out.steps = getattr(evaluator, "time_points", 0)
+    if keep is not None:
+        for atom, pieces in changes.items():
+            held = I.intersect_sets(meaning(pieces), [keep])
+            if held:
+                out.answers[atom] = held
+    return out
+
+
+def _framed(begin: Event, events: Iterable[Event], end: Event) -> Iterable[Event]:
+    yield begin
+    yield from events
+    yield end
+
+
+def span_of(events: Iterable[Event], origin: Time | None = None) -> tuple[Any, Any] | None:
+    """The first and last time of an arrival-ordered history as the job computes them: the
+    first event's time, earlier only by events that are not retractions (the ``Reasoner``'s
+    rule), and the latest time any event touches (an interval's end unless it is ``inf``)."""
+    first = last = None
+    for ev in events:
+        lo, hi = extent(ev)
+        hi = lo if hi == inf else hi
+        if first is None:
+            first, last = ev.t, hi
+            continue
+        if not ev.retract:
+            first = min(first, ev.t)
+        last = max(last, hi)
+    if first is None:
+        return None
+    return (first if origin is None else min(first, origin)), last
+
+
+def truth(evaluator: Callable[[], Any], events: list[Event], domain: Domain, reach: Reach | None, lo: Time,
+          hi: Time, size: Time | None = None, key: Callable[[Event], str | None] | None = None, parts: int = 1,
+          origin: Time | None = None) -> dict[Atom, list[Iv]]:
+    """The meaning per atom inside ``[lo, hi]`` of what ``chronolog run`` prints on the
+    arrival-ordered ``events``, segment by segment (and key partition by key partition)
+    in this process, as the Spark job's tasks do (``evaluator()``: a fresh evaluator)."""
+    span = span_of(events, origin)
     if span is None:
-        return set()
-    first, end = span
-    if size is None:
-        size = end - first + 1
-    segs = plan_segments(plan, history.t1, first, end, size, lambda t: len(history.facts_at(t)))
-    keyer = key_partitioner(plan)
-    parts = key_partitions if keyer is not None else 1
-    out: set[Point] = set()
-    for part in range(parts):
-        def facts(t: int, part: int = part) -> list[Fact]:
-            got = history.facts_at(t)
-            if parts == 1:
-                return got
-            return [f for f in got if partition_of(keyer(f[0][0], f[1]), parts) == part]  # type: ignore[misc]
-
-        for seg in segs:
-            out |= evaluate_segment(plan, history.t1, seg, facts, max(lo, history.t1), min(hi, history.last))
+        return {}
+    first, last = span
+    lo, hi = max(lo, first), min(hi, last)
+    if lo > hi:
+        return {}
+    counts: dict[Any, int] = {}
+    for ev in events:
+        if ev.is_fact:
+            counts[ev.t] = counts.get(ev.t, 0) + (-1 if ev.retract else 1)
+    segments = plan_segments(lo, hi, last, reach, size, domain.step, lambda t: max(0, counts.get(t, 0)), first)
+    tasks: dict[int, list[tuple[Any, int, Event]]] = {}
+    assign = covering(segments, key, parts)
+    for i, ev in enumerate(events):
+        for task, row in assign((i, ev)):
+            tasks.setdefault(task, []).append((row[1].t, row[0], row[1]))
+    clip = domain.span(lo, hi)
+    out: dict[Atom, list[Iv]] = {}
+    for task in range(len(segments) * parts):
+        seg = segments[task // parts]
+        mine = [ev for _, _, ev in sorted(tasks.get(task, []), key=lambda r: r[:2])]
+        got = replay(evaluator(), mine, seg, I.intersect(seg.keeps(), clip), domain, first)
+        for atom, ivs in got.answers.items():
+            out[atom] = I.coalesce(out.get(atom, []) + ivs)
     return out

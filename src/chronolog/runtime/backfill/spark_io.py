@@ -1,4 +1,4 @@
-"""What the backfill's pipelines share: where lines come from (``Source``),
+"""The backfill's input and output around Spark: where lines come from (``Source``),
 the Spark session, the raw lines of a source as an RDD and the place each one
 is named by in messages, and the run's report (``BackfillStats``).
 
@@ -53,11 +53,11 @@ class BackfillStats:
     window: tuple[int, int] | None = None  # [T1, T2] clipped to the span
     segments: int = 0
     key_partitions: int = 1
-    evaluations: int = 0  # engine steps, warm-ups included
-    recomputed: int = 0  # answer points of the span
+    evaluations: int = 0  # the evaluators' time points, warm-ups included
+    recomputed: int = 0  # atoms with answers in the span, per segment and key partition
     published_lines: int = 0
     corrections: int = 0  # correction lines emitted
-    bad_sums: int = 0  # published points whose diffs did not sum to 0 or 1
+    bad_sums: int = 0  # stretches of time where published diffs did not sum to 0 or 1
     seconds: float = 0.0
     ui: str | None = None
     warnings: list[str] = field(default_factory=list)
