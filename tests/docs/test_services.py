@@ -20,7 +20,7 @@ TABLE = re.compile(r"<!-- topics: chronolog (topology .*?) -->\n(.*?)<!-- /topic
 
 
 def service_choices() -> list[str]:
-    from chronolog.cli.fleet import SERVICES as choices
+    from chronolog.contract.topics import SERVICE_ROLES as choices
 
     return choices
 

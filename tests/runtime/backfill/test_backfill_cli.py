@@ -49,12 +49,18 @@ def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
     assert "argument --from: 'x' is not a time (an integer, or a rational such as 7/2)" in capsys.readouterr().err
 
 
-def test_hosting_refuses_a_dialect_without_its_own_evaluator():
-    from chronolog.core.errors import ChronologError
+def test_hosting_serves_every_dialect_of_the_registry_and_refuses_an_unknown_one():
+    """Every dialect, LARS included, is hosted through its registry row's evaluators
+    (``runtime/fleet/hosting.py``); a name the registry lacks is a program error naming the choices."""
+    from chronolog.core.errors import ProgramError
+    from chronolog.dialects.registry import DIALECTS
     from chronolog.runtime.fleet.hosting import hosting
 
-    with pytest.raises(ChronologError, match="cannot host lars programs"):
-        hosting("lars")  # LARS runs on its own stages, not as a hosted evaluator
+    for name, row in DIALECTS.items():
+        host = hosting(name)
+        assert (host.make, host.replay, host.reach, host.origin) == (row.stream, row.replay, row.reach, row.origin)
+    with pytest.raises(ProgramError, match="unknown dialect 'prolog' \\(choose from lars, laser, mtl, rtec\\)"):
+        hosting("prolog")
 
 
 def test_archive_needs_a_topic(files, capsys):
