@@ -142,23 +142,24 @@ class IngestStage:
               out: list[Out], got: Accepted | None = None) -> Accepted | None:
         """A valid event in time with its partition key; else None, with a dead
         letter or a late event appended to ``out``.  ``got``: already validated."""
-        if got is None:
-            got = ingest_record(value, topic=topic, partition=partition, offset=offset,
-                                partition_key=self.partition_key)
-        if got is None:
+        checked: Accepted | DeadLetter | None = got
+        if checked is None:
+            checked = ingest_record(value, topic=topic, partition=partition, offset=offset,
+                                    partition_key=self.partition_key)
+        if checked is None:
             return None
-        if isinstance(got, DeadLetter):
+        if isinstance(checked, DeadLetter):
             self.dead_letters += 1
-            out.append(Out("dlq", 0, got.model_dump_json().encode(), urgent=False))
+            out.append(Out("dlq", 0, checked.model_dump_json().encode(), urgent=False))
             return None
-        ev = got.event
+        ev = checked.event
         # embedded mode repairs down to (latest evaluated) - N, and the latest
         # evaluated point trails the latest time by one while the stream flows
         if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
             self.too_late += 1
             out.append(Out("late", 0, event_json(ev), urgent=False))
             return None
-        return got
+        return checked
 
     def advance(self, t: int, partition: int) -> list[int]:
         """The times to announce to every partition after an event at ``t`` on
@@ -193,7 +194,7 @@ class IngestStage:
                 # the usual event: a plain fact at its input partition's latest
                 # time, so never late and announcing no time (``handle``'s result
                 # for it, without its general checks)
-                outs.append(self._fact(key, value, False))
+                outs.append(self._fact(key, value, False))  # type: ignore[arg-type]  # not None: plain_record took it
             else:
                 outs.extend(self.handle(value, topic, partition, offset, Accepted(ev, key, value)))
         return self._idle(_batched(outs), bool(records), now), []
