@@ -135,12 +135,13 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.supervisor import Fleet
 
     program = str(work / "bench.lars")
-    fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
+    parsed = load_program([program])
+    fleet = Fleet([program], lookup(parsed.dialect).layout(parsed, RunOptions()), work / f"state-{name}", bootstrap=bootstrap,
                   partitions=partitions, idle_flush=0.5, chain=chain)
     fleet.up(lambda m: None)
     answers = _Answers(str(fleet.bootstrap), TopicNames().answers, wait_ms, only)
