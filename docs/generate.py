@@ -99,11 +99,12 @@ def metrics_reference() -> str:
 
 def example_mermaid() -> str:
     """What ``chronolog topology src/chronolog/examples/traffic.lars --format mermaid`` prints."""
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.topology import build_topology
 
-    return build_topology(plan_program(load_program([str(EXAMPLE)]))).mermaid()
+    program = load_program([str(EXAMPLE)])
+    return build_topology(lookup(program.dialect).layout(program, RunOptions())).mermaid()
 
 
 def topology_block() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chronolog.contract.topics import SERVICE_ROLES, TopicNames
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet.topology import build_topology
@@ -26,7 +27,7 @@ def test_names_follow_the_prefix():
 @pytest.mark.parametrize("chain", [False, True])
 def test_every_topic_and_service_of_a_topology_is_named_by_the_contract(chain):
     plan = plan_program(parse_lars(PROGRAM))
-    topology = build_topology(plan, 2, 1, chain=chain)
+    topology = build_topology(lars_layout(plan), 2, 1, chain=chain)
     names = TopicNames()
     services = [s.name for s in topology.services]
     known = {names.facts, names.answers, names.dlq, names.late, names.ingested, names.grounded, names.control}

@@ -21,6 +21,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.load import load_program
 from chronolog.runtime.fleet.metrics import METRICS
@@ -281,7 +282,7 @@ def _reasoners_and_partitioning(files: dict[str, str | None], tmp: Path, partiti
         p = tmp / name
         p.write_text(text)
         paths.append(str(p))
-    topo = build_topology(plan_program(load_program(paths, None)), partitions)
+    topo = build_topology(lars_layout(plan_program(load_program(paths, None))), partitions)
     reasoners = [s for s in topo.services if s.name.startswith("reasoner-")]
     return len(reasoners), topo.partition_reason
 

@@ -32,6 +32,7 @@ from meaning import meaning
 
 from chronolog.cli.fleet import publish_file, tail_topic
 from chronolog.core.events import Event
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.embedded import run_embedded
@@ -194,7 +195,7 @@ def test_rendered_pods_run_the_fleet_on_a_broker(tmp_path: Path, layout: str, pa
         from confluent_kafka.admin import AdminClient
 
         meta = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics
-        topology = build_topology(plan_program(parse_lars(PROGRAM)), partitions, chain=layout == "chain")
+        topology = build_topology(lars_layout(plan_program(parse_lars(PROGRAM))), partitions, chain=layout == "chain")
         assert {t: len(m.partitions) for t, m in meta.items() if not t.startswith("_")} == {
             t.name: t.partitions for t in topology.topics
         }

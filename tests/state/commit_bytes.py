@@ -35,7 +35,8 @@ def commit_bytes(stage) -> int:  # type: ignore[no-untyped-def]
 
 def stages():  # type: ignore[no-untyped-def]
     from chronolog.dialects.load import load_program
-    from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
+    from chronolog.runtime.fleet.hosting import hosting
+    from chronolog.stages.evaluator import EvaluatorStage
 
     mtl = load_program([str(DATA / "mtl" / "short_stop.mtl")])
     host = hosting("mtl", mtl)

@@ -77,7 +77,8 @@ def test_random_bytes_never_crash_the_changelog_reader(blob):
 @settings(max_examples=200)
 @given(plain)
 def test_wrong_shapes_are_state_errors_not_crashes(data):
-    from chronolog.runtime.fleet.stages import GroundingStage, IngestStage
+    from chronolog.dialects.lars.stages import GroundingStage
+    from chronolog.stages.ingest import IngestStage
 
     for stage in (IngestStage(None, 1), GroundingStage()):
         for snap in (encode({"format": 1, "kind": type(stage).__name__, "stage": data}),  # version 1
@@ -139,7 +140,7 @@ def hostile_records(marker: Path) -> list[bytes]:
 def test_hostile_records_never_execute(tmp_path):
     from chronolog.dialects.lars.parser import parse_lars
     from chronolog.dialects.lars.plan import plan_program
-    from chronolog.runtime.fleet.stages import ChainStage
+    from chronolog.dialects.lars.stages import ChainStage
 
     marker = tmp_path / "pwned"
     plan = plan_program(parse_lars("q(X) :- p(X) [2].\n"))

@@ -10,8 +10,8 @@ import pytest
 
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.stages import ChainStage
 from chronolog.evaluator import StateError
-from chronolog.runtime.fleet.stages import ChainStage
 from chronolog.state.codec import decode
 from chronolog.state.recovery import ChangelogReader, entry_record, snapshot_records
 from chronolog.state.snapshots import restore_stage, snapshot_bytes

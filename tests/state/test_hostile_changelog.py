@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from chronolog.cli.fleet import tail_topic
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
@@ -65,7 +66,7 @@ def test_forged_changelog_record_stops_the_restart_without_running_it(tmp_path, 
     (tmp_path / "p.lars").write_text(PROGRAM)
     marker = tmp_path / "pwned"
     with LocalBroker.start() as broker:
-        create_topics(broker.bootstrap, build_topology(plan_program(parse_lars(PROGRAM)), 1, 1, chain=True))
+        create_topics(broker.bootstrap, build_topology(lars_layout(plan_program(parse_lars(PROGRAM))), 1, 1, chain=True))
         proc = _service(tmp_path, broker.bootstrap)
         _wait_ready(tmp_path, proc)
         producer = kafka_clients.producer({"bootstrap.servers": broker.bootstrap})

@@ -15,16 +15,11 @@ from typing import Any
 import orjson
 
 from chronolog.core.events import Event, event_json
+from chronolog.dialects.lars.layout import partition_key
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.runtime.fleet.stages import (
-    ChainStage,
-    GroundingStage,
-    IngestStage,
-    OutputStage,
-    ReasonerStage,
-)
-from chronolog.runtime.fleet.topology import partition_key
+from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
+from chronolog.stages.ingest import IngestStage
 
 LARS = """\
 slow(R) :- speed(R, V) [3], V < 30.
@@ -128,7 +123,8 @@ def chain() -> ChainStage:
 
 def mtl_stage() -> Any:
     from chronolog.dialects.mtl.parser import parse_mtl
-    from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
+    from chronolog.runtime.fleet.hosting import hosting
+    from chronolog.stages.evaluator import EvaluatorStage
 
     host = hosting("mtl")
     return EvaluatorStage(host.stream(parse_mtl(HEAT)), host.read, idle_flush=5.0)
@@ -136,7 +132,8 @@ def mtl_stage() -> Any:
 
 def rtec_stage() -> Any:
     from chronolog.dialects.rtec.parser import finish_program, parse_rtec
-    from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
+    from chronolog.runtime.fleet.hosting import hosting
+    from chronolog.stages.evaluator import EvaluatorStage
 
     program = finish_program(parse_rtec(DOORS, "doors.prolog"))
     host = hosting("rtec", program)

@@ -135,12 +135,13 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.load import load_program
+    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.supervisor import Fleet
 
     program = str(work / "bench.lars")
-    fleet = Fleet([program], plan_program(load_program([program])), work / f"state-{name}", bootstrap=bootstrap,
+    parsed = load_program([program])
+    fleet = Fleet([program], lookup(parsed.dialect).layout(parsed, RunOptions()), work / f"state-{name}", bootstrap=bootstrap,
                   partitions=partitions, idle_flush=0.5, chain=chain)
     fleet.up(lambda m: None)
     answers = _Answers(str(fleet.bootstrap), TopicNames().answers, wait_ms, only)
@@ -286,9 +287,9 @@ def partition_counts(text: str) -> list[int]:
 def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
     """What the fleet really runs for ``asked`` partitions (a program that cannot
     be partitioned runs one), and why when it differs."""
+    from chronolog.dialects.lars.layout import partition_key
     from chronolog.dialects.lars.parser import parse_lars
     from chronolog.dialects.lars.plan import plan_program
-    from chronolog.runtime.fleet.topology import partition_key
 
     key, why = partition_key(plan_program(parse_lars(program_text)))
     return (asked, "") if key is not None or asked == 1 else (1, why)
@@ -431,6 +432,7 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
 
 def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
     """The least commit gap of each service from the input to the answer topic in ``run``'s fleet."""
+    from chronolog.dialects.lars.layout import lars_layout
     from chronolog.dialects.lars.parser import parse_lars
     from chronolog.dialects.lars.plan import plan_program
     from chronolog.runtime.fleet.service import commit_gap_for
@@ -438,7 +440,7 @@ def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
 
     chain, parts = run
     names = TopicNames()
-    path = build_topology(plan_program(parse_lars(program_text)), parts, chain=chain).path(names.facts, names.answers)
+    path = build_topology(lars_layout(plan_program(parse_lars(program_text))), parts, chain=chain).path(names.facts, names.answers)
     return tuple(commit_gap_for(service.split("-")[0]) for service in path)
 
 

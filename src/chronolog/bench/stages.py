@@ -2,7 +2,7 @@
 
 On two cores the fleet's throughput is bounded by the CPU its processes take
 together (docs/benchmarks.md, "Round 7").  This measures the stages' own
-part: in one process, each stage (runtime/stages.py) is fed what the stage
+part: in one process, each stage (dialects/lars/stages.py) is fed what the stage
 before it made, in batches as its service consumes them, and its CPU time
 is taken, with the state it writes at each commit (the changed journal
 entries and the snapshot, encoded as its service encodes them).  Fleet runs
@@ -54,10 +54,11 @@ def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], l
 def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], list[bytes]]:
     """CPU seconds of each stage of the per-stratum fleet on ``lines`` (in order:
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
+    from chronolog.dialects.lars.layout import partition_key
     from chronolog.dialects.lars.parser import parse_lars
     from chronolog.dialects.lars.plan import plan_program
-    from chronolog.runtime.fleet.stages import GroundingStage, IngestStage, OutputStage, ReasonerStage
-    from chronolog.runtime.fleet.topology import partition_key
+    from chronolog.dialects.lars.stages import GroundingStage, OutputStage, ReasonerStage
+    from chronolog.stages.ingest import IngestStage
     from chronolog.state.changelog import track as _track  # journals record changes, as in a service
 
     plan = plan_program(parse_lars(program_text))

@@ -14,6 +14,7 @@ from chronolog.core.errors import ChronologError
 from chronolog.core.retention import retention_value
 from chronolog.dialects.load import DIALECTS
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
+from chronolog.stages.interface import FleetLayout
 
 PROGRAM_HELP = "program file(s)"
 DIALECT_HELP = "rule language (default: by extension)"
@@ -122,33 +123,22 @@ def _say(msg: str) -> None:
     print(msg, flush=True)
 
 
-def _plan(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _layout(args: argparse.Namespace) -> FleetLayout:
+    """The program's fleet as its dialect lays it out (``Dialect.layout``), or the
+    error saying why it has none; ``--window``/``--step`` checked as ``chronolog run`` does."""
     from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import lookup
+    from chronolog.dialects.registry import RunOptions, lookup
 
     program = load_program(args.program, args.dialect)
     row = lookup(program.dialect)
-    if row.strata is None:  # hosted through its Evaluator: one chain service
-        from chronolog.runtime.fleet.hosting import HostedPlan
-
-        return HostedPlan(program)
-    plan = row.strata(program)
-    if getattr(args, "mode", None):
-        plan.solver = args.mode
-    plan.seed = getattr(args, "seed", 0) or 0
-    return plan
-
-
-def _check_window(args: argparse.Namespace, plan) -> None:  # noqa: ANN001 (a Plan or a HostedPlan)
-    """``--window``/``--step`` only for a dialect with a windowed mode (RTEC), as ``chronolog run``."""
-    from chronolog.dialects.registry import lookup
-
-    dialect = plan.dialect if getattr(plan, "hosted", False) else plan.program.dialect
+    layout = row.layout(program, RunOptions(mode=getattr(args, "mode", None), seed=getattr(args, "seed", 0) or 0))
+    layout.require()
     for option in ("window", "step"):
-        if getattr(args, option, None) is not None and lookup(dialect).windowed is None:
-            raise ChronologError(f"error: --{option} is for RTEC programs (this one is {dialect})")
-    if args.step is not None and args.window is None:
+        if getattr(args, option, None) is not None and row.windowed is None:
+            raise ChronologError(f"error: --{option} is for RTEC programs (this one is {program.dialect})")
+    if getattr(args, "step", None) is not None and getattr(args, "window", None) is None:
         raise ChronologError("error: in the fleet --step goes with --window (RTEC's windowed mode)")
+    return layout
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -156,17 +146,12 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     from chronolog.runtime.fleet.supervisor import Fleet
 
-    plan = _plan(args)
-    _check_window(args, plan)
-    if args.partitions > 1:
-        from chronolog.runtime.fleet.topology import partition_key
-
-        key, why = partition_key(plan)
-        if key is None:
-            print(f"warning: this program cannot be partitioned ({why}); running one partition",
-                  file=sys.stderr, flush=True)
+    layout = _layout(args)
+    if args.partitions > 1 and layout.partition_key is None:
+        print(f"warning: this program cannot be partitioned ({layout.partition_reason}); running one partition",
+              file=sys.stderr, flush=True)
     fleet = Fleet(
-        programs=[os.path.abspath(p) for p in args.program], plan=plan, state_dir=Path(args.state_dir).resolve(),
+        programs=[os.path.abspath(p) for p in args.program], layout=layout, state_dir=Path(args.state_dir).resolve(),
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention, window=args.window, step=args.step,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
@@ -321,10 +306,8 @@ def cmd_service(args: argparse.Namespace) -> int:
     import logging
 
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(message)s")
-    plan = _plan(args)
-    _check_window(args, plan)
     cfg = ServiceConfig(
-        service=args.service, plan=plan, bootstrap=args.bootstrap, stratum=args.stratum,
+        service=args.service, layout=_layout(args), bootstrap=args.bootstrap, stratum=args.stratum,
         partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
         state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
         retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
@@ -348,7 +331,7 @@ def cmd_create_topics(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.service import kafka_config
     from chronolog.runtime.fleet.topology import build_topology
 
-    topology = build_topology(_plan(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
+    topology = build_topology(_layout(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
     created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config),
                             replication=args.replication_factor)
     for name in created:

@@ -383,35 +383,26 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_topology(args: argparse.Namespace) -> int:
     from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import lookup
+    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.topology import build_topology
 
     program = load_program(args.program, args.dialect)
-    row = lookup(program.dialect)
-    hosted = row.strata is None
-    if hosted:  # what the program is, then its fleet: one chain service hosting the evaluator
-        from chronolog.runtime.fleet.hosting import HostedPlan
-
-        if args.format == "text":
-            for line in row.describe(program):
-                print(line)
-        try:
-            plan = HostedPlan(program)
-        except ChronologError:
-            if args.format == "text":
-                return 0  # the description said why it has no fleet (batch only)
-            raise
-        if args.format == "compose":
-            raise ChronologError(f"error: a {program.dialect} program runs as one chain service: use "
-                                 f"docker-compose.chain.yml, or --format helm-values")
-    else:
-        plan = row.strata(program)
-    topology = build_topology(plan, args.partitions, args.input_partitions, chain=args.chain)
+    layout = lookup(program.dialect).layout(program, RunOptions())
+    if args.format == "text":
+        for line in layout.about():  # a dialect without strata of its own: what the program is, then its fleet
+            print(line)
+        if layout.unavailable is not None:
+            return 0  # the description said why it has no fleet (batch only)
+    layout.require()
+    if args.format == "compose" and not layout.per_stratum:
+        raise ChronologError(f"error: a {program.dialect} program runs as one chain service: use "
+                             f"docker-compose.chain.yml, or --format helm-values")
+    topology = build_topology(layout, args.partitions, args.input_partitions, chain=args.chain)
     if args.format == "helm-values":
         from chronolog.runtime.fleet.deploy import helm_values
 
         print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
-                          "chronolog", args.chain or hosted), end="")
+                          "chronolog", args.chain or not layout.per_stratum), end="")
     elif args.format == "compose":
         from chronolog.runtime.fleet.deploy import compose_file
 

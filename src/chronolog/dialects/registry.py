@@ -89,9 +89,43 @@ class Dialect:
     # (text, file, line) -> the interval of an answer line over rational time (MeTeoR notation:
     # "[3,7/2)"), for the backfill's reader of published answers; None: integer points (discrete)
     interval_of: Callable[[str, str, int], Any] | None = None
-    # program -> its plan by strata, for the fleet's per-stratum layout and the backfill's segments by
-    # strata (LARS); None: the fleet hosts the evaluator as one chain service
+    # program -> its plan by strata, for the backfill's segments by strata (LARS); None: the backfill
+    # replays the evaluator
     strata: Callable[[Any], Any] | None = None
+    # (program, run options) -> its fleet (chronolog.stages.FleetLayout): strata, per stratum or only
+    # chained, partition key, the stage of each service; by default the evaluator as one chain service
+    layout: Callable[[Any, RunOptions], Any] = field(default=lambda program, options: _evaluator_layout(program))
+
+
+def _evaluator_layout(program: Any) -> Any:
+    """The fleet of a dialect whose evaluator runs whole: one chain service, one
+    partition, the evaluator made for each service's options (``fleet_evaluator``).
+    A program the evaluator cannot take as a stream has no fleet (``unavailable``)."""
+    from chronolog.stages.evaluator import evaluator_layout
+
+    row = lookup(program.dialect)
+    try:
+        row.stream(program)  # refuse what cannot be hosted before anything starts
+        unavailable = None
+    except ChronologError as exc:
+        unavailable = exc
+    return evaluator_layout(program.dialect, lambda spec: fleet_evaluator(row, program, spec.retention, spec.window,
+                                                                          spec.step),
+                            lambda line, where: read_line(row.name, program, line, where),
+                            lambda: row.describe(program), unavailable)
+
+
+def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
+                    step: int | None = None) -> Any:
+    """The evaluator of a fleet service: ``window`` (and ``step``), the dialect's windowed mode;
+    else with ``retention`` the ``retaining`` one (a dialect without it keeps its whole log)."""
+    if window is not None:
+        if row.windowed is None:
+            raise ChronologError("error: --window is for RTEC programs")
+        return row.windowed(program, window, step, lambda m: None)
+    if retention is None or row.retaining is None:
+        return row.stream(program)
+    return row.retaining(program, retention)
 
 
 def _mtl_parse(files: list[tuple[str, str]]) -> Any:
@@ -397,11 +431,19 @@ _LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {
     "answers": ("changelog", "points"), "mode": ("tms", "oneshot"), "seed": None, "models": None, "retention": None}
 
 
+def _lars_layout(program: Any, options: RunOptions) -> Any:
+    """Its strata, per stratum or chained, partitioned by key when every rule joins on one
+    (``dialects/lars/layout.py``); ``--mode``/``--seed`` as ``up`` gives them."""
+    from chronolog.dialects.lars.layout import lars_layout
+
+    return lars_layout(_lars_plan(program, options))
+
+
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
     return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
                    _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
                    retaining=_lars_retaining, reach=_lars_reach,
-                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan)
+                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan, layout=_lars_layout)
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -18,7 +18,7 @@ DELETED = object()
 # How each journal's entries are written as data and read back, by the
 # journal's name without its stratum number (lower0 -> lower): (to data, from
 # data).  Filled by the stages that keep journals (``register_journal_codecs``,
-# runtime/fleet/stages.py), so that state/ does not import the runtime.
+# dialects/lars/stages.py), so that state/ imports no dialect and no runtime.
 JOURNAL_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {}
 
 

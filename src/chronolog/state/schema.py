@@ -203,7 +203,7 @@ def _rows(value: object) -> list:
 
 
 # An evaluator's input log (EvaluatorStage) is every dialect's; the LARS stages
-# register their own journals' codecs (runtime/fleet/stages.py).
+# register their own journals' codecs (dialects/lars/stages.py).
 journal.register_journal_codecs({"inputs": (list, _rows)})
 
 

@@ -178,14 +178,16 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
     records in batches, with restarts from the stored state, mean what ``run --window ... --until
     <latest>`` prints (a stream has no end: its idle flush evaluates the queries up to the latest time)."""
     from chronolog.core.events import event_json
-    from chronolog.runtime.fleet.hosting import EvaluatorStage, HostedPlan, hosting
+    from chronolog.dialects.registry import RunOptions, lookup
+    from chronolog.runtime.fleet.hosting import hosting
     from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+    from chronolog.stages.evaluator import EvaluatorStage
     from chronolog.state.snapshots import roundtrip
 
     events = [Event(t, p) for t, p in LAMP_STREAM + [(33, "switch_off"), (41, "switch_on"), (38, "switch_on")]]
     want, _ = _windowed(15, 10, [(e.t, e.pred) for e in events], until=41)
     prog = program(LAMP)
-    stage = make_stage(ServiceConfig("chain", HostedPlan(prog), "localhost:0", window=15, step=10))
+    stage = make_stage(ServiceConfig("chain", lookup("rtec").layout(prog, RunOptions()), "localhost:0", window=15, step=10))
     assert isinstance(stage, EvaluatorStage) and isinstance(stage.evaluator, WindowedRtecEvaluator)
     host = hosting("rtec", prog)
     records = [("facts", "chronolog.facts", 0, i, event_json(e)) for i, e in enumerate(events)]
@@ -216,15 +218,15 @@ def test_up_passes_the_window_to_its_chain_service(tmp_path: Path) -> None:
     """The supervisor starts the chain service with --window/--step, and the service's command
     line builds the windowed stage from them."""
     from chronolog.cli.main import build_parser
-    from chronolog.runtime.fleet.hosting import HostedPlan
+    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.supervisor import Fleet
     from chronolog.runtime.fleet.topology import build_topology
 
     ed = tmp_path / "lamp.prolog"
     ed.write_text(LAMP)
-    plan = HostedPlan(program(LAMP))
-    fleet = Fleet(programs=[str(ed)], plan=plan, state_dir=tmp_path, bootstrap="localhost:1", window=15, step=10)
-    fleet.plan_children(build_topology(plan, 1, 1))
+    layout = lookup("rtec").layout(program(LAMP), RunOptions())
+    fleet = Fleet(programs=[str(ed)], layout=layout, state_dir=tmp_path, bootstrap="localhost:1", window=15, step=10)
+    fleet.plan_children(build_topology(layout, 1, 1))
     [child] = fleet.children
     argv = child.argv[child.argv.index("service"):]
     assert argv[argv.index("--window") + 1] == "15" and argv[argv.index("--step") + 1] == "10"

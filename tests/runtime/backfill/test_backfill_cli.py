@@ -91,6 +91,20 @@ def test_hosting_a_lars_program_answers_as_chronolog_run():
     assert got.decode() == want.getvalue()
 
 
+def test_hosting_serves_every_dialect_of_the_registry_and_refuses_an_unknown_one():
+    """Every dialect, LARS included, is hosted through its registry row's evaluators
+    (``runtime/fleet/hosting.py``); a name the registry lacks is a program error naming the choices."""
+    from chronolog.core.errors import ProgramError
+    from chronolog.dialects.registry import DIALECTS
+    from chronolog.runtime.fleet.hosting import hosting
+
+    for name, row in DIALECTS.items():
+        host = hosting(name)
+        assert (host.make, host.replay, host.reach, host.origin) == (row.stream, row.replay, row.reach, row.origin)
+    with pytest.raises(ProgramError, match="unknown dialect 'prolog' \\(choose from lars, laser, mtl, rtec\\)"):
+        hosting("prolog")
+
+
 def test_archive_needs_a_topic(files, capsys):
     assert main(["archive", "--bootstrap", "127.0.0.1:1", "--out", str(files / "a"), "--topics", ","]) == 2
     assert "--topics names no topic" in capsys.readouterr().err

@@ -25,15 +25,10 @@ from chronolog.contract.models import (
     TimeMarker,
 )
 from chronolog.dialects.lars.ir import Program
+from chronolog.dialects.lars.layout import partition_key
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.runtime.fleet.stages import (
-    ChainStage,
-    GroundingStage,
-    IngestStage,
-    OutputStage,
-    ReasonerStage,
-)
-from chronolog.runtime.fleet.topology import partition_key
+from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
+from chronolog.stages.ingest import IngestStage
 from chronolog.state.snapshots import roundtrip
 
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from chronolog.runtime.fleet.batching import Batching
 from chronolog.runtime.fleet.service import commit_gap_for
-from chronolog.runtime.fleet.stages import IngestStage, Out
+from chronolog.stages.ingest import IngestStage
+from chronolog.stages.interface import Out
 
 
 def out(urgent: bool = True, n: int = 0) -> Out:

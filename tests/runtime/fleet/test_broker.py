@@ -6,6 +6,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
@@ -15,7 +16,8 @@ pytestmark = pytest.mark.fleet
 
 
 def test_bundled_broker_topics_and_a_transaction(tmp_path):
-    topo = build_topology(plan_program(parse_lars("a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n")), partitions=2)
+    plan = plan_program(parse_lars("a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"))
+    topo = build_topology(lars_layout(plan), partitions=2)
     with LocalBroker.start(log=tmp_path / "broker.log") as broker:
         created = create_topics(broker.bootstrap, topo)
         assert sorted(created) == sorted(t.name for t in topo.topics)

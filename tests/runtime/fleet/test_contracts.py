@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from chronolog.contract.models import AnswerLine, FactEvent, json_schemas
 from chronolog.core.errors import InputError
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.load import load_program
@@ -66,7 +67,7 @@ def test_answer_lines_validate():
 
 def test_topology_has_one_reasoner_per_stratum():
     plan = plan_program(parse_lars("a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- b(X), not a(X).\n"))
-    topo = build_topology(plan, partitions=4)
+    topo = build_topology(lars_layout(plan), partitions=4)
     reasoners = [s for s in topo.services if s.name.startswith("reasoner-")]
     assert len(reasoners) == len(plan.strata) == 2
     assert [s.name for s in topo.services][:2] == ["ingest", "grounding"] and topo.services[-1].name == "output"
@@ -90,14 +91,14 @@ def test_path_is_the_longest_row_of_services_to_the_answers(program, strata):
     assert plan.fleet_strata == strata
 
     def path(partitions: int, chain: bool = False, sink: str = "chronolog.answers") -> list[str]:
-        return build_topology(plan, partitions=partitions, chain=chain).path("chronolog.facts", sink)
+        return build_topology(lars_layout(plan), partitions=partitions, chain=chain).path("chronolog.facts", sink)
 
     # each reasoner reads the one below it, so the row passes every one
     assert path(2) == ["ingest", "grounding"] + [f"reasoner-{k}" for k in range(1, strata + 1)] + ["output"]
     assert path(1, chain=True) == ["chain"]
     assert path(2, chain=True) == ["ingest", "chain"]
     assert path(2, sink="chronolog.dlq") == ["ingest"]
-    assert build_topology(plan, partitions=2).path("chronolog.answers", "chronolog.facts") == []
+    assert build_topology(lars_layout(plan), partitions=2).path("chronolog.answers", "chronolog.facts") == []
 
 
 @pytest.mark.parametrize(
@@ -109,14 +110,14 @@ def test_path_is_the_longest_row_of_services_to_the_answers(program, strata):
     ],
 )
 def test_unpartitionable_programs_say_why(program, why):
-    topo = build_topology(plan_program(parse_lars(program)), partitions=3)
+    topo = build_topology(lars_layout(plan_program(parse_lars(program))), partitions=3)
     assert topo.partition_key is None and why in topo.partition_reason
     assert all(t.partitions == 1 for t in topo.topics)
 
 
 def test_example_topology_files_are_current():
     prog = str(ROOT / "src" / "chronolog" / "examples" / "traffic.lars")
-    topo = build_topology(plan_program(load_program([prog])))
+    topo = build_topology(lars_layout(plan_program(load_program([prog]))))
     assert (ROOT / "topology" / "traffic.txt").read_text() == topo.describe()
     assert (ROOT / "topology" / "traffic.mmd").read_text() == topo.mermaid()
     proc = subprocess.run([sys.executable, "-m", "chronolog", "topology", prog], capture_output=True, text=True)

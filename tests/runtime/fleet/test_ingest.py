@@ -7,12 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chronolog.contract.models import DeadLetter
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.runtime.fleet.ingest import Accepted, ingest_record
 from chronolog.runtime.fleet.topology import build_topology
+from chronolog.stages.ingest import Accepted, ingest_record
 
-KEY = build_topology(plan_program(parse_lars("hot(S) :- temp(S, V) [3], V > 80.")), partitions=3).partition_key
+KEY = build_topology(lars_layout(plan_program(parse_lars("hot(S) :- temp(S, V) [3], V > 80."))), partitions=3).partition_key
 
 
 def ingest(value: bytes | None, offset: int = 7):
@@ -89,7 +90,7 @@ def test_what_ingest_forwards_reads_as_the_event_the_reader_makes(items):
     """Ingest forwards a plain fact's own bytes (any spacing, any key order)
     and encodes every other event: grounding must read the same event either way."""
     from chronolog.core.events import event_record
-    from chronolog.runtime.fleet.stages import IngestStage
+    from chronolog.stages.ingest import IngestStage
 
     stage = IngestStage(None, 1)
     records, want = [], []
@@ -125,7 +126,7 @@ _stream = st.lists(st.tuples(
 def test_a_batch_gives_what_its_records_give_one_by_one(stream, partitions, inputs, retention):
     """``process`` takes a short path for the usual event; its records must be
     exactly those of ``handle`` on every record in turn (batched as ever)."""
-    from chronolog.runtime.fleet.stages import IngestStage, _batched
+    from chronolog.stages.ingest import IngestStage, _batched
 
     def stage():
         return IngestStage(KEY, partitions, input_partitions=inputs, retention=retention)

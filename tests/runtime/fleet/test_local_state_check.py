@@ -11,6 +11,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet import kafka_clients
@@ -43,8 +44,8 @@ def _transaction(producer, topic: str, records: list[tuple[bytes, bytes]], commi
 def test_rocksdb_state_is_used_only_while_it_is_the_changelogs_last(tmp_path):
     plan = plan_program(parse_lars("q(X) :- p(X) [2].\n"))
     with LocalBroker.start(log=tmp_path / "broker.log") as broker:
-        create_topics(broker.bootstrap, build_topology(plan))
-        service = Service(ServiceConfig("grounding", plan, broker.bootstrap, state_dir=tmp_path / "state"))
+        create_topics(broker.bootstrap, build_topology(lars_layout(plan)))
+        service = Service(ServiceConfig("grounding", lars_layout(plan), broker.bootstrap, state_dir=tmp_path / "state"))
         service.db = service._db()
         topic = service.changelog[0]
         offsets = {"chronolog.ingested:0": 7}

@@ -1,4 +1,4 @@
-"""DatalogMTL hosted by the fleet's generic stage (``runtime/hosting.EvaluatorStage``):
+"""DatalogMTL hosted by the fleet's generic stage (``chronolog.stages.evaluator.EvaluatorStage``):
 input records in random batches, idle flushes and restarts from the stored
 state mean what ``chronolog run`` (the same evaluator driven in arrival
 order to the end) means."""
@@ -16,7 +16,8 @@ from chronolog.core.events import Event
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, reach_retention
 from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
 from chronolog.evaluator import Span, time_text
-from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
+from chronolog.runtime.fleet.hosting import hosting
+from chronolog.stages.evaluator import EvaluatorStage
 from chronolog.state.snapshots import roundtrip
 
 
@@ -87,11 +88,11 @@ def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
 
 
 def test_a_hosted_evaluator_with_retention_ignores_older_events():
-    from chronolog.runtime.fleet.hosting import HostedPlan
+    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.service import ServiceConfig, make_stage
 
-    plan = HostedPlan(parse_mtl("Q(X):-Diamondminus[0,1]P(X)\n"))  # what chronolog up --retention 3 builds
-    stage = make_stage(ServiceConfig("chain", plan, "localhost:9092", retention=3, idle_flush=5.0))  # type: ignore[arg-type]
+    layout = lookup("mtl").layout(parse_mtl("Q(X):-Diamondminus[0,1]P(X)\n"), RunOptions())  # what chronolog up builds
+    stage = make_stage(ServiceConfig("chain", layout, "localhost:9092", retention=3, idle_flush=5.0))
     assert isinstance(stage, EvaluatorStage)
     lines = [orjson.dumps({"t": t, "pred": "P", "args": ["a"]}) for t in range(10)]
     lines += [orjson.dumps({"t": 2, "pred": "P", "args": ["b"]}), orjson.dumps({"t": 7, "pred": "P", "args": ["c"]}),

@@ -1,4 +1,4 @@
-"""RTEC hosted by the fleet's generic stage (``runtime/hosting.EvaluatorStage``): input
+"""RTEC hosted by the fleet's generic stage (``chronolog.stages.evaluator.EvaluatorStage``): input
 records in random batches, late records, idle flushes and restarts from the stored state
 mean what ``chronolog run --until <latest>`` prints (the same evaluator, in arrival order)."""
 
@@ -12,9 +12,13 @@ import pytest
 from test_rtec import SDF, SIMPLE, _sdf_stream, _stream, meaning, program
 
 from chronolog.core.events import event_json
+from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
-from chronolog.runtime.fleet.hosting import EvaluatorStage, HostedPlan, hosting
+from chronolog.runtime.fleet.hosting import hosting
+from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+from chronolog.runtime.fleet.topology import build_topology
+from chronolog.stages.evaluator import EvaluatorStage
 from chronolog.state.snapshots import roundtrip
 
 
@@ -52,6 +56,18 @@ def test_hosted_rtec_means_what_chronolog_run_prints(seed: int, which: str) -> N
     assert meaning([json.loads(x) for x in lines], horizon=300) == want
 
 
-def test_the_fleet_plans_an_rtec_program_as_one_hosted_chain() -> None:
-    plan = HostedPlan(program(SIMPLE))
-    assert plan.dialect == "rtec" and plan.strata == [[]]
+def test_the_fleet_lays_an_rtec_program_out_as_one_chain() -> None:
+    """RTEC's layout: one stratum, only chained, no partition key; its one service is the chain
+    hosting the evaluator, and any other role or partition is refused."""
+    from chronolog.core.errors import ChronologError
+
+    layout = lookup("rtec").layout(program(SIMPLE), RunOptions())
+    assert layout.strata == ((),) and not layout.per_stratum and layout.partition_key is None
+    topology = build_topology(layout, partitions=3)
+    assert [s.name for s in topology.services] == ["chain"]
+    assert isinstance(make_stage(ServiceConfig("chain", layout, "localhost:0")), EvaluatorStage)
+    for role in ("ingest", "grounding", "output"):
+        with pytest.raises(ChronologError, match="a rtec program runs as one chain service"):
+            make_stage(ServiceConfig(role, layout, "localhost:0"))
+    with pytest.raises(ChronologError, match="cannot be partitioned \\(the rtec evaluator is not split by key\\)"):
+        make_stage(ServiceConfig("chain", layout, "localhost:0", partition=1, partitions=2))

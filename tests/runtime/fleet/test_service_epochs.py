@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chronolog.contract.models import Committed
+from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet.epochs import Alignment, barrier_record, replay_record
 from chronolog.runtime.fleet.service import Service, ServiceConfig, Skipped, epoch_offsets, epoch_state
-from chronolog.runtime.fleet.stages import Out
 from chronolog.runtime.fleet.topology import build_topology
+from chronolog.stages.interface import Out
 
 PROGRAM = "a(X) :- p(X) [2].\nb(X) :- p(X), not a(X).\n"  # two strata, joined on X: partitionable
 
@@ -47,7 +48,7 @@ class Msg:
 
 def service(name: str, tmp_path, stratum: int | None = None, partitions: int = 1, partition: int = 0) -> Service:
     plan = plan_program(parse_lars(PROGRAM))
-    return Service(ServiceConfig(name, plan, "unused:9092", stratum=stratum, partitions=partitions,
+    return Service(ServiceConfig(name, lars_layout(plan), "unused:9092", stratum=stratum, partitions=partitions,
                                  partition=partition, state_dir=tmp_path))
 
 
@@ -77,9 +78,9 @@ def test_each_output_partition_has_its_own_record_on_the_compacted_control_topic
     outputs = [service("output", tmp_path, partitions=2, partition=p) for p in range(2)]
     keys = {o._barriers(5)[0].key for o in outputs}
     assert keys == {b"output-0", b"output-1"}
-    (control,) = [t for t in build_topology(outputs[0].cfg.plan, 2).topics if t.name == "chronolog.control"]
+    (control,) = [t for t in build_topology(outputs[0].cfg.layout, 2).topics if t.name == "chronolog.control"]
     assert (control.partitions, control.cleanup) == (1, "compact")
-    assert "chronolog.control" not in {t.name for t in build_topology(outputs[0].cfg.plan, 2, chain=True).topics}
+    assert "chronolog.control" not in {t.name for t in build_topology(outputs[0].cfg.layout, 2, chain=True).topics}
 
 
 def test_a_consumed_batch_is_cut_where_an_epoch_completes(tmp_path):

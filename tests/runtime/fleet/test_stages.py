@@ -250,7 +250,7 @@ def test_an_upper_reasoner_keeps_only_the_facts_its_rules_read():
     q always [3] at 6 covers [3, 6] then, not [5, 6], so c goes away, as the
     embedded run says (hand-derived: c at 5 and 6 without the late p, at no
     point with it)."""
-    from chronolog.runtime.fleet.stages import ReasonerStage
+    from chronolog.dialects.lars.stages import ReasonerStage
 
     plan = plan_program(UPPER_READS_Q)
     assert plan.fleet_strata == 2
@@ -278,7 +278,7 @@ def test_an_upper_stratum_with_a_tuple_window_keeps_every_fact():
         c :- q [2 #], not a(z).
         """
     )
-    from chronolog.runtime.fleet.stages import ReasonerStage
+    from chronolog.dialects.lars.stages import ReasonerStage
 
     assert ReasonerStage(plan_program(program), 1).keeps is None
 
@@ -287,7 +287,8 @@ def test_ingest_sends_a_consumed_batch_as_one_record_per_partition():
     """What one consumed batch yields for a partition travels as one ``batch``
     record, in order; grounding closes the same points from it as from the
     records one by one."""
-    from chronolog.runtime.fleet.stages import GroundingStage, IngestStage
+    from chronolog.dialects.lars.stages import GroundingStage
+    from chronolog.stages.ingest import IngestStage
 
     lines = [b'{"t": 0, "pred": "p", "args": ["a"]}', b'{"t": 0, "pred": "p", "args": ["b"]}',
              b'{"t": 1, "pred": "q", "args": []}', b'not json', b'{"t": 2, "pred": "p", "args": ["c"]}']
@@ -314,7 +315,7 @@ def test_ingest_sends_a_consumed_batch_as_one_record_per_partition():
 
 
 def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatch):
-    from chronolog.runtime.fleet import stages
+    from chronolog.stages import ingest as stages
 
     monkeypatch.setattr(stages, "BATCH_BYTES", 200)
     lines = [b'{"t": %d, "pred": "p", "args": ["%s"]}' % (i // 3, b"x" * 40) for i in range(12)]
@@ -327,7 +328,8 @@ def test_an_ingested_batch_is_split_before_it_nears_the_message_limit(monkeypatc
 
 
 def test_ingest_says_once_when_its_input_went_quiet_and_grounding_closes_on_it():
-    from chronolog.runtime.fleet.stages import IDLE_RECORD, GroundingStage, IngestStage
+    from chronolog.dialects.lars.stages import GroundingStage
+    from chronolog.stages.ingest import IDLE_RECORD, IngestStage
 
     ingest = IngestStage(None, 2, idle_flush=1.0)
     facts = [("facts", "chronolog.facts", 0, 0, b'{"t": 3, "pred": "p", "args": ["a"]}')]

@@ -485,7 +485,7 @@ class MtlEvaluator:
         """The time point an ``inputs`` item of ``export_state`` belongs to (the
         floor of its interval's start; ``-inf``: one point before every other):
         a fleet service journals the input log per point, so a commit writes
-        the points whose input changed (runtime/fleet/hosting.py)."""
+        the points whose input changed (chronolog/stages/evaluator.py)."""
         text = item[2]
         lo = text[1:text.index(",")]
         if lo == "-inf":

@@ -31,7 +31,7 @@ def log_bucket(item: list) -> int:
     """The time point an ``inputs`` item of ``export_state`` belongs to (an
     event's or a point's time, an interval's start): a fleet service journals
     the input log per point, so a commit writes the points whose input
-    changed (runtime/fleet/hosting.py)."""
+    changed (chronolog/stages/evaluator.py)."""
     return int(item[3] if item[0] == "e" else item[4])
 
 

@@ -45,11 +45,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-from chronolog.runtime.fleet import kafka_clients
-from chronolog.dialects.lars.plan import Plan
+from chronolog.contract.topics import SERVICE_ROLES, TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.evaluator import StateError
+from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.batching import Batching
 from chronolog.runtime.fleet.epochs import (
     BARRIER_KEY,
@@ -62,21 +61,12 @@ from chronolog.runtime.fleet.epochs import (
     replay_record,
 )
 from chronolog.runtime.fleet.metrics import ServiceMetrics
-from chronolog.runtime.fleet.stages import (
-    ChainStage,
-    GroundingStage,
-    IngestStage,
-    Out,
-    OutputStage,
-    ReasonerStage,
-    Stage,
-)
+from chronolog.runtime.fleet.topology import build_topology
+from chronolog.stages.interface import FleetLayout, Out, Stage, StageSpec
 from chronolog.state import changelog
 from chronolog.state.changelog import Captured
 from chronolog.state.recovery import read_tail
 from chronolog.state.store import RocksStore, Store
-from chronolog.contract.topics import SERVICE_ROLES, TopicNames
-from chronolog.runtime.fleet.topology import build_topology, partition_key
 
 log = logging.getLogger("chronolog.service")
 
@@ -111,7 +101,7 @@ RELAYS = ("grounding", "reasoner")
 @dataclass
 class ServiceConfig:
     service: str
-    plan: Plan
+    layout: FleetLayout  # the program's, as its dialect lays it out (Dialect.layout)
     bootstrap: str
     stratum: int | None = None  # 1-based, reasoners only
     partition: int = 0
@@ -194,45 +184,27 @@ def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[s
 
 
 def make_stage(cfg: ServiceConfig) -> Stage:
-    plan = cfg.plan
-    if getattr(plan, "hosted", False):  # another dialect's evaluator: one chain, one partition
-        from chronolog.runtime.fleet.hosting import EvaluatorStage, hosting
-
-        if cfg.service != "chain" or cfg.partition > 0:
-            raise ChronologError(f"error: a {plan.program.dialect} program runs as one chain service (partition 0)")
-        host = hosting(plan.program.dialect, plan.program)
-        evaluator = host.stream(plan.program, cfg.retention, cfg.window, cfg.step)
-        return EvaluatorStage(evaluator, host.read, idle_flush=cfg.idle_flush)
-    from chronolog.core.retention import lars_retention
-
-    retention = lars_retention(cfg.retention)  # --retention inf: LARS's default, unlimited
-    strata = plan.fleet_strata
-    key, why = partition_key(plan)
-    if key is None and cfg.partition > 0:
-        raise ChronologError(f"error: this program cannot be partitioned ({why}): run one partition "
-                             f"(--partitions 1), not partition {cfg.partition}")
+    """The service's stage, from its layout: the stratum and partition are checked
+    here, with clear messages; which stage a role runs is the layout's."""
+    layout = cfg.layout
+    if cfg.service not in SERVICE_ROLES:
+        raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICE_ROLES)})")
+    if layout.partition_key is None and cfg.partition > 0:
+        raise ChronologError(f"error: this program cannot be partitioned ({layout.partition_reason}): run one "
+                             f"partition (--partitions 1), not partition {cfg.partition}")
     if not 0 <= cfg.partition < max(1, cfg.partitions):
         raise ChronologError(f"error: --partition {cfg.partition} is outside 0..{cfg.partitions - 1}")
-    if cfg.service == "ingest":
-        return IngestStage(key, cfg.partitions if key is not None else 1, cfg.input_partitions, retention,
-                           idle_flush=cfg.idle_flush)
-    if cfg.service == "grounding":  # closes the latest point on ingest's idle record (IngestStage.idle_flush)
-        return GroundingStage(idle_flush=None)
-    if cfg.service == "reasoner":
-        if cfg.stratum is None or not 1 <= cfg.stratum <= strata:
-            raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
-        return ReasonerStage(plan, cfg.stratum - 1, warn=log.warning, retention=retention)
-    if cfg.service == "output":
-        return OutputStage(plan, strata, warn=log.warning, retention=retention)
-    if cfg.service == "chain":
-        ingest = IngestStage(key, 1, cfg.input_partitions, retention) if chains_ingest(cfg) else None
-        return ChainStage(plan, ingest, idle_flush=cfg.idle_flush, warn=log.warning, retention=retention)
-    raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICE_ROLES)})")
+    strata = len(layout.strata)
+    if cfg.service == "reasoner" and (cfg.stratum is None or not 1 <= cfg.stratum <= strata):
+        raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
+    return layout.stage(StageSpec(
+        cfg.service, cfg.stratum, cfg.partition, cfg.partitions, cfg.input_partitions, cfg.idle_flush,
+        cfg.retention, cfg.window, cfg.step, chains_ingest(cfg), log.warning))
 
 
 def chains_ingest(cfg: ServiceConfig) -> bool:
     """A chain includes ingest when there is one partition: nothing to repartition."""
-    return cfg.service == "chain" and (cfg.partitions <= 1 or partition_key(cfg.plan)[0] is None)
+    return cfg.service == "chain" and (cfg.partitions <= 1 or cfg.layout.partition_key is None)
 
 
 def epoch_offsets(epoch: int, alignment: Alignment | None) -> dict[str, int]:
@@ -289,7 +261,7 @@ class Service:
         self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
         self.stopping = False
         self.stage = make_stage(cfg)  # first: it checks --stratum and --partition with clear messages
-        self.topology = build_topology(cfg.plan, cfg.partitions, cfg.input_partitions, cfg.prefix,
+        self.topology = build_topology(cfg.layout, cfg.partitions, cfg.input_partitions, cfg.prefix,
                                        chain=cfg.service == "chain")
         spec = next((s for s in self.topology.services if s.name == cfg.name), None)
         if spec is None:

@@ -23,9 +23,9 @@ from typing import IO
 
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
-from chronolog.dialects.lars.plan import Plan
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
-from chronolog.runtime.fleet.topology import Topology, build_topology, partition_key
+from chronolog.runtime.fleet.topology import Topology, build_topology
+from chronolog.stages.interface import FleetLayout
 
 FLEET_FILE = "fleet.json"
 
@@ -68,7 +68,7 @@ class Child:
 @dataclass
 class Fleet:
     programs: list[str]
-    plan: Plan
+    layout: FleetLayout  # the program's (Dialect.layout)
     state_dir: Path
     bootstrap: str | None = None
     partitions: int = 1
@@ -90,8 +90,7 @@ class Fleet:
     def plan_children(self, topology: Topology) -> None:
         """One child per service of ``topology`` (its command line), per partition
         except ingest, which reads every input partition."""
-        key, _ = partition_key(self.plan)
-        n = self.partitions if key is not None else 1
+        n = self.partitions if self.layout.partition_key is not None else 1
         self.partitions = n
         base = [sys.executable, "-m", "chronolog", "service"]
         common = [*self.programs, "--bootstrap", str(self.bootstrap), "--state-dir", str(self.state_dir),
@@ -135,7 +134,7 @@ class Fleet:
                 "it slows down as its topics grow, so use --bootstrap with Kafka for a sustained stream)")
         from chronolog.runtime.fleet.service import kafka_config
 
-        topology = build_topology(self.plan, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
+        topology = build_topology(self.layout, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
         create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config))
         self.plan_children(topology)
         for child in self.children:

@@ -1,31 +1,24 @@
-"""The Kafka topology of a program: topics and services derived from its strata.
+"""The Kafka topology of a program: topics and services derived from its fleet layout.
 
 Described as data first (like Kafka Streams' ``Topology.describe()``), so
 that ``chronolog topology`` can print it and the fleet can create exactly
-these topics and start exactly these services.  Partitioning by a key is
-possible when every rule joins all its atoms on one variable standing at the
-same argument position of each predicate (an entity id); tuple windows count
-facts across all keys and rule it out.
+these topics and start exactly these services.  What differs between
+programs and dialects — the strata, whether they can run per stratum, the
+partition key — is the program's ``FleetLayout`` (``chronolog.stages``),
+which its dialect makes; nothing here knows a dialect.
 """
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
-from itertools import product
+from typing import Any
 
 from chronolog.contract.topics import TopicNames
-from chronolog.dialects.lars.ir import ExtAtom, TupleWindow, Var
-from chronolog.dialects.lars.plan import Plan
+from chronolog.stages.ingest import partition_of
+from chronolog.stages.interface import FleetLayout
 
-
-def partition_of(key: str | None, partitions: int) -> int:
-    """The partition of a partition-key value: stable across processes and
-    runtimes (Python's ``hash`` is salted per process), so the fleet's ingest
-    and the backfill route every key alike."""
-    if key is None or partitions == 1:
-        return 0
-    return zlib.crc32(key.encode()) % partitions
+# partition_of and partition_key: the backfill routes by them (runtime/backfill/)
+__all__ = ["Service", "Topic", "Topology", "build_topology", "partition_key", "partition_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,18 +100,18 @@ class Topology:
         return "\n".join(out) + "\n"
 
 
-def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, prefix: str = "chronolog",
+def build_topology(layout: FleetLayout, partitions: int = 1, input_partitions: int = 1, prefix: str = "chronolog",
                    chain: bool = False) -> Topology:
     """``chain``: grounding, the reasoners and the output run chained in one
     service per partition (``chronolog up --chain``), ingest too when there is
     one partition; only the repartitioning topic stays between services.
-    A hosted dialect's program (``runtime/hosting.py``) is always one chain."""
-    chain = chain or getattr(plan, "hosted", False)
+    A layout that cannot run per stratum is always chained."""
+    chain = chain or not layout.per_stratum
     names = TopicNames(prefix)
     FACTS, ANSWERS, DLQ, LATE, INGESTED, GROUNDED = (  # noqa: N806
         names.facts, names.answers, names.dlq, names.late, names.ingested, names.grounded
     )
-    key, reason = partition_key(plan)
+    key, reason = layout.partition_key, layout.partition_reason
     n = partitions if key is not None else 1
     if key is None:
         reason = f"one partition: {reason}"
@@ -129,9 +122,9 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
         Topic(DLQ, 1, "null", "delete", "malformed events with the reason"),
         Topic(LATE, 1, "null", "delete", "events older than the retention horizon, for the backfill"),
     ]
-    strata = fleet_strata(plan)
+    strata = [list(s) for s in layout.strata]
     if chain:
-        return _chained(plan, names, topics, n, key, reason, strata)
+        return _chained(layout, names, topics, n, key, reason, strata)
     topics.append(Topic(INGESTED, n, "partition key", "delete", "validated events with watermarks"))
     topics.append(Topic(GROUNDED, n, "partition key", "delete", "closed time points: each point's input facts as one batch"))
     services = [
@@ -161,7 +154,7 @@ def build_topology(plan: Plan, partitions: int = 1, input_partitions: int = 1, p
     return Topology(topics, services, key, reason)
 
 
-def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: dict[str, int] | None, reason: str,
+def _chained(layout: FleetLayout, names: TopicNames, topics: list[Topic], n: int, key: dict[str, int] | None, reason: str,
              strata: list[list[str]]) -> Topology:
     preds = [p for s in strata for p in s]
     services = []
@@ -175,91 +168,17 @@ def _chained(plan: Plan, names: TopicNames, topics: list[Topic], n: int, key: di
         services.append(Service("chain", "chronolog service chain", [names.facts],
                                 [names.answers, names.dlq, names.late], names.changelog("chain"), preds))
     topics.append(Topic(names.answers, 1, "null", "delete", "answer lines (CONTRACT §3)"))
-    what = "ingest, " if n == 1 else ""
-    if getattr(plan, "hosted", False):
-        reason += "; one chain service reads the input topic and hosts the evaluator"
-    else:
-        reason += f"; chained: {what}grounding, {len(strata)} stratum reasoner(s) and output in one service per partition"
+    reason += f"; {layout.chain_note(n)}"
     for s in services:
         topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))  # type: ignore[arg-type]
     return Topology(topics, services, key, reason)
 
 
-def fleet_strata(plan: Plan) -> list[list[str]]:
-    """Predicates per fleet reasoner: the strata, or everything in one for a
-    program that is not stratified (clingo evaluates it whole)."""
-    if plan.stratified:
-        return plan.strata
-    return [sorted({p for s in plan.strata for p in s})]
+def partition_key(plan: Any) -> tuple[dict[str, int] | None, str]:
+    """A LARS plan's partition key and why it has none, as its layout says.  Kept for
+    the backfill's segments (``runtime/backfill/segments.key_partitioner``), which
+    still hold a plan; asked through the registry, as the runtime reaches a dialect."""
+    from chronolog.dialects.registry import RunOptions, lookup
 
-
-def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
-    """An argument position per predicate on which every rule joins, if there is one."""
-    if getattr(plan, "hosted", False):
-        return None, f"the {plan.dialect} evaluator is not split by key"  # type: ignore[attr-defined]
-    rules = [r for r in plan.rules if r.body]
-    for r in rules:
-        for b in r.body:
-            if isinstance(b, ExtAtom) and isinstance(b.window, TupleWindow):
-                return None, "a tuple window counts facts of all keys"
-    if any(not r.body and r.head.atom.key in plan.intensional for r in plan.program.rules):
-        return None, "program facts of derived predicates would be answered by every partition"
-    static = _static_preds(plan)
-    for r in rules:
-        if not any(isinstance(b, ExtAtom) and not b.negated and b.atom.key not in static for b in r.body):
-            where = f" ({r.loc.file}:{r.loc.line})" if r.loc else ""
-            return None, f"a rule reads only program facts{where}: every partition would derive it"
-    preds: dict[str, int] = {}
-    for r in plan.rules:
-        for a in [r.head.atom] + [b.atom for b in r.body if isinstance(b, ExtAtom)]:
-            if "#" in a.pred:
-                continue
-            preds[f"{a.pred}/{len(a.args)}"] = len(a.args)
-    if any(n == 0 for n in preds.values()):
-        return None, "a predicate without arguments cannot be partitioned"
-    names = sorted(preds)
-    if not names:
-        return None, "no predicates"
-    choices = [range(preds[p]) for p in names]
-    budget = 4096
-    for combo in product(*choices):
-        budget -= 1
-        if budget < 0:
-            break
-        key = dict(zip(names, combo))
-        if all(_joins_on_key(r, key) for r in rules):
-            return key, ""
-    return None, "no argument position on which every rule joins all its atoms"
-
-
-def _static_preds(plan: Plan) -> set:
-    """Predicates that hold independently of the stream: program facts and what only they derive."""
-    static = set(plan.background)
-    changed = True
-    while changed:
-        changed = False
-        for r in plan.rules:
-            key = r.head.atom.key
-            if key in static or not r.body or "#" in key[0]:
-                continue
-            heads = [x for x in plan.rules if x.head.atom.key == key]
-            if all(
-                x.body and all(not isinstance(b, ExtAtom) or b.negated or b.atom.key in static for b in x.body)
-                for x in heads
-            ):
-                static.add(key)
-                changed = True
-    return static
-
-
-def _joins_on_key(rule, key: dict[str, int]) -> bool:  # type: ignore[no-untyped-def]
-    atoms = [rule.head.atom] + [b.atom for b in rule.body if isinstance(b, ExtAtom) and "#" not in b.atom.pred]
-    terms = set()
-    for a in atoms:
-        if "#" in a.pred:
-            continue
-        term = a.args[key[f"{a.pred}/{len(a.args)}"]]
-        if not isinstance(term, Var):
-            return False
-        terms.add(term.name)
-    return len(terms) == 1
+    layout = lookup(plan.program.dialect).layout(plan.program, RunOptions())
+    return layout.partition_key, layout.partition_reason

@@ -1,19 +1,22 @@
-"""The fleet's services as plain state machines: records in, records out.
+"""LARS's fleet stages: grounding, one reasoner per stratum, output, and the chain of them all.
 
-Each stage is what one service process runs between Kafka and RocksDB; here
-it only maps input records (decoded JSON) to output records, so the whole
-pipeline can be tested without a broker and the services stay thin loops
-(``runtime/service.py``).  A stage's state is explicit data: ``export_state``
-gives it as plain values (its growing parts, the journals, are stored entry
-by entry, the codecs registered in ``state.journal``) and ``import_state`` continues from it
-in any process — nothing is pickled (chronolog.state).
+Each stage is what one service process runs between Kafka and RocksDB
+(``chronolog.stages.interface.Stage``); here it only maps input records
+(decoded JSON) to output records, so the whole pipeline can be tested
+without a broker and the services stay thin loops (``runtime/fleet/service.py``).
+A stage's state is explicit data: ``export_state`` gives it as plain values
+(its growing parts, the journals, are stored entry by entry, the codecs
+registered in ``state.journal`` below) and ``import_state`` continues from it
+in any process — nothing is pickled (chronolog.state).  Which of them a
+service runs is the program's layout (``dialects/lars/layout.py``).
 
 Records between services:
 
-* ``chronolog.ingested`` (from ingest): an input event as in CONTRACT §2, or
-  a time marker ``{"t": T}`` broadcast to every partition whenever the
-  stream's latest (or first) time changes; or ``{"batch": [...]}``, several
-  of them in order (what one consumed batch yields for a partition).
+* ``chronolog.ingested`` (from ingest, ``chronolog.stages.ingest``): an input
+  event as in CONTRACT §2, or a time marker ``{"t": T}`` broadcast to every
+  partition whenever the stream's latest (or first) time changes; or
+  ``{"batch": [...]}``, several of them in order (what one consumed batch
+  yields for a partition); or ingest's ``{"idle": true}``.
 * ``chronolog.grounded`` (from grounding): ``{"upto": c, "first": t1,
   "points": [[t, [[pred, args, retract], ...]], ...]}`` closes every time
   point up to ``c`` with its facts (the input of those evaluations, as one
@@ -27,7 +30,7 @@ Records between services:
 * ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
 
 Every internal topic also carries epoch barriers ``{"barrier": e}``, written
-and consumed by the service loop (``runtime/epochs.py``); stages never see
+and consumed by the service loop (``runtime/fleet/epochs.py``); stages never see
 them.
 """
 
@@ -36,20 +39,15 @@ from __future__ import annotations
 import io
 import time
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 import msgspec
 import orjson
 
+from chronolog.core.events import Event
+from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
-from chronolog.dialects.lars.plan import Plan
-from chronolog.core.events import Event, event_json, event_record
-from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.runtime.fleet.ingest import Accepted, ingest_record, partition_key_of, plain_record
-from chronolog.state.journal import Journal, register_journal_codecs
-from chronolog.dialects.lars.reasoner import Reasoner, make_engine
-from chronolog.contract.models import DeadLetter
 from chronolog.dialects.lars.facts import (
     atoms_data,
     atoms_from,
@@ -58,255 +56,20 @@ from chronolog.dialects.lars.facts import (
     imported_data,
     imported_from,
 )
-from chronolog.state.schema import ChainState, GroundingState, IngestState, OutputState, ReasonerState
-from chronolog.runtime.fleet.topology import partition_of
+from chronolog.dialects.lars.plan import Plan
+from chronolog.dialects.lars.reasoner import Reasoner, make_engine
+from chronolog.stages.ingest import IngestStage
+from chronolog.stages.interface import Out, Record, quiet
+from chronolog.state.journal import Journal, register_journal_codecs
+from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
-
-
-def _quiet(message: str) -> None:
-    """Default warning sink (module level, so stages stay picklable)."""
-
-
-@dataclass(slots=True)
-class Out:
-    """One record to produce: ``topic`` is a role (ingested, dlq, late, grounded,
-    stratum, answers) that the service maps to a real topic name.  The payload
-    stays a dict until it goes on the wire, so a chained stage reads it without
-    a JSON round trip."""
-
-    topic: str
-    partition: int
-    payload: bytes | dict
-    key: bytes | None = None
-    # whether a downstream service can make progress with it at once; ingest's
-    # facts of the still open time point cannot (nothing closes before the next
-    # time marker), so the service may hold them for the marker's transaction
-    urgent: bool = True
-
-    @property
-    def value(self) -> bytes:
-        p = self.payload
-        return p if isinstance(p, bytes) else orjson.dumps(p)
-
-    @property
-    def record(self) -> dict:
-        p = self.payload
-        return orjson.loads(p) if isinstance(p, bytes) else p
-
-
-# A consumed record as stages see it: (role, topic, partition, offset, value).
-# ``role`` is what the topic is to the stage: "facts", "ingested", "grounded"
-# or "stratum.k" (k 1-based); ``topic`` is its real name (for dead letters).
-Record = tuple[str, str, int, int, "bytes | None"]
-
-
-class Stage(Protocol):
-    """What every service runs: the service loop knows nothing more of it.
-
-    ``process`` takes a consumed batch (possibly empty: the loop also calls
-    it when input is idle, for idle flushes) and returns the records to
-    produce and the answer lines (kept apart: the bulk of the output, sent
-    as they are).  ``progress`` gives cumulative counters and the latest
-    completed time point, for the metrics.  The state is explicit data:
-    ``export_state``/``import_state`` (the Struct ``state.schema`` registers
-    under ``kind``, the stage's stable name in stored state) plus the
-    ``journals`` stored entry by entry (chronolog.state)."""
-
-    kind: ClassVar[str]
-
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
-
-    def progress(self) -> dict[str, int | None]: ...
-
-    def journals(self) -> dict[str, Journal]: ...
-
-    def export_state(self) -> msgspec.Struct: ...
-
-    def import_state(self, state: msgspec.Struct) -> None: ...
+_quiet = quiet
 
 
 def _stratum_of(role: str) -> int:
     """0-based stratum of a "stratum.k" role."""
     return int(role.rsplit(".", 1)[1]) - 1
-
-
-# ---------------------------------------------------------------- ingest
-
-
-@dataclass
-class IngestStage:
-    """Validates, routes by partition key, broadcasts time markers.
-
-    With several input partitions the stream's time is the least of the
-    latest times seen on each (producers send time advances to every
-    partition), so a marker never runs ahead of a slower input partition.
-    """
-
-    kind: ClassVar[str] = "ingest"
-    partition_key: dict[str, int] | None
-    partitions: int
-    input_partitions: int = 1
-    retention: int | None = None
-    latest_by_input: dict[int, int] = field(default_factory=dict)
-    first: int | None = None
-    now: int | None = None  # time sent to every partition
-    dead_letters: int = 0
-    too_late: int = 0
-    # Ingest decides when the stream went quiet (the fleet's grounding closes
-    # the latest time point on its ``{"idle": true}``, not on its own clock):
-    # the decision is in ingest's transaction, so the services after it, which
-    # send again what they made after a restart, make it again identically.
-    idle_flush: float | None = None  # seconds of quiet input before the record (None: never)
-    quiet: bool = True  # nothing sent to the partitions since the last one
-    last_input: float = field(default_factory=time.monotonic)
-
-    def handle(self, value: bytes | None, topic: str, partition: int, offset: int,
-               got: Accepted | None = None) -> list[Out]:
-        """One input record; ``got``: the record already validated (``process`` parsed it)."""
-        out: list[Out] = []
-        got = self.admit(value, topic, partition, offset, out, got)
-        if got is not None:
-            ev = got.event
-            if ev.is_fact:
-                # delayed (before the stream's time): grounding repairs at once
-                urgent = self.now is not None and ev.t < self.now
-                out.append(self._fact(got.key, event_record(ev) if got.raw is None else got.raw, urgent))
-            for t in self.advance(ev.t, partition):
-                out.extend(self._broadcast(t))
-        return out
-
-    def _fact(self, key: str | None, payload: bytes | dict, urgent: bool) -> Out:
-        """The ``ingested`` record of a fact, on its key's partition."""
-        return Out("ingested", partition_of(key, self.partitions), payload, None if key is None else key.encode(), urgent)
-
-    def admit(self, value: bytes | None, topic: str, partition: int, offset: int,
-              out: list[Out], got: Accepted | None = None) -> Accepted | None:
-        """A valid event in time with its partition key; else None, with a dead
-        letter or a late event appended to ``out``.  ``got``: already validated."""
-        if got is None:
-            got = ingest_record(value, topic=topic, partition=partition, offset=offset,
-                                partition_key=self.partition_key)
-        if got is None:
-            return None
-        if isinstance(got, DeadLetter):
-            self.dead_letters += 1
-            out.append(Out("dlq", 0, got.model_dump_json().encode(), urgent=False))
-            return None
-        ev = got.event
-        # embedded mode repairs down to (latest evaluated) - N, and the latest
-        # evaluated point trails the latest time by one while the stream flows
-        if self.retention is not None and self.now is not None and ev.t < self.now - 1 - self.retention:
-            self.too_late += 1
-            out.append(Out("late", 0, event_json(ev), urgent=False))
-            return None
-        return got
-
-    def advance(self, t: int, partition: int) -> list[int]:
-        """The times to announce to every partition after an event at ``t`` on
-        input ``partition``: the start of the timeline, and the stream's time."""
-        times = []
-        prev = self.latest_by_input.get(partition)
-        if prev is None or t > prev:
-            self.latest_by_input[partition] = t
-        if self.first is None or t < self.first:
-            self.first = t
-            times.append(t)  # the timeline starts (or starts earlier) here
-        if len(self.latest_by_input) >= self.input_partitions:
-            now = min(self.latest_by_input.values())
-            if self.now is None or now > self.now:
-                self.now = now
-                times.append(now)
-        return times
-
-    def _broadcast(self, t: int) -> list[Out]:
-        return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
-
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
-        outs: list[Out] = []
-        latest, keyed = self.latest_by_input, self.partition_key
-        for _, topic, partition, offset, value in records:
-            ev = plain_record(value)  # parsed once: ``handle`` takes it as validated
-            if ev is None:
-                outs.extend(self.handle(value, topic, partition, offset))
-                continue
-            key = partition_key_of(ev, keyed)
-            if latest.get(partition) == ev.t:
-                # the usual event: a plain fact at its input partition's latest
-                # time, so never late and announcing no time (``handle``'s result
-                # for it, without its general checks)
-                outs.append(self._fact(key, value, False))
-            else:
-                outs.extend(self.handle(value, topic, partition, offset, Accepted(ev, key, value)))
-        return self._idle(_batched(outs), bool(records), now), []
-
-    def _idle(self, outs: list[Out], consumed: bool, now: float | None) -> list[Out]:
-        """``outs``, or the idle records once input has been quiet for ``idle_flush``."""
-        if self.idle_flush is None:
-            return outs
-        now = time.monotonic() if now is None else now
-        if consumed:
-            self.last_input = now
-        if any(o.topic == "ingested" for o in outs):
-            self.quiet = False
-        elif not consumed and not self.quiet and now - self.last_input >= self.idle_flush:
-            self.quiet = True
-            return [Out("ingested", p, IDLE_RECORD) for p in range(self.partitions)]
-        return outs
-
-    def progress(self) -> dict[str, int | None]:
-        return {"dead_letters": self.dead_letters, "late_events": self.too_late, "time_point": self.now}
-
-    def journals(self) -> dict[str, Journal]:
-        return {}  # all its state is small: in the snapshot
-
-    def export_state(self) -> IngestState:
-        return IngestState(list(self.latest_by_input.items()), self.first, self.now, self.dead_letters,
-                           self.too_late, self.quiet)
-
-    def import_state(self, state: IngestState) -> None:
-        self.latest_by_input = dict(state.latest_by_input)
-        self.first, self.now = state.first, state.now
-        self.dead_letters, self.too_late, self.quiet = state.dead_letters, state.too_late, state.quiet
-        self.last_input = time.monotonic()  # quiet is counted from the restart
-
-
-IDLE_RECORD = b'{"idle":true}'  # on chronolog.ingested: close the latest time point
-BATCH_BYTES = 256 * 1024  # an ingested batch record stays well under Kafka's 1 MB message limit
-
-
-def _batched(outs: list[Out]) -> list[Out]:
-    """Ingest's records for one partition, in order, as ``{"batch": [...]}``
-    records of at most ``BATCH_BYTES``: one Kafka record per partition and
-    consumed batch instead of one per event, so the producer, the broker and
-    grounding's consumer pay per batch."""
-    groups: dict[int, list[Out]] = {}
-    kept: list[Out] = []
-    for out in outs:
-        if out.topic == "ingested":
-            groups.setdefault(out.partition, []).append(out)
-        else:
-            kept.append(out)
-    for p, group in groups.items():
-        if len(group) == 1:
-            kept.append(group[0])
-            continue
-        values: list[bytes] = []
-        size, urgent = 0, False
-        for out in group:
-            value = out.value
-            if values and size + len(value) > BATCH_BYTES:
-                kept.append(_batch_record(p, values, urgent))
-                values, size, urgent = [], 0, False
-            values.append(value)
-            size += len(value) + 1
-            urgent = urgent or out.urgent
-        kept.append(_batch_record(p, values, urgent))
-    return kept
-
-
-def _batch_record(partition: int, values: list[bytes], urgent: bool) -> Out:
-    return Out("ingested", partition, b'{"batch":[' + b",".join(values) + b"]}", None, urgent)
 
 
 # ---------------------------------------------------------------- grounding
@@ -329,7 +92,7 @@ class GroundingStage:
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
         """An ingested record: a fact, a time marker ``{"t": T}``, or a batch of them."""
         out: list[Out] = []
-        for item in rec["batch"] if "batch" in rec else (rec,):
+        for item in rec["batch"] if "batch" in rec else (rec,):  # noqa: SIM401 (no tuple built per record)
             if "idle" in item:  # ingest's input went quiet
                 if self.latest is not None:
                     out.extend(self._close(self.latest))

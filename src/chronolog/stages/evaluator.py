@@ -1,0 +1,182 @@
+"""Any dialect's ``Evaluator`` as a fleet stage (``EvaluatorStage``), and the layout of such a fleet.
+
+A dialect without strata of its own in the fleet (DatalogMTL, RTEC) runs as
+one stage that reads the input topic itself, decodes each record with the
+dialect's own reader, pushes the events in arrival order and advances as
+``chronolog run`` does (a time is evaluated once a later one arrives, or
+once input has been idle for ``idle_flush`` seconds); delayed events and
+retractions come out of the next ``advance`` as corrections, and an event
+older than the evaluator's retention goes to the late topic as the record it
+came in (as ingest routes LARS's), for a later backfill.  Its state is the
+evaluator's ``export_state``, except the input log when the evaluator says
+how to cut it by time (``log_bucket``): that is the ``inputs`` journal, one
+entry per time point, so a commit writes the points whose input changed, not
+the whole log (``EvaluatorStage.export_state``).
+
+``evaluator_layout`` is such a dialect's ``FleetLayout``: one stratum, one
+chain service, one partition.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import ClassVar
+
+from chronolog.contract.models import DeadLetter
+from chronolog.core.errors import ChronologError, InputError
+from chronolog.core.events import Event
+from chronolog.evaluator import Answers, Evaluator, Time, time_text
+from chronolog.stages.interface import FleetLayout, Out, Record, StageSpec
+from chronolog.state.journal import Journal
+from chronolog.state.schema import EvaluatorState
+
+
+class EvaluatorStage:
+    """One partition of a dialect without strata of its own in the fleet (a ``Stage``)."""
+
+    kind: ClassVar[str] = "evaluator"
+    LOG = "inputs"  # the field of the evaluator's state that is its input log
+
+    def __init__(self, evaluator: Evaluator, read: Callable[[str, str], Iterator[Event]],
+                 idle_flush: float = 1.0) -> None:
+        self.evaluator = evaluator
+        # (an exported input log item -> the time point it belongs to), or None:
+        # the evaluator's whole state is in the snapshot
+        self.bucket: Callable[[list], int] | None = getattr(evaluator, "log_bucket", None)
+        # the input log as the last export wrote it, per time point (``export_state``)
+        self.inputs: Journal = Journal()
+        self.read = read
+        self.idle_flush = idle_flush
+        self.latest: Time | None = None  # latest time pushed
+        self.done: Time | None = None  # evaluated up to
+        self.dirty = False  # an event for an evaluated time was pushed since
+        self.last_input = 0.0
+        self.dead_letters = 0
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+        now = time.monotonic() if now is None else now
+        leaving: list[Out] = []
+        lines: list[bytes] = []
+        for _, topic, partition, offset, value in records:
+            if not value:
+                continue
+            raw = value.decode("utf-8", errors="replace")
+            try:
+                events = list(self.read(raw.replace("\n", " "), f"{topic}[{partition}]@{offset}"))
+            except InputError as exc:
+                self.dead_letters += 1
+                letter = DeadLetter(topic=topic, partition=partition, offset=offset, value=raw, reason=exc.message,
+                                    service="chain")
+                leaving.append(Out("dlq", 0, letter.model_dump_json().encode(), urgent=False))
+                continue
+            late = self.late_events
+            for ev in events:
+                self.last_input = now
+                if self.latest is not None and ev.t > self.latest:
+                    lines += self._advance(self.latest)
+                if self.latest is None or ev.t > self.latest:
+                    self.latest = ev.t
+                if self.done is not None and ev.t <= self.done:
+                    self.dirty = True
+                self.evaluator.push(ev)
+            if self.late_events > late:  # older than the retention: ignored, kept for a backfill as LARS's are
+                leaving.append(Out("late", 0, value))
+        if self.latest is not None and now - self.last_input >= self.idle_flush and (
+                self.done is None or self.done < self.latest or self.dirty):
+            lines += self._advance(self.latest)  # input idle: the latest time too
+        return leaving, lines
+
+    @property
+    def late_events(self) -> int:
+        """Events the evaluator ignored as older than its retention (``too_late``)."""
+        return int(getattr(self.evaluator, "too_late", 0))
+
+    def _advance(self, until: Time) -> list[bytes]:
+        """Evaluate up to ``until``: the answer lines, as ``chronolog run`` writes them
+        (the evaluator's ``Answers`` render them: [7,7] for DatalogMTL, 7 for RTEC)."""
+        self.done, self.dirty = until, False
+        answers: Answers = self.evaluator.advance(until)
+        return answers.lines().splitlines()
+
+    def progress(self) -> dict[str, int | None]:
+        done = self.done
+        return {"dead_letters": self.dead_letters, "delayed_events": getattr(self.evaluator, "delayed", 0),
+                "late_events": self.late_events, "time_point": None if done is None else int(done)}
+
+    def journals(self) -> dict[str, Journal]:
+        return {} if self.bucket is None else {self.LOG: self.inputs}
+
+    def export_state(self) -> EvaluatorState:
+        """The state without the input log, which goes to the ``inputs`` journal:
+        the exported log, cut per time point, is compared with what the last
+        export left there, and only the points that differ are set (or
+        deleted), so the next commit writes those.  (Exporting and comparing
+        still cost the log's length; encoding, compressing and sending it at
+        every commit cost several times more, and the bytes grew with the stream.)
+        Take the journals' changes after this call."""
+        data = self.evaluator.export_state()
+        if self.bucket is not None:
+            data = dict(data)
+            self._journal(data.pop(self.LOG))
+        return EvaluatorState(None if self.latest is None else time_text(self.latest),
+                              None if self.done is None else time_text(self.done), self.dirty,
+                              self.dead_letters, data)
+
+    def _journal(self, items: list) -> None:
+        bucket, log = self.bucket, self.inputs
+        assert bucket is not None
+        cut: dict[int, list] = {}
+        for item in items:
+            key = bucket(item)
+            got = cut.get(key)
+            if got is None:
+                cut[key] = [item]
+            else:
+                got.append(item)
+        for key, rows in cut.items():
+            if log.get(key) != rows:
+                log[key] = rows
+        for key in [k for k in log if k not in cut]:
+            del log[key]
+
+    def import_state(self, state: EvaluatorState) -> None:
+        self.latest, self.done = _time(state.latest), _time(state.done)
+        self.dirty, self.dead_letters = state.dirty, state.dead_letters
+        data = state.evaluator
+        if self.bucket is not None:  # the log: the journal's entries by time, then what a v1 record held
+            data = {**data, self.LOG: [item for key in sorted(self.inputs) for item in self.inputs[key]]
+                    + state.inputs}
+        elif state.inputs:
+            data = {**data, self.LOG: state.inputs}
+        self.evaluator.import_state(data)
+        self.last_input = time.monotonic()  # a restart counts as input: no idle flush at once
+
+
+def _time(text: str | None) -> Time | None:
+    """A time as ``time_text`` wrote it (an integer, or a rational "7/2")."""
+    if text is None:
+        return None
+    value = Fraction(text)
+    return int(value) if value.denominator == 1 else value
+
+
+def evaluator_layout(dialect: str, make: Callable[[StageSpec], Evaluator], read: Callable[[str, str], Iterator[Event]],
+                     about: Callable[[], list[str]] = lambda: [], unavailable: ChronologError | None = None
+                     ) -> FleetLayout:
+    """The fleet of a dialect whose evaluator runs whole: one stratum, one chain
+    service reading the input topic, one partition (the evaluator is not split
+    by key).  ``make``: the evaluator for a service's options (retention, a
+    windowed mode); ``read``: (one input line, where) -> its events; ``about``:
+    what ``chronolog topology`` prints first (the dialect's ``check``);
+    ``unavailable``: why the program has no fleet (it cannot be evaluated as a stream)."""
+
+    def stage(spec: StageSpec) -> EvaluatorStage:
+        if spec.role != "chain" or spec.partition > 0:
+            raise ChronologError(f"error: a {dialect} program runs as one chain service (partition 0)")
+        return EvaluatorStage(make(spec), read, idle_flush=spec.idle_flush)
+
+    return FleetLayout(((),), False, None, f"the {dialect} evaluator is not split by key",
+                       lambda n: "one chain service reads the input topic and hosts the evaluator", stage,
+                       about, unavailable)

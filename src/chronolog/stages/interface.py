@@ -1,0 +1,133 @@
+"""The stage interface (``Stage``, ``Out``, ``Record``) and a program's fleet layout (``FleetLayout``).
+
+Both live below the dialects because a dialect implements them: LARS makes
+its per-stratum stages, DatalogMTL and RTEC the generic ``EvaluatorStage``,
+and the runtime sees only this interface (docs/design/layout.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import msgspec
+import orjson
+
+from chronolog.core.errors import ChronologError
+from chronolog.core.records import field, record
+from chronolog.state.journal import Journal
+
+
+@dataclass(slots=True)
+class Out:
+    """One record to produce: ``topic`` is a role (ingested, dlq, late, grounded,
+    stratum, answers) that the service maps to a real topic name.  The payload
+    stays a dict until it goes on the wire, so a chained stage reads it without
+    a JSON round trip."""
+
+    topic: str
+    partition: int
+    payload: bytes | dict
+    key: bytes | None = None
+    # whether a downstream service can make progress with it at once; ingest's
+    # facts of the still open time point cannot (nothing closes before the next
+    # time marker), so the service may hold them for the marker's transaction
+    urgent: bool = True
+
+    @property
+    def value(self) -> bytes:
+        p = self.payload
+        return p if isinstance(p, bytes) else orjson.dumps(p)
+
+    @property
+    def record(self) -> dict:
+        p = self.payload
+        return orjson.loads(p) if isinstance(p, bytes) else p
+
+
+# A consumed record as stages see it: (role, topic, partition, offset, value).
+# ``role`` is what the topic is to the stage: "facts", "ingested", "grounded"
+# or "stratum.k" (k 1-based); ``topic`` is its real name (for dead letters).
+Record = tuple[str, str, int, int, "bytes | None"]
+
+
+class Stage(Protocol):
+    """What every service runs: the service loop knows nothing more of it.
+
+    ``process`` takes a consumed batch (possibly empty: the loop also calls
+    it when input is idle, for idle flushes) and returns the records to
+    produce and the answer lines (kept apart: the bulk of the output, sent
+    as they are).  ``progress`` gives cumulative counters and the latest
+    completed time point, for the metrics.  The state is explicit data:
+    ``export_state``/``import_state`` (the Struct ``state.schema`` registers
+    under ``kind``, the stage's stable name in stored state) plus the
+    ``journals`` stored entry by entry (chronolog.state)."""
+
+    kind: ClassVar[str]
+
+    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
+
+    def progress(self) -> dict[str, int | None]: ...
+
+    def journals(self) -> dict[str, Journal]: ...
+
+    def export_state(self) -> msgspec.Struct: ...
+
+    def import_state(self, state: Any) -> None: ...  # the Struct of its kind, as export_state gave it
+
+
+
+def quiet(message: str) -> None:
+    """Default warning sink (module level, so stages stay picklable)."""
+
+
+@record(frozen=True)
+class StageSpec:
+    """Where a service stands, as its layout's ``stage`` factory needs it: the
+    service role (``contract.topics.SERVICE_ROLES``), its stratum and
+    partition, and the ``chronolog service`` options every dialect reads
+    (each layout uses the ones that apply to it)."""
+
+    role: str
+    stratum: int | None = None  # 1-based, reasoners only
+    partition: int = 0
+    partitions: int = 1  # key partitions of the fleet (1 when the program has no partition key)
+    input_partitions: int = 1
+    idle_flush: float = 1.0
+    retention: int | float | None = None  # --retention N; inf or None: unlimited
+    window: int | None = None  # a windowed mode (RTEC's --window, --step)
+    step: int | None = None
+    chained_ingest: bool = False  # a chain that also does ingest's work (one partition: nothing to repartition)
+    warn: Callable[[str], None] = quiet
+
+
+@record(frozen=True)
+class FleetLayout:
+    """How a program runs as a fleet, as its dialect says (``Dialect.layout``).
+
+    The runtime builds topics and services from it (``runtime/fleet/topology.py``)
+    and asks ``stage`` for each service's stage; what differs between dialects
+    is here, as data and one factory, not in branches of the runtime.  A
+    dialect without strata gives one stratum, ``per_stratum=False`` (only the
+    chained layout) and no partition key."""
+
+    # predicates each stratum's reasoner evaluates, in order (one stratum for a dialect
+    # without strata: its one chain service evaluates the program whole)
+    strata: tuple[tuple[str, ...], ...]
+    per_stratum: bool  # it can run one service per stratum; False: only chained (`chronolog service chain`)
+    partition_key: dict[str, int] | None  # predicate -> the argument it is partitioned on; None: one partition
+    partition_reason: str  # why there is no partition key ("" when there is one)
+    # n key partitions -> what the chain service runs, for the partitioning line of `chronolog topology`
+    chain_note: Callable[[int], str]
+    stage: Callable[[StageSpec], Stage]  # the stage of one service (a role at a stratum and partition)
+    # the lines `chronolog topology` prints before the topics (a dialect without strata of its own: its `check`)
+    about: Callable[[], list[str]] = field(default=lambda: [])
+    # why the program has no fleet (e.g. a DatalogMTL program that only runs in batch), raised by ``require``
+    unavailable: ChronologError | None = None
+
+    def require(self) -> FleetLayout:
+        """This layout, or the error saying why the program cannot run as a fleet."""
+        if self.unavailable is not None:
+            raise self.unavailable
+        return self
