@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 
 from chronolog.core.events import Event, event_json
-from chronolog.dialects.lars.layout import partition_key
 from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
 from chronolog.stages.ingest import IngestStage

@@ -287,8 +287,8 @@ def partition_counts(text: str) -> list[int]:
 def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
     """What the fleet really runs for ``asked`` partitions (a program that cannot
     be partitioned runs one), and why when it differs."""
-    from chronolog.dialects.lars.layout import partition_key
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.partition import partition_key
     from chronolog.dialects.lars.plan import plan_program
 
     key, why = partition_key(plan_program(parse_lars(program_text)))

@@ -54,8 +54,8 @@ def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], l
 def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], list[bytes]]:
     """CPU seconds of each stage of the per-stratum fleet on ``lines`` (in order:
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
-    from chronolog.dialects.lars.layout import partition_key
     from chronolog.dialects.lars.parser import parse_lars
+    from chronolog.dialects.lars.partition import partition_key
     from chronolog.dialects.lars.plan import plan_program
     from chronolog.dialects.lars.stages import GroundingStage, OutputStage, ReasonerStage
     from chronolog.stages.ingest import IngestStage

@@ -25,7 +25,7 @@ from chronolog.contract.models import (
     TimeMarker,
 )
 from chronolog.dialects.lars.ir import Program
-from chronolog.dialects.lars.layout import partition_key
+from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
 from chronolog.stages.ingest import IngestStage

@@ -10,11 +10,9 @@ facts across all keys and rule it out.
 
 from __future__ import annotations
 
-from itertools import product
-
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
-from chronolog.dialects.lars.ir import ExtAtom, TupleWindow, Var
+from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
 from chronolog.stages.ingest import IngestStage
@@ -61,73 +59,3 @@ def fleet_strata(plan: Plan) -> list[list[str]]:
     if plan.stratified:
         return plan.strata
     return [sorted({p for s in plan.strata for p in s})]
-
-
-def partition_key(plan: Plan) -> tuple[dict[str, int] | None, str]:
-    """An argument position per predicate on which every rule joins, if there is one."""
-    rules = [r for r in plan.rules if r.body]
-    for r in rules:
-        for b in r.body:
-            if isinstance(b, ExtAtom) and isinstance(b.window, TupleWindow):
-                return None, "a tuple window counts facts of all keys"
-    if any(not r.body and r.head.atom.key in plan.intensional for r in plan.program.rules):
-        return None, "program facts of derived predicates would be answered by every partition"
-    static = _static_preds(plan)
-    for r in rules:
-        if not any(isinstance(b, ExtAtom) and not b.negated and b.atom.key not in static for b in r.body):
-            where = f" ({r.loc.file}:{r.loc.line})" if r.loc else ""
-            return None, f"a rule reads only program facts{where}: every partition would derive it"
-    preds: dict[str, int] = {}
-    for r in plan.rules:
-        for a in [r.head.atom] + [b.atom for b in r.body if isinstance(b, ExtAtom)]:
-            if "#" in a.pred:
-                continue
-            preds[f"{a.pred}/{len(a.args)}"] = len(a.args)
-    if any(n == 0 for n in preds.values()):
-        return None, "a predicate without arguments cannot be partitioned"
-    names = sorted(preds)
-    if not names:
-        return None, "no predicates"
-    choices = [range(preds[p]) for p in names]
-    budget = 4096
-    for combo in product(*choices):
-        budget -= 1
-        if budget < 0:
-            break
-        key = dict(zip(names, combo))
-        if all(_joins_on_key(r, key) for r in rules):
-            return key, ""
-    return None, "no argument position on which every rule joins all its atoms"
-
-
-def _static_preds(plan: Plan) -> set:
-    """Predicates that hold independently of the stream: program facts and what only they derive."""
-    static = set(plan.background)
-    changed = True
-    while changed:
-        changed = False
-        for r in plan.rules:
-            key = r.head.atom.key
-            if key in static or not r.body or "#" in key[0]:
-                continue
-            heads = [x for x in plan.rules if x.head.atom.key == key]
-            if all(
-                x.body and all(not isinstance(b, ExtAtom) or b.negated or b.atom.key in static for b in x.body)
-                for x in heads
-            ):
-                static.add(key)
-                changed = True
-    return static
-
-
-def _joins_on_key(rule, key: dict[str, int]) -> bool:  # type: ignore[no-untyped-def]
-    atoms = [rule.head.atom] + [b.atom for b in rule.body if isinstance(b, ExtAtom) and "#" not in b.atom.pred]
-    terms = set()
-    for a in atoms:
-        if "#" in a.pred:
-            continue
-        term = a.args[key[f"{a.pred}/{len(a.args)}"]]
-        if not isinstance(term, Var):
-            return False
-        terms.add(term.name)
-    return len(terms) == 1

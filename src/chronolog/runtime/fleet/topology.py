@@ -11,14 +11,13 @@ which its dialect makes; nothing here knows a dialect.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from chronolog.contract.topics import TopicNames
 from chronolog.stages.ingest import partition_of
 from chronolog.stages.interface import FleetLayout
 
-# partition_of and partition_key: the backfill routes by them (runtime/backfill/)
-__all__ = ["Service", "Topic", "Topology", "build_topology", "partition_key", "partition_of"]
+# partition_of: the backfill routes by it (runtime/backfill/)
+__all__ = ["Service", "Topic", "Topology", "build_topology", "partition_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,13 +171,3 @@ def _chained(layout: FleetLayout, names: TopicNames, topics: list[Topic], n: int
     for s in services:
         topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))  # type: ignore[arg-type]
     return Topology(topics, services, key, reason)
-
-
-def partition_key(plan: Any) -> tuple[dict[str, int] | None, str]:
-    """A LARS plan's partition key and why it has none, as its layout says.  Kept for
-    the backfill's segments (``runtime/backfill/segments.key_partitioner``), which
-    still hold a plan; asked through the registry, as the runtime reaches a dialect."""
-    from chronolog.dialects.registry import RunOptions, lookup
-
-    layout = lookup(plan.program.dialect).layout(plan.program, RunOptions())
-    return layout.partition_key, layout.partition_reason
