@@ -172,6 +172,11 @@ class Evaluator(Protocol):
     def finish(self, until: Time | None = None) -> Answers:
         """Evaluate to the end of the input (or ``until``): the remaining changes."""
 
+    def pending(self) -> Answers:
+        """The changes already evaluated and not yet returned (an evaluator that evaluates
+        on ``push``, as LARS's does in ``chronolog run``), without evaluating anything:
+        written before an input error stops a run, so that nothing evaluated is lost."""
+
     def export_state(self) -> dict[str, Any]:
         """The evaluator's state as plain data (dicts, lists, str, int, float,
         bool, None), including ``{"format": STATE_FORMAT, "dialect": ...}``."""

@@ -103,29 +103,33 @@ def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO
     latest = None
     ignored = 0
     collect_at = None if gc.isenabled() else time.monotonic() + COLLECT_EVERY
-    for ev in events:
-        if collect_at is not None and time.monotonic() > collect_at:
-            gc.collect()
-            collect_at = time.monotonic() + COLLECT_EVERY
-        t = ev.t
-        if until is not None and t > until:
-            ignored += 1 if type(ev) is Event else ev.events  # type: ignore[union-attr]
-            continue
-        if latest is None or t > latest:
-            if latest is not None:  # (emit, inline: a call per time point shows in LARS's runs)
-                batch = advance(latest)
-                if batch.line_count:
-                    write(batch.lines())
-                    stats.answer_lines += batch.line_count
-                    stats.corrections += batch.corrections
-            latest = t
-        if type(ev) is Event:
-            stats.count(ev)
-            push(ev)
-        else:
-            stats.events += ev.events  # type: ignore[union-attr]
-            stats.facts += len(ev.facts)  # type: ignore[union-attr]
-            push_block(ev)  # type: ignore[arg-type]
+    try:
+        for ev in events:
+            if collect_at is not None and time.monotonic() > collect_at:
+                gc.collect()
+                collect_at = time.monotonic() + COLLECT_EVERY
+            t = ev.t
+            if until is not None and t > until:
+                ignored += 1 if type(ev) is Event else ev.events  # type: ignore[union-attr]
+                continue
+            if latest is None or t > latest:
+                if latest is not None:  # (emit, inline: a call per time point shows in LARS's runs)
+                    batch = advance(latest)
+                    if batch.line_count:
+                        write(batch.lines())
+                        stats.answer_lines += batch.line_count
+                        stats.corrections += batch.corrections
+                latest = t
+            if type(ev) is Event:
+                stats.count(ev)
+                push(ev)
+            else:
+                stats.events += ev.events  # type: ignore[union-attr]
+                stats.facts += len(ev.facts)  # type: ignore[union-attr]
+                push_block(ev)  # type: ignore[arg-type]
+    except Exception:
+        emit(evaluator.pending())  # what was evaluated before the error is written, as it would have been
+        raise
     if until is not None and (latest is None or until > latest):
         if latest is not None:
             emit(evaluator.advance(latest))

@@ -156,6 +156,9 @@ class LarsEvaluator:
         self.reasoner.finish(None if until is None else int(until))
         return self._taken()
 
+    def pending(self) -> LarsAnswers:
+        return self._taken()
+
     # the run statistics chronolog run reports
     @property
     def unmatched_retractions(self) -> int:
@@ -256,6 +259,9 @@ class LarsModels:
 
     def finish(self, until: Time | None = None) -> LarsAnswers:
         return self._ready([one.finish(until) for one in self.each])
+
+    def pending(self) -> LarsAnswers:
+        return self._ready([])
 
     @property
     def unmatched_retractions(self) -> int:

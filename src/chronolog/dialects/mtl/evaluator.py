@@ -430,6 +430,9 @@ class MtlEvaluator:
     def finish(self, until: Time | None = None) -> Changes:
         return Changes(self._finish(until), points=False)
 
+    def pending(self) -> Changes:
+        return Changes(points=False)  # nothing is evaluated but in advance and finish
+
     def _advance(self, until: Time) -> list[AnswerChange]:
         until = I.norm(Fraction(until))
         if self.mode == "batch" or self.lo is None:

@@ -366,6 +366,9 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
     def finish(self, until: Time | None = None) -> Changes:
         return Changes(self._finish(until))
 
+    def pending(self) -> Changes:
+        return Changes()  # nothing is evaluated but in advance and finish
+
     def _advance(self, until: Time) -> list[AnswerChange]:
         until = int(until)
         if self.first is None:
