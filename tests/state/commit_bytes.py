@@ -2,7 +2,7 @@
 
 Not a test: ``python tests/state/commit_bytes.py [records] [batch]`` drives
 ``EvaluatorStage`` over the first ``records`` input lines of a benchmark
-workload (/work/shared/data: DatalogMTL's S1 with short_stop.mtl, RTEC's
+workload (../shared/data beside the repository: DatalogMTL's S1 with short_stop.mtl, RTEC's
 caviar), commits after every ``batch`` records as a service does (the changed
 journal entries and the snapshot, as changelog records), and prints the bytes
 of the first and last commits (docs/benchmarks.md, "state per commit").
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # ../shared beside the repository
 
 
 def commit_bytes(stage) -> int:  # type: ignore[no-untyped-def]
