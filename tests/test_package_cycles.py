@@ -17,6 +17,8 @@ from pathlib import Path
 
 import grimp
 
+from chronolog.core.graph import strongly_connected
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A package of these is split one level further: one node per dialect, per runtime.
@@ -51,38 +53,10 @@ def package_graph(graph: grimp.ImportGraph) -> dict[str, dict[str, list[tuple[st
 
 
 def cycles(edges: dict[str, dict[str, list[tuple[str, str]]]]) -> list[list[str]]:
-    """The strongly connected components with more than one package (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(set(edges) | {w for targets in edges.values() for w in targets}):
-        if v not in index:
-            visit(v)
-    return found
+    """The strongly connected components with more than one package (the planner's Tarjan)."""
+    nodes = sorted(set(edges) | {w for targets in edges.values() for w in targets})
+    graph = {v: set(edges.get(v, {})) for v in nodes}
+    return [component for component in strongly_connected(nodes, graph) if len(component) > 1]
 
 
 def describe(component: list[str], edges: dict[str, dict[str, list[tuple[str, str]]]]) -> str:
