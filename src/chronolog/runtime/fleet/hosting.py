@@ -1,10 +1,9 @@
-"""How the runtimes host a dialect through its own evaluator: ``Hosting``, the registry's row as the backfill reads it.
+"""``Hosting``: a dialect's registry row as one object (stream, replay, reach, origin, a line reader).
 
-The fleet's side of hosting — any ``Evaluator`` as one chain stage — is
-``chronolog.stages.evaluator`` (``EvaluatorStage``), laid out by the
-dialect's registry row (``Dialect.layout``); this module keeps what the
-backfill (``runtime/backfill/hosted.py``, ``cli/backfill.py``) asks of a
-dialect: its stream and replay evaluators, its reach, its origin.
+No runtime uses it any more: the fleet lays a program out by its row
+(``Dialect.layout``, ``registry.fleet_evaluator``) and the backfill asks the
+row directly.  Only tests still drive evaluators through it; they should move
+to the row and this module go (noted on issue 36).
 """
 
 from __future__ import annotations
@@ -49,9 +48,8 @@ class Hosting:
 
 
 def hosting(dialect: str, program: Any = None) -> Hosting:
-    """How the fleet and the backfill host a dialect with its own evaluator (the
-    table in chronolog.dialects.registry); ``program``: the one whose input is read (RTEC's
-    CSV rows depend on its declarations)."""
+    """The row of ``dialect`` in chronolog.dialects.registry as a ``Hosting``; ``program``: the
+    one whose input is read (RTEC's CSV rows depend on its declarations)."""
     own = lookup(dialect)
     return Hosting(own.stream, lambda line, where: read_line(dialect, program, line, where), own.replay, own.reach,
                    own.retaining, own.origin, own.windowed)
