@@ -84,6 +84,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
             run.add_argument(option, default=default, choices=kind, **run_help[option])
         else:
             run.add_argument(option, default=default, type=kind, **run_help[option])
+    run.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",
+                     help="from time T on, the answers of the program in FILE (repeatable, T increasing): "
+                          "the old program's answers before T, the new one's from T on")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="parse and stratify a program; print its strata")
@@ -168,7 +171,7 @@ def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
         i += 2
     if groups != 1 or values["input"] is None:
         return None
-    return SimpleNamespace(command="run", program=programs, **values, func=cmd_run)
+    return SimpleNamespace(command="run", program=programs, **values, upgrade=None, func=cmd_run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -338,6 +341,10 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
     if why is not None:
         raise ChronologError(why)
     evaluator = row.evaluator(program, options, _error)  # program errors before any input is read
+    if args.upgrade:
+        from chronolog.runtime.upgrade import upgraded
+
+        evaluator = upgraded(program, evaluator, options, args.upgrade, args.dialect, _error)
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
     from chronolog.runtime.embedded import collecting_rarely, run_evaluator

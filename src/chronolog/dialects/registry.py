@@ -95,6 +95,11 @@ class Dialect:
     # (program, run options) -> its fleet (chronolog.stages.FleetLayout): strata, per stratum or only
     # chained, partition key, the stage of each service; by default the evaluator as one chain service
     layout: Callable[[Any, RunOptions], Any] = field(default=lambda program, options: _evaluator_layout(program))
+    # the answers at a time depend on no later input (LARS evaluates each point on its past):
+    # `run --upgrade` feeds an older program version only the input before its end
+    causal: bool = False
+    # program -> whether an evaluation can derive answers at earlier times (LARS's @-heads)
+    dates_back: Callable[[Any], bool] = lambda program: False
 
 
 def _evaluator_layout(program: Any) -> Any:
@@ -439,11 +444,17 @@ def _lars_layout(program: Any, options: RunOptions) -> Any:
     return lars_layout(_lars_plan(program, options))
 
 
+def _lars_dates_back(program: Any) -> bool:
+    """An ``@``-head in a rule with a body: its evaluation at t may derive atoms before t."""
+    return any(rule.head.time is not None and rule.body for rule in program.rules)
+
+
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
     return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
                    _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
                    retaining=_lars_retaining, reach=_lars_reach,
-                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan, layout=_lars_layout)
+                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan, layout=_lars_layout,
+                   causal=True, dates_back=_lars_dates_back)
 
 
 DIALECTS: dict[str, Dialect] = {

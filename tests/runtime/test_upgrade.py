@@ -1,0 +1,287 @@
+"""``chronolog run --upgrade T=FILE``: the old program's answers before T, the new one's from T on.
+
+The expectation is computed independently of the splice: two plain ``chronolog run``s (one
+per program, ``--answers points`` for LARS) whose meanings are cut at T by hand, and for
+hand-picked cases the answers written out.  Meanings are compared point by point
+(tests/meaning.py), over rational sample points for DatalogMTL.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from meaning import meaning
+
+from chronolog.cli.main import main
+
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def _stream(path: Path, events: list[dict]) -> str:
+    return _write(path, "".join(json.dumps(e) + "\n" for e in events))
+
+
+def _run(capsys, *argv: str) -> tuple[int, list[dict], str]:
+    capsys.readouterr()
+    code = main(["run", *argv])
+    got = capsys.readouterr()
+    return code, [json.loads(x) for x in got.out.splitlines()], got.err
+
+
+def _span(events: list[dict]) -> tuple[int, int]:
+    times = [e["t"] for e in events]
+    return min(times), max(times)
+
+
+# ---------------------------------------------------------------------------------------------
+# LARS
+
+
+def test_lars_window_narrowed_at_4_by_hand(tmp_path, capsys):
+    """q(X) :- p(X) [2] until 4, then [1]; a late p(c) at 1 is corrected by the old program."""
+    old = _write(tmp_path / "old.lars", "q(X) :- p(X) [2].\n")
+    new = _write(tmp_path / "new.lars", "q(X) :- p(X) [1].\n")
+    events = [{"t": 0, "pred": "p", "args": ["a"]}, {"t": 3, "pred": "p", "args": ["b"]}, {"t": 6},
+              {"t": 1, "pred": "p", "args": ["c"]}]
+    code, lines, err = _run(capsys, old, "--input", _stream(tmp_path / "in.jsonl", events), "--upgrade", f"4={new}")
+    assert code == 0, err
+    assert meaning(lines, (0, 6), running=True) == {
+        ("q", ("a",), 0), ("q", ("a",), 1), ("q", ("a",), 2),  # [2] (old)
+        ("q", ("b",), 3), ("q", ("b",), 4),  # 3 by the old program, 4 by the new one's [1]
+        ("q", ("c",), 1), ("q", ("c",), 2), ("q", ("c",), 3),  # the late event, before 4: old
+    }
+
+
+def test_lars_two_chained_upgrades_and_a_negation_added(tmp_path, capsys):
+    p0 = _write(tmp_path / "p0.lars", "q(X) :- p(X).\n")
+    p1 = _write(tmp_path / "p1.lars", "q(X) :- p(X), not r(X) [1].\n")
+    p2 = _write(tmp_path / "p2.lars", "q(X) :- r(X) [3].\n")
+    events = [{"t": t, "pred": "p", "args": ["a"]} for t in range(0, 9)]
+    events += [{"t": 3, "pred": "r", "args": ["a"]}, {"t": 4, "pred": "r", "args": ["a"]},
+               {"t": 7, "pred": "r", "args": ["a"], "op": "retract"}]
+    events.insert(5, {"t": 7, "pred": "r", "args": ["a"]})
+    code, lines, err = _run(capsys, p0, "--input", _stream(tmp_path / "in.jsonl", events),
+                            "--upgrade", f"3={p1}", "--upgrade", f"6={p2}")
+    assert code == 0, err
+    # 0..2: p(a) → q(a); 3..5: q(a) unless r(a) at t or t-1 (r at 3, 4): only... none of 3,4,5;
+    # 6..8: r(a) within [3] (r at 3, 4; the one at 7 withdrawn): 6 and 7 (4 is within 3 of 7)
+    assert meaning(lines, (0, 8), running=True) == {("q", ("a",), t) for t in (0, 1, 2, 6, 7)}
+
+
+def test_lars_old_program_at_heads_of_later_evaluations_do_not_count(tmp_path, capsys):
+    """An @-head of the old program evaluated from T on would date an atom before T: the
+    evaluation is the new program's, so that atom is not written."""
+    old = _write(tmp_path / "old.lars", "r(X) at U :- p(X) at T [3], U = T - 2.\nq(X) :- p(X).\n")
+    new = _write(tmp_path / "new.lars", "q(X) :- p(X).\n")
+    events = [{"t": 0}, {"t": 2, "pred": "p", "args": ["a"]}, {"t": 5, "pred": "p", "args": ["b"]}, {"t": 6}]
+    code, lines, err = _run(capsys, old, "--input", _stream(tmp_path / "in.jsonl", events), "--upgrade", f"4={new}")
+    assert code == 0, err
+    # r(a) at 0 (from the evaluation at 2 < 4); r(b) at 3 would come from evaluating 5 >= 4: not written
+    assert meaning(lines, (0, 6)) == {("r", ("a",), 0), ("q", ("a",), 2), ("q", ("b",), 5)}
+
+
+LARS_RULES = [
+    "q(X) :- p(X).",
+    "q(X) :- p(X) [2].",
+    "q(X) :- p(X) [1 #].",
+    "q(X) :- p(X) [3 #].",
+    "q(X) :- p(X) always [1].",
+    "q(X) :- p(X) [2], not r(X) [1].",
+    "q(X) :- r(X) [3].",
+    "s(X) :- q(X), not r(X).",
+    "s(X) :- p(X), r(X) [2].",
+]
+ARGS = st.sampled_from(["a", "b"])
+LARS_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                       **({"op": "retract"} if retract else {})},
+                       st.integers(0, 10), st.sampled_from(["p", "r"]), ARGS, st.booleans())
+
+
+def _lars_points(capsys, tmp: Path, rules: list[str], stream: str, name: str) -> set:
+    prog = _write(tmp / f"{name}.lars", "\n".join(rules) + "\n")
+    code, lines, err = _run(capsys, prog, "--input", stream, "--answers", "points")
+    assert code == 0, err
+    return {(x["pred"], tuple(x["args"]), x["t"], x.get("diff", 1)) for x in lines if "pred" in x}
+
+
+@SETTINGS
+@given(old=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(LARS_EVENT, min_size=1, max_size=14), upgrade=st.integers(0, 11))
+def test_lars_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, old, new, events, upgrade):
+    tmp = tmp_path_factory.mktemp("lars")
+    events = [{"t": 0}, *events]  # (the stream starts at 0 whatever arrives late)
+    stream = _stream(tmp / "in.jsonl", events)
+    span = _span(events)
+    plain = {}
+    for name, rules in (("old", old), ("new", new)):
+        prog = _write(tmp / f"{name}.lars", "\n".join(rules) + "\n")
+        code, lines, err = _run(capsys, prog, "--input", stream)
+        assert code == 0, err
+        plain[name] = meaning(lines, span)
+    expected = {a for a in plain["old"] if a[2] < upgrade} | {a for a in plain["new"] if a[2] >= upgrade}
+    code, lines, err = _run(capsys, str(tmp / "old.lars"), "--input", stream, "--upgrade", f"{upgrade}={tmp / 'new.lars'}")
+    assert code == 0, err
+    assert meaning(lines, span, running=True) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# DatalogMTL (rational time: meanings compared at every quarter point of the span)
+
+
+def _mtl_meaning(lines: list[dict], lo: Fraction, hi: Fraction) -> set:
+    """(pred, args, point) at every quarter point of [lo, hi] whose diffs sum to 1."""
+    samples = [lo + Fraction(k, 4) for k in range(int((hi - lo) * 4) + 1)]
+    total: dict = {}
+    for rec in lines:
+        lo_s, hi_s = rec["interval"][1:-1].split(",")
+        a, b = Fraction(lo_s), (None if hi_s == "inf" else Fraction(hi_s))
+        for x in samples:
+            inside = (a < x or (rec["interval"][0] == "[" and a == x)) and (
+                b is None or x < b or (rec["interval"][-1] == "]" and x == b))
+            if inside:
+                k = (rec["pred"], tuple(rec["args"]), x)
+                total[k] = total.get(k, 0) + rec.get("diff", 1)
+    assert all(v in (0, 1) for v in total.values()), total
+    return {k for k, v in total.items() if v == 1}
+
+
+def test_mtl_bound_widened_at_7_over_2_by_hand(tmp_path, capsys):
+    old = _write(tmp_path / "old.mtl", "Alarm(X):-Diamondminus[0,1]Hot(X)\n")
+    new = _write(tmp_path / "new.mtl", "Alarm(X):-Diamondminus[0,3]Hot(X)\n")
+    events = [{"interval": "[0,1]", "pred": "Hot", "args": ["s1"]}, {"t": 10}]
+    code, lines, err = _run(capsys, old, "--input", _stream(tmp_path / "in.jsonl", events),
+                            "--upgrade", f"7/2={new}")
+    assert code == 0, err
+    # old: Alarm on [0,2]; new: Alarm on [0,4]; spliced: [0,2] and [7/2,4]
+    got = _mtl_meaning(lines, Fraction(0), Fraction(10))
+    want = {("Alarm", ("s1",), x) for x in (Fraction(k, 4) for k in range(41))
+            if x <= 2 or Fraction(7, 2) <= x <= 4}
+    assert got == want
+
+
+MTL_RULES = [
+    "Q(X):-Diamondminus[0,2]P(X)",
+    "Q(X):-Diamondminus[1,3]P(X)",
+    "Q(X):-Boxminus[0,1]P(X)",
+    "Q(X):-P(X),R(X)",
+    "S(X):-Diamondminus[0,1]Q(X)",
+    "S(X):-R(X)",
+]
+MTL_EVENT = st.builds(lambda lo, n, pred, arg, retract: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg],
+                                                          **({"op": "retract"} if retract else {})},
+                      st.integers(0, 8), st.integers(0, 2), st.sampled_from(["P", "R"]), ARGS, st.booleans())
+
+
+@SETTINGS
+@given(old=st.lists(st.sampled_from(MTL_RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(MTL_RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(MTL_EVENT, min_size=1, max_size=8), upgrade=st.integers(0, 20))
+def test_mtl_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, old, new, events, upgrade):
+    tmp = tmp_path_factory.mktemp("mtl")
+    when = Fraction(upgrade, 2)
+    events = [{"t": 0}, *events, {"t": 12}]
+    stream = _stream(tmp / "in.jsonl", events)
+    plain = {}
+    for name, rules in (("old", old), ("new", new)):
+        prog = _write(tmp / f"{name}.mtl", "\n".join(rules) + "\n")
+        code, lines, err = _run(capsys, prog, "--input", stream)
+        assert code == 0, err
+        plain[name] = _mtl_meaning(lines, Fraction(0), Fraction(12))
+    expected = {a for a in plain["old"] if a[2] < when} | {a for a in plain["new"] if a[2] >= when}
+    at = str(when.numerator) if when.denominator == 1 else f"{when.numerator}/{when.denominator}"
+    code, lines, err = _run(capsys, str(tmp / "old.mtl"), "--input", stream, "--upgrade", f"{at}={tmp / 'new.mtl'}")
+    assert code == 0, err
+    assert _mtl_meaning(lines, Fraction(0), Fraction(12)) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# The Event Calculus
+
+RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
+RTEC_NEW = RTEC_OLD.replace("terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n",
+                            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                            "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n")
+
+
+def test_rtec_termination_added_at_10_by_hand(tmp_path, capsys):
+    old = _write(tmp_path / "old.prolog", RTEC_OLD)
+    new = _write(tmp_path / "new.prolog", RTEC_NEW)
+    events = [{"t": 3, "pred": "opened", "args": ["d1"]}, {"t": 5, "pred": "locked", "args": ["d1"]},
+              {"t": 12, "pred": "opened", "args": ["d2"]}, {"t": 15, "pred": "locked", "args": ["d2"]},
+              {"t": 20, "pred": "closed", "args": ["d2"]}, {"t": 25}]
+    code, lines, err = _run(capsys, old, "--input", _stream(tmp_path / "in.jsonl", events), "--upgrade", f"10={new}")
+    assert code == 0, err
+    # d1: open from 4 (initiated at 3) for ever under the old rules; the new ones terminated it at 5,
+    # so from 10 on it is not open.  d2: opened at 12, locked at 15 (new rules): open 13..15.
+    held = meaning(lines, (0, 25), running=True)
+    assert held == {("open", ("d1",), t) for t in range(4, 10)} | {("open", ("d2",), t)
+                                                                          for t in range(13, 16)}
+
+
+RTEC_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                       **({"op": "retract"} if retract else {})},
+                       st.integers(0, 20), st.sampled_from(["opened", "closed", "locked"]), st.sampled_from(["d1", "d2"]),
+                       st.booleans())
+
+
+@SETTINGS
+@given(flip=st.booleans(), events=st.lists(RTEC_EVENT, min_size=1, max_size=10), upgrade=st.integers(0, 22))
+def test_rtec_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, flip, events, upgrade):
+    tmp = tmp_path_factory.mktemp("rtec")
+    texts = {"old": RTEC_NEW if flip else RTEC_OLD, "new": RTEC_OLD if flip else RTEC_NEW}
+    events = [*events, {"t": 22}]
+    stream = _stream(tmp / "in.jsonl", events)
+    plain = {}
+    for name, text in texts.items():
+        prog = _write(tmp / f"{name}.prolog", text)
+        code, lines, err = _run(capsys, prog, "--input", stream)
+        assert code == 0, err
+        plain[name] = meaning(lines, (0, 22))
+    expected = {a for a in plain["old"] if a[2] < upgrade} | {a for a in plain["new"] if a[2] >= upgrade}
+    code, lines, err = _run(capsys, str(tmp / "old.prolog"), "--input", stream,
+                            "--upgrade", f"{upgrade}={tmp / 'new.prolog'}")
+    assert code == 0, err
+    assert meaning(lines, (0, 22), running=True) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusals: exit 2, the reason on stderr, nothing evaluated
+
+
+@pytest.mark.parametrize(("new_text", "suffix", "upgrade", "message"), [
+    ("q(X) :- p(X", ".lars", "4", "new.lars:1:"),
+    ("Q(X):-P(X)\n", ".mtl", "4", "a DatalogMTL program cannot replace a LARS program"),
+    ("q(X) :- p(X).\n", ".lars", "x", "'x' is not a time"),
+    ("q(X) :- p(X).\n", ".lars", "7/2", "is not an integer"),
+    ("r(X) at T :- p(X) at T [2].\n", ".lars", "4", "@-heads"),
+])
+def test_refusals(tmp_path, capsys, new_text, suffix, upgrade, message):
+    old = _write(tmp_path / "old.lars", "q(X) :- p(X) [2].\n")
+    new = _write(tmp_path / f"new{suffix}", new_text)
+    stream = _stream(tmp_path / "in.jsonl", [{"t": 0, "pred": "p", "args": ["a"]}])
+    code, lines, err = _run(capsys, old, "--input", stream, "--upgrade", f"{upgrade}={new}")
+    assert code == 2
+    assert message in err
+    assert lines == []
+
+
+def test_times_must_increase_and_the_form_is_checked(tmp_path, capsys):
+    old = _write(tmp_path / "old.lars", "q(X) :- p(X) [2].\n")
+    stream = _stream(tmp_path / "in.jsonl", [{"t": 0, "pred": "p", "args": ["a"]}])
+    code, _, err = _run(capsys, old, "--input", stream, "--upgrade", f"5={old}", "--upgrade", f"3={old}")
+    assert code == 2 and "must increase" in err
+    code, _, err = _run(capsys, old, "--input", stream, "--upgrade", old)
+    assert code == 2 and "T=FILE" in err
