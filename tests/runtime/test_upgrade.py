@@ -18,6 +18,12 @@ from hypothesis import strategies as st
 from meaning import meaning
 
 from chronolog.cli.main import main
+from chronolog.core.events import Event
+from chronolog.core.reach import widest
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.runtime.backfill.meaning import domain_of
+from chronolog.runtime.backfill.segments import truth as segment_truth
+from chronolog.runtime.upgrade import spliced
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -285,3 +291,64 @@ def test_times_must_increase_and_the_form_is_checked(tmp_path, capsys):
     assert code == 2 and "must increase" in err
     code, _, err = _run(capsys, old, "--input", stream, "--upgrade", old)
     assert code == 2 and "T=FILE" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# The backfill: segments of history replayed with the version in force at each time
+
+
+def _segment_truth(dialect: str, old: str, new: str, when, events: list[dict], lo, hi, size):
+    """The backfill's answers in [lo, hi], segment by segment in this process (as its Spark
+    tasks compute them) with the two program versions."""
+    row = lookup(dialect)
+    programs = [row.parse([("old", old)]), row.parse([("new", new)])]
+    reach = widest([row.reach(p) for p in programs])
+    history = [Event(e["t"], e.get("pred"), tuple(e.get("args", ())), e.get("op") == "retract") for e in events]
+
+    def make():
+        return spliced([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when], row.causal,
+                       row.discrete)
+
+    return segment_truth(make, history, domain_of(row), reach, lo, hi, size)
+
+
+@SETTINGS
+@given(old=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(LARS_EVENT, min_size=1, max_size=14), upgrade=st.integers(0, 11), size=st.integers(1, 5))
+def test_lars_backfill_segments_with_an_upgrade_mean_what_run_upgrade_prints(
+        tmp_path_factory, capsys, old, new, events, upgrade, size):
+    tmp = tmp_path_factory.mktemp("lars")
+    events = [{"t": 0}, *events]
+    stream = _stream(tmp / "in.jsonl", events)
+    span = _span(events)
+    _write(tmp / "old.lars", "\n".join(old) + "\n")
+    _write(tmp / "new.lars", "\n".join(new) + "\n")
+    code, lines, err = _run(capsys, str(tmp / "old.lars"), "--input", stream, "--upgrade", f"{upgrade}={tmp / 'new.lars'}")
+    assert code == 0, err
+    got = _segment_truth("lars", "\n".join(old), "\n".join(new), upgrade, events, span[0], span[1], size)
+    points = {(pred, args, t) for (pred, args), ivs in got.items() for iv in ivs for t in range(iv[0], iv[2])}
+    assert points == meaning(lines, span)
+
+
+@pytest.mark.spark
+def test_backfill_command_with_an_upgrade_corrects_to_run_upgrade(tmp_path, capsys):
+    """``chronolog backfill --upgrade`` (a real local Spark session): the published answers of
+    the old program alone plus the corrections mean what ``run --upgrade`` prints."""
+    old = _write(tmp_path / "old.lars", "q(X) :- p(X) [2].\ns(X) :- q(X), not r(X) [1].\n")
+    new = _write(tmp_path / "new.lars", "q(X) :- p(X) [1 #].\ns(X) :- q(X), not r(X).\n")
+    events = [{"t": t, "pred": "p", "args": [f"a{t % 3}"]} for t in range(20)]
+    events += [{"t": 6, "pred": "r", "args": ["a0"]}, {"t": 14, "pred": "r", "args": ["a2"]},
+               {"t": 3, "pred": "p", "args": ["a0"], "op": "retract"}]
+    stream = _stream(tmp_path / "in.jsonl", events)
+    code, published, err = _run(capsys, old, "--input", stream)
+    assert code == 0, err
+    code, want, err = _run(capsys, old, "--input", stream, "--upgrade", f"9={new}")
+    assert code == 0, err
+    assert meaning(published, (0, 19)) != meaning(want, (0, 19))  # the upgrade matters
+    answers = _stream(tmp_path / "answers.jsonl", published)
+    out = tmp_path / "fixes.jsonl"
+    assert main(["backfill", old, "--upgrade", f"9={new}", "--history", stream, "--answers", answers,
+                 "--from", "0", "--to", "19", "--segment", "4", "--master", "local[2]", "--output", str(out)]) == 0
+    fixes = [json.loads(x) for x in out.read_text().splitlines()]
+    assert meaning(published + fixes, (0, 19), running=True) == meaning(want, (0, 19))

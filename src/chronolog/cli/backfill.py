@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="when the program can be split by key (see chronolog topology): evaluate each segment in "
                         "K key partitions (default: Spark's parallelism; 1 when it cannot)")
     b.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
+    b.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",
+                   help="from time T on, the program in FILE (repeatable, T increasing), as chronolog run --upgrade")
     b.add_argument("--mode", choices=["tms", "oneshot"],
                    help="LARS programs that are not stratified: tms (default) or oneshot, as the fleet ran them")
     b.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
@@ -95,6 +97,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from chronolog.runtime.backfill.job import backfill, evaluator_of, publish
     from chronolog.runtime.backfill.points import dumps
     from chronolog.runtime.backfill.spark_io import Source, spark_session
+    from chronolog.runtime.upgrade import new_versions
 
     if args.t_from > args.t_to:
         return _usage(f"--from {args.t_from} is after --to {args.t_to}")
@@ -113,11 +116,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if refused is not None:
         print(refused, file=sys.stderr, flush=True)
         return 2
-    evaluator_of(program.dialect, program, options)  # program errors before Spark starts
-    sources = []
-    for path in args.program:
-        with open(path, encoding="utf-8") as f:
-            sources.append((path, f.read()))
+    upgrades = tuple((t, _sources(files)) for t, files, _ in new_versions(program, args.upgrade or [], args.dialect))
+    evaluator_of(program.dialect, program, options, upgrades=upgrades)  # program errors before Spark starts
+    sources = _sources(args.program)
     history = Source.parse(args.history, args.facts_topic, args.bootstrap)
     answers = Source.parse(args.answers, args.answers_topic, args.bootstrap) if args.answers else None
     if args.output != "-":
@@ -135,9 +136,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         if spark.sparkContext.uiWebUrl:
             _say(f"Spark UI: {spark.sparkContext.uiWebUrl}")
         lines, stats = backfill(
-            spark, tuple(sources), program.dialect, history, answers, args.t_from, args.t_to,
+            spark, sources, program.dialect, history, answers, args.t_from, args.t_to,
             segment=args.segment, idle=args.idle, progress=_say, key_partitions=args.key_partitions,
-            mode=args.mode, seed=args.seed,
+            mode=args.mode, seed=args.seed, upgrades=upgrades,
         )
     finally:
         if created:
@@ -158,6 +159,15 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         _say(f"ignored {stats.unmatched} retractions that matched no event")
     _summary(stats, args, time.monotonic() - began)
     return 0
+
+
+def _sources(paths: list[str]) -> tuple[tuple[str, str], ...]:
+    """(file name, text) of program files, as the Spark tasks rebuild the program from them."""
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            out.append((path, f.read()))
+    return tuple(out)
 
 
 def _say(msg: str) -> None:

@@ -18,3 +18,12 @@ class Reach:
     back: Any  # a time span: int, or a Fraction for DatalogMTL
     facts: int = 0
     ahead: Any = 0
+
+
+def widest(reaches: list[Reach | None]) -> Reach | None:
+    """The reach of several programs evaluated together (program versions, each over its
+    part of time): as far as the farthest of them; None (unbounded) if any is."""
+    if any(r is None for r in reaches):
+        return None
+    bounded = [r for r in reaches if r is not None]
+    return Reach(max(r.back for r in bounded), max(r.facts for r in bounded), max(r.ahead for r in bounded))

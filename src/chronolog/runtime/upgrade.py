@@ -244,13 +244,12 @@ def spliced(evaluators: list[Evaluator], times: list[Time], causal: bool, discre
     return Spliced([Version(e, bounds[i], bounds[i + 1]) for i, e in enumerate(evaluators)], causal, discrete)
 
 
-def upgraded(program: Any, evaluator: Evaluator, options: Any, upgrades: list[str], dialect: str | None,
-             warn: Any) -> Spliced:
-    """``chronolog run``'s evaluator with its ``--upgrade T=FILE[,FILE...]`` versions: each new
-    program read as ``run`` reads programs (``--dialect``, else by extension; errors with
-    file:line:col), in the same language, with the same options; the times increasing."""
+def new_versions(program: Any, upgrades: list[str], dialect: str | None) -> list[tuple[Time, list[str], Any]]:
+    """The ``--upgrade T=FILE[,FILE...]`` values as (T, files, program): each new program read as
+    ``run`` reads programs (``--dialect``, else by extension; errors with file:line:col), in
+    the old one's language; the times increasing."""
     row = lookup(program.dialect)
-    evaluators, times = [evaluator], []
+    versions: list[tuple[Time, list[str], Any]] = []
     for value in upgrades:
         when, files = parse_upgrade(value)
         t = parse_time(when, integral=row.discrete, what=f"--upgrade {value}")
@@ -261,7 +260,17 @@ def upgraded(program: Any, evaluator: Evaluator, options: Any, upgrades: list[st
                                  f"{row.title} program (an upgrade keeps the language)")
         if row.dates_back(new):
             raise ChronologError(f"error: --upgrade {value}: the new program has @-heads, which date atoms "
-                                 "before the time point evaluated; run --upgrade does not take them yet")
-        evaluators.append(new_row.evaluator(new, options, warn))
-        times.append(t)
-    return spliced(evaluators, times, row.causal, row.discrete)
+                                 "before the time point evaluated; --upgrade does not take them yet")
+        if versions and t <= versions[-1][0]:
+            raise ChronologError(f"error: --upgrade {value}: upgrade times must increase")
+        versions.append((t, files, new))
+    return versions
+
+
+def upgraded(program: Any, evaluator: Evaluator, options: Any, upgrades: list[str], dialect: str | None,
+             warn: Any) -> Spliced:
+    """``chronolog run``'s evaluator with its ``--upgrade`` versions, each with the same options."""
+    row = lookup(program.dialect)
+    versions = new_versions(program, upgrades, dialect)
+    evaluators = [evaluator, *(lookup(new.dialect).evaluator(new, options, warn) for _, _, new in versions)]
+    return spliced(evaluators, [t for t, _, _ in versions], row.causal, row.discrete)

@@ -32,11 +32,13 @@ from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
 from chronolog.core.intervals import Iv
+from chronolog.core.reach import widest
 from chronolog.core.source import Loc
 from chronolog.dialects.registry import RunOptions, lookup, read_line
 from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
+from chronolog.runtime.upgrade import spliced
 
 FACTS_TOPIC = TopicNames().facts
 ANSWERS_TOPIC = TopicNames().answers
@@ -56,10 +58,25 @@ def program_of(sources: Sources, dialect: str) -> Any:
     return _PROGRAMS[key]
 
 
-def evaluator_of(dialect: str, program: Any, options: RunOptions, warn: Callable[[str], None] = lambda m: None) -> Any:
-    """The evaluator ``chronolog run`` would use (``options``: LARS's --mode and --seed);
-    the backfill's answers are what ``run`` prints on the whole history."""
-    return lookup(dialect).evaluator(program, options, warn)
+Upgrades = tuple[tuple[Any, Sources], ...]  # (T, the program from T on), T increasing
+
+
+def evaluator_of(dialect: str, program: Any, options: RunOptions, warn: Callable[[str], None] = lambda m: None,
+                 upgrades: Upgrades = ()) -> Any:
+    """The evaluator ``chronolog run`` would use (``options``: LARS's --mode and --seed), with
+    ``upgrades`` the version in force at each time (``run --upgrade``); the backfill's
+    answers are what ``run`` prints on the whole history."""
+    row = lookup(dialect)
+    evaluator = row.evaluator(program, options, warn)
+    if not upgrades:
+        return evaluator
+    evaluators = [evaluator, *(row.evaluator(program_of(src, dialect), options, warn) for _, src in upgrades)]
+    return spliced(evaluators, [t for t, _ in upgrades], row.causal, row.discrete)
+
+
+def versions_of(sources: Sources, dialect: str, upgrades: Upgrades) -> list[Any]:
+    """Every program version, the first one first."""
+    return [program_of(sources, dialect), *(program_of(src, dialect) for _, src in upgrades)]
 
 
 def parse_history(sources: Sources, dialect: str, locate: Callable[[int, int, int], Loc]) -> Callable[[Iterable], Iterator[tuple]]:
@@ -84,7 +101,7 @@ def parse_history(sources: Sources, dialect: str, locate: Callable[[int, int, in
 
 
 def _evaluate(sources: Sources, dialect: str, options: RunOptions, segments: list[Segment], parts: int, clip: Iv,
-              first: Any, domain: Domain) -> Callable[[int, Iterable], Iterator]:
+              first: Any, domain: Domain, upgrades: Upgrades = ()) -> Callable[[int, Iterable], Iterator]:
     """One task: one segment (one key partition of it) replayed; ("answer", atom, intervals)
     rows, then one ("info", atoms, time points, warnings, unmatched) row."""
 
@@ -92,7 +109,7 @@ def _evaluate(sources: Sources, dialect: str, options: RunOptions, segments: lis
         seg = segments[index // parts]
         events = [r[3] for _, r in sorted(((r[3].t, r[0], r[1], r[2]), r) for _, r in rows)]
         warnings: list[str] = []
-        evaluator = evaluator_of(dialect, program_of(sources, dialect), options, warnings.append)
+        evaluator = evaluator_of(dialect, program_of(sources, dialect), options, warnings.append, upgrades)
         got = replay(evaluator, events, seg, I.intersect(seg.keeps(), clip), domain, first)
         for (pred, args), ivs in got.answers.items():
             yield "answer", (pred, orjson.dumps(list(args)).decode()), ivs
@@ -116,16 +133,18 @@ def backfill(
     spark: Any, sources: Sources, dialect: str, history: Source, answers: Source | None,
     t_from: Any, t_to: Any, *, segment: Any = None, idle: float = 1.5,
     progress: Callable[[str], None] = lambda m: None, key_partitions: int | None = None,
-    mode: str | None = None, seed: int = 0,
+    mode: str | None = None, seed: int = 0, upgrades: Upgrades = (),
 ) -> tuple[list[dict], BackfillStats]:
     """The correction lines for ``[t_from, t_to]`` and the job's counts.  ``mode``/``seed``:
-    how a LARS program that is not stratified is evaluated (docs/tms.md#backfill)."""
+    how a LARS program that is not stratified is evaluated (docs/tms.md#backfill);
+    ``upgrades``: the program versions from their times on (``run --upgrade``)."""
     began = time.monotonic()
     stats = BackfillStats(ui=spark.sparkContext.uiWebUrl)
     row = lookup(dialect)
     options = RunOptions(mode=mode, seed=seed)
     program = program_of(sources, dialect)
-    evaluator_of(dialect, program, options)  # program errors before Spark works
+    evaluator_of(dialect, program, options, upgrades=upgrades)  # program errors before Spark works
+    versions = versions_of(sources, dialect, upgrades)
     domain = domain_of(row)
     locate = locator(history)
 
@@ -151,7 +170,7 @@ def backfill(
             return [], stats
         stats.window = (lo, hi)
         clip = domain.span(lo, hi)
-        reach = row.reach(program)
+        reach = widest([row.reach(p) for p in versions])
         counts: dict[Any, int] = {}
         if reach is not None and reach.facts:  # tuple-window warm-ups count facts
             counts = dict(
@@ -163,7 +182,8 @@ def backfill(
             length = min(last, hi + reach.ahead) + domain.step - lo
             size = max(domain.size(length, max(1, 2 * spark.sparkContext.defaultParallelism)), 4 * reach.back, 16)
         segments = plan_segments(lo, hi, last, reach, size, domain.step, lambda t: counts.get(t, 0), first)
-        key = keyer(row.partition_key(program))
+        keys = [row.partition_key(p) for p in versions]
+        key = keyer(keys[0] if all(k == keys[0] for k in keys) else None)  # one key for every version, or none
         parts = 1 if key is None else (key_partitions or spark.sparkContext.defaultParallelism)
         stats.segments, stats.key_partitions = len(segments), parts
         progress(f"evaluating {len(segments)} segments of [{lo},{hi}] (span [{first},{last}]) with the {dialect} evaluator"
@@ -171,7 +191,8 @@ def backfill(
                  + ("" if parts == 1 else f" and {parts} key partitions each"))
         evaluated = (
             events.flatMap(covering(segments, key, parts)).partitionBy(len(segments) * parts, lambda i: i)
-            .mapPartitionsWithIndex(_evaluate(sources, dialect, options, segments, parts, clip, first, domain))
+            .mapPartitionsWithIndex(_evaluate(sources, dialect, options, segments, parts, clip, first, domain,
+                                              upgrades))
         ).cache()
         try:
             for _, count, steps, warnings, unmatched in evaluated.filter(lambda r: r[0] == "info").collect():
