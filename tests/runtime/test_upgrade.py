@@ -23,7 +23,7 @@ from chronolog.core.reach import widest
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.runtime.backfill.meaning import domain_of
 from chronolog.runtime.backfill.segments import truth as segment_truth
-from chronolog.runtime.upgrade import spliced
+from chronolog.versions import versions_of
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -306,7 +306,7 @@ def _segment_truth(dialect: str, old: str, new: str, when, events: list[dict], l
     history = [Event(e["t"], e.get("pred"), tuple(e.get("args", ())), e.get("op") == "retract") for e in events]
 
     def make():
-        return spliced([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when], row.causal,
+        return versions_of([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when], row.causal,
                        row.discrete)
 
     return segment_truth(make, history, domain_of(row), reach, lo, hi, size)

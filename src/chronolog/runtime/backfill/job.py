@@ -38,7 +38,7 @@ from chronolog.dialects.registry import RunOptions, lookup, read_line
 from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
-from chronolog.runtime.upgrade import spliced
+from chronolog.versions import versions_of
 
 FACTS_TOPIC = TopicNames().facts
 ANSWERS_TOPIC = TopicNames().answers
@@ -71,10 +71,10 @@ def evaluator_of(dialect: str, program: Any, options: RunOptions, warn: Callable
     if not upgrades:
         return evaluator
     evaluators = [evaluator, *(row.evaluator(program_of(src, dialect), options, warn) for _, src in upgrades)]
-    return spliced(evaluators, [t for t, _ in upgrades], row.causal, row.discrete)
+    return versions_of(evaluators, [t for t, _ in upgrades], row.causal, row.discrete)
 
 
-def versions_of(sources: Sources, dialect: str, upgrades: Upgrades) -> list[Any]:
+def programs_of(sources: Sources, dialect: str, upgrades: Upgrades) -> list[Any]:
     """Every program version, the first one first."""
     return [program_of(sources, dialect), *(program_of(src, dialect) for _, src in upgrades)]
 
@@ -144,7 +144,7 @@ def backfill(
     options = RunOptions(mode=mode, seed=seed)
     program = program_of(sources, dialect)
     evaluator_of(dialect, program, options, upgrades=upgrades)  # program errors before Spark works
-    versions = versions_of(sources, dialect, upgrades)
+    versions = programs_of(sources, dialect, upgrades)
     domain = domain_of(row)
     locate = locator(history)
 

@@ -1,0 +1,338 @@
+"""Program versions over time: P until T, P' from T on (docs/reference/contract.md §6).
+
+The answers of a program upgraded at an event time T are the old program's before T and
+the new one's from T on.  ``Versions`` keeps one evaluator per program version, each fed
+the stream as ``chronolog run`` would feed it, and cuts each one's answer lines to its own
+part of time — so the sum of the lines written is the splice of plain runs, whatever the
+arrival order, late events and retractions included (each version corrects its own part).
+Where evaluation at a time depends on no later input (``causal``, LARS) a version is fed
+only the input before its end: what it would evaluate later cannot reach its part (and a
+LARS ``@``-head of an evaluation after T, which dates an atom back before T, belongs to P').
+
+``switch`` is the same change made while running (the fleet): the new version reads the
+retained input again, and the answers already written from T on are restated.
+``chronolog run --upgrade``, ``backfill --upgrade`` and a fleet service's upgrade all use
+this one class, below every runtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
+from math import inf
+from typing import Any
+
+import msgspec
+
+from chronolog.core import intervals as I
+from chronolog.core.errors import ChronologError
+from chronolog.core.events import Event
+from chronolog.core.records import record
+from chronolog.evaluator import STATE_FORMAT, AnswerChange, Block, Evaluator, Span, StateError, Time, time_text
+
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.encode
+
+Sources = tuple[tuple[str, str], ...]  # (file name, text) of a program's files
+DIALECT = "versions"  # the ``dialect`` of a ``Versions`` state
+
+
+def version_id(sources: Iterable[tuple[str, str]]) -> str:
+    """A program version's name: the first 12 hex digits of the SHA-256 of its files' texts
+    (names left out: the same rules moved to another file are the same program)."""
+    digest = hashlib.sha256()
+    for _, text in sources:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:12]
+
+
+def parse_time(text: str, integral: bool, what: str) -> Time:
+    """An upgrade time as input times are written: ``7``, ``7/2`` (rationals only where the
+    dialect's time is rational)."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise ChronologError(f"error: {what}: {text!r} is not a time") from None
+    if value.denominator == 1:
+        return value.numerator
+    if integral:
+        raise ChronologError(f"error: {what}: time {text!r} is not an integer (this dialect's time points are)")
+    return value
+
+
+@record
+class Version:
+    """A program version and the part of time whose answers are its own: ``[start, end)``
+    (``start`` None: from the beginning; ``end`` None: from then on).  ``sources``: the
+    program's files (None: the program the process was started with)."""
+
+    evaluator: Any
+    start: Time | None
+    end: Time | None
+    sources: Sources | None = None
+
+
+class Versions:
+    """The versions of a program as one ``Evaluator``: every event goes to each version that
+    needs it, and each version's answer lines are cut to its part of time."""
+
+    dialect = DIALECT
+
+    def __init__(self, versions: list[Version], causal: bool, discrete: bool) -> None:
+        if not versions:
+            raise ValueError("no program version")
+        self.versions = versions
+        self.causal = causal
+        self.discrete = discrete
+        self._latest: list[Time | None] = [None] * len(versions)  # per version: the latest time it was given
+        self._beyond = [False] * len(versions)  # the stream reached the version's end
+
+    # -- input --------------------------------------------------------------------------
+    def push(self, event: Event) -> None:
+        for i, v in enumerate(self.versions):
+            self._give(i, v, event)
+
+    def push_block(self, block: Block) -> None:
+        for event in block.unpacked():
+            self.push(event)
+
+    def _give(self, i: int, v: Version, event: Event) -> None:
+        t = event.t
+        if not self.causal or v.end is None or t < v.end:
+            v.evaluator.push(event)
+            if self._latest[i] is None or t > self._latest[i]:  # type: ignore[operator]
+                self._latest[i] = t
+            if self._beyond[i]:
+                self._close(i, v)
+            return
+        self._beyond[i] = True  # later than its part: it is evaluated up to its end, not beyond
+        if self._latest[i] is not None:
+            self._close(i, v)
+
+    def _close(self, i: int, v: Version) -> None:
+        last = v.end - 1 if self.discrete else v.end  # type: ignore[operator]
+        if self._latest[i] < last:  # type: ignore[operator]
+            v.evaluator.push(Event(last))
+            self._latest[i] = last
+
+    # -- evaluation ---------------------------------------------------------------------
+    def advance(self, until: Time) -> VersionAnswers:
+        return self._each(lambda v, cap: v.evaluator.advance(cap), until)
+
+    def finish(self, until: Time | None = None) -> VersionAnswers:
+        return self._each(lambda v, cap: v.evaluator.finish(cap), until, finishing=True)
+
+    def pending(self) -> VersionAnswers:
+        out = VersionAnswers()
+        for v in self.versions:
+            out.add(v.evaluator.pending(), v, self.discrete)
+        return out
+
+    def _each(self, call: Callable[[Version, Any], Any], until: Time | None, finishing: bool = False) -> VersionAnswers:
+        out = VersionAnswers()
+        for i, v in enumerate(self.versions):
+            cap = until
+            if self.causal and v.end is not None:
+                if self._latest[i] is None:  # nothing given yet (the stream starts after its part)
+                    if finishing:
+                        out.add(v.evaluator.finish(None), v, self.discrete)
+                    continue
+                if cap is None or cap > self._latest[i]:  # type: ignore[operator]
+                    cap = self._latest[i]
+            out.add(call(v, cap), v, self.discrete)
+        return out
+
+    # -- what drivers read --------------------------------------------------------------
+    @property
+    def newest(self) -> Version:
+        return self.versions[-1]
+
+    def __getattr__(self, name: str) -> Any:
+        """Counters (``unmatched_retractions``, ``too_late``, ...) and ``retained``: the
+        newest version's, which sees the whole stream."""
+        if name.startswith("_") or name in ("versions", "causal", "discrete"):
+            raise AttributeError(name)
+        return getattr(self.versions[-1].evaluator, name)
+
+    def export_state(self) -> dict[str, Any]:
+        return {"format": STATE_FORMAT, "dialect": DIALECT, "causal": self.causal, "discrete": self.discrete,
+                "versions": [{"sources": None if v.sources is None else [list(s) for s in v.sources],
+                              "start": _text(v.start), "end": _text(v.end),
+                              "latest": _text(self._latest[i]), "beyond": self._beyond[i],
+                              "state": v.evaluator.export_state()} for i, v in enumerate(self.versions)]}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        raise StateError("program versions restore through versions.restore (they build their evaluators)")
+
+
+def restore(data: dict[str, Any], make: Callable[[Sources | None], Evaluator]) -> Versions:
+    """``Versions`` from its ``export_state``: each version's evaluator made by ``make``
+    (its program's files; None: the process's own program) and given its state."""
+    if data.get("format") != STATE_FORMAT or data.get("dialect") != DIALECT:
+        raise StateError("not a state of program versions")
+    try:
+        rows = data["versions"]
+        versions = []
+        for row in rows:
+            sources = None if row["sources"] is None else tuple((str(n), str(t)) for n, t in row["sources"])
+            evaluator = make(sources)
+            evaluator.import_state(row["state"])
+            versions.append(Version(evaluator, _time(row["start"]), _time(row["end"]), sources))
+        out = Versions(versions, bool(data["causal"]), bool(data["discrete"]))
+        out._latest = [_time(row["latest"]) for row in rows]
+        out._beyond = [bool(row["beyond"]) for row in rows]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"program versions state: {exc}") from None
+    return out
+
+
+def _text(t: Time | None) -> str | None:
+    return None if t is None else time_text(t)
+
+
+def _time(text: str | None) -> Time | None:
+    if text is None:
+        return None
+    value = Fraction(text)
+    return value.numerator if value.denominator == 1 else value
+
+
+class VersionAnswers:
+    """Answer lines of several versions, each cut to its version's part of time."""
+
+    __slots__ = ("parts", "line_count", "corrections")
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.line_count = 0
+        self.corrections = 0
+
+    def add(self, batch: Any, v: Version, discrete: bool) -> None:
+        if batch.line_count:
+            self.extend(cut_line(line, v.start, v.end, discrete) for line in batch.lines().splitlines())
+
+    def extend(self, lines: Iterable[bytes | None]) -> None:
+        for line in lines:
+            if line is None:
+                continue
+            self.parts.append(line + b"\n")
+            self.line_count += 1
+            if b'"diff":-1' in line:
+                self.corrections += 1
+
+    def lines(self) -> bytes:
+        return b"".join(self.parts)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __iter__(self) -> Iterator[AnswerChange]:
+        for line in self.parts:
+            got = _decode(line)
+            if "pred" in got:
+                span = Span.point(got["t"]) if "t" in got else _span(got["interval"])
+                yield got["pred"], tuple(got["args"]), span, got.get("diff", 1)
+
+
+def _bound(text: str) -> Any:
+    if text in ("inf", "-inf"):
+        return inf if text == "inf" else -inf
+    value = Fraction(text)
+    return value.numerator if value.denominator == 1 else value
+
+
+def _iv(text: str) -> I.Iv:
+    lo, hi = text[1:-1].split(",")
+    return (_bound(lo), text[0] == "[", _bound(hi), text[-1] == "]")
+
+
+def _span(text: str) -> Span:
+    lo, lc, hi, hc = _iv(text)
+    return Span(lo, None if hi == inf else hi, lc, hc)
+
+
+def cut_line(line: bytes, start: Time | None, end: Time | None, discrete: bool) -> bytes | None:
+    """An answer line (CONTRACT §3) cut to ``[start, end)``: the line itself when it lies
+    inside, None when it lies outside, else the line with its part inside (written closed at
+    integer ends where time is integer points)."""
+    got = _decode(line)
+    if "interval" not in got:
+        t = got.get("t")
+        if t is None or ((start is None or t >= start) and (end is None or t < end)):
+            return line
+        return None
+    iv = _iv(got["interval"])
+    keep = (-inf if start is None else start, start is not None, inf if end is None else end, False)
+    part = I.intersect(iv, keep)
+    if part is None:
+        return None
+    if part == iv:
+        return line
+    lo, lc, hi, hc = part
+    if discrete and not hc and hi != inf:  # integer points: [3,7) is [3,6]
+        hi, hc = hi - 1, True
+    key, value = ("t", lo) if discrete and lo == hi else ("interval", I.text((lo, lc, hi, hc)))
+    return _encode({(key if k == "interval" else k): (value if k == "interval" else x) for k, x in got.items()})
+
+
+def negated(line: bytes) -> bytes | None:
+    """The line that takes ``line`` back (its ``diff`` negated); None for a line that is no
+    answer (LARS's ``no_answer_set``)."""
+    got = _decode(line)
+    if "pred" not in got:
+        return None
+    if got.get("diff", 1) == 1:
+        got["diff"] = -1
+    else:
+        del got["diff"]
+    return _encode(got)
+
+
+def versions_of(evaluators: list[Evaluator], times: list[Time], causal: bool, discrete: bool,
+                sources: list[Sources | None] | None = None) -> Versions:
+    """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on."""
+    if len(times) != len(evaluators) - 1:
+        raise ValueError("one upgrade time per new version")
+    if any(b <= a for a, b in zip(times, times[1:], strict=False)):
+        raise ChronologError("error: upgrade times must increase")
+    bounds: list[Time | None] = [None, *times, None]
+    files = sources or [None] * len(evaluators)
+    return Versions([Version(e, bounds[i], bounds[i + 1], files[i]) for i, e in enumerate(evaluators)],
+                    causal, discrete)
+
+
+def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None,
+           make: Callable[[Sources | None], Evaluator], causal: bool, discrete: bool) -> tuple[Versions, list[bytes]]:
+    """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``)
+    from ``at`` on, after answers were written up to ``done``: the evaluator to go on with,
+    and the lines that restate what was written from ``at`` on.
+
+    The newest program's answers from ``at`` on are computed again from the retained
+    input (``Evaluator.retained``) by a fresh evaluator (``make``) and taken back, the new
+    program's added; from then on each version writes only its own part."""
+    versions = current if isinstance(current, Versions) else Versions([Version(current, None, None)], causal, discrete)
+    newest = versions.newest
+    if newest.start is not None and at <= newest.start:
+        raise ChronologError(f"error: the upgrade time {time_text(at)} is not after the latest upgrade's "
+                             f"({time_text(newest.start)})")
+    _, events = newest.evaluator.retained()
+    lines: list[bytes] = []
+    again = make(newest.sources)
+    for fresh, turn in ((again, negated), (new, None)):
+        for ev in events:
+            fresh.push(ev)
+        if done is not None:
+            got = fresh.advance(done)
+            for line in got.lines().splitlines():
+                part = cut_line(line, at, None, discrete)
+                if part is not None and turn is not None:
+                    part = turn(part)
+                if part is not None:
+                    lines.append(part)
+    newest.end = at
+    versions.versions.append(Version(new, at, None, sources))
+    versions._latest.append(versions._latest[-1])
+    versions._beyond.append(False)
+    return versions, lines
