@@ -177,6 +177,15 @@ class Evaluator(Protocol):
         on ``push``, as LARS's does in ``chronolog run``), without evaluating anything:
         written before an input error stops a run, so that nothing evaluated is lost."""
 
+    def retained(self) -> tuple[Time | None, list[Event]]:
+        """The input it keeps, as events in time order (facts as often as they count, the
+        span's first and latest times as time advances), and the time from which that input
+        is complete (None: all of it), for a program upgrade to evaluate it again."""
+
+    def written(self) -> Answers:
+        """What all the changes returned so far mean, as one batch (+1 changes): what an
+        upgrade from a time T on takes back from T on before the new program's answers."""
+
     def export_state(self) -> dict[str, Any]:
         """The evaluator's state as plain data (dicts, lists, str, int, float,
         bool, None), including ``{"format": STATE_FORMAT, "dialect": ...}``."""

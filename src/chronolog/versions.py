@@ -303,36 +303,40 @@ def versions_of(evaluators: list[Evaluator], times: list[Time], causal: bool, di
                     causal, discrete)
 
 
-def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None,
-           make: Callable[[Sources | None], Evaluator], causal: bool, discrete: bool) -> tuple[Versions, list[bytes]]:
-    """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``)
-    from ``at`` on, after answers were written up to ``done``: the evaluator to go on with,
-    and the lines that restate what was written from ``at`` on.
+UNBOUNDED = None  # a program whose answers can need input from any time before (no bounded reach)
 
-    The newest program's answers from ``at`` on are computed again from the retained
-    input (``Evaluator.retained``) by a fresh evaluator (``make``) and taken back, the new
-    program's added; from then on each version writes only its own part."""
+
+def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None, causal: bool,
+           discrete: bool, back: Time | None = UNBOUNDED) -> tuple[Versions, list[bytes]]:
+    """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``,
+    whose answers at a time need input up to ``back`` before it) from ``at`` on, after it
+    evaluated up to ``done``: the evaluator to go on with, and the lines that restate what
+    was written from ``at`` on — the newest program's answers from ``at`` on taken back
+    (``Evaluator.written``), the new program's added, computed from the retained input
+    (``Evaluator.retained``).  From then on each version writes only its own part."""
     versions = current if isinstance(current, Versions) else Versions([Version(current, None, None)], causal, discrete)
     newest = versions.newest
     if newest.start is not None and at <= newest.start:
         raise ChronologError(f"error: the upgrade time {time_text(at)} is not after the latest upgrade's "
                              f"({time_text(newest.start)})")
-    _, events = newest.evaluator.retained()
-    lines: list[bytes] = []
-    again = make(newest.sources)
-    for fresh, turn in ((again, negated), (new, None)):
-        for ev in events:
-            fresh.push(ev)
-        if done is not None:
-            got = fresh.advance(done)
-            for line in got.lines().splitlines():
-                part = cut_line(line, at, None, discrete)
-                if part is not None and turn is not None:
-                    part = turn(part)
-                if part is not None:
-                    lines.append(part)
+    complete, events = newest.evaluator.retained()
+    if not isinstance(current, Versions) and events:
+        versions._latest[0] = max(ev.t for ev in events)  # what the running evaluator was given
+    if complete is not None and (back is UNBOUNDED or at - back < complete):
+        need = "all earlier input" if back is UNBOUNDED else f"input from {time_text(at - back)} on"
+        raise ChronologError(f"error: the retained input does not reach far enough back: the new program's "
+                             f"answers from {time_text(at)} on need {need}, the retention kept it from "
+                             f"{time_text(complete)} on")
+    # taken back last line first, so that every prefix of what is written means something
+    lines = [negated(part) for line in reversed(newest.evaluator.written().lines().splitlines())
+             if (part := cut_line(line, at, None, discrete)) is not None]
+    for ev in events:
+        new.push(ev)
+    if done is not None:
+        lines += [part for line in new.advance(done).lines().splitlines()
+                  if (part := cut_line(line, at, None, discrete)) is not None]
     newest.end = at
     versions.versions.append(Version(new, at, None, sources))
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
-    return versions, lines
+    return versions, [line for line in lines if line is not None]

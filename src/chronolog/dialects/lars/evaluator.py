@@ -163,6 +163,30 @@ class LarsEvaluator:
     def pending(self) -> LarsAnswers:
         return self._taken()
 
+    def written(self) -> LarsAnswers:
+        """What the lines returned so far mean, as lines: LARS keeps no record of its past
+        answers (only the open intervals), but evaluates every point on its own, so its
+        retained input evaluated again up to the same point gives them."""
+        r = self.reasoner
+        again = LarsEvaluator(self.plan, answers=self.writer.mode, retention=r.retention, eager=self.eager)
+        if r.evaluated is None:
+            return _NONE
+        for ev in self.retained()[1]:
+            again.push(ev)
+        return again.advance(r.evaluated)
+
+    def retained(self) -> tuple[Time | None, list[Event]]:
+        """The logged facts as events, time point by time point in arrival order, framed by
+        the first and latest times; complete from the oldest point not pruned (retention)."""
+        r = self.reasoner
+        if r.t1 is None:
+            return None, []
+        events = [Event(r.t1)]
+        for t in sorted(r.log):
+            events += [Event(t, pred, tuple(args)) for (pred, _), args in r.log[t]]
+        events.append(Event(r.latest))
+        return r.pruned_below, events
+
     # the run statistics chronolog run reports
     @property
     def unmatched_retractions(self) -> int:

@@ -483,6 +483,28 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ state
 
+    def written(self) -> Changes:
+        """What the changes returned so far mean: the published intervals, as +1 changes."""
+        return Changes([(p, a, _span(iv), 1) for (p, a), ivs in sorted(self.published.items(), key=lambda x: _order(x[0]))
+                        for iv in ivs], points=False)
+
+    def retained(self) -> tuple[Time | None, list[Event]]:
+        """The input log as events in time order (each fact as often as it counts), framed by
+        the span's first and latest times; complete from what the retention keeps
+        (``_forget``: facts ending at or after ``latest - retention - W``)."""
+        if self.lo is None:
+            return None, []
+        facts = sorted(((iv[0], p, a, iv, n) for (p, a, iv), n in self.inputs.items()), key=lambda f: f[0])
+        events = [Event(self.lo)]  # type: ignore[arg-type]
+        for t, p, a, iv, n in facts:
+            events += [Event(t, p, a, span=iv)] * n  # type: ignore[arg-type]
+        if self.latest is not None:
+            events.append(Event(self.latest))  # type: ignore[arg-type]
+        complete = None
+        if self.retention is not None and self.window != inf and self.latest is not None:
+            complete = self.latest - self.retention - self.window
+        return complete, events
+
     @staticmethod
     def log_bucket(item: list) -> int:
         """The time point an ``inputs`` item of ``export_state`` belongs to (the

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError
+from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.analysis import (
     _as_slice,
@@ -65,7 +66,7 @@ from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.sdf import compile_sdf, run_sdf
 from chronolog.dialects.rtec.simple import SimpleFluents
-from chronolog.dialects.rtec.snapshot import export_state, import_state, log_bucket
+from chronolog.dialects.rtec.snapshot import export_state, import_state, log_bucket, retained
 from chronolog.dialects.rtec.solve import (
     Ivs,
     Rule,
@@ -486,6 +487,17 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
     # ------------------------------------------------------------ state
 
     log_bucket = staticmethod(log_bucket)
+
+    def retained(self) -> tuple[Any, list[Event]]:
+        return retained(self)
+
+    def written(self) -> Changes:
+        """What the changes returned so far mean: the published intervals, as +1 changes."""
+        out = []
+        for (key, args, value), ivs in sorted(self.published.items(), key=repr):
+            name, jargs = _answer_atom(key, args, value)
+            out += [(name, jargs, _span(a, b), 1) for a, b in ivs]
+        return Changes(out)
 
     def export_state(self) -> dict[str, Any]:
         return export_state(self)

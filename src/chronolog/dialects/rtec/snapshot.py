@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.store import _Store
@@ -33,6 +34,36 @@ def log_bucket(item: list) -> int:
     the input log per point, so a commit writes the points whose input
     changed (chronolog/stages/evaluator.py)."""
     return int(item[3] if item[0] == "e" else item[4])
+
+
+def retained(ev: RtecEvaluator) -> tuple[Any, list[Event]]:
+    """The input the evaluator keeps as events in time order (``RtecEvaluator.retained``):
+    input events, input fluents' points (as often as given) and intervals, framed by the
+    stream's first and latest times; complete from ``floor`` once a retention forgot
+    something (RTEC's answers then need what it forgot: inertia has no bound)."""
+    if ev.first is None:
+        return None, []
+    rows: list[tuple[Any, int, Event]] = []
+    for key, by_t in ev.store.events.items():
+        if ("event", key) in ev.h.kind:
+            continue  # derived, not input
+        for t, arglist in by_t.items():
+            rows += [(t, 0, Event(t, key[0], tuple(args))) for args in arglist]
+    for key, by_t in ev.store.points.items():
+        for t, items in by_t.items():
+            for fargs, value in items:
+                event = Event(t, key[0], _with_value(fargs, value))
+                rows += [(t, 0, event)] * ev.point_dups.get((key, fargs, value, t), 1)
+    for (key, fargs, value, a, b), n in ev.interval_counts.items():
+        rows += [(a, 0, Event(a, key[0], _with_value(fargs, value), span=(a, b)))] * n
+    rows.sort(key=lambda row: row[0])
+    events = [Event(ev.first), *(event for _, _, event in rows), Event(ev.latest)]
+    return (None if ev.floor == NEG_INF else ev.floor), events
+
+
+def _with_value(fargs: tuple, value: Any) -> tuple:
+    """An input fluent's event arguments (the data README): the value last unless it is true."""
+    return tuple(fargs) if value == "true" else (*fargs, value)
 
 
 def export_state(ev: RtecEvaluator) -> dict[str, Any]:

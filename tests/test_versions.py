@@ -1,0 +1,218 @@
+"""``versions.switch``, the upgrade of a running evaluator (what a fleet service does), and
+``Evaluator.retained``, the input it evaluates again.
+
+The reference is ``chronolog run --upgrade`` (tests/runtime/test_upgrade.py holds it to the
+splice of two plain runs): a stream evaluated in two halves with the switch between them,
+at a time before, inside or after what was already evaluated, must mean the same.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from meaning import meaning
+
+from chronolog.cli.main import main
+from chronolog.core.errors import InputError
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.versions import Versions, restore, switch, version_id
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+MTL_RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",
+             "Q(X):-P(X),R(X)", "S(X):-Diamondminus[0,1]Q(X)", "S(X):-R(X)"]
+RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
+RTEC_NEW = RTEC_OLD + "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n"
+LARS_RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p(X) always [1].",
+              "q(X) :- p(X) [2], not r(X) [1].", "s(X) :- q(X), not r(X)."]
+ARGS = st.sampled_from(["a", "b"])
+RETRACT = st.booleans()
+
+
+def _evaluator(dialect: str, text: str):
+    row = lookup(dialect)
+    return row.evaluator(row.parse([("prog", text)]), RunOptions(), lambda m: None)
+
+
+def _read(dialect: str, text: str, lines: list[str]):
+    row = lookup(dialect)
+    program = row.parse([("prog", text)])
+    out = []
+    for n, line in enumerate(lines, 1):
+        try:
+            out += list(row.read(program, [line], f"in:{n}", "jsonl", "fail", lambda m: None))
+        except InputError:
+            raise
+    return out
+
+
+def _drive(evaluator, events, latest=None):
+    """Push events as ``chronolog run`` does; the lines, and the latest time evaluated."""
+    out: list[bytes] = []
+    for ev in events:
+        if latest is not None and ev.t > latest:
+            out += evaluator.advance(latest).lines().splitlines()
+        if latest is None or ev.t > latest:
+            latest = ev.t
+        evaluator.push(ev)
+    if latest is not None:
+        out += evaluator.advance(latest).lines().splitlines()
+    return out, latest
+
+
+def _switched(dialect: str, old: str, new: str, at, first: list[dict], second: list[dict]) -> list[dict]:
+    """The answer lines of the stream evaluated in two halves with ``switch`` between them."""
+    row = lookup(dialect)
+    lines = [json.dumps(e) for e in first + second]
+    events = _read(dialect, old, lines)
+    head, tail = events[:len(first)], events[len(first):]
+    running = _evaluator(dialect, old)
+    out, latest = _drive(running, head)
+    sources = (("new", new),)
+    running, restated = switch(running, _evaluator(dialect, new), sources, at, latest, row.causal, row.discrete)
+    out += restated
+    # a checkpoint and a restart in the middle of it all: the versions restore from their state
+    running = restore(json.loads(json.dumps(running.export_state())),
+                      lambda src: _evaluator(dialect, old if src is None else src[0][1]))
+    more, _ = _drive(running, tail, latest)
+    out += more + running.finish(None).lines().splitlines()
+    return [json.loads(x) for x in out]
+
+
+def _upgrade_run(tmp: Path, capsys, dialect: str, old: str, new: str, at, events: list[dict]) -> list[dict]:
+    suffix = {"lars": ".lars", "mtl": ".mtl", "rtec": ".prolog"}[dialect]
+    (tmp / f"old{suffix}").write_text(old)
+    (tmp / f"new{suffix}").write_text(new)
+    (tmp / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    capsys.readouterr()
+    when = str(at) if not isinstance(at, Fraction) else f"{at.numerator}/{at.denominator}"
+    assert main(["run", str(tmp / f"old{suffix}"), "--input", str(tmp / "in.jsonl"),
+                 "--upgrade", f"{when}={tmp / f'new{suffix}'}"]) == 0
+    return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
+def _points(lines: list[dict], hi: int) -> set:
+    """The meaning on the quarter points of [0, hi] (rational time) or the integer points."""
+    out = set()
+    for q in range(4 * hi + 1):
+        x = Fraction(q, 4)
+        total: dict = {}
+        for rec in lines:
+            if "pred" not in rec:
+                continue
+            if "t" in rec:
+                inside = rec["t"] == x
+            else:
+                text = rec["interval"]
+                lo, hi_s = text[1:-1].split(",")
+                a, b = Fraction(lo), (None if hi_s == "inf" else Fraction(hi_s))
+                inside = (a < x or (text[0] == "[" and a == x)) and (b is None or x < b or (text[-1] == "]" and x == b))
+            if inside:
+                k = (rec["pred"], tuple(rec["args"]))
+                total[k] = total.get(k, 0) + rec.get("diff", 1)
+        assert all(v in (0, 1) for v in total.values()), (x, total)
+        out |= {k + (x,) for k, v in total.items() if v == 1}
+    return out
+
+
+MTL_EVENT = st.builds(lambda lo, n, pred, arg, retract: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg],
+                                                          **({"op": "retract"} if retract else {})},
+                      st.integers(0, 8), st.integers(0, 2), st.sampled_from(["P", "R"]), ARGS, RETRACT)
+
+
+@SETTINGS
+@given(old=st.lists(st.sampled_from(MTL_RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(MTL_RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(MTL_EVENT, min_size=2, max_size=8), cut=st.integers(1, 7), at=st.integers(0, 24))
+def test_mtl_switch_while_running_means_run_upgrade(tmp_path_factory, capsys, old, new, events, cut, at):
+    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    stream = [{"t": 0}, *events, {"t": 12}]
+    cut = min(cut, len(stream) - 1)
+    when = Fraction(at, 2)
+    got = _switched("mtl", old_text, new_text, when, stream[:cut], stream[cut:])
+    want = _upgrade_run(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, when, stream)
+    assert _points(got, 12) == _points(want, 12)
+
+
+RTEC_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                       **({"op": "retract"} if retract else {})},
+                       st.integers(0, 20), st.sampled_from(["opened", "closed", "locked"]),
+                       st.sampled_from(["d1", "d2"]), RETRACT)
+
+
+@SETTINGS
+@given(flip=st.booleans(), events=st.lists(RTEC_EVENT, min_size=2, max_size=10), cut=st.integers(1, 9),
+       at=st.integers(0, 22))
+def test_rtec_switch_while_running_means_run_upgrade(tmp_path_factory, capsys, flip, events, cut, at):
+    old_text, new_text = (RTEC_NEW, RTEC_OLD) if flip else (RTEC_OLD, RTEC_NEW)
+    stream = [*events, {"t": 22}]
+    cut = min(cut, len(stream) - 1)
+    got = _switched("rtec", old_text, new_text, at, stream[:cut], stream[cut:])
+    want = _upgrade_run(tmp_path_factory.mktemp("rtec"), capsys, "rtec", old_text, new_text, at, stream)
+    assert meaning(got, (0, 22), running=True) == meaning(want, (0, 22))
+
+
+LARS_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                       **({"op": "retract"} if retract else {})},
+                       st.integers(0, 10), st.sampled_from(["p", "r"]), ARGS, RETRACT)
+
+
+@SETTINGS
+@given(old=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(LARS_EVENT, min_size=2, max_size=12), cut=st.integers(1, 11), at=st.integers(0, 11))
+def test_lars_switch_while_running_means_run_upgrade(tmp_path_factory, capsys, old, new, events, cut, at):
+    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    stream = [{"t": 0}, *events, {"t": 10}]
+    cut = min(cut, len(stream) - 1)
+    got = _switched("lars", old_text, new_text, at, stream[:cut], stream[cut:])
+    want = _upgrade_run(tmp_path_factory.mktemp("lars"), capsys, "lars", old_text, new_text, at, stream)
+    assert meaning(got, (0, 10), running=True) == meaning(want, (0, 10))
+
+
+def test_retained_input_evaluated_again_gives_the_same_answers():
+    """A fresh evaluator fed ``retained()`` and advanced as far means what the original does."""
+    for dialect, text, lines in [
+        ("mtl", "Q(X):-Diamondminus[0,2]P(X)\n", ['{"t": 0}', '{"interval": "[1,3]", "pred": "P", "args": ["a"]}',
+                                                   '{"interval": "[1,3]", "pred": "P", "args": ["a"]}',
+                                                   '{"interval": "[1,3]", "pred": "P", "args": ["a"], "op": "retract"}',
+                                                   '{"t": 9}']),
+        ("rtec", RTEC_NEW, ['{"t": 2, "pred": "opened", "args": ["d1"]}', '{"t": 5, "pred": "locked", "args": ["d1"]}',
+                            '{"t": 1, "pred": "opened", "args": ["d2"]}', '{"t": 9}']),
+        ("lars", "q(X) :- p(X) [2 #].\n", ['{"t": 0, "pred": "p", "args": ["a"]}', '{"t": 0, "pred": "p", "args": ["b"]}',
+                                           '{"t": 3, "pred": "p", "args": ["c"]}', '{"t": 6}']),
+    ]:
+        original = _evaluator(dialect, text)
+        first, latest = _drive(original, _read(dialect, text, lines))
+        complete, events = original.retained()
+        assert complete is None
+        a = [json.loads(x) for x in first + original.finish(None).lines().splitlines()]
+        fresh = _evaluator(dialect, text)
+        b_lines, _ = _drive(fresh, events)
+        b = [json.loads(x) for x in b_lines + fresh.finish(None).lines().splitlines()]
+        assert _points(a, 9), dialect
+        assert _points(a, 9) == _points(b, 9), dialect
+
+
+def test_version_id_names_the_texts_not_the_files():
+    assert version_id((("a.mtl", "Q(X):-P(X)\n"),)) == version_id((("b.mtl", "Q(X):-P(X)\n"),))
+    assert version_id((("a.mtl", "Q(X):-P(X)\n"),)) != version_id((("a.mtl", "Q(X):-R(X)\n"),))
+    assert len(version_id(())) == 12
+
+
+def test_switch_refuses_a_time_not_after_the_latest_upgrade():
+    make = lambda src: _evaluator("lars", "q(X) :- p(X).\n")  # noqa: E731
+    running, _ = switch(make(None), make(None), (("n", "q(X) :- p(X).\n"),), 5, None, True, True)
+    assert isinstance(running, Versions)
+    try:
+        switch(running, make(None), (("n", "q(X) :- p(X).\n"),), 5, None, True, True)
+    except Exception as exc:  # noqa: BLE001
+        assert "not after the latest upgrade's (5)" in str(exc)
+    else:
+        raise AssertionError("switch took a time that is not after the latest upgrade")
