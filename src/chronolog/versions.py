@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from math import inf
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -62,6 +62,48 @@ def parse_time(text: str, integral: bool, what: str) -> Time:
     return value
 
 
+UPGRADE_KEY = b'{"upgrade":'  # how an upgrade record on the input topic starts
+
+
+@record(frozen=True)
+class UpgradeRequest:
+    """``chronolog upgrade``'s record on the fleet's input topic:
+    ``{"upgrade": {"id", "version", "dialect", "at", "sources"}}`` — a request ``id`` (the
+    same record sent to every input partition is applied once), the new program's
+    ``version_id`` and files, and the upgrade time as input times are written (null: the
+    first time the service has not evaluated yet)."""
+
+    id: str
+    version: str
+    dialect: str
+    at: str | None
+    sources: Sources
+
+    @property
+    def key(self) -> bytes:
+        """The key of its outcome on the control topic."""
+        return f"upgrade-{self.id}".encode()
+
+    def time(self, integral: bool) -> Time | None:
+        return None if self.at is None else parse_time(self.at, integral, "upgrade")
+
+    def encode(self) -> bytes:
+        return _encode({"upgrade": {"id": self.id, "version": self.version, "dialect": self.dialect, "at": self.at,
+                                    "sources": [list(s) for s in self.sources]}})
+
+    @staticmethod
+    def decode(value: bytes) -> UpgradeRequest:
+        """The request of a record (``ValueError`` saying what is wrong)."""
+        try:
+            got = _decode(value)["upgrade"]
+            sources = tuple((str(name), str(text)) for name, text in got["sources"])
+            at = got["at"]
+            return UpgradeRequest(str(got["id"]), str(got["version"]), str(got["dialect"]),
+                                  None if at is None else str(at), sources)
+        except (msgspec.DecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{type(exc).__name__}: {exc}") from None
+
+
 @record
 class Version:
     """A program version and the part of time whose answers are its own: ``[start, end)``
@@ -78,7 +120,7 @@ class Versions:
     """The versions of a program as one ``Evaluator``: every event goes to each version that
     needs it, and each version's answer lines are cut to its part of time."""
 
-    dialect = DIALECT
+    dialect: ClassVar[str] = DIALECT
 
     def __init__(self, versions: list[Version], causal: bool, discrete: bool) -> None:
         if not versions:

@@ -100,6 +100,8 @@ class Dialect:
     causal: bool = False
     # program -> whether an evaluation can derive answers at earlier times (LARS's @-heads)
     dates_back: Callable[[Any], bool] = lambda program: False
+    # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
+    rational: bool = False
 
 
 def _evaluator_layout(program: Any) -> Any:
@@ -117,7 +119,27 @@ def _evaluator_layout(program: Any) -> Any:
     return evaluator_layout(program.dialect, lambda spec: fleet_evaluator(row, program, spec.retention, spec.window,
                                                                           spec.step),
                             lambda line, where: read_line(row.name, program, line, where),
-                            lambda: row.describe(program), unavailable)
+                            lambda: row.describe(program), unavailable, lambda spec: upgrader(row, program, spec))
+
+
+def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
+    """How a fleet service of ``program`` makes the evaluator of a new program version
+    (``chronolog upgrade``): parsed from its files in the row's language, with the
+    service's options (``stages.interface.Upgrader``)."""
+    from chronolog.stages.interface import Upgrader
+
+    def program_of(sources: Any) -> Any:
+        return program if sources is None else row.parse(list(sources))
+
+    def make(sources: Any) -> Any:
+        return fleet_evaluator(row, program_of(sources), spec.retention, spec.window, spec.step)
+
+    def back(sources: Any) -> Any:
+        reach = row.reach(program_of(sources))
+        return None if reach is None else reach.back
+
+    same = tuple(name for name, other in DIALECTS.items() if other.title == row.title)
+    return Upgrader(make, back, row.causal, row.discrete, not row.rational, (row.name, *(n for n in same if n != row.name)))
 
 
 def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
@@ -462,7 +484,8 @@ DIALECTS: dict[str, Dialect] = {
     "laser": _lars_row("laser", _laser_parse),  # Laser's syntax, the same engine
     "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe,
                    _mtl_stream, {"mode": ("stream", "batch"), "retention": None}, replay=_mtl_replay,
-                   reach=_mtl_reach, retaining=_mtl_retaining, points=False, interval_of=_interval_of),
+                   reach=_mtl_reach, retaining=_mtl_retaining, points=False, interval_of=_interval_of,
+                   rational=True),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec_parse, _rtec_evaluator, _rtec_read,
                     _rtec_describe, _rtec_stream, {"retention": None, "step": None, "window": None},
                     bulk_read=_rtec_bulk_read, replay=_rtec_replay, retaining=_rtec_retaining, origin=0,

@@ -22,15 +22,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import orjson
 
 from chronolog.contract.models import DeadLetter
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
-from chronolog.evaluator import Answers, Evaluator, Time, time_text
-from chronolog.stages.interface import FleetLayout, Out, Record, StageSpec
+from chronolog.evaluator import Answers, Evaluator, StateError, Time, time_text
+from chronolog.stages.interface import FleetLayout, Out, Record, StageSpec, Upgrader
 from chronolog.state.journal import Journal
 from chronolog.state.schema import EvaluatorState
+from chronolog.versions import DIALECT as VERSIONS
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, restore, switch
 
 
 class EvaluatorStage:
@@ -40,8 +44,10 @@ class EvaluatorStage:
     LOG = "inputs"  # the field of the evaluator's state that is its input log
 
     def __init__(self, evaluator: Evaluator, read: Callable[[str, str], Iterator[Event]],
-                 idle_flush: float = 1.0) -> None:
-        self.evaluator = evaluator
+                 idle_flush: float = 1.0, upgrader: Upgrader | None = None) -> None:
+        self.evaluator: Evaluator = evaluator
+        self.upgrader = upgrader  # how to make an evaluator of another program (None: not upgradable)
+        self.upgrades: list[dict[str, Any]] = []  # the upgrades applied, oldest first
         # (an exported input log item -> the time point it belongs to), or None:
         # the evaluator's whole state is in the snapshot
         self.bucket: Callable[[list], int] | None = getattr(evaluator, "log_bucket", None)
@@ -61,6 +67,11 @@ class EvaluatorStage:
         lines: list[bytes] = []
         for _, topic, partition, offset, value in records:
             if not value:
+                continue
+            if value.startswith(UPGRADE_KEY):
+                said, restated = self._upgrade(value)
+                leaving += said
+                lines += restated
                 continue
             raw = value.decode("utf-8", errors="replace")
             try:
@@ -87,6 +98,51 @@ class EvaluatorStage:
                 self.done is None or self.done < self.latest or self.dirty):
             lines += self._advance(self.latest)  # input idle: the latest time too
         return leaving, lines
+
+    def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
+        """An upgrade record (``chronolog upgrade``, docs/fleet/upgrade.md): the program changes
+        from its time on, in this transaction; the outcome goes to the control topic.  A
+        record read again (one per input partition) changes nothing."""
+        try:
+            request = UpgradeRequest.decode(value)
+        except ValueError as exc:
+            return [Out("control", 0, orjson.dumps({"upgrade": None, "refused": f"not an upgrade record: {exc}",
+                                                    "service": "chain"}), b"upgrade-?")], []
+        if any(done["id"] == request.id for done in self.upgrades):
+            return [], []
+        try:
+            versions, lines, at = self._switch(request)
+        except ChronologError as exc:
+            said = {"upgrade": request.id, "refused": str(exc), "service": "chain"}
+            return [Out("control", 0, orjson.dumps(said), request.key)], []
+        self.evaluator, self.bucket = versions, None
+        for key in list(self.inputs):  # the versions' state is one snapshot: the journal's entries go
+            del self.inputs[key]
+        applied: dict[str, Any] = {"id": request.id, "version": request.version,
+                                   "at": None if at is None else time_text(at)}
+        self.upgrades.append(applied)
+        said = {"upgrade": request.id, "version": request.version, "at": applied["at"], "service": "chain"}
+        return [Out("control", 0, orjson.dumps(said), request.key)], lines
+
+    def _switch(self, request: UpgradeRequest) -> tuple[Evaluator, list[bytes], Time | None]:
+        up = self.upgrader
+        if up is None:
+            raise ChronologError("error: this service's evaluator cannot change its program while running")
+        if not hasattr(self.evaluator, "retained"):
+            raise ChronologError("error: this evaluator mode (RTEC's --window) cannot change its program while running")
+        if request.dialect not in up.dialects:
+            raise ChronologError(f"error: a {request.dialect} program cannot replace this {up.dialects[0]} program "
+                                 "(an upgrade keeps the language)")
+        at = request.time(up.integral)
+        new = up.make(request.sources)
+        if at is None and self.latest is None:  # nothing read yet: the new program from the start
+            return Versions([Version(new, None, None, request.sources)], up.causal, up.discrete), [], None
+        if at is None:  # the first time not evaluated yet
+            at = self.latest if self.done is None else (self.done + 1 if up.integral else self.done)
+        assert at is not None
+        versions, lines = switch(self.evaluator, new, request.sources, at, self.done, up.causal, up.discrete,
+                                 up.back(request.sources))
+        return versions, lines, at
 
     @property
     def late_events(self) -> int:
@@ -122,7 +178,7 @@ class EvaluatorStage:
             self._journal(data.pop(self.LOG))
         return EvaluatorState(None if self.latest is None else time_text(self.latest),
                               None if self.done is None else time_text(self.done), self.dirty,
-                              self.dead_letters, data)
+                              self.dead_letters, data, upgrades=list(self.upgrades))
 
     def _journal(self, items: list) -> None:
         bucket, log = self.bucket, self.inputs
@@ -145,6 +201,15 @@ class EvaluatorStage:
         self.latest, self.done = _time(state.latest), _time(state.done)
         self.dirty, self.dead_letters = state.dirty, state.dead_letters
         data = state.evaluator
+        self.upgrades = list(state.upgrades)
+        if data.get("dialect") == VERSIONS:  # upgraded: the versions build their evaluators
+            if self.upgrader is None:
+                raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
+            self.evaluator, self.bucket = restore(data, self.upgrader.make), None
+            for key in list(self.inputs):
+                del self.inputs[key]
+            self.last_input = time.monotonic()
+            return
         if self.bucket is not None:  # the log: the journal's entries by time, then what a v1 record held
             data = {**data, self.LOG: [item for key in sorted(self.inputs) for item in self.inputs[key]]
                     + state.inputs}
@@ -163,8 +228,8 @@ def _time(text: str | None) -> Time | None:
 
 
 def evaluator_layout(dialect: str, make: Callable[[StageSpec], Evaluator], read: Callable[[str, str], Iterator[Event]],
-                     about: Callable[[], list[str]] = lambda: [], unavailable: ChronologError | None = None
-                     ) -> FleetLayout:
+                     about: Callable[[], list[str]] = lambda: [], unavailable: ChronologError | None = None,
+                     upgrader: Callable[[StageSpec], Upgrader] | None = None) -> FleetLayout:
     """The fleet of a dialect whose evaluator runs whole: one stratum, one chain
     service reading the input topic, one partition (the evaluator is not split
     by key).  ``make``: the evaluator for a service's options (retention, a
@@ -175,7 +240,8 @@ def evaluator_layout(dialect: str, make: Callable[[StageSpec], Evaluator], read:
     def stage(spec: StageSpec) -> EvaluatorStage:
         if spec.role != "chain" or spec.partition > 0:
             raise ChronologError(f"error: a {dialect} program runs as one chain service (partition 0)")
-        return EvaluatorStage(make(spec), read, idle_flush=spec.idle_flush)
+        return EvaluatorStage(make(spec), read, idle_flush=spec.idle_flush,
+                              upgrader=None if upgrader is None else upgrader(spec))
 
     return FleetLayout(((),), False, None, f"the {dialect} evaluator is not split by key",
                        lambda n: "one chain service reads the input topic and hosts the evaluator", stage,

@@ -103,6 +103,21 @@ class StageSpec:
 
 
 @record(frozen=True)
+class Upgrader:
+    """What a stage needs to change its program while running (``chronolog upgrade``): an
+    evaluator of a program given by its files (None: the service's own program; a
+    ``ChronologError`` for a program in error or of another language), how far back its
+    answers read input (None: unbounded), and how its time runs."""
+
+    make: Callable[[Any], Any]  # Sources | None -> Evaluator
+    back: Callable[[Any], Any]  # Sources | None -> Time | None
+    causal: bool  # the answers at a time need no later input (LARS)
+    discrete: bool  # time is integer points, each evaluated (LARS)
+    integral: bool  # times are integers (LARS, RTEC); else rationals (DatalogMTL)
+    dialects: tuple[str, ...] = ()  # the dialect names of its language (a new program must be in one)
+
+
+@record(frozen=True)
 class FleetLayout:
     """How a program runs as a fleet, as its dialect says (``Dialect.layout``).
 

@@ -87,6 +87,8 @@ class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=T
     # the input log items not in the ``inputs`` journal: only a record migrated
     # from version 1 has any (the next commit journals them)
     inputs: list[list[Any]] = []
+    # the program upgrades applied (``chronolog upgrade``): {"id", "version", "at"} each, oldest first
+    upgrades: list[dict[str, Any]] = []
 
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]

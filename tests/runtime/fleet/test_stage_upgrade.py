@@ -1,0 +1,151 @@
+"""A fleet service's program upgrade (``chronolog upgrade``) at the stage, without a broker:
+input records, the upgrade record among them, a checkpoint and restart after it (the state
+through its codec), more input with late events on both sides of T; the answer lines mean
+what ``chronolog run --upgrade`` prints, and the outcome goes to the control topic."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import orjson
+import pytest
+
+from chronolog.cli.main import main
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.stages.interface import StageSpec
+from chronolog.state.snapshots import roundtrip
+from chronolog.versions import UpgradeRequest, version_id
+
+MTL_OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\n"
+MTL_NEW = "Q(X):-Diamondminus[0,3]P(X)\nS(X):-Q(X),R(X)\nS(X):-P(X)\n"
+MTL_FIRST = [{"t": 0}, {"interval": "[1,2]", "pred": "P", "args": ["a"]}, {"interval": "[2,6]", "pred": "R", "args": ["a"]},
+             {"t": 6}]
+MTL_SECOND = [{"interval": "[7,8]", "pred": "P", "args": ["b"]}, {"interval": "[3,4]", "pred": "P", "args": ["c"]},
+              {"interval": "[1,2]", "pred": "P", "args": ["a"], "op": "retract"}, {"interval": "[0,1]", "pred": "P", "args": ["a"]},
+              {"t": 12}]
+RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
+RTEC_NEW = RTEC_OLD + "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n"
+RTEC_FIRST = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 4, "pred": "locked", "args": ["d1"]}, {"t": 9}]
+RTEC_SECOND = [{"t": 11, "pred": "opened", "args": ["d2"]}, {"t": 13, "pred": "locked", "args": ["d2"]},
+               {"t": 3, "pred": "locked", "args": ["d1"]}, {"t": 16, "pred": "closed", "args": ["d2"]}, {"t": 20}]
+
+
+def _stage(dialect: str, text: str):
+    row = lookup(dialect)
+    program = row.parse([("prog", text)])
+    return row.layout(program, RunOptions()).stage(StageSpec("chain", idle_flush=1000.0))
+
+
+def _records(events: list[dict], offset: int) -> list[tuple]:
+    return [(None, "chronolog.facts", 0, offset + i, orjson.dumps(e)) for i, e in enumerate(events)]
+
+
+def _restart(dialect: str, text: str, stage):
+    """The stage's state written out and read back into a fresh stage of the program the
+    service was started with (as a restarted process has it)."""
+    return roundtrip(stage, _stage(dialect, text))
+
+
+def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = True) -> tuple[list[dict], list[dict]]:
+    stage = _stage(dialect, old)
+    request = UpgradeRequest("r1", version_id((("new", new),)), dialect, at, (("new", new),))
+    out: list[bytes] = []
+    said: list[dict] = []
+    for batch in (_records(first, 0), [(None, "chronolog.facts", 0, 100, request.encode())],
+                  [(None, "chronolog.facts", 1, 0, request.encode())]):  # (the same request from a second partition)
+        leaving, lines = stage.process(batch, now=0.0)
+        out += lines
+        said += [orjson.loads(o.payload) for o in leaving if o.topic == "control"]
+    if restart:
+        stage = _restart(dialect, old, stage)
+    leaving, lines = stage.process(_records(second, 200), now=0.0)
+    out += lines
+    leaving, lines = stage.process([], now=10_000.0)  # input idle: the latest time too
+    out += lines
+    return [json.loads(x) for x in out], said
+
+
+def _run_upgrade(tmp_path, capsys, dialect: str, old: str, new: str, at: str, events: list[dict]) -> list[dict]:
+    suffix = {"mtl": ".mtl", "rtec": ".prolog"}[dialect]
+    (tmp_path / f"old{suffix}").write_text(old)
+    (tmp_path / f"new{suffix}").write_text(new)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / f"old{suffix}"), "--input", str(tmp_path / "in.jsonl"),
+                 "--upgrade", f"{at}={tmp_path / f'new{suffix}'}"]) == 0
+    return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
+def _quarters(lines: list[dict], hi: int) -> set:
+    """(pred, args, x) for every quarter point x of [0, hi] where the diffs sum to 1."""
+    out = set()
+    for q in range(4 * hi + 1):
+        x = Fraction(q, 4)
+        total: dict = {}
+        for rec in lines:
+            if "t" in rec:
+                inside = rec["t"] == x
+            else:
+                text = rec["interval"]
+                lo, hi_s = text[1:-1].split(",")
+                a, b = Fraction(lo), (None if hi_s == "inf" else Fraction(hi_s))
+                inside = (a < x or (text[0] == "[" and a == x)) and (b is None or x < b or (text[-1] == "]" and x == b))
+            if inside:
+                k = (rec["pred"], tuple(rec["args"]))
+                total[k] = total.get(k, 0) + rec.get("diff", 1)
+        assert all(v in (0, 1) for v in total.values()), (x, total)
+        out |= {k + (x,) for k, v in total.items() if v == 1}
+    return out
+
+
+@pytest.mark.parametrize("at", ["3", "7/2", "9", None])
+@pytest.mark.parametrize("restart", [True, False])
+def test_mtl_service_upgrade_means_run_upgrade(tmp_path, capsys, at, restart):
+    got, said = _fleet("mtl", MTL_OLD, MTL_NEW, at, MTL_FIRST, MTL_SECOND, restart)
+    used = at if at is not None else "2"  # without a time: the last one evaluated (rational time; 6 is read, not evaluated)
+    assert said == [{"upgrade": "r1", "version": version_id((("new", MTL_NEW),)), "at": used, "service": "chain"}]
+    want = _run_upgrade(tmp_path, capsys, "mtl", MTL_OLD, MTL_NEW, used, MTL_FIRST + MTL_SECOND)
+    assert _quarters(got, 12) == _quarters(want, 12)
+    assert _quarters(got, 12) != _quarters(_run_upgrade(tmp_path, capsys, "mtl", MTL_OLD, MTL_OLD, used,
+                                                          MTL_FIRST + MTL_SECOND), 12)  # the upgrade mattered
+
+
+@pytest.mark.parametrize("at", ["2", "6", "12", None])
+def test_rtec_service_upgrade_means_run_upgrade(tmp_path, capsys, at):
+    got, said = _fleet("rtec", RTEC_OLD, RTEC_NEW, at, RTEC_FIRST, RTEC_SECOND)
+    used = at if at is not None else "5"  # without a time: the first one not evaluated (integer time; 9 is read)
+    assert said[0]["at"] == used
+    want = _run_upgrade(tmp_path, capsys, "rtec", RTEC_OLD, RTEC_NEW, used, RTEC_FIRST + RTEC_SECOND)
+    assert _quarters(got, 25) == _quarters(want, 25)
+
+
+def test_refusals_go_to_the_control_topic_and_change_nothing():
+    stage = _stage("mtl", MTL_OLD)
+    stage.process(_records(MTL_FIRST, 0), now=0.0)
+    before = stage.export_state()
+    for request, reason in [
+        (UpgradeRequest("r1", "v", "rtec", None, (("new.prolog", RTEC_NEW),)), "cannot replace this mtl program"),
+        (UpgradeRequest("r2", "v", "mtl", None, (("new.mtl", "Q(X):-Diamondminus[0,1P(X)\n"),)), "new.mtl:1:"),
+        (UpgradeRequest("r3", "v", "mtl", "x", (("new.mtl", MTL_NEW),)), "'x' is not a time"),
+    ]:
+        leaving, lines = stage.process([(None, "chronolog.facts", 0, 50, request.encode())], now=0.0)
+        said = [orjson.loads(o.payload) for o in leaving]
+        assert lines == [] and len(said) == 1 and said[0]["upgrade"] == request.id, said
+        assert reason in said[0]["refused"], said
+    assert stage.export_state() == before
+
+
+def test_retention_too_short_for_the_new_programs_reach_is_refused():
+    row = lookup("mtl")
+    program = row.parse([("prog", MTL_OLD)])
+    stage = row.layout(program, RunOptions()).stage(StageSpec("chain", idle_flush=1000.0, retention=1))
+    events = [{"t": 0}] + [{"interval": f"[{t},{t}]", "pred": "P", "args": ["a"]} for t in range(0, 200, 2)]
+    stage.process(_records(events, 0), now=0.0)
+    request = UpgradeRequest("r1", "v", "mtl", "150", (("new.mtl", MTL_NEW),))
+    leaving, lines = stage.process([(None, "chronolog.facts", 0, 500, request.encode())], now=0.0)
+    said = orjson.loads(leaving[0].payload)
+    assert "the retained input does not reach far enough back" in said["refused"], said
+    assert lines == []
