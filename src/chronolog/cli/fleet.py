@@ -155,7 +155,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention, window=args.window, step=args.step,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
-        mode=args.mode, seed=args.seed,
+        mode=args.mode, seed=args.seed, dialect=args.dialect,
         archive=os.path.abspath(args.archive) if args.archive else None, chain=args.chain,
     )
     try:

@@ -122,6 +122,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     )
 
     backfill.register(sub)
+    from chronolog.cli import upgrade
+
+    upgrade.register(sub)
     return parser
 
 

@@ -83,6 +83,7 @@ class Fleet:
     chain: bool = False  # grounding, reasoners and output chained in one process per partition
     mode: str | None = None  # tms or oneshot for programs that are not stratified (None: tms)
     seed: int = 0
+    dialect: str | None = None  # as `up --dialect` gave it (None: by the files' extension)
     children: list[Child] = field(default_factory=list)
     broker: LocalBroker | None = None
     stopping: bool = False
@@ -167,6 +168,12 @@ class Fleet:
             "prefix": self.prefix,
             "partitions": self.partitions,
             "input_partitions": self.input_partitions,
+            # what `chronolog upgrade` reads: the program the services were started with, and its options
+            "programs": self.programs,
+            "dialect": self.dialect,
+            "retention": self.retention,
+            "window": self.window,
+            "chain": self.chain,
             "services": [
                 {"name": c.name, "partition": c.partition, "pid": c.process.pid if c.process else None,
                  "metrics_port": c.metrics_port, "restarts": c.restarts}

@@ -1,0 +1,118 @@
+"""``chronolog upgrade NEW_FILE... [--at T] [--dry-run] [--state-dir D | --bootstrap B]``:
+change the program of a running fleet from an event time on (docs/fleet/upgrade.md).
+
+Prints the plan first; ``--dry-run`` stops there.  Otherwise it puts the request on the
+input topic and waits for the service's outcome on the control topic: exit 0 with the new
+program version and T once it is applied, 2 with the reason when it is refused (also for
+errors in the new program, another language, a time that is not one), 1 when no service
+answers in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from chronolog.core.errors import ChronologError
+from chronolog.dialects.load import DIALECTS, load_program
+from chronolog.dialects.registry import lookup
+from chronolog.versions import parse_time
+
+VERSIONS_FILE = "program-versions.jsonl"  # under the state directory: each upgrade applied, oldest first
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("upgrade", help="change the program of a running fleet from a time on, its state carried over")
+    p.add_argument("program", nargs="+", help="the new program's file(s)")
+    p.add_argument("--at", metavar="T", help="the upgrade time, as input times are written (7, 7/2); default: "
+                                              "the first time the fleet has not evaluated yet")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
+    p.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", "./chronolog-state"),
+                   help="the running fleet's state directory (chronolog up's)")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (instead of --state-dir)")
+    p.add_argument("--topic-prefix", default=None, help="topic prefix (default: the fleet's, else chronolog)")
+    p.add_argument("--kafka-config", metavar="FILE", help="librdkafka settings (key=value lines)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                   help="seconds to wait for the service to apply it (default 60)")
+    p.set_defaults(func=cmd_upgrade)
+
+
+def _sources(paths: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            out.append((os.path.basename(path), f.read()))
+    return tuple(out)
+
+
+def _running(state_dir: Path, info: dict) -> tuple[list[str] | None, str | None]:
+    """The files and dialect of the program the fleet runs now: the latest upgrade applied
+    through this state directory, else the program ``up`` started with."""
+    files, dialect = info.get("programs"), info.get("dialect")
+    log = state_dir / VERSIONS_FILE
+    if log.exists():
+        for line in log.read_text().splitlines():
+            if line.strip():
+                files = json.loads(line)["programs"]
+    return files, dialect
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from chronolog.runtime.fleet.service import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
+    from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
+    from chronolog.runtime.fleet.upgrade import (  # noqa: PLC0415
+        await_outcome,
+        new_request,
+        plan_lines,
+        send_request,
+    )
+
+    state_dir = Path(args.state_dir)
+    info: dict = {}
+    if args.bootstrap is None:
+        info = read_fleet_file(state_dir)
+    bootstrap = args.bootstrap or info["bootstrap"]
+    prefix = args.topic_prefix or info.get("prefix", "chronolog")
+    old_files, old_dialect = _running(state_dir, info) if info else (None, None)
+    new = load_program(args.program, args.dialect)  # errors: file:line:col, exit 2
+    row = lookup(new.dialect)
+    old = None
+    if old_files:
+        old = load_program(old_files, old_dialect)
+        if lookup(old.dialect).title != row.title:
+            raise ChronologError(f"error: a {row.title} program cannot replace the fleet's "
+                                 f"{lookup(old.dialect).title} program (an upgrade keeps the language)")
+    if row.strata is not None:
+        raise ChronologError(f"error: a {row.title} fleet cannot change its program while running yet "
+                             "(chronolog run --upgrade and backfill --upgrade can; see docs/fleet/upgrade.md)")
+    if info.get("window") is not None:
+        raise ChronologError("error: a fleet in RTEC's windowed mode (--window) cannot change its program while running")
+    if args.at is not None:
+        parse_time(args.at, not row.rational, "--at")
+    sources = _sources(args.program)
+    old_sources = _sources(old_files) if old_files else None
+    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention")):
+        print(line, flush=True)
+    if args.dry_run:
+        return 0
+    conf = kafka_config(args.kafka_config)
+    request = new_request(sources, new.dialect, args.at)
+    send_request(bootstrap, prefix, request, conf)
+    print(f"requested upgrade {request.id} on {bootstrap}; waiting for the service", file=sys.stderr, flush=True)
+    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout)
+    if "refused" in outcome:
+        raise ChronologError(f"upgrade refused by the {outcome.get('service', '?')} service: {outcome['refused']}")
+    if info:
+        with open(state_dir / VERSIONS_FILE, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"id": request.id, "version": outcome["version"], "at": outcome["at"],
+                                "programs": [os.path.abspath(p) for p in args.program]}) + "\n")
+    at = outcome["at"] if outcome["at"] is not None else "the start of the stream"
+    print(f"upgraded: program version {outcome['version']} from T={at}", flush=True)
+    return 0
+
+
+

@@ -1,0 +1,94 @@
+"""``chronolog upgrade`` against a running fleet: the plan, the request on the input topic,
+and the outcome the service writes to the control topic (docs/fleet/upgrade.md).
+
+The request is a record on ``chronolog.facts`` (every input partition: a service applies a
+request once), so it is read in order with the data by the service that reads that topic,
+applied inside the service's transaction with the data and its state — a service killed
+during an upgrade resumes it from its last committed state and reads the request again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any
+
+import orjson
+
+from chronolog.contract.topics import TopicNames
+from chronolog.core.errors import ChronologError
+from chronolog.dialects.registry import lookup
+from chronolog.runtime.fleet import kafka_clients
+from chronolog.versions import UpgradeRequest, version_id
+
+
+def new_request(sources: tuple[tuple[str, str], ...], dialect: str, at: str | None) -> UpgradeRequest:
+    return UpgradeRequest(uuid.uuid4().hex[:16], version_id(sources), dialect, at, sources)
+
+
+def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: Any,
+               new_sources: tuple[tuple[str, str], ...], at: str | None, retention: Any) -> list[str]:
+    """What the upgrade will do, as ``chronolog upgrade`` prints it first."""
+    row = lookup(new.dialect)
+    before = "unknown (the fleet file names no program)" if old_sources is None else version_id(old_sources)
+    after = version_id(new_sources)
+    lines = [f"upgrade plan: {row.title} program {before} -> {after}"]
+    same = old_sources is not None and version_id(old_sources) == after
+    lines.append("  stratum 1 (chain service, the whole program): "
+                 + ("kept (the same rules: nothing to re-evaluate)" if same else "re-evaluated from T on"))
+    reach = row.reach(new)
+    back = "the whole retained input (no bounded reach)" if reach is None else f"[T - {reach.back}, now]"
+    lines.append(f"  input read again: {back}")
+    if retention is None or retention == float("inf"):
+        lines.append("  retention: inf (the whole input is kept: it covers the span)")
+    elif reach is None:
+        lines.append(f"  retention: {retention} (the new program needs all earlier input: refused if the "
+                     "service has forgotten any)")
+    else:
+        lines.append(f"  retention: {retention} (covers the span while T - {reach.back} is within it; "
+                     "the service checks and refuses otherwise)")
+    lines.append(f"  T: {at}" if at is not None else "  T: the first time the service has not evaluated yet")
+    return lines
+
+
+def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any]) -> None:
+    """The request on every partition of the input topic."""
+    topic = TopicNames(prefix).facts
+    conf = {"bootstrap.servers": bootstrap, **conf}
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
+    if topic not in meta.topics or meta.topics[topic].error is not None:
+        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (no fleet runs there)")
+    producer = kafka_clients.producer({**conf, "enable.idempotence": True})
+    value = request.encode()
+    for p in meta.topics[topic].partitions:
+        producer.produce(topic, value, partition=p)
+    if producer.flush(30):
+        raise ChronologError(f"error: the upgrade request was not delivered to {topic} on {bootstrap}")
+
+
+def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
+                  timeout: float) -> dict[str, Any]:
+    """The service's outcome of ``request`` on the control topic (applied: its version and
+    T; refused: the reason), or a ``ChronologError`` after ``timeout`` seconds."""
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (optional heavy dependency)
+
+    topic = TopicNames(prefix).control
+    conf = {"bootstrap.servers": bootstrap, **conf}
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
+    if topic not in meta.topics or meta.topics[topic].error is not None:
+        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
+    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-upgrade-{os.getpid()}",
+                                       "enable.auto.commit": False, "isolation.level": "read_committed"})
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is None or msg.error() or msg.key() != request.key:
+                continue
+            return dict(orjson.loads(msg.value()))
+    finally:
+        consumer.close()
+    raise ChronologError(f"error: no service applied the upgrade within {timeout:.0f} s (request {request.id} is "
+                         f"on the input topic: a service that starts later applies it)")

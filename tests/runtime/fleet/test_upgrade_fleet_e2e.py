@@ -1,0 +1,95 @@
+"""``chronolog upgrade`` against a real fleet (``chronolog up`` on the bundled broker): the
+answer topic means what ``chronolog run --upgrade`` prints on the whole stream, with late
+input on both sides of T, also when the service is killed with SIGKILL right after the
+request is sent (it resumes the upgrade from its state and the request on its input)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hosted_fleet import answers_until, fleet_up, lines
+
+from chronolog.cli.fleet import publish_file
+
+pytestmark = pytest.mark.fleet
+
+OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\n"
+NEW = "Q(X):-Diamondminus[0,3]P(X)\nS(X):-Q(X),R(X)\nS(X):-P(X)\n"
+FIRST = [{"t": 0}, {"interval": "[1,2]", "pred": "P", "args": ["a"]}, {"interval": "[2,6]", "pred": "R", "args": ["a"]},
+         {"interval": "[5,6]", "pred": "P", "args": ["b"]}, {"t": 8}]
+SECOND = [{"interval": "[9,10]", "pred": "P", "args": ["c"]}, {"interval": "[3,4]", "pred": "P", "args": ["d"]},
+          {"interval": "[1,2]", "pred": "P", "args": ["a"], "op": "retract"}, {"interval": "[7,8]", "pred": "P", "args": ["e"]},
+          {"t": 14}]
+HI = 14
+
+
+def quarters(answer_lines: list[str]) -> set:
+    """(pred, args, x) at every quarter point x of [0, HI] where the diffs sum to 1."""
+    recs = [json.loads(x) for x in answer_lines if x.strip()]
+    out = set()
+    for q in range(4 * HI + 1):
+        x = Fraction(q, 4)
+        total: dict = {}
+        for rec in recs:
+            text = rec["interval"]
+            lo, hi = text[1:-1].split(",")
+            a, b = Fraction(lo), (None if hi == "inf" else Fraction(hi))
+            if (a < x or (text[0] == "[" and a == x)) and (b is None or x < b or (text[-1] == "]" and x == b)):
+                k = (rec["pred"], tuple(rec["args"]))
+                total[k] = total.get(k, 0) + rec.get("diff", 1)
+        out |= {k + (x,) for k, v in total.items() if v == 1}
+    return out
+
+
+def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _expected(tmp_path: Path, at: str) -> set:
+    (tmp_path / "all.jsonl").write_bytes(lines(FIRST + SECOND))
+    run = _chronolog("run", str(tmp_path / "old.mtl"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"{at}={tmp_path / 'new.mtl'}")
+    assert run.returncode == 0, run.stderr
+    return quarters(run.stdout.splitlines())
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
+def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
+    (tmp_path / "old.mtl").write_text(OLD)
+    (tmp_path / "new.mtl").write_text(NEW)
+    want = _expected(tmp_path, "4")
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.mtl", state) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)  # evaluated and committed: the upgrade restates [4, ...)
+        plan = _chronolog("upgrade", str(tmp_path / "new.mtl"), "--at", "4", "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "re-evaluated from T on" in plan.stdout and "T: 4" in plan.stdout
+        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.mtl"),
+                                    "--at", "4", "--state-dir", str(state), "--timeout", "90"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill:
+            time.sleep(0.3)  # the request is on its way or being applied
+            os.kill(next(s["pid"] for s in info["services"] if s["name"] == "chain"), signal.SIGKILL)
+        out, err = upgrade.communicate(timeout=120)
+        assert upgrade.returncode == 0, err
+        assert "upgraded: program version" in out and "from T=4" in out
+        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, quarters, want, deadline + 90) == want
+        versions = (state / "program-versions.jsonl").read_text().splitlines()
+        assert len(versions) == 1 and json.loads(versions[0])["at"] == "4"
+        # a refusal: another language, exit 2 with the reason, nothing changes
+        (tmp_path / "other.prolog").write_text("door(d1).\n")
+        refused = _chronolog("upgrade", str(tmp_path / "other.prolog"), "--state-dir", str(state))
+        assert refused.returncode == 2 and "cannot replace" in refused.stderr
