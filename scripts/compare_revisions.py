@@ -5,7 +5,7 @@ It runs the ``chronolog`` command line of two revisions on the same inputs and
 compares what they print byte for byte: answers are the product, so a change
 that is meant to move code around must leave every one of them as it was.
 
-    python scripts/compare_revisions.py --base REV [--head REV_OR_PATH] [--fleet] [--backfill] [--keep]
+    python scripts/compare_revisions.py --base REV [--head REV_OR_PATH] [--fleet [--kill]] [--backfill] [--keep]
 
 * ``--base REV``: a git revision; checked out, detached, in a temporary
   ``git worktree`` (the repository's own working tree is never touched).
@@ -28,7 +28,10 @@ Spark backfill per dialect (stdout compared byte for byte).  ``--fleet`` adds
 answers between partitions differently from run to run, so there the
 *meaning* of the answer topic (CONTRACT §3: the (pred, args, time point)
 whose diffs sum to 1, computed here as maximal intervals) is compared, between
-the two sides and against each side's own ``chronolog run``.
+the two sides and against each side's own ``chronolog run``.  ``--kill`` runs
+each fleet layout once more with one service (a reasoner, else the chain
+service) killed with SIGKILL once the stream is published: ``up`` restarts it
+from its state, and the answer topic must mean the same.
 
 Exit status: 0 when every case is the same on both sides, 1 on any
 difference (the first differing lines are shown), 2 when the comparison
@@ -778,17 +781,39 @@ class Fleet:
         self.log.close()
 
 
-def run_fleet(side: Side, work: Path, case: FleetCase, layout: list[str], tag: str, expected: list[str]) -> FleetRun:
+def kill_one(fleet: Fleet) -> str:
+    """``kill -9`` of the fleet's first reasoner (or chain) service, as ``fleet.json`` names it
+    (``up`` restarts it from its state): what was killed, for the row's note."""
+    info = json.loads((fleet.state / "fleet.json").read_text())
+    for prefix in ("reasoner", "chain", "output", "grounding"):
+        for svc in info["services"]:
+            if svc["name"].startswith(prefix) and svc.get("pid"):
+                try:
+                    os.kill(svc["pid"], signal.SIGKILL)
+                except ProcessLookupError:
+                    continue
+                part = "" if svc.get("partition") is None else f"-p{svc['partition']}"
+                return f"killed {svc['name']}{part} with SIGKILL"
+    return "nothing to kill"
+
+
+def run_fleet(side: Side, work: Path, case: FleetCase, layout: list[str], tag: str, expected: list[str],
+              kill: bool = False) -> FleetRun:
     """Start the fleet, publish the stream, read the answer topic until its meaning stops
-    changing (or equals the side's own ``chronolog run``, which is where it must end up), stop it."""
+    changing (or equals the side's own ``chronolog run``, which is where it must end up), stop it.
+    ``kill``: one of its services is killed with SIGKILL as soon as the stream is published."""
     span = input_span(case.stream) if case.clip else None
     fleet = Fleet(side, work, case, layout, tag)
+    killed = ""
     try:
         if not fleet.ready.wait(FLEET_READY_TIMEOUT) or fleet.proc.poll() is not None:
             return FleetRun(None, note=f"not ready: {' | '.join(fleet.said[-3:])}")
         deadline = time.monotonic() + FLEET_SETTLE_TIMEOUT
         while not fleet.published() and time.monotonic() < deadline and fleet.proc.poll() is None:
             time.sleep(0.2)
+        if kill:
+            killed = kill_one(fleet)
+            time.sleep(1.0)  # up notices and restarts it
         previous: list[str] | None = None
         unchanged, got, lines = 0, None, 0
         while time.monotonic() < deadline:
@@ -796,9 +821,9 @@ def run_fleet(side: Side, work: Path, case: FleetCase, layout: list[str], tag: s
             got, lines = meaning(read.out, case.grid, span), read.out.count(b"\n")
             unchanged = unchanged + 1 if got == previous else 0
             if (got == expected and unchanged >= 1) or unchanged >= 3:
-                return FleetRun(got, lines)
+                return FleetRun(got, lines, note=killed)
             previous = got
-        return FleetRun(got, lines, note=f"still changing after {FLEET_SETTLE_TIMEOUT:.0f} s")
+        return FleetRun(got, lines, note=f"{killed}; still changing after {FLEET_SETTLE_TIMEOUT:.0f} s")
     finally:
         fleet.stop()
 
@@ -823,8 +848,9 @@ def fleet_layouts(base: Side, work: Path, case: FleetCase) -> list[tuple[str, li
     return layouts
 
 
-def fleet_rows(base: Side, head: Side, work: Path, cases: list[FleetCase]) -> list[Row]:
-    """Each fleet case and layout on both sides at once (two fleets, two brokers)."""
+def fleet_rows(base: Side, head: Side, work: Path, cases: list[FleetCase], kill: bool = False) -> list[Row]:
+    """Each fleet case and layout on both sides at once (two fleets, two brokers); with
+    ``kill`` each layout once more with a service killed by SIGKILL mid-stream."""
     rows = []
     for n, case in enumerate(cases):
         own = {}
@@ -832,12 +858,14 @@ def fleet_rows(base: Side, head: Side, work: Path, cases: list[FleetCase]) -> li
             ran = run_cli(side, work, ["run", *case.program, "--input", str(case.stream)])
             own[side.name] = meaning(ran.out, case.grid, input_span(case.stream) if case.clip else None)
         for k, (layout, extra) in enumerate(fleet_layouts(base, work, case)):
-            print(f"  fleet {case.name}, {layout} ...", file=sys.stderr, flush=True)
-            with ThreadPoolExecutor(2) as pool:
-                runs = [pool.submit(run_fleet, side, work, case, extra, f"{n}-{k}", own[side.name])
-                        for side in (base, head)]
-                a, b = (r.result() for r in runs)
-            rows.append(fleet_row(f"{case.name} [{layout}]", a, b, own["base"], own["head"]))
+            for killing in (False, True) if kill else (False,):
+                label = f"{layout}, kill -9" if killing else layout
+                print(f"  fleet {case.name}, {label} ...", file=sys.stderr, flush=True)
+                with ThreadPoolExecutor(2) as pool:
+                    runs = [pool.submit(run_fleet, side, work, case, extra, f"{n}-{k}{'k' if killing else ''}",
+                                        own[side.name], killing) for side in (base, head)]
+                    a, b = (r.result() for r in runs)
+                rows.append(fleet_row(f"{case.name} [{label}]", a, b, own["base"], own["head"]))
     return rows
 
 
@@ -871,6 +899,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--head", default=str(REPO), metavar="REV_OR_PATH",
                    help="a revision, or a checkout directory (default: this checkout's working tree)")
     p.add_argument("--fleet", action="store_true", help="also compare `chronolog up` fleets (meaning of the answers)")
+    p.add_argument("--kill", action="store_true",
+                   help="with --fleet: each layout also with a service killed by SIGKILL mid-stream")
     p.add_argument("--backfill", action="store_true", help="also compare `chronolog backfill` (PySpark)")
     p.add_argument("--keep", action="store_true", help="keep the worktrees, inputs and scratch folders")
     p.add_argument("--shared", default=str(REPO.parent / "shared"), metavar="DIR",
@@ -904,7 +934,7 @@ def compare(args: argparse.Namespace, work: Path, sides: list[Side]) -> int:
         rows += more
     if args.fleet:
         began = time.monotonic()
-        more = fleet_rows(base, head, work, inputs.fleet)
+        more = fleet_rows(base, head, work, inputs.fleet, kill=args.kill)
         print_table(f"fleet: {len(more)} runs, {time.monotonic() - began:.1f} s — compared by MEANING, not bytes: "
                     "partitions interleave answer lines differently, so each answer topic is reduced to its "
                     "maximal intervals per (pred, args) whose diffs sum to 1 (CONTRACT §3)",
