@@ -79,11 +79,18 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         "--models": {"metavar": "N", "help": "LARS, --mode oneshot: N answer sets per time point, each its own "
                                              "answer stream, lines tagged \"model\": k (default 1)"},
     }
-    for option, (_, default, kind) in RUN_OPTIONS.items():
-        if isinstance(kind, list):
-            run.add_argument(option, default=default, choices=kind, **run_help[option])
-        else:
-            run.add_argument(option, default=default, type=kind, **run_help[option])
+
+    def add_run_options(p: argparse.ArgumentParser) -> None:
+        """``run``'s options (input, dialect, format and every option shaping the evaluation)."""
+        for option, (_, default, kind) in RUN_OPTIONS.items():
+            if option == "--output" and p is not run:
+                continue
+            if isinstance(kind, list):
+                p.add_argument(option, default=default, choices=kind, **run_help[option])
+            else:
+                p.add_argument(option, default=default, type=kind, **run_help[option])
+
+    add_run_options(run)
     run.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",
                      help="from time T on, the answers of the program in FILE (repeatable, T increasing): "
                           "the old program's answers before T, the new one's from T on")
@@ -108,6 +115,9 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
     schemas.add_argument("--write", metavar="DIR", help="write one .schema.json file per contract into DIR")
     schemas.set_defaults(func=cmd_schemas)
+    from chronolog.cli import explain
+
+    explain.register(sub, add_run_options)
 
     if light:
         return parser

@@ -1,0 +1,230 @@
+"""``chronolog explain``: why an answer holds, why not, and why it changed.
+
+``--changes ATOM@T`` (``changes``): the answer lines ``chronolog run`` writes (with the same
+options) that cover ATOM at T, in order, each with the input events whose arrival caused
+it — a time advance for a provisional ``[s,inf)`` opening or its closing, the late events
+and retractions for a correction (several when they were applied together).  It drives the
+one embedded loop (``run_evaluator``) with the evaluator wrapped in a ``Recorder``, so the
+lines are exactly ``run``'s.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import msgspec
+
+from chronolog.core.errors import ChronologError
+from chronolog.core.events import Event
+from chronolog.core.records import record
+from chronolog.core.source import Loc
+from chronolog.evaluator import Evaluator, Time, time_text
+from chronolog.runtime.embedded import run_evaluator
+
+_decode = msgspec.json.Decoder().decode
+
+
+@record(frozen=True)
+class Query:
+    """ATOM@T: the answer atom as the answer stream writes it (pred, args) and the time."""
+
+    pred: str
+    args: tuple
+    t: Time
+    text: str  # as the user wrote it
+
+    def covers(self, line: dict) -> bool:
+        """Whether an answer line is about this atom at this time."""
+        if line.get("pred") != self.pred or tuple(line.get("args", ())) != self.args:
+            return False
+        if "interval" not in line:
+            return bool(line.get("t") == self.t)
+        text = line["interval"]
+        lo, hi = text[1:-1].split(",")
+        a = Fraction(lo)
+        after = a < self.t or (text[0] == "[" and a == self.t)
+        if hi == "inf":
+            return after
+        b = Fraction(hi)
+        return after and (self.t < b or (text[-1] == "]" and self.t == b))
+
+
+_TERM = r'"(?:[^"\\]|\\.)*"|[^,()"=]+'
+_ATOM = re.compile(rf"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*(?:=\s*({_TERM}))?\s*@\s*([0-9/.\-]+)\s*$")
+
+
+def parse_query(text: str, integral: bool) -> Query:
+    """``slow(a1)@5``, ``Alarm(s1)@7/2``, RTEC's ``status(3)=voting@10`` (``=true`` may be
+    left out): constants as in the program — numbers plain, other constants as identifiers
+    or quoted.  An RTEC value other than ``true`` becomes the last argument (data README)."""
+    m = _ATOM.match(text)
+    if m is None:
+        raise ChronologError(f"error: {text!r} is not a query: write ATOM@T, e.g. q(a)@5 or status(3)=voting@10")
+    name, inner, value, when = m.groups()
+    args = [] if not inner or not inner.strip() else [_constant(a) for a in _split(inner, text)]
+    if value is not None and value.strip() != "true":
+        args.append(_constant(value))
+    try:
+        t = Fraction(when)
+    except (ValueError, ZeroDivisionError):
+        raise ChronologError(f"error: {text!r}: {when!r} is not a time") from None
+    if integral and t.denominator != 1:
+        raise ChronologError(f"error: {text!r}: the time {when} is not an integer (this dialect's time points are)")
+    return Query(name, tuple(args), t.numerator if t.denominator == 1 else t, text.strip())
+
+
+def _split(inner: str, text: str) -> list[str]:
+    parts = re.findall(rf"\s*({_TERM})\s*(?:,|$)", inner)
+    if ",".join(p.strip() for p in parts).replace(" ", "") != inner.replace(" ", ""):
+        raise ChronologError(f"error: {text!r}: cannot read the arguments {inner!r} (nested terms are not queries)")
+    return parts
+
+
+def _constant(text: str) -> Any:
+    text = text.strip()
+    if text.startswith('"'):
+        return str(msgspec.json.decode(text.encode()))
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+@record
+class Change:
+    """One answer line covering the queried atom: its number among ``run``'s answer lines, the
+    line, why it was written (``advance``: time reached ``until``; ``correction``: it changes
+    a time already evaluated; ``end``: the end of the input) and the input events whose
+    arrival caused it."""
+
+    number: int
+    line: dict
+    why: str
+    until: Time | None
+    causes: list[Event]
+
+
+def _start(line: dict) -> Fraction:
+    """The first time an answer line is about."""
+    if "interval" not in line:
+        return Fraction(line["t"])
+    text = line["interval"]
+    return Fraction(text[1:text.index(",")])
+
+
+class Recorder:
+    """An ``Evaluator`` as ``run`` drives it, noting for every answer line that covers the
+    query the events pushed since the previous batch."""
+
+    def __init__(self, inner: Evaluator, query: Query) -> None:
+        self.inner = inner
+        self.query = query
+        self.since: list[Event] = []
+        self.evaluated: Time | None = None  # the latest time a batch was asked for
+        self.lines = 0
+        self.changes: list[Change] = []
+
+    def push(self, event: Event) -> None:
+        self.since.append(event)
+        self.inner.push(event)
+
+    def push_block(self, block: Any) -> None:
+        self.since.extend(block.unpacked())
+        self.inner.push_block(block)
+
+    def _note(self, batch: Any, until: Time | None, end: bool = False) -> Any:
+        before = self.evaluated
+        if batch.line_count:
+            late = [e for e in self.since if before is not None and (e.t <= before or e.retract)]
+            fresh = [e for e in self.since if before is None or (e.t > before and not e.retract)]
+            for raw in batch.lines().splitlines():
+                self.lines += 1
+                line = _decode(raw)
+                if not self.query.covers(line):
+                    continue
+                if before is not None and _start(line) <= before:
+                    self.changes.append(Change(self.lines, line, "correction", until, late))
+                elif end:
+                    self.changes.append(Change(self.lines, line, "end", until, fresh))
+                else:
+                    self.changes.append(Change(self.lines, line, "advance", until, fresh))
+        if until is not None and (self.evaluated is None or until > self.evaluated):
+            self.evaluated = until
+        self.since = []
+        return batch
+
+    def advance(self, until: Time) -> Any:
+        return self._note(self.inner.advance(until), until)
+
+    def finish(self, until: Time | None = None) -> Any:
+        return self._note(self.inner.finish(until), until, end=True)
+
+    def pending(self) -> Any:
+        return self._note(self.inner.pending(), None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def changes(evaluator: Evaluator, events: Iterable[Event], query: Query, until: Time | None = None) -> list[Change]:
+    """The answer lines ``run`` writes that cover the query, with their causes."""
+    recorder = Recorder(evaluator, query)
+    run_evaluator(recorder, events, io.StringIO(), until=until, warn=lambda m: None)  # type: ignore[arg-type]
+    return recorder.changes
+
+
+def event_text(ev: Event) -> str:
+    """An input event as a person reads it, with where it came from."""
+    where = f" ({ev.loc})" if ev.loc is not None else ""
+    if ev.pred is None:
+        return f"the time advance to {time_text(ev.t)}{where}"
+    when = _span_text(ev.span) if ev.span is not None else time_text(ev.t)
+    args = ",".join(str(a) for a in ev.args)
+    what = "retraction of" if ev.retract else "event"
+    return f"{what} {ev.pred}({args}) at {when}{where}"
+
+
+def _span_text(span: Any) -> str:
+    lo, lc, hi, hc = span
+    return f"{'[' if lc else '('}{time_text(lo)},{'inf' if hi == float('inf') else time_text(hi)}{']' if hc else ')'}"
+
+
+def render_text(query: Query, found: list[Change]) -> str:
+    head = f"{query.text}: "
+    if not found:
+        return head + "no answer line covers it\n"
+    out = [head + f"{len(found)} answer line{'s' if len(found) > 1 else ''} cover it, in the order run writes them"]
+    for k, change in enumerate(found, 1):
+        out.append(f"  {k}. answer line {change.number}: {msgspec.json.encode(change.line).decode()}")
+        if change.why == "correction":
+            out.append("     a correction of a time already evaluated, caused by:")
+        elif change.why == "end":
+            out.append("     written at the end of the input" + (f" (evaluated up to {time_text(change.until)})"
+                                                                  if change.until is not None else "") + ", after:")
+        else:
+            out.append(f"     written when time reached {time_text(change.until)} (a later time arrived), after:"
+                       if change.until is not None else "     written after:")
+        out += [f"       {event_text(ev)}" for ev in change.causes] or ["       (no input event: time alone)"]
+    return "\n".join(out) + "\n"
+
+
+def render_json(query: Query, found: list[Change]) -> str:
+    rows = [{"line": c.number, "answer": c.line, "kind": c.why, "until": None if c.until is None else time_text(c.until),
+             "causes": [{"t": time_text(e.t), "pred": e.pred, "args": list(e.args), "retract": e.retract,
+                         "where": None if e.loc is None else str(e.loc)} for e in c.causes]} for c in found]
+    return msgspec.json.encode({"query": query.text, "changes": rows}).decode() + "\n"
+
+
+def with_lines(read: Any, program: Any, path: str, stream: Iterable[str], fmt: str, on_error: str,
+               report: Any) -> Iterator[Event]:
+    """The input's events, each with its file and line (the readers leave ``loc`` out of
+    events that are not delayed, for speed; an explanation names them all)."""
+    for n, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        for ev in read(program, [line], path, fmt, on_error, report):
+            yield Event(ev.t, ev.pred, ev.args, ev.retract, Loc(path, n, 1), ev.span)
