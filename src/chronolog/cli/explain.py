@@ -1,19 +1,25 @@
-"""``chronolog explain PROGRAM... --input S --changes ATOM@T [--as text|json]``: why an answer
-changed — the answer lines ``run`` writes (with the same options) that cover ATOM at T, each
-with the input events whose arrival caused it (``runtime/explain.py``).  ``--why`` and
-``--why-not`` are named in the command line and refused until they are built."""
+"""``chronolog explain``: why an answer changed (``--changes ATOM@T``), embedded or on a fleet.
+
+Embedded (``PROGRAM... --input S``): the answer lines ``run`` writes (with the same options)
+that cover ATOM at T, each with the input events whose arrival caused it.  On a running
+fleet (no ``--input``; ``--state-dir`` or ``--bootstrap``): the same from its input topic,
+read again by offset (no service stops, nothing is written), program upgrades included.
+``--why`` and ``--why-not`` are named in the command line and refused until they are built
+(``runtime/explain.py``)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from chronolog.core.errors import ChronologError
 
 
 def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa: ANN001 (cli.main's helper)
-    p = sub.add_parser("explain", help="why an answer holds, why not, or why it changed (embedded)")
-    p.add_argument("program", nargs="+", help="program file(s)")
+    p = sub.add_parser("explain", help="why an answer holds, why not, or why it changed")
+    p.add_argument("program", nargs="*", help="program file(s) (on a fleet: default the fleet's)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--changes", metavar="ATOM@T",
                       help="the answer lines covering ATOM at T, in order, each with the input that caused it")
@@ -21,24 +27,34 @@ def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa:
     mode.add_argument("--why-not", metavar="ATOM@T", help="why ATOM does not hold at T (not built yet)")
     p.add_argument("--as", dest="form", default="text", choices=["text", "json"], help="output form (default text)")
     add_run_options(p)
+    fleet = p.add_argument_group("a running fleet (without --input)")
+    fleet.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", "./chronolog-state"),
+                       help="the fleet's state directory (chronolog up's)")
+    fleet.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (with the program files)")
+    fleet.add_argument("--topic-prefix", default=None, help="topic prefix (default: the fleet's, else chronolog)")
+    fleet.add_argument("--kafka-config", metavar="FILE", help="librdkafka settings (key=value lines)")
     p.set_defaults(func=cmd_explain)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from chronolog.cli.main import _error, _open_in  # noqa: PLC0415 (cli.main imports this module)
-    from chronolog.dialects.load import load_program  # noqa: PLC0415
-    from chronolog.dialects.registry import RunOptions, lookup, refusal  # noqa: PLC0415
-    from chronolog.runtime.explain import (  # noqa: PLC0415
-        changes,
-        parse_query,
-        render_json,
-        render_text,
-        with_lines,
-    )
+    from chronolog.runtime.explain import render_json, render_text  # noqa: PLC0415
 
     if args.changes is None:
         flag = "--why" if args.why is not None else "--why-not"
         raise ChronologError(f"error: {flag} is not built yet (issue 38); --changes ATOM@T is")
+    found, query = (_embedded(args) if args.input is not None else _fleet(args))
+    sys.stdout.write((render_json if args.form == "json" else render_text)(query, found))
+    return 0
+
+
+def _embedded(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
+    from chronolog.cli.main import _error, _open_in  # noqa: PLC0415 (cli.main imports this module)
+    from chronolog.dialects.load import load_program  # noqa: PLC0415
+    from chronolog.dialects.registry import RunOptions, lookup, refusal  # noqa: PLC0415
+    from chronolog.runtime.explain import changes, parse_query, with_lines  # noqa: PLC0415
+
+    if not args.program:
+        raise ChronologError("error: explain --input needs the program file(s)")
     program = load_program(args.program, args.dialect)
     row = lookup(program.dialect)
     options = RunOptions.of(args)
@@ -47,12 +63,49 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ChronologError(why)
     query = parse_query(args.changes, integral=not row.rational)
     evaluator = row.evaluator(program, options, lambda m: None)
-    skipped = []
+    skipped: list[str] = []
     with _open_in(args.input) as stream:
         name = "<stdin>" if args.input == "-" else args.input
         events = with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append)
         found = changes(evaluator, events, query, until=args.until)
     for message in skipped:
         _error(message)
-    sys.stdout.write((render_json if args.form == "json" else render_text)(query, found))
-    return 0
+    return found, query
+
+
+def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
+    import orjson  # noqa: PLC0415
+
+    from chronolog.contract.topics import TopicNames  # noqa: PLC0415
+    from chronolog.dialects.load import load_program  # noqa: PLC0415
+    from chronolog.dialects.registry import lookup, read_line, upgrader  # noqa: PLC0415
+    from chronolog.runtime.explain import fleet_changes, parse_query  # noqa: PLC0415
+    from chronolog.runtime.fleet.service import kafka_config  # noqa: PLC0415
+    from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
+    from chronolog.runtime.fleet.topic_reader import read_topic  # noqa: PLC0415
+    from chronolog.stages.interface import StageSpec  # noqa: PLC0415
+
+    info: dict = {} if args.bootstrap else read_fleet_file(Path(args.state_dir))
+    bootstrap = args.bootstrap or info["bootstrap"]
+    prefix = args.topic_prefix or info.get("prefix", "chronolog")
+    files = args.program or info.get("programs")  # the program it started with: upgrades are on its input
+    if not files:
+        raise ChronologError("error: name the fleet's program files (the fleet file names none)")
+    program = load_program(files, args.dialect or info.get("dialect"))
+    row = lookup(program.dialect)
+    if row.strata is not None:
+        raise ChronologError(f"error: explain on a {row.title} fleet is not built yet; explain --input is")
+    retention = info.get("retention") if args.retention is None else args.retention
+    spec = StageSpec("chain", retention=retention, window=info.get("window", args.window), step=args.step)
+    query = parse_query(args.changes, integral=not row.rational)
+    names = TopicNames(prefix)
+    conf = kafka_config(args.kafka_config)
+    outcomes = {}
+    for _, _, _, value, _ in read_topic(bootstrap, names.control, conf):
+        got = orjson.loads(value)
+        if isinstance(got, dict) and "upgrade" in got:
+            outcomes[str(got["upgrade"])] = got
+    records = read_topic(bootstrap, names.facts, conf)
+    found = fleet_changes(records, lambda line, where: read_line(row.name, program, line, where),
+                          upgrader(row, program, spec), outcomes, query)
+    return found, query

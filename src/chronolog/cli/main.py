@@ -85,10 +85,11 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
         for option, (_, default, kind) in RUN_OPTIONS.items():
             if option == "--output" and p is not run:
                 continue
+            given = {k: v for k, v in run_help[option].items() if p is run or k != "required"}
             if isinstance(kind, list):
-                p.add_argument(option, default=default, choices=kind, **run_help[option])
+                p.add_argument(option, default=default, choices=kind, **given)
             else:
-                p.add_argument(option, default=default, type=kind, **run_help[option])
+                p.add_argument(option, default=default, type=kind, **given)
 
     add_run_options(run)
     run.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",

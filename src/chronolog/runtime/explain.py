@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +24,7 @@ from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, time_text
 from chronolog.runtime.embedded import run_evaluator
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
 _decode = msgspec.json.Decoder().decode
 
@@ -106,6 +107,7 @@ class Change:
     why: str
     until: Time | None
     causes: list[Event]
+    note: str = ""  # an upgrade: which program version from when, and where its request was read
 
 
 def _start(line: dict) -> Fraction:
@@ -160,6 +162,15 @@ class Recorder:
     def advance(self, until: Time) -> Any:
         return self._note(self.inner.advance(until), until)
 
+    def restated(self, lines: list[bytes], note: str) -> None:
+        """Lines a program upgrade wrote (``versions.switch``): taken back from T on, and the
+        new program's from T on."""
+        for raw in lines:
+            self.lines += 1
+            line = _decode(raw)
+            if self.query.covers(line):
+                self.changes.append(Change(self.lines, line, "upgrade", self.evaluated, [], note))
+
     def finish(self, until: Time | None = None) -> Any:
         return self._note(self.inner.finish(until), until, end=True)
 
@@ -200,6 +211,9 @@ def render_text(query: Query, found: list[Change]) -> str:
     out = [head + f"{len(found)} answer line{'s' if len(found) > 1 else ''} cover it, in the order run writes them"]
     for k, change in enumerate(found, 1):
         out.append(f"  {k}. answer line {change.number}: {msgspec.json.encode(change.line).decode()}")
+        if change.why == "upgrade":
+            out.append(f"     written by {change.note}")
+            continue
         if change.why == "correction":
             out.append("     a correction of a time already evaluated, caused by:")
         elif change.why == "end":
@@ -214,6 +228,7 @@ def render_text(query: Query, found: list[Change]) -> str:
 
 def render_json(query: Query, found: list[Change]) -> str:
     rows = [{"line": c.number, "answer": c.line, "kind": c.why, "until": None if c.until is None else time_text(c.until),
+             **({"upgrade": c.note} if c.note else {}),
              "causes": [{"t": time_text(e.t), "pred": e.pred, "args": list(e.args), "retract": e.retract,
                          "where": None if e.loc is None else str(e.loc)} for e in c.causes]} for c in found]
     return msgspec.json.encode({"query": query.text, "changes": rows}).decode() + "\n"
@@ -228,3 +243,51 @@ def with_lines(read: Any, program: Any, path: str, stream: Iterable[str], fmt: s
             continue
         for ev in read(program, [line], path, fmt, on_error, report):
             yield Event(ev.t, ev.pred, ev.args, ev.retract, Loc(path, n, 1), ev.span)
+
+
+class Offset(Loc):
+    """Where a record of a topic came from: ``chronolog.facts[0] offset 12``."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return f"{self.file} offset {self.line}"
+
+
+def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: Callable[[str, str], Iterator[Event]],
+                  upgrader: Any, outcomes: dict[str, dict], query: Query) -> list[Change]:
+    """The answer lines a fleet service (``EvaluatorStage``) writes about the query, read again
+    from its input topic's records: each event with its topic, partition and offset, each
+    applied program upgrade (its request on the topic, its T from the control topic's
+    ``outcomes``) restating from its T on, the input idle at the end (no end of input)."""
+    recorder = Recorder(upgrader.make(None), query)
+    applied: set[str] = set()
+    latest: Time | None = None
+    for topic, partition, offset, value, _ in records:
+        where = Offset(f"{topic}[{partition}]", offset, 1)
+        if value.startswith(UPGRADE_KEY):
+            request = UpgradeRequest.decode(value)
+            outcome = outcomes.get(request.id)
+            if outcome is None or "refused" in outcome or request.id in applied:
+                continue
+            applied.add(request.id)
+            at = None if outcome.get("at") is None else parse_time(outcome["at"], upgrader.integral, "upgrade")
+            new = upgrader.make(request.sources)
+            if at is None:
+                recorder.inner = Versions([Version(new, None, None, request.sources)], upgrader.causal,
+                                          upgrader.discrete)
+                continue
+            recorder.inner, lines = switch(recorder.inner, new, request.sources, at, recorder.evaluated,
+                                           upgrader.causal, upgrader.discrete, upgrader.back(request.sources))
+            recorder.restated(lines, f"the upgrade to program version {request.version} from T={time_text(at)} "
+                                     f"(its request: {where})")
+            continue
+        for ev in read(value.decode("utf-8", errors="replace"), str(where)):
+            if latest is not None and ev.t > latest:
+                recorder.advance(latest)
+            if latest is None or ev.t > latest:
+                latest = ev.t
+            recorder.push(Event(ev.t, ev.pred, ev.args, ev.retract, where, ev.span))
+    if latest is not None:
+        recorder.advance(latest)  # the input idle: the latest time evaluated too
+    return recorder.changes

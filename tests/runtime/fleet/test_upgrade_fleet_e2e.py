@@ -89,6 +89,18 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
         assert answers_until(bootstrap, quarters, want, deadline + 90) == want
         versions = (state / "program-versions.jsonl").read_text().splitlines()
         assert len(versions) == 1 and json.loads(versions[0])["at"] == "4"
+        # explain on the fleet: its input topic read again, the upgrade among the causes
+        for query, holds in (("Q(b)@8", 1), ("Q(a)@2", 0)):
+            got = _chronolog("explain", "--changes", query, "--state-dir", str(state), "--as", "json")
+            assert got.returncode == 0, got.stderr
+            found = json.loads(got.stdout)["changes"]
+            assert sum(c["answer"].get("diff", 1) for c in found) == holds, found
+            if query == "Q(b)@8":  # the old program never had Q(b) at 8: the upgrade restated it
+                assert any(c["kind"] == "upgrade" and "from T=4" in c["upgrade"] for c in found), found
+            else:  # withdrawn by the late retraction of P(a), read from the input topic
+                fix = [c for c in found if c["kind"] == "correction"]
+                assert fix and any(x["retract"] and x["where"].startswith("chronolog.facts[0] offset ")
+                                   for x in fix[-1]["causes"]), found
         # a refusal: another language, exit 2 with the reason, nothing changes
         (tmp_path / "other.prolog").write_text("door(d1).\n")
         refused = _chronolog("upgrade", str(tmp_path / "other.prolog"), "--state-dir", str(state))

@@ -1,0 +1,57 @@
+"""Read a topic of a running fleet from its beginning, without joining a group or writing
+anything: what ``chronolog explain`` on a fleet and ``chronolog upgrade`` read.
+
+The bundled broker's high watermark can be wrong, so the end is where no record has come
+for ``idle`` seconds (as ``chronolog tail --idle-exit`` decides it)."""
+
+from __future__ import annotations
+
+import heapq
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from chronolog.core.errors import ChronologError
+from chronolog.runtime.fleet import kafka_clients
+
+Record = tuple[str, int, int, bytes, float]  # topic, partition, offset, value, broker timestamp (s)
+
+
+def read_topic(bootstrap: str, topic: str, conf: dict[str, Any], idle: float = 1.5,
+               stop: Callable[[Record], bool] = lambda r: False, timeout: float = 600.0) -> list[Record]:
+    """The committed records of every partition of ``topic``: each partition in offset order,
+    the partitions merged by the broker's time stamps; ``stop``: a record after which nothing
+    more is needed."""
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (optional heavy dependency)
+
+    conf = {"bootstrap.servers": bootstrap, **conf}
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
+    if topic not in meta.topics or meta.topics[topic].error is not None:
+        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
+    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-read-{os.getpid()}", "enable.auto.commit": False,
+                                       "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    out: list[Record] = []
+    last = time.monotonic()
+    deadline = last + timeout
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.1)
+            if msg is None or msg.error():
+                if time.monotonic() - last > idle:
+                    break
+                continue
+            last = time.monotonic()
+            _, stamp = msg.timestamp()
+            record = (topic, msg.partition(), msg.offset(), msg.value() or b"", stamp / 1000.0)
+            out.append(record)
+            if stop(record):
+                break
+    finally:
+        consumer.close()
+    parts: dict[int, list[Record]] = {}
+    for record in out:
+        parts.setdefault(record[1], []).append(record)
+    # each partition in offset order, the partitions merged by the broker's time stamps
+    return list(heapq.merge(*(sorted(rs, key=lambda r: r[2]) for _, rs in sorted(parts.items())), key=lambda r: r[4]))
