@@ -246,7 +246,7 @@ def test_jsonl_round_trip(evs, separators):
 # ---------------------------------------------------------------- batch path = per-line path (property)
 
 from chronolog.io import formats, readahead  # noqa: E402
-from chronolog.io.formats import FactBatch, flatten  # noqa: E402
+from chronolog.io.batches import FactBatch, flatten  # noqa: E402
 
 _good_line = st.builds(
     lambda t, pred, args, op: json.dumps(

@@ -3,7 +3,7 @@
 Two validators serve it: the pydantic model ``schemas.FactEvent`` (JSON
 Schema for ``schemas/``, dead-letter validation in the fleet's ingest) and
 the msgspec struct of the embedded reader's fast batch path
-(``io/formats.py``).  Both are built from ``FACT_EVENT`` below, so a change
+(``io/batches.py``).  Both are built from ``FACT_EVENT`` below, so a change
 to the contract is made here and reaches both; ``tests/runtime/fleet/test_contracts.py``
 checks that they accept and reject the same lines.  This module imports
 nothing, so the run path pays nothing for it.

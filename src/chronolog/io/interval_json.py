@@ -17,10 +17,11 @@ from chronolog.core.source import Loc
 KEYS = {"t", "interval", "pred", "args", "op"}
 
 
-def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc] | None:
-    """The checked object of one line and its location; None for a blank line.  Without
-    ``pred`` it is a time advance and has ``t``; with it, ``args`` is a list of strings and
-    integers and exactly one of ``t`` and ``interval`` is present."""
+def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc, str | None, str | None, list] | None:
+    """The checked object of one line, its location and its ``op``, ``pred`` and ``args``
+    (default ``[]``); None for a blank line.  Without ``pred`` it is a time advance and has
+    ``t``; with it, ``args`` is a list of strings and integers and exactly one of ``t`` and
+    ``interval`` is present."""
     if not line.strip():
         return None
     loc = Loc(name, n, 1)
@@ -44,7 +45,7 @@ def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc] | None:
             raise InputError('a fact needs "pred"', loc)
         if "t" not in obj:
             raise InputError('missing time "t" or "interval"', loc)
-        return obj, loc
+        return obj, loc, op, pred, []
     if type(pred) is not str or not pred:
         raise InputError('"pred" must be a non-empty string', loc)
     args = obj.get("args", [])
@@ -52,7 +53,7 @@ def interval_record(line: str, name: str, n: int) -> tuple[dict, Loc] | None:
         raise InputError('"args" must be a list of strings and integers', loc)
     if "interval" not in obj and "t" not in obj:
         raise InputError('missing time "t" or "interval"', loc)
-    return obj, loc
+    return obj, loc, op, pred, args
 
 
 def parsed_lines(stream: Iterable[str], name: str, parse: Callable[[str, str, int], Event | None],

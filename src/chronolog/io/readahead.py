@@ -27,7 +27,8 @@ from collections.abc import Iterator
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event, OnePredicate
-from chronolog.io.formats import EventReader, FactBatch
+from chronolog.io.batches import FactBatch
+from chronolog.io.formats import EventReader
 
 MIN_BYTES = 4 << 20  # smaller inputs decode in well under 0.1 s: not worth a process
 _ITEMS, _REPORT, _END, _INPUT_ERROR, _FAILED = range(5)

@@ -22,7 +22,8 @@ import orjson
 from chronolog.contract.models import DeadLetter
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event, event_json, event_record
-from chronolog.io.formats import plain_fact, read_events
+from chronolog.io.event_checks import plain_fact
+from chronolog.io.formats import read_events
 from chronolog.stages.interface import Out, Record
 from chronolog.state.journal import Journal
 from chronolog.state.schema import IngestState

@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import chronolog.dialects.rtec.memo as memo_module
 import chronolog.dialects.rtec.simple as simple_module
 import chronolog.dialects.rtec.solve as solve_module
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.pure import compile_pure
-from chronolog.dialects.rtec.solve import SolveError, Var
+from chronolog.dialects.rtec.terms import SolveError, Var
 from chronolog.runtime.embedded import run_evaluator
 
 BACKGROUND = """
@@ -168,7 +169,7 @@ def _answers(events: list[Event], fast: bool, monkeypatch: pytest.MonkeyPatch, m
     with monkeypatch.context() as m:
         if not fast:
             m.setattr(simple_module, "_negated_calls", lambda solver, checks: None)
-            m.setattr(solve_module, "compile_pure", lambda solver, pred: None)
+            m.setattr(memo_module, "compile_pure", lambda solver, pred: None)
         if not memo:  # plain clause resolution: nothing memoised, nothing compiled
             m.setattr(solve_module, "pure_predicates", lambda clauses, impure: set())
         evaluator = RtecEvaluator(finish_program(parse_rtec(EVENTS_ED, "ed.prolog")), step=7)

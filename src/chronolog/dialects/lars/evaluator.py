@@ -22,7 +22,7 @@ from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
-from chronolog.io.formats import FactBatch
+from chronolog.io.batches import FactBatch
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 
 

@@ -39,8 +39,7 @@ def _event(line: str, name: str, n: int) -> Event | None:
     got = interval_record(line, name, n)
     if got is None:
         return None
-    obj, loc = got
-    op, pred, args = obj.get("op"), obj.get("pred"), obj.get("args", [])
+    obj, loc, op, pred, args = got
     if pred is None:
         return Event(_time(obj["t"], loc), loc=loc)  # type: ignore[arg-type]
     if "interval" in obj:

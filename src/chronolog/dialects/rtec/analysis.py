@@ -16,7 +16,7 @@ from typing import Any
 
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _key, _uses
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.solve import Rule, Slot, has_slot
+from chronolog.dialects.rtec.terms import Rule, Slot, has_slot
 
 _META = {"call", "findall", "bagof", "setof", "aggregate_all", "forall", "\\+", "not", ",", ";", "->", "once",
          "ignore"}

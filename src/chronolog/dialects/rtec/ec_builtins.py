@@ -23,20 +23,11 @@ from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.prolog import term_text
-from chronolog.dialects.rtec.solve import (
-    Ivs,
-    SolveError,
-    Solver,
-    Var,
-    deref,
-    from_list,
-    is_ground,
-    ivs_term,
-    resolve,
-)
+from chronolog.dialects.rtec.solve import Solver
+from chronolog.dialects.rtec.terms import Ivs, SolveError, Var, deref, from_list, is_ground, ivs_term, resolve
 
 NEG_INF = -INF
-_ONE = (None,)  # one solution, no bindings (chronolog.dialects.rtec.solve's convention)
+_ONE = (None,)  # one solution, no bindings (chronolog.dialects.rtec.terms.ONE)
 _START = itemgetter(0)
 _END = itemgetter(1)
 

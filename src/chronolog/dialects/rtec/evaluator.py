@@ -67,19 +67,9 @@ from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.sdf import compile_sdf, run_sdf
 from chronolog.dialects.rtec.simple import SimpleFluents
 from chronolog.dialects.rtec.snapshot import export_state, import_state, log_bucket, retained
-from chronolog.dialects.rtec.solve import (
-    Ivs,
-    Rule,
-    SolveError,
-    Solver,
-    Var,
-    deref,
-    has_slot,
-    inst,
-    is_ground,
-    resolve,
-)
+from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.store import _after, _Store
+from chronolog.dialects.rtec.terms import Ivs, Rule, SolveError, Var, deref, has_slot, inst, is_ground, resolve
 from chronolog.evaluator import AnswerChange, Changes, Span, Time
 
 __all__ = ["NEG_INF", "Hierarchy", "Key", "RtecEvaluator"]

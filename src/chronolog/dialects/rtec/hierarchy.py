@@ -20,7 +20,7 @@ from typing import Any
 from chronolog.core.errors import ProgramError
 from chronolog.core.graph import strongly_connected
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.solve import Rule, Slot, Var, deref, has_slot
+from chronolog.dialects.rtec.terms import Rule, Slot, Var, deref, has_slot
 
 Key = tuple[str, int]  # a fluent's or event's functor and arity
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from chronolog.dialects.rtec.solve import Slot, Var, deref
+from chronolog.dialects.rtec.terms import Slot, Var, deref
 
 if TYPE_CHECKING:
     from chronolog.dialects.rtec.evaluator import RtecEvaluator

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from chronolog.dialects.rtec.arith import ORDER, ordered
 from chronolog.dialects.rtec.inline import _none, _point_fv
-from chronolog.dialects.rtec.solve import ORDER, Slot, SolveError, Var, _ordered, deref
+from chronolog.dialects.rtec.terms import Slot, SolveError, Var, deref
 
 if TYPE_CHECKING:
     from chronolog.dialects.rtec.evaluator import RtecEvaluator
@@ -131,7 +132,7 @@ def local_runner(ev: RtecEvaluator, goals: list) -> Callable | None:
     for i, local in bound.items():
         lines += [pad + f"vs[{i}].ref = {local}", pad + f"{trail}.append(vs[{i}])"]
     lines += [pad + "yield", pad + f"{const(solver.undo)}(_m)", *reversed(after)]
-    env: dict[str, Any] = {"c": consts, "_ordered": _ordered}
+    env: dict[str, Any] = {"c": consts, "_ordered": ordered}
     exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
     return env["run"]
 

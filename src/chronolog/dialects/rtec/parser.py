@@ -18,7 +18,8 @@ from typing import Any
 from chronolog.core.errors import ProgramError
 from chronolog.core.source import Loc
 from chronolog.dialects.rtec.prolog import Clause, PVar, read_clauses, term_text
-from chronolog.dialects.rtec.solve import CONTROL, Rule, compile_clause, compile_term
+from chronolog.dialects.rtec.solve import CONTROL
+from chronolog.dialects.rtec.terms import Rule, compile_clause, compile_term
 
 RULE_HEADS = {("initiatedAt", 2), ("terminatedAt", 2), ("initiates", 3), ("terminates", 3), ("holdsFor", 2),
               ("happensAt", 2)}

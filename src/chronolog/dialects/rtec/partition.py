@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.solve import Slot
+from chronolog.dialects.rtec.terms import Slot
 
 Name = tuple[str, int]  # an entity: functor and arity (of an event, or of the fluent F in F=V)
 Atom = tuple[Name, tuple]

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from chronolog.dialects.rtec.solve import BINARY, COMPARE, ORDER, PY_COMPARE, UNARY, Slot, _ordered
+from chronolog.dialects.rtec.arith import BINARY, COMPARE, ORDER, PY_COMPARE, UNARY, ordered
+from chronolog.dialects.rtec.terms import Slot
 
 if TYPE_CHECKING:
     from chronolog.dialects.rtec.solve import Solver
@@ -52,7 +53,7 @@ def compile_pure(solver: Solver, pred: tuple[str, int]) -> Compiled | None:
             return None
         lines += block
     lines.append(" return out")
-    env: dict[str, Any] = {"k": consts, "_ordered": _ordered, "_NotNumber": _NotNumber}
+    env: dict[str, Any] = {"k": consts, "_ordered": ordered, "_NotNumber": _NotNumber}
     exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
     body = env["f"]
 
@@ -89,7 +90,7 @@ def _clause(solver: Solver, rule: Any, name: str, n: int, consts: list) -> list[
         return const(t) if atomic(t) else None
 
     def arith(t: Any) -> str | None:
-        """A Python expression for ``_eval(t)`` over bound locals (None: cannot)."""
+        """A Python expression for ``evaluate(t)`` over bound locals (None: cannot)."""
         nonlocal pad
         if type(t) is Slot:
             x = env.get(t.i)

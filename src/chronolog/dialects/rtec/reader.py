@@ -53,8 +53,7 @@ def _jsonl(line: str, name: str, n: int) -> Event | None:
     got = interval_record(line, name, n)
     if got is None:
         return None
-    obj, loc = got
-    op, pred, args = obj.get("op"), obj.get("pred"), obj.get("args", [])
+    obj, loc, op, pred, args = got
     if pred is None:
         return Event(_int_time(obj["t"], loc, "t"), loc=loc)
     if "interval" in obj:

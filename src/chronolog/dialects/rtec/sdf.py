@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronolog.dialects.rtec import intervals as IV
-from chronolog.dialects.rtec.solve import Rule, Slot
+from chronolog.dialects.rtec.terms import Rule, Slot
 
 _LISTS = {"union_all": 2, "intersect_all": 2, "complement_all": 2, "relative_complement_all": 3}
 

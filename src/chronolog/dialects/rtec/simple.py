@@ -29,8 +29,10 @@ from chronolog.dialects.rtec.analysis import _plan
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.local import local_runner
+from chronolog.dialects.rtec.memo import FLOAT, canonical
 from chronolog.dialects.rtec.prolog import term_text
-from chronolog.dialects.rtec.solve import _FLOAT, Rule, Solver, Var, deref, inst, is_ground, resolve
+from chronolog.dialects.rtec.solve import Solver
+from chronolog.dialects.rtec.terms import Rule, Var, deref, inst, is_ground, resolve
 
 NEG_INF = -INF
 _NONE = object()  # no (further) solution
@@ -223,7 +225,6 @@ class SimpleFluents:
         out = []
         for rule in self.program.initially:
             vs = [Var() for _ in range(rule.nvars)]
-            from chronolog.dialects.rtec.solve import inst
             fv = inst(rule.head, vs)[1]
             got = _fv(fv)
             if got is None or got[0] not in keys:
@@ -250,8 +251,8 @@ class SimpleFluents:
             value = resolve(value)
         parts: list | None = ["args"]
         names: dict[int, int] = {}
-        # _canonical's key, built inline for atomic arguments and variables (the arguments
-        # are resolved: a Var is unbound); calling _canonical here cost caviar 7% of its CPU
+        # canonical's key, built inline for atomic arguments and variables (the arguments
+        # are resolved: a Var is unbound); calling canonical here cost caviar 7% of its CPU
         for a in fargs:
             ta = type(a)
             if ta is Var:
@@ -260,15 +261,13 @@ class SimpleFluents:
                 parts = None
                 break
             else:
-                parts.append((_FLOAT, a) if ta is float else a)  # type: ignore[union-attr]
+                parts.append((FLOAT, a) if ta is float else a)  # type: ignore[union-attr]
         if parts is not None and not names:
             return [(tuple(fargs), value)]
         if parts is None:
             if all(is_ground(a) for a in fargs):
                 return [(tuple(resolve(a) for a in fargs), value)]
-            from chronolog.dialects.rtec.solve import _canonical
-
-            memo_key = (key, _canonical(tuple(["args", *fargs])))
+            memo_key = (key, canonical(tuple(["args", *fargs])))
         else:
             memo_key = (key, tuple(parts))
         found = self._expansions.get(memo_key)

@@ -36,7 +36,7 @@ from chronolog.dialects.rtec.analysis import domain_feeds
 from chronolog.dialects.rtec.evaluator import NEG_INF, RtecEvaluator
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.solve import Var, inst, is_ground, resolve
+from chronolog.dialects.rtec.terms import Var, inst, is_ground, resolve
 from chronolog.evaluator import AnswerChange, Span, Time
 
 
