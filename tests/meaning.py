@@ -12,6 +12,7 @@ below 0 or above 1": after every line, not only at the end.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _INTERVAL = re.compile(r"^([\[(])\s*(-?\d+)\s*,\s*(-?\d+|inf)\s*([\])])$")
 
@@ -104,3 +105,37 @@ def grid_meaning(lines: list[dict], tick: int) -> set[GridRun]:
         if start is not None:
             runs.add(key + (start, None))
     return runs
+
+
+# Rational time (DatalogMTL): the meaning sampled at the points of a grid of ``step`` over
+# [0, hi] — exact for answers whose interval ends lie on the grid or between its points.
+
+
+def covers(line: dict, x: Fraction) -> bool:
+    """Whether an answer line (``t`` or ``interval``, rational ends allowed) covers the point ``x``."""
+    if "interval" not in line:
+        return bool(Fraction(line["t"]) == x)
+    text = line["interval"]
+    lo, hi = text[1:-1].split(",")
+    a = Fraction(lo)
+    after = a < x or (text[0] == "[" and a == x)
+    if hi.strip() == "inf":
+        return after
+    b = Fraction(hi)
+    return after and (x < b or (text[-1] == "]" and x == b))
+
+
+def sampled_meaning(lines: list[dict], hi: int, step: Fraction = Fraction(1, 4)) -> set[tuple[str, tuple, Fraction]]:
+    """(pred, args, x) for every grid point x of [0, hi] where the diffs sum to 1; every sum
+    must be 0 or 1."""
+    out = set()
+    for q in range(int(hi / step) + 1):
+        x = q * step
+        total: dict[tuple[str, tuple], int] = {}
+        for rec in lines:
+            if "pred" in rec and covers(rec, x):
+                k = (rec["pred"], tuple(rec.get("args", [])))
+                total[k] = total.get(k, 0) + rec.get("diff", 1)
+        assert all(v in (0, 1) for v in total.values()), (x, total)
+        out |= {k + (x,) for k, v in total.items() if v == 1}
+    return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from meaning import meaning
+from meaning import meaning, sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.core.errors import InputError
@@ -97,30 +97,6 @@ def _upgrade_run(tmp: Path, capsys, dialect: str, old: str, new: str, at, events
     return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
 
 
-def _points(lines: list[dict], hi: int) -> set:
-    """The meaning on the quarter points of [0, hi] (rational time) or the integer points."""
-    out = set()
-    for q in range(4 * hi + 1):
-        x = Fraction(q, 4)
-        total: dict = {}
-        for rec in lines:
-            if "pred" not in rec:
-                continue
-            if "t" in rec:
-                inside = rec["t"] == x
-            else:
-                text = rec["interval"]
-                lo, hi_s = text[1:-1].split(",")
-                a, b = Fraction(lo), (None if hi_s == "inf" else Fraction(hi_s))
-                inside = (a < x or (text[0] == "[" and a == x)) and (b is None or x < b or (text[-1] == "]" and x == b))
-            if inside:
-                k = (rec["pred"], tuple(rec["args"]))
-                total[k] = total.get(k, 0) + rec.get("diff", 1)
-        assert all(v in (0, 1) for v in total.values()), (x, total)
-        out |= {k + (x,) for k, v in total.items() if v == 1}
-    return out
-
-
 MTL_EVENT = st.builds(lambda lo, n, pred, arg, retract: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg],
                                                           **({"op": "retract"} if retract else {})},
                       st.integers(0, 8), st.integers(0, 2), st.sampled_from(["P", "R"]), ARGS, RETRACT)
@@ -137,7 +113,7 @@ def test_mtl_switch_while_running_means_run_upgrade(tmp_path_factory, capsys, ol
     when = Fraction(at, 2)
     got = _switched("mtl", old_text, new_text, when, stream[:cut], stream[cut:])
     want = _upgrade_run(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, when, stream)
-    assert _points(got, 12) == _points(want, 12)
+    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
 
 
 RTEC_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
@@ -196,8 +172,8 @@ def test_retained_input_evaluated_again_gives_the_same_answers():
         fresh = _evaluator(dialect, text)
         b_lines, _ = _drive(fresh, events)
         b = [json.loads(x) for x in b_lines + fresh.finish(None).lines().splitlines()]
-        assert _points(a, 9), dialect
-        assert _points(a, 9) == _points(b, 9), dialect
+        assert sampled_meaning(a, 9), dialect
+        assert sampled_meaning(a, 9) == sampled_meaning(b, 9), dialect
 
 
 def test_version_id_names_the_texts_not_the_files():

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from meaning import covers
 
 from chronolog.cli.main import main
 from chronolog.core.errors import ChronologError
@@ -37,22 +38,8 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
 def _covering(run_out: str, pred: str, args: list, t: Fraction) -> list[tuple[int, dict]]:
     """The lines of a run's output about (pred, args) at t, numbered from 1 (read here, not by
     the code under test)."""
-    out = []
-    for n, raw in enumerate(run_out.splitlines(), 1):
-        rec = json.loads(raw)
-        if rec.get("pred") != pred or rec.get("args") != args:
-            continue
-        if "t" in rec:
-            hit = rec["t"] == t
-        else:
-            text = rec["interval"]
-            lo, hi = text[1:-1].split(",")
-            a = Fraction(lo)
-            hit = (a < t or (text[0] == "[" and a == t)) and (
-                hi == "inf" or t < Fraction(hi) or (text[-1] == "]" and t == Fraction(hi)))
-        if hit:
-            out.append((n, rec))
-    return out
+    return [(n, rec) for n, rec in enumerate(map(json.loads, run_out.splitlines()), 1)
+            if rec.get("pred") == pred and rec.get("args") == args and covers(rec, t)]
 
 
 def test_lars_changes_by_hand(tmp_path, capsys):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from meaning import meaning
+from meaning import meaning, sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.core.events import Event
@@ -113,13 +113,6 @@ LARS_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "arg
                        st.integers(0, 10), st.sampled_from(["p", "r"]), ARGS, st.booleans())
 
 
-def _lars_points(capsys, tmp: Path, rules: list[str], stream: str, name: str) -> set:
-    prog = _write(tmp / f"{name}.lars", "\n".join(rules) + "\n")
-    code, lines, err = _run(capsys, prog, "--input", stream, "--answers", "points")
-    assert code == 0, err
-    return {(x["pred"], tuple(x["args"]), x["t"], x.get("diff", 1)) for x in lines if "pred" in x}
-
-
 @SETTINGS
 @given(old=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
        new=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
@@ -145,23 +138,6 @@ def test_lars_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, 
 # DatalogMTL (rational time: meanings compared at every quarter point of the span)
 
 
-def _mtl_meaning(lines: list[dict], lo: Fraction, hi: Fraction) -> set:
-    """(pred, args, point) at every quarter point of [lo, hi] whose diffs sum to 1."""
-    samples = [lo + Fraction(k, 4) for k in range(int((hi - lo) * 4) + 1)]
-    total: dict = {}
-    for rec in lines:
-        lo_s, hi_s = rec["interval"][1:-1].split(",")
-        a, b = Fraction(lo_s), (None if hi_s == "inf" else Fraction(hi_s))
-        for x in samples:
-            inside = (a < x or (rec["interval"][0] == "[" and a == x)) and (
-                b is None or x < b or (rec["interval"][-1] == "]" and x == b))
-            if inside:
-                k = (rec["pred"], tuple(rec["args"]), x)
-                total[k] = total.get(k, 0) + rec.get("diff", 1)
-    assert all(v in (0, 1) for v in total.values()), total
-    return {k for k, v in total.items() if v == 1}
-
-
 def test_mtl_bound_widened_at_7_over_2_by_hand(tmp_path, capsys):
     old = _write(tmp_path / "old.mtl", "Alarm(X):-Diamondminus[0,1]Hot(X)\n")
     new = _write(tmp_path / "new.mtl", "Alarm(X):-Diamondminus[0,3]Hot(X)\n")
@@ -170,7 +146,7 @@ def test_mtl_bound_widened_at_7_over_2_by_hand(tmp_path, capsys):
                             "--upgrade", f"7/2={new}")
     assert code == 0, err
     # old: Alarm on [0,2]; new: Alarm on [0,4]; spliced: [0,2] and [7/2,4]
-    got = _mtl_meaning(lines, Fraction(0), Fraction(10))
+    got = sampled_meaning(lines, 10)
     want = {("Alarm", ("s1",), x) for x in (Fraction(k, 4) for k in range(41))
             if x <= 2 or Fraction(7, 2) <= x <= 4}
     assert got == want
@@ -203,12 +179,12 @@ def test_mtl_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, o
         prog = _write(tmp / f"{name}.mtl", "\n".join(rules) + "\n")
         code, lines, err = _run(capsys, prog, "--input", stream)
         assert code == 0, err
-        plain[name] = _mtl_meaning(lines, Fraction(0), Fraction(12))
+        plain[name] = sampled_meaning(lines, 12)
     expected = {a for a in plain["old"] if a[2] < when} | {a for a in plain["new"] if a[2] >= when}
     at = str(when.numerator) if when.denominator == 1 else f"{when.numerator}/{when.denominator}"
     code, lines, err = _run(capsys, str(tmp / "old.mtl"), "--input", stream, "--upgrade", f"{at}={tmp / 'new.mtl'}")
     assert code == 0, err
-    assert _mtl_meaning(lines, Fraction(0), Fraction(12)) == expected
+    assert sampled_meaning(lines, 12) == expected
 
 
 # ---------------------------------------------------------------------------------------------

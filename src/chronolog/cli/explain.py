@@ -48,21 +48,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _embedded(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
-    from chronolog.cli.main import _error, _open_in  # noqa: PLC0415 (cli.main imports this module)
-    from chronolog.dialects.load import load_program  # noqa: PLC0415
-    from chronolog.dialects.registry import RunOptions, lookup, refusal  # noqa: PLC0415
+    from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
     from chronolog.runtime.explain import changes, parse_query, with_lines  # noqa: PLC0415
 
     if not args.program:
         raise ChronologError("error: explain --input needs the program file(s)")
-    program = load_program(args.program, args.dialect)
-    row = lookup(program.dialect)
-    options = RunOptions.of(args)
-    why = refusal(row, options)
-    if why is not None:
-        raise ChronologError(why)
+    program, row, _, evaluator = evaluator_for(args, lambda m: None)
     query = parse_query(args.changes, integral=not row.rational)
-    evaluator = row.evaluator(program, options, lambda m: None)
     skipped: list[str] = []
     with _open_in(args.input) as stream:
         name = "<stdin>" if args.input == "-" else args.input

@@ -343,8 +343,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             ahead.close()
 
 
-def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN001 (a ReadAhead, or None)
-    """``chronolog run`` for every dialect: its row's evaluator, its reader, the one loop."""
+def evaluator_for(args: argparse.Namespace, warn: Callable[[str], None]):  # noqa: ANN201 (program, row, options, evaluator)
+    """The program of ``args`` and its row's evaluator with ``run``'s options (refused with the
+    reason where the dialect cannot take one): what ``run`` and ``explain`` evaluate with."""
     from chronolog.dialects.load import load_program
     from chronolog.dialects.registry import RunOptions, lookup, refusal
 
@@ -354,7 +355,12 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
     why = refusal(row, options)
     if why is not None:
         raise ChronologError(why)
-    evaluator = row.evaluator(program, options, _error)  # program errors before any input is read
+    return program, row, options, row.evaluator(program, options, warn)
+
+
+def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN001 (a ReadAhead, or None)
+    """``chronolog run`` for every dialect: its row's evaluator, its reader, the one loop."""
+    program, row, options, evaluator = evaluator_for(args, _error)  # program errors before any input is read
     if args.upgrade:
         from chronolog.runtime.upgrade import upgraded
 

@@ -6,10 +6,10 @@ what ``chronolog run --upgrade`` prints, and the outcome goes to the control top
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 
 import orjson
 import pytest
+from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.dialects.registry import RunOptions, lookup
@@ -79,28 +79,6 @@ def _run_upgrade(tmp_path, capsys, dialect: str, old: str, new: str, at: str, ev
     return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
 
 
-def _quarters(lines: list[dict], hi: int) -> set:
-    """(pred, args, x) for every quarter point x of [0, hi] where the diffs sum to 1."""
-    out = set()
-    for q in range(4 * hi + 1):
-        x = Fraction(q, 4)
-        total: dict = {}
-        for rec in lines:
-            if "t" in rec:
-                inside = rec["t"] == x
-            else:
-                text = rec["interval"]
-                lo, hi_s = text[1:-1].split(",")
-                a, b = Fraction(lo), (None if hi_s == "inf" else Fraction(hi_s))
-                inside = (a < x or (text[0] == "[" and a == x)) and (b is None or x < b or (text[-1] == "]" and x == b))
-            if inside:
-                k = (rec["pred"], tuple(rec["args"]))
-                total[k] = total.get(k, 0) + rec.get("diff", 1)
-        assert all(v in (0, 1) for v in total.values()), (x, total)
-        out |= {k + (x,) for k, v in total.items() if v == 1}
-    return out
-
-
 @pytest.mark.parametrize("at", ["3", "7/2", "9", None])
 @pytest.mark.parametrize("restart", [True, False])
 def test_mtl_service_upgrade_means_run_upgrade(tmp_path, capsys, at, restart):
@@ -108,8 +86,8 @@ def test_mtl_service_upgrade_means_run_upgrade(tmp_path, capsys, at, restart):
     used = at if at is not None else "2"  # without a time: the last one evaluated (rational time; 6 is read, not evaluated)
     assert said == [{"upgrade": "r1", "version": version_id((("new", MTL_NEW),)), "at": used, "service": "chain"}]
     want = _run_upgrade(tmp_path, capsys, "mtl", MTL_OLD, MTL_NEW, used, MTL_FIRST + MTL_SECOND)
-    assert _quarters(got, 12) == _quarters(want, 12)
-    assert _quarters(got, 12) != _quarters(_run_upgrade(tmp_path, capsys, "mtl", MTL_OLD, MTL_OLD, used,
+    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
+    assert sampled_meaning(got, 12) != sampled_meaning(_run_upgrade(tmp_path, capsys, "mtl", MTL_OLD, MTL_OLD, used,
                                                           MTL_FIRST + MTL_SECOND), 12)  # the upgrade mattered
 
 
@@ -119,7 +97,7 @@ def test_rtec_service_upgrade_means_run_upgrade(tmp_path, capsys, at):
     used = at if at is not None else "5"  # without a time: the first one not evaluated (integer time; 9 is read)
     assert said[0]["at"] == used
     want = _run_upgrade(tmp_path, capsys, "rtec", RTEC_OLD, RTEC_NEW, used, RTEC_FIRST + RTEC_SECOND)
-    assert _quarters(got, 25) == _quarters(want, 25)
+    assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
 
 
 def test_refusals_go_to_the_control_topic_and_change_nothing():

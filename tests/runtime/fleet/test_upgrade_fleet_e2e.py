@@ -11,11 +11,11 @@ import signal
 import subprocess
 import sys
 import time
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from hosted_fleet import answers_until, fleet_up, lines
+from meaning import sampled_meaning
 
 from chronolog.cli.fleet import publish_file
 
@@ -33,20 +33,7 @@ HI = 14
 
 def quarters(answer_lines: list[str]) -> set:
     """(pred, args, x) at every quarter point x of [0, HI] where the diffs sum to 1."""
-    recs = [json.loads(x) for x in answer_lines if x.strip()]
-    out = set()
-    for q in range(4 * HI + 1):
-        x = Fraction(q, 4)
-        total: dict = {}
-        for rec in recs:
-            text = rec["interval"]
-            lo, hi = text[1:-1].split(",")
-            a, b = Fraction(lo), (None if hi == "inf" else Fraction(hi))
-            if (a < x or (text[0] == "[" and a == x)) and (b is None or x < b or (text[-1] == "]" and x == b)):
-                k = (rec["pred"], tuple(rec["args"]))
-                total[k] = total.get(k, 0) + rec.get("diff", 1)
-        out |= {k + (x,) for k, v in total.items() if v == 1}
-    return out
+    return sampled_meaning([json.loads(x) for x in answer_lines if x.strip()], HI)
 
 
 def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
