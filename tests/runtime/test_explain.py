@@ -132,7 +132,6 @@ def test_bad_queries(text, message):
         parse_query(text, integral=True)
 
 
-def test_why_is_refused_until_it_is_built(tmp_path, capsys):
-    prog, stream = _files(tmp_path, "p.lars", "q(X) :- p(X).\n", [{"t": 0, "pred": "p", "args": ["a"]}])
-    code, _, err = _cli(capsys, "explain", prog, "--input", stream, "--why", "q(a)@0")
-    assert code == 2 and "--why is not built yet" in err
+def test_why_on_a_fleet_is_refused_until_it_is_built(tmp_path, capsys):
+    code, _, err = _cli(capsys, "explain", "--why", "q(a)@0", "--bootstrap", "127.0.0.1:1", str(tmp_path / "p.lars"))
+    assert code == 2 and "--why on a running fleet is not built yet" in err

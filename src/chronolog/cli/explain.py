@@ -23,9 +23,12 @@ def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa:
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--changes", metavar="ATOM@T",
                       help="the answer lines covering ATOM at T, in order, each with the input that caused it")
-    mode.add_argument("--why", metavar="ATOM@T", help="the derivation of ATOM at T (not built yet)")
-    mode.add_argument("--why-not", metavar="ATOM@T", help="why ATOM does not hold at T (not built yet)")
+    mode.add_argument("--why", metavar="ATOM@T", help="the derivation of ATOM at T down to input events (LARS)")
+    mode.add_argument("--why-not", metavar="ATOM@T",
+                      help="for each rule whose head matches, the first body literal that fails at T (LARS)")
     p.add_argument("--as", dest="form", default="text", choices=["text", "json"], help="output form (default text)")
+    p.add_argument("--all", action="store_true", help="--why: every derivation, not only a smallest one")
+    p.add_argument("--depth", type=int, metavar="N", help="--why: cut the tree N rule applications deep")
     add_run_options(p)
     fleet = p.add_argument_group("a running fleet (without --input)")
     fleet.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", "./chronolog-state"),
@@ -40,8 +43,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from chronolog.runtime.explain import render_json, render_text  # noqa: PLC0415
 
     if args.changes is None:
-        flag = "--why" if args.why is not None else "--why-not"
-        raise ChronologError(f"error: {flag} is not built yet (issue 38); --changes ATOM@T is")
+        return _why(args)
     found, query = (_embedded(args) if args.input is not None else _fleet(args))
     sys.stdout.write((render_json if args.form == "json" else render_text)(query, found))
     return 0
@@ -63,6 +65,38 @@ def _embedded(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
     for message in skipped:
         _error(message)
     return found, query
+
+
+def _why(args: argparse.Namespace) -> int:
+    """``--why`` / ``--why-not``: the tree, or exit 1 saying the atom does (not) hold."""
+    import msgspec  # noqa: PLC0415
+
+    from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
+    from chronolog.runtime.explain import NotSo, explain, parse_query, with_lines  # noqa: PLC0415
+
+    mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
+    if args.input is None:
+        raise ChronologError(f"error: --{mode} on a running fleet is not built yet; give the input (--input)")
+    if not args.program:
+        raise ChronologError("error: explain --input needs the program file(s)")
+    program, row, _, evaluator = evaluator_for(args, lambda m: None)
+    query = parse_query(text, integral=not row.rational)
+    skipped: list[str] = []
+    with _open_in(args.input) as stream:
+        name = "<stdin>" if args.input == "-" else args.input
+        events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
+    for message in skipped:
+        _error(message)
+    try:
+        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth)
+    except NotSo as exc:
+        print(str(exc), file=sys.stderr, flush=True)
+        return 1
+    if args.form == "json":
+        sys.stdout.write(msgspec.json.encode({"query": query.text, mode: node.data()}).decode() + "\n")
+    else:
+        sys.stdout.write("\n".join(node.lines()) + "\n")
+    return 0
 
 
 def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)

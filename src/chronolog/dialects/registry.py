@@ -102,6 +102,9 @@ class Dialect:
     dates_back: Callable[[Any], bool] = lambda program: False
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
     rational: bool = False
+    # program -> explain(events, answer at T, atom, T, "why" | "why-not", every, depth) -> core.explanation.Node:
+    # ``chronolog explain --why / --why-not`` (None: not built for this dialect yet)
+    explain: Callable[[Any], Callable[..., Any]] | None = None
 
 
 def _evaluator_layout(program: Any) -> Any:
@@ -471,12 +474,26 @@ def _lars_dates_back(program: Any) -> bool:
     return any(rule.head.time is not None and rule.body for rule in program.rules)
 
 
+def _lars_explain(program: Any) -> Callable[..., Any]:
+    """``chronolog explain --why / --why-not`` of a LARS program (``dialects/lars/explain.py``)."""
+    from chronolog.dialects.lars.explain import Scene, why, why_not
+    from chronolog.dialects.lars.plan import plan_program
+
+    plan = plan_program(program)
+
+    def explain(events: Any, answer: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+        scene = Scene(program, plan, events, answer, t)
+        return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+
+    return explain
+
+
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
     return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
                    _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
                    retaining=_lars_retaining, reach=_lars_reach,
                    partition_key=_lars_partition_key, discrete=True, strata=_lars_plan, layout=_lars_layout,
-                   causal=True, dates_back=_lars_dates_back)
+                   causal=True, dates_back=_lars_dates_back, explain=_lars_explain)
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -20,6 +20,7 @@ import msgspec
 
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
+from chronolog.core.explanation import Node
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, time_text
@@ -291,3 +292,35 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
     if latest is not None:
         recorder.advance(latest)  # the input idle: the latest time evaluated too
     return recorder.changes
+
+
+class NotSo(ChronologError):
+    """``--why`` of an atom that does not hold (or ``--why-not`` of one that does): exit 1."""
+
+
+def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
+            every: bool = False, depth: int | None = None) -> Node:
+    """``--why`` / ``--why-not`` of the query: the answer at T as ``run`` computes it (the input
+    up to T, whenever it arrived), then the dialect's explanation against it."""
+    if row.explain is None:
+        raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
+    seen = list(events)
+    out = io.StringIO()
+    run_evaluator(evaluator, [e for e in seen if e.t <= query.t], out, until=query.t, warn=lambda m: None)  # type: ignore[arg-type]
+    total: dict[tuple[str, tuple], int] = {}
+    for raw in out.getvalue().splitlines():
+        line = _decode(raw)
+        if "pred" in line and Query(line["pred"], tuple(line.get("args", ())), query.t, "").covers(line):
+            key = (line["pred"], tuple(line.get("args", ())))
+            total[key] = total.get(key, 0) + line.get("diff", 1)
+    answer = {atom for atom, n in total.items() if n == 1}
+    holds = (query.pred, query.args) in answer
+    if mode == "why" and not holds:
+        raise NotSo(f"{query.text}: {_shown(query)} does not hold at {time_text(query.t)} (ask --why-not)")
+    if mode == "why-not" and holds:
+        raise NotSo(f"{query.text}: {_shown(query)} holds at {time_text(query.t)} (ask --why)")
+    return row.explain(program)(seen, answer, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
+
+
+def _shown(query: Query) -> str:
+    return f"{query.pred}({','.join(str(a) for a in query.args)})" if query.args else query.pred

@@ -1,0 +1,385 @@
+"""Why a LARS answer holds at T, or why not (``chronolog explain --why / --why-not``).
+
+The answer at T is the program's answer at the evaluation of T alone (Ticker's Def. 4): the
+stream facts in each literal's window and the intensional atoms of the answer set at T.
+Both are at hand when asked — the input, and the answers ``run`` writes — so an explanation
+needs no record kept while running.  The stream literals' relations come from the TMS
+grounder's ``_Window`` (engine/tms_relations.py), which computes exactly what a rule body
+reads at T; the intensional atoms are the answer at T (a truth-maintained or clingo answer
+set as ``run`` chose it), so a derivation is relative to that answer set, as a justification
+in a TMS is.
+
+``why`` finds every rule instance that derives an atom of the answer at T, gives each atom
+the size of its smallest derivation (fewest rule applications, a fixpoint over the instances,
+so cycles never justify anything) and unfolds the smallest one (``all``: every instance)
+down to input events.  ``why_not`` names, for each rule whose head matches, the first body
+literal in textual order that no value of the variables the head leaves open satisfies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from chronolog.core.events import Event, withdrawn
+from chronolog.core.explanation import Node
+from chronolog.core.source import Loc
+from chronolog.dialects.lars.engine.rules import _Undefined
+from chronolog.dialects.lars.engine.tms_relations import _eval, _pattern, _unify, _Window
+from chronolog.dialects.lars.ir import Compare, Const, ExtAtom, Op, Program, Rule, TupleWindow, Var
+from chronolog.dialects.lars.plan import Plan, PredKey
+
+Atom = tuple[str, tuple]
+Binding = dict[str, Any]
+
+
+class Scene:
+    """What the evaluation of T reads: the stream up to T (time order, arrival order within a
+    time, retractions applied) with each fact's input line, and the answer at T."""
+
+    def __init__(self, program: Program, plan: Plan, events: Iterable[Event], answer: set[Atom], t: int) -> None:
+        self.program, self.plan, self.t = program, plan, t
+        facts: dict[int, list[tuple[PredKey, tuple, Loc | None]]] = {}
+        t1: int | None = None
+        for ev in events:
+            if ev.t > t:
+                continue
+            if t1 is None or (ev.t < t1 and not ev.retract):
+                t1 = ev.t
+            if ev.pred is None:
+                continue
+            entries = facts.setdefault(ev.t, [])
+            key = ((ev.pred, len(ev.args)), tuple(ev.args))
+            if ev.retract:
+                i = withdrawn([e[:2] for e in entries], key)
+                if i is not None:
+                    del entries[i]
+                continue
+            entries.append((*key, ev.loc))
+        self.t1 = t if t1 is None else t1
+        self.stream = [(at, key, args, loc) for at in sorted(facts) for key, args, loc in facts[at]]
+        self.program_facts: dict[PredKey, dict[tuple, Rule]] = {}
+        for rule in program.rules:
+            if not rule.body and rule.head.time is None and all(isinstance(a, Const) for a in rule.head.atom.args):
+                args = tuple(a.value for a in rule.head.atom.args)  # type: ignore[union-attr]
+                self.program_facts.setdefault(rule.head.atom.key, {})[args] = rule
+        lower: dict[PredKey, set[tuple]] = {key: set() for key in plan.intensional}
+        for pred, args in answer:
+            lower.setdefault((pred, len(args)), set()).add(args)
+        for key, rows in self.program_facts.items():
+            if key in lower:
+                lower[key] |= set(rows)
+        self.answer = {key: frozenset(rows) for key, rows in lower.items()}
+        self.window = _Window(plan, self.t1, t, [(at, key, args) for at, key, args, _ in self.stream],
+                              lower=self.answer)
+
+    def intensional(self, key: PredKey) -> bool:
+        return key in self.answer
+
+    def holds(self, atom: Atom) -> bool:
+        return atom[1] in self.answer.get((atom[0], len(atom[1])), frozenset())
+
+    # -- one literal ---------------------------------------------------------------------
+    def matches(self, lit: ExtAtom, env: Binding) -> list[Binding]:
+        """``env`` extended by every way the (positive reading of the) literal holds at T."""
+        pattern = _pattern(lit)
+        out = []
+        for row in self.window.relation(lit):
+            got = _unify(pattern, row, env)
+            if got is not None:
+                out.append(got)
+        return out
+
+    def span(self, lit: ExtAtom) -> tuple[int, int]:
+        """The time points of the literal's window (a tuple window: from its oldest fact)."""
+        if isinstance(lit.window, TupleWindow):
+            sel = self.stream[-lit.window.size:] if lit.window.size else []
+            lo = sel[0][0] if len(sel) >= lit.window.size and sel else self.t1
+            return lo, self.t
+        return self.window.span(lit.window, lit.op), self.t
+
+    def witnesses(self, lit: ExtAtom, env: Binding) -> list[tuple[int, tuple, Loc | None]]:
+        """The stream facts that make a (bound) extensional literal hold: time, args, input line."""
+        key = lit.atom.key
+        lo, hi = self.span(lit)
+        facts = self.stream[-lit.window.size:] if isinstance(lit.window, TupleWindow) else self.stream
+        out = []
+        for at, k, args, loc in facts:
+            if k != key or not lo <= at <= hi:
+                continue
+            if lit.op is Op.NOW and at != self.t:
+                continue
+            row = args + (at,) if lit.op is Op.AT else args
+            if _unify(_pattern(lit), row, env) is not None:
+                out.append((at, args, loc))
+        return out
+
+
+def _compare(c: Compare, env: Binding) -> list[Binding] | None:
+    """The bindings a comparison leaves (an ``X = expr`` with X unbound assigns X); None when a
+    variable it reads is not bound yet."""
+    left, right = c.left, c.right
+    if c.op == "=" and isinstance(left, Var) and left.name not in env:
+        try:
+            return [{**env, left.name: _eval(right, env)}]
+        except KeyError:
+            return None
+        except _Undefined:
+            return []
+    try:
+        x, y = _eval(left, env), _eval(right, env)
+    except KeyError:
+        return None
+    except _Undefined:
+        return []
+    ok = {"=": x == y, "!=": x != y, "<": _lt(x, y), "<=": not _lt(y, x), ">": _lt(y, x), ">=": not _lt(x, y)}[c.op]
+    return [env] if ok else []
+
+
+def _lt(x: Any, y: Any) -> bool:
+    return bool((type(x) is str, x) < (type(y) is str, y))  # integers before strings, as clingo orders them
+
+
+def _order(body: tuple) -> list[tuple[int, Any]]:
+    """The body elements in an order that binds before it tests: positive atoms first (in
+    textual order), then comparisons and negations."""
+    first = [(i, e) for i, e in enumerate(body) if isinstance(e, ExtAtom) and not e.negated]
+    return first + [(i, e) for i, e in enumerate(body) if not (isinstance(e, ExtAtom) and not e.negated)]
+
+
+def solutions(scene: Scene, rule: Rule, env: Binding, upto: int | None = None) -> list[Binding]:
+    """Every binding under which the rule's body (its first ``upto`` elements in textual
+    order) holds at T; a comparison or negation whose variables the considered part does not
+    bind counts as satisfiable ("some value")."""
+    envs = [env]
+    for i, elem in _order(rule.body):
+        if upto is not None and i >= upto:
+            continue
+        nxt: list[Binding] = []
+        for b in envs:
+            if isinstance(elem, Compare):
+                got = _compare(elem, b)
+                nxt += [b] if got is None else got
+            elif elem.negated:
+                if not elem.variables() <= set(b) or not scene.matches(elem, b):
+                    nxt.append(b)
+            else:
+                nxt += scene.matches(elem, b)
+        envs = nxt
+        if not envs:
+            break
+    return envs
+
+
+def head_binding(rule: Rule, atom: Atom) -> Binding | None:
+    head = rule.head.atom
+    if rule.head.time is not None or head.pred != atom[0] or len(head.args) != len(atom[1]):
+        return None
+    return _unify(head.args, atom[1], {})
+
+
+# ------------------------------------------------------------------------------ --why
+
+
+def _instances(scene: Scene) -> dict[Atom, list[tuple[Rule, Binding, list[Atom]]]]:
+    """Every rule instance that derives an atom of the answer at T, with the intensional atoms
+    its positive literals read (the answer's atoms they matched)."""
+    out: dict[Atom, list[tuple[Rule, Binding, list[Atom]]]] = {}
+    for rule in scene.program.rules:
+        if not rule.body or rule.head.time is not None:
+            continue
+        for b in solutions(scene, rule, {}):
+            try:
+                args = tuple(_eval(a, b) for a in rule.head.atom.args)
+            except (KeyError, _Undefined):
+                continue
+            atom = (rule.head.atom.pred, args)
+            if not scene.holds(atom):
+                continue
+            reads = []
+            for elem in rule.body:
+                if isinstance(elem, ExtAtom) and not elem.negated and scene.intensional(elem.atom.key):
+                    reads.append((elem.atom.pred, tuple(_eval(a, b) for a in elem.atom.args)))
+            out.setdefault(atom, []).append((rule, b, reads))
+    return out
+
+
+def _sizes(scene: Scene, inst: dict[Atom, list[tuple[Rule, Binding, list[Atom]]]]) -> dict[Atom, int]:
+    """The fewest rule applications that derive each atom (program facts: 0); atoms only a
+    cycle supports get none."""
+    size: dict[Atom, int] = {(key[0], args): 0 for key, rows in scene.program_facts.items() for args in rows}
+    changed = True
+    while changed:
+        changed = False
+        for atom, options in inst.items():
+            for _, _, reads in options:
+                if all(r in size for r in reads):
+                    got = 1 + sum(size[r] for r in reads)
+                    if got < size.get(atom, got + 1):
+                        size[atom] = got
+                        changed = True
+    return size
+
+
+def why(scene: Scene, atom: Atom, every: bool = False, depth: int | None = None) -> Node:
+    inst = _instances(scene)
+    sizes = _sizes(scene, inst)
+    return _derive(scene, atom, inst, sizes, every, depth, set())
+
+
+def _rule_text(rule: Rule) -> str:
+    return f"{rule.loc.file}:{rule.loc.line}: {rule}" if rule.loc is not None else str(rule)
+
+
+def _atom_text(atom: Atom) -> str:
+    return f"{atom[0]}({','.join(str(a) for a in atom[1])})" if atom[1] else atom[0]
+
+
+def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every: bool, depth: int | None,
+            path: set[Atom]) -> Node:
+    t = scene.t
+    fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
+    if fact is not None:
+        return Node("fact", f"{_atom_text(atom)} at {t}: a program fact", rule=_rule_text(fact))
+    options = [o for o in inst.get(atom, []) if all(r in sizes for r in o[2]) and not set(o[2]) & path]
+    options.sort(key=lambda o: 1 + sum(sizes[r] for r in o[2]))
+    if not options:
+        return Node("atom", f"{_atom_text(atom)} at {t}: in the answer at {t}, with no derivation outside a cycle")
+    if depth is not None and depth <= 0:
+        return Node("atom", f"{_atom_text(atom)} at {t} (cut at --depth)")
+    chosen = options if every else options[:1]
+    nodes = [_instance(scene, atom, o, inst, sizes, every, None if depth is None else depth - 1, path | {atom})
+             for o in chosen]
+    if len(nodes) == 1:
+        return nodes[0]
+    return Node("alternatives", f"{_atom_text(atom)} at {t}: {len(nodes)} derivations", children=nodes)
+
+
+def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[Atom, int], every: bool,
+              depth: int | None, path: set[Atom]) -> Node:
+    rule, b, _ = option
+    children = []
+    for elem in rule.body:
+        if isinstance(elem, Compare):
+            children.append(Node("test", f"{elem} holds" + _values(elem.variables(), b)))
+            continue
+        shown = _literal_text(scene, elem, b)
+        if elem.negated:
+            children.append(Node("negated", f"{shown}: {_negation(scene, elem, b)}"))
+            continue
+        if scene.intensional(elem.atom.key):
+            read = (elem.atom.pred, tuple(_eval(a, b) for a in elem.atom.args))
+            children.append(_derive(scene, read, inst, sizes, every, depth, path))
+            continue
+        seen = scene.witnesses(elem, b)
+        leaves = [Node("event", f"input {_atom_text((elem.atom.pred, args))} at {at}", where=str(loc) if loc else "")
+                  for at, args, loc in _witness_cut(elem, seen)]
+        if not seen:  # a program fact (background knowledge, at every time point)
+            args = tuple(_eval(a, b) for a in elem.atom.args)
+            fact = scene.program_facts.get(elem.atom.key, {}).get(args)
+            if fact is not None:
+                children.append(Node("fact", f"{shown}: a program fact", rule=_rule_text(fact)))
+                continue
+        children.append(Node("literal", f"{shown}: {_met(scene, elem, seen)}", children=leaves))
+    binding = {k: v for k, v in b.items() if not k.startswith("_")}
+    return Node("rule", f"{_atom_text(atom)} at {scene.t}", rule=_rule_text(rule), bindings=binding,
+                children=children)
+
+
+def _values(names: set[str], b: Binding) -> str:
+    shown = ", ".join(f"{n}={b[n]}" for n in sorted(names) if n in b)
+    return f" ({shown})" if shown else ""
+
+
+def _literal_text(scene: Scene, lit: ExtAtom, b: Binding) -> str:
+    args = []
+    for a in lit.atom.args:
+        args.append(str(b[a.name]) if isinstance(a, Var) and a.name in b else str(a))
+    text = f"{lit.atom.pred}({','.join(args)})" if args else lit.atom.pred
+    if lit.op is Op.AT:
+        text += f" at {b.get(lit.time.name, lit.time) if isinstance(lit.time, Var) else lit.time}"
+    elif lit.op is Op.BOX:
+        text += " always"
+    if lit.window is not None:
+        text += f" {lit.window}"
+    return ("not " if lit.negated else "") + text
+
+
+def _window_text(scene: Scene, lit: ExtAtom) -> str:
+    lo, hi = scene.span(lit)
+    if isinstance(lit.window, TupleWindow):
+        return f"the last {lit.window.size} facts (from time {lo})"
+    if lit.op is Op.NOW:
+        return f"at {hi}"
+    return f"window [{lo},{hi}]"
+
+
+def _met(scene: Scene, lit: ExtAtom, seen: list) -> str:
+    where = _window_text(scene, lit)
+    if lit.op is Op.BOX:
+        return f"at every point of {where}"
+    if lit.op is Op.DIAMOND:
+        first = max((at for at, _, _ in seen), default=None)
+        return f"met at {first} in {where}" if first is not None else f"holds in {where} (background)"
+    return f"holds ({where})"
+
+
+def _witness_cut(lit: ExtAtom, seen: list) -> list:
+    """The facts shown for a literal: a diamond's latest one, every one for a box, an ``at`` or
+    a tuple window."""
+    if lit.op is Op.DIAMOND and seen:
+        return [max(seen, key=lambda s: s[0])]
+    return seen
+
+
+def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
+    if scene.intensional(lit.atom.key):
+        return f"not in the answer at {scene.t}"
+    return f"no such fact in {_window_text(scene, lit)}"
+
+
+# ------------------------------------------------------------------------------ --why-not
+
+
+def why_not(scene: Scene, atom: Atom) -> Node:
+    rules = []
+    for rule in scene.program.rules:
+        env = head_binding(rule, atom)
+        if env is None or not rule.body:
+            continue
+        rules.append(_first_failure(scene, rule, env))
+    if not rules:
+        return Node("none", f"{_atom_text(atom)} at {scene.t}: no rule has a head that matches it")
+    return Node("why-not", f"{_atom_text(atom)} does not hold at {scene.t}", children=rules)
+
+
+def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
+    for k in range(1, len(rule.body) + 1):
+        if solutions(scene, rule, env, k):
+            continue
+        before = solutions(scene, rule, env, k - 1) or [env]
+        elem = rule.body[k - 1]
+        return Node("rule", f"fails at body element {k}: {_failure(scene, elem, before, env)}", rule=_rule_text(rule),
+                    bindings={n: v for n, v in env.items() if not n.startswith("_")})
+    return Node("rule", "its body holds, but the answer set at this time does not contain the head "
+                        "(another choice of the answer set)", rule=_rule_text(rule))
+
+
+def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str:
+    b = envs[0] if len(envs) == 1 else head  # several ways the part before it holds: the head's values only
+    if isinstance(elem, Compare):
+        return f"{elem} is false" + _values(elem.variables(), b)
+    shown = _literal_text(scene, elem, b)
+    if elem.negated:
+        positive = ExtAtom(elem.atom, elem.op, elem.window, elem.time)
+        if scene.intensional(elem.atom.key):
+            return f"{shown} fails: {_literal_text(scene, positive, b)} holds at {scene.t} (in the answer)"
+        seen = scene.witnesses(positive, b)
+        where = ", ".join(f"at {at}" + (f" from {loc}" if loc else "") for at, _, loc in seen[:3])
+        return f"{shown} fails: {_literal_text(scene, positive, b)} holds ({where})"
+    if scene.intensional(elem.atom.key):
+        inside = "" if elem.op is Op.NOW else f" ({_window_text(scene, elem)})"
+        return f"{shown} fails: no such atom in the answer at {scene.t}{inside}"
+    return f"{shown} fails: no matching fact in {_window_text(scene, elem)}"
+
+
