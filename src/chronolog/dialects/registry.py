@@ -476,14 +476,25 @@ def _lars_dates_back(program: Any) -> bool:
 
 def _lars_explain(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a LARS program (``dialects/lars/explain.py``)."""
-    from chronolog.dialects.lars.explain import Scene, why, why_not
+    from chronolog.dialects.lars.explain import Scene, answer_at, why, why_not
     from chronolog.dialects.lars.plan import plan_program
 
     plan = plan_program(program)
 
-    def explain(events: Any, answer: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        scene = Scene(program, plan, events, answer, t)
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+        scene = Scene(program, plan, events, answer_at(lines, t), t)
         return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+
+    return explain
+
+
+def _mtl_explain(program: Any) -> Callable[..., Any]:
+    """``chronolog explain --why / --why-not`` of a DatalogMTL program (``dialects/mtl/explain.py``)."""
+    from chronolog.dialects.mtl.explain import Facts, answers_of, why, why_not
+
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+        facts = Facts(program, events, answers_of(lines))
+        return why(facts, atom, t, every, depth) if mode == "why" else why_not(facts, atom, t)
 
     return explain
 
@@ -502,7 +513,7 @@ DIALECTS: dict[str, Dialect] = {
     "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe,
                    _mtl_stream, {"mode": ("stream", "batch"), "retention": None}, replay=_mtl_replay,
                    reach=_mtl_reach, retaining=_mtl_retaining, points=False, interval_of=_interval_of,
-                   rational=True),
+                   rational=True, explain=_mtl_explain),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec_parse, _rtec_evaluator, _rtec_read,
                     _rtec_describe, _rtec_stream, {"retention": None, "step": None, "window": None},
                     bulk_read=_rtec_bulk_read, replay=_rtec_replay, retaining=_rtec_retaining, origin=0,

@@ -300,26 +300,20 @@ class NotSo(ChronologError):
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
             every: bool = False, depth: int | None = None) -> Node:
-    """``--why`` / ``--why-not`` of the query: the answer at T as ``run`` computes it (the input
-    up to T, whenever it arrived), then the dialect's explanation against it."""
+    """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the whole
+    input, then the dialect's explanation against them."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     seen = list(events)
     out = io.StringIO()
-    run_evaluator(evaluator, [e for e in seen if e.t <= query.t], out, until=query.t, warn=lambda m: None)  # type: ignore[arg-type]
-    total: dict[tuple[str, tuple], int] = {}
-    for raw in out.getvalue().splitlines():
-        line = _decode(raw)
-        if "pred" in line and Query(line["pred"], tuple(line.get("args", ())), query.t, "").covers(line):
-            key = (line["pred"], tuple(line.get("args", ())))
-            total[key] = total.get(key, 0) + line.get("diff", 1)
-    answer = {atom for atom, n in total.items() if n == 1}
-    holds = (query.pred, query.args) in answer
-    if mode == "why" and not holds:
+    run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
+    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
+    total = sum(line.get("diff", 1) for line in lines if query.covers(line))
+    if mode == "why" and total != 1:
         raise NotSo(f"{query.text}: {_shown(query)} does not hold at {time_text(query.t)} (ask --why-not)")
-    if mode == "why-not" and holds:
+    if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {_shown(query)} holds at {time_text(query.t)} (ask --why)")
-    return row.explain(program)(seen, answer, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
+    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
 
 
 def _shown(query: Query) -> str:

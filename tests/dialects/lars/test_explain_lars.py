@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
@@ -168,11 +167,10 @@ def test_why_exactly_for_the_answer_and_leaves_are_input_lines(tmp_path_factory,
             assert node["text"].endswith(f" at {t}")
 
 
-@pytest.mark.parametrize("dialect_program", [("prog.mtl", "Q(X):-Diamondminus[0,2]P(X)\n")])
-def test_other_dialects_say_it_is_not_built(tmp_path, capsys, dialect_program):
-    name, text = dialect_program
-    (tmp_path / name).write_text(text)
-    (tmp_path / "in.jsonl").write_text('{"interval": "[0,1]", "pred": "P", "args": ["a"]}\n')
+def test_rtec_says_it_is_not_built(tmp_path, capsys):
+    (tmp_path / "p.prolog").write_text("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+                                       "door(d1).\ngrounding(open(D)=true) :- door(D).\n")
+    (tmp_path / "in.jsonl").write_text('{"t": 1, "pred": "opened", "args": ["d1"]}\n{"t": 5}\n')
     capsys.readouterr()
-    code = main(["explain", str(tmp_path / name), "--input", str(tmp_path / "in.jsonl"), "--why", "Q(a)@1"])
-    assert code == 2 and "--why is not built for DatalogMTL programs yet" in capsys.readouterr().err
+    code = main(["explain", str(tmp_path / "p.prolog"), "--input", str(tmp_path / "in.jsonl"), "--why", "open(d1)@3"])
+    assert code == 2 and "--why is not built for RTEC programs yet" in capsys.readouterr().err

@@ -33,6 +33,25 @@ Atom = tuple[str, tuple]
 Binding = dict[str, Any]
 
 
+def answer_at(lines: Iterable[dict], t: int) -> set[Atom]:
+    """The atoms the answer lines (CONTRACT §3) hold at the time point ``t``: their diffs sum to 1."""
+    total: dict[Atom, int] = {}
+    for line in lines:
+        if "pred" not in line:
+            continue
+        if "interval" in line:
+            text = line["interval"]
+            lo, hi = text[1:-1].split(",")
+            a = int(lo) + (text[0] == "(")
+            inside = a <= t and (hi == "inf" or t <= int(hi) - (text[-1] == ")"))
+        else:
+            inside = line["t"] == t
+        if inside:
+            key = (line["pred"], tuple(line.get("args", ())))
+            total[key] = total.get(key, 0) + line.get("diff", 1)
+    return {atom for atom, n in total.items() if n == 1}
+
+
 class Scene:
     """What the evaluation of T reads: the stream up to T (time order, arrival order within a
     time, retractions applied) with each fact's input line, and the answer at T."""

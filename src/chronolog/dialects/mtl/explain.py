@@ -1,0 +1,312 @@
+"""Why a DatalogMTL fact holds at T, or why not (``chronolog explain --why / --why-not``).
+
+The facts are the input's (retractions applied) and the answers ``run`` writes, as maximal
+intervals over rational time; a rule body's literals are read over them by the
+materialiser's own ``_instances`` (the metric operators as the evaluator applies them).  A
+derivation of P at T is a rule instance whose body holds at a time s with T in what its head
+puts P on (s itself, or s ± ρ under a head's Boxminus/Boxplus), each premise with the
+interval it holds on and the operator's range that applied, down to input facts with their
+input lines.  For an interval answer the explanation covers the maximal interval that
+contains T.  Recursion is cut where a premise leads back to a fact and time already on the
+path (recursion through time terminates because premises lie at other times).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from math import inf
+from typing import Any
+
+from chronolog.core import intervals as I
+from chronolog.core.events import Event, withdraw_counted
+from chronolog.core.explanation import Node
+from chronolog.dialects.mtl.materialise import Materialiser
+from chronolog.dialects.mtl.parser import interval_from_text
+from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, head_atom
+
+Fact = tuple[str, tuple]
+Db = dict[tuple[str, int], dict[tuple, list[I.Iv]]]
+
+
+def answers_of(lines: Iterable[dict]) -> dict[Fact, list[I.Iv]]:
+    """What answer lines (CONTRACT §3) mean, per fact: their +1 intervals added and their -1
+    intervals taken away in order (a point's sum never leaves 0..1)."""
+    out: dict[Fact, list[I.Iv]] = {}
+    for line in lines:
+        if "pred" not in line:
+            continue
+        fact = (line["pred"], tuple(line.get("args", ())))
+        iv = interval_from_text(line["interval"]) if "interval" in line else I.point(Fraction(line["t"]))
+        held = out.get(fact, [])
+        out[fact] = I.coalesce([*held, iv]) if line.get("diff", 1) == 1 else I.subtract(held, [iv])
+    return out
+
+
+class Facts:
+    """The input facts (with their input lines) and the answers, as maximal intervals."""
+
+    def __init__(self, program: MtlProgram, events: Iterable[Event], answers: dict[Fact, list[I.Iv]]) -> None:
+        self.program = program
+        counts: dict[tuple[str, tuple, I.Iv], int] = {}
+        self.lines: dict[tuple[str, tuple, I.Iv], list[str]] = {}
+        lo, hi = None, None
+        for ev in events:
+            iv = ev.span if ev.span is not None else I.point(ev.t)
+            ends = [ev.t] + ([iv[2]] if ev.pred is not None and iv[2] != inf else [])  # type: ignore[index]
+            lo = min([*ends, lo]) if lo is not None else min(ends)
+            hi = max([*ends, hi]) if hi is not None else max(ends)
+            if ev.pred is None:
+                continue
+            key = (ev.pred, tuple(ev.args), iv)
+            if ev.retract:
+                if withdraw_counted(counts, key):
+                    self.lines[key].pop()
+                continue
+            counts[key] = counts.get(key, 0) + 1
+            self.lines.setdefault(key, []).append("" if ev.loc is None else str(ev.loc))
+        self.span: I.Iv = (lo if lo is not None else 0, True, hi if hi is not None else 0, True)
+        db: Db = {}
+        for (pred, args, iv), n in counts.items():
+            if n > 0:
+                slot = db.setdefault((pred, len(args)), {})
+                slot[args] = I.coalesce([*slot.get(args, []), iv])
+        for fact in program.facts:
+            slot = db.setdefault((fact.pred, len(fact.args)), {})
+            slot[tuple(fact.args)] = I.coalesce([*slot.get(tuple(fact.args), []), fact.interval])
+        self.heads = {head_atom(r.head).key for r in program.rules}
+        for (pred, args), ivs in answers.items():
+            slot = db.setdefault((pred, len(args)), {})
+            slot[args] = I.coalesce([*slot.get(args, []), *ivs])
+        self.db = db
+        self.mat = Materialiser(program)
+        self.mat.span = self.span
+
+    def holding(self, fact: Fact, t: Any) -> I.Iv | None:
+        """The maximal interval of ``fact`` that contains ``t``."""
+        for iv in self.db.get((fact[0], len(fact[1])), {}).get(fact[1], []):
+            if I.contains(iv, t):
+                return iv
+        return None
+
+    def inputs(self, fact: Fact, within: I.Iv) -> list[tuple[I.Iv, str]]:
+        """The input facts of ``fact`` meeting ``within``, with their input lines."""
+        out = []
+        for (pred, args, iv), lines in self.lines.items():
+            if (pred, args) == fact and lines and I.intersect(iv, within) is not None:
+                out += [(iv, line) for line in lines]
+        for f in self.program.facts:
+            if (f.pred, tuple(f.args)) == fact and I.intersect(f.interval, within) is not None:
+                out.append((f.interval, "" if f.loc is None else f"{f.loc} (a program fact)"))
+        return out
+
+    def instances(self, lit: Literal, binding: dict) -> list[tuple[dict, list[I.Iv]]]:
+        return list(self.mat._instances(lit, self.db, binding, None))
+
+
+def _text(x: Any) -> str:
+    if x == inf:
+        return "inf"
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def _iv(iv: I.Iv) -> str:
+    return I.text(iv)
+
+
+def _fact_text(fact: Fact) -> str:
+    return f"{fact[0]}({','.join(str(a) for a in fact[1])})" if fact[1] else fact[0]
+
+
+def _ground(atom: Atom, b: dict) -> tuple:
+    return tuple(b[t.name] if isinstance(t, Var) else t for t in atom.args)
+
+
+def _rule_text(rule: Rule) -> str:
+    where = f"{rule.loc.file}:{rule.loc.line}: " if rule.loc is not None else ""
+    return where + f"{_lit_text(rule.head, {})} :- " + ", ".join(_lit_text(x, {}) for x in rule.body)
+
+
+def _lit_text(lit: Literal, b: dict) -> str:
+    if isinstance(lit, Atom):
+        args = [str(b[t.name]) if isinstance(t, Var) and t.name in b else str(t) for t in lit.args]
+        return lit.pred + (f"({','.join(args)})" if args else "")
+    if isinstance(lit, Unary):
+        return f"{lit.op}{_iv(lit.rho)}{_lit_text(lit.operand, b)}"
+    if isinstance(lit, Binary):
+        return f"{_lit_text(lit.left, b)} {lit.op}{_iv(lit.rho)} {_lit_text(lit.right, b)}"
+    return f"not {_lit_text(lit.operand, b)}"
+
+
+def _head_times(rule: Rule, t: Any) -> I.Iv:
+    """The times s where a body that holds puts the head's atom at ``t``: s = t, or the
+    pre-image of t under the head's Boxminus/Boxplus."""
+    pre: I.Iv | None = I.point(t)
+    head: Literal = rule.head
+    while isinstance(head, Unary) and pre is not None:
+        pre = I.diamond_plus(pre, head.rho) if head.op == "Boxplus" else I.diamond_minus(pre, head.rho)
+        head = head.operand
+    return pre if pre is not None else I.point(t)
+
+
+def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv], upto: int | None = None) -> list[tuple[dict, list]]:
+    """(binding, the times the body — its first ``upto`` literals — holds within ``within``, and
+    per literal its intervals) for each ground instance consistent with ``b``."""
+    partial: list[tuple[dict, list[I.Iv], list]] = [(b, within, [])]
+    order = sorted(range(len(rule.body)), key=lambda i: isinstance(rule.body[i], Negated))
+    for i in order:
+        if upto is not None and i >= upto:
+            continue
+        nxt = []
+        for binding, ivs, used in partial:
+            for got, lit_ivs in facts.instances(rule.body[i], binding):
+                both = I.intersect_sets(ivs, lit_ivs)
+                if both:
+                    nxt.append((got, both, [*used, (i, lit_ivs)]))
+        partial = nxt
+        if not partial:
+            break
+    return [(binding, ivs, sorted(used)) for binding, ivs, used in partial]
+
+
+def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None = None,
+        path: frozenset = frozenset()) -> Node:
+    held = facts.holding(fact, t)
+    name = f"{_fact_text(fact)} on {_iv(held)}" if held else f"{_fact_text(fact)} at {_text(t)}"
+    key = (fact[0], len(fact[1]))
+    if (fact, held) in path:
+        return Node("atom", f"{name} (derived above: a cycle through time ends here)")
+    if depth is not None and depth < 0:
+        return Node("atom", f"{name} (cut at --depth)")
+    leaves = [Node("event", f"input {_fact_text(fact)} on {_iv(iv)}", where=line)
+              for iv, line in facts.inputs(fact, I.point(t))]
+    if key not in facts.heads:
+        return Node("input", name, children=leaves) if leaves else Node("input", f"{name}: no input fact holds it")
+    options = []
+    for rule in facts.program.rules:
+        atom = head_atom(rule.head)
+        if atom.key != key:
+            continue
+        b = _bind(atom, fact[1])
+        if b is None:
+            continue
+        for binding, ivs, used in _body(facts, rule, b, [_head_times(rule, t)]):
+            options.append((rule, binding, ivs, used))
+    nodes = list(leaves)
+    for rule, binding, ivs, used in options[: None if every else max(0, 1 - len(leaves))]:
+        nodes.append(_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1,
+                               path | {(fact, held)}, name))
+    if not nodes:
+        return Node("atom", f"{name}: in the answers, with no derivation found at {_text(t)}")
+    if len(nodes) == 1:
+        node = nodes[0]
+        return node if node.kind == "rule" else Node("input", name, children=nodes)
+    return Node("alternatives", f"{name}: {len(nodes)} derivations", children=nodes)
+
+
+def _bind(atom: Atom, args: tuple) -> dict | None:
+    b: dict = {}
+    for term, v in zip(atom.args, args, strict=True):
+        if isinstance(term, Var):
+            if b.setdefault(term.name, v) != v:
+                return None
+        elif term != v:
+            return None
+    return b
+
+
+def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
+              depth: int | None, path: frozenset, name: str) -> Node:
+    at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
+    s = at[2] if at[2] != inf else at[0]
+    children = []
+    for i, lit_ivs in used:
+        lit = rule.body[i]
+        shown = _lit_text(lit, b)
+        on = next((iv for iv in lit_ivs if I.contains(iv, s)), lit_ivs[0])
+        if isinstance(lit, Negated):
+            children.append(Node("negated", f"{shown}: holds on {_iv(on)} (the operand does not)"))
+            continue
+        premise = _premise(lit, b)
+        node = Node("literal", f"{shown} holds on {_iv(on)}" + _range(lit, s))
+        if premise is not None:
+            fact, where = premise
+            point = _witness_time(facts, fact, lit, s)
+            if point is not None:
+                node.children.append(why(facts, fact, point, every, depth, path))
+        children.append(node)
+    where = f"at {_text(s)}" if at[0] == at[2] else f"on {_iv(at)}"
+    return Node("rule", f"{name}: at {_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule),
+                bindings={k: v for k, v in b.items()}, children=children)
+
+
+def _premise(lit: Literal, b: dict) -> tuple[Fact, Literal] | None:
+    """The atom a (unary or plain) literal reads, ground."""
+    inner = lit
+    while isinstance(inner, Unary):
+        inner = inner.operand
+    if isinstance(inner, Atom):
+        return (inner.pred, _ground(inner, b)), lit
+    if isinstance(inner, Binary) and isinstance(inner.right, Atom):
+        return (inner.right.pred, _ground(inner.right, b)), lit
+    return None
+
+
+def _range(lit: Literal, s: Any) -> str:
+    if isinstance(lit, Unary):
+        lo, lc, hi, hc = lit.rho
+        if lit.op.endswith("minus"):
+            window = (s - hi, hc, s - lo, lc)
+        else:
+            window = (s + lo, lc, s + hi, hc)
+        kind = "some point" if lit.op.startswith("Diamond") else "every point"
+        return f" ({kind} of {_iv(window)} at {_text(s)}, range {_iv(lit.rho)})"
+    if isinstance(lit, Binary):
+        return f" ({lit.op} within {_iv(lit.rho)})"
+    return ""
+
+
+def _witness_time(facts: Facts, fact: Fact, lit: Literal, s: Any) -> Any:
+    """A time where the premise ``fact`` holds for ``lit`` at ``s``: s itself for a plain atom,
+    the latest point of the operator's window where it holds for a diamond, the window's end
+    for a box."""
+    if isinstance(lit, Atom):
+        return s
+    if isinstance(lit, Unary):
+        lo, lc, hi, hc = lit.rho
+        window = (s - hi, hc, s - lo, lc) if lit.op.endswith("minus") else (s + lo, lc, s + hi, hc)
+        for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
+            part = I.intersect(iv, window)
+            if part is not None:
+                return part[2] if part[3] else part[0] if part[0] == part[2] else (part[0] + part[2]) / 2
+    return None
+
+
+def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
+    key = (fact[0], len(fact[1]))
+    rules = []
+    for rule in facts.program.rules:
+        atom = head_atom(rule.head)
+        b = _bind(atom, fact[1]) if atom.key == key else None
+        if b is None:
+            continue
+        times = [_head_times(rule, t)]
+        for k in range(1, len(rule.body) + 1):
+            if _body(facts, rule, b, times, k):
+                continue
+            lit = rule.body[k - 1]
+            rules.append(Node("rule", f"fails at body element {k}: {_lit_text(lit, b)} does not hold at "
+                                      f"{_times(times[0])}", rule=_rule_text(rule), bindings=dict(b)))
+            break
+        else:
+            rules.append(Node("rule", "its body holds, yet the fact is not entailed there", rule=_rule_text(rule)))
+    if not rules:
+        if key not in facts.heads:
+            return Node("none", f"{_fact_text(fact)} at {_text(t)}: no input fact holds it, and no rule derives it")
+        return Node("none", f"{_fact_text(fact)} at {_text(t)}: no rule has a head that matches it")
+    return Node("why-not", f"{_fact_text(fact)} does not hold at {_text(t)}", children=rules)
+
+
+def _times(iv: I.Iv) -> str:
+    return _text(iv[0]) if iv[0] == iv[2] else f"any time of {_iv(iv)}"
