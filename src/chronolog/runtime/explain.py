@@ -255,6 +255,18 @@ class Offset(Loc):
         return f"{self.file} offset {self.line}"
 
 
+def topic_events(records: Iterable[tuple[str, int, int, bytes, float]],
+                 read: Callable[[str, str], Iterator[Event]]) -> Iterator[Event]:
+    """The input events of a topic's records, each named by its topic, partition and offset
+    (upgrade requests left out)."""
+    for topic, partition, offset, value, _ in records:
+        if value.startswith(UPGRADE_KEY):
+            continue
+        where = Offset(f"{topic}[{partition}]", offset, 1)
+        for ev in read(value.decode("utf-8", errors="replace"), str(where)):
+            yield Event(ev.t, ev.pred, ev.args, ev.retract, where, ev.span)
+
+
 def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: Callable[[str, str], Iterator[Event]],
                   upgrader: Any, outcomes: dict[str, dict], query: Query) -> list[Change]:
     """The answer lines a fleet service (``EvaluatorStage``) writes about the query, read again
