@@ -23,7 +23,7 @@ from chronolog.core.reach import widest
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.runtime.backfill.meaning import domain_of
 from chronolog.runtime.backfill.segments import truth as segment_truth
-from chronolog.versions import versions_of
+from chronolog.versions import UpgradeRequest, version_id, versions_of
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -323,8 +323,15 @@ def test_backfill_command_with_an_upgrade_corrects_to_run_upgrade(tmp_path, caps
     assert code == 0, err
     assert meaning(published, (0, 19)) != meaning(want, (0, 19))  # the upgrade matters
     answers = _stream(tmp_path / "answers.jsonl", published)
+    # the history as a fleet's input topic holds it after `chronolog upgrade`: the request among the events
+    request = UpgradeRequest("r1", version_id((("new.lars", Path(new).read_text()),)), "lars", "9",
+                             (("new.lars", Path(new).read_text()),))
+    history = tmp_path / "history.jsonl"
+    history.write_text(Path(stream).read_text() + request.encode().decode() + "\n")
     out = tmp_path / "fixes.jsonl"
-    assert main(["backfill", old, "--upgrade", f"9={new}", "--history", stream, "--answers", answers,
+    capsys.readouterr()
+    assert main(["backfill", old, "--upgrade", f"9={new}", "--history", str(history), "--answers", answers,
                  "--from", "0", "--to", "19", "--segment", "4", "--master", "local[2]", "--output", str(out)]) == 0
+    assert "the history holds 1 program upgrade requests" in capsys.readouterr().err
     fixes = [json.loads(x) for x in out.read_text().splitlines()]
     assert meaning(published + fixes, (0, 19), running=True) == meaning(want, (0, 19))

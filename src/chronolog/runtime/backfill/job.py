@@ -87,6 +87,9 @@ def parse_history(sources: Sources, dialect: str, locate: Callable[[int, int, in
         for p, o, raw in rows:
             if isinstance(raw, (bytes, bytearray)):  # archive and Kafka records
                 raw = raw.decode("utf-8", errors="replace")
+            if raw.startswith('{"upgrade":'):  # a program upgrade request (chronolog upgrade): not input
+                yield "upgrade", p, o, raw
+                continue
             try:
                 events = list(read_line(dialect, program, raw.replace("\n", " "), "-"))
             except InputError as exc:
@@ -154,6 +157,11 @@ def backfill(
         bad = rows.filter(lambda r: r[0] == "error").takeOrdered(1, key=lambda r: (r[1], r[2]))
         if bad:
             raise ChronologError(bad[0][3])
+        requests = rows.filter(lambda r: r[0] == "upgrade").count()
+        if requests:
+            stats.warnings.append(f"warning: the history holds {requests} program upgrade requests (chronolog "
+                                  "upgrade); they are not input: pass each as --upgrade T=FILE to re-evaluate with "
+                                  "the program version in force at each time")
         events = rows.filter(lambda r: r[0] == "ok").map(lambda r: r[1:])
         if events.isEmpty():
             stats.seconds = time.monotonic() - began
