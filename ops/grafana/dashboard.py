@@ -272,6 +272,18 @@ def build() -> dash_b.Dashboard:
         )
         .with_panel(
             timeseries(
+                "Program version and upgrades",
+                "The program version each service instance runs (chronolog_program_info: 1 for its version, "
+                "the legend names it) and the upgrades it applied (chronolog upgrade; changes of the program "
+                "from an event time on, docs/fleet/upgrade.md).",
+                "none",
+                query(f"max by ({BY_INSTANCE}, version) (chronolog_program_info{{{SEL}}})",
+                      INSTANCE + " {{version}}", "A"),
+                query(f"sum by ({BY_INSTANCE}) (chronolog_upgrades_total{{{SEL}}})", "upgrades " + INSTANCE, "B"),
+            )
+        )
+        .with_panel(
+            timeseries(
                 "State size",
                 "Size of the last state snapshot (RocksDB and changelog) per service instance.",
                 "bytes",

@@ -298,6 +298,17 @@ def cmd_tail(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version(paths: list[str]) -> str:
+    """The program version of the files (``versions.version_id``)."""
+    from chronolog.versions import version_id
+
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            texts.append((path, f.read()))
+    return version_id(texts)
+
+
 def cmd_service(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.service import Service, ServiceConfig, kafka_config
 
@@ -311,7 +322,7 @@ def cmd_service(args: argparse.Namespace) -> int:
         partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
         state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
         retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
-        kafka=kafka_config(args.kafka_config),
+        kafka=kafka_config(args.kafka_config), version=_version(args.program),
     )
     service = Service(cfg)
 

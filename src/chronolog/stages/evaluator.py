@@ -156,10 +156,14 @@ class EvaluatorStage:
         answers: Answers = self.evaluator.advance(until)
         return answers.lines().splitlines()
 
-    def progress(self) -> dict[str, int | None]:
+    def progress(self) -> dict[str, Any]:
         done = self.done
-        return {"dead_letters": self.dead_letters, "delayed_events": getattr(self.evaluator, "delayed", 0),
-                "late_events": self.late_events, "time_point": None if done is None else int(done)}
+        got: dict[str, Any] = {"dead_letters": self.dead_letters, "delayed_events": getattr(self.evaluator, "delayed", 0),
+                               "late_events": self.late_events, "time_point": None if done is None else int(done),
+                               "upgrades": len(self.upgrades)}
+        if self.upgrades:
+            got["program_version"] = self.upgrades[-1]["version"]
+        return got
 
     def journals(self) -> dict[str, Journal]:
         return {} if self.bucket is None else {self.LOG: self.inputs}

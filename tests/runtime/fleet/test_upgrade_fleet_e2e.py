@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,12 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
         assert answers_until(bootstrap, quarters, want, deadline + 90) == want
         versions = (state / "program-versions.jsonl").read_text().splitlines()
         assert len(versions) == 1 and json.loads(versions[0])["at"] == "4"
+        version = json.loads(versions[0])["version"]
+        if not kill:  # the service's metrics name the version it runs and count the upgrade
+            port = next(s["metrics_port"] for s in info["services"] if s["name"] == "chain")
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            assert f'chronolog_program_info{{partition="0",service="chain",stratum="",version="{version}"}} 1.0' in text
+            assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
         # explain on the fleet: its input topic read again, the upgrade among the causes
         for query, holds in (("Q(b)@8", 1), ("Q(a)@2", 0)):
             got = _chronolog("explain", "--changes", query, "--state-dir", str(state), "--as", "json")

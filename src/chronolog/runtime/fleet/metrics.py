@@ -50,7 +50,11 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_state_size_bytes": ("gauge", "Size of the last state snapshot written to RocksDB and the changelog"),
     "chronolog_time_point": ("gauge", "Last time point this service has completed (evaluated, closed or published)"),
     "chronolog_up": ("gauge", "1 while the service's processing loop runs"),
+    "chronolog_upgrades_total": ("counter", "Program upgrades this service applied (chronolog upgrade)"),
+    "chronolog_program_info": ("gauge", "1 for the program version the service runs (label version: the first 12"
+                                        " hex digits of the SHA-256 of its files' texts)"),
 }
+INFO = ("chronolog_program_info",)  # gauges with a ``version`` label beside the service's labels
 
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -79,6 +83,19 @@ class ServiceMetrics:
     state_size: Gauge
     time_point: Gauge
     up: Gauge
+    upgrades: Counter
+    program: Gauge  # chronolog_program_info, unlabelled by version yet (``running``)
+    labels: tuple[str, str, str]
+    version: str | None = None
+
+    def running(self, version: str) -> None:
+        """``chronolog_program_info{version=...}`` is 1 for ``version`` only."""
+        if version == self.version:
+            return
+        if self.version is not None:
+            self.program.remove(*self.labels, self.version)
+        self.program.labels(*self.labels, version).set(1)
+        self.version = version
 
     @classmethod
     def create(cls, service: str, stratum: int | None = None, partition: int | None = None) -> ServiceMetrics:
@@ -87,6 +104,9 @@ class ServiceMetrics:
         made = {}
         for name, (kind, doc) in METRICS.items():
             base = name.removesuffix("_total") if kind == "counter" else name
+            if name in INFO:
+                made[name] = Gauge(base, doc, (*LABELS, "version"), registry=reg)
+                continue
             if kind == "counter":
                 metric = Counter(base, doc, LABELS, registry=reg)
             elif kind == "gauge":
@@ -115,6 +135,9 @@ class ServiceMetrics:
             made["chronolog_state_size_bytes"],
             made["chronolog_time_point"],
             made["chronolog_up"],
+            made["chronolog_upgrades_total"],
+            made["chronolog_program_info"],
+            values,  # type: ignore[arg-type]
         )
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> int:

@@ -114,6 +114,7 @@ class ServiceConfig:
     window: int | None = None  # RTEC's windowed mode (--window, --step)
     step: int | None = None
     prefix: str = "chronolog"
+    version: str | None = None  # the program version it was started with (versions.version_id of its files)
     kafka: dict[str, str] = field(default_factory=dict)
     batch: int = 2000
     poll: float = 0.01
@@ -259,6 +260,8 @@ class Service:
         self.store = store
         self.names = TopicNames(cfg.prefix)
         self.metrics = ServiceMetrics.create(cfg.service, cfg.stratum, None if cfg.service == "ingest" else cfg.partition)
+        if cfg.version is not None:
+            self.metrics.running(cfg.version)
         self.stopping = False
         self.stage = make_stage(cfg)  # first: it checks --stratum and --partition with clear messages
         self.topology = build_topology(cfg.layout, cfg.partitions, cfg.input_partitions, cfg.prefix,
@@ -395,7 +398,11 @@ class Service:
         self.db = self._db()
         self._clients()
         resume = self.restore()
-        self._counted: dict[str, int] = {k: v or 0 for k, v in self.stage.progress().items() if k != "time_point"}
+        progress = self.stage.progress()
+        if progress.get("program_version") is not None:  # restored after an upgrade: that version runs
+            self.metrics.running(str(progress["program_version"]))
+        self._counted: dict[str, int] = {k: v or 0 for k, v in progress.items()
+                                         if k not in ("time_point", "program_version")}
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         if not self.head:
@@ -547,6 +554,10 @@ class Service:
             if name == "time_point":
                 if value is not None:
                     self.metrics.time_point.set(value)
+                continue
+            if name == "program_version":  # (a string: the version an upgrade put in force)
+                if value is not None:
+                    self.metrics.running(str(value))
                 continue
             before = self._counted.get(name, 0)
             if value is not None and value > before:
