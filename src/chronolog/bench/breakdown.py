@@ -12,6 +12,7 @@ and an interpolated p99 (what Prometheus's ``histogram_quantile`` computes).
 from __future__ import annotations
 
 import math
+import statistics
 import urllib.request
 
 HOPS = {
@@ -78,8 +79,6 @@ def scrape(fleet) -> dict[str, dict[str, tuple[float, float, int]]]:  # type: ig
 
 def table(title: str, rounds: list[dict[str, dict[str, tuple[float, float, int]]]]):  # type: ignore[no-untyped-def]
     """A rich table: per service, each hop's mean and p99 in ms (medians over rounds)."""
-    import statistics
-
     from rich.table import Table
 
     t = Table(title=title)

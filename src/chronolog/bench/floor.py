@@ -37,8 +37,12 @@ from dataclasses import dataclass
 
 import orjson
 
+from chronolog.bench.pacing import latencies, publish_paced
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.batching import Batching
+from chronolog.runtime.fleet.broker import LocalBroker
+from chronolog.runtime.fleet.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
 log = logging.getLogger("chronolog.bench")
 
@@ -67,8 +71,6 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float, transactiona
     flushed (acknowledged) where the transaction would commit."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    from chronolog.runtime.fleet.batching import Batching
-    from chronolog.runtime.fleet.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
     stopping = False
 
@@ -194,8 +196,6 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     topic held."""
     from confluent_kafka.admin import NewTopic
 
-    from chronolog.bench.fleet import latencies, publish_paced
-    from chronolog.runtime.fleet.broker import LocalBroker
 
     hops = len(gaps)
     if transactions not in TRANSACTIONS:

@@ -11,9 +11,17 @@ import os
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
+from chronolog.cli.main import FileError, _open_out, _same_file
 from chronolog.contract.topics import TopicNames
-from chronolog.dialects.load import DIALECTS
+from chronolog.dialects.load import DIALECTS, load_program
+from chronolog.dialects.registry import RunOptions, lookup, refusal
+from chronolog.runtime.backfill.archive import Archiver
+from chronolog.runtime.backfill.job import backfill, evaluator_of, publish
+from chronolog.runtime.backfill.points import dumps
+from chronolog.runtime.backfill.spark_io import Source, spark_session
+from chronolog.runtime.upgrade import new_versions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -91,14 +99,6 @@ def write_parquet(lines: list[dict], path: str) -> None:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    from chronolog.cli.main import FileError, _open_out, _same_file
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup, refusal
-    from chronolog.runtime.backfill.job import backfill, evaluator_of, publish
-    from chronolog.runtime.backfill.points import dumps
-    from chronolog.runtime.backfill.spark_io import Source, spark_session
-    from chronolog.runtime.upgrade import new_versions
-
     if args.t_from > args.t_to:
         return _usage(f"--from {args.t_from} is after --to {args.t_to}")
     if args.segment is not None and args.segment <= 0:
@@ -197,10 +197,6 @@ def _columns() -> int:
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from chronolog.runtime.backfill.archive import Archiver
-
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]
     if not topics:
         return _usage("--topics names no topic")

@@ -41,6 +41,7 @@ from itertools import groupby, islice
 from operator import attrgetter
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
+from chronolog.contract.events import FACT_EVENT, OPS
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event, OnePredicate
 from chronolog.core.records import record
@@ -107,7 +108,6 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
         Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
         Pred = Annotated[str, msgspec.Meta(min_length=1)]
 
-        from chronolog.contract.events import FACT_EVENT, OPS
 
         kinds = {
             "time": Int64,

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from chronolog.core.events import Event, OnePredicate, withdrawn
 from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
+from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
 from chronolog.state.journal import Journal
@@ -48,7 +49,6 @@ def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
         from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine
 
         return ClingoEngine(plan, t1)  # type: ignore[return-value]
-    from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 
     return TmsEngine(plan, t1, plan.seed)  # type: ignore[return-value]
 

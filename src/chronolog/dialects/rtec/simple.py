@@ -30,7 +30,7 @@ from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.local import local_runner
 from chronolog.dialects.rtec.prolog import term_text
-from chronolog.dialects.rtec.solve import _FLOAT, Rule, Solver, Var, deref, inst, is_ground, resolve
+from chronolog.dialects.rtec.solve import _FLOAT, Rule, Solver, Var, _canonical, deref, inst, is_ground, resolve
 
 NEG_INF = -INF
 _NONE = object()  # no (further) solution
@@ -223,7 +223,6 @@ class SimpleFluents:
         out = []
         for rule in self.program.initially:
             vs = [Var() for _ in range(rule.nvars)]
-            from chronolog.dialects.rtec.solve import inst
             fv = inst(rule.head, vs)[1]
             got = _fv(fv)
             if got is None or got[0] not in keys:
@@ -266,7 +265,6 @@ class SimpleFluents:
         if parts is None:
             if all(is_ground(a) for a in fargs):
                 return [(tuple(resolve(a) for a in fargs), value)]
-            from chronolog.dialects.rtec.solve import _canonical
 
             memo_key = (key, _canonical(tuple(["args", *fargs])))
         else:

@@ -36,6 +36,7 @@ from pathlib import Path
 import orjson
 
 from chronolog.core.errors import ChronologError
+from chronolog.runtime.backfill.kafka_source import topic_partitions
 
 _PART = re.compile(r"^part-(\d{20})-(\d{20})\.parquet$")
 _INTERVAL_START = re.compile(r"^[\[(]\s*(-?\d+)")
@@ -144,7 +145,6 @@ class Archiver:
         topics have been idle for ``idle`` seconds."""
         from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
-        from chronolog.runtime.backfill.kafka_source import topic_partitions
         from chronolog.runtime.fleet import kafka_clients
 
         assignment = []
