@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+from rich.console import Console
+from rich.table import Table
 
 from chronolog.bench.breakdown import scrape
 from chronolog.bench.breakdown import table as hop_table
@@ -120,7 +122,7 @@ class _Answers(threading.Thread):
         self.lines = 0
 
     def run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
         consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
@@ -271,8 +273,6 @@ def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
     # piped (a file, a test): wide enough that no row name wraps, even with the widest
     # figures ("1,234 ms (1,000 ms–2,000 ms)" in every latency column)
@@ -374,8 +374,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: str) -> int:  # type: ignore[no-untyped-def]
     """``--stages``: each stage's CPU without Kafka, least of ``repeat`` rounds (bench/stages.py)."""
-    from rich.table import Table
-
 
     got: dict[str, list[float]] = {}
     for r in range(repeat):

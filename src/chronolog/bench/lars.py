@@ -42,6 +42,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 import chronolog
 from chronolog.bench.corrections import add_parser as add_corrections
 from chronolog.bench.fleet import add_parser as add_fleet
@@ -264,9 +267,6 @@ def _against_oneshot(row: Row, rows: list[Row]) -> str:
 
 
 def render(rows: list[Row], memory_curve: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title="chronolog bench lars", title_justify="left")
     table.add_column("workload")
     modes = any(r.mode is not None for r in rows)

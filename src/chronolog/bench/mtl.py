@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import orjson
+from rich.console import Console
+from rich.table import Table
+
 from chronolog.bench import shared_data
 from chronolog.bench.process import BenchError, run_process
 from chronolog.core.retention import retention_value
@@ -54,8 +58,6 @@ def default_data() -> Path:
 
 
 def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:
-    import orjson
-
     lines = source.read_bytes().splitlines()
     with open(out, "wb") as f:
         for k in range(copies):
@@ -70,8 +72,6 @@ def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:
 def pings(per_unit: int, out: Path, span: int = 120, devices: int = 20) -> Path:
     """``G1``/``G10``'s stream: each device seen over the whole span, pinging
     every 1/per_unit time unit except in a silent stretch of 10 units each 60."""
-    import orjson
-
     with open(out, "wb") as f:
         for d in range(devices):
             f.write(orjson.dumps({"interval": f"[0,{span}]", "pred": "Seen", "args": [f"d{d}"]}) + b"\n")
@@ -118,8 +118,6 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
 
     data = Path(args.data) if args.data else default_data()

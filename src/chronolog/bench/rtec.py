@@ -19,6 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from chronolog.bench import shared_data
 from chronolog.bench.process import BenchError, measured
 from chronolog.bench.rtec_common import _meaning, feed
@@ -70,8 +73,6 @@ def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int |
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
 
     data = Path(args.data) if args.data else default_data()

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rich.table import Table
+
 from chronolog.bench.process import BenchError, measured
 from chronolog.bench.rtec_common import _meaning, feed
 from chronolog.dialects.load import load_program
@@ -64,7 +66,6 @@ def evaluate(files: list[str], stream: str, recompute: bool) -> dict:
 
 
 def run_table(data: Path, rows: int | None, percents: list[int], console) -> None:  # noqa: ANN001 (rich Console)
-    from rich.table import Table
 
 
     folder = data / "caviar"

@@ -57,7 +57,7 @@ def _load_orjson() -> None:
     """Import orjson for the per-line path (pipes, blocks with errors) and error messages."""
     global orjson
     if orjson is None:
-        import orjson as module
+        import orjson as module  # noqa: PLC0415 (start-up: see above)
 
         orjson = module
 
@@ -102,7 +102,7 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
     parallel on the two cores instead of the fork waiting for it."""
     global _decoder
     if _decoder is None:
-        import msgspec
+        import msgspec  # noqa: PLC0415 (start-up: see the docstring)
 
         # The typed schema of the batch path: a strict subset of what _check_event accepts.
         Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]

@@ -46,7 +46,7 @@ def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
     if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
         return Engine(plan, t1, stratum=stratum)
     if plan.solver.startswith("oneshot"):
-        from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine
+        from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine  # noqa: PLC0415 (clingo: ~30 ms, only for --mode oneshot)
 
         return ClingoEngine(plan, t1)  # type: ignore[return-value]
 
@@ -384,7 +384,7 @@ class Reasoner:
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
-        import pickle  # only replays clone engines (start-up time)
+        import pickle  # noqa: PLC0415 (start-up: only replays clone engines)
 
         with plan_by_reference(self.plan, "replay"):
             old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))

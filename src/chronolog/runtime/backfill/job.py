@@ -40,6 +40,7 @@ from chronolog.dialects.registry import RunOptions, lookup, read_line
 from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
+from chronolog.runtime.fleet import kafka_clients
 from chronolog.versions import versions_of
 
 FACTS_TOPIC = TopicNames().facts
@@ -257,9 +258,8 @@ def _atom_fixes(atom: Atom, truth: Iterable[list[Iv]], said: Iterable[tuple[Iv, 
 
 def publish(lines: list[dict], bootstrap: str, topic: str = ANSWERS_TOPIC, timeout: float = 30.0) -> None:
     """Produce the correction lines to ``topic`` in one transaction."""
-    from confluent_kafka import KafkaException
+    from confluent_kafka import KafkaException  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
-    from chronolog.runtime.fleet import kafka_clients
 
     producer = kafka_clients.producer({"bootstrap.servers": bootstrap, "transactional.id": f"chronolog-backfill-{uuid.uuid4().hex[:12]}"})
     try:

@@ -74,7 +74,7 @@ class BackfillStats:
 def spark_session(master: str | None = None) -> tuple[Any, bool]:
     """The active Spark session, or a new one (True) for ``master`` (default ``local[*]``)."""
     try:
-        from pyspark.sql import SparkSession
+        from pyspark.sql import SparkSession  # noqa: PLC0415 (pyspark: the optional spark extra)
     except ImportError:
         raise ChronologError("error: chronolog backfill needs PySpark: pip install 'chronolog[spark]'") from None
     active = SparkSession.getActiveSession()
