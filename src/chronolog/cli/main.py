@@ -11,7 +11,6 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
 
@@ -418,7 +417,7 @@ def cmd_schemas(args: argparse.Namespace) -> int:
     from chronolog.contract.models import json_schemas, write_schemas  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
     if args.write:
-        for path in write_schemas(Path(args.write)):
+        for path in write_schemas(args.write):
             print(path)
     else:
         for name, text in json_schemas().items():

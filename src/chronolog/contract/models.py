@@ -190,7 +190,8 @@ def json_schemas() -> dict[str, str]:
     }
 
 
-def write_schemas(directory: Path) -> list[Path]:
+def write_schemas(directory: str | Path) -> list[Path]:
+    directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in json_schemas().items():
