@@ -76,7 +76,7 @@ def interval_line(pred: str, args: tuple, span: Span, diff: int = 1, points: boo
     point (unless ``points`` is False: DatalogMTL writes ``[7,7]``, its
     punctual interval), an ``interval`` line otherwise; ``diff`` written only
     when it is -1."""
-    from msgspec.json import encode
+    from msgspec.json import encode  # noqa: PLC0415 (start-up: msgspec after the read-ahead fork (io/formats.py))
 
     as_t = points and span.is_point and type(span.lo) is int
     line: dict[str, Any] = {"t": span.lo} if as_t else {"interval": span.text()}

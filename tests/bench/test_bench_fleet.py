@@ -115,10 +115,10 @@ def test_bench_fleet_stages_prints_a_row_per_stage_without_a_broker():
 def test_bench_fleet_stages_fails_when_the_stages_answer_otherwise(monkeypatch, capsys):
     import argparse
 
-    from chronolog.bench import fleet, stages
+    from chronolog.bench import fleet
 
-    real = stages.stage_cpu
-    monkeypatch.setattr(stages, "stage_cpu", lambda program, lines: (real(program, lines)[0], []))
+    real = fleet.stage_cpu
+    monkeypatch.setattr(fleet, "stage_cpu", lambda program, lines: (real(program, lines)[0], []))
     args = argparse.Namespace(layout="both", partitions=[1], workload="default", facts=3, tps=20, stages=True,
                               repeat=1, rate=100.0, seconds=1.0, linger_ms=15.0, bootstrap=None, breakdown=False)
     assert fleet.main(args) == 1

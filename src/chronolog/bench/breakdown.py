@@ -12,7 +12,11 @@ and an interpolated p99 (what Prometheus's ``histogram_quantile`` computes).
 from __future__ import annotations
 
 import math
+import statistics
 import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+from rich.table import Table
 
 HOPS = {
     "produced->consumed": "chronolog_hop_fetch_seconds",
@@ -41,8 +45,6 @@ def quantile(q: float, buckets: list[tuple[float, float]]) -> float:
 
 def summarise(text: str) -> dict[str, tuple[float, float, int]]:
     """Per HOPS entry: (mean, p99, observations) from one ``/metrics`` page."""
-    from prometheus_client.parser import text_string_to_metric_families
-
     out: dict[str, tuple[float, float, int]] = {}
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for label, name in HOPS.items():
@@ -78,10 +80,6 @@ def scrape(fleet) -> dict[str, dict[str, tuple[float, float, int]]]:  # type: ig
 
 def table(title: str, rounds: list[dict[str, dict[str, tuple[float, float, int]]]]):  # type: ignore[no-untyped-def]
     """A rich table: per service, each hop's mean and p99 in ms (medians over rounds)."""
-    import statistics
-
-    from rich.table import Table
-
     t = Table(title=title)
     t.add_column("service", justify="left")
     for label in HOPS:

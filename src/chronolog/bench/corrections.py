@@ -16,10 +16,15 @@ from __future__ import annotations
 import io
 import random
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
 
 from chronolog.contract.topics import TopicNames
-from chronolog.core.events import Event
+from chronolog.core.events import Event, event_json
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.embedded import run_embedded
@@ -62,8 +67,6 @@ def _seconds(program, events) -> float:  # type: ignore[no-untyped-def]
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
     names = args.program or list(PROGRAMS)
     table = Table(title=f"chronolog bench corrections: {args.tps} time points x {args.facts} facts, "
@@ -99,15 +102,8 @@ def backfill_throughput(args) -> None:  # type: ignore[no-untyped-def]
     """Events per second of the Spark backfill (local[2]) re-evaluating a delayed
     and retracted history with no published answers: every answer is recomputed.
     Spark's start-up is measured apart from the job."""
-    import tempfile
-    from pathlib import Path
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from chronolog.core.events import event_json
-    from chronolog.runtime.backfill.job import backfill
-    from chronolog.runtime.backfill.spark_io import Source, spark_session
+    from chronolog.runtime.backfill.job import backfill  # noqa: PLC0415 (pyspark: cli/backfill.py's doc)
+    from chronolog.runtime.backfill.spark_io import Source, spark_session  # noqa: PLC0415 (pyspark: cli/backfill.py's doc)
 
     table = Table(title=f"chronolog bench corrections --backfill: Spark {args.master}, "
                         f"{args.backfill_tps} time points x {args.facts} facts")

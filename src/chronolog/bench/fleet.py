@@ -17,6 +17,7 @@ import contextlib
 import io
 import math
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -26,10 +27,28 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+from rich.console import Console
+from rich.table import Table
 
+from chronolog.bench.breakdown import scrape
+from chronolog.bench.breakdown import table as hop_table
+from chronolog.bench.floor import TRANSACTIONS, floor_latency
+from chronolog.bench.pacing import latencies, publish_paced
+from chronolog.bench.stages import stage_cpu
 from chronolog.contract.topics import TopicNames
+from chronolog.dialects.lars.layout import lars_layout
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.partition import partition_key
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.load import load_program
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.io.formats import read_events
+from chronolog.runtime.embedded import run_embedded
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS
+from chronolog.runtime.fleet.service import commit_gap_for
+from chronolog.runtime.fleet.supervisor import Fleet
+from chronolog.runtime.fleet.topology import build_topology
 
 FACTS = TopicNames().facts
 
@@ -71,8 +90,6 @@ TPS = {"default": 2000, "points": 10000}
 
 
 def workload(tps: int, per_tp: int, seed: int = 1) -> list[bytes]:
-    import random
-
     rng = random.Random(seed)
     return [
         orjson.dumps({"t": t, "pred": "p", "args": [f"k{t}-{i}", rng.randint(0, 100)]})
@@ -105,7 +122,7 @@ class _Answers(threading.Thread):
         self.lines = 0
 
     def run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
         consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"bench-{os.getpid()}",
                              "enable.auto.commit": False, "isolation.level": "read_committed",
@@ -135,10 +152,6 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     the fleet is stopped on leaving.  The watcher shares the machine with the
     fleet: ``wait_ms`` is its fetch wait (the time resolution of what it sees,
     against the CPU its fetches cost the broker)."""
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup
-    from chronolog.runtime.fleet.supervisor import Fleet
-
     program = str(work / "bench.lars")
     parsed = load_program([program])
     fleet = Fleet([program], lookup(parsed.dialect).layout(parsed, RunOptions()), work / f"state-{name}", bootstrap=bootstrap,
@@ -155,8 +168,6 @@ def _running(work: Path, name: str, bootstrap: str | None, partitions: int,
     finally:
         answers.stop = True
         if breakdown is not None:
-            from chronolog.bench.breakdown import scrape
-
             breakdown.append(scrape(fleet))
         fleet.down()
 
@@ -166,24 +177,6 @@ def wait_for(first_seen: dict[int, float], t: int, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while t not in first_seen and time.monotonic() < deadline:
         time.sleep(0.005)
-
-
-def publish_paced(producer, topic: str, lines: list[bytes], per_tp: int, rate: float) -> dict[int, float]:  # type: ignore[no-untyped-def]
-    """``lines`` (``per_tp`` per time point) produced at ``rate`` a second; when
-    each point was closed, i.e. the first line of the next one was produced."""
-    produce = kafka_clients.sender(producer)
-    closed_at: dict[int, float] = {}
-    start = time.monotonic()
-    for n, line in enumerate(lines):
-        due = start + n / rate
-        while (now := time.monotonic()) < due:
-            time.sleep(min(0.001, due - now))
-        if n % per_tp == 0 and n:
-            closed_at[n // per_tp - 1] = time.monotonic()
-        produce(topic, line)
-        producer.poll(0)
-    producer.flush(30)
-    return closed_at
 
 
 def run_throughput(lines: list[bytes], tps: int, bootstrap: str | None, partitions: int, work: Path,
@@ -215,14 +208,6 @@ def run_latency(lines: list[bytes], per_tp: int, rate: float, bootstrap: str | N
 ANSWER_WAIT = 60.0
 
 
-def latencies(closed_at: dict[int, float], first_seen: dict[int, float]) -> list[float]:
-    """Each closed point's answer latency, in time order; a point whose answer
-    never came counts as infinitely late (``math.inf``) rather than not at all,
-    so a fleet that falls behind shows in the percentiles instead of leaving
-    only its early, quick answers in them."""
-    return [first_seen[t] - c if t in first_seen else math.inf for t, c in closed_at.items()]
-
-
 def windows(lat: list[float], rate: float, per_tp: int, seconds: float = 10.0) -> list[tuple[float, float]]:
     """p50 and p99 of each ``seconds`` of a latency run (points in time order,
     ``rate / per_tp`` a second): whether the answers keep up or fall behind as
@@ -246,10 +231,6 @@ def embedded_seconds(lines: list[bytes], program_text: str) -> float:
 
 def embedded_run(lines: list[bytes], program_text: str, clock=time.perf_counter) -> tuple[float, list[bytes]]:  # type: ignore[no-untyped-def]
     """Embedded mode on ``lines`` in this process: its time by ``clock`` and its answer lines."""
-    from chronolog.dialects.lars.parser import parse_lars
-    from chronolog.io.formats import read_events
-    from chronolog.runtime.embedded import run_embedded
-
     text = (b"\n".join(lines) + b"\n").decode()
     program = parse_lars(program_text)
     out = io.StringIO()
@@ -287,17 +268,11 @@ def partition_counts(text: str) -> list[int]:
 def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
     """What the fleet really runs for ``asked`` partitions (a program that cannot
     be partitioned runs one), and why when it differs."""
-    from chronolog.dialects.lars.parser import parse_lars
-    from chronolog.dialects.lars.partition import partition_key
-    from chronolog.dialects.lars.plan import plan_program
-
     key, why = partition_key(plan_program(parse_lars(program_text)))
     return (asked, "") if key is not None or asked == 1 else (1, why)
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
     # piped (a file, a test): wide enough that no row name wraps, even with the widest
     # figures ("1,234 ms (1,000 ms–2,000 ms)" in every latency column)
@@ -322,7 +297,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     rates: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     ratios: dict[tuple[bool, int], list[float]] = {r: [] for r in runs}
     pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
-    from chronolog.bench.floor import TRANSACTIONS
 
     floors: dict[tuple[tuple[float, ...], str], dict[float, list[float]]] = {
         (gaps, transactions): {0.5: [], 0.95: [], 0.99: []}
@@ -358,7 +332,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                     print(f"round {r + 1}: fleet ({_name(run)}): p50 / p99 by 10 s of the run: " + ", ".join(
                         f"{_ms(a)} / {_ms(b)}" for a, b in windows(lat, args.rate, per_tp)), file=sys.stderr)
             for (gaps, transactions), got in floors.items():  # the same publisher through hops that do nothing
-                from chronolog.bench.floor import floor_latency
 
                 lat = floor_latency(lat_lines, per_tp, args.rate, list(gaps), args.bootstrap, args.linger_ms,
                                     transactions)[0]
@@ -393,8 +366,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
         if got != asked:
             console.print(f"--partitions {asked}: this program runs as one partition ({why})")
     if hops:
-        from chronolog.bench.breakdown import table as hop_table
-
         for run, got in hops.items():
             console.print(hop_table(f"where the time goes, fleet {_name(run)} (throughput and latency runs; "
                                     f"medians over {len(got)} runs)", got))
@@ -403,9 +374,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: str) -> int:  # type: ignore[no-untyped-def]
     """``--stages``: each stage's CPU without Kafka, least of ``repeat`` rounds (bench/stages.py)."""
-    from rich.table import Table
-
-    from chronolog.bench.stages import stage_cpu
 
     got: dict[str, list[float]] = {}
     for r in range(repeat):
@@ -432,12 +400,6 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
 
 def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:
     """The least commit gap of each service from the input to the answer topic in ``run``'s fleet."""
-    from chronolog.dialects.lars.layout import lars_layout
-    from chronolog.dialects.lars.parser import parse_lars
-    from chronolog.dialects.lars.plan import plan_program
-    from chronolog.runtime.fleet.service import commit_gap_for
-    from chronolog.runtime.fleet.topology import build_topology
-
     chain, parts = run
     names = TopicNames()
     path = build_topology(lars_layout(plan_program(parse_lars(program_text))), parts, chain=chain).path(names.facts, names.answers)

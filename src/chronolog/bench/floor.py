@@ -37,8 +37,12 @@ from dataclasses import dataclass
 
 import orjson
 
+from chronolog.bench.pacing import latencies, publish_paced
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.batching import Batching
+from chronolog.runtime.fleet.broker import LocalBroker
+from chronolog.runtime.fleet.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
 log = logging.getLogger("chronolog.bench")
 
@@ -65,10 +69,8 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float, transactiona
     """Hop ``i`` (1-based): forward topic i-1 to topic i until SIGTERM.  Not
     ``transactional``: the same records produced by an idempotent producer and
     flushed (acknowledged) where the transaction would commit."""
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
-    from chronolog.runtime.fleet.batching import Batching
-    from chronolog.runtime.fleet.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
     stopping = False
 
@@ -140,7 +142,7 @@ class _Watcher(threading.Thread):
         self.stop = False
 
     def run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
         consumer = kafka_clients.consumer({"bootstrap.servers": self.bootstrap, "group.id": f"{self.topic}-watch",
                                            "enable.auto.commit": False, "isolation.level": "read_committed",
@@ -192,10 +194,8 @@ def floor_latency(lines: list[bytes], per_tp: int, rate: float, gaps: list[float
     point's latency (publish of the event that closes it until that event leaves
     the last hop, as the bench measures a fleet's answers) and the lines the last
     topic held."""
-    from confluent_kafka.admin import NewTopic
+    from confluent_kafka.admin import NewTopic  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
-    from chronolog.bench.fleet import latencies, publish_paced
-    from chronolog.runtime.fleet.broker import LocalBroker
 
     hops = len(gaps)
     if transactions not in TRANSACTIONS:

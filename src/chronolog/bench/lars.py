@@ -33,6 +33,8 @@ every workload named.
 
 from __future__ import annotations
 
+import compileall
+import json
 import subprocess
 import sys
 import tempfile
@@ -40,7 +42,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chronolog.core.errors import ChronologError
+from rich.console import Console
+from rich.table import Table
+
+import chronolog
+from chronolog.bench.corrections import add_parser as add_corrections
+from chronolog.bench.fleet import add_parser as add_fleet
+from chronolog.bench.mtl import add_parser as add_mtl
+from chronolog.bench.plot import bars_svg
+from chronolog.bench.process import BenchError, run_process
+from chronolog.bench.rtec import add_parser as add_rtec
+from chronolog.dialects.lars.engine import core
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.reasoner import make_engine
+from chronolog.dialects.load import load_program
+from chronolog.io.formats import read_events
+from chronolog.runtime.embedded import collecting_rarely
 
 WORKLOADS = (
     "diamond", "box", "join", "multi", "cooling",
@@ -56,10 +73,6 @@ DEFAULTS: dict[str, dict[str, int]] = {
     "worst": {"win": 3, "facts": 1000},
     "chain": {"rules": 100, "facts": 300},
 }
-
-
-class BenchError(ChronologError):
-    """The benchmark cannot run (no generator, a failing workload)."""
 
 
 def find_generator(explicit: str | None = None) -> Path:
@@ -90,55 +103,6 @@ def generate(gen: Path, workload: str, params: dict[str, int], out: Path) -> Pat
 
 
 @dataclass
-class ProcessRun:
-    wall: float  # seconds
-    cpu: float  # user + system seconds
-    peak_rss: int  # bytes
-    answers: int
-    returncode: int
-    stderr: str = ""
-
-
-# A small launcher process starts each measured run: Linux folds the memory
-# high-water mark of the process that forks into the child's peak RSS, so the
-# measured command must not be forked from this (larger) process.
-_LAUNCH = """
-import json, os, subprocess, sys, time
-with open(sys.argv[1], "wb") as err:
-    start = time.perf_counter()
-    proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-cpu = usage.ru_utime + usage.ru_stime
-print(json.dumps({"wall": wall, "cpu": cpu, "rss": usage.ru_maxrss * 1024, "code": os.waitstatus_to_exitcode(status)}))
-"""
-
-
-def measured(cmd: list[str]) -> tuple[float, float, int, int, str]:
-    """Run ``cmd`` from a small launcher: wall and CPU seconds, peak RSS bytes, exit code, stderr."""
-    import json
-
-    with tempfile.NamedTemporaryFile(suffix=".err") as err:
-        done = subprocess.run([sys.executable, "-c", _LAUNCH, err.name, *cmd], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise BenchError(f"error: cannot run {cmd[0]}: {done.stderr.strip()[-300:]}")
-        got = json.loads(done.stdout)
-        stderr = Path(err.name).read_text(errors="replace")
-    return got["wall"], got["cpu"], got["rss"], got["code"], stderr
-
-
-def run_process(program: Path, stream: Path, out: Path, extra: list[str] | None = None) -> ProcessRun:
-    """``chronolog run`` as a child process; wall time, peak RSS and answer lines."""
-    cmd = [sys.executable, "-m", "chronolog", "run", str(program), "--input", str(stream), "--output", str(out)]
-    wall, cpu, rss, code, stderr = measured(cmd + (extra or []))
-    answers = 0
-    if out.exists():
-        with open(out, "rb") as f:
-            answers = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return ProcessRun(wall, cpu, rss, answers, code, stderr)
-
-
-@dataclass
 class Evaluation:
     seconds: float
     time_points: int
@@ -151,8 +115,6 @@ def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str |
     """The evaluation figure, measured in a fresh process (see ``evaluate_here``);
     ``pruning=False``: without Laser2's impossible-derivation pruning; ``mode``:
     how a program that is not stratified is evaluated (tms, oneshot)."""
-    import json
-
     code = "import sys; from chronolog.bench.lars import _evaluation_main; _evaluation_main(sys.argv[1:])"
     cmd = [sys.executable, "-c", code, str(program_path), str(stream)] + ([] if pruning else ["--no-pruning"])
     cmd += [] if mode is None else ["--mode", mode]
@@ -164,11 +126,7 @@ def evaluate(program_path: Path, stream: Path, pruning: bool = True, mode: str |
 
 
 def _evaluation_main(argv: list[str]) -> None:
-    import json
-
     if "--no-pruning" in argv[2:]:
-        from chronolog.dialects.lars.engine import core
-
         core.PRUNING = False
     mode = argv[argv.index("--mode") + 1] if "--mode" in argv else None
     ev = evaluate_here(Path(argv[0]), Path(argv[1]), mode)
@@ -178,11 +136,6 @@ def _evaluation_main(argv: list[str]) -> None:
 
 def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> Evaluation:
     """Step the engine through the stream read beforehand; the time of the steps."""
-    from chronolog.dialects.lars.plan import plan_program
-    from chronolog.dialects.lars.reasoner import make_engine
-    from chronolog.dialects.load import load_program
-    from chronolog.io.formats import read_events
-
     plan = plan_program(load_program([str(program_path)]))
     if mode is not None:
         plan.solver = mode + "!"  # the named mode even on a stratified program (Ticker's scenario A)
@@ -197,7 +150,6 @@ def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> 
     if not log:
         return Evaluation(0.0, 0, 0)
     first, last = min(log), max(log)
-    from chronolog.runtime.embedded import collecting_rarely
 
     with collecting_rarely():  # as chronolog run does
         engine = make_engine(plan, first)
@@ -315,9 +267,6 @@ def _against_oneshot(row: Row, rows: list[Row]) -> str:
 
 
 def render(rows: list[Row], memory_curve: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title="chronolog bench lars", title_justify="left")
     table.add_column("workload")
     modes = any(r.mode is not None for r in rows)
@@ -378,10 +327,6 @@ def compile_package() -> None:
     machines and in many CI images) compiles chronolog at every start, about
     70 ms that a user's installed copy never pays.  Where the package folder
     is not writable nothing is written."""
-    import compileall
-
-    import chronolog
-
     compileall.compile_dir(Path(chronolog.__file__).parent, quiet=2)
 
 
@@ -425,8 +370,6 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
                     f.unlink()
     render(rows, args.memory_curve)
     if args.plot:
-        from chronolog.bench.plot import bars_svg
-
         points = [(f"{r.workload} ({'process' if r.process_ms_per_tp is not None else 'eval'})",
                    r.process_ms_per_tp if r.process_ms_per_tp is not None else r.eval_ms_per_tp, None)
                   for r in rows if (r.process_ms_per_tp or r.eval_ms_per_tp) is not None]
@@ -462,14 +405,10 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     lars.add_argument("--plot", metavar="FILE.svg", help="also draw the figures as an SVG bar chart")
     lars.set_defaults(func=main)
 
-    from chronolog.bench.corrections import add_parser as add_corrections
-    from chronolog.bench.fleet import add_parser as add_fleet
 
     add_fleet(kinds)
     add_corrections(kinds)
-    from chronolog.bench.mtl import add_parser as add_mtl
 
     add_mtl(kinds)
-    from chronolog.bench.rtec import add_parser as add_rtec
 
     add_rtec(kinds)

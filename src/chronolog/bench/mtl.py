@@ -21,13 +21,23 @@ machine, from the issue, are printed beside ours.
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import orjson
+from rich.console import Console
+from rich.table import Table
+
 from chronolog.bench import shared_data
+from chronolog.bench.process import BenchError, run_process
+from chronolog.core.retention import retention_value
+from chronolog.dialects.load import load_program
+from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon, reach_retention
+from chronolog.dialects.mtl.reader import read_mtl_events
 
 WORKLOADS = {
     "S1": ("short_stop.mtl", "S1.jsonl"),
@@ -48,8 +58,6 @@ def default_data() -> Path:
 
 
 def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:
-    import orjson
-
     lines = source.read_bytes().splitlines()
     with open(out, "wb") as f:
         for k in range(copies):
@@ -64,8 +72,6 @@ def repeated(source: Path, copies: int, shift: int, out: Path) -> Path:
 def pings(per_unit: int, out: Path, span: int = 120, devices: int = 20) -> Path:
     """``G1``/``G10``'s stream: each device seen over the whole span, pinging
     every 1/per_unit time unit except in a silent stretch of 10 units each 60."""
-    import orjson
-
     with open(out, "wb") as f:
         for d in range(devices):
             f.write(orjson.dumps({"interval": f"[0,{span}]", "pred": "Seen", "args": [f"d{d}"]}) + b"\n")
@@ -80,21 +86,12 @@ def pings(per_unit: int, out: Path, span: int = 120, devices: int = 20) -> Path:
 
 def _reach_of(program: Path) -> str:
     """The program's reach as ``--retention`` reads it: whole time points, rounded up (inf when unbounded)."""
-    import math
-
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.mtl.evaluator import reach_retention
-
     bound = reach_retention(load_program([str(program)]))  # type: ignore[arg-type]
     return "inf" if bound is None else str(math.ceil(bound))
 
 
 def stream_profile(program: Path, data: Path, retention: int | float | None = None) -> tuple[list[float], int]:
     """Seconds per arriving time point of the streaming evaluator, and the most facts it kept."""
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon, reach_retention
-    from chronolog.dialects.mtl.reader import read_mtl_events
-
     parsed = load_program([str(program)])
     ev = MtlEvaluator(parsed, "stream", retention=reach_retention(parsed) if retention is None  # type: ignore[arg-type]
                       else horizon(parsed, retention))  # type: ignore[arg-type]
@@ -121,10 +118,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
-    from chronolog.bench.lars import BenchError, run_process
 
     data = Path(args.data) if args.data else default_data()
     if not data.is_dir():
@@ -182,7 +176,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
-    from chronolog.core.retention import retention_value
 
     p = kinds.add_parser("mtl", help="DatalogMTL on ShortStop and temporal LUBM (streaming and batch)")
     p.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")

@@ -19,7 +19,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from chronolog.bench import shared_data
+from chronolog.bench.process import BenchError, measured
+from chronolog.bench.rtec_common import _meaning, feed
+from chronolog.bench.rtec_delays import run_table
+from chronolog.dialects.load import load_program
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.reader import read_rtec_events
 
 CAVIAR = ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"]
 CTM = ["rules.prolog", "vehicles.prolog", "settings.prolog"]
@@ -50,10 +59,6 @@ def _app_dir(data: Path, name: str) -> Path:
 
 def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int | None = None) -> tuple[float, list]:
     """Seconds to evaluate ``stream`` in this process (reading excluded), and the answer changes."""
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.rtec.evaluator import RtecEvaluator
-    from chronolog.dialects.rtec.reader import read_rtec_events
-
     program = load_program([str(f) for f in files])
     evaluator = RtecEvaluator(program)  # type: ignore[arg-type]
     evaluator.recompute = recompute
@@ -66,31 +71,14 @@ def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int |
     return time.perf_counter() - t0, out
 
 
-def feed(evaluator, events: list) -> list:  # type: ignore[no-untyped-def]
-    """Push ``events`` in arrival order as ``chronolog run`` does; all the answer changes."""
-    out: list = []
-    latest = None
-    for e in events:
-        if latest is not None and e.t > latest:
-            out += evaluator.advance(latest)
-        latest = e.t if latest is None or e.t > latest else latest
-        evaluator.push(e)
-    out += evaluator.finish()
-    return out
-
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-    from rich.table import Table
 
-    from chronolog.bench.lars import BenchError, measured
 
     data = Path(args.data) if args.data else default_data()
     if not data.is_dir():
         raise BenchError(f"error: {data}: RTEC data not found (pass --data DIR)")
     if args.delays:
-        from chronolog.bench.rtec_delays import run_table
-
         try:
             percents = [int(x) for x in args.delays.split(",")]
         except ValueError:
@@ -154,32 +142,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     console.print(repair)
     return 0
 
-
-def _meaning(changes: list) -> dict:
-    """The meaning of answer changes (CONTRACT §3): per atom, the maximal intervals where the
-    diffs sum to 1 (a sweep over the interval ends)."""
-    from chronolog.dialects.rtec import intervals as IV
-
-    ends: dict = {}
-    for pred, args, span, diff in changes:
-        hi = IV.INF if span.hi is None else span.hi
-        ends.setdefault((pred, args), []).extend([(span.lo, diff), (hi, -diff)])
-    out = {}
-    for key, items in ends.items():
-        items.sort(key=lambda x: x[0])
-        runs, level, start = [], 0, None
-        for t, d in items:
-            level += d
-            if level > 0 and start is None:
-                start = t
-            elif level <= 0 and start is not None:
-                if t > start:
-                    runs.append((start, t))
-                start = None
-        runs = IV.coalesce(runs)
-        if runs:
-            out[key] = runs
-    return out
 
 
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]

@@ -13,11 +13,22 @@ its final answer means the undelayed stream's.
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 import random
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+from rich.table import Table
+
+from chronolog.bench.process import BenchError, measured
+from chronolog.bench.rtec_common import _meaning, feed
+from chronolog.dialects.load import load_program
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.reader import read_rtec_events
 
 PERCENTS = (5, 10, 20, 40, 80)
 SECOND = 25  # ticks of CAVIAR's 40 ms clock: the unit of the Gamma(2, 2) delays
@@ -43,14 +54,6 @@ def delayed_lines(lines: list[str], percent: int, tick: int, seed: int = SEED) -
 
 def evaluate(files: list[str], stream: str, recompute: bool) -> dict:
     """One run in this process: evaluation seconds, windows, and a digest of the final meaning."""
-    import hashlib
-    import time
-
-    from chronolog.bench.rtec import _meaning, feed
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.rtec.evaluator import RtecEvaluator
-    from chronolog.dialects.rtec.reader import read_rtec_events
-
     evaluator = RtecEvaluator(load_program(files))  # type: ignore[arg-type]
     evaluator.recompute = recompute
     with open(stream, encoding="utf-8") as f:
@@ -63,9 +66,7 @@ def evaluate(files: list[str], stream: str, recompute: bool) -> dict:
 
 
 def run_table(data: Path, rows: int | None, percents: list[int], console) -> None:  # noqa: ANN001 (rich Console)
-    from rich.table import Table
 
-    from chronolog.bench.lars import BenchError, measured
 
     folder = data / "caviar"
     files = [str(folder / f) for f in ("rules.prolog", "pre-processing-portable.prolog", "settings.prolog")]
@@ -113,8 +114,6 @@ def run_table(data: Path, rows: int | None, percents: list[int], console) -> Non
 
 
 def _child(argv: list[str]) -> int:
-    import argparse
-
     p = argparse.ArgumentParser(prog="chronolog.bench.rtec_delays")
     p.add_argument("files", nargs="+")
     p.add_argument("--input", required=True)

@@ -17,6 +17,14 @@ import time
 
 import orjson
 
+from chronolog.dialects.lars.parser import parse_lars
+from chronolog.dialects.lars.partition import partition_key
+from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.stages import GroundingStage, OutputStage, ReasonerStage
+from chronolog.stages.ingest import IngestStage
+from chronolog.state.changelog import capture
+from chronolog.state.changelog import track as _track  # journals record changes, as in a service
+
 INGEST_BATCH = 2000  # records a service consumes at once (runtime/service.py ServiceConfig.batch)
 STAGE_BATCH = 100  # records per batch for the stages after grounding (under load they take what was committed)
 
@@ -29,8 +37,6 @@ def _time_of(value: bytes) -> int:
 def _state(stage) -> None:  # type: ignore[no-untyped-def]
     """What a service's commit encodes after a batch (``state.changelog.capture``):
     the snapshot, the changed journal entries and their changelog records."""
-    from chronolog.state.changelog import capture
-
     capture(stage, {})
 
 
@@ -54,13 +60,6 @@ def _feed(stage, inputs: list[tuple[str, bytes]]) -> tuple[float, list[bytes], l
 def stage_cpu(program_text: str, lines: list[bytes]) -> tuple[dict[str, float], list[bytes]]:
     """CPU seconds of each stage of the per-stratum fleet on ``lines`` (in order:
     ingest, grounding, reasoner-1..k, output) and the answer lines output made."""
-    from chronolog.dialects.lars.parser import parse_lars
-    from chronolog.dialects.lars.partition import partition_key
-    from chronolog.dialects.lars.plan import plan_program
-    from chronolog.dialects.lars.stages import GroundingStage, OutputStage, ReasonerStage
-    from chronolog.stages.ingest import IngestStage
-    from chronolog.state.changelog import track as _track  # journals record changes, as in a service
-
     plan = plan_program(parse_lars(program_text))
     key, _ = partition_key(plan)
     cpu: dict[str, float] = {}

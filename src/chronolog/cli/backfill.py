@@ -1,7 +1,9 @@
 """``chronolog backfill`` and ``chronolog archive`` (CONTRACT §5): argument parsing and reporting.
 
-The work is in ``chronolog.runtime.backfill``; PySpark is imported only when a
-backfill runs.
+The work is in ``chronolog.runtime.backfill``, imported only when a backfill or an
+archive runs: it imports PySpark (the optional ``spark`` extra; its DataSource API in
+``kafka_source``, about 50 ms), and the parser of every fleet, bench and backfill
+command imports this module.
 """
 
 from __future__ import annotations
@@ -11,9 +13,17 @@ import os
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from chronolog.cli.main import FileError, _open_out, _same_file
 from chronolog.contract.topics import TopicNames
-from chronolog.dialects.load import DIALECTS
+from chronolog.dialects.load import DIALECTS, load_program
+from chronolog.dialects.registry import RunOptions, lookup, refusal
+from chronolog.runtime.upgrade import new_versions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,9 +86,8 @@ def _usage(msg: str) -> int:
 def write_parquet(lines: list[dict], path: str) -> None:
     """Corrections as a Parquet file: one row per answer line (t or interval, pred,
     args as JSON text, diff), for loading into warehouses next to the archive."""
-    import orjson
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # noqa: PLC0415 (pyarrow: the optional spark extra)
+    import pyarrow.parquet as pq  # noqa: PLC0415 (pyarrow: the optional spark extra)
 
     table = pa.table({
         "t": pa.array([rec.get("t") for rec in lines], pa.int64()),
@@ -91,13 +100,9 @@ def write_parquet(lines: list[dict], path: str) -> None:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    from chronolog.cli.main import FileError, _open_out, _same_file
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup, refusal
-    from chronolog.runtime.backfill.job import backfill, evaluator_of, publish
-    from chronolog.runtime.backfill.points import dumps
-    from chronolog.runtime.backfill.spark_io import Source, spark_session
-    from chronolog.runtime.upgrade import new_versions
+    from chronolog.runtime.backfill.job import backfill, evaluator_of, publish  # noqa: PLC0415 (pyspark: the module's doc)
+    from chronolog.runtime.backfill.points import dumps  # noqa: PLC0415 (pyspark: the module's doc)
+    from chronolog.runtime.backfill.spark_io import Source, spark_session  # noqa: PLC0415 (pyspark: the module's doc)
 
     if args.t_from > args.t_to:
         return _usage(f"--from {args.t_from} is after --to {args.t_to}")
@@ -175,8 +180,6 @@ def _say(msg: str) -> None:
 
 
 def _summary(stats, args: argparse.Namespace, total: float) -> None:  # noqa: ANN001
-    from rich.console import Console
-    from rich.table import Table
 
     table = Table(title=f"backfill [{args.t_from},{args.t_to}]", show_header=True, header_style="bold")
     for col in ("events read", "span", "segments", "key partitions", "evaluations", "answers recomputed", "corrections emitted", "time"):
@@ -197,9 +200,7 @@ def _columns() -> int:
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from chronolog.runtime.backfill.archive import Archiver
+    from chronolog.runtime.backfill.archive import Archiver  # noqa: PLC0415 (pyspark: the module's doc)
 
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]
     if not topics:

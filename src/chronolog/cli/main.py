@@ -15,14 +15,21 @@ from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING
 
 from chronolog import __version__
-from chronolog.cli import retention_value
+from chronolog.cli import explain, retention_value
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS as _DIALECTS
+from chronolog.dialects.load import dialect_for, load_program
+from chronolog.dialects.registry import DIALECTS as ROWS
+from chronolog.dialects.registry import RunOptions, lookup, refusal
+from chronolog.io import readahead
+from chronolog.io.formats import EventReader
+from chronolog.runtime.embedded import collecting_rarely, run_evaluator
 
 if TYPE_CHECKING:
     import argparse
 
 EXIT_USAGE = 2
+EMBEDDED = ("run", "check", "topology", "schemas")  # the commands of the light parser
 DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (a function).
 RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | None]] = {
@@ -43,10 +50,11 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | 
 
 
 def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
-    """The command line.  ``light``: only the embedded commands (run, check,
-    topology, schemas), without importing the fleet and benchmark modules —
-    a `chronolog run` process starts faster."""
-    import argparse  # imported here: start-up time (see _plain_run_args)
+    """The command line.  ``light``: only the embedded commands (``EMBEDDED``),
+    without importing the fleet, backfill and benchmark modules, which import
+    the fleet's runtime (pydantic, confluent-kafka, prometheus-client: about
+    150 ms; docs/design/layout.md, "Imports") — those commands start faster."""
+    import argparse  # noqa: PLC0415 (start-up: a plain run parses without it, see _plain_run_args)
 
     parser = argparse.ArgumentParser(prog="chronolog", description="Stream reasoning over timestamped facts.")
     parser.add_argument("--version", action="version", version=f"chronolog {__version__}")
@@ -116,24 +124,20 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
     schemas.add_argument("--write", metavar="DIR", help="write one .schema.json file per contract into DIR")
     schemas.set_defaults(func=cmd_schemas)
-    from chronolog.cli import explain
-
     explain.register(sub, add_run_options)
 
     if light:
         return parser
-    from chronolog.cli.fleet import add_fleet_commands
+    from chronolog.cli.fleet import add_fleet_commands  # noqa: PLC0415 (start-up: not for the light parser)
 
     add_fleet_commands(sub)
-    from chronolog.bench.lars import add_parser as add_bench
+    from chronolog.bench.lars import add_parser as add_bench  # noqa: PLC0415 (start-up: not for the light parser)
 
     add_bench(sub)
-    from chronolog.cli import (
-        backfill,  # backfill and archive (Spark, Parquet): their own module
-    )
+    from chronolog.cli import backfill  # noqa: PLC0415 (start-up: not for the light parser)
 
     backfill.register(sub)
-    from chronolog.cli import upgrade
+    from chronolog.cli import upgrade  # noqa: PLC0415 (start-up: not for the light parser)
 
     upgrade.register(sub)
     return parser
@@ -191,7 +195,7 @@ def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; the exit status (0 ok, 2 user error, 130 interrupted)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _plain_run_args(argv) or build_parser(light=argv[:1] == ["run"]).parse_args(argv)
+    args = _plain_run_args(argv) or build_parser(light=argv[:1] != [] and argv[0] in EMBEDDED).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ChronologError as exc:
@@ -258,8 +262,8 @@ def _progress(stream: IO[str], path: str) -> contextlib.AbstractContextManager:
     """A progress bar (bytes read) on stderr for a regular input file when stderr is a terminal."""
     if path == "-" or not sys.stderr.isatty() or not os.path.isfile(path):
         return contextlib.nullcontext(stream)
-    from rich.console import Console
-    from rich.progress import (
+    from rich.console import Console  # noqa: PLC0415 (rich: ~25 ms, only with a terminal)
+    from rich.progress import (  # noqa: PLC0415
         BarColumn,
         DownloadColumn,
         Progress,
@@ -312,18 +316,11 @@ def _read_ahead(args: argparse.Namespace, report: _Skipped):  # noqa: ANN202 (a 
     errors come after the program's)."""
     if args.input == "-" or args.format != "jsonl" or sys.stderr.isatty():  # a progress bar reads the lines
         return None
-    from chronolog.dialects.load import dialect_for
-    from chronolog.dialects.registry import DIALECTS as ROWS
-
     row = ROWS.get(dialect_for(args.program[0], args.dialect)) if args.program else None
     if row is None or not row.read_ahead:  # another reader: the child's work would be wasted
         return None
-    from chronolog.io import readahead
-
     if not readahead.usable(args.input):
         return None
-    from chronolog.io.formats import EventReader
-
     try:
         stream = open(args.input, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 (closed below)
     except OSError:
@@ -346,9 +343,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def evaluator_for(args: argparse.Namespace, warn: Callable[[str], None]):  # noqa: ANN201 (program, row, options, evaluator)
     """The program of ``args`` and its row's evaluator with ``run``'s options (refused with the
     reason where the dialect cannot take one): what ``run`` and ``explain`` evaluate with."""
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup, refusal
-
     program = load_program(args.program, args.dialect)
     row = lookup(program.dialect)
     options = RunOptions.of(args)
@@ -362,17 +356,14 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
     """``chronolog run`` for every dialect: its row's evaluator, its reader, the one loop."""
     program, row, options, evaluator = evaluator_for(args, _error)  # program errors before any input is read
     if args.upgrade:
-        from chronolog.runtime.upgrade import upgraded
+        from chronolog.runtime.upgrade import upgraded  # noqa: PLC0415 (start-up: ~5 ms, only with --upgrade)
 
         evaluator = upgraded(program, evaluator, options, args.upgrade, args.dialect, _error)
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
-    from chronolog.runtime.embedded import collecting_rarely, run_evaluator
-
-    if not row.collect_rarely:
-        collecting_rarely = contextlib.nullcontext  # noqa: N806 (the evaluator's own policy)
+    collecting = collecting_rarely if row.collect_rarely else contextlib.nullcontext  # else the evaluator's own policy
     if ahead is not None:  # decoded by a second process
-        with _open_out(args.output) as out, collecting_rarely():
+        with _open_out(args.output) as out, collecting():
             stats = run_evaluator(evaluator, iter(ahead), out, until=args.until, warn=_error)
             del evaluator  # freed while the collector is off (else its first collection walks all it holds)
     else:
@@ -383,7 +374,7 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
             regular = args.input != "-" and os.path.isfile(args.input)
             read = (row.bulk_read or row.read) if regular else row.read
             events = read(program, stream, name, args.format, args.on_error, report)
-            with _open_out(args.output) as out, collecting_rarely():
+            with _open_out(args.output) as out, collecting():
                 stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
                 del evaluator, events  # (as above)
     if report.count:
@@ -399,9 +390,6 @@ def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import lookup
-
     program = load_program(args.program, args.dialect)
     for line in lookup(program.dialect).describe(program):
         print(line)
@@ -409,9 +397,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_topology(args: argparse.Namespace) -> int:
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup
-    from chronolog.runtime.fleet.topology import build_topology
+    from chronolog.runtime.fleet.topology import build_topology  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
     program = load_program(args.program, args.dialect)
     layout = lookup(program.dialect).layout(program, RunOptions())
@@ -426,12 +412,12 @@ def cmd_topology(args: argparse.Namespace) -> int:
                              f"docker-compose.chain.yml, or --format helm-values")
     topology = build_topology(layout, args.partitions, args.input_partitions, chain=args.chain)
     if args.format == "helm-values":
-        from chronolog.runtime.fleet.deploy import helm_values
+        from chronolog.runtime.fleet.deploy import helm_values  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
         print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
                           "chronolog", args.chain or not layout.per_stratum), end="")
     elif args.format == "compose":
-        from chronolog.runtime.fleet.deploy import compose_file
+        from chronolog.runtime.fleet.deploy import compose_file  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
         if args.chain or args.partitions != 1:
             raise ChronologError("error: --format compose writes the per-stratum layout on one partition "
@@ -443,12 +429,10 @@ def cmd_topology(args: argparse.Namespace) -> int:
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from chronolog.contract.models import json_schemas, write_schemas
+    from chronolog.contract.models import json_schemas, write_schemas  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
     if args.write:
-        for path in write_schemas(Path(args.write)):
+        for path in write_schemas(args.write):
             print(path)
     else:
         for name, text in json_schemas().items():

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model, model_validator
 
 from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
 
@@ -28,8 +28,6 @@ class _Strict(BaseModel):
 
 def _fact_event() -> type[_Strict]:
     """``FactEvent`` built from the one statement of the contract (chronolog.contract.events)."""
-    from pydantic import create_model
-
     def field(kind: str, default: object, doc: str) -> tuple:
         if kind == "time":
             return (StrictInt, Field(description=doc))
@@ -192,7 +190,8 @@ def json_schemas() -> dict[str, str]:
     }
 
 
-def write_schemas(directory: Path) -> list[Path]:
+def write_schemas(directory: str | Path) -> list[Path]:
+    directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in json_schemas().items():

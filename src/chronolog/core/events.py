@@ -157,6 +157,6 @@ def event_record(ev: Event) -> dict:
 def event_json(ev: Event) -> bytes:
     """One input line (CONTRACT §2) for ``ev``: what the fleet forwards and the
     benchmarks and tests publish."""
-    import orjson
+    import orjson  # noqa: PLC0415 (start-up: a LARS run never loads orjson (io/formats.py))
 
     return orjson.dumps(event_record(ev))

@@ -143,13 +143,13 @@ def _spec(value: Any) -> _Field:
 
 
 def _frozen_setattr(self: object, name: str, value: object) -> None:
-    import dataclasses
+    import dataclasses  # noqa: PLC0415 (start-up: dataclasses only when asked (_LazyFields))
 
     raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
 def _frozen_delattr(self: object, name: str) -> None:
-    import dataclasses
+    import dataclasses  # noqa: PLC0415 (start-up: dataclasses only when asked (_LazyFields))
 
     raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
@@ -172,7 +172,7 @@ class _LazyFields:
         self.frozen = frozen
 
     def __get__(self, obj: object, cls: type) -> dict:
-        import dataclasses
+        import dataclasses  # noqa: PLC0415 (start-up: dataclasses only when asked (_LazyFields))
 
         def as_field(spec: _Field) -> Any:
             if spec.default_factory is not None:

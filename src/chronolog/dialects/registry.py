@@ -10,6 +10,7 @@ a dialect is adding a row, not an ``if``.
 
 from __future__ import annotations
 
+import importlib
 import io
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
@@ -18,6 +19,7 @@ from chronolog.core.errors import ChronologError, ProgramError
 from chronolog.core.events import Event
 from chronolog.core.reach import Reach
 from chronolog.core.records import field, record
+from chronolog.core.source import Loc
 
 Warn = Callable[[str], None]
 Reader = Callable[[Any, IO[str], str, str, str, Warn], Iterator[Any]]
@@ -111,8 +113,7 @@ def _evaluator_layout(program: Any) -> Any:
     """The fleet of a dialect whose evaluator runs whole: one chain service, one
     partition, the evaluator made for each service's options (``fleet_evaluator``).
     A program the evaluator cannot take as a stream has no fleet (``unavailable``)."""
-    from chronolog.stages.evaluator import evaluator_layout
-
+    evaluator_layout = _load("chronolog.stages.evaluator:evaluator_layout")
     row = lookup(program.dialect)
     try:
         row.stream(program)  # refuse what cannot be hosted before anything starts
@@ -129,7 +130,7 @@ def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
     """How a fleet service of ``program`` makes the evaluator of a new program version
     (``chronolog upgrade``): parsed from its files in the row's language, with the
     service's options (``stages.interface.Upgrader``)."""
-    from chronolog.stages.interface import Upgrader
+    Upgrader = _load("chronolog.stages.interface:Upgrader")
 
     def program_of(sources: Any) -> Any:
         return program if sources is None else row.parse(list(sources))
@@ -158,366 +159,61 @@ def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: i
     return row.retaining(program, retention)
 
 
-def _mtl_parse(files: list[tuple[str, str]]) -> Any:
-    from chronolog.dialects.mtl.parser import parse_mtl
-    from chronolog.dialects.mtl.syntax import MtlProgram
+# The rows name their functions as "module:function", imported on first call (``_lazy``):
+# a ``chronolog run`` imports only its own dialect.  Importing all three costs about
+# 70 ms of a run's 90 (docs/design/layout.md, "Imports").
+def _load(target: str) -> Any:
+    """The function (or class) ``target`` names, "package.module:name", its module imported
+    if it was not: the one place where chronolog imports its own modules on demand."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
 
-    rules: list = []
-    facts: list = []
-    for name, text in files:
-        parsed = parse_mtl(text, name)
-        rules.extend(parsed.rules)
-        facts.extend(getattr(parsed, "facts", ()))
-    return MtlProgram(tuple(rules), tuple(facts))
 
+def _lazy(target: str) -> Callable[..., Any]:
+    """A function that calls ``target`` (``_load``), resolved on the first call."""
+    resolved: list[Callable[..., Any]] = []
 
-def _mtl_evaluator(program: Any, options: RunOptions, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not resolved:
+            resolved.append(_load(target))
+        return resolved[0](*args, **kwargs)
 
-    return MtlEvaluator(program, options.mode, warn=warn, retention=horizon(program, options.retention))
+    call.__qualname__ = call.__name__ = target
+    return call
 
 
-def _mtl_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
-              report: Callable[[str], None]) -> Iterator[Event]:
-    from chronolog.dialects.mtl.reader import read_mtl_events
+def _hooks(dialect: str) -> Callable[[str], Callable[..., Any]]:
+    """``name`` -> the function ``name`` of ``dialects/<dialect>/hooks.py``, loaded lazily."""
+    return lambda name: _lazy(f"chronolog.dialects.{dialect}.hooks:{name}")
 
-    return read_mtl_events(stream, name, fmt, on_error, report)
 
-
-def _mtl_describe(program: Any) -> list[str]:
-    from chronolog.dialects.mtl.evaluator import (
-        _num,
-        input_reach,
-        not_forward_propagating,
-        reach,
-        reach_retention,
-    )
-    from chronolog.dialects.mtl.materialise import check_program, strata
-    from chronolog.dialects.mtl.syntax import atoms_of, head_atom
-    from chronolog.evaluator import time_text
-
-    check_program(program)
-
-    def name(atom: Any) -> str:
-        return f"{atom.pred}/{len(atom.args)}"
-
-    heads = sorted({name(head_atom(r.head)) for r in program.rules})
-    inputs = sorted({name(a) for r in program.rules for lit in r.body for a in atoms_of(lit)} - set(heads))
-    levels = strata(program)  # by negation: a predicate read under `not` is complete in a lower stratum
-    lines = [f"stratum {i}: {', '.join(sorted({name(head_atom(r.head)) for r in rules}))}"
-             for i, rules in enumerate(levels, 1)]
-    lines += [f"rules: {len(program.rules)}, facts in the program: {len(program.facts)}",
-              f"output predicates: {', '.join(heads) or '(none)'}",
-              f"input predicates: {', '.join(inputs) or '(none)'}",
-              "negation: " + (f"stratified, {len(levels)} strata" if len(levels) > 1 else "none (one stratum)")]
-    blocker = not_forward_propagating(program)
-    if blocker is None:
-        bound = reach_retention(program)
-        lines.append(f"forward-propagating: evaluated as a stream (window reach {time_text(_num(reach(program)))}); "
-                     f"every late event applied" + ("" if bound is None else
-                                                     f" (--retention {time_text(bound)} makes memory flat)"))
-        lines.append("fleet: one chain service hosting the evaluator, one partition; partition key: none "
-                     "(the evaluator is not split by key)")
-    else:
-        lines.append(f"not forward-propagating ({blocker[0]}: {blocker[1]}): evaluated in batch mode")
-        lines.append("fleet: not available (batch only: chronolog run); partition key: none")
-    bound = input_reach(program)
-    lines.append(f"backfill: {'one segment (no bounded input reach)' if bound is None else f'segments, input reach {bound}'}")
-    return lines
-
-
-def _interval_of(text: str, file: str, line: int) -> Any:
-    from chronolog.dialects.mtl.parser import interval_from_text
-
-    return interval_from_text(text, file, line)
-
-
-def _mtl_stream(program: Any) -> Any:
-    from chronolog.dialects.mtl.evaluator import MtlEvaluator
-
-    return MtlEvaluator(program, "stream")  # a fleet never reaches the end of its input: no batch mode
-
-
-def _mtl_replay(program: Any, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.mtl.evaluator import MtlEvaluator
-
-    return MtlEvaluator(program, warn=warn)  # streaming if the program allows it, else batch
-
-
-def _mtl_reach(program: Any) -> Reach | None:
-    from chronolog.dialects.mtl.evaluator import input_reach
-
-    back = input_reach(program)
-    return None if back is None else Reach(back)
-
-
-def _mtl_retaining(program: Any, retention: Any) -> Any:
-    from chronolog.dialects.mtl.evaluator import MtlEvaluator, horizon
-
-    return MtlEvaluator(program, "stream", retention=horizon(program, retention))
-
-
-def _finite(retention: Any) -> Any:
-    """``--retention``'s value for an evaluator: ``inf`` is no retention (None)."""
-    return None if retention is None or retention == float("inf") else retention
-
-
-def _rtec_parse(files: list[tuple[str, str]]) -> Any:
-    from chronolog.dialects.rtec.parser import finish_program, parse_rtec
-
-    program = None
-    for name, text in files:
-        program = parse_rtec(text, name, program)
-    assert program is not None
-    return finish_program(program)
-
-
-def _rtec_evaluator(program: Any, options: RunOptions, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.rtec.evaluator import RtecEvaluator
-
-    retention = _finite(options.retention)
-    if options.window is not None:
-        if retention is not None:
-            raise ChronologError("error: --window and --retention exclude each other (the window is how late an "
-                                 "event may be)")
-        return _rtec_windowed(program, options.window, options.step, warn)
-    return RtecEvaluator(program, options.step, warn=warn, retention=retention)
-
-
-def _rtec_windowed(program: Any, window: int, step: int | None, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.rtec.windowed import WindowedRtecEvaluator
-
-    return WindowedRtecEvaluator(program, window, step, warn=warn)
-
-
-def _rtec_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
-               report: Callable[[str], None]) -> Iterator[Event]:
-    from chronolog.dialects.rtec.reader import read_rtec_events
-
-    return read_rtec_events(stream, name, fmt, on_error, report, _csv_rows(program))
-
-
-def _csv_rows(program: Any) -> Any:
-    from chronolog.dialects.rtec.reader import CsvRows
-
-    return CsvRows({e.name for e in program.points + program.build_from_points},
-                   {e.name for e in program.collect_intervals})
-
-
-def _rtec_bulk_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
-                    report: Callable[[str], None]) -> Iterator[Any]:
-    from chronolog.dialects.rtec.reader import read_rtec_blocks
-
-    return read_rtec_blocks(stream, name, fmt, on_error, report, _csv_rows(program))
-
-
-def _rtec_describe(program: Any) -> list[str]:
-    from chronolog.dialects.rtec.evaluator import Hierarchy
-
-    h = Hierarchy(program)
-    lines = [f"rules: {len(program.rules)}, background clauses: "
-             f"{sum(len(v) for v in program.background.values())}, clock tick: {program.clock_tick}"]
-    levels: dict[int, list[str]] = {}
-    for ent, lvl in h.level.items():
-        name = f"{ent[1][0]}/{ent[1][1]}" + (f"={ent[2]}" if ent[0] == "fluent" and ent[2] is not None else "")
-        kind = {"simple": "simple fluent", "sdf": "statically determined", "event": "event"}[h.kind[ent]]
-        levels.setdefault(lvl, []).append(f"{name} ({kind})")
-    for lvl in sorted(levels):
-        lines.append(f"stratum {lvl}: {', '.join(sorted(levels[lvl]))}")
-    inputs = sorted({f"{e.name}/{e.arity}" for e in program.points + program.build_from_points
-                     + program.collect_intervals})
-    lines.append(f"input fluents: {', '.join(inputs) or '(none)'}")
-    from chronolog.dialects.rtec.partition import describe_key
-
-    lines.append(describe_key(program))
-    lines.append("fleet: one chain service hosting the evaluator (one partition)")
-    return lines
-
-
-def _rtec_stream(program: Any) -> Any:
-    from chronolog.dialects.rtec.evaluator import RtecEvaluator
-
-    return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
-
-
-def _rtec_retaining(program: Any, retention: Any) -> Any:
-    from chronolog.dialects.rtec.evaluator import RtecEvaluator
-
-    return RtecEvaluator(program, step=program.clock_tick, retention=_finite(retention))
-
-
-def _rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.rtec.evaluator import RtecEvaluator
-
-    return RtecEvaluator(program, warn=warn)
-
-
-def _lars_parse(files: list[tuple[str, str]]) -> Any:
-    from chronolog.dialects.lars.ir import Program
-    from chronolog.dialects.lars.parser import parse_lars
-
-    return Program(tuple(r for name, text in files for r in parse_lars(text, name).rules), "lars")
-
-
-def _laser_parse(files: list[tuple[str, str]]) -> Any:
-    from chronolog.dialects.lars.ir import Program
-    from chronolog.dialects.lars.laser import parse_laser
-
-    return Program(tuple(r for name, text in files for r in parse_laser(text, name).rules), "laser")
-
-
-def _lars_plan(program: Any, options: RunOptions = RunOptions()) -> Any:  # noqa: B008 (a frozen record)
-    """The program's plan (its errors: safety, windows), evaluated as ``--mode``/``--seed`` say."""
-    from chronolog.dialects.lars.plan import plan_program
-
-    plan = plan_program(program)
-    plan.solver = options.mode or ("oneshot" if options.models > 1 else "tms")
-    plan.seed = options.seed
-    return plan
-
-
-def _lars_retention(retention: Any) -> int | None:
-    return None if retention is None or retention == float("inf") else int(retention)
-
-
-def _lars_evaluator(program: Any, options: RunOptions, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.lars.evaluator import LarsEvaluator, LarsModels
-
-    models = options.models
-    if models < 1:
-        raise ChronologError(f"error: --models must be at least 1, not {models}")
-    if models > 1 and options.mode == "tms":
-        raise ChronologError("error: --models enumerates answer sets with clingo: use it with --mode oneshot")
-    plan = _lars_plan(program, options)
-    retention = _lars_retention(options.retention)
-    if models > 1:
-        return LarsModels(plan, models, answers=options.answers, retention=retention, warn=warn)
-    return LarsEvaluator(plan, answers=options.answers, retention=retention, warn=warn, eager=True)
-
-
-def _lars_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
-               report: Callable[[str], None]) -> Iterator[Event]:
-    from chronolog.io.formats import EventReader
-
-    return iter(EventReader(stream, name, fmt, on_error=on_error, report=report))
-
-
-def _lars_bulk_read(program: Any, stream: IO[str], name: str, fmt: str, on_error: str,
-                    report: Callable[[str], None]) -> Iterator[Any]:
-    """Blocks of facts of one time point (``FactBatch``), cut from the file's bytes when
-    ``stream`` is a file not read yet (else from its lines)."""
-    from chronolog.io.formats import EventReader
-
-    raw = getattr(stream, "buffer", None)
-    return EventReader(stream, name, fmt, on_error=on_error, report=report, raw=raw).batches()
-
-
-def _lars_describe(program: Any) -> list[str]:
-    plan = _lars_plan(program)
-    lines = [f"stratum {i}: {', '.join(stratum)}" for i, stratum in enumerate(plan.strata, 1)]
-    lines.append(f"output predicates: {', '.join(sorted(f'{p}/{k}' for p, k in plan.output)) or '(none)'}")
-    inputs = sorted(f"{p}/{k}" for p, k in plan.extensional if "#" not in p)
-    lines.append(f"input predicates: {', '.join(inputs) or '(none)'}")
-    lines.append("stratified: evaluated incrementally" if plan.stratified else
-                 "non-stratified: evaluated by truth maintenance (--mode tms, the default) or clingo per time "
-                 "point (--mode oneshot)")
-    return lines
-
-
-def _lars_stream(program: Any) -> Any:
-    from chronolog.dialects.lars.evaluator import LarsEvaluator
-
-    return LarsEvaluator(_lars_plan(program))  # the stage decides when to advance
-
-
-def _lars_replay(program: Any, warn: Callable[[str], None]) -> Any:
-    from chronolog.dialects.lars.evaluator import LarsEvaluator
-
-    return LarsEvaluator(_lars_plan(program), warn=warn)
-
-
-def _lars_reach(program: Any) -> Reach | None:
-    """The plan's reach: its largest time window over stream predicates and largest tuple
-    window, and how far back an ``@``-head derives; unbounded if either is."""
-    plan = _lars_plan(program)
-    if plan.state_reach is None or plan.output_reach is None:
-        return None
-    return Reach(plan.state_reach, plan.tuple_reach, plan.output_reach)
-
-
-def _lars_partition_key(program: Any) -> dict[str, int] | None:
-    from chronolog.dialects.lars.partition import partition_key
-
-    return partition_key(_lars_plan(program))[0]
-
-
-def _lars_retaining(program: Any, retention: Any) -> Any:
-    from chronolog.dialects.lars.evaluator import LarsEvaluator
-
-    return LarsEvaluator(_lars_plan(program), retention=_lars_retention(retention))
-
-
+_lars, _mtl, _rtec = _hooks("lars"), _hooks("mtl"), _hooks("rtec")
+_interval_of = _lazy("chronolog.dialects.mtl.parser:interval_from_text")  # MeTeoR's notation: DatalogMTL and RTEC
 _LARS_OPTIONS: dict[str, tuple[str, ...] | None] = {
     "answers": ("changelog", "points"), "mode": ("tms", "oneshot"), "seed": None, "models": None, "retention": None}
 
 
-def _lars_layout(program: Any, options: RunOptions) -> Any:
-    """Its strata, per stratum or chained, partitioned by key when every rule joins on one
-    (``dialects/lars/layout.py``); ``--mode``/``--seed`` as ``up`` gives them."""
-    from chronolog.dialects.lars.layout import lars_layout
-
-    return lars_layout(_lars_plan(program, options))
-
-
-def _lars_dates_back(program: Any) -> bool:
-    """An ``@``-head in a rule with a body: its evaluation at t may derive atoms before t."""
-    return any(rule.head.time is not None and rule.body for rule in program.rules)
-
-
-def _lars_explain(program: Any) -> Callable[..., Any]:
-    """``chronolog explain --why / --why-not`` of a LARS program (``dialects/lars/explain.py``)."""
-    from chronolog.dialects.lars.explain import Scene, answer_at, why, why_not
-    from chronolog.dialects.lars.plan import plan_program
-
-    plan = plan_program(program)
-
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        scene = Scene(program, plan, events, answer_at(lines, t), t)
-        return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
-
-    return explain
-
-
-def _mtl_explain(program: Any) -> Callable[..., Any]:
-    """``chronolog explain --why / --why-not`` of a DatalogMTL program (``dialects/mtl/explain.py``)."""
-    from chronolog.dialects.mtl.explain import Facts, answers_of, why, why_not
-
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        facts = Facts(program, events, answers_of(lines))
-        return why(facts, atom, t, every, depth) if mode == "why" else why_not(facts, atom, t)
-
-    return explain
-
-
 def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Dialect:
-    return Dialect(name, "LARS", (f".{name}",), parse, _lars_evaluator, _lars_read, _lars_describe, _lars_stream,
-                   _LARS_OPTIONS, bulk_read=_lars_bulk_read, read_ahead=True, replay=_lars_replay,
-                   retaining=_lars_retaining, reach=_lars_reach,
-                   partition_key=_lars_partition_key, discrete=True, strata=_lars_plan, layout=_lars_layout,
-                   causal=True, dates_back=_lars_dates_back, explain=_lars_explain)
+    return Dialect(name, "LARS", (f".{name}",), parse, _lars("lars_evaluator"), _lars("lars_read"),
+                   _lars("lars_describe"), _lars("lars_stream"), _LARS_OPTIONS, bulk_read=_lars("lars_bulk_read"),
+                   read_ahead=True, replay=_lars("lars_replay"), retaining=_lars("lars_retaining"),
+                   reach=_lars("lars_reach"), partition_key=_lazy("chronolog.dialects.lars.partition:program_partition_key"), discrete=True,
+                   strata=_lars("lars_plan"), layout=_lazy("chronolog.dialects.lars.layout:program_layout"), causal=True,
+                   dates_back=_lars("lars_dates_back"), explain=_lazy("chronolog.dialects.lars.explain:explainer"))
 
 
 DIALECTS: dict[str, Dialect] = {
-    "lars": _lars_row("lars", _lars_parse),  # native syntax, Ticker-compatible
-    "laser": _lars_row("laser", _laser_parse),  # Laser's syntax, the same engine
-    "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl_parse, _mtl_evaluator, _mtl_read, _mtl_describe,
-                   _mtl_stream, {"mode": ("stream", "batch"), "retention": None}, replay=_mtl_replay,
-                   reach=_mtl_reach, retaining=_mtl_retaining, points=False, interval_of=_interval_of,
-                   rational=True, explain=_mtl_explain),
-    "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec_parse, _rtec_evaluator, _rtec_read,
-                    _rtec_describe, _rtec_stream, {"retention": None, "step": None, "window": None},
-                    bulk_read=_rtec_bulk_read, replay=_rtec_replay, retaining=_rtec_retaining, origin=0,
-                    windowed=_rtec_windowed, interval_of=_interval_of, collect_rarely=False),
+    "lars": _lars_row("lars", _lars("lars_parse")),  # native syntax, Ticker-compatible
+    "laser": _lars_row("laser", _lazy("chronolog.dialects.lars.laser:laser_program")),  # Laser's syntax, the same engine
+    "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl("mtl_parse"), _mtl("mtl_evaluator"), _mtl("mtl_read"),
+                   _mtl("mtl_describe"), _mtl("mtl_stream"), {"mode": ("stream", "batch"), "retention": None},
+                   replay=_mtl("mtl_replay"), reach=_mtl("mtl_reach"), retaining=_mtl("mtl_retaining"), points=False,
+                   interval_of=_interval_of, rational=True, explain=_lazy("chronolog.dialects.mtl.explain:explainer")),
+    "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec("rtec_parse"), _rtec("rtec_evaluator"),
+                    _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
+                    {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
+                    replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
+                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 
@@ -526,8 +222,6 @@ def lookup(name: str, where: str = "") -> Dialect:
     """The row of dialect ``name``; a ``ProgramError`` (at ``where``) naming the choices if there is none."""
     row = DIALECTS.get(name)
     if row is None:
-        from chronolog.core.source import Loc
-
         raise ProgramError(f"unknown dialect {name!r} (choose from {', '.join(DIALECTS)})",
                            Loc(where, 1, 1) if where else None)
     return row

@@ -19,6 +19,7 @@ from itertools import groupby
 from operator import attrgetter
 from typing import Annotated, Literal
 
+from chronolog.contract.events import FACT_EVENT, OPS
 from chronolog.core.events import Event, OnePredicate
 from chronolog.core.records import record
 from chronolog.core.source import Loc
@@ -56,13 +57,11 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
     parallel on the two cores instead of the fork waiting for it."""
     global _decoder
     if _decoder is None:
-        import msgspec
+        import msgspec  # noqa: PLC0415 (start-up: see the docstring)
 
         # The typed schema of the batch path: a strict subset of what event_checks accepts.
         Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
         Pred = Annotated[str, msgspec.Meta(min_length=1)]
-
-        from chronolog.contract.events import FACT_EVENT, OPS
 
         kinds = {
             "time": Int64,

@@ -122,7 +122,7 @@ def _kind(obj: object) -> str:
 
 
 def _show(text: str, limit: int = 40) -> str:
-    import orjson  # an error message: loaded already, the line was decoded with it
+    import orjson  # noqa: PLC0415 (an error message: loaded already, the line was decoded with it)
 
     shown = orjson.dumps(text).decode()
     return shown if len(shown) <= limit else shown[: limit - 4] + '..."'

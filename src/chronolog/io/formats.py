@@ -58,7 +58,7 @@ def _load_orjson() -> None:
     """Import orjson for the per-line path (pipes, blocks with errors) and error messages."""
     global orjson
     if orjson is None:
-        import orjson as module
+        import orjson as module  # noqa: PLC0415 (start-up: see above)
 
         orjson = module
 

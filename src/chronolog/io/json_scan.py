@@ -19,7 +19,7 @@ _loads: Callable[[str], Any] | None = None  # orjson.loads, imported on first us
 
 def _load() -> Callable[[str], Any]:
     global _loads
-    import orjson
+    import orjson  # noqa: PLC0415 (loaded on first use: start-up of chronolog run)
 
     _loads = orjson.loads
     return _loads

@@ -21,6 +21,7 @@ evaluation), a POSIX ``fork``, and no other thread running in the parent.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -80,7 +81,7 @@ class ReadAhead:
         self.source = os.fdopen(rfd, "rb", buffering=1 << 20)
 
     def __iter__(self) -> Iterator[FactBatch | Event]:
-        import pickle
+        import pickle  # noqa: PLC0415 (start-up: after the fork (ReadAhead))
 
         reader = self.reader
         load = pickle.load
@@ -129,7 +130,7 @@ def read_ahead(reader: EventReader) -> Iterator[FactBatch | Event]:
 def _widen(fd: int) -> None:
     """A larger pipe (Linux): the child may run a few blocks ahead."""
     try:
-        import fcntl
+        import fcntl  # noqa: PLC0415 (POSIX only)
 
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     except (ImportError, OSError):
@@ -146,8 +147,7 @@ def _pack(item: FactBatch | Event) -> object:
 
 
 def _child(reader: EventReader, wfd: int) -> None:
-    import gc
-    import pickle
+    import pickle  # noqa: PLC0415 (start-up: after the fork (ReadAhead))
 
     # The decoded tuples are all alive until sent: collections would only scan
     # them; and the child makes no cycles worth collecting before it exits.

@@ -58,7 +58,7 @@ class RocksStore:
     pickles and unpickles non-bytes values)."""
 
     def __init__(self, path: Path) -> None:
-        from rocksdict import Options, Rdict
+        from rocksdict import Options, Rdict  # noqa: PLC0415 (rocksdict: only for a RocksDB store)
 
         path.mkdir(parents=True, exist_ok=True)
         self._db = Rdict(str(path), options=Options(raw_mode=True))
@@ -69,7 +69,7 @@ class RocksStore:
     def write(self, puts: dict[str | bytes, bytes], deletes: list[str | bytes] = []) -> None:  # noqa: B006 - never mutated
         """One atomic write; keys as text or as the bytes they encode to (a
         commit's journal entries come as bytes, shared with their changelog records)."""
-        from rocksdict import WriteBatch
+        from rocksdict import WriteBatch  # noqa: PLC0415 (rocksdict: only for a RocksDB store)
 
         batch = WriteBatch(raw_mode=True)
         for k in deletes:

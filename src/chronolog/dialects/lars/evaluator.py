@@ -24,6 +24,7 @@ from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
 from chronolog.io.batches import FactBatch
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
+from chronolog.state.codec import reading, versioned
 
 
 def change_of(line: dict) -> AnswerChange:
@@ -206,8 +207,6 @@ class LarsEvaluator:
         return 0 if r.t1 is None or r.evaluated is None else r.evaluated - r.t1 + 1
 
     def export_state(self) -> dict[str, Any]:
-        from chronolog.state.codec import versioned  # (zlib and the codec: 1 ms of every run's start-up)
-
         if self.out.parts:
             raise RuntimeError("answers evaluated but not taken (advance or finish first)")
         r = self.reasoner
@@ -220,8 +219,6 @@ class LarsEvaluator:
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
-        from chronolog.state.codec import reading
-
         check_state_header(data, self.dialect)
         r = self.reasoner
         with reading("LARS evaluator state"):
@@ -308,13 +305,9 @@ class LarsModels:
         return self.first.time_points
 
     def export_state(self) -> dict[str, Any]:
-        from chronolog.state.codec import versioned
-
         return versioned({"dialect": self.dialect, "models": [one.export_state() for one in self.each]})
 
     def import_state(self, data: dict[str, Any]) -> None:
-        from chronolog.state.codec import reading
-
         check_state_header(data, self.dialect)
         with reading("LARS evaluator state"):
             for one, state in zip(self.each, data["models"], strict=True):

@@ -18,7 +18,7 @@ literal in textual order that no value of the variables the head leaves open sat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from chronolog.core.events import Event, withdrawn
@@ -27,7 +27,7 @@ from chronolog.core.source import Loc
 from chronolog.dialects.lars.engine.rules import _Undefined
 from chronolog.dialects.lars.engine.tms_relations import _eval, _pattern, _unify, _Window
 from chronolog.dialects.lars.ir import Compare, Const, ExtAtom, Op, Program, Rule, TupleWindow, Var
-from chronolog.dialects.lars.plan import Plan, PredKey
+from chronolog.dialects.lars.plan import Plan, PredKey, plan_program
 
 Atom = tuple[str, tuple]
 Binding = dict[str, Any]
@@ -402,3 +402,12 @@ def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str
     return f"{shown} fails: no matching fact in {_window_text(scene, elem)}"
 
 
+def explainer(program: Any) -> Callable[..., Any]:
+    """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``)."""
+    plan = plan_program(program)
+
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+        scene = Scene(program, plan, events, answer_at(lines, t), t)
+        return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+
+    return explain

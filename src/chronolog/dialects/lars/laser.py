@@ -312,3 +312,7 @@ class LaserParser(Parser):
             raise ProgramError("nested windows are not supported", f.loc)
         raise ProgramError("a comparison cannot stand under a window, a temporal operator or @", f.loc)
 
+
+def laser_program(files: list[tuple[str, str]]) -> Program:
+    """The one program of Laser files [(file name, text)] (the registry's ``parse`` of ``laser``)."""
+    return Program(tuple(r for name, text in files for r in parse_laser(text, name).rules), "laser")

@@ -10,8 +10,11 @@ facts across all keys and rule it out.
 
 from __future__ import annotations
 
+from typing import Any
+
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
+from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
@@ -59,3 +62,11 @@ def fleet_strata(plan: Plan) -> list[list[str]]:
     if plan.stratified:
         return plan.strata
     return [sorted({p for s in plan.strata for p in s})]
+
+
+def program_layout(program: Any, options: Any) -> FleetLayout:
+    """The registry's ``layout`` of a LARS program: its plan's strata, per stratum or chained,
+    partitioned by key when every rule joins on one; ``--mode``/``--seed`` as ``up`` gives them.
+    Here rather than in ``hooks.py``: the stages it imports are the fleet's, which ``chronolog
+    run`` does not load."""
+    return lars_layout(lars_plan(program, options))

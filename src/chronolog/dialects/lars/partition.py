@@ -9,7 +9,9 @@ registry row for it too; then that copy goes.
 from __future__ import annotations
 
 from itertools import product
+from typing import Any
 
+from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.lars.ir import ExtAtom, TupleWindow, Var
 from chronolog.dialects.lars.plan import Plan
 
@@ -82,3 +84,9 @@ def _joins_on_key(rule, key: dict[str, int]) -> bool:  # type: ignore[no-untyped
             return False
         terms.add(term.name)
     return len(terms) == 1
+
+
+def program_partition_key(program: Any) -> dict[str, int] | None:
+    """The registry's ``partition_key`` of a LARS program: the argument position per
+    predicate on which every rule of its plan joins, or None."""
+    return partition_key(lars_plan(program))[0]

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from chronolog.core.events import Event, OnePredicate, withdrawn
 from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
+from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
 from chronolog.state.journal import Journal
@@ -45,10 +46,9 @@ def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
     if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
         return Engine(plan, t1, stratum=stratum)
     if plan.solver.startswith("oneshot"):
-        from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine
+        from chronolog.dialects.lars.engine.clingo_engine import ClingoEngine  # noqa: PLC0415 (clingo: ~30 ms, only for --mode oneshot)
 
         return ClingoEngine(plan, t1)  # type: ignore[return-value]
-    from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 
     return TmsEngine(plan, t1, plan.seed)  # type: ignore[return-value]
 
@@ -384,7 +384,7 @@ class Reasoner:
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
-        import pickle  # only replays clone engines (start-up time)
+        import pickle  # noqa: PLC0415 (start-up: only replays clone engines)
 
         with plan_by_reference(self.plan, "replay"):
             old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))

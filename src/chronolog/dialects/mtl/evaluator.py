@@ -39,6 +39,7 @@ from chronolog.core.events import Event, withdraw_counted
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.intervals import Iv
 from chronolog.dialects.mtl.materialise import Db, Materialiser
+from chronolog.dialects.mtl.parser import interval_from_text
 from chronolog.dialects.mtl.syntax import (
     FUTURE,
     PAST,
@@ -533,8 +534,6 @@ class MtlEvaluator:
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
-        from chronolog.dialects.mtl.parser import interval_from_text
-
         check_state_header(data, self.dialect)
         if data.get("mode") != self.mode:
             raise StateError(f"state of {data.get('mode')} mode, not {self.mode}")

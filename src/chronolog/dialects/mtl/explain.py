@@ -13,7 +13,7 @@ path (recursion through time terminates because premises lie at other times).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from math import inf
 from typing import Any
@@ -310,3 +310,13 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
 
 def _times(iv: I.Iv) -> str:
     return _text(iv[0]) if iv[0] == iv[2] else f"any time of {_iv(iv)}"
+
+
+def explainer(program: Any) -> Callable[..., Any]:
+    """``chronolog explain --why / --why-not`` of a DatalogMTL program (``Dialect.explain``)."""
+
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+        facts = Facts(program, events, answers_of(lines))
+        return why(facts, atom, t, every, depth) if mode == "why" else why_not(facts, atom, t)
+
+    return explain

@@ -25,9 +25,9 @@ import orjson
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event, TimeRows
 from chronolog.core.source import Loc
+from chronolog.dialects.rtec.rows import _span, decode_block
 from chronolog.io.interval_json import interval_record, parsed_lines
 
-_INTERVAL = re.compile(r"^\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])\s*$")
 _INT = re.compile(r"^[+-]?\d+$")
 
 
@@ -66,14 +66,6 @@ def _jsonl(line: str, name: str, n: int) -> Event | None:
             raise InputError(f"empty interval {text!r}", loc)
         return Event(a, pred, tuple(args), op == "retract", loc, span)
     return Event(_int_time(obj["t"], loc, "t"), pred, tuple(args), op == "retract", loc)
-
-
-def _span(text: str) -> tuple[int, int] | None:
-    """The half-open ``(a, b)`` of an ``"interval"`` such as ``"[5,8)"`` or ``"[5,7]"``."""
-    m = _INTERVAL.match(text)
-    if m is None:
-        return None
-    return int(m.group(1)), int(m.group(2)) + (1 if m.group(3) == "]" else 0)
 
 
 def _field(text: str) -> str | int:
@@ -158,7 +150,6 @@ def read_rtec_blocks(stream: IO[str], name: str, fmt: str = "jsonl", on_error: s
     if fmt != "jsonl":
         yield from read_rtec_events(stream, name, fmt, on_error, report, csv)
         return
-    from chronolog.dialects.rtec.rows import decode_block
 
     first = 1
     while True:

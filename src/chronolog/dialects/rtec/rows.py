@@ -12,14 +12,15 @@ of it.  Anything else makes the whole block None, and the caller reads it line b
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import msgspec
 
 from chronolog.core.events import Event
 from chronolog.core.source import Loc
-from chronolog.dialects.rtec.reader import _span
 
+_INTERVAL = re.compile(r"^\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*([\])])\s*$")
 _Int = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
 
@@ -72,3 +73,11 @@ def decode_block(lines: list[str], name: str, first: int) -> list[Row | Event] |
             rows[i] = Event(span[0], row.pred, row.args, False, Loc(name, first + i, 1), span)
         return rows
     return rows if len(rows) == len(lines) else None
+
+
+def _span(text: str) -> tuple[int, int] | None:
+    """The half-open ``(a, b)`` of an ``"interval"`` such as ``"[5,8)"`` or ``"[5,7]"``."""
+    m = _INTERVAL.match(text)
+    if m is None:
+        return None
+    return int(m.group(1)), int(m.group(2)) + (1 if m.group(3) == "]" else 0)

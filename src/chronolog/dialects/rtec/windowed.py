@@ -37,7 +37,7 @@ from chronolog.dialects.rtec.evaluator import NEG_INF, RtecEvaluator
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Var, inst, is_ground, resolve
-from chronolog.evaluator import AnswerChange, Span, Time
+from chronolog.evaluator import AnswerChange, Span, StateError, Time
 
 
 class WindowedRtecEvaluator(RtecEvaluator):
@@ -261,7 +261,6 @@ class WindowedRtecEvaluator(RtecEvaluator):
 
     def import_state(self, data: dict[str, Any]) -> None:
         super().import_state(data)
-        from chronolog.evaluator import StateError
 
         got = data.get("windowed")
         if not isinstance(got, dict) or got.get("window") != self.window or got.get("step") != self.step:

@@ -21,6 +21,7 @@ dialect, driven through its registry row and its ``Evaluator`` only.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from math import inf
 from typing import Any
@@ -34,10 +35,12 @@ from chronolog.core.events import Event
 from chronolog.core.intervals import Iv
 from chronolog.core.reach import widest
 from chronolog.core.source import Loc
+from chronolog.dialects.load import program_from_sources
 from chronolog.dialects.registry import RunOptions, lookup, read_line
 from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
+from chronolog.runtime.fleet import kafka_clients
 from chronolog.versions import versions_of
 
 FACTS_TOPIC = TopicNames().facts
@@ -50,8 +53,6 @@ _PROGRAMS: dict[tuple, Any] = {}
 
 def program_of(sources: Sources, dialect: str) -> Any:
     """The parsed program, once per Python worker."""
-    from chronolog.dialects.load import program_from_sources
-
     key = (sources, dialect)
     if key not in _PROGRAMS:
         _PROGRAMS[key] = program_from_sources(sources, dialect)
@@ -265,11 +266,8 @@ def _atom_fixes(atom: Atom, truth: Iterable[list[Iv]], said: Iterable[tuple[Iv, 
 
 def publish(lines: list[dict], bootstrap: str, topic: str = ANSWERS_TOPIC, timeout: float = 30.0) -> None:
     """Produce the correction lines to ``topic`` in one transaction."""
-    import uuid
+    from confluent_kafka import KafkaException  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
-    from confluent_kafka import KafkaException
-
-    from chronolog.runtime.fleet import kafka_clients
 
     producer = kafka_clients.producer({"bootstrap.servers": bootstrap, "transactional.id": f"chronolog-backfill-{uuid.uuid4().hex[:12]}"})
     try:

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import chronolog
 from chronolog.core.errors import ChronologError
 from chronolog.core.source import Loc
+from chronolog.runtime.backfill.archive import topic_dir
+from chronolog.runtime.backfill.kafka_source import KafkaTopicSource, topic_partitions
 
 
 @dataclass
@@ -69,7 +74,7 @@ class BackfillStats:
 def spark_session(master: str | None = None) -> tuple[Any, bool]:
     """The active Spark session, or a new one (True) for ``master`` (default ``local[*]``)."""
     try:
-        from pyspark.sql import SparkSession
+        from pyspark.sql import SparkSession  # noqa: PLC0415 (pyspark: the optional spark extra)
     except ImportError:
         raise ChronologError("error: chronolog backfill needs PySpark: pip install 'chronolog[spark]'") from None
     active = SparkSession.getActiveSession()
@@ -106,11 +111,6 @@ def spark_session(master: str | None = None) -> tuple[Any, bool]:
 def ship_package(sc: Any) -> None:
     """Send this chronolog package to the executors of a cluster (its dependencies —
     orjson, clingo — must be installed there)."""
-    import tempfile
-    import zipfile
-
-    import chronolog
-
     root = Path(chronolog.__file__).parent
     path = Path(tempfile.mkdtemp(prefix="chronolog-")) / "chronolog.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -131,15 +131,11 @@ def raw_lines(spark: Any, source: Source, idle: float = 1.5) -> Any:
         rdd = spark.sparkContext.textFile(path, use_unicode=False).zipWithIndex()
         return rdd.map(lambda x: (0, x[1], x[0].decode("utf-8", "surrogateescape")))
     if source.kind == "archive":
-        from chronolog.runtime.backfill.archive import topic_dir
-
         base = topic_dir(Path(source.where), source.topic)
         if not base.is_dir():
             raise ChronologError(f"{source.where}: error: the archive has no topic {source.topic} ({base} is missing)")
         df = spark.read.option("basePath", str(Path(source.where).resolve())).parquet(str(base.resolve()))
     else:
-        from chronolog.runtime.backfill.kafka_source import KafkaTopicSource, topic_partitions
-
         topic_partitions(source.where, source.topic)  # a clear error for a missing topic or broker
         spark.dataSource.register(KafkaTopicSource)
         df = (spark.read.format("chronolog-kafka").option("bootstrap", source.where)

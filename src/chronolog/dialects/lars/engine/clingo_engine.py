@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.lars.engine.asp import solve_time_point
 from chronolog.dialects.lars.engine.content import Content, grouped
-from chronolog.dialects.lars.engine.core import Fact, StepResult
+from chronolog.dialects.lars.engine.core import ANSWERS, Fact, StepResult
 from chronolog.dialects.lars.plan import Plan, PredKey, trim_stream
 
 log = logging.getLogger(__name__)
@@ -62,8 +62,6 @@ class ClingoEngine:
 
     def exported(self) -> Content:
         """The answer as ``Imported.content`` for the fleet's output service."""
-        from chronolog.dialects.lars.engine.core import ANSWERS
-
         out = []
         for p, a, T in self._answer:
             if p in self.plan.timed:

@@ -322,7 +322,7 @@ class Engine(StreamViews, CountingMaintenance):
                     if ci in self._quiet:
                         self._quiet[ci] = True
         except NoAnswerSet as exc:
-            import logging  # rare: imported when needed (start-up time)
+            import logging  # noqa: PLC0415 (start-up: logging only on this rare path)
 
             logging.getLogger(__name__).debug("no answer set at t=%d: %s", t, exc)
             result.consistent = False
