@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import argparse
 
 EXIT_USAGE = 2
-EMBEDDED = ("run", "check", "topology", "schemas")  # the commands of the light parser
+EMBEDDED = ("run", "check", "topology", "schemas", "explain")  # the commands of the light parser
 DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (a function).
 RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | None]] = {
