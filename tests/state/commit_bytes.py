@@ -35,16 +35,17 @@ def commit_bytes(stage) -> int:  # type: ignore[no-untyped-def]
 
 def stages():  # type: ignore[no-untyped-def]
     from chronolog.dialects.load import load_program
-    from chronolog.runtime.fleet.hosting import hosting
-    from chronolog.stages.evaluator import EvaluatorStage
+    from chronolog.dialects.registry import RunOptions, lookup
+    from chronolog.stages.interface import StageSpec
+
+    def chain(program):  # type: ignore[no-untyped-def]  # what `chronolog up` builds for the chain service
+        return lookup(program.dialect).layout(program, RunOptions()).stage(StageSpec("chain", idle_flush=1e9))
 
     mtl = load_program([str(DATA / "mtl" / "short_stop.mtl")])
-    host = hosting("mtl", mtl)
-    yield "DatalogMTL S1", EvaluatorStage(host.stream(mtl), host.read, idle_flush=1e9), DATA / "mtl" / "S1.jsonl"
+    yield "DatalogMTL S1", chain(mtl), DATA / "mtl" / "S1.jsonl"
     caviar = DATA / "rtec" / "caviar"
     rtec = load_program([str(caviar / f) for f in ("rules.prolog", "pre-processing-portable.prolog", "settings.prolog")])
-    host = hosting("rtec", rtec)
-    yield "RTEC caviar", EvaluatorStage(host.make(rtec), host.read, idle_flush=1e9), caviar / "stream.jsonl"
+    yield "RTEC caviar", chain(rtec), caviar / "stream.jsonl"
 
 
 def main(records: int = 20000, batch: int = 500) -> None:

@@ -121,23 +121,24 @@ def chain() -> ChainStage:
     return ChainStage(plan, IngestStage(key, 1), idle_flush=5.0)
 
 
+def _chain(program: Any) -> Any:
+    """The chain service's stage of a dialect without strata, as ``chronolog up`` builds it."""
+    from chronolog.dialects.registry import RunOptions, lookup
+    from chronolog.stages.interface import StageSpec
+
+    return lookup(program.dialect).layout(program, RunOptions()).stage(StageSpec("chain", idle_flush=5.0))
+
+
 def mtl_stage() -> Any:
     from chronolog.dialects.mtl.parser import parse_mtl
-    from chronolog.runtime.fleet.hosting import hosting
-    from chronolog.stages.evaluator import EvaluatorStage
 
-    host = hosting("mtl")
-    return EvaluatorStage(host.stream(parse_mtl(HEAT)), host.read, idle_flush=5.0)
+    return _chain(parse_mtl(HEAT))
 
 
 def rtec_stage() -> Any:
     from chronolog.dialects.rtec.parser import finish_program, parse_rtec
-    from chronolog.runtime.fleet.hosting import hosting
-    from chronolog.stages.evaluator import EvaluatorStage
 
-    program = finish_program(parse_rtec(DOORS, "doors.prolog"))
-    host = hosting("rtec", program)
-    return EvaluatorStage(host.make(program), host.read, idle_flush=5.0)
+    return _chain(finish_program(parse_rtec(DOORS, "doors.prolog")))
 
 
 def drive(stage: Any, records: list[tuple], lines: list[bytes], clock: float = 0.0) -> None:

@@ -179,7 +179,6 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
     <latest>`` prints (a stream has no end: its idle flush evaluates the queries up to the latest time)."""
     from chronolog.core.events import event_json
     from chronolog.dialects.registry import RunOptions, lookup
-    from chronolog.runtime.fleet.hosting import hosting
     from chronolog.runtime.fleet.service import ServiceConfig, make_stage
     from chronolog.stages.evaluator import EvaluatorStage
     from chronolog.state.snapshots import roundtrip
@@ -189,12 +188,12 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
     prog = program(LAMP)
     stage = make_stage(ServiceConfig("chain", lookup("rtec").layout(prog, RunOptions()), "localhost:0", window=15, step=10))
     assert isinstance(stage, EvaluatorStage) and isinstance(stage.evaluator, WindowedRtecEvaluator)
-    host = hosting("rtec", prog)
     records = [("facts", "chronolog.facts", 0, i, event_json(e)) for i, e in enumerate(events)]
     lines: list = []
     for i in range(0, len(records), 2):
         lines += stage.process(records[i:i + 2], now=0.0)[1]
-        fresh = EvaluatorStage(host.stream(prog, window=15, step=10), host.read, idle_flush=1.0)
+        fresh = make_stage(ServiceConfig("chain", lookup("rtec").layout(prog, RunOptions()), "localhost:0", window=15,
+                                         step=10, idle_flush=1.0))
         stage = roundtrip(stage, fresh)
         stage.last_input = 0.0
     lines += stage.process([], now=100.0)[1]
@@ -202,7 +201,8 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
     assert stage.progress()["late_events"] == 0
     # with window = step the late switch_off@8 (after the query at 10) and switch_on@38 (after the
     # query at 40) are ignored: the service counts them (chronolog_late_events_total)
-    stage = EvaluatorStage(host.stream(prog, window=10, step=10), host.read, idle_flush=1.0)
+    stage = make_stage(ServiceConfig("chain", lookup("rtec").layout(prog, RunOptions()), "localhost:0", window=10,
+                                     step=10, idle_flush=1.0))
     stage.process(records, now=0.0)
     assert stage.progress()["late_events"] == 2
 

@@ -65,22 +65,21 @@ def test_backfill_times_that_are_not_numbers(files, monkeypatch, capsys):
     assert "argument --from: 'x' is not a time (an integer, or a rational such as 7/2)" in capsys.readouterr().err
 
 
-def test_hosting_a_lars_program_answers_as_chronolog_run():
-    """Every dialect has a registry row, LARS too: its hosted evaluator (what a chain service
-    without strata would run) gives the lines ``chronolog run`` prints (the fleet and the
-    backfill still run LARS on its own per-stratum path: the row's ``strata``)."""
+def test_a_lars_stream_evaluator_answers_as_chronolog_run():
+    """Every dialect has a registry row, LARS too: its stream evaluator (``Dialect.stream``,
+    what the fleet's evaluator stage would run) gives the lines ``chronolog run`` prints."""
     import io
 
     from chronolog.core.events import Event
     from chronolog.dialects.load import program_from_sources
+    from chronolog.dialects.registry import lookup
     from chronolog.runtime.embedded import run_embedded
-    from chronolog.runtime.fleet.hosting import hosting
 
     program = program_from_sources([("p.lars", "q(X) :- p(X) [2].")], "lars")
     events = [Event(0, "p", ("a",)), Event(3, "p", ("b",)), Event(1, "p", ("c",)), Event(6)]
     want = io.StringIO()
     run_embedded(program, events, want, warn=lambda m: None)
-    evaluator = hosting("lars", program).stream(program)
+    evaluator = lookup("lars").stream(program)
     got, latest = b"", None
     for ev in events:
         if latest is not None and ev.t > latest:
@@ -91,18 +90,12 @@ def test_hosting_a_lars_program_answers_as_chronolog_run():
     assert got.decode() == want.getvalue()
 
 
-def test_hosting_serves_every_dialect_of_the_registry_and_refuses_an_unknown_one():
-    """Every dialect, LARS included, is hosted through its registry row's evaluators
-    (``runtime/fleet/hosting.py``); a name the registry lacks is a program error naming the choices."""
+def test_an_unknown_dialect_is_a_program_error_naming_the_choices():
     from chronolog.core.errors import ProgramError
-    from chronolog.dialects.registry import DIALECTS
-    from chronolog.runtime.fleet.hosting import hosting
+    from chronolog.dialects.registry import lookup
 
-    for name, row in DIALECTS.items():
-        host = hosting(name)
-        assert (host.make, host.replay, host.reach, host.origin) == (row.stream, row.replay, row.reach, row.origin)
     with pytest.raises(ProgramError, match="unknown dialect 'prolog' \\(choose from lars, laser, mtl, rtec\\)"):
-        hosting("prolog")
+        lookup("prolog")
 
 
 def test_archive_needs_a_topic(files, capsys):

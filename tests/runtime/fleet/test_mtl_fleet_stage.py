@@ -15,9 +15,10 @@ from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_pr
 from chronolog.core.events import Event
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, reach_retention
 from chronolog.dialects.mtl.parser import interval_from_text, parse_mtl
+from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.evaluator import Span, time_text
-from chronolog.runtime.fleet.hosting import hosting
 from chronolog.stages.evaluator import EvaluatorStage
+from chronolog.stages.interface import StageSpec
 from chronolog.state.snapshots import roundtrip
 
 
@@ -52,10 +53,9 @@ def test_hosted_mtl_means_what_chronolog_run_prints(seed):
     run = MtlEvaluator(parse_mtl(text), "stream", retention=bound)
     want = clip(meaning(drive(run, events + [Event(hi)])), hi)
 
-    host = hosting("mtl")
-
-    def fresh() -> EvaluatorStage:
-        return EvaluatorStage(host.stream(parse_mtl(text), bound), host.read, idle_flush=5.0)
+    def fresh() -> EvaluatorStage:  # what `chronolog up --retention W` builds for the chain service
+        layout = lookup("mtl").layout(parse_mtl(text), RunOptions())
+        return layout.stage(StageSpec("chain", retention=bound, idle_flush=5.0))  # type: ignore[return-value]
 
     stage, out, late, clock = fresh(), [], [], 0.0
     records = [("facts", "chronolog.facts", 0, i, v) for i, v in enumerate(lines_in)]
@@ -77,8 +77,8 @@ def test_hosted_mtl_means_what_chronolog_run_prints(seed):
 
 
 def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
-    host = hosting("mtl")
-    stage = EvaluatorStage(host.make(parse_mtl("R(X):-Diamondminus[0,1]P(X)\n")), host.read, idle_flush=0.0)
+    layout = lookup("mtl").layout(parse_mtl("R(X):-Diamondminus[0,1]P(X)\n"), RunOptions())
+    stage = layout.stage(StageSpec("chain", idle_flush=0.0))
     outs, lines = stage.process([("facts", "chronolog.facts", 0, 0, b'{"interval": "[1,2]", "pred": "P"'),
                                  ("facts", "chronolog.facts", 0, 1, b'{"interval": "[1,2]", "pred": "P", "args": ["a"]}')],
                                 now=0.0)
@@ -88,7 +88,6 @@ def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
 
 
 def test_a_hosted_evaluator_with_retention_ignores_older_events():
-    from chronolog.dialects.registry import RunOptions, lookup
     from chronolog.runtime.fleet.service import ServiceConfig, make_stage
 
     layout = lookup("mtl").layout(parse_mtl("Q(X):-Diamondminus[0,1]P(X)\n"), RunOptions())  # what chronolog up builds

@@ -15,10 +15,10 @@ from chronolog.core.events import event_json
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
-from chronolog.runtime.fleet.hosting import hosting
 from chronolog.runtime.fleet.service import ServiceConfig, make_stage
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.evaluator import EvaluatorStage
+from chronolog.stages.interface import StageSpec
 from chronolog.state.snapshots import roundtrip
 
 
@@ -36,10 +36,9 @@ def test_hosted_rtec_means_what_chronolog_run_prints(seed: int, which: str) -> N
     run_evaluator(RtecEvaluator(program(text)), events, out, until=hi)
     want = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=300)
 
-    host = hosting("rtec", program(text))
-
-    def fresh() -> EvaluatorStage:
-        return EvaluatorStage(host.make(program(text)), host.read, idle_flush=5.0)
+    def fresh() -> EvaluatorStage:  # what `chronolog up` builds for the chain service
+        layout = lookup("rtec").layout(program(text), RunOptions())
+        return layout.stage(StageSpec("chain", idle_flush=5.0))  # type: ignore[return-value]
 
     stage, lines, clock = fresh(), [], 0.0
     records = [("facts", "chronolog.facts", 0, i, event_json(e)) for i, e in enumerate(events)]
