@@ -123,16 +123,12 @@ class LarsEvaluator:
         if r.evaluated is not None and t - 1 > r.evaluated:
             r.advance(t - 1)
 
-    def push(self, event: Event) -> None:
-        if self.eager:
-            self._arrive(event.t)
+    def push(self, event: Event) -> None:  # (eager: the reasoner's own push, bound in __init__)
         self.reasoner.push(event)
 
     def push_block(self, block: FactBatch) -> None:
-        r, t = self.reasoner, block.t
-        if self.eager and r.evaluated is not None and t - 1 > r.evaluated:  # (_arrive, inline: per time point)
-            r.advance(t - 1)
-        r.push_facts(t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
+        """(Eager: the reasoner's arrival of a later time evaluates the points before it.)"""
+        self.reasoner.push_facts(block.t, block.facts, block.locs)  # type: ignore[arg-type]  # (a OnePredicate is kept as it is)
 
     def _taken(self) -> LarsAnswers:
         parts = self.out.parts
