@@ -10,19 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from dialect_programs import PROGRAMS, SUFFIX, TITLE
 
 from chronolog.cli.main import main
 
-PROGRAMS = {
-    "lars": ("q(X) :- p(X) [2].", "p"),
-    "laser": ("q(X) :- time_win(2, 0, 1, diamond(p(X)))\n", "p"),
-    "mtl": ("Q(X):-Diamondminus[0,2]P(X)\n", "P"),
-    "rtec": ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
-             "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
-             "door(d1).\ngrounding(open(D)=true) :- door(D).\n", "opened"),
-}
-SUFFIX = {"lars": ".lars", "laser": ".laser", "mtl": ".mtl", "rtec": ".prolog"}
-TITLE = {"lars": "LARS", "laser": "LARS", "mtl": "DatalogMTL", "rtec": "RTEC"}
 # the dialect-specific options: (option, value) -> the dialects that take it
 TAKEN = {
     ("--answers", "points"): {"lars", "laser"},

@@ -123,6 +123,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         return 2
     upgrades = tuple((t, _sources(files)) for t, files, _ in new_versions(program, args.upgrade or [], args.dialect))
     evaluator_of(program.dialect, program, options, upgrades=upgrades)  # program errors before Spark starts
+    if args.key_partitions is not None and row.partition_key(program) is None:
+        _say(f"warning: --key-partitions {args.key_partitions} has no effect: this {row.title} program is not split "
+             "by key (chronolog topology says why); each segment is evaluated whole")
     sources = _sources(args.program)
     history = Source.parse(args.history, args.facts_topic, args.bootstrap)
     answers = Source.parse(args.answers, args.answers_topic, args.bootstrap) if args.answers else None

@@ -127,15 +127,18 @@ def _layout(args: argparse.Namespace) -> FleetLayout:
     """The program's fleet as its dialect lays it out (``Dialect.layout``), or the
     error saying why it has none; ``--window``/``--step`` checked as ``chronolog run`` does."""
     from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup
+    from chronolog.dialects.registry import RunOptions, lookup, refusal
 
     program = load_program(args.program, args.dialect)
     row = lookup(program.dialect)
-    layout = row.layout(program, RunOptions(mode=getattr(args, "mode", None), seed=getattr(args, "seed", 0) or 0))
+    options = RunOptions(mode=getattr(args, "mode", None), seed=getattr(args, "seed", 0) or 0,
+                         retention=getattr(args, "retention", None), window=getattr(args, "window", None),
+                         step=getattr(args, "step", None))
+    why = refusal(row, options)  # the same options as `chronolog run`, refused the same way
+    if why is not None:
+        raise ChronologError(why)
+    layout = row.layout(program, options)
     layout.require()
-    for option in ("window", "step"):
-        if getattr(args, option, None) is not None and row.windowed is None:
-            raise ChronologError(f"error: --{option} is for RTEC programs (this one is {program.dialect})")
     if getattr(args, "step", None) is not None and getattr(args, "window", None) is None:
         raise ChronologError("error: in the fleet --step goes with --window (RTEC's windowed mode)")
     return layout
