@@ -47,7 +47,7 @@ class Span:
     hi_closed: bool = False
 
     @staticmethod
-    def point(t: Time) -> "Span":
+    def point(t: Time) -> Span:
         return Span(t, t, True, True)
 
     @property

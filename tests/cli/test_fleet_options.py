@@ -12,7 +12,7 @@ from dialect_programs import PROGRAMS, SUFFIX, TITLE
 
 from chronolog.cli.fleet import _layout
 from chronolog.cli.main import build_parser, main
-from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+from chronolog.runtime.fleet.config import ServiceConfig, make_stage
 
 # the dialect-dependent options of `up`: (option, value) -> the dialects that take it
 TAKEN = {

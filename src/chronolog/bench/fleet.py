@@ -45,8 +45,8 @@ from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.io.formats import read_events
 from chronolog.runtime.embedded import run_embedded
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.config import commit_gap_for
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS
-from chronolog.runtime.fleet.service import commit_gap_for
 from chronolog.runtime.fleet.supervisor import Fleet
 from chronolog.runtime.fleet.topology import build_topology
 

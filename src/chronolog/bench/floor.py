@@ -42,7 +42,7 @@ from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.batching import Batching
 from chronolog.runtime.fleet.broker import LocalBroker
-from chronolog.runtime.fleet.service import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
+from chronolog.runtime.fleet.config import CONSUMER_TUNABLES, PRODUCER_TUNABLES, ServiceConfig
 
 log = logging.getLogger("chronolog.bench")
 

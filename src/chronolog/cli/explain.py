@@ -106,7 +106,7 @@ def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
     from chronolog.dialects.load import load_program  # noqa: PLC0415
     from chronolog.dialects.registry import RunOptions, lookup, read_line, upgrader  # noqa: PLC0415
     from chronolog.runtime.explain import changes, fleet_changes, parse_query, topic_events  # noqa: PLC0415
-    from chronolog.runtime.fleet.service import kafka_config  # noqa: PLC0415
+    from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
     from chronolog.runtime.fleet.topic_reader import read_topic  # noqa: PLC0415
     from chronolog.stages.interface import StageSpec  # noqa: PLC0415

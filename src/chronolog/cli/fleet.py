@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
+import orjson
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+from chronolog.cli.main import main
 from chronolog.contract.topics import SERVICE_ROLES, TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import retention_value
-from chronolog.dialects.load import DIALECTS
+from chronolog.dialects.load import DIALECTS, load_program
+from chronolog.dialects.registry import RunOptions, lookup, refusal
+from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.broker import create_topics
+from chronolog.runtime.fleet.config import ServiceConfig, kafka_config
+from chronolog.runtime.fleet.config import kafka_config as settings_of  # (where a parameter is named kafka_config)
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
+from chronolog.runtime.fleet.service import Service
+from chronolog.runtime.fleet.supervisor import Fleet, read_fleet_file, stop_fleet
+from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.interface import FleetLayout
+from chronolog.versions import version_id
 
 PROGRAM_HELP = "program file(s)"
 DIALECT_HELP = "rule language (default: by extension)"
@@ -126,8 +141,6 @@ def _say(msg: str) -> None:
 def _layout(args: argparse.Namespace) -> FleetLayout:
     """The program's fleet as its dialect lays it out (``Dialect.layout``), or the
     error saying why it has none; ``--window``/``--step`` checked as ``chronolog run`` does."""
-    from chronolog.dialects.load import load_program
-    from chronolog.dialects.registry import RunOptions, lookup, refusal
 
     program = load_program(args.program, args.dialect)
     row = lookup(program.dialect)
@@ -145,10 +158,6 @@ def _layout(args: argparse.Namespace) -> FleetLayout:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    import threading
-
-    from chronolog.runtime.fleet.supervisor import Fleet
-
     layout = _layout(args)
     if args.partitions > 1 and layout.partition_key is None:
         print(f"warning: this program cannot be partitioned ({layout.partition_reason}); running one partition",
@@ -180,8 +189,6 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    from chronolog.runtime.fleet.supervisor import stop_fleet
-
     stop_fleet(Path(args.state_dir))
     return 0
 
@@ -190,7 +197,6 @@ def _bootstrap(args: argparse.Namespace) -> tuple[str, str]:
     """Bootstrap and topic prefix: from the flags, else from the running fleet."""
     if args.bootstrap:
         return args.bootstrap, args.topic_prefix or "chronolog"
-    from chronolog.runtime.fleet.supervisor import read_fleet_file
 
     info = read_fleet_file(Path(args.state_dir))
     return info["bootstrap"], args.topic_prefix or info.get("prefix", "chronolog")
@@ -201,12 +207,8 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
     """Send every non-empty line as one record.  With several input partitions, a line
     whose time is later than any before also goes as a time advance to every other
     partition (CONTRACT §4), so each partition's time keeps up."""
-    import orjson
 
-    from chronolog.runtime.fleet import kafka_clients
-    from chronolog.runtime.fleet.service import kafka_config as load_config
-
-    conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
+    conf = {"bootstrap.servers": bootstrap, **settings_of(kafka_config)}
     topic = TopicNames(prefix).facts
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
@@ -262,13 +264,10 @@ def tail_topic(
     bootstrap: str, topic: str, kafka_config: str | None = None, *, idle_exit: float | None = None,
     count: int | None = None, stop=lambda: False, out=None,  # type: ignore[no-untyped-def]
 ) -> int:
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    from chronolog.runtime.fleet import kafka_clients
-    from chronolog.runtime.fleet.service import kafka_config as load_config
 
     out = out or sys.stdout
-    conf = {"bootstrap.servers": bootstrap, **load_config(kafka_config)}
+    conf = {"bootstrap.servers": bootstrap, **settings_of(kafka_config)}
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
@@ -303,7 +302,6 @@ def cmd_tail(args: argparse.Namespace) -> int:
 
 def _version(paths: list[str]) -> str:
     """The program version of the files (``versions.version_id``)."""
-    from chronolog.versions import version_id
 
     texts = []
     for path in paths:
@@ -313,11 +311,8 @@ def _version(paths: list[str]) -> str:
 
 
 def cmd_service(args: argparse.Namespace) -> int:
-    from chronolog.runtime.fleet.service import Service, ServiceConfig, kafka_config
-
     if not args.bootstrap:
         raise ChronologError("error: --bootstrap (or CHRONOLOG_BOOTSTRAP) is required")
-    import logging
 
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(message)s")
     cfg = ServiceConfig(
@@ -341,10 +336,6 @@ def cmd_service(args: argparse.Namespace) -> int:
 
 
 def cmd_create_topics(args: argparse.Namespace) -> int:
-    from chronolog.runtime.fleet.broker import create_topics
-    from chronolog.runtime.fleet.service import kafka_config
-    from chronolog.runtime.fleet.topology import build_topology
-
     topology = build_topology(_layout(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
     created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config),
                             replication=args.replication_factor)
@@ -358,6 +349,5 @@ def service_main(service: str, argv: list[str] | None = None) -> None:
     """Entry point of ``services/SERVICE/main.py``: exactly ``chronolog service
     SERVICE ARGS...`` (ARGS from the command line), so the folder and the CLI
     start the same runner."""
-    from chronolog.cli.main import main
 
     sys.exit(main(["service", service, *(sys.argv[1:] if argv is None else argv)]))

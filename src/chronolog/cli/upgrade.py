@@ -62,7 +62,7 @@ def _running(state_dir: Path, info: dict) -> tuple[list[str] | None, str | None]
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
-    from chronolog.runtime.fleet.service import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
+    from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
     from chronolog.runtime.fleet.upgrade import (  # noqa: PLC0415
         await_outcome,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import gc
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any
 
 from chronolog.core.events import Event
 from chronolog.core.records import record

@@ -179,7 +179,7 @@ def test_the_fleet_stage_hosts_the_windowed_mode(tmp_path: Path) -> None:
     <latest>`` prints (a stream has no end: its idle flush evaluates the queries up to the latest time)."""
     from chronolog.core.events import event_json
     from chronolog.dialects.registry import RunOptions, lookup
-    from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+    from chronolog.runtime.fleet.config import ServiceConfig, make_stage
     from chronolog.stages.evaluator import EvaluatorStage
     from chronolog.state.snapshots import roundtrip
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chronolog.runtime.fleet.batching import Batching
-from chronolog.runtime.fleet.service import commit_gap_for
+from chronolog.runtime.fleet.config import commit_gap_for
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import Out
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from chronolog.core.errors import ChronologError
-from chronolog.runtime.fleet.service import kafka_config
+from chronolog.runtime.fleet.config import kafka_config
 
 TRAFFIC = "src/chronolog/examples/traffic.lars"
 

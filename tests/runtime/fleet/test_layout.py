@@ -9,7 +9,7 @@ from chronolog.core.errors import ChronologError
 from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+from chronolog.runtime.fleet.config import ServiceConfig, make_stage
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.evaluator import EvaluatorStage
 from chronolog.stages.ingest import IngestStage

@@ -16,7 +16,8 @@ from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
-from chronolog.runtime.fleet.service import Service, ServiceConfig
+from chronolog.runtime.fleet.config import ServiceConfig
+from chronolog.runtime.fleet.service import Service
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.state.changelog import CHUNK
 from chronolog.state.recovery import snapshot_records

@@ -88,7 +88,7 @@ def test_a_bad_line_is_a_dead_letter_and_the_stream_goes_on():
 
 
 def test_a_hosted_evaluator_with_retention_ignores_older_events():
-    from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+    from chronolog.runtime.fleet.config import ServiceConfig, make_stage
 
     layout = lookup("mtl").layout(parse_mtl("Q(X):-Diamondminus[0,1]P(X)\n"), RunOptions())  # what chronolog up builds
     stage = make_stage(ServiceConfig("chain", layout, "localhost:9092", retention=3, idle_flush=5.0))

@@ -15,7 +15,7 @@ from chronolog.core.events import event_json
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
-from chronolog.runtime.fleet.service import ServiceConfig, make_stage
+from chronolog.runtime.fleet.config import ServiceConfig, make_stage
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.evaluator import EvaluatorStage
 from chronolog.stages.interface import StageSpec

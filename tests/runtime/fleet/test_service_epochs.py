@@ -13,8 +13,9 @@ from chronolog.contract.models import Committed
 from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
-from chronolog.runtime.fleet.epochs import Alignment, barrier_record, replay_record
-from chronolog.runtime.fleet.service import Service, ServiceConfig, Skipped, epoch_offsets, epoch_state
+from chronolog.runtime.fleet.config import ServiceConfig
+from chronolog.runtime.fleet.epochs import Alignment, barrier_record, epoch_offsets, epoch_state, replay_record
+from chronolog.runtime.fleet.service import Service, Skipped
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.interface import Out
 

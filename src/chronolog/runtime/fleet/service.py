@@ -42,14 +42,22 @@ import os
 import signal
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from chronolog.contract.topics import SERVICE_ROLES, TopicNames
+from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
+
+from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.batching import Batching
+from chronolog.runtime.fleet.config import (
+    CONSUMER_TUNABLES,
+    PRODUCER_TUNABLES,
+    RELAY_TUNABLES,
+    RELAYS,
+    ServiceConfig,
+    make_stage,
+)
 from chronolog.runtime.fleet.epochs import (
     BARRIER_KEY,
     Alignment,
@@ -57,12 +65,14 @@ from chronolog.runtime.fleet.epochs import (
     barrier_of,
     barrier_record,
     committed_record,
+    epoch_offsets,
+    epoch_state,
     is_replay,
     replay_record,
 )
 from chronolog.runtime.fleet.metrics import ServiceMetrics
 from chronolog.runtime.fleet.topology import build_topology
-from chronolog.stages.interface import FleetLayout, Out, Stage, StageSpec
+from chronolog.stages.interface import Out
 from chronolog.state import changelog
 from chronolog.state.changelog import Captured
 from chronolog.state.recovery import read_tail
@@ -71,158 +81,6 @@ from chronolog.state.store import RocksStore, Store
 log = logging.getLogger("chronolog.service")
 
 _DEBUG = bool(os.environ.get("CHRONOLOG_DEBUG_COMMITS"))
-
-
-# The services' own client settings, before the user's (``--kafka-config``);
-# ``bench fleet --floor``'s forwarding hops use them too, so the floor keeps the
-# services' shape.  Every record is produced inside a transaction, and
-# committing flushes at once whatever linger.ms says (librdkafka >= 1.8): a long
-# linger only makes each transaction one produce request per partition instead
-# of several small ones.  Fewer requests and record batches: less CPU here and
-# on the broker (docs/benchmarks.md), the same latency.
-# The bundled broker answers a fetch by checking its partitions at 0, 1/2,
-# 3/4, ... of the wait (a produce does not wake it), so a record that comes
-# while a consumer waits is seen up to half a wait late, at every hop: 5 ms
-# against 10 cut the per-stratum p50 by about 10 ms and its p99 by 15-30 ms
-# once relays made four of the hops plain produces (round 14), for 5% of the
-# points workload's throughput (the idle checks cost the broker CPU).  On
-# Apache Kafka, which wakes a waiting fetch, a longer wait costs no latency
-# (``CHRONOLOG_KAFKA_FETCH_WAIT_MAX_MS``).
-CONSUMER_TUNABLES = {"fetch.wait.max.ms": 5, "session.timeout.ms": 6000}
-PRODUCER_TUNABLES = {"linger.ms": 100, "transaction.timeout.ms": 60000}
-# A relay's records go out as soon as they are made, without a transaction
-# (docs/fleet/exactly-once.md): a short linger lets what one processed batch
-# makes leave in one request per partition.
-RELAY_TUNABLES = {"linger.ms": 1}
-# The services in the middle of the pipeline: they relay (``Service.relay``).
-RELAYS = ("grounding", "reasoner")
-
-
-@dataclass
-class ServiceConfig:
-    service: str
-    layout: FleetLayout  # the program's, as its dialect lays it out (Dialect.layout)
-    bootstrap: str
-    stratum: int | None = None  # 1-based, reasoners only
-    partition: int = 0
-    partitions: int = 1
-    input_partitions: int = 1
-    state_dir: Path = Path(".chronolog")
-    metrics_port: int = 0
-    idle_flush: float = 1.0
-    retention: int | float | None = None  # --retention N; inf or None: unlimited
-    window: int | None = None  # RTEC's windowed mode (--window, --step)
-    step: int | None = None
-    prefix: str = "chronolog"
-    version: str | None = None  # the program version it was started with (versions.version_id of its files)
-    kafka: dict[str, str] = field(default_factory=dict)
-    batch: int = 2000
-    poll: float = 0.01
-    commit_interval: float = float(os.environ.get("CHRONOLOG_COMMIT_INTERVAL", "0.5"))  # longest wait before committing a batch that produced nothing
-    commit_gap: float | None = None  # least time between the starts of two transactions (None: commit_gap_for)
-    hold: float = 0.05  # longest wait of records nothing downstream can use yet (runtime/batching.py)
-    gc_interval: float = 600.0  # seconds between full garbage collections (Service._collect)
-    # a relay stores its state at most this often, at the end of an epoch (Service.relay)
-    state_interval: float = float(os.environ.get("CHRONOLOG_RELAY_STATE_INTERVAL", "0.25"))
-
-    def __post_init__(self) -> None:
-        if self.commit_gap is None:
-            self.commit_gap = commit_gap_for(self.service)
-
-    @property
-    def name(self) -> str:
-        """The service as the topology names it (``reasoner-2``): its changelog topic."""
-        return self.service if self.stratum is None else f"{self.service}-{self.stratum}"
-
-    @property
-    def instance(self) -> str:
-        """Unique per process of the fleet: names its group, transactional id and state."""
-        return self.name if self.service == "ingest" else f"{self.name}-p{self.partition}"
-
-
-def commit_gap_for(service: str, environ: dict | None = None) -> float:
-    """Least seconds between two transactions of a service (``CHRONOLOG_COMMIT_GAP``,
-    or ``CHRONOLOG_COMMIT_GAP_<SERVICE>`` for one service, e.g. ``..._OUTPUT``).
-
-    The head of the pipeline sets the pace: ingest starts at most one
-    transaction every 30 ms, and every service after it commits as soon as it
-    has something for the next (no gap).  Each of those receives one upstream
-    transaction at a time, so the hops run in step, each committing about as
-    often as ingest, with no wait of their own.  Every transaction leaves two
-    objects per partition that the bundled broker lists on every fetch
-    (docs/benchmarks.md#fleet), so the pace bounds the broker's work too.
-    Measured against a 20 ms gap at every hop (docs/benchmarks.md#fleet, 2026-11-25):
-    per stratum p99 at 1,000 events/s 120-185 -> 88-99 ms, throughput no
-    lower.  The chain commits at once."""
-    env = os.environ if environ is None else environ
-    for name in (f"CHRONOLOG_COMMIT_GAP_{service.upper()}", "CHRONOLOG_COMMIT_GAP"):
-        if name in env:
-            return float(env[name])
-    return 0.03 if service == "ingest" else 0.0
-
-
-def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[str, str]:
-    """librdkafka settings from a properties file and ``CHRONOLOG_KAFKA_<KEY>`` variables
-    (SASL/TLS for managed clusters: security.protocol, sasl.*, ssl.*)."""
-    conf: dict[str, str] = {}
-    if path:
-        try:
-            text = Path(path).read_text()
-        except OSError as exc:
-            raise ChronologError(f"error: cannot read --kafka-config {path}: {exc.strerror}") from None
-        for n, line in enumerate(text.splitlines(), 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            if "=" not in line:
-                raise ChronologError(f"{path}:{n}:1: error: expected key=value")
-            k, v = line.split("=", 1)
-            conf[k.strip()] = v.strip()
-    for k, v in (os.environ if environ is None else environ).items():
-        if k.startswith("CHRONOLOG_KAFKA_"):
-            conf[k[len("CHRONOLOG_KAFKA_"):].lower().replace("_", ".")] = v
-    return conf
-
-
-def make_stage(cfg: ServiceConfig) -> Stage:
-    """The service's stage, from its layout: the stratum and partition are checked
-    here, with clear messages; which stage a role runs is the layout's."""
-    layout = cfg.layout
-    if cfg.service not in SERVICE_ROLES:
-        raise ChronologError(f"error: unknown service {cfg.service!r} (one of {', '.join(SERVICE_ROLES)})")
-    if layout.partition_key is None and cfg.partition > 0:
-        raise ChronologError(f"error: this program cannot be partitioned ({layout.partition_reason}): run one "
-                             f"partition (--partitions 1), not partition {cfg.partition}")
-    if not 0 <= cfg.partition < max(1, cfg.partitions):
-        raise ChronologError(f"error: --partition {cfg.partition} is outside 0..{cfg.partitions - 1}")
-    strata = len(layout.strata)
-    if cfg.service == "reasoner" and (cfg.stratum is None or not 1 <= cfg.stratum <= strata):
-        raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
-    return layout.stage(StageSpec(
-        cfg.service, cfg.stratum, cfg.partition, cfg.partitions, cfg.input_partitions, cfg.idle_flush,
-        cfg.retention, cfg.window, cfg.step, chains_ingest(cfg), log.warning))
-
-
-def chains_ingest(cfg: ServiceConfig) -> bool:
-    """A chain includes ingest when there is one partition: nothing to repartition."""
-    return cfg.service == "chain" and (cfg.partitions <= 1 or cfg.layout.partition_key is None)
-
-
-def epoch_offsets(epoch: int, alignment: Alignment | None) -> dict[str, int]:
-    """The epoch and each input's last barrier, stored beside the input offsets
-    of a snapshot (``@`` keys), so a restart resumes the alignment where the
-    commit left it (records held back are read again)."""
-    got = {"@epoch": epoch}
-    if alignment is not None:
-        got.update((f"@barrier:{t}:{p}", e) for (t, p), e in alignment.passed().items())
-    return got
-
-
-def epoch_state(offsets: dict, inputs: list[tuple[str, int]]) -> tuple[int, dict[tuple[str, int], int]]:
-    """``epoch_offsets`` read back (a snapshot from before epochs: epoch -1)."""
-    passed = {tp: int(offsets[f"@barrier:{tp[0]}:{tp[1]}"]) for tp in inputs
-              if f"@barrier:{tp[0]}:{tp[1]}" in offsets}
-    return int(offsets.get("@epoch", -1)), passed
 
 
 class Skipped:
@@ -373,7 +231,6 @@ class Service:
     def _read_changelog(self, start: int | None, timeout: float = 60.0, quiet: float = 1.0) -> list[tuple[int, bytes]]:
         """The committed records of this service's changelog partition from
         ``start`` (None: its beginning) to where it stays quiet for ``quiet`` s."""
-        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
         reader = kafka_clients.consumer({
             "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
@@ -390,7 +247,6 @@ class Service:
     # ------------------------------------------------------------ loop
 
     def run(self, ready: callable | None = None) -> None:  # type: ignore[valid-type]
-        from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
         signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
         signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
@@ -738,7 +594,6 @@ class Service:
 
     def _lag(self) -> None:
         """Lag from the service's own positions against the partition ends it can see."""
-        from confluent_kafka import TopicPartition
 
         total = 0
         for (t, p), pos in self.positions.items():

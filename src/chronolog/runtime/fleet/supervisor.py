@@ -24,6 +24,7 @@ from typing import IO
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
+from chronolog.runtime.fleet.config import kafka_config
 from chronolog.runtime.fleet.topology import Topology, build_topology
 from chronolog.stages.interface import FleetLayout
 
@@ -133,7 +134,6 @@ class Fleet:
             self.bootstrap = self.broker.bootstrap
             say(f"broker {self.bootstrap} (bundled tansu, in-memory storage: for trying chronolog and tests; "
                 "it slows down as its topics grow, so use --bootstrap with Kafka for a sustained stream)")
-        from chronolog.runtime.fleet.service import kafka_config
 
         topology = build_topology(self.layout, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
         create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config))

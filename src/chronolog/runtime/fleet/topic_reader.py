@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
 
@@ -23,8 +25,6 @@ def read_topic(bootstrap: str, topic: str, conf: dict[str, Any], idle: float = 1
     """The committed records of every partition of ``topic``: each partition in offset order,
     the partitions merged by the broker's time stamps; ``stop``: a record after which nothing
     more is needed."""
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (optional heavy dependency)
-
     conf = {"bootstrap.servers": bootstrap, **conf}
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:

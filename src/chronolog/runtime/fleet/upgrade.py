@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 import orjson
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
@@ -71,8 +72,6 @@ def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: di
                   timeout: float) -> dict[str, Any]:
     """The service's outcome of ``request`` on the control topic (applied: its version and
     T; refused: the reason), or a ``ChronologError`` after ``timeout`` seconds."""
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition  # noqa: PLC0415 (optional heavy dependency)
-
     topic = TopicNames(prefix).control
     conf = {"bootstrap.servers": bootstrap, **conf}
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
