@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-from chronolog.cli.main import main
+from chronolog.cli import main as command_line
 from chronolog.contract.topics import SERVICE_ROLES, TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import retention_value
@@ -349,5 +349,4 @@ def service_main(service: str, argv: list[str] | None = None) -> None:
     """Entry point of ``services/SERVICE/main.py``: exactly ``chronolog service
     SERVICE ARGS...`` (ARGS from the command line), so the folder and the CLI
     start the same runner."""
-
-    sys.exit(main(["service", service, *(sys.argv[1:] if argv is None else argv)]))
+    sys.exit(command_line.main(["service", service, *(sys.argv[1:] if argv is None else argv)]))
