@@ -21,6 +21,9 @@ from chronolog.core.errors import InputError
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.versions import Versions, restore, switch, version_id
 
+# Each dialect has its own property test below, of one shape: their event strategies, time
+# domains and meanings differ (integer points, rational samples, a clock grid), so they stay
+# apart rather than one test parametrized over all three.
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 MTL_RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",

@@ -25,6 +25,9 @@ from chronolog.runtime.backfill.meaning import domain_of
 from chronolog.runtime.backfill.segments import truth as segment_truth
 from chronolog.versions import UpgradeRequest, version_id, versions_of
 
+# Each dialect has its own property test below, of one shape: their event strategies, time
+# domains and meanings differ (integer points, rational samples, a clock grid), so they stay
+# apart rather than one test parametrized over all three.
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
 

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import orjson
-from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from chronolog.cli import main as command_line
 from chronolog.contract.topics import SERVICE_ROLES, TopicNames
@@ -27,6 +26,7 @@ from chronolog.runtime.fleet.config import kafka_config as settings_of  # (where
 from chronolog.runtime.fleet.kafka_clients import PUBLISH_LINGER_MS, publish_settings
 from chronolog.runtime.fleet.service import Service
 from chronolog.runtime.fleet.supervisor import Fleet, read_fleet_file, stop_fleet
+from chronolog.runtime.fleet.topic_reader import from_the_start
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.interface import FleetLayout
 from chronolog.versions import version_id
@@ -264,16 +264,8 @@ def tail_topic(
     bootstrap: str, topic: str, kafka_config: str | None = None, *, idle_exit: float | None = None,
     count: int | None = None, stop=lambda: False, out=None,  # type: ignore[no-untyped-def]
 ) -> int:
-
-
     out = out or sys.stdout
-    conf = {"bootstrap.servers": bootstrap, **settings_of(kafka_config)}
-    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
-    if topic not in meta.topics or meta.topics[topic].error is not None:
-        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
-    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-tail-{os.getpid()}", "enable.auto.commit": False,
-                         "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    consumer = from_the_start(bootstrap, topic, settings_of(kafka_config), "chronolog-tail")
     seen = 0
     last = time.monotonic()
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from explaining import explain, files, walk
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
@@ -29,27 +30,12 @@ JAM_IN = [{"t": 0, "pred": "speed", "args": ["c1", 20]}, {"t": 1, "pred": "speed
 
 
 def _files(tmp: Path, program: str, events: list[dict]) -> tuple[str, str]:
-    (tmp / "p.lars").write_text(program)
-    (tmp / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    return str(tmp / "p.lars"), str(tmp / "in.jsonl")
-
-
-def _explain(capsys, prog: str, stream: str, mode: str, query: str, *more: str) -> tuple[int, dict | None, str]:
-    capsys.readouterr()
-    code = main(["explain", prog, "--input", stream, f"--{mode}", query, "--as", "json", *more])
-    got = capsys.readouterr()
-    return code, (json.loads(got.out) if got.out.strip() else None), got.err
-
-
-def _walk(node: dict):
-    yield node
-    for child in node.get("children", []):
-        yield from _walk(child)
+    return files(tmp, "p.lars", program, events)
 
 
 def test_why_a_jam_by_hand(tmp_path, capsys):
     prog, stream = _files(tmp_path, JAM, JAM_IN)
-    code, got, err = _explain(capsys, prog, stream, "why", "jam(r1)@2")
+    code, got, err = explain(capsys, prog, stream, "why", "jam(r1)@2")
     assert code == 0, err
     root = got["why"]
     assert root["rule"] == f"{prog}:2: jam(R) :- slow(C), on(C,R), not clear(R) [1]."
@@ -66,29 +52,29 @@ def test_why_a_jam_by_hand(tmp_path, capsys):
 
 def test_why_not_names_the_first_failing_literal(tmp_path, capsys):
     prog, stream = _files(tmp_path, JAM, JAM_IN)
-    code, got, err = _explain(capsys, prog, stream, "why-not", "slow(c2)@1")
+    code, got, err = explain(capsys, prog, stream, "why-not", "slow(c2)@1")
     assert code == 0, err
     (rule,) = got["why-not"]["children"]
     assert rule["text"] == "fails at body element 2: V < 30 is false (V=50)" and rule["bindings"] == {"C": "c2"}
     # at 3 slow(c1) is gone (speed at 0 left the window [1,3]): jam's first literal fails
-    code, got, _ = _explain(capsys, prog, stream, "why-not", "jam(r1)@3")
+    code, got, _ = explain(capsys, prog, stream, "why-not", "jam(r1)@3")
     (rule,) = got["why-not"]["children"]
     assert rule["text"] == "fails at body element 1: slow(C) fails: no such atom in the answer at 3"
     # a negation that fails: clear(r1) arrived at 3, so not clear(r1) [1] fails at 3 and 4
     prog2, stream2 = _files(tmp_path, "slow(C) :- speed(C, V) [5], V < 30.\n" + JAM.split("\n", 1)[1], JAM_IN)
-    code, got, _ = _explain(capsys, prog2, stream2, "why-not", "jam(r1)@4")
+    code, got, _ = explain(capsys, prog2, stream2, "why-not", "jam(r1)@4")
     (rule,) = got["why-not"]["children"]
     assert rule["text"] == (f"fails at body element 3: not clear(r1) [1] fails: clear(r1) [1] holds "
                             f"(at 3 from {stream2}:4:1)")
-    code, got, _ = _explain(capsys, prog, stream, "why-not", "nothing(r1)@3")
+    code, got, _ = explain(capsys, prog, stream, "why-not", "nothing(r1)@3")
     assert got["why-not"]["text"] == "nothing(r1) at 3: no rule has a head that matches it"
 
 
 def test_asking_the_other_way_round_exits_1(tmp_path, capsys):
     prog, stream = _files(tmp_path, JAM, JAM_IN)
-    code, got, err = _explain(capsys, prog, stream, "why", "jam(r1)@4")
+    code, got, err = explain(capsys, prog, stream, "why", "jam(r1)@4")
     assert code == 1 and got is None and "jam(r1) does not hold at 4 (ask --why-not)" in err
-    code, got, err = _explain(capsys, prog, stream, "why-not", "jam(r1)@0")
+    code, got, err = explain(capsys, prog, stream, "why-not", "jam(r1)@0")
     assert code == 1 and "jam(r1) holds at 0 (ask --why)" in err
 
 
@@ -97,17 +83,17 @@ def test_tuple_windows_and_box(tmp_path, capsys):
     events = [{"t": 0, "pred": "p", "args": ["a"]}, {"t": 1, "pred": "p", "args": ["b"]},
               {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "p", "args": ["c"]}, {"t": 3}]
     prog, stream = _files(tmp_path, program, events)
-    code, got, _ = _explain(capsys, prog, stream, "why", "two(a)@1")  # the last 2 facts at 1: p(b), p(a)
+    code, got, _ = explain(capsys, prog, stream, "why", "two(a)@1")  # the last 2 facts at 1: p(b), p(a)
     assert code == 0
-    leaf = [n for n in _walk(got["why"]) if n["kind"] == "event"]
+    leaf = [n for n in walk(got["why"]) if n["kind"] == "event"]
     assert leaf == [{"kind": "event", "text": "input p(a) at 1", "where": f"{stream}:3:1"}]
-    code, got, _ = _explain(capsys, prog, stream, "why-not", "two(a)@2")  # at 2: p(a)@1, p(c)@2 ... and p(a)
-    code_b, got_b, _ = _explain(capsys, prog, stream, "why-not", "two(b)@2")
+    code, got, _ = explain(capsys, prog, stream, "why-not", "two(a)@2")  # at 2: p(a)@1, p(c)@2 ... and p(a)
+    code_b, got_b, _ = explain(capsys, prog, stream, "why-not", "two(b)@2")
     assert code_b == 0 and "p(b) [2 #] fails: no matching fact in the last 2 facts (from time 1)" in \
         got_b["why-not"]["children"][0]["text"]
-    code, got, _ = _explain(capsys, prog, stream, "why", "steady(a)@1")  # p(a) at 0 and 1
+    code, got, _ = explain(capsys, prog, stream, "why", "steady(a)@1")  # p(a) at 0 and 1
     assert code == 0
-    assert [n["where"] for n in _walk(got["why"]) if n["kind"] == "event"] == [f"{stream}:1:1", f"{stream}:3:1"]
+    assert [n["where"] for n in walk(got["why"]) if n["kind"] == "event"] == [f"{stream}:1:1", f"{stream}:3:1"]
 
 
 def test_a_derivation_relative_to_the_chosen_answer_set(tmp_path, capsys):
@@ -120,10 +106,10 @@ def test_a_derivation_relative_to_the_chosen_answer_set(tmp_path, capsys):
             if r.get("t") == 0 and "pred" in r}
     chosen = "a" if ("a", "x") in held else "b"
     other = "b" if chosen == "a" else "a"
-    code, got, _ = _explain(capsys, prog, stream, "why", f"{chosen}(x)@0")
+    code, got, _ = explain(capsys, prog, stream, "why", f"{chosen}(x)@0")
     assert code == 0 and got["why"]["children"][1] == {
         "kind": "negated", "text": f"not {other}(x): not in the answer at 0"}
-    code, got, _ = _explain(capsys, prog, stream, "why-not", f"{other}(x)@0")
+    code, got, _ = explain(capsys, prog, stream, "why-not", f"{other}(x)@0")
     assert code == 0 and f"not {chosen}(x) fails: {chosen}(x) holds at 0 (in the answer)" in \
         got["why-not"]["children"][0]["text"]
 
@@ -148,14 +134,14 @@ def test_why_exactly_for_the_answer_and_leaves_are_input_lines(tmp_path_factory,
     assert main(["run", prog, "--input", stream]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     holds = (pred, (arg,), t) in meaning(lines, (0, 8))
-    code, got, err = _explain(capsys, prog, stream, "why", f"{pred}({arg})@{t}")
+    code, got, err = explain(capsys, prog, stream, "why", f"{pred}({arg})@{t}")
     assert code == (0 if holds else 1), err
-    code_not, got_not, err_not = _explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{t}")
+    code_not, got_not, err_not = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{t}")
     assert code_not == (1 if holds else 0), err_not
     if not holds:
         return
     texts = Path(stream).read_text().splitlines()
-    for node in _walk(got["why"]):
+    for node in walk(got["why"]):
         if node["kind"] == "event":  # an input line with that fact at that time
             rec = json.loads(texts[int(node["where"].split(":")[-2]) - 1])
             assert node["text"] == f"input {rec['pred']}({','.join(map(str, rec['args']))}) at {rec['t']}"

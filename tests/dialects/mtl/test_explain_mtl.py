@@ -9,6 +9,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+from explaining import explain, files, walk
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
@@ -21,27 +22,12 @@ HEAT_IN = [{"interval": "[0,5]", "pred": "Hot", "args": ["s1"]}, {"interval": "[
 
 
 def _files(tmp: Path, program: str, events: list[dict]) -> tuple[str, str]:
-    (tmp / "p.mtl").write_text(program)
-    (tmp / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    return str(tmp / "p.mtl"), str(tmp / "in.jsonl")
-
-
-def _explain(capsys, prog: str, stream: str, mode: str, query: str) -> tuple[int, dict | None, str]:
-    capsys.readouterr()
-    code = main(["explain", prog, "--input", stream, f"--{mode}", query, "--as", "json"])
-    got = capsys.readouterr()
-    return code, (json.loads(got.out) if got.out.strip() else None), got.err
-
-
-def _walk(node: dict):
-    yield node
-    for child in node.get("children", []):
-        yield from _walk(child)
+    return files(tmp, "p.mtl", program, events)
 
 
 def test_why_panic_by_hand(tmp_path, capsys):
     prog, stream = _files(tmp_path, HEAT, HEAT_IN)
-    code, got, err = _explain(capsys, prog, stream, "why", "Panic(s1)@7/2")
+    code, got, err = explain(capsys, prog, stream, "why", "Panic(s1)@7/2")
     assert code == 0, err
     root = got["why"]
     assert root["text"] == "Panic(s1) on [3,4]: at 7/2 by a rule whose body holds at 7/2"
@@ -50,7 +36,7 @@ def test_why_panic_by_hand(tmp_path, capsys):
     assert box["text"] == "Boxminus[0,1]Alarm(s1) holds on [1,7] (every point of [5/2,7/2] at 7/2, range [0,1])"
     alarm = box["children"][0]
     assert alarm["rule"] == f"{prog}:1: Alarm(X) :- Diamondminus[0,2]Hot(X)"
-    leaves = [n for n in _walk(got["why"]) if n["kind"] == "event"]
+    leaves = [n for n in walk(got["why"]) if n["kind"] == "event"]
     assert leaves == [{"kind": "event", "text": "input Hot(s1) on [0,5]", "where": f"{stream}:1:1"},
                       {"kind": "event", "text": "input Smoke(s1) on [3,4]", "where": f"{stream}:2:1"}]
     assert smoke["text"] == "Smoke(s1) holds on [3,4]"
@@ -58,13 +44,13 @@ def test_why_panic_by_hand(tmp_path, capsys):
 
 def test_why_not_by_hand(tmp_path, capsys):
     prog, stream = _files(tmp_path, HEAT, HEAT_IN)
-    code, got, _ = _explain(capsys, prog, stream, "why-not", "Panic(s1)@5")
+    code, got, _ = explain(capsys, prog, stream, "why-not", "Panic(s1)@5")
     assert code == 0
     assert [c["text"] for c in got["why-not"]["children"]] == ["fails at body element 2: Smoke(s1) does not hold at 5"]
-    code, got, _ = _explain(capsys, prog, stream, "why-not", "Alarm(s1)@15/2")
+    code, got, _ = explain(capsys, prog, stream, "why-not", "Alarm(s1)@15/2")
     assert [c["text"] for c in got["why-not"]["children"]] == [
         "fails at body element 1: Diamondminus[0,2]Hot(s1) does not hold at 15/2"]
-    code, _, err = _explain(capsys, prog, stream, "why", "Alarm(s1)@15/2")
+    code, _, err = explain(capsys, prog, stream, "why", "Alarm(s1)@15/2")
     assert code == 1 and "Alarm(s1) does not hold at 15/2 (ask --why-not)" in err
 
 
@@ -87,13 +73,13 @@ def test_why_exactly_where_run_holds(tmp_path_factory, capsys, rules, facts, q, 
     t = Fraction(q, 4)
     holds = (pred, (arg,), t) in sampled_meaning(lines, 12)
     when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
-    code, got, err = _explain(capsys, prog, stream, "why", f"{pred}({arg})@{when}")
+    code, got, err = explain(capsys, prog, stream, "why", f"{pred}({arg})@{when}")
     assert code == (0 if holds else 1), err
-    code_not, _, err_not = _explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{when}")
+    code_not, _, err_not = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{when}")
     assert code_not == (1 if holds else 0), err_not
     if holds:
         texts = Path(stream).read_text().splitlines()
-        leaves = [n for n in _walk(got["why"]) if n["kind"] == "event"]
+        leaves = [n for n in walk(got["why"]) if n["kind"] == "event"]
         assert leaves  # every derivation ends in input facts
         for leaf in leaves:
             rec = json.loads(texts[int(leaf["where"].split(":")[-2]) - 1])

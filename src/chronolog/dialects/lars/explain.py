@@ -26,6 +26,7 @@ from chronolog.core.explanation import Node
 from chronolog.core.source import Loc
 from chronolog.dialects.lars.engine.rules import _Undefined
 from chronolog.dialects.lars.engine.tms_relations import _eval, _pattern, _unify, _Window
+from chronolog.dialects.lars.ir import Atom as IrAtom
 from chronolog.dialects.lars.ir import Compare, Const, ExtAtom, Op, Program, Rule, TupleWindow, Var
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_program
 
@@ -311,17 +312,12 @@ def _values(names: set[str], b: Binding) -> str:
 
 
 def _literal_text(scene: Scene, lit: ExtAtom, b: Binding) -> str:
-    args = []
-    for a in lit.atom.args:
-        args.append(str(b[a.name]) if isinstance(a, Var) and a.name in b else str(a))
-    text = f"{lit.atom.pred}({','.join(args)})" if args else lit.atom.pred
-    if lit.op is Op.AT:
-        text += f" at {b.get(lit.time.name, lit.time) if isinstance(lit.time, Var) else lit.time}"
-    elif lit.op is Op.BOX:
-        text += " always"
-    if lit.window is not None:
-        text += f" {lit.window}"
-    return ("not " if lit.negated else "") + text
+    """The literal as the program writes it, its bound variables replaced by their values."""
+    def term(t: Any) -> Any:
+        return Const(b[t.name]) if isinstance(t, Var) and t.name in b else t
+
+    atom = IrAtom(lit.atom.pred, tuple(term(a) for a in lit.atom.args))
+    return str(ExtAtom(atom, lit.op, lit.window, None if lit.time is None else term(lit.time), lit.negated))
 
 
 def _window_text(scene: Scene, lit: ExtAtom) -> str:

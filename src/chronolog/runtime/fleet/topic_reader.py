@@ -20,18 +20,25 @@ from chronolog.runtime.fleet import kafka_clients
 Record = tuple[str, int, int, bytes, float]  # topic, partition, offset, value, broker timestamp (s)
 
 
+def from_the_start(bootstrap: str, topic: str, conf: dict[str, Any], name: str) -> Any:
+    """A consumer of every partition of ``topic`` from its beginning (``assign``, no group
+    join; committed records only); an error naming the topic if it does not exist."""
+    conf = {"bootstrap.servers": bootstrap, **conf}
+    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
+    if topic not in meta.topics or meta.topics[topic].error is not None:
+        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
+    consumer = kafka_clients.consumer({**conf, "group.id": f"{name}-{os.getpid()}", "enable.auto.commit": False,
+                                       "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    return consumer
+
+
 def read_topic(bootstrap: str, topic: str, conf: dict[str, Any], idle: float = 1.5,
                stop: Callable[[Record], bool] = lambda r: False, timeout: float = 600.0) -> list[Record]:
     """The committed records of every partition of ``topic``: each partition in offset order,
     the partitions merged by the broker's time stamps; ``stop``: a record after which nothing
     more is needed."""
-    conf = {"bootstrap.servers": bootstrap, **conf}
-    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
-    if topic not in meta.topics or meta.topics[topic].error is not None:
-        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
-    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-read-{os.getpid()}", "enable.auto.commit": False,
-                                       "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    consumer = from_the_start(bootstrap, topic, conf, "chronolog-read")
     out: list[Record] = []
     last = time.monotonic()
     deadline = last + timeout

@@ -1,0 +1,30 @@
+"""What the tests of ``chronolog explain --why / --why-not`` share: writing a program and a
+stream, running the command in process, walking the tree it prints as JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from chronolog.cli.main import main
+
+
+def files(tmp: Path, name: str, program: str, events: list[dict]) -> tuple[str, str]:
+    (tmp / name).write_text(program)
+    (tmp / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    return str(tmp / name), str(tmp / "in.jsonl")
+
+
+def explain(capsys, prog: str, stream: str, mode: str, query: str, *more: str) -> tuple[int, dict | None, str]:  # noqa: ANN001
+    """Exit status, the JSON printed (None if nothing), stderr."""
+    capsys.readouterr()
+    code = main(["explain", prog, "--input", stream, f"--{mode}", query, "--as", "json", *more])
+    got = capsys.readouterr()
+    return code, (json.loads(got.out) if got.out.strip() else None), got.err
+
+
+def walk(node: dict) -> Iterator[dict]:
+    yield node
+    for child in node.get("children", []):
+        yield from walk(child)
