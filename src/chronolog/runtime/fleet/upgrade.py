@@ -9,18 +9,17 @@ during an upgrade resumes it from its last committed state and reads the request
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from typing import Any
 
 import orjson
-from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.registry import lookup
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.topic_reader import from_the_start
 from chronolog.versions import UpgradeRequest, version_id
 
 
@@ -72,14 +71,7 @@ def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: di
                   timeout: float) -> dict[str, Any]:
     """The service's outcome of ``request`` on the control topic (applied: its version and
     T; refused: the reason), or a ``ChronologError`` after ``timeout`` seconds."""
-    topic = TopicNames(prefix).control
-    conf = {"bootstrap.servers": bootstrap, **conf}
-    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
-    if topic not in meta.topics or meta.topics[topic].error is not None:
-        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
-    consumer = kafka_clients.consumer({**conf, "group.id": f"chronolog-upgrade-{os.getpid()}",
-                                       "enable.auto.commit": False, "isolation.level": "read_committed"})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+    consumer = from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
