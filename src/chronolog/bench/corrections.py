@@ -67,7 +67,6 @@ def _seconds(program, events) -> float:  # type: ignore[no-untyped-def]
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-
     names = args.program or list(PROGRAMS)
     table = Table(title=f"chronolog bench corrections: {args.tps} time points x {args.facts} facts, "
                         f"{args.count} late events delayed by {args.delay} time points")

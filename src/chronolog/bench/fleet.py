@@ -273,7 +273,6 @@ def _effective_partitions(program_text: str, asked: int) -> tuple[int, str]:
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-
     # piped (a file, a test): wide enough that no row name wraps, even with the widest
     # figures ("1,234 ms (1,000 ms–2,000 ms)" in every latency column)
     console = Console(width=None if sys.stdout.isatty() else 260)

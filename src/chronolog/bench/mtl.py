@@ -118,8 +118,6 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-
-
     data = Path(args.data) if args.data else default_data()
     if not data.is_dir():
         raise BenchError(f"error: {data}: DatalogMTL data not found (pass --data DIR)")
@@ -176,7 +174,6 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
 
 
 def add_parser(kinds) -> None:  # type: ignore[no-untyped-def]
-
     p = kinds.add_parser("mtl", help="DatalogMTL on ShortStop and temporal LUBM (streaming and batch)")
     p.add_argument("workload", nargs="*", help=f"workloads (default: all of {', '.join(WORKLOADS)})")
     p.add_argument("--data", help="folder of the DatalogMTL data (default: ../shared/data/mtl beside the repository)")

@@ -73,8 +73,6 @@ def drive(files: list[Path], stream: Path, recompute: bool = False, limit: int |
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
-
-
     data = Path(args.data) if args.data else default_data()
     if not data.is_dir():
         raise BenchError(f"error: {data}: RTEC data not found (pass --data DIR)")

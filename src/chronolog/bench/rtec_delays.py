@@ -66,8 +66,6 @@ def evaluate(files: list[str], stream: str, recompute: bool) -> dict:
 
 
 def run_table(data: Path, rows: int | None, percents: list[int], console) -> None:  # noqa: ANN001 (rich Console)
-
-
     folder = data / "caviar"
     files = [str(folder / f) for f in ("rules.prolog", "pre-processing-portable.prolog", "settings.prolog")]
     lines = (folder / "stream.jsonl").read_text().splitlines()

@@ -183,7 +183,6 @@ def _say(msg: str) -> None:
 
 
 def _summary(stats, args: argparse.Namespace, total: float) -> None:  # noqa: ANN001
-
     table = Table(title=f"backfill [{args.t_from},{args.t_to}]", show_header=True, header_style="bold")
     for col in ("events read", "span", "segments", "key partitions", "evaluations", "answers recomputed", "corrections emitted", "time"):
         table.add_column(col, justify="right")

@@ -39,6 +39,17 @@ def _env_default(name: str, default: object = None) -> object:
     return os.environ.get(name, default)
 
 
+def _evaluation_options(p: argparse.ArgumentParser) -> None:
+    """The options `up` and `service` share that shape the evaluation, as `chronolog run`'s do."""
+    p.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode (as chronolog run)")
+    p.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
+    p.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth "
+                                                              "maintenance, default) or oneshot (clingo per time point)")
+    p.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
+    p.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
+    p.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
+
+
 def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="start the Kafka fleet (bundled broker unless --bootstrap) and supervise it")
     up.add_argument("program", nargs="+", help=PROGRAM_HELP)
@@ -51,13 +62,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--retention", type=retention_value, metavar="N",
                     help="repair late events up to N time points back; older ones go to the late topic "
                          "(default, or inf: unlimited)")
-    up.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode (as chronolog run)")
-    up.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
-    up.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default)"
-                                                               " or oneshot (clingo per time point)")
-    up.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
-    up.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
-    up.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
+    _evaluation_options(up)
     up.add_argument("--archive", metavar="DIR", help="also archive the input and answer topics to Parquet in DIR "
                     "(for `chronolog backfill --history DIR`)")
     up.add_argument("--chain", action="store_true",
@@ -104,13 +109,7 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                      "this many idle seconds")
     svc.add_argument("--retention", type=retention_value, metavar="N",
                      help="repair late events up to N time points back (inf: all)")
-    svc.add_argument("--window", type=int, metavar="TICKS", help="RTEC programs: RTEC's windowed mode")
-    svc.add_argument("--step", type=int, metavar="TICKS", help="RTEC programs, with --window: ticks between query times")
-    svc.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth maintenance, default)"
-                                                                " or oneshot (clingo per time point)")
-    svc.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
-    svc.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
-    svc.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
+    _evaluation_options(svc)
     svc.add_argument("--ready-file", help="write {pid, metrics_port} here once the service runs")
     svc.set_defaults(func=cmd_service)
 

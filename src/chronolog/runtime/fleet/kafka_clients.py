@@ -30,17 +30,14 @@ def _with_logger(conf: dict[str, Any]) -> dict[str, Any]:
 
 
 def consumer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
-
     return Consumer(_with_logger(conf))
 
 
 def producer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
-
     return Producer(_with_logger(conf))
 
 
 def admin(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
-
     return AdminClient(_with_logger(conf))
 
 

@@ -247,7 +247,6 @@ class Service:
     # ------------------------------------------------------------ loop
 
     def run(self, ready: callable | None = None) -> None:  # type: ignore[valid-type]
-
         signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
         signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
         self.port = self.metrics.serve(self.cfg.metrics_port)
