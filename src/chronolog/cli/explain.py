@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa:
     mode.add_argument("--why", metavar="ATOM@T", help="the derivation of ATOM at T down to input events (LARS)")
     mode.add_argument("--why-not", metavar="ATOM@T",
                       help="for each rule whose head matches, the first body literal that fails at T (LARS)")
-    p.add_argument("--as", dest="form", default="text", choices=["text", "json"], help="output form (default text)")
+    p.add_argument("--as", dest="form", default="text", choices=["text", "json", "dot", "html"],
+                   help="output form (default text; dot: a Graphviz graph and html: a page, for --why and --why-not)")
     p.add_argument("--all", action="store_true", help="--why: every derivation, not only a smallest one")
     p.add_argument("--depth", type=int, metavar="N", help="--why: cut the tree N rule applications deep")
     add_run_options(p)
@@ -44,6 +45,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     if args.changes is None:
         return _why(args)
+    if args.form in ("dot", "html"):
+        raise ChronologError(f"error: --as {args.form} draws the tree of --why or --why-not; --changes is a list "
+                             "(--as text or json)")
     found, query = (_embedded(args) if args.input is not None else _fleet(args))
     sys.stdout.write((render_json if args.form == "json" else render_text)(query, found))
     return 0
@@ -94,6 +98,10 @@ def _why(args: argparse.Namespace) -> int:
         return 1
     if args.form == "json":
         sys.stdout.write(msgspec.json.encode({"query": query.text, mode: node.data()}).decode() + "\n")
+    elif args.form == "dot":
+        sys.stdout.write(node.dot())
+    elif args.form == "html":
+        sys.stdout.write(node.html(f"chronolog explain --{mode} {query.text}"))
     else:
         sys.stdout.write("\n".join(node.lines()) + "\n")
     return 0

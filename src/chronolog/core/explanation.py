@@ -5,6 +5,7 @@ it (text, JSON) without knowing the language."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from chronolog.core.records import field, record
@@ -45,3 +46,51 @@ class Node:
         for child in self.children:
             out += child.lines(indent + 1)
         return out
+
+    def dot(self) -> str:
+        """The tree as a Graphviz digraph (``dot -Tsvg``): a box per node, an arrow to each part."""
+        out = ["digraph explanation {", '  node [shape=box, fontname="Helvetica", fontsize=10];']
+        counter = [0]
+
+        def visit(node: Node) -> str:
+            name = f"n{counter[0]}"
+            counter[0] += 1
+            label = "\\n".join(_dot_escape(x) for x in node._label())
+            out.append(f'  {name} [label="{label}"];')
+            for child in node.children:
+                out.append(f"  {name} -> {visit(child)};")
+            return name
+
+        visit(self)
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+    def html(self, title: str) -> str:
+        """The tree as a page of nested lists, each node folding its parts (``<details>``)."""
+        def item(node: Node) -> str:
+            text = "<br>".join(_html_escape(x) for x in node._label())
+            if not node.children:
+                return f"<li>{text}</li>"
+            inner = "".join(item(c) for c in node.children)
+            return f"<li><details open><summary>{text}</summary><ul>{inner}</ul></details></li>"
+
+        return (f"<!doctype html><html><head><meta charset=utf-8><title>{_html_escape(title)}</title>"
+                "<style>body{font-family:sans-serif} ul{list-style:none} summary{cursor:pointer}</style>"
+                f"</head><body><h1>{_html_escape(title)}</h1><ul>{item(self)}</ul></body></html>\n")
+
+    def _label(self) -> list[str]:
+        parts = [self.text]
+        if self.rule:
+            binding = ", ".join(f"{k}={v}" for k, v in sorted(self.bindings.items()))
+            parts.append(f"by {self.rule}" + (f" with {binding}" if binding else ""))
+        if self.where:
+            parts.append(f"from {self.where}")
+        return parts
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _html_escape(text: str) -> str:
+    return html.escape(text, quote=True)
