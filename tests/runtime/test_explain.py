@@ -130,8 +130,3 @@ def test_queries(text, pred, args, t):
 def test_bad_queries(text, message):
     with pytest.raises(ChronologError, match=message):
         parse_query(text, integral=True)
-
-
-def test_why_on_a_fleet_is_refused_until_it_is_built(tmp_path, capsys):
-    code, _, err = _cli(capsys, "explain", "--why", "q(a)@0", "--bootstrap", "127.0.0.1:1", str(tmp_path / "p.lars"))
-    assert code == 2 and "--why on a running fleet is not built yet" in err

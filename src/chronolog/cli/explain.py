@@ -80,17 +80,18 @@ def _why(args: argparse.Namespace) -> int:
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
     if args.input is None:
-        raise ChronologError(f"error: --{mode} on a running fleet is not built yet; give the input (--input)")
-    if not args.program:
-        raise ChronologError("error: explain --input needs the program file(s)")
-    program, row, _, evaluator = evaluator_for(args, lambda m: None)
-    query = parse_query(text, integral=not row.rational)
-    skipped: list[str] = []
-    with _open_in(args.input) as stream:
-        name = "<stdin>" if args.input == "-" else args.input
-        events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
-    for message in skipped:
-        _error(message)
+        program, row, evaluator, events, query = _why_on_fleet(args, text)
+    else:
+        if not args.program:
+            raise ChronologError("error: explain --input needs the program file(s)")
+        program, row, _, evaluator = evaluator_for(args, lambda m: None)
+        query = parse_query(text, integral=not row.rational)
+        skipped: list[str] = []
+        with _open_in(args.input) as stream:
+            name = "<stdin>" if args.input == "-" else args.input
+            events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
+        for message in skipped:
+            _error(message)
     try:
         node = explain(row, program, evaluator, events, query, mode, args.all, args.depth)
     except NotSo as exc:
@@ -107,17 +108,18 @@ def _why(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
+def _fleet_input(args: argparse.Namespace, text: str):  # noqa: ANN202 (what a fleet's explanation reads)
+    """A running fleet's program (the one it started with), the query, its input topic's
+    records and the outcomes of program upgrades, and the service options of its fleet file."""
     import orjson  # noqa: PLC0415
 
     from chronolog.contract.topics import TopicNames  # noqa: PLC0415
     from chronolog.dialects.load import load_program  # noqa: PLC0415
-    from chronolog.dialects.registry import RunOptions, lookup, read_line, upgrader  # noqa: PLC0415
-    from chronolog.runtime.explain import changes, fleet_changes, parse_query, topic_events  # noqa: PLC0415
+    from chronolog.dialects.registry import lookup  # noqa: PLC0415
+    from chronolog.runtime.explain import parse_query  # noqa: PLC0415
     from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
     from chronolog.runtime.fleet.topic_reader import read_topic  # noqa: PLC0415
-    from chronolog.stages.interface import StageSpec  # noqa: PLC0415
 
     info: dict = {} if args.bootstrap else read_fleet_file(Path(args.state_dir))
     bootstrap = args.bootstrap or info["bootstrap"]
@@ -127,9 +129,7 @@ def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
         raise ChronologError("error: name the fleet's program files (the fleet file names none)")
     program = load_program(files, args.dialect or info.get("dialect"))
     row = lookup(program.dialect)
-    retention = info.get("retention") if args.retention is None else args.retention
-    spec = StageSpec("chain", retention=retention, window=info.get("window", args.window), step=args.step)
-    query = parse_query(args.changes, integral=not row.rational)
+    query = parse_query(text, integral=not row.rational)
     names = TopicNames(prefix)
     conf = kafka_config(args.kafka_config)
     outcomes = {}
@@ -137,10 +137,47 @@ def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
         got = orjson.loads(value)
         if isinstance(got, dict) and "upgrade" in got:
             outcomes[str(got["upgrade"])] = got
-    records = read_topic(bootstrap, names.facts, conf)
+    retention = info.get("retention") if args.retention is None else args.retention
+    return program, row, query, read_topic(bootstrap, names.facts, conf), outcomes, retention, info.get("window")
+
+
+def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
+    from chronolog.dialects.registry import RunOptions, read_line, upgrader  # noqa: PLC0415
+    from chronolog.runtime.explain import changes, fleet_changes, topic_events  # noqa: PLC0415
+    from chronolog.stages.interface import StageSpec  # noqa: PLC0415
+
+    program, row, query, records, outcomes, retention, window = _fleet_input(args, args.changes)
+    spec = StageSpec("chain", retention=retention, window=window if window is not None else args.window,
+                     step=args.step)
     read = lambda line, where: read_line(row.name, program, line, where)  # noqa: E731
     if row.strata is None:  # a chain service hosting the evaluator: as it evaluates, upgrades included
         return fleet_changes(records, read, upgrader(row, program, spec), outcomes, query), query
     # LARS's strata: their answers mean what run prints on the input (CONTRACT section 4)
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
     return changes(row.evaluator(program, options, lambda m: None), topic_events(records, read), query), query
+
+
+def _why_on_fleet(args: argparse.Namespace, text: str):  # noqa: ANN202 (program, row, evaluator, events, query)
+    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
+    version in force at T (the latest upgrade applied from a time at or before T): that
+    version's answers at T are its answers on the whole stream (contract section 6)."""
+    from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
+    from chronolog.runtime.explain import topic_events  # noqa: PLC0415
+    from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
+
+    program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
+    in_force = program
+    for _, _, _, value, _ in records:
+        if not value.startswith(UPGRADE_KEY):
+            continue
+        request = UpgradeRequest.decode(value)
+        outcome = outcomes.get(request.id)
+        if outcome is None or "refused" in outcome:
+            continue
+        at = outcome.get("at")
+        if at is None or parse_time(at, not row.rational, "upgrade") <= query.t:
+            in_force = row.parse(list(request.sources))
+    options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
+    evaluator = row.evaluator(in_force, options, lambda m: None)
+    events = list(topic_events(records, lambda line, where: read_line(row.name, program, line, where)))
+    return in_force, row, evaluator, events, query

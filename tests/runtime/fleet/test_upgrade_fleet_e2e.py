@@ -37,6 +37,12 @@ def quarters(answer_lines: list[str]) -> set:
     return sampled_meaning([json.loads(x) for x in answer_lines if x.strip()], HI)
 
 
+def _walk(node: dict):
+    yield node
+    for child in node.get("children", []):
+        yield from _walk(child)
+
+
 def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
 
@@ -95,6 +101,13 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
                 fix = [c for c in found if c["kind"] == "correction"]
                 assert fix and any(x["retract"] and x["where"].startswith("chronolog.facts[0] offset ")
                                    for x in fix[-1]["causes"]), found
+        # --why on the fleet: the program version in force at T explains (the old one before 4)
+        for query, bound in (("Q(d)@3", "Diamondminus[0,1]"), ("Q(b)@8", "Diamondminus[0,3]")):
+            got = _chronolog("explain", "--why", query, "--state-dir", str(state), "--as", "json")
+            assert got.returncode == 0, got.stderr
+            tree = json.loads(got.stdout)["why"]
+            assert bound in tree["rule"], tree
+            assert any(n.get("where", "").startswith("chronolog.facts[0] offset ") for n in _walk(tree)), tree
         # a refusal: another language, exit 2 with the reason, nothing changes
         (tmp_path / "other.prolog").write_text("door(d1).\n")
         refused = _chronolog("upgrade", str(tmp_path / "other.prolog"), "--state-dir", str(state))
