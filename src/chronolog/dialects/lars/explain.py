@@ -264,6 +264,12 @@ def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every:
     options = [o for o in inst.get(atom, []) if all(r in sizes for r in o[2]) and not set(o[2]) & path]
     options.sort(key=lambda o: 1 + sum(sizes[r] for r in o[2]))
     if not options:
+        timed = sorted({f"{e.atom.pred}/{len(e.atom.args)}" for r in scene.program.rules
+                        if r.head.atom.pred == atom[0] for e in r.body
+                        if isinstance(e, ExtAtom) and e.atom.key in scene.plan.timed})
+        if timed:
+            return Node("atom", f"{_atom_text(atom)} at {t}: in the answer at {t}; its rules read atoms of @-head "
+                                f"predicates ({', '.join(timed)}), which --why does not unfold yet")
         return Node("atom", f"{_atom_text(atom)} at {t}: in the answer at {t}, with no derivation outside a cycle")
     if depth is not None and depth <= 0:
         return Node("atom", f"{_atom_text(atom)} at {t} (cut at --depth)")
