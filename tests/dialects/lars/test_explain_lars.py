@@ -18,7 +18,7 @@ from meaning import meaning
 
 from chronolog.cli.main import main
 
-SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 
 JAM = """slow(C) :- speed(C, V) [2], V < 30.
 jam(R) :- slow(C), on(C, R), not clear(R) [1].
@@ -70,6 +70,25 @@ def test_why_not_names_the_first_failing_literal(tmp_path, capsys):
     assert got["why-not"]["text"] == "nothing(r1) at 3: no rule has a head that matches it"
 
 
+def test_at_heads_are_unfolded_at_the_evaluation_that_derives_them(tmp_path, capsys):
+    """The README's program: stuck at 3 reads low at 1, 2 and 3, which the evaluation of 3
+    derives through the @-head from the readings at those times."""
+    program = ("slow(R) :- speed(R, V) [3], V < 30.\nlow(R) at T :- speed(R, V) at T [2], V < 30.\n"
+               "stuck(R) :- low(R) always [2].\n")
+    events = [{"t": 0, "pred": "speed", "args": ["a1", 80]}, {"t": 1, "pred": "speed", "args": ["a1", 20]},
+              {"t": 2, "pred": "speed", "args": ["a1", 25]}, {"t": 3, "pred": "speed", "args": ["a1", 22]}, {"t": 6}]
+    prog, stream = _files(tmp_path, program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "stuck(a1)@3")
+    assert code == 0, err
+    lows = [n for n in walk(got["why"]) if n["text"].startswith("low(a1) at ")]
+    assert [n["text"] for n in lows] == [f"low(a1) at {t} (derived by the evaluation of 3)" for t in (1, 2, 3)]
+    assert [n["where"] for n in walk(got["why"]) if n["kind"] == "event"] == [f"{stream}:{n}:1" for n in (2, 3, 4)]
+    code, got, _ = explain(capsys, prog, stream, "why", "low(a1)@2")  # the first evaluation deriving it: 2
+    assert code == 0 and got["why"]["text"] == "low(a1) at 2 (derived by the evaluation of 2)"
+    code, got, _ = explain(capsys, prog, stream, "why-not", "low(a1)@0")
+    assert got["why-not"]["children"][0]["text"] == "fails at body element 2: V < 30 is false (V=80)"
+
+
 def test_asking_the_other_way_round_exits_1(tmp_path, capsys):
     prog, stream = _files(tmp_path, JAM, JAM_IN)
     code, got, err = explain(capsys, prog, stream, "why", "jam(r1)@4")
@@ -116,7 +135,8 @@ def test_a_derivation_relative_to_the_chosen_answer_set(tmp_path, capsys):
 
 RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p(X) always [1].",
          "q(X) :- p(X) [2], not r(X) [1].", "s(X) :- q(X), not r(X).", "s(X) :- p(X), r(X) [2].",
-         "u(X) :- s(X), q(X) [1].", "q(X) :- p(X) at T [3], T > 1."]
+         "u(X) :- s(X), q(X) [1].", "q(X) :- p(X) at T [3], T > 1.",
+         "w(X) at U :- p(X) at U [2], not r(X) [1].", "v(X) :- w(X) always [1].", "v(X) :- w(X) [2], q(X)."]
 EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                   **({"op": "retract"} if retract else {})},
                   st.integers(0, 8), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
@@ -125,7 +145,7 @@ EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [
 @SETTINGS
 @given(rules=st.lists(st.sampled_from(RULES), min_size=1, max_size=4, unique=True),
        events=st.lists(EVENT, min_size=1, max_size=12), t=st.integers(0, 8),
-       pred=st.sampled_from(["q", "s", "u"]), arg=st.sampled_from(["a", "b"]))
+       pred=st.sampled_from(["q", "s", "u", "v", "w"]), arg=st.sampled_from(["a", "b"]))
 def test_why_exactly_for_the_answer_and_leaves_are_input_lines(tmp_path_factory, capsys, rules, events, t, pred, arg):
     tmp = tmp_path_factory.mktemp("why")
     stream_events = [{"t": 0}, *events, {"t": 8}]
@@ -150,7 +170,9 @@ def test_why_exactly_for_the_answer_and_leaves_are_input_lines(tmp_path_factory,
             head = node["rule"].split(": ", 1)[1].split(" :- ")[0]
             name = head.split("(")[0]
             assert node["text"].startswith(name + "(")
-            assert node["text"].endswith(f" at {t}")
+            # an atom at the evaluated point, or an @-head's atom that point's evaluation derives
+            assert node["text"].endswith(f" at {t}") or node["text"].endswith(f"(derived by the evaluation of {t})") \
+                or "(derived by the evaluation of " in node["text"]
 
 
 def test_rtec_says_it_is_not_built(tmp_path, capsys):

@@ -85,19 +85,49 @@ class Scene:
                 self.program_facts.setdefault(rule.head.atom.key, {})[args] = rule
         lower: dict[PredKey, set[tuple]] = {key: set() for key in plan.intensional}
         for pred, args in answer:
-            lower.setdefault((pred, len(args)), set()).add(args)
+            if (pred, len(args)) not in plan.timed:
+                lower.setdefault((pred, len(args)), set()).add(args)
         for key, rows in self.program_facts.items():
             if key in lower:
                 lower[key] |= set(rows)
         self.answer = {key: frozenset(rows) for key, rows in lower.items()}
-        self.window = _Window(plan, self.t1, t, [(at, key, args) for at, key, args, _ in self.stream],
-                              lower=self.answer)
+        self._facts = [(at, key, args) for at, key, args, _ in self.stream]
+        self.window = _Window(plan, self.t1, t, self._facts, lower=self.answer, lower_timed=frozenset(plan.timed))
+        if plan.timed:
+            self._timed_atoms()
+
+    def _timed_atoms(self) -> None:
+        """The atoms of ``@``-head predicates the evaluation of T derives (their time last), to a
+        fixpoint of the ``@``-head rules over what T reads (the run's answer has only their union
+        over every evaluation)."""
+        for _ in range(len(self.program.rules) + 1):
+            derived: dict[PredKey, set[tuple]] = {key: set() for key in self.plan.timed}
+            for rule in self.program.rules:
+                if rule.head.time is None or not rule.body:
+                    continue
+                for b in solutions(self, rule, {}):
+                    try:
+                        row = tuple(_eval(a, b) for a in rule.head.atom.args) + (_eval(rule.head.time, b),)
+                    except (KeyError, _Undefined):
+                        continue
+                    if type(row[-1]) is int and self.t1 <= row[-1] <= self.t:
+                        derived[rule.head.atom.key].add(row)
+            if all(self.answer.get(k, frozenset()) == rows for k, rows in derived.items()):
+                return
+            self.answer = {**self.answer, **{k: frozenset(rows) for k, rows in derived.items()}}
+            self.window = _Window(self.plan, self.t1, self.t, self._facts, lower=self.answer,
+                                  lower_timed=frozenset(self.plan.timed))
 
     def intensional(self, key: PredKey) -> bool:
         return key in self.answer
 
+    def key_of(self, atom: Atom) -> PredKey:
+        """The predicate of an atom (an ``@``-head predicate's atoms carry their time last)."""
+        timed = (atom[0], len(atom[1]) - 1)
+        return timed if timed in self.plan.timed else (atom[0], len(atom[1]))
+
     def holds(self, atom: Atom) -> bool:
-        return atom[1] in self.answer.get((atom[0], len(atom[1])), frozenset())
+        return atom[1] in self.answer.get(self.key_of(atom), frozenset())
 
     # -- one literal ---------------------------------------------------------------------
     def matches(self, lit: ExtAtom, env: Binding) -> list[Binding]:
@@ -192,10 +222,12 @@ def solutions(scene: Scene, rule: Rule, env: Binding, upto: int | None = None) -
 
 
 def head_binding(rule: Rule, atom: Atom) -> Binding | None:
+    """The binding under which the rule's head is ``atom`` (an ``@``-head's atom with its time last)."""
     head = rule.head.atom
-    if rule.head.time is not None or head.pred != atom[0] or len(head.args) != len(atom[1]):
+    terms = head.args if rule.head.time is None else (*head.args, rule.head.time)
+    if head.pred != atom[0] or len(terms) != len(atom[1]):
         return None
-    return _unify(head.args, atom[1], {})
+    return _unify(terms, atom[1], {})
 
 
 # ------------------------------------------------------------------------------ --why
@@ -206,11 +238,13 @@ def _instances(scene: Scene) -> dict[Atom, list[tuple[Rule, Binding, list[Atom]]
     its positive literals read (the answer's atoms they matched)."""
     out: dict[Atom, list[tuple[Rule, Binding, list[Atom]]]] = {}
     for rule in scene.program.rules:
-        if not rule.body or rule.head.time is not None:
+        if not rule.body:
             continue
         for b in solutions(scene, rule, {}):
             try:
                 args = tuple(_eval(a, b) for a in rule.head.atom.args)
+                if rule.head.time is not None:
+                    args += (_eval(rule.head.time, b),)
             except (KeyError, _Undefined):
                 continue
             atom = (rule.head.atom.pred, args)
@@ -219,9 +253,28 @@ def _instances(scene: Scene) -> dict[Atom, list[tuple[Rule, Binding, list[Atom]]
             reads = []
             for elem in rule.body:
                 if isinstance(elem, ExtAtom) and not elem.negated and scene.intensional(elem.atom.key):
-                    reads.append((elem.atom.pred, tuple(_eval(a, b) for a in elem.atom.args)))
+                    reads += _reads(scene, elem, b)
             out.setdefault(atom, []).append((rule, b, reads))
     return out
+
+
+def _reads(scene: Scene, lit: ExtAtom, b: Binding) -> list[Atom]:
+    """The atoms of the answer at T a positive intensional literal reads under ``b``: the atom
+    at T, or (an ``@``-head predicate) its atoms at the times of the window it needs — the
+    latest for a diamond, every one for a box, the one an ``at`` names."""
+    args = tuple(_eval(a, b) for a in lit.atom.args)
+    if lit.atom.key not in scene.plan.timed:
+        return [(lit.atom.pred, args)]
+    lo, hi = scene.span(lit)
+    times = sorted(row[-1] for row in scene.answer.get(lit.atom.key, ()) if row[:-1] == args and lo <= row[-1] <= hi)
+    if lit.op is Op.AT and isinstance(lit.time, Var | Const):
+        at = _eval(lit.time, b)
+        times = [x for x in times if x == at]
+    elif lit.op is Op.NOW:
+        times = [x for x in times if x == scene.t]
+    elif lit.op is Op.DIAMOND:
+        times = times[-1:]
+    return [(lit.atom.pred, args + (x,)) for x in times]
 
 
 def _sizes(scene: Scene, inst: dict[Atom, list[tuple[Rule, Binding, list[Atom]]]]) -> dict[Atom, int]:
@@ -261,28 +314,32 @@ def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every:
     fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
     if fact is not None:
         return Node("fact", f"{_atom_text(atom)} at {t}: a program fact", rule=_rule_text(fact))
+    if scene.key_of(atom) in scene.plan.timed:  # an @-head's atom: its own time, derived by evaluating T
+        name = f"{_atom_text((atom[0], atom[1][:-1]))} at {atom[1][-1]}"
+        return _unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes, every, depth,
+                       path)
+    return _unfold(scene, atom, f"{_atom_text(atom)} at {t}", "", inst, sizes, every, depth, path)
+
+
+def _unfold(scene: Scene, atom: Atom, name: str, title: str, inst: dict, sizes: dict[Atom, int], every: bool,
+            depth: int | None, path: set[Atom]) -> Node:
+    t = scene.t
     options = [o for o in inst.get(atom, []) if all(r in sizes for r in o[2]) and not set(o[2]) & path]
     options.sort(key=lambda o: 1 + sum(sizes[r] for r in o[2]))
     if not options:
-        timed = sorted({f"{e.atom.pred}/{len(e.atom.args)}" for r in scene.program.rules
-                        if r.head.atom.pred == atom[0] for e in r.body
-                        if isinstance(e, ExtAtom) and e.atom.key in scene.plan.timed})
-        if timed:
-            return Node("atom", f"{_atom_text(atom)} at {t}: in the answer at {t}; its rules read atoms of @-head "
-                                f"predicates ({', '.join(timed)}), which --why does not unfold yet")
-        return Node("atom", f"{_atom_text(atom)} at {t}: in the answer at {t}, with no derivation outside a cycle")
+        return Node("atom", f"{name}: in the answer at {t}, with no derivation outside a cycle")
     if depth is not None and depth <= 0:
-        return Node("atom", f"{_atom_text(atom)} at {t} (cut at --depth)")
+        return Node("atom", f"{name} (cut at --depth)")
     chosen = options if every else options[:1]
-    nodes = [_instance(scene, atom, o, inst, sizes, every, None if depth is None else depth - 1, path | {atom})
-             for o in chosen]
+    nodes = [_instance(scene, atom, o, inst, sizes, every, None if depth is None else depth - 1, path | {atom},
+                       title or name) for o in chosen]
     if len(nodes) == 1:
         return nodes[0]
-    return Node("alternatives", f"{_atom_text(atom)} at {t}: {len(nodes)} derivations", children=nodes)
+    return Node("alternatives", f"{name}: {len(nodes)} derivations", children=nodes)
 
 
 def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[Atom, int], every: bool,
-              depth: int | None, path: set[Atom]) -> Node:
+              depth: int | None, path: set[Atom], title: str) -> Node:
     rule, b, _ = option
     children = []
     for elem in rule.body:
@@ -294,8 +351,12 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
             children.append(Node("negated", f"{shown}: {_negation(scene, elem, b)}"))
             continue
         if scene.intensional(elem.atom.key):
-            read = (elem.atom.pred, tuple(_eval(a, b) for a in elem.atom.args))
-            children.append(_derive(scene, read, inst, sizes, every, depth, path))
+            reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
+            if elem.atom.key in scene.plan.timed:
+                lo, hi = scene.span(elem)
+                children.append(Node("literal", f"{shown}: in window [{lo},{hi}]", children=reads))
+            else:
+                children += reads
             continue
         seen = scene.witnesses(elem, b)
         leaves = [Node("event", f"input {_atom_text((elem.atom.pred, args))} at {at}", where=str(loc) if loc else "")
@@ -308,8 +369,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
                 continue
         children.append(Node("literal", f"{shown}: {_met(scene, elem, seen)}", children=leaves))
     binding = {k: v for k, v in b.items() if not k.startswith("_")}
-    return Node("rule", f"{_atom_text(atom)} at {scene.t}", rule=_rule_text(rule), bindings=binding,
-                children=children)
+    return Node("rule", title, rule=_rule_text(rule), bindings=binding, children=children)
 
 
 def _values(names: set[str], b: Binding) -> str:
@@ -369,9 +429,13 @@ def why_not(scene: Scene, atom: Atom) -> Node:
         if env is None or not rule.body:
             continue
         rules.append(_first_failure(scene, rule, env))
+    if scene.key_of(atom) in scene.plan.timed:  # an @-head's atom, its time last
+        name, when = _atom_text((atom[0], atom[1][:-1])), f"{atom[1][-1]} (the evaluation of {scene.t})"
+    else:
+        name, when = _atom_text(atom), str(scene.t)
     if not rules:
-        return Node("none", f"{_atom_text(atom)} at {scene.t}: no rule has a head that matches it")
-    return Node("why-not", f"{_atom_text(atom)} does not hold at {scene.t}", children=rules)
+        return Node("none", f"{name} at {when}: no rule has a head that matches it")
+    return Node("why-not", f"{name} does not hold at {when}", children=rules)
 
 
 def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
@@ -409,7 +473,17 @@ def explainer(program: Any) -> Callable[..., Any]:
     plan = plan_program(program)
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        scene = Scene(program, plan, events, answer_at(lines, t), t)
-        return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+        events = list(events)
+        if (atom[0], len(atom[1])) not in plan.timed:
+            scene = Scene(program, plan, events, answer_at(lines, t), t)
+            return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+        # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
+        timed = (atom[0], (*atom[1], t))
+        last = max((e.t for e in events), default=t)
+        for at in range(t, last + 1):
+            scene = Scene(program, plan, events, answer_at(lines, at), at)
+            if scene.holds(timed):
+                return why(scene, timed, every, depth) if mode == "why" else why_not(scene, timed)
+        return why_not(Scene(program, plan, events, answer_at(lines, t), t), timed)
 
     return explain
