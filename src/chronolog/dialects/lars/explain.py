@@ -34,6 +34,12 @@ Atom = tuple[str, tuple]
 Binding = dict[str, Any]
 
 
+def at_head_predicates(program: Program) -> set[PredKey]:
+    """The predicates the program derives through ``@``-heads (the plan's ``timed`` also holds
+    the helpers its rewrites add for windows over derived atoms)."""
+    return {r.head.atom.key for r in program.rules if r.head.time is not None and r.body}
+
+
 def answer_at(lines: Iterable[dict], t: int) -> set[Atom]:
     """The atoms the answer lines (CONTRACT §3) hold at the time point ``t``: their diffs sum to 1."""
     total: dict[Atom, int] = {}
@@ -59,6 +65,7 @@ class Scene:
 
     def __init__(self, program: Program, plan: Plan, events: Iterable[Event], answer: set[Atom], t: int) -> None:
         self.program, self.plan, self.t = program, plan, t
+        self.timed = at_head_predicates(program)
         facts: dict[int, list[tuple[PredKey, tuple, Loc | None]]] = {}
         t1: int | None = None
         for ev in events:
@@ -85,15 +92,15 @@ class Scene:
                 self.program_facts.setdefault(rule.head.atom.key, {})[args] = rule
         lower: dict[PredKey, set[tuple]] = {key: set() for key in plan.intensional}
         for pred, args in answer:
-            if (pred, len(args)) not in plan.timed:
+            if (pred, len(args)) not in self.timed:
                 lower.setdefault((pred, len(args)), set()).add(args)
         for key, rows in self.program_facts.items():
             if key in lower:
                 lower[key] |= set(rows)
         self.answer = {key: frozenset(rows) for key, rows in lower.items()}
         self._facts = [(at, key, args) for at, key, args, _ in self.stream]
-        self.window = _Window(plan, self.t1, t, self._facts, lower=self.answer, lower_timed=frozenset(plan.timed))
-        if plan.timed:
+        self.window = _Window(plan, self.t1, t, self._facts, lower=self.answer, lower_timed=frozenset(self.timed))
+        if self.timed:
             self._timed_atoms()
 
     def _timed_atoms(self) -> None:
@@ -101,7 +108,7 @@ class Scene:
         fixpoint of the ``@``-head rules over what T reads (the run's answer has only their union
         over every evaluation)."""
         for _ in range(len(self.program.rules) + 1):
-            derived: dict[PredKey, set[tuple]] = {key: set() for key in self.plan.timed}
+            derived: dict[PredKey, set[tuple]] = {key: set() for key in self.timed}
             for rule in self.program.rules:
                 if rule.head.time is None or not rule.body:
                     continue
@@ -116,7 +123,7 @@ class Scene:
                 return
             self.answer = {**self.answer, **{k: frozenset(rows) for k, rows in derived.items()}}
             self.window = _Window(self.plan, self.t1, self.t, self._facts, lower=self.answer,
-                                  lower_timed=frozenset(self.plan.timed))
+                                  lower_timed=frozenset(self.timed))
 
     def intensional(self, key: PredKey) -> bool:
         return key in self.answer
@@ -124,7 +131,7 @@ class Scene:
     def key_of(self, atom: Atom) -> PredKey:
         """The predicate of an atom (an ``@``-head predicate's atoms carry their time last)."""
         timed = (atom[0], len(atom[1]) - 1)
-        return timed if timed in self.plan.timed else (atom[0], len(atom[1]))
+        return timed if timed in self.timed else (atom[0], len(atom[1]))
 
     def holds(self, atom: Atom) -> bool:
         return atom[1] in self.answer.get(self.key_of(atom), frozenset())
@@ -263,7 +270,7 @@ def _reads(scene: Scene, lit: ExtAtom, b: Binding) -> list[Atom]:
     at T, or (an ``@``-head predicate) its atoms at the times of the window it needs — the
     latest for a diamond, every one for a box, the one an ``at`` names."""
     args = tuple(_eval(a, b) for a in lit.atom.args)
-    if lit.atom.key not in scene.plan.timed:
+    if lit.atom.key not in scene.timed:
         return [(lit.atom.pred, args)]
     lo, hi = scene.span(lit)
     times = sorted(row[-1] for row in scene.answer.get(lit.atom.key, ()) if row[:-1] == args and lo <= row[-1] <= hi)
@@ -314,7 +321,7 @@ def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every:
     fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
     if fact is not None:
         return Node("fact", f"{_atom_text(atom)} at {t}: a program fact", rule=_rule_text(fact))
-    if scene.key_of(atom) in scene.plan.timed:  # an @-head's atom: its own time, derived by evaluating T
+    if scene.key_of(atom) in scene.timed:  # an @-head's atom: its own time, derived by evaluating T
         name = f"{_atom_text((atom[0], atom[1][:-1]))} at {atom[1][-1]}"
         return _unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes, every, depth,
                        path)
@@ -352,7 +359,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
             continue
         if scene.intensional(elem.atom.key):
             reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
-            if elem.atom.key in scene.plan.timed:
+            if elem.atom.key in scene.timed:
                 lo, hi = scene.span(elem)
                 children.append(Node("literal", f"{shown}: in window [{lo},{hi}]", children=reads))
             else:
@@ -429,7 +436,7 @@ def why_not(scene: Scene, atom: Atom) -> Node:
         if env is None or not rule.body:
             continue
         rules.append(_first_failure(scene, rule, env))
-    if scene.key_of(atom) in scene.plan.timed:  # an @-head's atom, its time last
+    if scene.key_of(atom) in scene.timed:  # an @-head's atom, its time last
         name, when = _atom_text((atom[0], atom[1][:-1])), f"{atom[1][-1]} (the evaluation of {scene.t})"
     else:
         name, when = _atom_text(atom), str(scene.t)
@@ -474,7 +481,7 @@ def explainer(program: Any) -> Callable[..., Any]:
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
         events = list(events)
-        if (atom[0], len(atom[1])) not in plan.timed:
+        if (atom[0], len(atom[1])) not in at_head_predicates(program):
             scene = Scene(program, plan, events, answer_at(lines, t), t)
             return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
