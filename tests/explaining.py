@@ -26,5 +26,5 @@ def explain(capsys, prog: str, stream: str, mode: str, query: str, *more: str) -
 
 def walk(node: dict) -> Iterator[dict]:
     yield node
-    for child in node.get("children", []):
+    for child in node.get("premises", []):
         yield from walk(child)

@@ -155,6 +155,67 @@ class Committed(_Strict):
     partition: StrictInt = Field(ge=0)
 
 
+class UpgradeSpec(_Strict):
+    id: StrictStr = Field(description="the request: one record per input partition, applied once")
+    version: StrictStr = Field(description="the new program version: 12 hex digits of the SHA-256 of its texts")
+    dialect: StrictStr
+    at: StrictStr | None = Field(description="the upgrade time as input times are written; null: the first time "
+                                             "the service has not evaluated yet")
+    sources: list[tuple[StrictStr, StrictStr]] = Field(description="the new program's files: [name, text]")
+
+
+class UpgradeRequest(_Strict):
+    """On ``chronolog.facts`` (``chronolog upgrade``): change the program from a time on; the
+    service reading the topic applies it in order with the data (docs/fleet/upgrade.md)."""
+
+    upgrade: UpgradeSpec
+
+
+class UpgradeOutcome(_Strict):
+    """Internal (``chronolog.control``, key ``upgrade-ID``): what a service did with an upgrade
+    request: applied (``version`` and ``at``) or ``refused`` with the reason."""
+
+    upgrade: StrictStr | None
+    service: StrictStr
+    version: StrictStr | None = None
+    at: StrictStr | None = None
+    refused: StrictStr | None = None
+
+
+class RuleRef(_Strict):
+    file: StrictStr
+    line: StrictInt
+    text: StrictStr
+
+
+class ExplanationNode(_Strict):
+    """One node of ``chronolog explain --why / --why-not --as json`` (docs/explain.md): an atom
+    derived by a rule instance, a literal and how it was met, an input event, a negated
+    literal and why it does not hold, or a rule of a why-not with its failing literal."""
+
+    kind: StrictStr
+    text: StrictStr = Field(description="the node as the text form prints it")
+    atom: StrictStr | None = None
+    time: StrictInt | StrictStr | None = Field(default=None, description="a time point (7/2: a rational time)")
+    interval: StrictStr | None = Field(default=None, description="as answer lines write it")
+    rule: RuleRef | None = None
+    bindings: dict[str, StrictStr | StrictInt] | None = None
+    window: StrictStr | None = None
+    literal: StrictStr | None = Field(default=None, description="a why-not rule's failing body literal")
+    reason: StrictStr | None = None
+    negated: bool | None = None
+    source: StrictStr | None = Field(default=None, description="an input event's file:line, or topic offset")
+    premises: list[ExplanationNode] | None = None
+
+
+class Explanation(_Strict):
+    """``chronolog explain --why Q / --why-not Q --as json``."""
+
+    query: StrictStr
+    why: ExplanationNode | None = None
+    why_not: ExplanationNode | None = Field(default=None, alias="why-not")
+
+
 class DeadLetter(_Strict):
     """A rejected input event on the dead-letter topic, with the reason."""
 
@@ -179,6 +240,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "replay": Replay,
     "committed": Committed,
     "dead-letter": DeadLetter,
+    "upgrade-request": UpgradeRequest,
+    "upgrade-outcome": UpgradeOutcome,
+    "explanation": Explanation,
 }
 
 

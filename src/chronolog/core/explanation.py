@@ -6,6 +6,7 @@ it (text, JSON) without knowing the language."""
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from chronolog.core.records import field, record
@@ -19,21 +20,36 @@ class Node:
 
     kind: str
     text: str
-    rule: str = ""
+    rule: str = ""  # "file:line: the rule's text"
     bindings: dict[str, Any] = field(default_factory=dict)
-    where: str = ""
+    where: str = ""  # an input event's source: file:line:col, or a topic's partition and offset
     children: list[Node] = field(default_factory=list)
+    atom: str = ""  # the atom (or literal) the node is about, as the program writes it
+    time: Any = None  # its time point (an int, or a Fraction over rational time)
+    interval: str = ""  # its maximal interval, as answer lines write it
+    window: str = ""  # the window or metric range a literal was read over
+    literal: str = ""  # a why-not rule's failing body literal
+    reason: str = ""  # why it fails
+    negated: bool = False
 
     def data(self) -> dict[str, Any]:
+        """The node as ``explain --as json`` writes it (``contract.models.ExplanationNode``)."""
         out: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        for name in ("atom", "interval", "window", "literal", "reason"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        if self.time is not None:
+            out["time"] = self.time if type(self.time) is int else _time_text(self.time)
         if self.rule:
-            out["rule"] = self.rule
+            out["rule"] = _rule_ref(self.rule)
         if self.bindings:
-            out["bindings"] = dict(self.bindings)
+            out["bindings"] = {k: v if type(v) in (int, str) else str(v) for k, v in self.bindings.items()}
+        if self.negated:
+            out["negated"] = True
         if self.where:
-            out["where"] = self.where
+            out["source"] = self.where
         if self.children:
-            out["children"] = [c.data() for c in self.children]
+            out["premises"] = [c.data() for c in self.children]
         return out
 
     def lines(self, indent: int = 0) -> list[str]:
@@ -94,3 +110,17 @@ def _dot_escape(text: str) -> str:
 
 def _html_escape(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+def _rule_ref(text: str) -> dict[str, Any]:
+    """``file:line: text`` as ``{"file", "line", "text"}``."""
+    match = re.match(r"^(.*?):(\d+): (.*)$", text, re.S)
+    if match is None:
+        return {"file": "", "line": 0, "text": text}
+    return {"file": match.group(1), "line": int(match.group(2)), "text": match.group(3)}
+
+
+def _time_text(t: Any) -> Any:
+    if hasattr(t, "denominator"):
+        return t.numerator if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    return str(t)

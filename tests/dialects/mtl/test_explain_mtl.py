@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
+from chronolog.contract.models import Explanation
 
 HEAT = "Alarm(X):-Diamondminus[0,2]Hot(X)\nPanic(X):-Boxminus[0,1]Alarm(X), Smoke(X)\n"
 HEAT_IN = [{"interval": "[0,5]", "pred": "Hot", "args": ["s1"]}, {"interval": "[3,4]", "pred": "Smoke", "args": ["s1"]},
@@ -31,14 +32,15 @@ def test_why_panic_by_hand(tmp_path, capsys):
     assert code == 0, err
     root = got["why"]
     assert root["text"] == "Panic(s1) on [3,4]: at 7/2 by a rule whose body holds at 7/2"
-    assert root["rule"] == f"{prog}:2: Panic(X) :- Boxminus[0,1]Alarm(X), Smoke(X)" and root["bindings"] == {"X": "s1"}
-    box, smoke = root["children"]
+    assert root["rule"] == {"file": prog, "line": 2, "text": "Panic(X) :- Boxminus[0,1]Alarm(X), Smoke(X)"}
+    assert root["bindings"] == {"X": "s1"} and (root["atom"], root["interval"], root["time"]) == ("Panic(s1)", "[3,4]", "7/2")
+    box, smoke = root["premises"]
     assert box["text"] == "Boxminus[0,1]Alarm(s1) holds on [1,7] (every point of [5/2,7/2] at 7/2, range [0,1])"
-    alarm = box["children"][0]
-    assert alarm["rule"] == f"{prog}:1: Alarm(X) :- Diamondminus[0,2]Hot(X)"
+    alarm = box["premises"][0]
+    assert alarm["rule"] == {"file": prog, "line": 1, "text": "Alarm(X) :- Diamondminus[0,2]Hot(X)"}
     leaves = [n for n in walk(got["why"]) if n["kind"] == "event"]
-    assert leaves == [{"kind": "event", "text": "input Hot(s1) on [0,5]", "where": f"{stream}:1:1"},
-                      {"kind": "event", "text": "input Smoke(s1) on [3,4]", "where": f"{stream}:2:1"}]
+    assert [(n["text"], n["interval"], n["source"]) for n in leaves] == [
+        ("input Hot(s1) on [0,5]", "[0,5]", f"{stream}:1:1"), ("input Smoke(s1) on [3,4]", "[3,4]", f"{stream}:2:1")]
     assert smoke["text"] == "Smoke(s1) holds on [3,4]"
 
 
@@ -46,9 +48,9 @@ def test_why_not_by_hand(tmp_path, capsys):
     prog, stream = _files(tmp_path, HEAT, HEAT_IN)
     code, got, _ = explain(capsys, prog, stream, "why-not", "Panic(s1)@5")
     assert code == 0
-    assert [c["text"] for c in got["why-not"]["children"]] == ["fails at body element 2: Smoke(s1) does not hold at 5"]
+    assert [c["text"] for c in got["why-not"]["premises"]] == ["fails at body element 2: Smoke(s1) does not hold at 5"]
     code, got, _ = explain(capsys, prog, stream, "why-not", "Alarm(s1)@15/2")
-    assert [c["text"] for c in got["why-not"]["children"]] == [
+    assert [c["text"] for c in got["why-not"]["premises"]] == [
         "fails at body element 1: Diamondminus[0,2]Hot(s1) does not hold at 15/2"]
     code, _, err = explain(capsys, prog, stream, "why", "Alarm(s1)@15/2")
     assert code == 1 and "Alarm(s1) does not hold at 15/2 (ask --why-not)" in err
@@ -75,14 +77,17 @@ def test_why_exactly_where_run_holds(tmp_path_factory, capsys, rules, facts, q, 
     when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
     code, got, err = explain(capsys, prog, stream, "why", f"{pred}({arg})@{when}")
     assert code == (0 if holds else 1), err
-    code_not, _, err_not = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{when}")
+    code_not, got_not, err_not = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{when}")
     assert code_not == (1 if holds else 0), err_not
+    for output in (got, got_not):  # the JSON form is the contract's (schemas/explanation.schema.json)
+        if output is not None:
+            Explanation.model_validate(output)
     if holds:
         texts = Path(stream).read_text().splitlines()
         leaves = [n for n in walk(got["why"]) if n["kind"] == "event"]
         assert leaves  # every derivation ends in input facts
         for leaf in leaves:
-            rec = json.loads(texts[int(leaf["where"].split(":")[-2]) - 1])
+            rec = json.loads(texts[int(leaf["source"].split(":")[-2]) - 1])
             assert leaf["text"] == f"input {rec['pred']}({rec['args'][0]}) on {rec['interval']}"
 
 
@@ -100,7 +105,7 @@ def test_why_is_sound_the_cited_facts_alone_derive_it(tmp_path_factory, capsys, 
     if code != 0:
         return
     texts = Path(stream).read_text().splitlines()
-    cited = sorted({int(n["where"].split(":")[-2]) for n in walk(got["why"]) if n["kind"] == "event"})
+    cited = sorted({int(n["source"].split(":")[-2]) for n in walk(got["why"]) if n["kind"] == "event"})
     alone = [{"t": 0}, *(json.loads(texts[n - 1]) for n in cited), {"t": 12}]
     (tmp / "alone.jsonl").write_text("".join(json.dumps(e) + "\n" for e in alone))
     capsys.readouterr()

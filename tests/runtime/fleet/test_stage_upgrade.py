@@ -12,6 +12,8 @@ import pytest
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
+from chronolog.contract.models import UpgradeOutcome
+from chronolog.contract.models import UpgradeRequest as UpgradeRequestRecord
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
 from chronolog.state.snapshots import roundtrip
@@ -59,6 +61,9 @@ def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = 
         leaving, lines = stage.process(batch, now=0.0)
         out += lines
         said += [orjson.loads(o.payload) for o in leaving if o.topic == "control"]
+        for o in leaving:  # the records are the topics' contracts (schemas/upgrade-*.schema.json)
+            UpgradeOutcome.model_validate_json(o.payload)
+    UpgradeRequestRecord.model_validate_json(request.encode())
     if restart:
         stage = _restart(dialect, old, stage)
     leaving, lines = stage.process(_records(second, 200), now=0.0)

@@ -39,7 +39,7 @@ def quarters(answer_lines: list[str]) -> set:
 
 def _walk(node: dict):
     yield node
-    for child in node.get("children", []):
+    for child in node.get("premises", []):
         yield from _walk(child)
 
 
@@ -106,8 +106,8 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
             got = _chronolog("explain", "--why", query, "--state-dir", str(state), "--as", "json")
             assert got.returncode == 0, got.stderr
             tree = json.loads(got.stdout)["why"]
-            assert bound in tree["rule"], tree
-            assert any(n.get("where", "").startswith("chronolog.facts[0] offset ") for n in _walk(tree)), tree
+            assert bound in tree["rule"]["text"], tree
+            assert any(n.get("source", "").startswith("chronolog.facts[0] offset ") for n in _walk(tree)), tree
         # a refusal: another language, exit 2 with the reason, nothing changes
         (tmp_path / "other.prolog").write_text("door(d1).\n")
         refused = _chronolog("upgrade", str(tmp_path / "other.prolog"), "--state-dir", str(state))

@@ -320,7 +320,8 @@ def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every:
     t = scene.t
     fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
     if fact is not None:
-        return Node("fact", f"{_atom_text(atom)} at {t}: a program fact", rule=_rule_text(fact))
+        return Node("fact", f"{_atom_text(atom)} at {t}: a program fact", rule=_rule_text(fact),
+                    atom=_atom_text(atom), time=t)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom: its own time, derived by evaluating T
         name = f"{_atom_text((atom[0], atom[1][:-1]))} at {atom[1][-1]}"
         return _unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes, every, depth,
@@ -334,15 +335,22 @@ def _unfold(scene: Scene, atom: Atom, name: str, title: str, inst: dict, sizes: 
     options = [o for o in inst.get(atom, []) if all(r in sizes for r in o[2]) and not set(o[2]) & path]
     options.sort(key=lambda o: 1 + sum(sizes[r] for r in o[2]))
     if not options:
-        return Node("atom", f"{name}: in the answer at {t}, with no derivation outside a cycle")
+        return Node("atom", f"{name}: in the answer at {t}, with no derivation outside a cycle", **_about(scene, atom))
     if depth is not None and depth <= 0:
-        return Node("atom", f"{name} (cut at --depth)")
+        return Node("atom", f"{name} (cut at --depth)", **_about(scene, atom))
     chosen = options if every else options[:1]
     nodes = [_instance(scene, atom, o, inst, sizes, every, None if depth is None else depth - 1, path | {atom},
                        title or name) for o in chosen]
     if len(nodes) == 1:
         return nodes[0]
-    return Node("alternatives", f"{name}: {len(nodes)} derivations", children=nodes)
+    return Node("alternatives", f"{name}: {len(nodes)} derivations", children=nodes, **_about(scene, atom))
+
+
+def _about(scene: Scene, atom: Atom) -> dict[str, Any]:
+    """The ``atom`` and ``time`` fields of a node about ``atom`` (an @-head's atom: its own time)."""
+    if scene.key_of(atom) in scene.timed:
+        return {"atom": _atom_text((atom[0], atom[1][:-1])), "time": atom[1][-1]}
+    return {"atom": _atom_text(atom), "time": scene.t}
 
 
 def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[Atom, int], every: bool,
@@ -351,32 +359,36 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
     children = []
     for elem in rule.body:
         if isinstance(elem, Compare):
-            children.append(Node("test", f"{elem} holds" + _values(elem.variables(), b)))
+            children.append(Node("test", f"{elem} holds" + _values(elem.variables(), b), atom=str(elem)))
             continue
         shown = _literal_text(scene, elem, b)
         if elem.negated:
-            children.append(Node("negated", f"{shown}: {_negation(scene, elem, b)}"))
+            children.append(Node("negated", f"{shown}: {_negation(scene, elem, b)}", atom=shown, negated=True,
+                                 window=_window_text(scene, elem), reason=_negation(scene, elem, b)))
             continue
         if scene.intensional(elem.atom.key):
             reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
             if elem.atom.key in scene.timed:
                 lo, hi = scene.span(elem)
-                children.append(Node("literal", f"{shown}: in window [{lo},{hi}]", children=reads))
+                children.append(Node("literal", f"{shown}: in window [{lo},{hi}]", children=reads, atom=shown,
+                                     window=f"[{lo},{hi}]"))
             else:
                 children += reads
             continue
         seen = scene.witnesses(elem, b)
-        leaves = [Node("event", f"input {_atom_text((elem.atom.pred, args))} at {at}", where=str(loc) if loc else "")
+        leaves = [Node("event", f"input {_atom_text((elem.atom.pred, args))} at {at}", where=str(loc) if loc else "",
+                       atom=_atom_text((elem.atom.pred, args)), time=at)
                   for at, args, loc in _witness_cut(elem, seen)]
         if not seen:  # a program fact (background knowledge, at every time point)
             args = tuple(_eval(a, b) for a in elem.atom.args)
             fact = scene.program_facts.get(elem.atom.key, {}).get(args)
             if fact is not None:
-                children.append(Node("fact", f"{shown}: a program fact", rule=_rule_text(fact)))
+                children.append(Node("fact", f"{shown}: a program fact", rule=_rule_text(fact), atom=shown))
                 continue
-        children.append(Node("literal", f"{shown}: {_met(scene, elem, seen)}", children=leaves))
+        children.append(Node("literal", f"{shown}: {_met(scene, elem, seen)}", children=leaves, atom=shown,
+                             window=_window_text(scene, elem)))
     binding = {k: v for k, v in b.items() if not k.startswith("_")}
-    return Node("rule", title, rule=_rule_text(rule), bindings=binding, children=children)
+    return Node("rule", title, rule=_rule_text(rule), bindings=binding, children=children, **_about(scene, atom))
 
 
 def _values(names: set[str], b: Binding) -> str:
@@ -441,8 +453,8 @@ def why_not(scene: Scene, atom: Atom) -> Node:
     else:
         name, when = _atom_text(atom), str(scene.t)
     if not rules:
-        return Node("none", f"{name} at {when}: no rule has a head that matches it")
-    return Node("why-not", f"{name} does not hold at {when}", children=rules)
+        return Node("none", f"{name} at {when}: no rule has a head that matches it", **_about(scene, atom))
+    return Node("why-not", f"{name} does not hold at {when}", children=rules, **_about(scene, atom))
 
 
 def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
@@ -451,8 +463,10 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
             continue
         before = solutions(scene, rule, env, k - 1) or [env]
         elem = rule.body[k - 1]
-        return Node("rule", f"fails at body element {k}: {_failure(scene, elem, before, env)}", rule=_rule_text(rule),
-                    bindings={n: v for n, v in env.items() if not n.startswith("_")})
+        reason = _failure(scene, elem, before, env)
+        return Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule),
+                    bindings={n: v for n, v in env.items() if not n.startswith("_")},
+                    literal=str(elem), reason=reason)
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
                         "(another choice of the answer set)", rule=_rule_text(rule))
 

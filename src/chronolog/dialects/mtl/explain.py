@@ -174,15 +174,17 @@ def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None
         path: frozenset = frozenset()) -> Node:
     held = facts.holding(fact, t)
     name = f"{_fact_text(fact)} on {_iv(held)}" if held else f"{_fact_text(fact)} at {_text(t)}"
+    about = {"atom": _fact_text(fact), "time": t, "interval": _iv(held) if held else ""}
     key = (fact[0], len(fact[1]))
     if (fact, held) in path:
-        return Node("atom", f"{name} (derived above: a cycle through time ends here)")
+        return Node("atom", f"{name} (derived above: a cycle through time ends here)", **about)
     if depth is not None and depth < 0:
-        return Node("atom", f"{name} (cut at --depth)")
-    leaves = [Node("event", f"input {_fact_text(fact)} on {_iv(iv)}", where=line)
+        return Node("atom", f"{name} (cut at --depth)", **about)
+    leaves = [Node("event", f"input {_fact_text(fact)} on {_iv(iv)}", where=line, atom=_fact_text(fact), interval=_iv(iv))
               for iv, line in facts.inputs(fact, I.point(t))]
     if key not in facts.heads:
-        return Node("input", name, children=leaves) if leaves else Node("input", f"{name}: no input fact holds it")
+        return Node("input", name, children=leaves, **about) if leaves else Node("input", f"{name}: no input fact holds it",
+                                                                                   **about)
     options = []
     for rule in facts.program.rules:
         atom = head_atom(rule.head)
@@ -196,13 +198,13 @@ def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None
     nodes = list(leaves)
     for rule, binding, ivs, used in options[: None if every else max(0, 1 - len(leaves))]:
         nodes.append(_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1,
-                               path | {(fact, held)}, name))
+                               path | {(fact, held)}, name, about))
     if not nodes:
-        return Node("atom", f"{name}: in the answers, with no derivation found at {_text(t)}")
+        return Node("atom", f"{name}: in the answers, with no derivation found at {_text(t)}", **about)
     if len(nodes) == 1:
         node = nodes[0]
-        return node if node.kind == "rule" else Node("input", name, children=nodes)
-    return Node("alternatives", f"{name}: {len(nodes)} derivations", children=nodes)
+        return node if node.kind == "rule" else Node("input", name, children=nodes, **about)
+    return Node("alternatives", f"{name}: {len(nodes)} derivations", children=nodes, **about)
 
 
 def _bind(atom: Atom, args: tuple) -> dict | None:
@@ -217,7 +219,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 
 
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
-              depth: int | None, path: frozenset, name: str) -> Node:
+              depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
     s = at[2] if at[2] != inf else at[0]
     children = []
@@ -226,10 +228,12 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
         shown = _lit_text(lit, b)
         on = next((iv for iv in lit_ivs if I.contains(iv, s)), lit_ivs[0])
         if isinstance(lit, Negated):
-            children.append(Node("negated", f"{shown}: holds on {_iv(on)} (the operand does not)"))
+            children.append(Node("negated", f"{shown}: holds on {_iv(on)} (the operand does not)", atom=shown,
+                                 interval=_iv(on), negated=True))
             continue
         premise = _premise(lit, b)
-        node = Node("literal", f"{shown} holds on {_iv(on)}" + _range(lit, s))
+        node = Node("literal", f"{shown} holds on {_iv(on)}" + _range(lit, s), atom=shown, interval=_iv(on),
+                    window=_range(lit, s).strip(" ()"))
         if premise is not None:
             fact, where = premise
             point = _witness_time(facts, fact, lit, s)
@@ -237,7 +241,7 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
                 node.children.append(why(facts, fact, point, every, depth, path))
         children.append(node)
     where = f"at {_text(s)}" if at[0] == at[2] else f"on {_iv(at)}"
-    return Node("rule", f"{name}: at {_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule),
+    return Node("rule", f"{name}: at {_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule), **about,
                 bindings={k: v for k, v in b.items()}, children=children)
 
 
@@ -296,8 +300,9 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
             if _body(facts, rule, b, times, k):
                 continue
             lit = rule.body[k - 1]
-            rules.append(Node("rule", f"fails at body element {k}: {_lit_text(lit, b)} does not hold at "
-                                      f"{_times(times[0])}", rule=_rule_text(rule), bindings=dict(b)))
+            reason = f"{_lit_text(lit, b)} does not hold at {_times(times[0])}"
+            rules.append(Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule), bindings=dict(b),
+                              literal=_lit_text(lit, {}), reason=reason))
             break
         else:
             rules.append(Node("rule", "its body holds, yet the fact is not entailed there", rule=_rule_text(rule)))
@@ -305,7 +310,8 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
         if key not in facts.heads:
             return Node("none", f"{_fact_text(fact)} at {_text(t)}: no input fact holds it, and no rule derives it")
         return Node("none", f"{_fact_text(fact)} at {_text(t)}: no rule has a head that matches it")
-    return Node("why-not", f"{_fact_text(fact)} does not hold at {_text(t)}", children=rules)
+    return Node("why-not", f"{_fact_text(fact)} does not hold at {_text(t)}", children=rules, atom=_fact_text(fact),
+                time=t)
 
 
 def _times(iv: I.Iv) -> str:
