@@ -46,6 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 import chronolog
+from chronolog.bench import explain as explain_bench  # (a module: it reads this one's generator)
 from chronolog.bench.corrections import add_parser as add_corrections
 from chronolog.bench.fleet import add_parser as add_fleet
 from chronolog.bench.mtl import add_parser as add_mtl
@@ -412,3 +413,4 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     add_mtl(kinds)
 
     add_rtec(kinds)
+    explain_bench.add_parser(kinds)
