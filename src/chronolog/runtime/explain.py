@@ -24,6 +24,7 @@ from chronolog.core.explanation import Node
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, time_text
+from chronolog.runtime.backfill.segments import extent, span_of, warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
@@ -316,7 +317,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     input, then the dialect's explanation against them."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
-    seen = list(events)
+    seen = reaching(row, program, list(events), query.t)
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -326,6 +327,25 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {_shown(query)} holds at {time_text(query.t)} (ask --why)")
     return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
+
+
+def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
+    """The input an explanation at ``t`` needs: from where the program's reach says input can
+    change the answers at ``t`` (``Dialect.reach``, as the backfill's segments warm up) on, the
+    stream's first time kept so that windows are cut where the whole stream's are; all of it
+    where the reach is unbounded."""
+    reach = row.reach(program)
+    span = span_of(events, row.origin)
+    if reach is None or span is None:
+        return events
+    first = span[0]
+    counts: dict[Any, int] = {}
+    for ev in events:
+        if ev.is_fact:
+            counts[ev.t] = counts.get(ev.t, 0) + (-1 if ev.retract else 1)
+    warm = warm_up(t, reach, lambda x: max(0, counts.get(x, 0)), first)
+    # (later input stays: it cannot change the answers at t, but it ends the intervals shown)
+    return [Event(first), *(ev for ev in events if extent(ev)[1] >= warm)]
 
 
 def _shown(query: Query) -> str:
