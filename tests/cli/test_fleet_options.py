@@ -81,3 +81,11 @@ def test_step_without_window_is_refused_in_the_fleet(tmp_path, capsys):
     capsys.readouterr()
     assert main(["up", _program(tmp_path, "rtec"), "--step", "10", "--state-dir", str(tmp_path / "s")]) == 2
     assert "in the fleet --step goes with --window" in capsys.readouterr().err
+
+
+def test_the_commands_that_find_a_fleet_look_where_up_keeps_it(monkeypatch):
+    monkeypatch.delenv("CHRONOLOG_STATE_DIR", raising=False)  # (the defaults are read when the parser is built)
+    parse = build_parser().parse_args
+    up = parse(["up", "p.mtl"]).state_dir
+    assert parse(["upgrade", "new.mtl"]).state_dir == up == parse(["down"]).state_dir
+    assert parse(["explain", "--changes", "q(a)@1"]).state_dir == up

@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa:
     p.add_argument("--depth", type=int, metavar="N", help="--why: cut the tree N rule applications deep")
     add_run_options(p)
     fleet = p.add_argument_group("a running fleet (without --input)")
-    fleet.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", "./chronolog-state"),
-                       help="the fleet's state directory (chronolog up's)")
+    fleet.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", ".chronolog"),
+                       help="the fleet's state directory (default .chronolog, as chronolog up's)")
     fleet.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (with the program files)")
     fleet.add_argument("--topic-prefix", default=None, help="topic prefix (default: the fleet's, else chronolog)")
     fleet.add_argument("--kafka-config", metavar="FILE", help="librdkafka settings (key=value lines)")

@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                               "the first time the fleet has not evaluated yet")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
-    p.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", "./chronolog-state"),
-                   help="the running fleet's state directory (chronolog up's)")
+    p.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", ".chronolog"),
+                   help="the running fleet's state directory (default .chronolog, as chronolog up's)")
     p.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers (instead of --state-dir)")
     p.add_argument("--topic-prefix", default=None, help="topic prefix (default: the fleet's, else chronolog)")
     p.add_argument("--kafka-config", metavar="FILE", help="librdkafka settings (key=value lines)")
