@@ -130,3 +130,10 @@ def test_queries(text, pred, args, t):
 def test_bad_queries(text, message):
     with pytest.raises(ChronologError, match=message):
         parse_query(text, integral=True)
+
+
+def test_explain_follows_one_answer_stream(tmp_path, capsys):
+    prog, stream = _files(tmp_path, "p.lars", "q(X) :- p(X).\n", [{"t": 0, "pred": "p", "args": ["a"]}])
+    code, _, err = _cli(capsys, "explain", prog, "--input", stream, "--why", "q(a)@0", "--mode", "oneshot",
+                        "--models", "2")
+    assert code == 2 and "explain follows one answer stream" in err

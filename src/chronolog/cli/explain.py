@@ -41,6 +41,13 @@ def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    if getattr(args, "models", 1) != 1:
+        raise ChronologError("error: explain follows one answer stream: --models N (several answer sets per time "
+                             "point, each its own stream) is not taken; --seed picks the one to explain")
+    return _explain(args)
+
+
+def _explain(args: argparse.Namespace) -> int:
     from chronolog.runtime.explain import render_json, render_text  # noqa: PLC0415
 
     if args.changes is None:
