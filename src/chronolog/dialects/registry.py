@@ -213,7 +213,8 @@ DIALECTS: dict[str, Dialect] = {
                     _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
-                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False),
+                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False,
+                    explain=_lazy("chronolog.dialects.rtec.explain:explainer")),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

@@ -185,14 +185,6 @@ def test_why_exactly_for_the_answer_and_leaves_are_input_lines(tmp_path_factory,
                 or "(derived by the evaluation of " in node["text"]
 
 
-def test_rtec_says_it_is_not_built(tmp_path, capsys):
-    (tmp_path / "p.prolog").write_text("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
-                                       "door(d1).\ngrounding(open(D)=true) :- door(D).\n")
-    (tmp_path / "in.jsonl").write_text('{"t": 1, "pred": "opened", "args": ["d1"]}\n{"t": 5}\n')
-    capsys.readouterr()
-    code = main(["explain", str(tmp_path / "p.prolog"), "--input", str(tmp_path / "in.jsonl"), "--why", "open(d1)@3"])
-    assert code == 2 and "--why is not built for RTEC programs yet" in capsys.readouterr().err
-
 
 @SETTINGS
 @given(rules=st.lists(st.sampled_from(RULES), min_size=1, max_size=4, unique=True),
