@@ -47,16 +47,15 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
-from chronolog.evaluator import StateError
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.batching import Batching
 from chronolog.runtime.fleet.config import (
-    CONSUMER_TUNABLES,
-    PRODUCER_TUNABLES,
-    RELAY_TUNABLES,
     RELAYS,
     ServiceConfig,
+    consumer_settings,
     make_stage,
+    producer_settings,
+    relay_settings,
 )
 from chronolog.runtime.fleet.epochs import (
     BARRIER_KEY,
@@ -66,17 +65,16 @@ from chronolog.runtime.fleet.epochs import (
     barrier_record,
     committed_record,
     epoch_offsets,
-    epoch_state,
     is_replay,
     replay_record,
 )
 from chronolog.runtime.fleet.metrics import ServiceMetrics
+from chronolog.runtime.fleet.restore import last_committed, open_store
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.interface import Out
 from chronolog.state import changelog
 from chronolog.state.changelog import Captured
-from chronolog.state.recovery import read_tail
-from chronolog.state.store import RocksStore, Store
+from chronolog.state.store import Store
 
 log = logging.getLogger("chronolog.service")
 
@@ -167,23 +165,12 @@ class Service:
     # ------------------------------------------------------------ clients
 
     def _clients(self) -> None:
-        # tunables first (the user's settings override them), then what exactly-once needs
-        ident = f"{self.cfg.prefix}-{self.cfg.instance}"
-        base = {"bootstrap.servers": self.cfg.bootstrap}
-        self.consumer = kafka_clients.consumer({
-            **base, **CONSUMER_TUNABLES, **self.cfg.kafka,
-            "group.id": ident, "enable.auto.commit": False, "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-        })
-        self.producer = kafka_clients.producer({**base, **PRODUCER_TUNABLES, **self.cfg.kafka,
-                                                "transactional.id": ident})
+        # tunables first (the user's settings override them), then what exactly-once needs (config.py)
+        self.consumer = kafka_clients.consumer(consumer_settings(self.cfg))
+        self.producer = kafka_clients.producer(producer_settings(self.cfg))
         self.producer.init_transactions(60)  # fences and aborts what an earlier instance left open
         if self.relay:  # its records: idempotent (in order, no duplicates), no transaction
-            self.data = kafka_clients.producer({
-                **base, **RELAY_TUNABLES, **self.cfg.kafka,
-                "enable.idempotence": True, "acks": "all",
-                "delivery.report.only.error": True, "on_delivery": self._undelivered,
-            })
+            self.data = kafka_clients.producer({**relay_settings(self.cfg), "on_delivery": self._undelivered})
 
     def _undelivered(self, err: object, msg: object) -> None:
         """A relay's record the broker did not take (after librdkafka's retries)."""
@@ -192,57 +179,15 @@ class Service:
 
     # ------------------------------------------------------------ state
 
-    def _db(self) -> Store:
-        if self.store is None:
-            self.store = RocksStore(self.cfg.state_dir / self.cfg.instance / "rocksdb")
-        return self.store
-
     def restore(self) -> dict[tuple[str, int], int]:
-        """Load the state of the last committed transaction (state.changelog.restore);
+        """Load the state of the last committed transaction (runtime/fleet/restore.py);
         return where to resume each input."""
-        where = f"{self.cfg.state_dir / self.cfg.instance / 'rocksdb'}: "
-        try:
-            got = changelog.restore(self.db, make_stage(self.cfg), self._read_changelog, *self.changelog, where)
-        except (StateError, ValueError) as exc:
-            raise ChronologError(f"error: {self.cfg.instance}: cannot restore its state: {exc}") from None
+        got = last_committed(self.cfg, self.db, self.changelog, self.inputs)
         if got is None:
-            log.info("%s: nothing committed yet: fresh state", self.cfg.instance)
             return {}
-        if got.source == "store":
-            log.info("%s: state restored from RocksDB", self.cfg.instance)
-        else:
-            log.info("%s: state restored from the changelog %s", self.cfg.instance, self.changelog[0])
-        self.stage = changelog.track(got.stage)
-        offsets = got.offsets
-        self.epoch, self._passed = epoch_state(offsets, self.inputs)
-        resume = {}
-        for name, off in offsets.items():
-            if name.startswith("@"):  # the epoch's state, not an input offset
-                continue
-            topic, _, part = name.rpartition(":")
-            if (topic, int(part)) in self.inputs:
-                resume[(topic, int(part))] = int(off)
-        return resume
-
-    def _local_snapshot(self) -> tuple[bytes, dict] | None:
-        """The store's snapshot and offsets if they are the last committed ones."""
-        return changelog.local_snapshot(self.db, self._read_changelog)
-
-    def _read_changelog(self, start: int | None, timeout: float = 60.0, quiet: float = 1.0) -> list[tuple[int, bytes]]:
-        """The committed records of this service's changelog partition from
-        ``start`` (None: its beginning) to where it stays quiet for ``quiet`` s."""
-
-        reader = kafka_clients.consumer({
-            "bootstrap.servers": self.cfg.bootstrap, **self.cfg.kafka, "group.id": f"{self.cfg.prefix}-restore",
-            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
-            "auto.offset.reset": "earliest",
-        })
-        topic, partition = self.changelog
-        reader.assign([TopicPartition(topic, partition, OFFSET_BEGINNING if start is None else start)])
-        try:
-            return read_tail(reader, quiet, timeout)
-        finally:
-            reader.close()
+        self.stage = got.stage
+        self.epoch, self._passed = got.epoch, got.passed
+        return got.resume
 
     # ------------------------------------------------------------ loop
 
@@ -250,7 +195,9 @@ class Service:
         signal.signal(signal.SIGTERM, lambda *a: setattr(self, "stopping", True))
         signal.signal(signal.SIGINT, lambda *a: setattr(self, "stopping", True))
         self.port = self.metrics.serve(self.cfg.metrics_port)
-        self.db = self._db()
+        if self.store is None:
+            self.store = open_store(self.cfg)
+        self.db = self.store
         self._clients()
         resume = self.restore()
         progress = self.stage.progress()
