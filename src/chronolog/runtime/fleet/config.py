@@ -63,7 +63,7 @@ class ServiceConfig:
     # the longest wait before committing a batch that produced nothing
     commit_interval: float = float(os.environ.get("CHRONOLOG_COMMIT_INTERVAL", "0.5"))
     commit_gap: float | None = None  # least time between the starts of two transactions (None: commit_gap_for)
-    hold: float = 0.05  # longest wait of records nothing downstream can use yet (runtime/batching.py)
+    hold: float = 0.05  # longest wait of records nothing downstream can use yet (runtime/fleet/batching.py)
     gc_interval: float = 600.0  # seconds between full garbage collections (Service._collect)
     # a relay stores its state at most this often, at the end of an epoch (Service.relay)
     state_interval: float = float(os.environ.get("CHRONOLOG_RELAY_STATE_INTERVAL", "0.25"))

@@ -84,7 +84,7 @@ class Alignment:
     completed is a repeat and dropped; one that skips an epoch is an error
     (the head writes every epoch's barrier to every partition).
 
-    ``gated`` inputs are written by relays (runtime/service.py): producers
+    ``gated`` inputs are written by relays (runtime/fleet/relay.py): producers
     without a transaction, which after a restart send again every epoch after
     the one they restored.  Their records wait at the gate until their
     epoch's barrier: a barrier already passed marks a repeat, and its records
