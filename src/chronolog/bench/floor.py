@@ -7,8 +7,8 @@ reasoning in it, on the same broker, publisher and machine, so a fleet row can
 be read against what no implementation of that topology can go below: ``hops``
 processes in a row, each consuming ``read_committed`` and forwarding what it
 consumed together with a changelog record in one transaction, committing as the
-fleet's service in its place does (``runtime/batching.py`` with that service's
-least gap, ``runtime/service.py`` ``commit_gap_for``; the first hop, reading the
+fleet's service in its place does (``runtime/fleet/batching.py`` with that service's
+least gap, ``runtime/fleet/config.py`` ``commit_gap_for``; the first hop, reading the
 input as ingest or a chain does, holds what it forwards until a later time
 closes the open point).  The forwarded
 records are the published lines themselves, so the last topic must hold every

@@ -25,7 +25,7 @@ from chronolog.stages.ingest import IngestStage
 from chronolog.state.changelog import capture
 from chronolog.state.changelog import track as _track  # journals record changes, as in a service
 
-INGEST_BATCH = 2000  # records a service consumes at once (runtime/service.py ServiceConfig.batch)
+INGEST_BATCH = 2000  # records a service consumes at once (runtime/fleet/config.py ServiceConfig.batch)
 STAGE_BATCH = 100  # records per batch for the stages after grounding (under load they take what was committed)
 
 

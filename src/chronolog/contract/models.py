@@ -124,7 +124,7 @@ class Barrier(_Strict):
     """Internal (``chronolog.ingested``, ``chronolog.grounded``, ``chronolog.stratum.k``):
     epoch ``barrier`` of the fleet ends here.  Ingest writes one into every partition
     it feeds at each commit; a service forwards it once every input partition it
-    reads has delivered it (``runtime/epochs.py``, docs/design/one-transaction.md)."""
+    reads has delivered it (``runtime/fleet/epochs.py``, docs/design/one-transaction.md)."""
 
     barrier: StrictInt = Field(ge=0)
 
@@ -140,7 +140,7 @@ class Replay(_Strict):
     """Internal (``chronolog.grounded``, ``chronolog.stratum.k``): a relay restarted
     from its state of epoch ``replay`` (-1: none) and sends again what follows; a
     reader drops the unfinished epoch before it and the epochs it has passed
-    (``runtime/epochs.py``, docs/fleet/exactly-once.md)."""
+    (``runtime/fleet/epochs.py``, docs/fleet/exactly-once.md)."""
 
     replay: StrictInt = Field(ge=-1)
 

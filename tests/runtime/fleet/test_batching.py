@@ -1,4 +1,4 @@
-"""When a service commits (runtime/batching.py): urgent records at once or after
+"""When a service commits (runtime/fleet/batching.py): urgent records at once or after
 the gap, ingest's open-point facts with the next urgent ones or after the hold,
 state-only batches after the interval; nothing is lost or reordered.
 

@@ -1,4 +1,4 @@
-"""Barrier alignment (runtime/epochs.py): between two completed epochs a service
+"""Barrier alignment (runtime/fleet/epochs.py): between two completed epochs a service
 processes exactly each input's records between those two barriers, in each
 input's order, whatever the interleaving of the inputs (checked against a
 model that splits every input at its barriers)."""

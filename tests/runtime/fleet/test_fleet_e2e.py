@@ -243,7 +243,7 @@ def test_relays_killed_while_the_stream_flows_lose_and_duplicate_nothing(fleet, 
     """Grounding and then a reasoner (partition 2 of 3) die while records flow
     through them: each restarts from its last stored epoch and sends again what
     followed, and the services reading it drop the repeats and the unfinished
-    epoch at their gates (runtime/epochs.py).  The relays store their state
+    epoch at their gates (runtime/fleet/epochs.py).  The relays store their state
     at most every 2 s here, so what they send again is most of the stream."""
     monkeypatch.setenv("CHRONOLOG_RELAY_STATE_INTERVAL", "2")
     events = stream(13, points=60)

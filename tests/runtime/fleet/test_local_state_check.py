@@ -17,6 +17,7 @@ from chronolog.dialects.lars.plan import plan_program
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.runtime.fleet.config import ServiceConfig
+from chronolog.runtime.fleet.restore import local_snapshot, open_store
 from chronolog.runtime.fleet.service import Service
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.state.changelog import CHUNK
@@ -47,7 +48,7 @@ def test_rocksdb_state_is_used_only_while_it_is_the_changelogs_last(tmp_path):
     with LocalBroker.start(log=tmp_path / "broker.log") as broker:
         create_topics(broker.bootstrap, build_topology(lars_layout(plan)))
         service = Service(ServiceConfig("grounding", lars_layout(plan), broker.bootstrap, state_dir=tmp_path / "state"))
-        service.db = service._db()
+        service.db = open_store(service.cfg)
         topic = service.changelog[0]
         offsets = {"chronolog.ingested:0": 7}
         snapshot = snapshot_bytes(service.stage)
@@ -55,21 +56,21 @@ def test_rocksdb_state_is_used_only_while_it_is_the_changelogs_last(tmp_path):
         service.db.write({"snapshot": snapshot, "offsets": orjson.dumps(offsets), "changelog_at": b"1"})
 
         # the changelog does not hold that snapshot (new topics, same state dir): not trusted
-        assert service._local_snapshot() is None
+        assert local_snapshot(service.cfg, service.db, service.changelog) is None
 
         producer = kafka_clients.producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "check"})
         producer.init_transactions(10)
         at = _transaction(producer, topic, [(b"j:log:1", b"entry"), *chunks])
         service.db.write({"changelog_at": str(at).encode()})
-        assert service._local_snapshot() == (snapshot, offsets)
+        assert local_snapshot(service.cfg, service.db, service.changelog) == (snapshot, offsets)
 
         # a later committed transaction (a crash before the RocksDB write): not trusted
         moved = {"chronolog.ingested:0": 9}
         at = _transaction(producer, topic, snapshot_records(snapshot, moved, CHUNK))
-        assert service._local_snapshot() is None
+        assert local_snapshot(service.cfg, service.db, service.changelog) is None
         service.db.write({"changelog_at": str(at).encode(), "offsets": orjson.dumps(moved)})  # RocksDB catches up
-        assert service._local_snapshot() == (snapshot, moved)
+        assert local_snapshot(service.cfg, service.db, service.changelog) == (snapshot, moved)
 
         # records of an aborted transaction after it: tansu shows them, so not trusted either
         _transaction(producer, topic, chunks, commit=False)
-        assert service._local_snapshot() is None
+        assert local_snapshot(service.cfg, service.db, service.changelog) is None

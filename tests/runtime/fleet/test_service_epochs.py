@@ -1,4 +1,4 @@
-"""Epochs in the service loop (runtime/service.py with runtime/epochs.py): the
+"""Epochs in the service loop (runtime/fleet/service.py with runtime/fleet/epochs.py): the
 head writes a barrier into every partition it feeds at each commit, a service
 with several inputs cuts a consumed batch where an epoch completes and holds
 the records of an input that is ahead, and forwards the barrier if it feeds
@@ -7,17 +7,31 @@ end-to-end fleet tests run them on the bundled broker."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+
+import pytest
 
 from chronolog.contract.models import Committed
 from chronolog.dialects.lars.layout import lars_layout
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
+from chronolog.runtime.fleet.commit import Commits
 from chronolog.runtime.fleet.config import ServiceConfig
-from chronolog.runtime.fleet.epochs import Alignment, barrier_record, epoch_offsets, epoch_state, replay_record
-from chronolog.runtime.fleet.service import Service, Skipped
+from chronolog.runtime.fleet.epochs import (
+    Alignment,
+    Skipped,
+    barrier_record,
+    cut,
+    epoch_offsets,
+    epoch_state,
+    replay_record,
+)
+from chronolog.runtime.fleet.relay import RelaySender
+from chronolog.runtime.fleet.service import Service
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.interface import Out
+from chronolog.state.changelog import Captured
 
 PROGRAM = "a(X) :- p(X) [2].\nb(X) :- p(X), not a(X).\n"  # two strata, joined on X: partitionable
 
@@ -51,6 +65,11 @@ def service(name: str, tmp_path, stratum: int | None = None, partitions: int = 1
     plan = plan_program(parse_lars(PROGRAM))
     return Service(ServiceConfig(name, lars_layout(plan), "unused:9092", stratum=stratum, partitions=partitions,
                                  partition=partition, state_dir=tmp_path))
+
+
+def epochs(svc: Service, msgs: list) -> list:
+    """A consumed batch cut as the service's loop cuts it."""
+    return cut(msgs, svc.alignment, svc.gated)
 
 
 def test_ingest_ends_an_epoch_at_each_commit_in_every_partition_it_feeds(tmp_path):
@@ -91,7 +110,7 @@ def test_a_consumed_batch_is_cut_where_an_epoch_completes(tmp_path):
     s1, s2 = "chronolog.stratum.1", "chronolog.stratum.2"
     batch = [Msg(s1, 0, 0, b'{"t":0}'), Msg(s1, 0, 1, barrier_record(0)), Msg(s1, 0, 2, b'{"t":1}'),
              Msg(s2, 0, 0, b'{"t":0}'), Msg(s2, 0, 1, barrier_record(0)), Msg(s2, 0, 2, b'{"t":1}')]
-    (done, epoch), (rest, open_epoch) = output._epochs(batch)
+    (done, epoch), (rest, open_epoch) = epochs(output, batch)
     assert epoch == 0 and open_epoch is None
     # epoch 0: each input's records up to its barrier (the barriers move the positions)
     assert [(m.t, m.o) for m in done] == [(s1, 0), (s1, 1), (s2, 0), (s2, 1)]
@@ -116,10 +135,10 @@ def test_a_batch_without_barriers_is_still_held_while_an_input_is_ahead(tmp_path
     output.alignment = Alignment(output.inputs)
     s1, s2 = "chronolog.stratum.1", "chronolog.stratum.2"
     plain = [Msg(s1, 0, 0, b'{"t":0}'), Msg(s2, 0, 0, b'{"t":0}')]
-    assert output._epochs(plain) == [(plain, None)]  # nothing to align: one chunk as consumed
-    assert [[m.o for m in c] for c, _ in output._epochs([Msg(s1, 0, 1, barrier_record(0))])] == [[1]]
-    assert output._epochs([Msg(s1, 0, 2, b'{"t":1}')]) == [([], None)]  # stratum.1 is ahead: held
-    (done, epoch), (rest, _) = output._epochs([Msg(s2, 0, 1, barrier_record(0))])
+    assert epochs(output, plain) == [(plain, None)]  # nothing to align: one chunk as consumed
+    assert [[m.o for m in c] for c, _ in epochs(output, [Msg(s1, 0, 1, barrier_record(0))])] == [[1]]
+    assert epochs(output, [Msg(s1, 0, 2, b'{"t":1}')]) == [([], None)]  # stratum.1 is ahead: held
+    (done, epoch), (rest, _) = epochs(output, [Msg(s2, 0, 1, barrier_record(0))])
     assert epoch == 0 and [(m.t, m.o) for m in done] == [(s2, 1)] and [(m.t, m.o) for m in rest] == [(s1, 2)]
 
 
@@ -145,9 +164,9 @@ def test_grounding_and_reasoners_relay_and_their_readers_gate_them(tmp_path):
     assert grounding.gated == []  # ingested is ingest's: transactional
     assert reasoner.gated == reasoner.inputs == [("chronolog.grounded", 1), ("chronolog.stratum.1", 1)]
     assert output.gated == output.inputs
-    reasoner.data = Sent()
-    reasoner._send([Out(reasoner._feeds(), 0, replay_record(4))])  # what a relay sends first
-    assert reasoner.data.records == [("chronolog.stratum.2", 1, b'{"replay":4}')]
+    sender = RelaySender(reasoner.cfg, reasoner.routes, reasoner.metrics, Sent())
+    sender.send([Out(reasoner._feeds(), 0, replay_record(4))])  # what a relay sends first
+    assert sender.producer.records == [("chronolog.stratum.2", 1, b'{"replay":4}')]
 
 
 def test_what_a_restarted_relay_sends_again_only_moves_the_positions(tmp_path):
@@ -157,7 +176,7 @@ def test_what_a_restarted_relay_sends_again_only_moves_the_positions(tmp_path):
     output.positions, output._counted = {(s1, 0): 5, (s2, 0): 5}, {}
     batch = [Msg(s1, 0, 5, b'{"t":1}'),  # epoch 1, unfinished: its writer died
              Msg(s1, 0, 6, replay_record(-1)), Msg(s1, 0, 7, b'{"t":0}'), Msg(s1, 0, 8, barrier_record(0))]
-    ((chunk, epoch),) = output._epochs(batch)
+    ((chunk, epoch),) = epochs(output, batch)
     assert epoch is None and all(isinstance(m, Skipped) for m in chunk) and [m.offset() for m in chunk] == [5, 6, 7, 8]
     outs, lines, _, consumed = output._process(chunk)
     assert (outs, lines, consumed) == ([], [], False)  # the stage saw none of it
@@ -171,7 +190,7 @@ def test_a_commit_where_an_epoch_completes_saves_that_epochs_alignment_not_the_b
     output.alignment = Alignment(output.inputs, gated=output.gated)
     batch = [Msg(s1, 0, 0, barrier_record(0)), Msg(s2, 0, 0, barrier_record(0)),
              Msg(s1, 0, 1, b'{"t":1}'), Msg(s1, 0, 2, barrier_record(1))]  # stratum.1 ends epoch 1 too
-    (done, epoch), _ = output._epochs(batch)
+    (done, epoch), _ = epochs(output, batch)
     output.epoch = epoch
     saved = output._saved_epoch(at_epoch=True)  # committed after the first chunk: positions at barrier 0
     restored = Alignment(output.inputs, *epoch_state(saved, output.inputs), output.gated)
@@ -181,36 +200,34 @@ def test_a_commit_where_an_epoch_completes_saves_that_epochs_alignment_not_the_b
 
 
 def test_a_relay_writes_its_state_on_its_state_thread_one_commit_at_a_time(tmp_path):
-    import threading
+    def commits(svc: Service) -> Commits:  # as the service makes them when it runs (no broker: never used)
+        relay = RelaySender(svc.cfg, svc.routes, svc.metrics, Sent()) if svc.relay else None
+        return Commits(None, None, svc.names, svc.changelog, svc.routes, svc.metrics, relay)
 
-    import pytest
-
-    from chronolog.runtime.fleet.service import Captured
-
-    reasoner = service("reasoner", tmp_path, stratum=1)
-    assert reasoner._state_thread is not None and service("output", tmp_path)._state_thread is None
+    reasoner = commits(service("reasoner", tmp_path, stratum=1))
+    assert reasoner.thread is not None and commits(service("output", tmp_path)).thread is None
     release, written = threading.Event(), []
 
     def slow_write(state, outs, lines, stamps):  # type: ignore[no-untyped-def]
         release.wait(10)
         written.append((threading.current_thread().name, state.offsets, outs, lines))
 
-    reasoner._write = slow_write
-    reasoner._store(Captured([], b"s1", {"@epoch": 1}))
-    assert reasoner._stored() is False and written == []  # in flight: the loop goes on relaying
+    reasoner.write = slow_write
+    reasoner.store(Captured([], b"s1", {"@epoch": 1}))
+    assert reasoner.stored() is False and written == []  # in flight: the loop goes on relaying
     threading.Timer(0.2, release.set).start()
-    reasoner._store(Captured([], b"s2", {"@epoch": 2}))  # waits for the first: one at a time, in order
-    reasoner._storing.result(10)
-    assert reasoner._stored() is True and reasoner._storing is None
+    reasoner.store(Captured([], b"s2", {"@epoch": 2}))  # waits for the first: one at a time, in order
+    reasoner.storing.result(10)
+    assert reasoner.stored() is True and reasoner.storing is None
     assert [(name.startswith("state"), offsets) for name, offsets, _, _ in written] == [
         (True, {"@epoch": 1}), (True, {"@epoch": 2})]
 
     def failing_write(state, outs, lines, stamps):  # type: ignore[no-untyped-def]
         raise RuntimeError("the broker refused the transaction")
 
-    reasoner._write = failing_write
-    reasoner._store(Captured([], b"s3", {"@epoch": 3}))
-    reasoner._storing.exception(10)  # done
+    reasoner.write = failing_write
+    reasoner.store(Captured([], b"s3", {"@epoch": 3}))
+    reasoner.storing.exception(10)  # done
     with pytest.raises(RuntimeError, match="refused"):
-        reasoner._stored()  # the loop stops the service here
-    reasoner._state_thread.shutdown()
+        reasoner.stored()  # the loop stops the service here
+    reasoner.close()

@@ -1,7 +1,7 @@
 """When a fleet service commits: adaptive batching of its transactions.
 
 A service commits whatever it has consumed and produced in ONE transaction
-(runtime/service.py); this decides when.  Light traffic: as soon as
+(runtime/fleet/commit.py); this decides when.  Light traffic: as soon as
 something a downstream service can use is held, so each hop adds little.
 Heavy traffic: the batches grow by themselves, because the consumer has
 fetched more while the last commit ran.  Three waits bound the number of
@@ -11,7 +11,7 @@ objects per partition that it lists on every fetch: docs/benchmarks.md#fleet):
 * ``gap``: the least time between the starts of two transactions; records
   a downstream service can use wait at most that long (only ingest has one
   by default: the head of the pipeline sets the pace, the services after it
-  follow in step, runtime/service.py ``commit_gap_for``).  A service with a
+  follow in step, runtime/fleet/config.py ``commit_gap_for``).  A service with a
   gap also keeps at least ``pace`` times its recent mean commit time between
   starts: when the broker or the machine is busy, commits slow down for
   every service, and the head of the pipeline then commits less often

@@ -1,6 +1,8 @@
 """What a fleet service is before it runs: its configuration, its clients' settings and the
 stage it runs (``make_stage``) — what ``chronolog service``, ``chronolog up``'s supervisor,
-the benchmarks and the tests build a service from (``runtime/fleet/service.py`` runs it)."""
+the benchmarks and the tests build a service from (``runtime/fleet/service.py`` runs it).
+The settings of its Kafka clients are here too (``*_settings``): the tunables, the user's
+``--kafka-config`` over them, and over both what exactly-once needs of each client."""
 
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ class ServiceConfig:
     # the longest wait before committing a batch that produced nothing
     commit_interval: float = float(os.environ.get("CHRONOLOG_COMMIT_INTERVAL", "0.5"))
     commit_gap: float | None = None  # least time between the starts of two transactions (None: commit_gap_for)
-    hold: float = 0.05  # longest wait of records nothing downstream can use yet (runtime/batching.py)
+    hold: float = 0.05  # longest wait of records nothing downstream can use yet (runtime/fleet/batching.py)
     gc_interval: float = 600.0  # seconds between full garbage collections (Service._collect)
     # a relay stores its state at most this often, at the end of an epoch (Service.relay)
     state_interval: float = float(os.environ.get("CHRONOLOG_RELAY_STATE_INTERVAL", "0.25"))
@@ -100,6 +102,39 @@ def commit_gap_for(service: str, environ: dict | None = None) -> float:
         if name in env:
             return float(env[name])
     return 0.03 if service == "ingest" else 0.0
+
+
+def consumer_settings(cfg: ServiceConfig) -> dict:
+    """The service's consumer: it reads committed records only, from the offsets its
+    state names (assigned partitions, nothing committed to the group)."""
+    return {"bootstrap.servers": cfg.bootstrap, **CONSUMER_TUNABLES, **cfg.kafka,
+            "group.id": client_id(cfg), "enable.auto.commit": False, "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest"}
+
+
+def producer_settings(cfg: ServiceConfig) -> dict:
+    """The service's transactional producer (one transactional id per instance:
+    a restarted instance fences its predecessor)."""
+    return {"bootstrap.servers": cfg.bootstrap, **PRODUCER_TUNABLES, **cfg.kafka, "transactional.id": client_id(cfg)}
+
+
+def relay_settings(cfg: ServiceConfig) -> dict:
+    """A relay's producer of its records: idempotent (in order, no duplicates), no
+    transaction; only failed deliveries are reported."""
+    return {"bootstrap.servers": cfg.bootstrap, **RELAY_TUNABLES, **cfg.kafka,
+            "enable.idempotence": True, "acks": "all", "delivery.report.only.error": True}
+
+
+def restore_settings(cfg: ServiceConfig) -> dict:
+    """The consumer that reads a service's changelog partition on start."""
+    return {"bootstrap.servers": cfg.bootstrap, **cfg.kafka, "group.id": f"{cfg.prefix}-restore",
+            "enable.auto.commit": False, "isolation.level": "read_committed", "fetch.wait.max.ms": 100,
+            "auto.offset.reset": "earliest"}
+
+
+def client_id(cfg: ServiceConfig) -> str:
+    """The group and transactional id of a service instance."""
+    return f"{cfg.prefix}-{cfg.instance}"
 
 
 def kafka_config(path: str | None = None, environ: dict | None = None) -> dict[str, str]:

@@ -84,7 +84,7 @@ class Alignment:
     completed is a repeat and dropped; one that skips an epoch is an error
     (the head writes every epoch's barrier to every partition).
 
-    ``gated`` inputs are written by relays (runtime/service.py): producers
+    ``gated`` inputs are written by relays (runtime/fleet/relay.py): producers
     without a transaction, which after a restart send again every epoch after
     the one they restored.  Their records wait at the gate until their
     epoch's barrier: a barrier already passed marks a repeat, and its records
@@ -198,3 +198,56 @@ def epoch_state(offsets: dict, inputs: list[tuple[str, int]]) -> tuple[int, dict
     passed = {tp: int(offsets[f"@barrier:{tp[0]}:{tp[1]}"]) for tp in inputs
               if f"@barrier:{tp[0]}:{tp[1]}" in offsets}
     return int(offsets.get("@epoch", -1)), passed
+
+
+class Skipped:
+    """A consumed record dropped at the gate: the loop only moves its input's
+    position past it."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self, msg: Any) -> None:
+        self.msg = msg
+
+    def error(self) -> None:
+        return None
+
+    def topic(self) -> str:
+        return self.msg.topic()
+
+    def partition(self) -> int:
+        return self.msg.partition()
+
+    def offset(self) -> int:
+        return self.msg.offset()
+
+    def timestamp(self) -> tuple[int, int]:
+        return 0, 0
+
+
+def cut(msgs: list, alignment: Alignment | None, gated: list) -> list[tuple[list, int | None]]:
+    """A consumed batch (confluent-kafka messages) cut where an epoch completes:
+    (records, the epoch they complete or None), records of an input already past
+    the open epoch's barrier held back, repeats a relay sent again as ``Skipped``.
+    Barriers stay in the records, to move their input's position; the stage
+    never sees them.  ``alignment``: None at the head (nothing to align);
+    ``gated``: the inputs written by relays."""
+    if alignment is None or not gated and not alignment.waiting() and not any(
+            (v := m.value()) is not None and v.startswith(BARRIER_KEY) for m in msgs):
+        return [(msgs, None)]  # the usual batch: no barrier in it, no input held
+    out: list[tuple[list, int | None]] = []
+    chunk: list = []
+    offer = alignment.offer
+    for msg in msgs:
+        if msg.error():
+            chunk.append(msg)
+            continue
+        value = msg.value()
+        for got in offer((msg.topic(), msg.partition()), msg, barrier_of(value), is_replay(value)):
+            if isinstance(got, Completed):
+                out.append((chunk, got.epoch))
+                chunk = []
+            else:
+                chunk.append(Skipped(got.item) if got.skip else got.item)
+    out.append((chunk, None))
+    return out

@@ -10,6 +10,7 @@ names.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from prometheus_client import (
@@ -96,6 +97,53 @@ class ServiceMetrics:
             self.program.remove(*self.labels, self.version)
         self.program.labels(*self.labels, version).set(1)
         self.version = version
+
+    def progressed(self, progress: dict, counted: dict[str, int]) -> None:
+        """What a stage's ``progress()`` says (its time point, the program version in
+        force, its counts): the counters grow by what ``counted``, the counts
+        seen last, lacks (``counted`` is updated)."""
+        for name, value in progress.items():
+            if name == "time_point":
+                if value is not None:
+                    self.time_point.set(value)
+                continue
+            if name == "program_version":  # (a string: the version an upgrade put in force)
+                if value is not None:
+                    self.running(str(value))
+                continue
+            before = counted.get(name, 0)
+            if value is not None and value > before:
+                getattr(self, name).inc(value - before)
+            counted[name] = value or 0
+
+    def fetched(self, stamps: list[float], process_seconds: float) -> None:
+        """The per-hop breakdown (``bench fleet --breakdown``, the dashboard's
+        "Where the time goes"): how long a batch's oldest and newest records
+        (``stamps``: their broker timestamps) waited between their producer and
+        this consumer, and the stage's own work."""
+        now = time.time()
+        for ts in stamps:
+            self.hop_fetch.observe(max(0.0, now - ts))
+        self.process.observe(process_seconds)
+
+    def released(self, stamps: list[float], consumed_at: float) -> None:
+        """A relay's latency, where a transaction's would be observed at its
+        commit: its readers take an epoch's records at its barrier."""
+        now = time.time()
+        for ts in stamps:
+            self.latency.observe(max(0.0, now - ts))
+        if consumed_at:
+            self.hop_commit.observe(max(0.0, now - consumed_at))
+
+    def committed(self, seconds: float, stamps: list[float], records: int) -> None:
+        """A transaction of ``seconds`` that published ``records`` records and what
+        the records consumed since the last one (``stamps``) caused."""
+        self.transaction.observe(seconds)
+        now = time.time()
+        for ts in stamps:
+            self.latency.observe(max(0.0, now - ts))
+        self.transactions.inc()
+        self.events_out.inc(records)
 
     @classmethod
     def create(cls, service: str, stratum: int | None = None, partition: int | None = None) -> ServiceMetrics:
