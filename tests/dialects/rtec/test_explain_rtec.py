@@ -49,7 +49,7 @@ EVENT = st.builds(lambda t, pred, arg: {"t": t, "pred": pred, "args": [arg]},
                   st.integers(0, 20), st.sampled_from(["opened", "closed"]), st.sampled_from(["d1", "d2"]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(events=st.lists(EVENT, min_size=1, max_size=10), t=st.integers(0, 22), door=st.sampled_from(["d1", "d2"]))
 def test_the_verdict_is_runs_and_the_cited_events_are_the_inputs_at_the_ends(tmp_path_factory, capsys, events, t,
                                                                             door):

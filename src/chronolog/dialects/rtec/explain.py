@@ -21,6 +21,7 @@ from chronolog.core import intervals as I
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
 from chronolog.dialects.rtec.parser import RtecProgram
+from chronolog.dialects.rtec.terms import Slot
 
 Atom = tuple[str, tuple]
 
@@ -80,16 +81,31 @@ class Rules:
         return out
 
     @staticmethod
-    def events_read(rules: list[Any]) -> set[str]:
-        """The event names the rules' ``happensAt`` goals read."""
-        names = set()
+    def events_read(rules: list[Any], atom: Atom) -> list[tuple[str, dict[int, Any]]]:
+        """The events the rules' ``happensAt`` goals read for ``atom``: each event's name and the
+        values its arguments must have (those the rule shares with the fluent's, or constants)."""
+        out = []
         for rule in rules:
+            fluent = rule.head[1][1]
+            shared = {}  # variable number -> the atom's value at that position of the fluent
+            if isinstance(fluent, tuple):
+                for k, term in enumerate(fluent[1:]):
+                    if isinstance(term, Slot) and k < len(atom[1]):
+                        shared[term.i] = atom[1][k]
             for goal in rule.body:
-                if isinstance(goal, tuple) and goal and goal[0] == "happensAt" and len(goal) > 1:
-                    ev = _fluent(goal[1])
-                    if ev is not None:
-                        names.add(ev[0])
-        return names
+                if not (isinstance(goal, tuple) and goal and goal[0] == "happensAt" and len(goal) > 1):
+                    continue
+                name = _fluent(goal[1])
+                if name is None:
+                    continue
+                needs = {}
+                for j, term in enumerate(goal[1][1:] if isinstance(goal[1], tuple) else ()):
+                    if isinstance(term, Slot) and term.i in shared:
+                        needs[j] = shared[term.i]
+                    elif isinstance(term, (str, int)):
+                        needs[j] = term
+                out.append((name[0], needs))
+        return out
 
 
 def _where(rule: Any) -> str:
@@ -102,10 +118,15 @@ def _atom_text(atom: Atom) -> str:
     return f"{name}({','.join(str(a) for a in args)})" if args else name
 
 
-def _events_at(events: list[Event], t: Any, names: set[str]) -> list[Node]:
+def _events_at(events: list[Event], t: Any, reads: list[tuple[str, dict[int, Any]]]) -> list[Node]:
+    """The input events at ``t`` that one of ``reads`` matches."""
+    def read(ev: Event) -> bool:
+        return any(ev.pred == name and all(j < len(ev.args) and ev.args[j] == v for j, v in needs.items())
+                   for name, needs in reads)
+
     return [Node("event", f"input {_atom_text((ev.pred, tuple(ev.args)))} at {t}", where=str(ev.loc) if ev.loc else "",
                  atom=_atom_text((ev.pred, tuple(ev.args))), time=t)
-            for ev in events if ev.t == t and ev.pred in names and not ev.retract]
+            for ev in events if ev.t == t and ev.pred is not None and not ev.retract and read(ev)]
 
 
 def _rule_nodes(rules: list[Any], kind: str) -> list[Node]:
@@ -124,7 +145,7 @@ def why(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom
     start = held[0]
     inits = rules.about("initiatedAt", atom)
     t0 = start - rules.tick
-    cited = _events_at(events, t0, rules.events_read(inits))
+    cited = _events_at(events, t0, rules.events_read(inits, atom))
     if not cited and start == 0 and rules.program.initially:
         return Node("atom", f"{_atom_text(atom)} on {shown}: holds from the start (initially)", atom=_atom_text(atom),
                     time=t, interval=shown)
@@ -147,11 +168,11 @@ def why_not(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], 
     if not before:
         t0 = held[0][0] - rules.tick
         return Node("why-not", f"{name} does not hold at {t}: first initiated at {t0}, after {t}", atom=name, time=t,
-                    children=_events_at(events, t0, rules.events_read(inits)))
+                    children=_events_at(events, t0, rules.events_read(inits, atom)))
     last = before[-1]
     t0, t1 = last[0] - rules.tick, last[2] - rules.tick
     ends = rules.about("terminatedAt", atom) + rules.about("initiatedAt", atom, same_value=False)
-    cited = _events_at(events, t1, rules.events_read(ends))
+    cited = _events_at(events, t1, rules.events_read(ends, atom))
     return Node("why-not", f"{name} does not hold at {t}: initiated at {t0}, terminated at {t1}", atom=name, time=t,
                 interval=I.text(last), literal=f"terminated at {t1}",
                 reason=f"held on {I.text(last)}, then terminated at {t1} <= {t}", children=cited)
