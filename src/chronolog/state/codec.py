@@ -47,7 +47,7 @@ def decode(blob: bytes) -> Any:
     """The data ``encode`` wrote; ``StateError`` for anything else."""
     try:
         return _decoder.decode(inflate(blob))
-    except (msgspec.DecodeError, RecursionError) as exc:  # (nesting deeper than the decoder goes)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:  # (nesting too deep; a bad UTF-8 string)
         raise StateError(f"state is not valid JSON ({exc})") from None
 
 
