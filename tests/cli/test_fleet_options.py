@@ -1,7 +1,7 @@
 """Every option of `chronolog up` (and `chronolog service`, which takes the same) × every
 dialect: it means what it means for `chronolog run`, or it is refused with run's reason
-before anything starts (no broker, no service).  Where an option is taken, the service's
-stage is built with it, as a fleet service builds it (``make_stage``), and carries it."""
+before anything starts (no broker, no service).  Where an option is taken, what it does to
+the services `up` starts is held by test_up_options.py."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 from dialect_programs import PROGRAMS, SUFFIX, TITLE
 
-from chronolog.cli.fleet import _layout
 from chronolog.cli.main import build_parser, main
-from chronolog.runtime.fleet.config import ServiceConfig, make_stage
 
 # the dialect-dependent options of `up`: (option, value) -> the dialects that take it
 TAKEN = {
@@ -47,34 +45,6 @@ def test_an_option_the_dialect_does_not_take_is_refused_before_anything_starts(t
     owners = " or ".join(dict.fromkeys(TITLE[d] for d in PROGRAMS if d in TAKEN[option]))
     assert f"error: {shown} is for {owners} programs (this one is {dialect})" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()  # nothing started, nothing written
-
-
-def _stage(tmp_path: Path, dialect: str, *options: str):  # type: ignore[no-untyped-def]
-    """The stage of the service that evaluates the program, built as `chronolog service` builds it."""
-    args = build_parser().parse_args(["up", _program(tmp_path, dialect), *options])
-    layout = _layout(args)
-    role, stratum = ("chain", None) if not layout.per_stratum else ("reasoner", 1)
-    cfg = ServiceConfig(role, layout, "127.0.0.1:1", stratum=stratum, retention=args.retention, window=args.window,
-                        step=args.step)
-    return make_stage(cfg)
-
-
-@pytest.mark.parametrize("dialect", list(PROGRAMS))
-def test_a_taken_option_reaches_the_service(tmp_path, dialect):
-    if dialect in TAKEN[("--retention", "5")]:
-        stage = _stage(tmp_path, dialect, "--retention", "5")
-        if hasattr(stage, "evaluator"):  # the chain service's evaluator applies it
-            assert stage.evaluator.retention == 5
-        else:  # LARS: ingest routes older events to the late topic; the reasoner prunes one point later
-            args = build_parser().parse_args(["up", _program(tmp_path, dialect), "--retention", "5"])
-            ingest = make_stage(ServiceConfig("ingest", _layout(args), "127.0.0.1:1", retention=5))
-            assert (ingest.retention, stage.reasoner.retention) == (5, 6)
-    if dialect in TAKEN[("--mode", "oneshot")]:
-        stage = _stage(tmp_path, dialect, "--mode", "oneshot", "--seed", "3")
-        assert (stage.reasoner.plan.solver, stage.reasoner.plan.seed) == ("oneshot", 3)
-    if dialect in TAKEN[("--window", "10")]:
-        stage = _stage(tmp_path, dialect, "--window", "10", "--step", "5")
-        assert (stage.evaluator.window, stage.evaluator.step) == (10, 5)
 
 
 def test_step_without_window_is_refused_in_the_fleet(tmp_path, capsys):

@@ -153,15 +153,15 @@ def _layout(args: argparse.Namespace) -> FleetLayout:
     layout.require()
     if getattr(args, "step", None) is not None and getattr(args, "window", None) is None:
         raise ChronologError("error: in the fleet --step goes with --window (RTEC's windowed mode)")
+    # what `chronolog run` refuses of these options together, refused the same way (RTEC: --window
+    # with a finite --retention, which the windowed evaluator would ignore)
+    row.evaluator(program, options, lambda message: None)
     return layout
 
 
-def cmd_up(args: argparse.Namespace) -> int:
-    layout = _layout(args)
-    if args.partitions > 1 and layout.partition_key is None:
-        print(f"warning: this program cannot be partitioned ({layout.partition_reason}); running one partition",
-              file=sys.stderr, flush=True)
-    fleet = Fleet(
+def _fleet(args: argparse.Namespace, layout: FleetLayout) -> Fleet:
+    """The fleet ``up`` starts for ``args`` (nothing started yet)."""
+    return Fleet(
         programs=[os.path.abspath(p) for p in args.program], layout=layout, state_dir=Path(args.state_dir).resolve(),
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention, window=args.window, step=args.step,
@@ -169,6 +169,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         mode=args.mode, seed=args.seed, dialect=args.dialect,
         archive=os.path.abspath(args.archive) if args.archive else None, chain=args.chain,
     )
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    layout = _layout(args)
+    if args.partitions > 1 and layout.partition_key is None:
+        print(f"warning: this program cannot be partitioned ({layout.partition_reason}); running one partition",
+              file=sys.stderr, flush=True)
+    fleet = _fleet(args, layout)
     try:
         fleet.up(_say)
         _say(f"ready {len(fleet.children)} services, bootstrap {fleet.bootstrap}, "
@@ -306,13 +314,7 @@ def cmd_service(args: argparse.Namespace) -> int:
         raise ChronologError("error: --bootstrap (or CHRONOLOG_BOOTSTRAP) is required")
 
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(message)s")
-    cfg = ServiceConfig(
-        service=args.service, layout=_layout(args), bootstrap=args.bootstrap, stratum=args.stratum,
-        partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
-        state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
-        retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
-        kafka=kafka_config(args.kafka_config), version=_version(args.program),
-    )
+    cfg = service_config(args)
     service = Service(cfg)
 
     def ready(svc: Service) -> None:
@@ -324,6 +326,17 @@ def cmd_service(args: argparse.Namespace) -> int:
 
     service.run(ready)
     return 0
+
+
+def service_config(args: argparse.Namespace) -> ServiceConfig:
+    """The configuration of the service ``chronolog service`` runs for ``args`` (nothing started)."""
+    return ServiceConfig(
+        service=args.service, layout=_layout(args), bootstrap=args.bootstrap, stratum=args.stratum,
+        partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
+        state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
+        retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
+        kafka=kafka_config(args.kafka_config), version=_version(args.program),
+    )
 
 
 def cmd_create_topics(args: argparse.Namespace) -> int:

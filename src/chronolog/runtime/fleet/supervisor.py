@@ -98,6 +98,8 @@ class Fleet:
         common = [*self.programs, "--bootstrap", str(self.bootstrap), "--state-dir", str(self.state_dir),
                   "--partitions", str(n), "--input-partitions", str(self.input_partitions),
                   "--idle-flush", str(self.idle_flush), "--topic-prefix", self.prefix, "--metrics-port", "0"]
+        if self.dialect is not None:  # each service reads the program files in up's language
+            common += ["--dialect", self.dialect]
         if self.retention is not None:
             common += ["--retention", str(self.retention)]
         for flag, value in (("--window", self.window), ("--step", self.step)):
