@@ -21,6 +21,7 @@ from rich.table import Table
 
 from chronolog.cli.main import FileError, _open_out, _same_file
 from chronolog.contract.topics import TopicNames
+from chronolog.core.reach import widest
 from chronolog.dialects.load import DIALECTS, load_program
 from chronolog.dialects.registry import RunOptions, lookup, refusal
 from chronolog.runtime.upgrade import new_versions
@@ -121,8 +122,12 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if refused is not None:
         print(refused, file=sys.stderr, flush=True)
         return 2
-    upgrades = tuple((t, _sources(files)) for t, files, _ in new_versions(program, args.upgrade or [], args.dialect))
+    versions = new_versions(program, args.upgrade or [], args.dialect)
+    upgrades = tuple((t, _sources(files)) for t, files, _ in versions)
     evaluator_of(program.dialect, program, options, upgrades=upgrades)  # program errors before Spark starts
+    if args.segment is not None and widest([row.reach(p) for p in (program, *(new for _, _, new in versions))]) is None:
+        _say(f"warning: --segment {args.segment} has no effect: this {row.title} program has no bounded input reach, "
+             "so the backfill evaluates its whole history in one segment")
     if args.key_partitions is not None and row.partition_key(program) is None:
         _say(f"warning: --key-partitions {args.key_partitions} has no effect: this {row.title} program is not split "
              "by key (chronolog topology says why); each segment is evaluated whole")
