@@ -827,3 +827,62 @@ def test_readme_example_values_render_and_validate() -> None:
     for doc in docs:
         if doc["kind"] != "ServiceMonitor":
             kubernetes_validate.validate(doc, KUBE_VERSIONS[0], strict=True)
+
+
+# ---------------------------------------------------------------------------
+# Changing the program of a deployment (docs/fleet/deploy.md): the page's
+# steps, run as written, give a `helm upgrade` Kubernetes accepts
+
+
+DEPLOY_PAGE = ROOT / "docs" / "fleet" / "deploy.md"
+# The fleet of test_upgrade_fleet_e2e: a window widened and a rule added.
+UPGRADE_OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\n"
+UPGRADE_NEW = "Q(X):-Diamondminus[0,3]P(X)\nS(X):-Q(X),R(X)\nS(X):-P(X)\n"
+# StatefulSet fields Kubernetes refuses to change: a `helm upgrade` that changes
+# them fails, and a changed claim template would leave the state volumes behind.
+IMMUTABLE = ("selector", "serviceName", "volumeClaimTemplates", "podManagementPolicy")
+
+
+def _page_steps() -> list[list[str]]:
+    """The commands of the deploy page's `helm upgrade` block, split into words."""
+    section = DEPLOY_PAGE.read_text().split("## Changing the program of a deployment", 1)[1]
+    blocks = re.findall(r"```\n(.*?)```", section, re.DOTALL)
+    (block,) = [b for b in blocks if "helm upgrade" in b]
+    return [line.split("#", 1)[0].split() for line in block.splitlines() if line.strip()]
+
+
+def _helm_values(words: list[str], program: Path) -> dict:
+    """``words`` (`chronolog topology new.mtl --format helm-values`), really run on ``program``."""
+    argv = [str(program) if w == "new.mtl" else w for w in words[1:]]
+    res = subprocess.run([sys.executable, "-m", "chronolog", *argv], capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert res.returncode == 0, res.stderr
+    return yaml.safe_load(res.stdout)
+
+
+def test_the_deploy_pages_program_change_renders_an_upgrade_kubernetes_accepts(tmp_path: Path) -> None:
+    topology, helm_upgrade = _page_steps()
+    cut = topology.index(">")
+    assert topology[:2] == ["chronolog", "topology"] and "new.mtl" in topology[:cut]
+    assert helm_upgrade[:2] == ["helm", "upgrade"] and helm_upgrade[-2:] == ["-f", topology[cut + 1]]
+    (tmp_path / "old.mtl").write_text(UPGRADE_OLD)
+    (tmp_path / "new.mtl").write_text(UPGRADE_NEW)
+    old = render(_helm_values(topology[:cut], tmp_path / "old.mtl"))
+    new = render(_helm_values(topology[:cut], tmp_path / "new.mtl"))
+    for kube in KUBE_VERSIONS:
+        for doc in new:
+            if doc["kind"] != "ServiceMonitor":
+                kubernetes_validate.validate(doc, kube, strict=True)
+    # The new program, and only it, is what every pod reads; the pods roll to read it.
+    assert named(new, "ConfigMap", f"{FULL}-program")["data"] == {"new.mtl": UPGRADE_NEW}
+    before, after = service_workloads(old), service_workloads(new)
+    assert [w["metadata"]["name"] for w in before] == [w["metadata"]["name"] for w in after]
+    assert len(after) == 1 and after[0]["kind"] == "StatefulSet"  # one chain service: the evaluator runs whole
+    for x, y in zip(before, after, strict=True):
+        assert {k: x["spec"].get(k) for k in IMMUTABLE} == {k: y["spec"].get(k) for k in IMMUTABLE}
+        assert (x["spec"]["template"]["metadata"]["annotations"]["checksum/program"]
+                != y["spec"]["template"]["metadata"]["annotations"]["checksum/program"])
+        assert service_args(y)[:2] == ["service", "chain"] and "/etc/chronolog/program/new.mtl" in service_args(y)
+    # The topics hook runs again before the upgraded pods start (a program change may add topics).
+    (job,) = [d for d in new if d["kind"] == "Job" and "topics" in d["metadata"]["name"]]
+    assert "pre-upgrade" in job["metadata"]["annotations"]["helm.sh/hook"]
