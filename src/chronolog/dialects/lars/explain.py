@@ -363,8 +363,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
             continue
         shown = _literal_text(scene, elem, b)
         if elem.negated:
-            children.append(Node("negated", f"{shown}: {_negation(scene, elem, b)}", atom=shown, negated=True,
-                                 window=_window_text(scene, elem), reason=_negation(scene, elem, b)))
+            children.append(_negated(scene, elem, b, shown))
             continue
         if scene.intensional(elem.atom.key):
             reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
@@ -432,6 +431,26 @@ def _witness_cut(lit: ExtAtom, seen: list) -> list:
     return seen
 
 
+def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
+    """A negated literal that holds: why its atom does not (``why_not``: each rule whose head
+    matches, with its first failing literal, for an atom of the answer at T; a negated tuple
+    window cites the facts that fill the window, which keep the atom out)."""
+    reason = _negation(scene, lit, b)
+    node = Node("negated", f"{shown}: {reason}", atom=shown, negated=True, window=_window_text(scene, lit),
+                reason=reason)
+    args = tuple(_eval(a, b) for a in lit.atom.args)
+    if scene.intensional(lit.atom.key) and lit.op is Op.NOW and lit.atom.key not in scene.timed:
+        node.why_not = [_first_failure(scene, rule, env) for rule in scene.program.rules
+                        if rule.body and (env := head_binding(rule, (lit.atom.pred, args))) is not None]
+    elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
+        node.why_not = []
+    if isinstance(lit.window, TupleWindow):
+        node.children = [Node("event", f"input {_atom_text((key[0], row))} at {at}",
+                              where=str(loc) if loc else "", atom=_atom_text((key[0], row)), time=at)
+                         for at, key, row, loc in (scene.stream[-lit.window.size:] if lit.window.size else [])]
+    return node
+
+
 def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
     if scene.intensional(lit.atom.key):
         return f"not in the answer at {scene.t}"
@@ -454,7 +473,7 @@ def why_not(scene: Scene, atom: Atom) -> Node:
         name, when = _atom_text(atom), str(scene.t)
     if not rules:
         return Node("none", f"{name} at {when}: no rule has a head that matches it", **_about(scene, atom))
-    return Node("why-not", f"{name} does not hold at {when}", children=rules, **_about(scene, atom))
+    return Node("why-not", f"{name} does not hold at {when}", why_not=rules, **_about(scene, atom))
 
 
 def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
@@ -468,7 +487,8 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
                     bindings={n: v for n, v in env.items() if not n.startswith("_")},
                     literal=str(elem), reason=reason)
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
-                        "(another choice of the answer set)", rule=_rule_text(rule))
+                        "(another choice of the answer set)", rule=_rule_text(rule),
+                bindings={n: v for n, v in env.items() if not n.startswith("_")})
 
 
 def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str:
