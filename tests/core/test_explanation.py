@@ -78,3 +78,11 @@ def test_the_timeline_has_a_row_per_premise_atom():
     assert rows["p(a)"].points == [(2, EVENT, "input p(a) at 2")] and rows["p(a)"].windows == [(1, 4)]
     assert rows["not r(a) [1]"].absent == [(3, 4)]
     assert rows["H(a)"].bars == [(0, 5, EVENT, "input H(a) on [0,5]")]
+
+
+def test_the_timeline_shows_a_why_not_atom_absent_at_t():
+    tree = Node("why-not", "open(d1) does not hold at 10", atom="open(d1)", time=10, interval="[4,9)",
+                children=[Node("event", "input closed(d1) at 8", atom="closed(d1)", time=8)])
+    rows = {r.label: r for r in timeline_rows([tree])}
+    assert rows["open(d1)"].absent == [(10, 10)] and rows["open(d1)"].bars == [(4, 9, DERIVED, "open(d1) held on [4,9)")]
+    assert rows["closed(d1)"].points == [(8, EVENT, "input closed(d1) at 8")]

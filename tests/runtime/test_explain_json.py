@@ -115,3 +115,23 @@ def test_the_schema_is_strict():
         _valid({"query": "q(a)@1", "why": {"kind": "rule", "text": "q(a) at 1"}})  # the old wrapper
     with pytest.raises(jsonschema.ValidationError):
         _valid({"kind": "negated", "text": "not r", "negated": True, "why_not": [{"text": "x", "reason": "y"}]})
+
+
+def test_a_why_not_follows_a_failing_atom_of_the_program(tmp_path, capsys):
+    program = ("alert(X) :- hot(X), not ok(X).\nhot(X) :- temp(X, V) [2], V > 50.\n"
+               "ok(X) :- checked(X), calm(X).\ncalm(X) :- quiet(X) [1].\nchecked(X) :- inspected(X) [5].\n")
+    prog, stream = files(tmp_path, "m.lars", program, [
+        {"t": 0, "pred": "temp", "args": ["m1", 70]}, {"t": 1, "pred": "inspected", "args": ["m1"]}, {"t": 2}])
+    code, got, err = explain(capsys, prog, stream, "why", "alert(m1)@2")
+    assert code == 0, err
+    _valid(got)
+    (negated,) = [n for n in walk(got) if n.get("negated")]
+    # ok(m1) fails at calm(m1) (checked(m1) holds: inspected at 1), and calm(m1) at quiet(m1) [1]
+    (entry,) = negated["why_not"]
+    assert (entry["rule"]["line"], entry["literal"]) == (3, "calm(X)")
+    (inner,) = entry["why_not"]
+    assert (inner["rule"]["line"], inner["bindings"], inner["literal"]) == (4, {"X": "m1"}, "quiet(X) [1]")
+    assert inner["reason"] == "quiet(m1) [1] fails: no matching fact in window [1,2]" and "why_not" not in inner
+    capsys.readouterr()
+    assert main(["explain", prog, "--input", stream, "--why", "alert(m1)@2"]) == 0
+    assert capsys.readouterr().out.count("why not:") == 2

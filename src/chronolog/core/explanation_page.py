@@ -23,6 +23,7 @@ EVENT = "#1f6feb"  # an input event
 DERIVED = "#1a7f37"  # a derived atom, a program fact
 NEGATED = "#cf222e"  # a negated literal: its atom absent
 WINDOW = "#d0e2ff"  # the window a literal read
+WINDOW_EDGE = "#6e9be6"
 QUERY = "#bf5b00"  # T
 
 WIDTH, LABEL, PLOT, ROW = 960, 250, 680, 28  # the timeline's geometry in CSS pixels
@@ -80,10 +81,17 @@ def timeline_rows(trees: list[Node]) -> list[Row]:
             if span is not None and span[1] is not None:
                 row(node.atom).absent.append((span[0], span[1]))
             continue
+        if node.kind in ("why-not", "none") and node.atom and node.time is not None:  # the atom asked about
+            at = _fraction(node.time)
+            row(node.atom).absent.append((at, at))
+            iv = _interval(node.interval)
+            if iv is not None:  # where it held before (the Event Calculus: until it was terminated)
+                row(node.atom).bars.append((iv[0], iv[1], DERIVED, f"{node.atom} held on {node.interval}"))
+            continue
         if not node.atom or node.kind in ("literal", "test", "negated", "why-not", "none"):
             continue
-        colour = EVENT if node.kind == "event" else DERIVED
-        what = "input" if node.kind == "event" else "derived"
+        colour = EVENT if node.kind in ("event", "input") else DERIVED
+        what = "input" if node.kind in ("event", "input") else "derived"
         iv = _interval(node.interval)
         if iv is not None:
             row(node.atom).bars.append((iv[0], iv[1], colour, f"{what} {node.atom} on {node.interval}"))
@@ -231,6 +239,10 @@ def _marks(r: Row, y: int, span: tuple[Fraction, Fraction]) -> list[str]:
         b = end if stop is None else x_of(stop, span)
         out.append(f'<rect class="bar" x="{a:.2f}" y="{mid - 6}" width="{max(b - a, 3):.2f}" height="12" rx="3" '
                    f'fill="{colour}"><title>{_e(tip)}</title></rect>')
+    for lo, hi in r.windows:  # the window's outline over the bars it frames
+        a, b = x_of(lo, span), x_of(hi, span)
+        out.append(f'<rect class="window-edge" x="{a - 6:.2f}" y="{y + 3}" width="{b - a + 12:.2f}" '
+                   f'height="{ROW - 6}" rx="6" fill="none" stroke="{WINDOW_EDGE}" stroke-dasharray="4 3"/>')
     for at, colour, tip in r.points:
         out.append(f'<circle class="point" cx="{x_of(at, span):.2f}" cy="{mid}" r="6" fill="{colour}">'
                    f"<title>{_e(tip)}</title></circle>")
@@ -244,7 +256,8 @@ def _legend() -> str:
     return ('<p class="legend">'
             + item(f'<circle cx="11" cy="6" r="5" fill="{EVENT}"/>', "input event")
             + item(f'<circle cx="11" cy="6" r="5" fill="{DERIVED}"/>', "derived atom")
-            + item(f'<rect x="1" y="1" width="20" height="10" rx="3" fill="{WINDOW}"/>', "window a literal read")
+            + item(f'<rect x="1" y="1" width="20" height="10" rx="3" fill="{WINDOW}" stroke="{WINDOW_EDGE}" '
+                   'stroke-dasharray="4 3"/>', "window a literal read")
             + item(f'<rect x="1" y="2" width="20" height="8" fill="none" stroke="{NEGATED}"/>',
                    "negated literal: its atom absent")
             + item(f'<line x1="11" x2="11" y1="0" y2="12" stroke="{QUERY}" stroke-width="2"/>', "T")
@@ -318,8 +331,9 @@ details:not([open])>summary::before{content:"\\25B8"}
 .leaf{padding-left:14px}
 .kind{display:inline-block;font-size:11px;text-transform:uppercase;letter-spacing:.04em;padding:0 6px;
  border-radius:9px;background:#eef1f4;color:var(--muted);vertical-align:1px}
-.k-rule,.k-fact,.k-atom,.k-input{background:#dafbe1;color:#1a7f37}
+.k-rule,.k-fact,.k-atom,.k-alternatives{background:#dafbe1;color:#1a7f37}
 .k-event{background:#ddf4ff;color:#0969da}
+.k-input{background:#eaf3ff;color:#0969da}
 .k-negated,.k-why-not,.k-none,li.why-not .kind{background:#ffebe9;color:#cf222e}
 .text{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13.5px}
 .by-rule,.source,.bindings{margin-left:14px;font-size:13px;color:var(--muted)}
