@@ -86,3 +86,11 @@ def test_the_timeline_shows_a_why_not_atom_absent_at_t():
     rows = {r.label: r for r in timeline_rows([tree])}
     assert rows["open(d1)"].absent == [(10, 10)] and rows["open(d1)"].bars == [(4, 9, DERIVED, "open(d1) held on [4,9)")]
     assert rows["closed(d1)"].points == [(8, EVENT, "input closed(d1) at 8")]
+
+
+def test_derivations_sharing_premises_draw_them_once():
+    event = Node("event", "input p(a) at 1", atom="p(a)", time=1)
+    trees = [Node("rule", "q(a) at 2", atom="q(a)", time=2, children=[
+        Node("literal", "p(a) [2]", atom="p(a) [2]", window="window [0,2]", children=[event])]) for _ in range(2)]
+    (q, p) = timeline_rows(trees)
+    assert (len(q.points), len(p.points), p.windows) == (1, 1, [(0, 2)])

@@ -103,6 +103,9 @@ def timeline_rows(trees: list[Node]) -> list[Row]:
             window = _window(parent)
             if window is not None and window[1] is not None:
                 row(node.atom).windows.append((window[0], window[1]))
+    for r in rows.values():  # --all: derivations share premises; each mark once
+        r.points, r.bars = list(dict.fromkeys(r.points)), list(dict.fromkeys(r.bars))
+        r.windows, r.absent = list(dict.fromkeys(r.windows)), list(dict.fromkeys(r.absent))
     return list(rows.values())
 
 
