@@ -135,3 +135,17 @@ def test_a_why_not_follows_a_failing_atom_of_the_program(tmp_path, capsys):
     capsys.readouterr()
     assert main(["explain", prog, "--input", stream, "--why", "alert(m1)@2"]) == 0
     assert capsys.readouterr().out.count("why not:") == 2
+
+
+def test_a_negated_tuple_window_cites_the_facts_that_fill_it(tmp_path, capsys):
+    # at 2 the last 2 facts are x(b) at 1 and p(a) at 2: r(a) at 0 has left the window
+    prog, stream = files(tmp_path, "t.lars", "q(X) :- p(X), not r(X) [2 #].\n", [
+        {"t": 0, "pred": "r", "args": ["a"]}, {"t": 1, "pred": "x", "args": ["b"]},
+        {"t": 2, "pred": "p", "args": ["a"]}, {"t": 3}])
+    code, got, err = explain(capsys, prog, stream, "why", "q(a)@2")
+    assert code == 0, err
+    _valid(got)
+    (negated,) = [n for n in walk(got) if n.get("negated")]
+    assert [(n["atom"], n["time"], n["source"]) for n in negated["premises"]] == [
+        ("x(b)", 1, f"{stream}:2:1"), ("p(a)", 2, f"{stream}:3:1")]
+    assert negated["why_not"] == []  # r is an input predicate
