@@ -70,12 +70,16 @@ class OutputState(msgspec.Struct, forbid_unknown_fields=True):
     writer: dict[str, Any]  # AnswerWriter.export_state
 
 
-class ChainState(msgspec.Struct, forbid_unknown_fields=True):
+class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     ingest: IngestState | None
     grounding: GroundingState
     closed: int | None
-    reasoner: dict[str, Any]
+    reasoner: dict[str, Any]  # empty once upgraded: the program versions hold it (``versions``)
     writer: dict[str, Any]
+    # the program upgrades applied (``chronolog upgrade``): {"id", "version", "at"} each, oldest first
+    upgrades: list[dict[str, Any]] = []
+    # once upgraded: the program versions' ``Versions.export_state`` (whole, no journals)
+    versions: dict[str, Any] | None = None
 
 
 class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

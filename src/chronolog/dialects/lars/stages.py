@@ -39,7 +39,7 @@ from __future__ import annotations
 import io
 import time
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 import orjson
@@ -48,6 +48,7 @@ from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
+from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.dialects.lars.facts import (
     atoms_data,
     atoms_from,
@@ -58,10 +59,13 @@ from chronolog.dialects.lars.facts import (
 )
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
+from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
-from chronolog.stages.interface import Out, Record, quiet
+from chronolog.stages.interface import Out, Record, Upgrader, quiet
+from chronolog.stages.upgrading import apply_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
+from chronolog.versions import UPGRADE_KEY, Versions, restore
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 _quiet = quiet
@@ -245,7 +249,7 @@ class _StepSink:
         pass
 
 
-def _horizon(retention: int | None) -> int | None:
+def horizon(retention: int | None) -> int | None:
     """The Reasoner's retention in a stage: ingest already routes events past
     ``retention`` away, so the stage only prunes (one point later)."""
     return None if retention is None else retention + 1
@@ -324,7 +328,7 @@ class ReasonerStage(_ImportingStage):
         self.closed: int | None = None
         self.reasoner = Reasoner(
             plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe,
-            retention=_horizon(retention),
+            retention=horizon(retention),
         )
         self.keeps = _stream_keys(plan, stratum)
 
@@ -458,7 +462,7 @@ class OutputStage(_Answering, _ImportingStage):
         self.lower = {j: StratumStore() for j in range(strata)}
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
-                                 auto_advance=False, retention=_horizon(retention))
+                                 auto_advance=False, retention=horizon(retention))
 
     def export_state(self) -> OutputState:
         return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state())
@@ -480,24 +484,52 @@ class OutputStage(_Answering, _ImportingStage):
                 "time_point": self.reasoner.evaluated}
 
 
-class ChainStage(_Answering):
+class ChainStage:
     """Grounding and the whole program of one partition in one process:
     operator chaining, as Flink chains operators and Kafka Streams runs a
     sub-topology in one task.  The strata are evaluated by one reasoner, as in
     embedded mode (no stratum records to build, send and rebuild), and a batch
     costs one transaction instead of one per hop.  With one partition ingest
     joins the chain too (nothing to repartition).  Per-stratum services remain
-    the layout that spreads strata over machines."""
+    the layout that spreads strata over machines.
+
+    The program is a ``LarsEvaluator`` (not eager: the chain advances it to the
+    closed points), so an upgrade record (``chronolog upgrade``) switches it to
+    program versions exactly as a DatalogMTL or RTEC service does
+    (``stages.upgrading``); before any upgrade the reasoner's log and imports are
+    journals, after it the versions' state is one snapshot."""
 
     kind: ClassVar[str] = "chain"
 
     def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
-                 answers: str = "changelog", warn=_quiet, retention: int | None = None) -> None:
+                 answers: str = "changelog", warn=_quiet, retention: int | None = None,
+                 upgrader: Upgrader | None = None, name: str = "chain") -> None:
         self.ingest = ingest
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
-        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, auto_advance=False,
-                                 retention=_horizon(retention))
+        self.plain = LarsEvaluator(plan, answers=answers, retention=horizon(retention), warn=warn)
+        self.evaluator: LarsEvaluator | Versions = self.plain  # Versions once upgraded
+        self.upgrader = upgrader
+        self.upgrades: list[dict[str, Any]] = []  # the upgrades applied, oldest first
+        self.name = name  # as its upgrade outcomes name the service
+        # the same two journals for the stage's life (the service tracks them once): the
+        # plain evaluator's, emptied when an upgrade moves the state into the snapshot
+        r = self.plain.reasoner
+        self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports}  # type: ignore[dict-item]
+
+    @property
+    def newest(self) -> LarsEvaluator:
+        """The evaluator of the program in force now (it reads the whole stream)."""
+        got = self.evaluator
+        return got.newest.evaluator if isinstance(got, Versions) else got  # type: ignore[no-any-return]
+
+    @property
+    def reasoner(self) -> Reasoner:
+        return self.newest.reasoner
+
+    @property
+    def writer(self) -> AnswerWriter:
+        return self.newest.writer
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int, now: float | None = None) -> list[Out]:
         """One input record: a raw event when ingest is chained, else an ingested
@@ -522,35 +554,75 @@ class ChainStage(_Answering):
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         leaving: list[Out] = []
+        lines: list[bytes] = []
         for _, topic, partition, offset, value in records:
+            if value is not None and value.startswith(UPGRADE_KEY):
+                lines += self.flush()  # what came before it is evaluated by the program before it
+                said, restated = self._upgrade(value)
+                leaving += said
+                lines += restated
+                continue
             leaving.extend(self.handle(value, topic, partition, offset, now))
         self.idle(now)
-        return leaving, self.flush()
+        return leaving, lines + self.flush()
 
-    def progress(self) -> dict[str, int | None]:
-        got: dict[str, int | None] = {"delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections,
-                                      "no_answer_sets": self.writer.no_answer_sets,
-                                      "time_point": self.reasoner.evaluated}
+    def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
+        """The program changes from the record's time on, in this transaction."""
+        latest = self.grounding.latest
+        got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,
+                            self.name)
+        if got.evaluator is not None:
+            if self.evaluator is self.plain:  # its state leaves the journals for the snapshot
+                self._unjournal(got.evaluator)
+            self.evaluator = got.evaluator
+        return got.said, got.lines
+
+    def _unjournal(self, versions: Versions) -> None:
+        """The plain evaluator's place in ``versions`` taken by a copy whose log and imports
+        are no journals; the journals' entries deleted (the next commit deletes them)."""
+        for v in versions.versions:
+            if v.evaluator is self.plain:
+                assert self.upgrader is not None
+                copy = self.upgrader.make(None)
+                copy.import_state(self.plain.export_state())
+                v.evaluator = copy
+        for journal in self._journals.values():
+            for key in list(journal):
+                del journal[key]
+
+    def progress(self) -> dict[str, Any]:
+        r, w = self.reasoner, self.writer
+        got: dict[str, Any] = {"delayed_events": r.delayed, "corrections": w.corrections,
+                               "no_answer_sets": w.no_answer_sets, "time_point": r.evaluated}
         if self.ingest is not None:
             got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late
+        if self.upgrades:
+            got["upgrades"], got["program_version"] = len(self.upgrades), self.upgrades[-1]["version"]
         return got
 
     def _ground(self, outs: list[Out]) -> None:
+        if not outs:
+            return
+        target = self.plain.reasoner if self.evaluator is self.plain else _EventFeed(self.evaluator)
         for out in outs:
-            self.closed = _feed_grounded(self.reasoner, out.record, self.closed)
+            self.closed = _feed_grounded(target, out.record, self.closed)  # type: ignore[arg-type]
 
     def flush(self) -> list[bytes]:
         """Evaluate the closed time points; the answer lines that result."""
-        if self.closed is not None:
-            self.reasoner.advance(self.closed)
-        return self._lines()
+        if self.closed is None:
+            return []
+        return self.evaluator.advance(self.closed).lines().splitlines()
 
     def journals(self) -> dict[str, Journal]:
-        return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
+        return self._journals
 
     def export_state(self) -> ChainState:
-        return ChainState(None if self.ingest is None else self.ingest.export_state(), self.grounding.export_state(),
-                          self.closed, self.reasoner.export_state(), self.writer.export_state())
+        ingest = None if self.ingest is None else self.ingest.export_state()
+        if isinstance(self.evaluator, Versions):
+            return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades),
+                              self.evaluator.export_state())
+        return ChainState(ingest, self.grounding.export_state(), self.closed, self.plain.reasoner.export_state(),
+                          self.plain.writer.export_state())
 
     def import_state(self, state: ChainState) -> None:
         if (state.ingest is None) != (self.ingest is None):
@@ -559,8 +631,34 @@ class ChainStage(_Answering):
             self.ingest.import_state(state.ingest)
         self.grounding.import_state(state.grounding)
         self.closed = state.closed
-        self.writer.import_state(state.writer)
-        self.reasoner.import_state(state.reasoner)
+        self.upgrades = list(state.upgrades)
+        if state.versions is not None:  # upgraded: the versions build their evaluators
+            if self.upgrader is None:
+                raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
+            self.evaluator = restore(state.versions, self.upgrader.make)
+            for journal in self._journals.values():  # (entries of an older build: none are written once upgraded)
+                for key in list(journal):
+                    del journal[key]
+            return
+        self.plain.writer.import_state(state.writer)
+        self.plain.reasoner.import_state(state.reasoner)
+        self.plain._lines, self.plain._corrections = self.plain.writer.lines, self.plain.writer.corrections
+
+
+class _EventFeed:
+    """Grounded records into program versions (``_feed_grounded`` pushes to a reasoner)."""
+
+    def __init__(self, versions: Versions) -> None:
+        self.versions = versions
+
+    def push(self, ev: Event) -> None:
+        self.versions.push(ev)
+
+    def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
+        push = self.versions.push
+        push(Event(t))
+        for pred, args, retract in facts:
+            push(Event(t, pred, args, retract))
 
 
 # ---------------------------------------------------------------- journals
