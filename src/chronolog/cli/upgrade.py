@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS, load_program
@@ -61,6 +62,30 @@ def _running(state_dir: Path, info: dict) -> tuple[list[str] | None, str | None]
     return files, dialect
 
 
+def _lars_fleet(row: Any, new: Any, info: dict) -> int:
+    """How many chain services of a LARS fleet apply the upgrade (one per partition); a
+    refusal for what they cannot do (before anything is sent): a fleet of one service per
+    stratum, one known only by its broker, @-heads, a partitioned fleet with a finite
+    retention (its partitions could disagree on whether the input retained reaches back)."""
+    if not info:
+        raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir): "
+                             "only a fleet started with `chronolog up --chain` can change its program while running")
+    if not info.get("chain"):
+        raise ChronologError(f"error: a {row.title} fleet of one service per stratum cannot change its program "
+                             "while running yet: start it with `chronolog up --chain` (whose services can), or "
+                             "restart it with the new program (docs/fleet/upgrade.md)")
+    if row.dates_back(new):
+        raise ChronologError("error: the new program has @-heads, which date atoms before the time point "
+                             "evaluated; upgrades do not take them yet")
+    partitions = int(info.get("partitions") or 1)
+    retention = info.get("retention")
+    if partitions > 1 and retention is not None and retention != float("inf"):
+        raise ChronologError(f"error: a {row.title} fleet of {partitions} partitions with --retention {retention} "
+                             "cannot change its program while running (its partitions could disagree on whether "
+                             "the retained input reaches back far enough): run it with --retention inf")
+    return partitions
+
+
 def cmd_upgrade(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
@@ -86,16 +111,14 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         if lookup(old.dialect).title != row.title:
             raise ChronologError(f"error: a {row.title} program cannot replace the fleet's "
                                  f"{lookup(old.dialect).title} program (an upgrade keeps the language)")
-    if row.strata is not None:
-        raise ChronologError(f"error: a {row.title} fleet cannot change its program while running yet "
-                             "(chronolog run --upgrade and backfill --upgrade can; see docs/fleet/upgrade.md)")
+    services = _lars_fleet(row, new, info) if row.strata is not None else 1
     if info.get("window") is not None:
         raise ChronologError("error: a fleet in RTEC's windowed mode (--window) cannot change its program while running")
     if args.at is not None:
         parse_time(args.at, not row.rational, "--at")
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
-    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention")):
+    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention"), bool(info.get("chain", True))):
         print(line, flush=True)
     if args.dry_run:
         return 0
@@ -103,7 +126,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     request = new_request(sources, new.dialect, args.at)
     send_request(bootstrap, prefix, request, conf)
     print(f"requested upgrade {request.id} on {bootstrap}; waiting for the service", file=sys.stderr, flush=True)
-    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout)
+    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout, services)
     if "refused" in outcome:
         raise ChronologError(f"upgrade refused by the {outcome.get('service', '?')} service: {outcome['refused']}")
     if info:

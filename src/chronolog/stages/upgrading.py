@@ -49,11 +49,28 @@ def apply_upgrade(value: bytes, evaluator: Evaluator, upgrader: Upgrader | None,
         versions, lines, at = _switch(request, evaluator, upgrader, latest, done)
     except ChronologError as exc:
         said = {"upgrade": request.id, "refused": str(exc), "service": service}
-        return Upgraded(None, [Out("control", 0, orjson.dumps(said), request.key)], [])
+        return Upgraded(None, [Out("control", 0, orjson.dumps(said), outcome_key(request, service))], [])
     row: dict[str, Any] = {"id": request.id, "version": request.version, "at": None if at is None else time_text(at)}
     applied.append(row)
     said = {"upgrade": request.id, "version": request.version, "at": row["at"], "service": service}
-    return Upgraded(versions, [Out("control", 0, orjson.dumps(said), request.key)], lines)
+    return Upgraded(versions, [Out("control", 0, orjson.dumps(said), outcome_key(request, service))], lines)
+
+
+def outcome_key(request: UpgradeRequest, service: str) -> bytes:
+    """The control topic's key of a service's outcome: ``upgrade-ID``, and ``.SERVICE`` after
+    it for each partition's chain of a partitioned fleet (``chain.1``), so that the compacted
+    topic keeps every partition's outcome."""
+    return request.key if service == "chain" else request.key + b"." + service.encode()
+
+
+def refused_upgrade(value: bytes, reason: str, service: str) -> Out:
+    """The control record refusing the upgrade record ``value`` (a service that cannot apply it)."""
+    try:
+        request: UpgradeRequest | None = UpgradeRequest.decode(value)
+    except ValueError:
+        request = None
+    said = {"upgrade": None if request is None else request.id, "refused": reason, "service": service}
+    return Out("control", 0, orjson.dumps(said), b"upgrade-?" if request is None else request.key)
 
 
 def _switch(request: UpgradeRequest, evaluator: Evaluator, up: Upgrader | None, latest: Time | None,

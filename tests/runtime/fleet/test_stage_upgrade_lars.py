@@ -185,3 +185,50 @@ def test_retention_too_short_for_the_new_window_is_refused():
     assert lines == []
     leaving, _ = stage.process([(None, "chronolog.facts", 0, 501, _request("398", rid="r2").encode())], now=0.0)
     assert orjson.loads(leaving[0].payload)["at"] == "398"  # within the retention: applied
+
+
+def _partitioned(at, new: str = NEW, parts: int = 2) -> tuple[list[dict], list[dict]]:
+    """Ingest and ``parts`` chain partitions (``up --chain --partitions N``), records passed
+    by hand: the upgrade record goes through ingest to every partition, in order with the facts."""
+    row = lookup("lars")
+    layout = row.layout(row.parse([("prog", OLD)]), RunOptions())
+    assert layout.partition_key is not None
+    ingest = layout.stage(StageSpec("ingest", partitions=parts, idle_flush=1000.0))
+    chains = [layout.stage(StageSpec("chain", partition=p, partitions=parts, idle_flush=1000.0)) for p in range(parts)]
+    out: list[bytes] = []
+    said: list[dict] = []
+
+    def feed(batch: list[tuple], now: float = 0.0) -> None:
+        outs, _ = ingest.process(batch, now=now)
+        for p, chain in enumerate(chains):
+            mine = [("ingested", "chronolog.ingested", p, i, o.value) for i, o in enumerate(outs)
+                    if o.topic == "ingested" and o.partition == p]
+            leaving, lines = chain.process(mine, now=now)
+            out.extend(lines)
+            said.extend(orjson.loads(o.payload) for o in leaving if o.topic == "control")
+
+    feed(_records(FIRST, 0))
+    feed([(None, "chronolog.facts", 0, 100, _request(at, new).encode())])
+    chains = [roundtrip(c, layout.stage(StageSpec("chain", partition=p, partitions=parts, idle_flush=1000.0)))
+              for p, c in enumerate(chains)]
+    feed(_records(SECOND, 200))
+    feed([], now=10_000.0)
+    return [json.loads(x) for x in out], said
+
+
+@pytest.mark.parametrize("at", ["3", None])
+def test_partitioned_chains_upgrade_through_ingest_at_one_time(tmp_path, capsys, at):
+    got, said = _partitioned(at)
+    assert sorted(s["service"] for s in said) == ["chain.0", "chain.1"]
+    times = {s["at"] for s in said}
+    assert len(times) == 1  # every partition from the same T (without --at: ingest sets it)
+    used = times.pop()
+    assert used == (at or "7")  # without a time: the one after the stream's (6)
+    want = _run_upgrade(tmp_path, capsys, used, FIRST + SECOND)
+    assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
+
+
+def test_a_new_partition_key_is_refused_by_every_partition():
+    other = "q(X) :- p(X) [1].\nr(X) :- q(X), s(Y), t(X, Y).\n"  # joins across keys: not partitioned by X alone
+    _, said = _partitioned("3", other)
+    assert len(said) == 2 and all("not partitioned by the fleet's key" in s["refused"] for s in said), said

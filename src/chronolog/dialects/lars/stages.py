@@ -62,7 +62,7 @@ from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import Out, Record, Upgrader, quiet
-from chronolog.stages.upgrading import apply_upgrade
+from chronolog.stages.upgrading import apply_upgrade, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
 from chronolog.versions import UPGRADE_KEY, Versions, restore
@@ -137,7 +137,9 @@ class GroundingStage:
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
         for *_, value in records:
-            if value is not None:
+            if value is not None and value.startswith(UPGRADE_KEY):
+                outs.append(refused_upgrade(value, PER_STRATUM, "grounding"))
+            elif value is not None:
                 outs.extend(self.handle(orjson.loads(value), now))
         outs.extend(self.idle(now))
         return outs, []
@@ -165,6 +167,10 @@ class GroundingStage:
             del self.pending[t]
         self.closed = upto
         return [Out("grounded", 0, {"upto": upto, "first": self.first, "points": points})]
+
+
+PER_STRATUM = ("error: a LARS fleet of one service per stratum cannot change its program while running yet: "
+               "start it with `chronolog up --chain` (whose services can), or restart it with the new program")
 
 
 # ---------------------------------------------------------------- strata
