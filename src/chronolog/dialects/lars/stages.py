@@ -602,8 +602,9 @@ class ChainStage:
                                "no_answer_sets": w.no_answer_sets, "time_point": r.evaluated}
         if self.ingest is not None:
             got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late
+        got["upgrades"] = len(self.upgrades)
         if self.upgrades:
-            got["upgrades"], got["program_version"] = len(self.upgrades), self.upgrades[-1]["version"]
+            got["program_version"] = self.upgrades[-1]["version"]
         return got
 
     def _ground(self, outs: list[Out]) -> None:

@@ -1,0 +1,94 @@
+"""``chronolog upgrade`` against a real LARS fleet (``chronolog up --chain`` on the bundled
+broker): the answer topic means what ``chronolog run --upgrade`` prints on the whole stream,
+T in the past (a restatement), late input and a retraction on both sides of T, also when the
+chain service is killed with SIGKILL right after the request is sent; a fleet of one service
+per stratum refuses with exit 2 before anything is sent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from hosted_fleet import answers_until, fleet_up, lines
+from meaning import meaning
+
+from chronolog.cli.fleet import publish_file
+
+pytestmark = pytest.mark.fleet
+
+OLD = "q(X) :- p(X) [1].\nr(X) :- q(X), s(X).\n"
+NEW = "q(X) :- p(X) [3].\nr(X) :- q(X), s(X).\nr(X) :- p(X).\n"
+FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "s", "args": ["a"]},
+         {"t": 3, "pred": "s", "args": ["a"]}, {"t": 4, "pred": "s", "args": ["a"]}, {"t": 6}]
+SECOND = [{"t": 2, "pred": "p", "args": ["b"]}, {"t": 4, "pred": "s", "args": ["b"]},
+          {"t": 3, "pred": "s", "args": ["a"], "op": "retract"}, {"t": 7, "pred": "p", "args": ["c"]},
+          {"t": 8, "pred": "s", "args": ["c"]}, {"t": 10}]
+SPAN = (0, 10)
+
+
+def points(answer_lines: list[str]) -> set:
+    return meaning([json.loads(x) for x in answer_lines if x.strip()], SPAN)
+
+
+def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(("parts", "kill"), [(1, False), (1, True), (2, True)],
+                         ids=["plain", "sigkill", "2-partitions-sigkill"])
+def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, parts: int, kill: bool):
+    (tmp_path / "old.lars").write_text(OLD)
+    (tmp_path / "new.lars").write_text(NEW)
+    (tmp_path / "all.jsonl").write_bytes(lines(FIRST + SECOND))
+    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"3={tmp_path / 'new.lars'}")
+    assert run.returncode == 0, run.stderr
+    want = points(run.stdout.splitlines())
+    assert ("r", ("b",), 4) in want and ("q", ("a",), 4) in want  # (the new program's, from 3 on)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state, ("--chain", "--partitions", str(parts))) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        chains = [s for s in info["services"] if s["name"] == "chain"]
+        assert len(chains) == parts
+        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)  # evaluated and committed: the upgrade restates [3, ...)
+        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "3", "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "changed: re-evaluated from T on" in plan.stdout and "T: 3" in plan.stdout
+        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
+                                    "--at", "3", "--state-dir", str(state), "--timeout", "90"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill:
+            time.sleep(0.3)  # the request is on its way or being applied
+            os.kill(chains[-1]["pid"], signal.SIGKILL)
+        out, err = upgrade.communicate(timeout=120)
+        assert upgrade.returncode == 0, err
+        assert "upgraded: program version" in out and "from T=3" in out
+        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, points, want, deadline + 90) == want
+        versions = (state / "program-versions.jsonl").read_text().splitlines()
+        assert len(versions) == 1 and json.loads(versions[0])["at"] == "3"
+        if not kill:  # the service's metrics name the version it runs and count the upgrade
+            version = json.loads(versions[0])["version"]
+            text = urllib.request.urlopen(f"http://127.0.0.1:{chains[0]['metrics_port']}/metrics", timeout=10).read().decode()
+            assert f'chronolog_program_info{{partition="0",service="chain",stratum="",version="{version}"}} 1.0' in text
+            assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
+
+
+def test_a_fleet_of_one_service_per_stratum_refuses_before_sending(tmp_path: Path):
+    (tmp_path / "old.lars").write_text(OLD)
+    (tmp_path / "new.lars").write_text(NEW)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state) as (info, _):
+        refused = _chronolog("upgrade", str(tmp_path / "new.lars"), "--state-dir", str(state))
+        assert refused.returncode == 2 and "up --chain" in refused.stderr, refused.stderr
+        assert not (state / "program-versions.jsonl").exists()
