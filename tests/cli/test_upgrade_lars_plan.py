@@ -52,6 +52,13 @@ def test_a_changed_lower_stratum_changes_what_reads_it(tmp_path, capsys):
     assert "input read again: [T - 4, now]" in out  # the widened window's reach
 
 
+def test_per_stratum_fleet_plan_keeps_the_state_of_unchanged_strata(tmp_path, capsys):
+    code, out, _ = _plan(tmp_path, capsys, OLD.replace("not c(X)", "not c(X), X != z"), chain=False)
+    assert code == 0, out
+    assert "unchanged: keeps its state" in _line(out, "a/1")
+    assert "changed: re-evaluated from T on" in _line(out, "b/1")
+
+
 def test_added_and_removed_strata(tmp_path, capsys):
     code, out, _ = _plan(tmp_path, capsys, "c(X) :- q(X).\na(X) :- p(X) [2].\nd(X) :- p(X), not c(X).\n")
     assert code == 0
@@ -60,7 +67,8 @@ def test_added_and_removed_strata(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("over", "new", "reason"), [
-    ({"chain": False}, OLD, "one service per stratum"),
+    ({"chain": False}, OLD + "d(X) :- p(X), not b(X).\n", "has 3 strata, the fleet runs 2"),
+    ({"chain": False, "retention": 5}, OLD, "--retention inf, or up --chain"),
     ({"partitions": 3, "retention": 10}, OLD, "--retention inf"),
     ({}, "r(X) at T :- p(X) at T [2].\n", "@-heads"),
     ({}, "a(X) :- p(X) [2\n", "new.lars:2:1"),

@@ -19,7 +19,7 @@ from typing import Any
 
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS, load_program
-from chronolog.dialects.registry import lookup
+from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.versions import parse_time
 
 VERSIONS_FILE = "program-versions.jsonl"  # under the state directory: each upgrade applied, oldest first
@@ -62,28 +62,35 @@ def _running(state_dir: Path, info: dict) -> tuple[list[str] | None, str | None]
     return files, dialect
 
 
-def _lars_fleet(row: Any, new: Any, info: dict) -> int:
-    """How many chain services of a LARS fleet apply the upgrade (one per partition); a
-    refusal for what they cannot do (before anything is sent): a fleet of one service per
-    stratum, one known only by its broker, @-heads, a partitioned fleet with a finite
-    retention (its partitions could disagree on whether the input retained reaches back)."""
+def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
+    """How many services of a LARS fleet say what they did with the upgrade (a chain per
+    partition; a reasoner per stratum and partition); a refusal, before anything is sent,
+    for what they cannot do: a fleet known only by its broker, @-heads, a finite retention
+    with several partitions (they could disagree on whether the input retained reaches back)
+    or one service per stratum (where ``Dialect.strata_changes`` refuses layout changes)."""
     if not info:
-        raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir): "
-                             "only a fleet started with `chronolog up --chain` can change its program while running")
-    if not info.get("chain"):
-        raise ChronologError(f"error: a {row.title} fleet of one service per stratum cannot change its program "
-                             "while running yet: start it with `chronolog up --chain` (whose services can), or "
-                             "restart it with the new program (docs/fleet/upgrade.md)")
+        raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
+                             "says how it runs (chained or one service per stratum)")
     if row.dates_back(new):
         raise ChronologError("error: the new program has @-heads, which date atoms before the time point "
                              "evaluated; upgrades do not take them yet")
-    partitions = int(info.get("partitions") or 1)
+    layout = None if old is None else row.layout(old, RunOptions())
+    keyed = layout is None or layout.partition_key is not None  # (a program without a key runs one partition)
+    partitions = int(info.get("partitions") or 1) if keyed else 1
     retention = info.get("retention")
-    if partitions > 1 and retention is not None and retention != float("inf"):
+    finite = retention is not None and retention != float("inf")
+    if partitions > 1 and finite:
         raise ChronologError(f"error: a {row.title} fleet of {partitions} partitions with --retention {retention} "
                              "cannot change its program while running (its partitions could disagree on whether "
                              "the retained input reaches back far enough): run it with --retention inf")
-    return partitions
+    if info.get("chain"):
+        return partitions
+    if finite:
+        raise ChronologError(f"error: a {row.title} fleet of one service per stratum with --retention {retention} "
+                             "cannot change its program while running: run it with --retention inf, or up --chain")
+    if layout is None:
+        raise ChronologError("error: the fleet file names no program: the strata that change are unknown")
+    return partitions * len(layout.strata)  # every reasoner says what it did
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
@@ -111,7 +118,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         if lookup(old.dialect).title != row.title:
             raise ChronologError(f"error: a {row.title} program cannot replace the fleet's "
                                  f"{lookup(old.dialect).title} program (an upgrade keeps the language)")
-    services = _lars_fleet(row, new, info) if row.strata is not None else 1
+    services = _lars_fleet(row, old, new, info) if row.strata is not None else 1
     if info.get("window") is not None:
         raise ChronologError("error: a fleet in RTEC's windowed mode (--window) cannot change its program while running")
     if args.at is not None:

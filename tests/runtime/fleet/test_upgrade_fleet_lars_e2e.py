@@ -1,8 +1,8 @@
 """``chronolog upgrade`` against a real LARS fleet (``chronolog up --chain`` on the bundled
 broker): the answer topic means what ``chronolog run --upgrade`` prints on the whole stream,
-T in the past (a restatement), late input and a retraction on both sides of T, also when the
-chain service is killed with SIGKILL right after the request is sent; a fleet of one service
-per stratum refuses with exit 2 before anything is sent."""
+T in the past (a restatement), late input and a retraction on both sides of T, also when a
+service is killed with SIGKILL right after the request is sent; chained (1 and 2 partitions)
+and one service per stratum."""
 
 from __future__ import annotations
 
@@ -84,11 +84,54 @@ def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, part
             assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
 
 
-def test_a_fleet_of_one_service_per_stratum_refuses_before_sending(tmp_path: Path):
-    (tmp_path / "old.lars").write_text(OLD)
-    (tmp_path / "new.lars").write_text(NEW)
+STRATA_OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
+STRATA_NEW = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"  # the top one changes
+STRATA_FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
+                {"t": 3, "pred": "p", "args": ["z"]}, {"t": 5, "pred": "q", "args": ["y"]}, {"t": 8}]
+STRATA_SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "args": ["w"]},
+                 {"t": 3, "pred": "p", "args": ["z"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["z"]},
+                 {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
+STRATA_SPAN = (0, 14)
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
+def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_path: Path, kill: bool):
+    """Only the top stratum changes: its reasoner evaluates the new rules from T on, the
+    bottom one keeps its state; a change of the number of strata is refused before sending."""
+    (tmp_path / "old.lars").write_text(STRATA_OLD)
+    (tmp_path / "new.lars").write_text(STRATA_NEW)
+    (tmp_path / "all.jsonl").write_bytes(lines(STRATA_FIRST + STRATA_SECOND))
+    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"4={tmp_path / 'new.lars'}")
+    assert run.returncode == 0, run.stderr
+
+    def pts(answer_lines: list[str]) -> set:
+        return meaning([json.loads(x) for x in answer_lines if x.strip()], STRATA_SPAN)
+
+    want = pts(run.stdout.splitlines())
+    assert ("b", ("z",), 3) in want and ("b", ("z",), 9) not in want  # (the old program before 4, the new after)
     state = tmp_path / "state"
-    with fleet_up(tmp_path / "old.lars", state) as (info, _):
-        refused = _chronolog("upgrade", str(tmp_path / "new.lars"), "--state-dir", str(state))
-        assert refused.returncode == 2 and "up --chain" in refused.stderr, refused.stderr
-        assert not (state / "program-versions.jsonl").exists()
+    with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        (tmp_path / "first.jsonl").write_bytes(lines(STRATA_FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)
+        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "4", "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "stratum 1 (a/1, c/1): unchanged: keeps its state" in plan.stdout, plan.stdout
+        assert "stratum 2 (b/1): changed" in plan.stdout, plan.stdout
+        (tmp_path / "three.lars").write_text(STRATA_OLD + "d(X) :- p(X), not b(X).\n")
+        refused = _chronolog("upgrade", str(tmp_path / "three.lars"), "--state-dir", str(state))
+        assert refused.returncode == 2 and "has 3 strata, the fleet runs 2" in refused.stderr, refused.stderr
+        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
+                                    "--at", "4", "--state-dir", str(state), "--timeout", "90"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill:
+            time.sleep(0.3)
+            os.kill(next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2"), signal.SIGKILL)
+        out, err = upgrade.communicate(timeout=120)
+        assert upgrade.returncode == 0, err
+        assert "from T=4" in out
+        (tmp_path / "second.jsonl").write_bytes(lines(STRATA_SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, pts, want, deadline + 90) == want

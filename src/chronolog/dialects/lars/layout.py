@@ -10,6 +10,7 @@ facts across all keys and rule it out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chronolog.core.errors import ChronologError
@@ -49,7 +50,9 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
         return GroundingStage(idle_flush=None)
     if spec.role == "reasoner":
         assert spec.stratum is not None
-        return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention)
+        name = f"reasoner.{spec.stratum}" + ("" if spec.partitions == 1 else f".{spec.partition}")
+        return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention,
+                             plan_of=new_plan_of(plan, key, spec), name=name)
     if spec.role == "output":
         return OutputStage(plan, plan.fleet_strata, warn=spec.warn, retention=retention)
     if spec.role == "chain":
@@ -62,10 +65,24 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
 
 def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Upgrader:
     """How a chain service makes the evaluator of a new program version (``chronolog
-    upgrade``): parsed in the program's syntax, planned with the service's ``--mode`` and
-    ``--seed``, with its retention.  Refused: ``@``-heads (program versions split answers by
-    the time point evaluated, which they do not date), and, where the fleet is partitioned,
-    a program that would partition the facts otherwise (ingest routes them by the old key)."""
+    upgrade``): the program's plan (``new_plan_of``), with the service's retention."""
+    plan_of = new_plan_of(plan, key, spec)
+
+    def make(sources: Any) -> LarsEvaluator:
+        return LarsEvaluator(plan_of(sources), retention=horizon(lars_retention(spec.retention)), warn=spec.warn)
+
+    def back(sources: Any) -> int | None:
+        return plan_back(plan_of(sources))
+
+    return Upgrader(make, back, True, True, True, (plan.program.dialect,))
+
+
+def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Callable[[Any], Plan]:
+    """The plan of a new program version given by its files (None: the service's own):
+    parsed in the program's syntax, planned with the service's ``--mode`` and ``--seed``.
+    Refused: ``@``-heads (program versions split answers by the time point evaluated,
+    which they do not date), and, where the fleet is partitioned, a program that would
+    partition the facts otherwise (ingest routes them by the old key)."""
     parse = laser_program if plan.program.dialect == "laser" else lars_parse
 
     def plan_of(sources: Any) -> Plan:
@@ -83,13 +100,7 @@ def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Up
                                  "with the new program, or run it with one partition)")
         return new
 
-    def make(sources: Any) -> LarsEvaluator:
-        return LarsEvaluator(plan_of(sources), retention=horizon(lars_retention(spec.retention)), warn=spec.warn)
-
-    def back(sources: Any) -> int | None:
-        return plan_back(plan_of(sources))
-
-    return Upgrader(make, back, True, True, True, (plan.program.dialect,))
+    return plan_of
 
 
 def plan_back(plan: Plan) -> int | None:
