@@ -29,6 +29,10 @@ Records between services:
   that corrects the past re-sends the points whose content changed.
 * ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
 
+An upgrade record (``{"upgrade": {...}}``, ``chronolog upgrade``) travels from
+``chronolog.facts`` through ingest and grounding to the reasoners, in order with
+the facts; the chain takes it from its input (``stages.upgrading``).
+
 Every internal topic also carries epoch barriers ``{"barrier": e}``, written
 and consumed by the service loop (``runtime/fleet/epochs.py``); stages never see
 them.
