@@ -8,15 +8,21 @@ is refused by every reasoner alike."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import random
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from meaning import meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import UpgradeOutcome
+from chronolog.dialects.lars.changes import per_stratum_refusal
+from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
 from chronolog.state.snapshots import roundtrip
@@ -170,3 +176,75 @@ def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new
     assert len(said) == 2 and all(reason in s.get("refused", "") for s in said), said
     plain, _ = per_stratum(EVENTS, _request("4", old), LATE, old=old)
     assert meaning(got, SPAN) == meaning(plain, SPAN)  # nothing changed
+
+
+# ---------------------------------------------------------------------------------------------
+# random program pairs: the fleet's answers are the splice of two plain runs, or it refuses
+
+
+RULES = [
+    "q(X) :- p(X).",
+    "q(X) :- p(X) [2].",
+    "q(X) :- p(X) [1 #].",
+    "q(X) :- p(X) always [1].",
+    "q(X) :- p(X) [2], not r(X) [1].",
+    "q(X) :- r(X) [3].",
+    "s(X) :- q(X), not r(X).",
+    "s(X) :- p(X), r(X) [2].",
+    "u(X) :- s(X), not q(X).",
+    "u(X) :- p(X), not s(X).",
+]
+EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                  **({"op": "retract"} if retract else {})},
+                  st.integers(0, 10), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
+
+
+def _plain(tmp, text: str, events: list[dict]) -> list[dict]:
+    (tmp / "p.lars").write_text(text)
+    (tmp / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["run", str(tmp / "p.lars"), "--input", str(tmp / "in.jsonl")]) == 0
+    return [json.loads(x) for x in out.getvalue().splitlines()]
+
+
+def _chained(old: str, first: list[dict], upgrade: bytes, second: list[dict]) -> tuple[list[dict], list[dict]]:
+    stage = _layout(old).stage(StageSpec("chain", idle_flush=1000.0, chained_ingest=True))
+    out: list[bytes] = []
+    said: list[dict] = []
+    for batch in ([orjson.dumps(e) for e in first], [upgrade], [orjson.dumps(e) for e in second]):
+        leaving, lines = stage.process([(None, "chronolog.facts", 0, i, v) for i, v in enumerate(batch)], now=0.0)
+        out += lines
+        said += [orjson.loads(o.value) for o in leaving if o.topic == "control"]
+        stage = roundtrip(stage, _layout(old).stage(StageSpec("chain", idle_flush=1000.0, chained_ingest=True)))
+    out += stage.process([], now=1e9)[1]
+    return [json.loads(x) for x in out], said
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(old=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(EVENT, min_size=1, max_size=12), cut=st.integers(0, 12), at=st.integers(0, 11),
+       seed=st.integers(0, 3))
+def test_random_program_pairs_splice_or_refuse(tmp_path_factory, old, new, events, cut, at, seed):
+    tmp = tmp_path_factory.mktemp("pair")
+    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    events = [{"t": 0}, *events, {"t": 11}]
+    first, second = events[:cut + 1], events[cut + 1:]
+    span = (0, 11)
+    before = {a for a in meaning(_plain(tmp, old_text, events), span) if a[2] < at}
+    after = {a for a in meaning(_plain(tmp, new_text, events), span) if a[2] >= at}
+    request = _request(str(at), new_text)
+    got, said = _chained(old_text, first, request, second)
+    assert [s.get("at") for s in said] == [str(at)], said
+    assert meaning(got, span, running=True) == before | after
+    old_plan, new_plan = (lars_plan(lookup("lars").parse([("x", t)])) for t in (old_text, new_text))
+    why = per_stratum_refusal(old_plan, new_plan)
+    event("per stratum: " + ("applied" if why is None else why.split(" ")[1]))
+    got, said = per_stratum(first, request, second, seed=seed, restarts=3, old=old_text)
+    if why is None:
+        assert len(said) == old_plan.fleet_strata and all(s.get("at") == str(at) for s in said), said
+        assert meaning(got, span, running=True) == before | after
+    else:
+        assert said and all(why in s.get("refused", "") for s in said), (why, said)
+        assert meaning(got, span) == meaning(_plain(tmp, old_text, events), span)
