@@ -16,7 +16,8 @@ from chronolog.cli.main import main
 from chronolog.contract.models import UpgradeOutcome
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
-from chronolog.state.snapshots import all_entries, roundtrip
+from chronolog.state.schema import snapshot_bytes
+from chronolog.state.snapshots import roundtrip
 from chronolog.versions import UpgradeRequest, version_id
 
 OLD = "q(X) :- p(X) [1].\nr(X) :- q(X), s(X).\n"
@@ -72,7 +73,7 @@ def _fleet(at, restart: str = "after", new: str = NEW) -> tuple[list[dict], list
     feed(upgrade)
     feed([(None, "chronolog.facts", 1, 0, _request(at, new).encode())])  # the same request again: nothing
     if restart == "after":
-        assert all(not j for j in stage.journals().values())  # upgraded: the state is one snapshot
+        assert stage.journals()["vlog"]  # upgraded: the new version's log is journaled
         stage = roundtrip(stage, _stage(OLD))
     feed(_records(SECOND, 200))
     feed([], now=10_000.0)  # input idle: the latest time too
@@ -145,16 +146,30 @@ def test_two_chained_upgrades_mean_run_with_both(tmp_path, capsys):
     assert ("r", ("c",), 8) not in meaning(got, SPAN)  # P'' at 8: s(c) holds (P' said r(c))
 
 
-def test_journals_before_an_upgrade_and_one_snapshot_after():
+@pytest.mark.parametrize("upgrades", [1, 2])
+def test_the_newest_version_is_journaled_and_the_snapshot_does_not_grow(upgrades):
+    """After an upgrade the new version's log and imports are the ``vlog`` journals (a
+    commit writes the entries that changed); the old version's input ends at T."""
     stage = _stage(OLD)
-    stage.process(_records(FIRST, 0), now=0.0)
     for j in stage.journals().values():
         j.track()
-    stage.process(_records([{"t": 6, "pred": "p", "args": ["x"]}, {"t": 7}], 50), now=0.0)
-    assert stage.journals()["log"].take()  # the log's entries are journaled
+    stage.process(_records(FIRST, 0), now=0.0)
     stage.process([(None, "chronolog.facts", 0, 100, _request("3").encode())], now=0.0)
-    assert stage.journals()["log"].take()  # the deletions of its entries
-    assert not stage.journals()["log"] and not all_entries(stage)  # every entry deleted: the snapshot holds it
+    if upgrades == 2:
+        stage.process(_records([{"t": 7, "pred": "p", "args": ["y"]}, {"t": 8}], 150), now=0.0)
+        stage.process([(None, "chronolog.facts", 0, 200, _request("8", OLD, "r2").encode())], now=0.0)
+    for j in stage.journals().values():
+        j.take()
+    size = len(snapshot_bytes(stage))
+    more = [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(9, 3000)]
+    stage.process(_records(more, 300), now=0.0)
+    assert len(stage.journals()["vlog"].take()) > 2900  # the newest version's entries
+    assert not stage.journals()["log"].take()  # the first version's input ended at T
+    assert len(snapshot_bytes(stage)) < size + 2000  # the log is not in the snapshot
+    again = roundtrip(stage, _stage(OLD))
+    tail = _records([{"t": 5, "pred": "p", "args": ["late"]}, {"t": 2999, "pred": "s", "args": ["k2999"]},
+                     {"t": 3001}], 4000)
+    assert again.process(tail, now=0.0)[1] == stage.process(tail, now=0.0)[1]
 
 
 def test_refusals_change_nothing():

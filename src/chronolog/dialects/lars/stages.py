@@ -710,7 +710,10 @@ class ChainStage:
         # the same two journals for the stage's life (the service tracks them once): the
         # plain evaluator's, emptied when an upgrade moves the state into the snapshot
         r = self.plain.reasoner
-        self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports}  # type: ignore[dict-item]
+        # the same journals for the stage's life (the service tracks them once): the log and
+        # imports of the program it started with, and of the newest later version (``_attach``)
+        self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
+                                              "vlog": Journal(), "vimports": Journal()}
 
     @property
     def newest(self) -> LarsEvaluator:
@@ -767,23 +770,24 @@ class ChainStage:
         got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,
                             self.name)
         if got.evaluator is not None:
-            if self.evaluator is self.plain:  # its state leaves the journals for the snapshot
-                self._unjournal(got.evaluator)
+            before = self.evaluator
+            if isinstance(before, Versions) and before.newest.evaluator.reasoner.log is self._journals["vlog"]:
+                _detach(before.newest.evaluator)  # it stops growing at T: its log goes to the snapshot
+            self._attach(got.evaluator.newest.evaluator)
             self.evaluator = got.evaluator
         return got.said, got.lines
 
-    def _unjournal(self, versions: Versions) -> None:
-        """The plain evaluator's place in ``versions`` taken by a copy whose log and imports
-        are no journals; the journals' entries deleted (the next commit deletes them)."""
-        for v in versions.versions:
-            if v.evaluator is self.plain:
-                assert self.upgrader is not None
-                copy = self.upgrader.make(None)
-                copy.import_state(self.plain.export_state())
-                v.evaluator = copy
-        for journal in self._journals.values():
-            for key in list(journal):
+    def _attach(self, newest: LarsEvaluator) -> None:
+        """The newest version's log and imports become the ``vlog`` and ``vimports`` journals
+        (they grow with the stream: a commit writes the entries that changed)."""
+        r = newest.reasoner
+        for name, have in (("vlog", r.log), ("vimports", r.imports)):
+            journal = self._journals[name]
+            for key in [k for k in journal if k not in have]:
                 del journal[key]
+            for key, value in have.items():
+                journal[key] = value
+        r.log, r.imports = self._journals["vlog"], self._journals["vimports"]  # type: ignore[assignment]
 
     def progress(self) -> dict[str, Any]:
         r, w = self.reasoner, self.writer
@@ -815,10 +819,20 @@ class ChainStage:
     def export_state(self) -> ChainState:
         ingest = None if self.ingest is None else self.ingest.export_state()
         if isinstance(self.evaluator, Versions):
-            return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades),
-                              self.evaluator.export_state())
+            data = self.evaluator.export_state()
+            for v, row in zip(self.evaluator.versions, data["versions"], strict=True):
+                where = self._journaled(v.evaluator)
+                if where is not None:  # its log and imports are journal entries, not in the snapshot
+                    row["journal"] = where
+                    row["state"] = {**row["state"], "log": [], "imports": []}
+            return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades), data)
         return ChainState(ingest, self.grounding.export_state(), self.closed, self.plain.reasoner.export_state(),
                           self.plain.writer.export_state())
+
+    def _journaled(self, evaluator: LarsEvaluator) -> str | None:
+        """The journals holding ``evaluator``'s log ("log" or "vlog"), or None."""
+        log = evaluator.reasoner.log
+        return next((name for name in ("log", "vlog") if log is self._journals[name]), None)
 
     def import_state(self, state: ChainState) -> None:
         if (state.ingest is None) != (self.ingest is None):
@@ -831,14 +845,29 @@ class ChainStage:
         if state.versions is not None:  # upgraded: the versions build their evaluators
             if self.upgrader is None:
                 raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
+            rows = state.versions["versions"]
+            for row in rows:  # the journaled logs and imports back into the versions' states
+                where = row.get("journal")
+                if where is not None:
+                    log, imports = self._journals[where], self._journals[where.replace("log", "imports")]
+                    row["state"] = {**row["state"], "log": [[t, facts_data(f)] for t, f in log.items()],
+                                    "imports": [[t, imported_data(i)] for t, i in imports.items()]}
             self.evaluator = restore(state.versions, self.upgrader.make)
-            for journal in self._journals.values():  # (entries of an older build: none are written once upgraded)
-                for key in list(journal):
-                    del journal[key]
+            for v, row in zip(self.evaluator.versions, rows, strict=True):
+                where = row.get("journal")
+                if where is not None:  # the journals themselves, holding the same entries
+                    r = v.evaluator.reasoner
+                    r.log, r.imports = self._journals[where], self._journals[where.replace("log", "imports")]
             return
         self.plain.writer.import_state(state.writer)
         self.plain.reasoner.import_state(state.reasoner)
         self.plain._lines, self.plain._corrections = self.plain.writer.lines, self.plain.writer.corrections
+
+
+def _detach(evaluator: LarsEvaluator) -> None:
+    """``evaluator``'s log and imports as dicts of their own (no longer the stage's journals)."""
+    r = evaluator.reasoner
+    r.log, r.imports = Journal(r.log), Journal(r.imports)  # (untracked: a commit writes them in the snapshot)
 
 
 class _EventFeed:
@@ -876,6 +905,8 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "lower_ok": (bool, _bool),
     "sent": (atoms_data, atoms_from),
     "sent_ok": (bool, _bool),
+    "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
+    "vimports": (imported_data, imported_from),
 }
 
 register_journal_codecs(JOURNAL_CODECS)
