@@ -25,6 +25,7 @@ from chronolog.dialects.lars.changes import per_stratum_refusal
 from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
+from chronolog.state.schema import snapshot_bytes
 from chronolog.state.snapshots import roundtrip
 from chronolog.versions import UpgradeRequest, version_id
 
@@ -163,6 +164,29 @@ def test_an_unchanged_stratum_keeps_its_state_a_changed_one_gets_a_version(new, 
     stages: dict = {}
     per_stratum(EVENTS, _request("4", new), LATE, stages=stages)
     assert [len(stages[f"reasoner.{k}"].later) for k in (1, 2)] == versions
+
+
+def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_grow():
+    stage = _layout(OLD).stage(StageSpec("reasoner", stratum=1, idle_flush=0.0))
+    for j in stage.journals().values():
+        j.track()
+
+    def grounded(points: list[tuple[int, list]], upto: int) -> list[tuple]:
+        return [("grounded", "chronolog.grounded", 0, 0, orjson.dumps({"upto": upto, "first": 0, "points": points}))]
+
+    stage.process(grounded([(t, [["p", [f"k{t}"], False]]) for t in range(0, 10)], 9))
+    stage.process([("grounded", "chronolog.grounded", 0, 1, _request("5", BOTTOM))])
+    assert len(stage.later) == 1
+    for j in stage.journals().values():
+        j.take()
+    size = len(snapshot_bytes(stage))
+    stage.process(grounded([(t, [["p", [f"k{t}"], False]]) for t in range(10, 3000)], 2999))
+    assert len(stage.journals()["vlog"].take()) > 2900 and not stage.journals()["log"].take()
+    assert len(snapshot_bytes(stage)) < size + 2000
+    again = roundtrip(stage, _layout(OLD).stage(StageSpec("reasoner", stratum=1, idle_flush=0.0)))
+    tail = grounded([(3000, [["p", ["x"], False]])], 3000) + [
+        ("grounded", "chronolog.grounded", 0, 9, orjson.dumps({"late": [[7, "p", ["late"], False]]}))]
+    assert [o.value for o in again.process(tail)[0]] == [o.value for o in stage.process(tail)[0]]
 
 
 @pytest.mark.parametrize(("old", "new", "reason"), [

@@ -358,9 +358,11 @@ class ReasonerStage(_ImportingStage):
         self.program: Sources | None = None  # its files (None: the program the service started with)
         self.upgrades: list[dict[str, Any]] = []
         self.later: list[_Later] = []  # the stratum's later program versions, oldest first
+        self.vlog: Journal = Journal()  # the newest later version's log (``_add_version``)
 
     def journals(self) -> dict[str, Journal]:
-        return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}  # type: ignore[dict-item]
+        return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok,  # type: ignore[dict-item]
+                "vlog": self.vlog}
 
     def _parts(self) -> list[tuple[Reasoner, int | None]]:
         """Each version's reasoner and the end of its part of time (None: from then on)."""
@@ -466,6 +468,13 @@ class ReasonerStage(_ImportingStage):
             state.update(evaluated=max(min(done, at - 1), newest.t1 - 1), dirty_from=None, old_t1=None,
                          old_entries=[], old_imports=[])
         self._version(r, state)
+        if newest.log is self.vlog:  # it stops growing at T: its log goes to the snapshot
+            newest.log = Journal(newest.log)
+        for key in [k for k in self.vlog if k not in r.log]:
+            del self.vlog[key]
+        for key, facts in r.log.items():
+            self.vlog[key] = facts
+        r.log = self.vlog  # the newest version's log grows with the stream: journaled
         newest.observe = _Gate(self.sender, self.later[-1].start if self.later else None, at)
         self.later.append(_Later(r, at, sources))
         if done is not None:
@@ -492,7 +501,8 @@ class ReasonerStage(_ImportingStage):
 
     def export_state(self) -> ReasonerState:
         versions = [{"sources": [list(f) for f in v.sources], "start": v.start, "reasoner": v.reasoner.export_state(),
-                     "log": [[t, facts_data(f)] for t, f in v.reasoner.log.items()]} for v in self.later]
+                     **({"journal": "vlog", "log": []} if v.reasoner.log is self.vlog else
+                        {"log": [[t, facts_data(f)] for t, f in v.reasoner.log.items()]})} for v in self.later]
         return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
                              [b.decode() for b in self.sender.outbox], list(self.upgrades),
                              None if self.program is None else [list(f) for f in self.program], versions)
@@ -515,6 +525,8 @@ class ReasonerStage(_ImportingStage):
             sources = tuple((str(n), str(t)) for n, t in row["sources"])
             start = int(row["start"])
             r = self._reasoner(self.plan_of(sources), start)
+            if row.get("journal") == "vlog":
+                r.log = self.vlog  # type: ignore[assignment]  # (its entries restored already)
             for t, facts in row["log"]:
                 dict.__setitem__(r.log, int(t), facts_from(facts))
             self._version(r, row["reasoner"])
