@@ -166,14 +166,17 @@ class UpgradeSpec(_Strict):
 
 class UpgradeRequest(_Strict):
     """On ``chronolog.facts`` (``chronolog upgrade``): change the program from a time on; the
-    service reading the topic applies it in order with the data (docs/fleet/upgrade.md)."""
+    service reading the topic applies it in order with the data (docs/fleet/upgrade.md).  In
+    a LARS fleet ingest forwards it on ``chronolog.ingested`` (setting ``at`` when null) and
+    grounding on ``chronolog.grounded``, for the chains or reasoners that apply it."""
 
     upgrade: UpgradeSpec
 
 
 class UpgradeOutcome(_Strict):
-    """Internal (``chronolog.control``, key ``upgrade-ID``): what a service did with an upgrade
-    request: applied (``version`` and ``at``) or ``refused`` with the reason."""
+    """Internal (``chronolog.control``, key ``upgrade-ID``, or ``upgrade-ID.SERVICE`` for each
+    chain partition and reasoner of a LARS fleet: ``chain.1``, ``reasoner.2``): what a service
+    did with an upgrade request: applied (``version`` and ``at``) or ``refused`` with the reason."""
 
     upgrade: StrictStr | None
     service: StrictStr
