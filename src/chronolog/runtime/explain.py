@@ -24,7 +24,7 @@ from chronolog.core.explanation import Node
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, time_text
-from chronolog.runtime.backfill.segments import extent, span_of, warm_up
+from chronolog.runtime.backfill.segments import span_of, warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
@@ -317,90 +317,35 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     the explanation needs (``reaching``), then the dialect's explanation against them."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
-    seen, later = reaching(row, program, list(events), query.t, cut=mode == "why")
-    out = _Lines()
-    fed = list(seen)
-    if later:
-        run_evaluator(evaluator, _until_closed(seen, later, out, query, fed), out, warn=lambda m: None)  # type: ignore[arg-type]
-    else:
-        run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
-    lines = out.decoded()
+    seen = reaching(row, program, list(events), query.t)
+    out = io.StringIO()
+    run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
+    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
     total = sum(line.get("diff", 1) for line in lines if query.covers(line))
     if mode == "why" and total != 1:
         raise NotSo(f"{query.text}: {_shown(query)} does not hold at {time_text(query.t)} (ask --why-not)")
     if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {_shown(query)} holds at {time_text(query.t)} (ask --why)")
-    return row.explain(program)(fed, lines, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
+    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
 
 
-class _Lines:
-    """The answer lines ``run_evaluator`` writes (its ``out``), kept as written, decoded on demand."""
+def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
+    """The input an explanation at ``t`` evaluates.
 
-    def __init__(self) -> None:
-        self.buffer = self  # (run_evaluator writes bytes to ``out.buffer``)
-        self.parts: list[bytes] = []
-        self.read = 0  # parts ``decoded`` has decoded
-        self.lines: list[dict] = []
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def flush(self) -> None:
-        pass
-
-    def decoded(self) -> list[dict]:
-        for part in self.parts[self.read:]:
-            self.lines += [_decode(raw) for raw in part.splitlines()]
-        self.read = len(self.parts)
-        return self.lines
-
-
-def _until_closed(seen: list[Event], later: list[Event], out: _Lines, query: Query, fed: list[Event]) -> Iterator[Event]:
-    """``seen``, then the ``later`` input only until the answer lines show where the query's
-    interval ends (an interval answer's explanation covers the maximal interval containing T):
-    each later time's events once the previous time's lines are written; ``fed`` gets them."""
-    yield from seen
-    latest = None
-    for ev in later:
-        if ev.t != latest:
-            if latest is not None and _closed(out.decoded(), query):
-                return
-            latest = ev.t
-        fed.append(ev)
-        yield ev
-
-
-def _closed(lines: list[dict], query: Query) -> bool:
-    """Whether the lines so far hold the query's atom at T on an interval that ends (not
-    ``[s,inf)``), or do not hold it at T at all (nothing later changes that)."""
-    net: dict[str, int] = {}
-    for line in lines:
-        if query.covers(line):
-            key = line.get("interval", "")
-            net[key] = net.get(key, 0) + line.get("diff", 1)
-    held = [key for key, n in net.items() if n > 0]
-    return not held or all(not key.endswith("inf)") for key in held)
-
-
-def reaching(row: Any, program: Any, events: list[Event], t: Time, cut: bool = True) -> tuple[list[Event],
-                                                                                                list[Event]]:
-    """The input an explanation at ``t`` evaluates, and the input after it, which an interval
-    answer reads on only as far as the interval containing ``t`` goes (``explain``).
-
-    Where the program's reach is bounded (``Dialect.reach``: the answers at ``t`` depend only
-    on input in ``[t - back, t + ahead]`` and the tuple windows' last facts): from where
-    the backfill's segments warm up on, the stream's first time kept so that windows are cut
-    where the whole stream's are, and with ``cut`` up to ``t + ahead`` (LARS's ``@``-heads),
-    with a time advance to there.  The rest is ``later`` — none for a discrete dialect (LARS),
-    whose explanation is about its evaluation at ``t``.  Without ``cut`` (``--why-not``, which
-    may say when an atom holds after ``t``) all later input is evaluated.  Where the reach is
-    unbounded, all the input: RTEC's inertia reaches back to the origin, and its answers at
-    ``t`` depend on later input too (an entity's first event grounds its statically
-    determined fluents from 0, as caviar's ``close_34(P1,P2)=false``)."""
+    A discrete dialect's (LARS's) explanation is about its evaluation at ``t``; where the
+    program's reach is bounded (``Dialect.reach``: the answers at ``t`` depend only on input
+    in ``[t - back, t + ahead]`` and on the tuple windows' last facts) it needs the input
+    from where the backfill's segments warm up to ``t + ahead`` (the ``@``-heads'), with the
+    stream's first time kept so that windows are cut where the whole stream's are, and a
+    time advance to ``t + ahead``: its time does not grow with the stream.  The others read
+    all of it: an interval answer's explanation shows the maximal intervals of the answer
+    and its premises, which the input before the warm-up and after ``t`` may both extend,
+    and RTEC's reach is unbounded (inertia reaches back to the origin, and an entity's first
+    event grounds its statically determined fluents from 0, as caviar's ``close_34``)."""
     reach = row.reach(program)
     span = span_of(events, row.origin)
-    if reach is None or span is None:
-        return events, []
+    if not row.discrete or reach is None or span is None:
+        return events
     first, last = span
     counts: dict[Any, int] = {}
     if reach.facts:
@@ -408,16 +353,11 @@ def reaching(row: Any, program: Any, events: list[Event], t: Time, cut: bool = T
             if ev.is_fact:
                 counts[ev.t] = counts.get(ev.t, 0) + (-1 if ev.retract else 1)
     warm = warm_up(t, reach, lambda x: max(0, counts.get(x, 0)), first)
-    until = t + reach.ahead if cut and t + reach.ahead < last else None
-    kept, later = [Event(first)], []
-    for ev in events:
-        if until is not None and ev.t > until:
-            later.append(ev)
-        elif (ev.t if ev.span is None else extent(ev)[1]) >= warm:
-            kept.append(ev)
-    if until is not None:
+    until = t + reach.ahead
+    kept = [Event(first), *(ev for ev in events if warm <= ev.t <= until)]
+    if until < last:
         kept.append(Event(until))
-    return kept, ([] if row.discrete else later)
+    return kept
 
 
 def _shown(query: Query) -> str:
