@@ -24,7 +24,7 @@ from chronolog.core.explanation import Node
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, time_text
-from chronolog.runtime.backfill.segments import span_of, warm_up
+from chronolog.runtime.backfill.segments import warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
@@ -343,10 +343,17 @@ def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event
     and RTEC's reach is unbounded (inertia reaches back to the origin, and an entity's first
     event grounds its statically determined fluents from 0, as caviar's ``close_34``)."""
     reach = row.reach(program)
-    span = span_of(events, row.origin)
-    if not row.discrete or reach is None or span is None:
+    if not row.discrete or reach is None or not events:
         return events
-    first, last = span
+    first = last = events[0].t  # (``span_of``'s first and last, for time points: one pass, no intervals)
+    for ev in events:
+        at = ev.t
+        if at > last:
+            last = at
+        elif at < first and not ev.retract:
+            first = at
+    if row.origin is not None:
+        first = min(first, row.origin)
     counts: dict[Any, int] = {}
     if reach.facts:
         for ev in events:
