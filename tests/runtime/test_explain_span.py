@@ -96,3 +96,18 @@ def test_mtl_explanation_at_an_early_time_is_that_of_the_whole_input(rules, fact
     for mode in ("why", "why-not"):
         got, want = _explained("\n".join(rules) + "\n", "p.mtl", [stream, stream], query, mode)
         assert got == want
+
+
+def test_lars_choices_kept_from_before_the_warm_up_are_explained_as_run_made_them() -> None:
+    """a or b (window 3); r(1) at 10 rules b out there, and the TMS keeps a from then on,
+    though a fresh evaluation from a later start would choose b again: at 30, ``run``'s
+    answer set has a(1), and so does the explanation's (it evaluates the whole input)."""
+    program = ("a(X) :- p(X) [3], not b(X).\nb(X) :- p(X) [3], not a(X).\n"
+               "f(X) :- a(X), q(X) [0], not f(X).\ng(X) :- b(X), r(X) [0], not g(X).\n")
+    stream: list[dict | None] = [{"t": t, "pred": "p", "args": [1]} for t in range(40)]
+    stream.insert(11, {"t": 10, "pred": "r", "args": [1]})
+    for t, holds, other in ((5, "b", "a"), (12, "a", "b"), (30, "a", "b")):
+        why, = _explained(program, "p.lars", [stream], Query(holds, (1,), t, "q"), "why")
+        assert isinstance(why, dict) and why["atom"] == f"{holds}(1)"
+        not_so, = _explained(program, "p.lars", [stream], Query(other, (1,), t, "q"), "why")
+        assert not_so == f"q: {other}(1) does not hold at {t} (ask --why-not)"

@@ -341,9 +341,11 @@ def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event
     all of it: an interval answer's explanation shows the maximal intervals of the answer
     and its premises, which the input before the warm-up and after ``t`` may both extend,
     and RTEC's reach is unbounded (inertia reaches back to the origin, and an entity's first
-    event grounds its statically determined fluents from 0, as caviar's ``close_34``)."""
+    event grounds its statically determined fluents from 0, as caviar's ``close_34``).  So
+    does a program whose answers keep earlier choices (``Dialect.keeps_choices``: a LARS
+    program that is not stratified), which an evaluation from the warm-up would choose anew."""
     reach = row.reach(program)
-    if not row.discrete or reach is None or not events:
+    if not row.discrete or reach is None or not events or row.keeps_choices(program):
         return events
     first = last = events[0].t  # (``span_of``'s first and last, for time points: one pass, no intervals)
     for ev in events:
