@@ -19,7 +19,8 @@ from meaning import meaning, sampled_meaning
 from chronolog.cli.main import main
 from chronolog.core.errors import InputError
 from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.versions import Versions, restore, switch, version_id
+from chronolog.evaluator import Span
+from chronolog.versions import VersionAnswers, Versions, restore, switch, version_id
 
 # Each dialect has its own property test below, of one shape: their event strategies, time
 # domains and meanings differ (integer points, rational samples, a clock grid), so they stay
@@ -195,3 +196,16 @@ def test_switch_refuses_a_time_not_after_the_latest_upgrade():
         assert "not after the latest upgrade's (5)" in str(exc)
     else:
         raise AssertionError("switch took a time that is not after the latest upgrade")
+
+
+def test_version_answers_read_as_changes_however_often_they_are_read() -> None:
+    """``VersionAnswers`` decodes each line once: reading it again (``len``, a second pass) gives
+    the same changes, and lines added after a read are read too."""
+    batch = VersionAnswers()
+    batch.extend([b'{"t":3,"pred":"p","args":[1]}', None, b'{"interval":"[2,5)","pred":"q","args":[],"diff":-1}',
+                  b'{"no_answer_set":true,"t":4}'])
+    first = list(batch)
+    assert first == [("p", (1,), Span.point(3), 1), ("q", (), Span(2, 5, True, False), -1)]
+    assert len(batch) == 2 and list(batch) == first and batch.line_count == 3 and batch.corrections == 1
+    batch.extend([b'{"interval":"[6,inf)","pred":"r","args":["a"]}'])
+    assert list(batch) == [*first, ("r", ("a",), Span(6, None, True, False), 1)] and len(batch) == 3

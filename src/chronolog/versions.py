@@ -244,12 +244,14 @@ def _time(text: str | None) -> Time | None:
 class VersionAnswers:
     """Answer lines of several versions, each cut to its version's part of time."""
 
-    __slots__ = ("parts", "line_count", "corrections")
+    __slots__ = ("parts", "line_count", "corrections", "_changes", "_decoded")
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
         self.line_count = 0
         self.corrections = 0
+        self._changes: list[AnswerChange] = []  # the parts decoded so far (``__iter__``), in order
+        self._decoded = 0  # how many parts ``_changes`` covers
 
     def add(self, batch: Any, v: Version, discrete: bool) -> None:
         if batch.line_count:
@@ -268,14 +270,21 @@ class VersionAnswers:
         return b"".join(self.parts)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._decode_new())
 
     def __iter__(self) -> Iterator[AnswerChange]:
-        for line in self.parts:
+        return iter(self._decode_new())
+
+    def _decode_new(self) -> list[AnswerChange]:
+        """The answer changes of every part, each part decoded once (``len`` and iterating
+        again read what an earlier call decoded; parts added since are decoded on their own)."""
+        for line in self.parts[self._decoded:]:
             got = _decode(line)
             if "pred" in got:
                 span = Span.point(got["t"]) if "t" in got else _span(got["interval"])
-                yield got["pred"], tuple(got["args"]), span, got.get("diff", 1)
+                self._changes.append((got["pred"], tuple(got["args"]), span, got.get("diff", 1)))
+        self._decoded = len(self.parts)
+        return self._changes
 
 
 def _bound(text: str) -> Any:

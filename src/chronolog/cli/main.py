@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EMBEDDED = ("run", "check", "topology", "schemas", "explain")  # the commands of the light parser
+# the other commands, by the group of modules that registers them (``build_parser``)
+GROUPS = {**dict.fromkeys(("up", "down", "publish", "tail", "service", "create-topics"), "fleet"), "bench": "bench",
+          "backfill": "backfill", "archive": "backfill", "upgrade": "upgrade"}
 DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (a function).
 RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | None]] = {
@@ -49,11 +52,14 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | 
 }
 
 
-def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
+def build_parser(*, light: bool = False, command: str | None = None) -> argparse.ArgumentParser:
     """The command line.  ``light``: only the embedded commands (``EMBEDDED``),
     without importing the fleet, backfill and benchmark modules, which import
     the fleet's runtime (pydantic, confluent-kafka, prometheus-client: about
-    150 ms; docs/design/layout.md, "Imports") — those commands start faster."""
+    150 ms; docs/design/layout.md, "Imports") — those commands start faster.
+    ``command``: one of the other commands, whose group of modules (``GROUPS``)
+    is the only one imported (the benchmarks' modules cost a fleet command
+    about 150 ms more); None or an unknown command: all of them."""
     import argparse  # noqa: PLC0415 (start-up: a plain run parses without it, see _plain_run_args)
 
     parser = argparse.ArgumentParser(prog="chronolog", description="Stream reasoning over timestamped facts.")
@@ -128,18 +134,23 @@ def build_parser(*, light: bool = False) -> argparse.ArgumentParser:
 
     if light:
         return parser
-    from chronolog.cli.fleet import add_fleet_commands  # noqa: PLC0415 (start-up: not for the light parser)
+    group = GROUPS.get(command or "")  # None: every group (the top-level help lists them all)
+    if group in (None, "fleet"):
+        from chronolog.cli.fleet import add_fleet_commands  # noqa: PLC0415 (start-up: not for the light parser)
 
-    add_fleet_commands(sub)
-    from chronolog.bench.lars import add_parser as add_bench  # noqa: PLC0415 (start-up: not for the light parser)
+        add_fleet_commands(sub)
+    if group in (None, "bench"):
+        from chronolog.bench.lars import add_parser as add_bench  # noqa: PLC0415 (start-up: only for bench)
 
-    add_bench(sub)
-    from chronolog.cli import backfill  # noqa: PLC0415 (start-up: not for the light parser)
+        add_bench(sub)
+    if group in (None, "backfill"):
+        from chronolog.cli import backfill  # noqa: PLC0415 (start-up: only for backfill and archive)
 
-    backfill.register(sub)
-    from chronolog.cli import upgrade  # noqa: PLC0415 (start-up: not for the light parser)
+        backfill.register(sub)
+    if group in (None, "upgrade"):
+        from chronolog.cli import upgrade  # noqa: PLC0415 (start-up: only for upgrade)
 
-    upgrade.register(sub)
+        upgrade.register(sub)
     return parser
 
 
@@ -195,7 +206,8 @@ def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; the exit status (0 ok, 2 user error, 130 interrupted)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _plain_run_args(argv) or build_parser(light=argv[:1] != [] and argv[0] in EMBEDDED).parse_args(argv)
+    args = _plain_run_args(argv) or build_parser(light=argv[:1] != [] and argv[0] in EMBEDDED,
+                                                            command=argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ChronologError as exc:

@@ -73,6 +73,10 @@ class Dialect:
     # program -> how far in time input can change answers (``core.reach.Reach``; None: unbounded,
     # the backfill then evaluates the whole history in one segment)
     reach: Callable[[Any], Reach | None] = lambda program: None
+    # program -> whether its answers at a time follow choices made before it (LARS not
+    # stratified: the TMS keeps an answer set's choices from one time to the next), which no
+    # evaluation from a later start reproduces: an explanation then evaluates the whole input
+    keeps_choices: Callable[[Any], bool] = lambda program: False
     # program -> the argument position per predicate ("p/2") on which every rule joins, so that
     # each key's facts can be evaluated apart (the backfill's key partitions); None: not split by key
     partition_key: Callable[[Any], dict[str, int] | None] = lambda program: None
@@ -203,7 +207,8 @@ def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Diale
                    reach=_lars("lars_reach"), partition_key=_lazy("chronolog.dialects.lars.partition:program_partition_key"), discrete=True,
                    strata=_lars("lars_plan"), layout=_lazy("chronolog.dialects.lars.layout:program_layout"), causal=True,
                    dates_back=_lars("lars_dates_back"), explain=_lazy("chronolog.dialects.lars.explain:explainer"),
-                   strata_changes=_lazy("chronolog.dialects.lars.changes:strata_changes"))
+                   strata_changes=_lazy("chronolog.dialects.lars.changes:strata_changes"),
+                   keeps_choices=_lars("lars_keeps_choices"))
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -24,7 +24,7 @@ from chronolog.core.explanation import Node
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, time_text
-from chronolog.runtime.backfill.segments import extent, span_of, warm_up
+from chronolog.runtime.backfill.segments import warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
@@ -313,8 +313,8 @@ class NotSo(ChronologError):
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
             every: bool = False, depth: int | None = None) -> Node:
-    """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the whole
-    input, then the dialect's explanation against them."""
+    """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
+    the explanation needs (``reaching``), then the dialect's explanation against them."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     seen = reaching(row, program, list(events), query.t)
@@ -330,22 +330,43 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
-    """The input an explanation at ``t`` needs: from where the program's reach says input can
-    change the answers at ``t`` (``Dialect.reach``, as the backfill's segments warm up) on, the
-    stream's first time kept so that windows are cut where the whole stream's are; all of it
-    where the reach is unbounded."""
+    """The input an explanation at ``t`` evaluates.
+
+    A discrete dialect's (LARS's) explanation is about its evaluation at ``t``; where the
+    program's reach is bounded (``Dialect.reach``: the answers at ``t`` depend only on input
+    in ``[t - back, t + ahead]`` and on the tuple windows' last facts) it needs the input
+    from where the backfill's segments warm up to ``t + ahead`` (the ``@``-heads'), with the
+    stream's first time kept so that windows are cut where the whole stream's are, and a
+    time advance to ``t + ahead``: its time does not grow with the stream.  The others read
+    all of it: an interval answer's explanation shows the maximal intervals of the answer
+    and its premises, which the input before the warm-up and after ``t`` may both extend,
+    and RTEC's reach is unbounded (inertia reaches back to the origin, and an entity's first
+    event grounds its statically determined fluents from 0, as caviar's ``close_34``).  So
+    does a program whose answers keep earlier choices (``Dialect.keeps_choices``: a LARS
+    program that is not stratified), which an evaluation from the warm-up would choose anew."""
     reach = row.reach(program)
-    span = span_of(events, row.origin)
-    if reach is None or span is None:
+    if not row.discrete or reach is None or not events or row.keeps_choices(program):
         return events
-    first = span[0]
-    counts: dict[Any, int] = {}
+    first = last = events[0].t  # (``span_of``'s first and last, for time points: one pass, no intervals)
     for ev in events:
-        if ev.is_fact:
-            counts[ev.t] = counts.get(ev.t, 0) + (-1 if ev.retract else 1)
+        at = ev.t
+        if at > last:
+            last = at
+        elif at < first and not ev.retract:
+            first = at
+    if row.origin is not None:
+        first = min(first, row.origin)
+    counts: dict[Any, int] = {}
+    if reach.facts:
+        for ev in events:
+            if ev.is_fact:
+                counts[ev.t] = counts.get(ev.t, 0) + (-1 if ev.retract else 1)
     warm = warm_up(t, reach, lambda x: max(0, counts.get(x, 0)), first)
-    # (later input stays: it cannot change the answers at t, but it ends the intervals shown)
-    return [Event(first), *(ev for ev in events if extent(ev)[1] >= warm)]
+    until = t + reach.ahead
+    kept = [Event(first), *(ev for ev in events if warm <= ev.t <= until)]
+    if until < last:
+        kept.append(Event(until))
+    return kept
 
 
 def _shown(query: Query) -> str:

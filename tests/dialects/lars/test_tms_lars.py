@@ -14,7 +14,7 @@ import random
 import sys
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: helpers
@@ -392,6 +392,7 @@ def _delayed(events: list[Event], rng: random.Random) -> list[Event]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 10**9))
+@example(2102769)  # a replay's warm-up labels were kept as the live ones: a stale d(2) after p(2)@0's retraction
 def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
     import io
 
@@ -429,6 +430,30 @@ def test_corrections_leave_an_answer_set_at_every_point(seed: int) -> None:
             assert at_t in expected, f"t={t}: {sorted(at_t)} not among {[sorted(x) for x in expected]}"
         else:
             assert not at_t
+
+
+def test_a_late_retraction_after_a_replay_with_a_warm_up_leaves_no_stale_atom() -> None:
+    """The example above by hand.  q(1)@4 arriving late replays from 4 with a warm-up from 1,
+    which sees no p(2)@0 before it (so derives e(2) at 2); those warm-up labels must not
+    become the live ones that the replay of p(2)@0's retraction follows.  Without p(2)@0,
+    nothing derives c(2) at 0..2, so at 2 the one answer set is {e(2)}: no d(2)."""
+    import io
+
+    from meaning import meaning
+
+    from chronolog.runtime.embedded import run_embedded
+
+    program = parse("a(X) :- p(X) [3], not b(X).\nb(X) :- p(X) [3], not a(X).\nc(X) :- a(X).\n"
+                    "c(Y) :- c(X), r(X,Y) [0].\nd(X) :- c(X), not e(X).\ne(X) :- q(X) [0], not d(X).\n")
+    arrival = [Event(0, "p", (2,)), Event(1), Event(2, "r", ("a", "a")), Event(3, "r", (1, 2)), Event(3, "p", (2,)),
+               Event(2, "q", (2,)), Event(3, "p", ("a",)), Event(4, "q", (1,)), Event(4, "r", (1, 1)), Event(5),
+               Event(4, "p", (1,)), Event(6, "p", ("a",)), Event(6, "p", ("a",)), Event(0, "p", (2,), True),
+               Event(6, "p", ("a",), True)]
+    out = io.StringIO()
+    run_embedded(program, arrival, out, mode="tms", seed=0)
+    got = meaning([json.loads(x) for x in out.getvalue().splitlines()], (0, 6), running=True)
+    assert {(p, a) for p, a, t in got if t == 2} == {("e", (2,))}
+    assert {(p, a) for p, a, t in got if t in (0, 1)} == set()
 
 
 # ---------------------------------------------------------------- a later start (the backfill's segments)

@@ -25,7 +25,7 @@ from chronolog.core.events import Event, withdrawn
 from chronolog.core.explanation import Node
 from chronolog.core.source import Loc
 from chronolog.dialects.lars.engine.rules import _Undefined
-from chronolog.dialects.lars.engine.tms_relations import _eval, _pattern, _unify, _Window
+from chronolog.dialects.lars.engine.tms_relations import _eval, _index, _pattern, _unify, _Window
 from chronolog.dialects.lars.ir import Atom as IrAtom
 from chronolog.dialects.lars.ir import Compare, Const, ExtAtom, Op, Program, Rule, TupleWindow, Var
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_program
@@ -65,6 +65,8 @@ class Scene:
 
     def __init__(self, program: Program, plan: Plan, events: Iterable[Event], answer: set[Atom], t: int) -> None:
         self.program, self.plan, self.t = program, plan, t
+        self._indexes: dict[tuple[int, frozenset[str]], tuple[Any, ExtAtom, dict, list]] = {}  # (``matches``)
+        self._times: dict[PredKey, tuple[frozenset, dict[tuple, list[int]]]] = {}  # (``times_of``)
         self.timed = at_head_predicates(program)
         facts: dict[int, list[tuple[PredKey, tuple, Loc | None]]] = {}
         t1: int | None = None
@@ -133,18 +135,39 @@ class Scene:
         timed = (atom[0], len(atom[1]) - 1)
         return timed if timed in self.timed else (atom[0], len(atom[1]))
 
+    def times_of(self, key: PredKey, args: tuple) -> list[int]:
+        """The times of an ``@``-head predicate's atoms with ``args`` in the answer, in order."""
+        by_args = self._times.get(key)
+        if by_args is None or by_args[0] is not self.answer.get(key):
+            rows = self.answer.get(key, frozenset())
+            grouped: dict[tuple, list[int]] = {}
+            for row in rows:
+                grouped.setdefault(row[:-1], []).append(row[-1])
+            by_args = self._times[key] = (rows, {a: sorted(ts) for a, ts in grouped.items()})
+        return by_args[1].get(args, [])
+
     def holds(self, atom: Atom) -> bool:
         return atom[1] in self.answer.get(self.key_of(atom), frozenset())
 
     # -- one literal ---------------------------------------------------------------------
     def matches(self, lit: ExtAtom, env: Binding) -> list[Binding]:
-        """``env`` extended by every way the (positive reading of the) literal holds at T."""
+        """``env`` extended by every way the (positive reading of the) literal holds at T: the
+        rows its relation has at the values ``env`` binds (``_index``, kept per literal and
+        bound variables, as the grounder does), not a scan of them all for each binding."""
         pattern = _pattern(lit)
+        bound = frozenset(x.name for x in pattern if isinstance(x, Var) and x.name in env)
+        got = self._indexes.get((id(lit), bound))
+        if got is None or got[0] is not self.window:
+            got = (self.window, lit, *_index(pattern, bound, self.window.relation(lit)))
+            self._indexes[(id(lit), bound)] = got
+        _, _, index, keyed = got
+        rows = index.get(tuple(x.value if isinstance(x, Const) else env[x.name] for x in keyed), ()) if keyed \
+            else self.window.relation(lit)
         out = []
-        for row in self.window.relation(lit):
-            got = _unify(pattern, row, env)
-            if got is not None:
-                out.append(got)
+        for row in rows:
+            unified = _unify(pattern, row, env)
+            if unified is not None:
+                out.append(unified)
         return out
 
     def span(self, lit: ExtAtom) -> tuple[int, int]:
@@ -273,7 +296,7 @@ def _reads(scene: Scene, lit: ExtAtom, b: Binding) -> list[Atom]:
     if lit.atom.key not in scene.timed:
         return [(lit.atom.pred, args)]
     lo, hi = scene.span(lit)
-    times = sorted(row[-1] for row in scene.answer.get(lit.atom.key, ()) if row[:-1] == args and lo <= row[-1] <= hi)
+    times = [x for x in scene.times_of(lit.atom.key, args) if lo <= x <= hi]
     if lit.op is Op.AT and isinstance(lit.time, Var | Const):
         at = _eval(lit.time, b)
         times = [x for x in times if x == at]

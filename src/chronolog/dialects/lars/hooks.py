@@ -91,6 +91,12 @@ def lars_reach(program: Any) -> Reach | None:
     return Reach(plan.state_reach, plan.tuple_reach, plan.output_reach)
 
 
+def lars_keeps_choices(program: Any) -> bool:
+    """Not stratified: the answer set at t keeps the choices of earlier times (the TMS's
+    labels), so the answers at t are not a function of the input in the reach alone."""
+    return not lars_plan(program).stratified
+
+
 def lars_retaining(program: Any, retention: Any) -> Any:
     return LarsEvaluator(lars_plan(program), retention=lars_retention(retention))
 

@@ -360,7 +360,7 @@ class Reasoner:
             return union, engine
         begin = self.warm_up_start(log, t1, max(start, t1))
         self._run(engine, log, begin, end, start, union, self.observe if observe else None)
-        self._inherit(engine, begin)
+        self._inherit(engine, max(begin, start))
         return union, engine
 
     def _replay_engine(self, t1: int) -> Engine:
@@ -370,9 +370,13 @@ class Reasoner:
             engine.follow(self.engine)  # type: ignore[attr-defined]
         return engine
 
-    def _inherit(self, engine: Engine, begin: int) -> None:
+    def _inherit(self, engine: Engine, start: int) -> None:
+        """A TMS replay's labels from ``start`` on; before it the live engine's: those of the
+        replay's warm-up (from ``warm_up_start``) are exact only at ``start``, a later replay
+        following them would choose after labels that no evaluation had (a stale ``d(2)``
+        after a late retraction of ``p(2)@0``, tests/dialects/lars/test_tms_lars.py)."""
         if hasattr(engine, "inherit") and self.engine is not None and hasattr(self.engine, "history"):
-            engine.inherit(self.engine, begin)  # type: ignore[attr-defined]
+            engine.inherit(self.engine, start)  # type: ignore[attr-defined]
 
     def _replay_shared(
         self, old_log: Callable[[int], Entry], new_log: Callable[[int], Entry], dirty: int, start: int, end: int
@@ -391,7 +395,7 @@ class Reasoner:
         before, after = set(shared), set(shared)
         self._run(old_engine, old_log, max(begin, dirty), end, start, before)
         self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe)
-        self._inherit(engine, begin)
+        self._inherit(engine, max(begin, start))
         return before, after, engine
 
     @staticmethod

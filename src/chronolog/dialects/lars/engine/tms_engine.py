@@ -133,9 +133,11 @@ class TmsEngine:
         """Replay the past as ``previous`` evaluated it (its labels guide the choices)."""
         self.guide = previous.history
 
-    def inherit(self, previous: TmsEngine, begin: int) -> None:
-        """After a replay from ``begin``: the labels before it are the previous engine's."""
-        self.history = {t: labels for t, labels in previous.history.items() if t < begin} | self.history
+    def inherit(self, previous: TmsEngine, start: int) -> None:
+        """After a replay exact from ``start``: the labels before it are the previous engine's
+        (the replay's own there are its warm-up's, which saw only part of the windows)."""
+        self.history = {t: labels for t, labels in previous.history.items() if t < start} | \
+            {t: labels for t, labels in self.history.items() if t >= start}
         self.guide = None
 
     def forget_before(self, t: int) -> None:
