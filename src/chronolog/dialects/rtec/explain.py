@@ -13,8 +13,7 @@ and the interval operations of statically determined fluents are not unfolded ye
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from math import inf
+from collections.abc import Callable
 from typing import Any
 
 from chronolog.core import intervals as I
@@ -22,26 +21,9 @@ from chronolog.core.events import Event
 from chronolog.core.explanation import Node
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Slot
+from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
-
-
-def _interval(text: str) -> I.Iv:
-    lo, hi = text[1:-1].split(",")
-    return (int(lo), text[0] == "[", inf if hi == "inf" else int(hi), text[-1] == "]")
-
-
-def answers_of(lines: Iterable[dict]) -> dict[Atom, list[I.Iv]]:
-    """What answer lines mean per atom: +1 intervals added, -1 ones taken away, in order."""
-    out: dict[Atom, list[I.Iv]] = {}
-    for line in lines:
-        if "pred" not in line:
-            continue
-        atom = (line["pred"], tuple(line.get("args", ())))
-        iv = _interval(line["interval"]) if "interval" in line else I.point(int(line["t"]))
-        held = out.get(atom, [])
-        out[atom] = I.coalesce([*held, iv]) if line.get("diff", 1) == 1 else I.subtract(held, [iv])
-    return out
 
 
 def _fluent(term: Any) -> tuple[str, int] | None:
@@ -113,19 +95,14 @@ def _where(rule: Any) -> str:
     return f"{loc.file}:{loc.line}" if loc is not None else "?"
 
 
-def _atom_text(atom: Atom) -> str:
-    name, args = atom
-    return f"{name}({','.join(str(a) for a in args)})" if args else name
-
-
 def _events_at(events: list[Event], t: Any, reads: list[tuple[str, dict[int, Any]]]) -> list[Node]:
     """The input events at ``t`` that one of ``reads`` matches."""
     def read(ev: Event) -> bool:
         return any(ev.pred == name and all(j < len(ev.args) and ev.args[j] == v for j, v in needs.items())
                    for name, needs in reads)
 
-    return [Node("event", f"input {_atom_text((ev.pred, tuple(ev.args)))} at {t}", where=str(ev.loc) if ev.loc else "",
-                 atom=_atom_text((ev.pred, tuple(ev.args))), time=t)
+    return [Node("event", f"input {atom_text(ev.pred, tuple(ev.args))} at {t}", where=str(ev.loc) if ev.loc else "",
+                 atom=atom_text(ev.pred, tuple(ev.args)), time=t)
             for ev in events if ev.t == t and ev.pred is not None and not ev.retract and read(ev)]
 
 
@@ -139,18 +116,18 @@ def why(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom
     shown = I.text(held)
     sdf = rules.about("holdsFor", atom)
     if sdf:
-        return Node("atom", f"{_atom_text(atom)} on {shown}: statically determined (holdsFor); its interval "
-                            "operations are not unfolded yet", atom=_atom_text(atom), time=t, interval=shown,
+        return Node("atom", f"{atom_text(*atom)} on {shown}: statically determined (holdsFor); its interval "
+                            "operations are not unfolded yet", atom=atom_text(*atom), time=t, interval=shown,
                     children=_rule_nodes(sdf, "holdsFor"))
     start = held[0]
     inits = rules.about("initiatedAt", atom)
     t0 = start - rules.tick
     cited = _events_at(events, t0, rules.events_read(inits, atom))
     if not cited and start == 0 and rules.program.initially:
-        return Node("atom", f"{_atom_text(atom)} on {shown}: holds from the start (initially)", atom=_atom_text(atom),
+        return Node("atom", f"{atom_text(*atom)} on {shown}: holds from the start (initially)", atom=atom_text(*atom),
                     time=t, interval=shown)
-    return Node("rule", f"{_atom_text(atom)} on {shown}: initiated at {t0}, not terminated in ({t0},{t}]",
-                atom=_atom_text(atom), time=t, interval=shown,
+    return Node("rule", f"{atom_text(*atom)} on {shown}: initiated at {t0}, not terminated in ({t0},{t}]",
+                atom=atom_text(*atom), time=t, interval=shown,
                 rule=f"{_where(inits[0])}: initiatedAt rule" if inits else "",
                 children=[*cited, Node("test", f"not terminated in ({t0},{t}]: it holds on {shown}",
                                        window=f"({t0},{t}]")])
@@ -158,7 +135,7 @@ def why(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom
 
 def why_not(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom: Atom, t: Any) -> Node:
     held = answers.get(atom, [])
-    name = _atom_text(atom)
+    name = atom_text(*atom)
     inits = rules.about("initiatedAt", atom)
     if not held:
         text = f"{name} never holds: never initiated" if inits or not rules.about("holdsFor", atom) else \
@@ -183,7 +160,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
     rules = Rules(program)
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        seen, answers = list(events), answers_of(lines)
+        seen, answers = list(events), I.answers(lines)
         return why(rules, seen, answers, atom, t) if mode == "why" else why_not(rules, seen, answers, atom, t)
 
     return explain

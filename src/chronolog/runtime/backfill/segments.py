@@ -24,11 +24,11 @@ from typing import Any
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event
-from chronolog.core.intervals import Iv
+from chronolog.core.intervals import Iv, meaning
 from chronolog.core.reach import Reach
 from chronolog.core.records import record
 from chronolog.evaluator import Time
-from chronolog.runtime.backfill.meaning import Domain, meaning
+from chronolog.runtime.backfill.meaning import Domain
 from chronolog.runtime.fleet.topology import partition_of
 
 Atom = tuple[str, tuple]  # (pred, args)
