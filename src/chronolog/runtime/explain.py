@@ -310,7 +310,9 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} does not hold at {time_text(query.t)} (ask --why-not)")
     if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
-    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
+    # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
+    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,  # type: ignore[no-any-return]
+                                evaluator=evaluator)
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:

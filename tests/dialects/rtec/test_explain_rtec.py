@@ -31,11 +31,12 @@ def test_why_and_why_not_by_hand(tmp_path, capsys):
     assert code == 0, err
     root = got["why"]
     assert root["text"] == "open(d1) on [4,9): initiated at 3, not terminated in (3,5]"
-    assert root["rule"] == {"file": prog, "line": 1, "text": "initiatedAt rule"} and root["interval"] == "[4,9)"
+    assert root["rule"] == {"file": prog, "line": 1, "text": "initiatedAt(open(D)=true,T) :- happensAt(opened(D),T)"}
+    assert root["bindings"] == {"D": "d1", "T": 3} and root["interval"] == "[4,9)"
     assert [(n["text"], n["source"]) for n in walk(root) if n["kind"] == "event"] == [
         ("input opened(d1) at 3", f"{stream}:1:1")]
     code, got, _ = explain(capsys, prog, stream, "why-not", "open(d1)@10")
-    assert got["why-not"]["text"] == "open(d1) does not hold at 10: initiated at 3, terminated at 8"
+    assert got["why-not"]["text"] == f"open(d1) does not hold at 10: initiated at 3, terminated at 8 by closed(d1) ({stream}:2:1)"
     assert [n["source"] for n in walk(got["why-not"]) if n["kind"] == "event"] == [f"{stream}:2:1"]
     code, got, _ = explain(capsys, prog, stream, "why-not", "open(d2)@10")
     assert got["why-not"]["text"] == "open(d2) never holds: never initiated"

@@ -490,7 +490,8 @@ def explainer(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``)."""
     plan = plan_program(program)
 
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
+                evaluator: Any = None) -> Any:
         events = list(events)
         if (atom[0], len(atom[1])) not in at_head_predicates(program):
             scene = Scene(program, plan, events, answer_at(lines, t), t)

@@ -1,166 +1,583 @@
-"""Why an Event Calculus fluent holds at T, or why not (``chronolog explain --why / --why-not``),
-read from its maximal intervals — the answers ``run`` writes — and the input around their ends.
+"""Why an Event Calculus fluent holds at T, or why not (``chronolog explain --why / --why-not``).
 
-A simple fluent F=V holds on ``[s, e)``: it was initiated at ``s − tick`` (the clock tick)
-and not terminated in ``(s − tick, T]``; the explanation names the ``initiatedAt`` rules of
-F=V and the input events at ``s − tick`` whose event those rules read (``happensAt``), with
-their input lines.  Why not: never initiated, first initiated after T, or initiated at
-``s − tick`` and terminated at ``e − tick ≤ T`` (the events there that ``terminatedAt`` rules of
-F=V, or ``initiatedAt`` rules of another value of F, read).  This is what the intervals and
-the rules' events show; the conditions of a rule body (``holdsAt``, background predicates)
-and the interval operations of statically determined fluents are not unfolded yet.
+The explanation reads the evaluator's store after ``run``'s evaluation of the input (every
+fluent's maximal intervals, the events, the points) and solves the rules again, with the
+evaluator's own built-ins, at the few time points it needs — nothing is recorded while
+running:
+
+* a simple fluent F=V on ``[s, e)`` was initiated at ``t0 = s − tick``: the ``initiatedAt``
+  rule whose body holds there (its bindings, each condition unfolded: ``happensAt`` of an
+  input event down to its input line, of a derived event to its rule, ``start``/``end`` and
+  ``holdsAt`` of other fluents to their own intervals, a negated condition with its why-not),
+  or ``initially``, or a deadline ``fi/3``; and it is not terminated in ``(t0, T]``: the
+  ``terminatedAt`` rules (and ``initiatedAt`` rules of other values) listed as checked;
+* a statically determined fluent: its ``holdsFor`` rule, each interval operation with its
+  result, and each operand unfolded — the operands that must hold at T (``union_all``: one
+  that does; ``intersect_all``: all) with their why, those that must not (subtracted,
+  complemented) negated with their why-not.
+
+Why not: never initiated, first initiated after T, or initiated at t0 and terminated at
+t1 ≤ T (the ``terminatedAt`` rule and the event that did it, with its input line); then,
+per ``initiatedAt`` rule of F=V, the first condition (in the rule's order) that fails at
+``T − tick`` (the latest initiation that would make it hold at T) for the query's bindings,
+variables the head leaves open read as "some value".  For a statically determined fluent,
+per ``holdsFor`` rule, the interval operation whose result leaves T out and the operands
+that make it so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
+from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.terms import Slot
+from chronolog.dialects.rtec.prolog import INFIX, term_text
+from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
 from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
+Fluent = tuple[Key, tuple, Any]  # (functor and arity, arguments, value)
+_DONE = object()
+_OPS = {("union_all", 2), ("intersect_all", 2), ("relative_complement_all", 3), ("complement_all", 2)}
 
 
-def _fluent(term: Any) -> tuple[str, int] | None:
-    """The name and arity of a fluent term (``open(D)`` or ``alarm``)."""
-    if isinstance(term, tuple) and term and isinstance(term[0], str):
-        return term[0], len(term) - 1
-    return (term, 0) if isinstance(term, str) else None
+def show(term: Any, names: dict[int, str] | None = None) -> str:
+    """A term as the program writes it (variables by their names, ``_`` if unnamed)."""
+    term = deref(term)
+    if type(term) is Slot:
+        return (names or {}).get(term.i, "_")
+    if type(term) is Var:
+        return "_"
+    if type(term) is Ivs:
+        return ivs_text(term.pairs)
+    if isinstance(term, tuple):
+        if term[0] == "." and len(term) == 3:
+            items = []
+            while isinstance(term, tuple) and term[0] == "." and len(term) == 3:
+                items.append(show(term[1], names))
+                term = deref(term[2])
+            return "[" + ",".join(items) + ("" if term == "[]" else "|" + show(term, names)) + "]"
+        if len(term) == 3 and term[0] in INFIX and not term[0].isalpha():
+            return f"{show(term[1], names)}{term[0]}{show(term[2], names)}"
+        return f"{term[0]}({','.join(show(a, names) for a in term[1:])})"
+    return term_text(term)
 
 
-class Rules:
-    """The program's rules about a fluent-value pair, and the events their bodies read."""
+def ivs_text(pairs: Iterable[tuple]) -> str:
+    """An RTEC interval list as answer lines write intervals: ``[[4,9),[12,inf)]``."""
+    return "[" + ",".join(I.text((a, True, b, False)) for a, b in pairs) + "]"
 
-    def __init__(self, program: RtecProgram) -> None:
+
+def rule_text(rule: Rule) -> str:
+    """``file:line: the clause`` (what ``Node.rule`` holds)."""
+    where = f"{rule.loc.file}:{rule.loc.line}: " if rule.loc is not None else ""
+    head = show(rule.head, rule.names)
+    return where + (head + " :- " + ", ".join(show(g, rule.names) for g in rule.body) if rule.body else head)
+
+
+def _bindings(rule: Rule, vs: list) -> dict[str, Any]:
+    out = {}
+    for i, name in sorted(rule.names.items()):
+        value = resolve(vs[i])
+        if not name.startswith("_") and type(value) is not Var and not _has_var(value):
+            out[name] = value if type(value) in (int, str) else show(value)
+    return out
+
+
+def _has_var(t: Any) -> bool:
+    t = deref(t)
+    return type(t) is Var or (type(t) is tuple and any(_has_var(a) for a in t[1:]))
+
+
+class Explainer:
+    """The rules and the evaluated store of one event description over one input."""
+
+    def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False) -> None:
         self.program = program
+        self.ev = ev
         self.tick = program.clock_tick
+        self.every = every
+        ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
+        self.solver = ev.solver
+        self.inputs: dict[tuple[str, tuple], list[Event]] = {}  # (pred, args as text) -> its input events
+        for e in events:
+            if e.pred is not None and not e.retract:
+                self.inputs.setdefault((e.pred, tuple(term_text(a) for a in e.args)), []).append(e)
 
-    def about(self, kind: str, atom: Atom, same_value: bool = True) -> list[Any]:
-        """The rules of ``kind`` (initiatedAt, terminatedAt, holdsFor) whose head is the fluent of
-        ``atom`` with its value (``same_value``) or with another one."""
+    # ------------------------------------------------------------ what is what
+
+    def fluent_of(self, atom: Atom) -> Fluent:
+        """An answer atom (value last unless ``true``) as the fluent-value pair it stands for."""
+        name, args = atom
+        arities = {k[1] for e in self.ev.h.kind for k in [e[1]] if e[0] == "fluent" and k[0] == name}
+        arities |= {k[1] for k in self.ev.store.fluents if k[0] == name}
+        if len(args) in arities:
+            return (name, len(args)), tuple(args), "true"
+        if args and len(args) - 1 in arities:
+            return (name, len(args) - 1), tuple(args[:-1]), args[-1]
+        return (name, len(args)), tuple(args), "true"
+
+    def point(self, key: Key) -> bool:
+        """An input fluent given as points (``points/1``, ``buildFromPoints/1``)."""
+        return key[0] in self.ev.point_decl and key in self.ev.store.points
+
+    def simple(self, key: Key) -> bool:
+        return ("fluent", key, None) in self.ev.h.kind
+
+    def sdf(self, key: Key, value: Any) -> bool:
+        return ("fluent", key, value) in self.ev.h.kind and not self.simple(key)
+
+    def rules(self, kind: str, key: Key) -> list[Rule]:
+        """The rules of ``kind`` whose head is a value of fluent ``key`` (or event ``key``)."""
         out = []
-        for head_kind, rule in self.program.rules:
-            head = rule.head
-            if head_kind != kind or not isinstance(head, tuple) or len(head) < 2:
+        for k, rule in self.program.rules:
+            if k != kind:
                 continue
-            pair = head[1]
-            if not (isinstance(pair, tuple) and len(pair) == 3 and pair[0] == "="):
-                continue
-            name = _fluent(pair[1])
-            value = pair[2]
-            if name is None or name[0] != atom[0] or len(atom[1]) not in (name[1], name[1] + 1):
-                continue
-            wanted = atom[1][name[1]] if len(atom[1]) == name[1] + 1 else "true"
-            fixed = isinstance(value, (str, int))
-            if fixed and (value == wanted) != same_value:
-                continue
-            out.append(rule)
+            head = rule.head[1]
+            got = _key(head) if kind == "happensAt" else _key(head[1]) if isinstance(head, tuple) else None
+            if got == key:
+                out.append(rule)
         return out
+
+    def interval(self, f: Fluent, t: Any) -> tuple | None:
+        """The maximal interval ``(a, b)`` of ``f`` that contains ``t`` (None if it does not hold)."""
+        key, args, value = f
+        if self.point(key):
+            return (t, t + self.tick) if (args, value) in self.ev.store.points[key].get(t, ()) else None
+        for a, b in self.ev.store.fluent_list(key, args, value):
+            if a <= t < b:
+                return (a, b)
+        return None
+
+    # ------------------------------------------------------------ solving a rule again, with its trace
+
+    def _solve(self, rule: Rule, head: Any) -> Iterator[tuple[list, list]]:
+        """The solutions of ``rule`` for the ground ``head``: (its variables, its body goals),
+        bindings in place while a solution is current."""
+        vs = [Var() for _ in range(rule.nvars)]
+        goals = [inst(g, vs) for g in rule.body]
+        mark = len(self.solver.trail)
+        try:
+            if self.solver.unify(inst(rule.head, vs), head):
+                for _ in self.solver.body(goals, 0, [False], 0):
+                    yield vs, goals
+        finally:
+            self.solver.undo(mark)
+
+    def _first_failing(self, rule: Rule, head: Any) -> tuple[int, dict[str, Any], list] | None:
+        """The first body goal (0-based) that no solution of the goals before it satisfies,
+        with the bindings and goals of the first solution of those before it; None if the
+        body holds."""
+        vs = [Var() for _ in range(rule.nvars)]
+        goals = [inst(g, vs) for g in rule.body]
+        mark = len(self.solver.trail)
+        try:
+            if not self.solver.unify(inst(rule.head, vs), head):
+                return None
+            for k in range(len(goals) + 1):
+                inner = len(self.solver.trail)
+                found = next(iter(self.solver.body(goals[:k], 0, [False], 0)), _DONE) is not _DONE
+                self.solver.undo(inner)
+                if not found:
+                    prefix = next(iter(self.solver.body(goals[:k - 1], 0, [False], 0)), _DONE)
+                    shown = [resolve(g) for g in goals] if prefix is not _DONE else goals
+                    return k - 1, _bindings(rule, vs), shown
+            return None
+        except SolveError:
+            return None
+        finally:
+            self.solver.undo(mark)
+
+    # ------------------------------------------------------------ why
+
+    def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        held = self.interval(f, t)
+        shown = I.text((held[0], True, held[1], False)) if held else ""
+        about: dict[str, Any] = {"atom": name, "time": t, "interval": shown}
+        if held is None:
+            return Node("atom", f"{name} does not hold at {t}", **about)
+        if (f, held) in path:
+            return Node("atom", f"{name} on {shown} (explained above)", **about)
+        if depth is not None and depth < 0:
+            return Node("atom", f"{name} on {shown} (cut at --depth)", **about)
+        path = path | {(f, held)}
+        more = None if depth is None else depth - 1
+        if self.simple(key):
+            return self._why_simple(f, t, held, more, path, about)
+        if self.sdf(key, value):
+            return self._why_sdf(f, t, held, more, path, about)
+        return self._input(f, t, held, about)
+
+    def _input(self, f: Fluent, t: Any, held: tuple, about: dict[str, Any]) -> Node:
+        """An input fluent: the input points or intervals that make it hold at ``t``."""
+        key, args, value = f
+        pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
+        got = []
+        for e in self.inputs.get(pred_args, []):
+            span = e.span if e.span is not None else (e.t, True, e.t, True)
+            if I.contains(span, t) or (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
+                got.append(self._leaf(e))
+        if self.point(key):
+            return Node("input", f"{about['atom']} at {t}: an input point", children=got, atom=about["atom"], time=t)
+        return Node("input", f"{about['atom']} on {about['interval']}: input", children=got, **about)
+
+    def _leaf(self, e: Event) -> Node:
+        what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
+        when = I.text(e.span) if e.span is not None else str(e.t)
+        return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
+                    where="" if e.loc is None else str(e.loc), atom=what,
+                    **({"interval": I.text(e.span)} if e.span is not None else {"time": e.t}))
+
+    def _why_simple(self, f: Fluent, t: Any, held: tuple, depth: int | None, path: frozenset,
+                    about: dict[str, Any]) -> Node:
+        key, args, value = f
+        name, shown = about["atom"], about["interval"]
+        t0 = held[0] - self.tick
+        fv = ("=", _fterm(key, args), value)
+        found = []
+        for rule in self.rules("initiatedAt", key):
+            for vs, goals in self._solve(rule, ("initiatedAt", fv, t0)):
+                found.append(Node("rule", f"{name} initiated at {t0}", rule=rule_text(rule),
+                                  bindings=_bindings(rule, vs), time=t0, atom=name,
+                                  children=self.conditions(goals, t0, depth, path)))
+                break
+            if found and not self.every:
+                break
+        if not found:
+            found = self._deadline(f, t0, depth, path) + self._initially(f, held)
+        if not found:
+            found = [Node("atom", f"{name}: no initiation found at {t0}")]
+        ends = [r for r in self.rules("terminatedAt", key)] + \
+               [r for r in self.rules("initiatedAt", key) if _value_of(r) not in (value, None)]
+        checked = Node("test", f"not terminated in ({t0},{t}]: no terminatedAt rule (nor an initiation of another "
+                               f"value) fires there — it holds on {shown}", window=f"({t0},{t}]",
+                       children=[Node("rule", "checked: its body does not hold in " + f"({t0},{t}]",
+                                      rule=rule_text(r)) for r in ends])
+        if held[0] == 0 and found[0].kind == "initially":
+            return Node("initially", f"{name} on {shown}: holds from the start (initially), not terminated in "
+                                     f"(0,{t}]", **about, children=[*found, checked])
+        return Node("rule", f"{name} on {shown}: initiated at {t0}, not terminated in ({t0},{t}]", **about,
+                    rule=found[0].rule, bindings=found[0].bindings,
+                    children=[*(found[0].children if found[0].kind == "rule" and len(found) == 1 else found),
+                              checked])
+
+    def _initially(self, f: Fluent, held: tuple) -> list[Node]:
+        if held[0] != 0:
+            return []
+        fv = ("=", _fterm(f[0], f[1]), f[2])
+        for rule in self.program.initially:
+            vs = [Var() for _ in range(rule.nvars)]
+            mark = len(self.solver.trail)
+            ok = self.solver.unify(inst(rule.head, vs)[1], fv)
+            self.solver.undo(mark)
+            if ok:
+                return [Node("initially", f"{self.name(f)} holds initially", rule=rule_text(rule))]
+        return []
+
+    def _deadline(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """F=V2 initiated at t0 by ``fi(F=V, F=V2, D)``: F=V initiated at t0 − D and not terminated since."""
+        out = []
+        fv2 = ("=", _fterm(f[0], f[1]), f[2])
+        for rule in self.program.deadlines:
+            vs = [Var() for _ in range(rule.nvars)]
+            mark = len(self.solver.trail)
+            h = inst(rule.head, vs)
+            if self.solver.unify(h[2], fv2) and type(deref(h[3])) is int:
+                got = _fv(resolve(h[1]))
+                d = deref(h[3])
+                if got is not None and t0 - d in self.ev.fi_inits.get(got, []):
+                    out.append(Node("rule", f"{self.name(f)} initiated at {t0} by a deadline: "
+                                            f"{self.name(got)} initiated at {t0 - d}, {d} before", rule=rule_text(rule),
+                                    time=t0, children=[self.why(got, t0 - d + self.tick, depth, path)]))
+            self.solver.undo(mark)
+        return out
+
+    def _why_sdf(self, f: Fluent, t: Any, held: tuple, depth: int | None, path: frozenset,
+                 about: dict[str, Any]) -> Node:
+        key, args, value = f
+        fv = ("=", _fterm(key, args), value)
+        for rule in self.rules("holdsFor", key):
+            if _value_of(rule) not in (value, None):
+                continue
+            for vs, goals in self._solve(rule, ("holdsFor", fv, Var())):
+                got = deref(vs[rule.head[2].i]) if type(rule.head[2]) is Slot else None
+                if type(got) is not Ivs or not any(a <= t < b for a, b in got.pairs):
+                    continue
+                children = self._operation(rule, goals, rule.head[2], vs, t, True, depth, path)
+                return Node("rule", f"{about['atom']} on {about['interval']}: statically determined, "
+                                    f"{show(got)} by its holdsFor rule", rule=rule_text(rule),
+                            bindings=_bindings(rule, vs), children=children, **about)
+        return Node("atom", f"{about['atom']} on {about['interval']}: statically determined, no holdsFor "
+                            f"rule found that gives it at {t}", **about)
+
+    def _operation(self, rule: Rule, goals: list, out: Any, vs: list, t: Any, holds: bool, depth: int | None,
+                   path: frozenset) -> list[Node]:
+        """Why the interval list ``out`` of a holdsFor body does (``holds``) or does not contain
+        ``t``: the goal that made it, unfolded to the operands that decide."""
+        target = deref(out if type(out) is not Slot else vs[out.i])
+        maker, made = None, -1
+        for i, g in enumerate(goals):
+            name, n = g[0], len(g) - 1
+            last = g[n] if (name, n) in _OPS or (name, n) == ("holdsFor", 2) else None
+            if last is not None and (last is out or (type(out) is Slot and last is vs[out.i]) or
+                                     (type(deref(last)) is Ivs and deref(last) is target)):
+                maker, made = g, i
+        if maker is None:
+            return [Node("condition", f"{show(target)} {'contains' if holds else 'leaves out'} {t}")]
+        name = maker[0]
+        if name == "holdsFor":
+            f = _fv(resolve(maker[1]))
+            assert f is not None
+            node = self.why(f, t, depth, path) if holds else self.why_not(f, t, depth, path)
+            if not holds:
+                node.negated = True
+            return [node]
+        result = deref(maker[-1])
+        text = f"{show(rule.body[made], rule.names)} = {show(result)}: {'contains' if holds else 'leaves out'} {t}"
+        parts: list[tuple[Any, bool]] = []  # (operand, whether it must hold at t)
+        lists = from_list(maker[1]) or []
+        if name == "relative_complement_all":
+            others = from_list(maker[2]) or []
+            parts = [(maker[1], True)] + [(x, False) for x in others] if holds else \
+                [(maker[1], False)] if not self._contains(maker[1], t) else \
+                [next((x, True) for x in others if self._contains(x, t))]
+        elif name == "complement_all":
+            parts = [(x, False) for x in lists] if holds else [next((x, True) for x in lists if self._contains(x, t))]
+        elif name == "union_all":
+            inside = [x for x in lists if self._contains(x, t)]
+            parts = ([(x, True) for x in inside] if self.every else [(inside[0], True)]) if holds else \
+                [(x, False) for x in lists]
+        else:  # intersect_all
+            parts = [(x, True) for x in lists] if holds else \
+                [next((x, False) for x in lists if not self._contains(x, t))]
+        children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path)]
+        return [Node("operation", text, window=ivs_text(deref(result).pairs) if type(deref(result)) is Ivs else "[]",
+                     children=children)]
 
     @staticmethod
-    def events_read(rules: list[Any], atom: Atom) -> list[tuple[str, dict[int, Any]]]:
-        """The events the rules' ``happensAt`` goals read for ``atom``: each event's name and the
-        values its arguments must have (those the rule shares with the fluent's, or constants)."""
-        out = []
+    def _contains(term: Any, t: Any) -> bool:
+        got = deref(term)
+        return type(got) is Ivs and any(a <= t < b for a, b in got.pairs)
+
+    def conditions(self, goals: list, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """The satisfied body goals of a rule instance, unfolded (cuts and ``true`` left out)."""
+        return [self.condition(g, t0, depth, path) for g in goals if deref(g) not in ("!", "true")]
+
+    def condition(self, goal: Any, t0: Any, depth: int | None, path: frozenset) -> Node:
+        """One satisfied body goal of a rule instance, unfolded."""
+        g = resolve(goal)
+        text = show(g)
+        if isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3:
+            e, at = g[1], g[2]
+            if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
+                f = _fv(e[1])
+                assert f is not None
+                when = at + self.tick if e[0] == "start" else at
+                what = "starts" if e[0] == "start" else "ends"
+                return Node("literal", f"{text}: {self.name(f)} {what} after {at}", atom=text, time=at,
+                            children=[self.why(f, when, depth, path)])
+            return self.event(e, at, depth, path)
+        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
+            f = _fv(g[1])
+            assert f is not None
+            return Node("literal", text, atom=text, time=g[2], children=[self.why(f, g[2], depth, path)])
+        if isinstance(g, tuple) and g[0] in ("\\+", "not") and len(g) == 2:
+            inner = g[1]
+            node = Node("negated", f"{text}: {show(inner)} does not hold", atom=text, negated=True)
+            if isinstance(inner, tuple) and inner[0] == "holdsAt" and len(inner) == 3:
+                f = _fv(inner[1])
+                if f is not None and type(inner[2]) is int:
+                    node.children.append(self.why_not(f, inner[2], depth, path))
+            elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
+                node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
+            return node
+        return Node("condition", f"{text} holds", atom=text)
+
+    def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node:
+        """``happensAt(e, at)``: the input event (with its line) or the derived event's rule."""
+        key = _key(e)
+        text = f"happensAt({show(e)},{at})"
+        rules = self.rules("happensAt", key) if key is not None else []
+        if not rules:
+            pred_args = (key[0] if key else "", tuple(term_text(a) for a in e[1:]) if isinstance(e, tuple) else ())
+            leaves = [self._leaf(x) for x in self.inputs.get(pred_args, []) if x.t == at]
+            return Node("literal", text, atom=text, time=at, children=leaves)
+        if depth is not None and depth < 0:
+            return Node("literal", f"{text} (cut at --depth)", atom=text, time=at)
         for rule in rules:
-            fluent = rule.head[1][1]
-            shared = {}  # variable number -> the atom's value at that position of the fluent
-            if isinstance(fluent, tuple):
-                for k, term in enumerate(fluent[1:]):
-                    if isinstance(term, Slot) and k < len(atom[1]):
-                        shared[term.i] = atom[1][k]
-            for goal in rule.body:
-                if not (isinstance(goal, tuple) and goal and goal[0] == "happensAt" and len(goal) > 1):
+            for vs, goals in self._solve(rule, ("happensAt", e, at)):
+                return Node("rule", f"{text}: a derived event", atom=text, time=at, rule=rule_text(rule),
+                            bindings=_bindings(rule, vs),
+                            children=self.conditions(goals, at, None if depth is None else depth - 1, path))
+        return Node("literal", f"{text}: in the store, with no derivation found", atom=text, time=at)
+
+    # ------------------------------------------------------------ why not
+
+    def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        if depth is not None and depth < 0:
+            return Node("why-not", f"{name} does not hold at {t} (cut at --depth)", atom=name, time=t)
+        more = None if depth is None else depth - 1
+        if self.simple(key):
+            return self._why_not_simple(f, t, more, path)
+        if self.sdf(key, value):
+            return self._why_not_sdf(f, t, more, path)
+        return Node("why-not", f"{name} does not hold at {t}: no input gives it there", atom=name, time=t)
+
+    def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        held = self.ev.store.fluent_list(key, args, value)
+        before = [p for p in held if p[1] <= t]
+        children: list[Node] = []
+        fields: dict[str, Any] = {}
+        if not held:
+            text = f"{name} never holds: never initiated"
+        elif not before:
+            text = f"{name} does not hold at {t}: first initiated at {held[0][0] - self.tick}, after {t}"
+        else:
+            a, b = before[-1]
+            t0, t1 = a - self.tick, b - self.tick
+            ends = self._terminations(f, t1, depth, path)
+            by = "; ".join(n.reason for n in ends if n.reason)
+            text = f"{name} does not hold at {t}: initiated at {t0}, terminated at {t1}" + (f" by {by}" if by else "")
+            fields = {"interval": I.text((a, True, b, False)), "literal": f"terminated at {t1}",
+                      "reason": f"held on {I.text((a, True, b, False))}, then terminated at {t1} <= {t}"}
+            children += ends
+        at = t - self.tick
+        if at >= 0:
+            fv = ("=", _fterm(key, args), value)
+            for rule in self.rules("initiatedAt", key):
+                if _value_of(rule) not in (value, None):
                     continue
-                name = _fluent(goal[1])
-                if name is None:
-                    continue
-                needs = {}
-                for j, term in enumerate(goal[1][1:] if isinstance(goal[1], tuple) else ()):
-                    if isinstance(term, Slot) and term.i in shared:
-                        needs[j] = shared[term.i]
-                    elif isinstance(term, (str, int)):
-                        needs[j] = term
-                out.append((name[0], needs))
-        return out
+                children.append(self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f))
+        return Node("why-not", text, atom=name, time=t, children=children, **fields)
+
+    def _terminations(self, f: Fluent, t1: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """What ended ``f`` at ``t1``: a terminatedAt rule of it, or an initiation of another value."""
+        key, args, value = f
+        fv = ("=", _fterm(key, args), value)
+        out = []
+        for rule in self.rules("terminatedAt", key):
+            for vs, goals in self._solve(rule, ("terminatedAt", fv, t1)):
+                out.append(self._ended(rule, vs, goals, t1, depth, path))
+                break
+        for rule in self.rules("initiatedAt", key):
+            if _value_of(rule) == value:
+                continue
+            other = ("=", _fterm(key, args), _value_of(rule) if _value_of(rule) is not None else Var())
+            for vs, goals in self._solve(rule, ("initiatedAt", other, t1)):
+                if deref(other[2]) != value:
+                    out.append(self._ended(rule, vs, goals, t1, depth, path, show(resolve(other))))
+                    break
+        return out if self.every else out[:1]
+
+    def _ended(self, rule: Rule, vs: list, goals: list, t1: Any, depth: int | None, path: frozenset,
+               other: str = "") -> Node:
+        kids = self.conditions(goals, t1, depth, path)
+        what = f"terminated at {t1} by a terminatedAt rule" if not other else \
+            f"terminated at {t1} by the initiation of {other}"
+        cause = next((c.children[0] for c in kids if c.children and c.children[0].kind == "event"), None)
+        by = "" if cause is None else f"{cause.atom}" + (f" ({cause.where})" if cause.where else "")
+        return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=_bindings(rule, vs),
+                    time=t1, children=kids, reason=by)
+
+    def _failing(self, rule: Rule, head: Any, at: Any, depth: int | None, path: frozenset, f: Fluent) -> Node:
+        """The first condition of ``rule`` that fails at ``at`` for the head ``head``."""
+        got = self._first_failing(rule, head)
+        if got is None:
+            ends = self._terminations(f, at, depth, path)
+            return Node("rule", f"its body holds at {at}, but {self.name(f)} is terminated at {at} too",
+                        rule=rule_text(rule), time=at, children=ends,
+                        reason="initiated and terminated at the same time")
+        k, bound, goals = got
+        lit = goals[k]
+        shown = show(lit)
+        reason = f"{shown} does not hold" + ("" if str(at) in shown else f" at {at}")
+        node = Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule), bindings=bound,
+                    literal=show(rule.body[k], rule.names), reason=reason, time=at)
+        g = resolve(lit)
+        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
+            sub = _fv(g[1])
+            if sub is not None and not _has_var(g[1]):
+                node.children.append(self.why_not(sub, g[2], depth, path))
+        elif isinstance(g, tuple) and g[0] in ("\\+", "not") and isinstance(g[1], tuple) and g[1][0] == "holdsAt":
+            sub = _fv(g[1][1])
+            if sub is not None and not _has_var(g[1][1]) and type(g[1][2]) is int:
+                node.children.append(self.why(sub, g[1][2], depth, path))
+        return node
+
+    def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        fv = ("=", _fterm(key, args), value)
+        children = []
+        for rule in self.rules("holdsFor", key):
+            if _value_of(rule) not in (value, None):
+                continue
+            out = Var()
+            got = self._first_failing(rule, ("holdsFor", fv, out))
+            if got is not None:
+                k, bound, goals = got
+                reason = f"{show(goals[k])} fails"
+                children.append(Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule),
+                                     bindings=bound, literal=show(rule.body[k], rule.names),
+                                     reason=reason))
+                continue
+            for vs, goals in self._solve(rule, ("holdsFor", fv, out)):
+                ops = self._operation(rule, goals, rule.head[2], vs, t, False, depth, path)
+                culprit = next((g for g in reversed(goals) if (g[0], len(g) - 1) in _OPS or g[0] == "holdsFor"), None)
+                reason = f"{show(deref(out))} leaves out {t}"
+                children.append(Node("rule", f"its interval operations give {show(deref(out))}, without {t}",
+                                     rule=rule_text(rule), bindings=_bindings(rule, vs),
+                                     literal=show(culprit) if culprit is not None else "", reason=reason,
+                                     children=ops))
+                break
+        text = f"{name} does not hold at {t}" + (": statically determined" if children else ": no holdsFor rule gives it")
+        return Node("why-not", text, atom=name, time=t, children=children)
+
+    def name(self, f: Fluent) -> str:
+        """F=V as answer lines name it: ``open(d1)``, ``status(3,voting)``."""
+        key, args, value = f
+        return atom_text(key[0], tuple(show(a) for a in args) + (() if value == "true" else (show(value),)))
 
 
-def _where(rule: Any) -> str:
-    loc = rule.loc
-    return f"{loc.file}:{loc.line}" if loc is not None else "?"
+def _value_of(rule: Rule) -> Any:
+    """The value a rule's head gives its fluent (None where it is a variable)."""
+    fv = rule.head[1]
+    v = fv[2] if isinstance(fv, tuple) and len(fv) == 3 else None
+    return None if type(v) is Slot or (isinstance(v, tuple) and any(type(x) is Slot for x in v[1:])) else v
 
 
-def _events_at(events: list[Event], t: Any, reads: list[tuple[str, dict[int, Any]]]) -> list[Node]:
-    """The input events at ``t`` that one of ``reads`` matches."""
-    def read(ev: Event) -> bool:
-        return any(ev.pred == name and all(j < len(ev.args) and ev.args[j] == v for j, v in needs.items())
-                   for name, needs in reads)
-
-    return [Node("event", f"input {atom_text(ev.pred, tuple(ev.args))} at {t}", where=str(ev.loc) if ev.loc else "",
-                 atom=atom_text(ev.pred, tuple(ev.args)), time=t)
-            for ev in events if ev.t == t and ev.pred is not None and not ev.retract and read(ev)]
-
-
-def _rule_nodes(rules: list[Any], kind: str) -> list[Node]:
-    article = "an" if kind[0] in "aeiou" else "a"
-    return [Node("rule", f"{article} {kind} rule of it", rule=f"{_where(r)}: {kind} rule") for r in rules]
-
-
-def why(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom: Atom, t: Any) -> Node:
-    held = next(iv for iv in answers.get(atom, []) if I.contains(iv, t))
-    shown = I.text(held)
-    sdf = rules.about("holdsFor", atom)
-    if sdf:
-        return Node("atom", f"{atom_text(*atom)} on {shown}: statically determined (holdsFor); its interval "
-                            "operations are not unfolded yet", atom=atom_text(*atom), time=t, interval=shown,
-                    children=_rule_nodes(sdf, "holdsFor"))
-    start = held[0]
-    inits = rules.about("initiatedAt", atom)
-    t0 = start - rules.tick
-    cited = _events_at(events, t0, rules.events_read(inits, atom))
-    if not cited and start == 0 and rules.program.initially:
-        return Node("atom", f"{atom_text(*atom)} on {shown}: holds from the start (initially)", atom=atom_text(*atom),
-                    time=t, interval=shown)
-    return Node("rule", f"{atom_text(*atom)} on {shown}: initiated at {t0}, not terminated in ({t0},{t}]",
-                atom=atom_text(*atom), time=t, interval=shown,
-                rule=f"{_where(inits[0])}: initiatedAt rule" if inits else "",
-                children=[*cited, Node("test", f"not terminated in ({t0},{t}]: it holds on {shown}",
-                                       window=f"({t0},{t}]")])
-
-
-def why_not(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom: Atom, t: Any) -> Node:
-    held = answers.get(atom, [])
-    name = atom_text(*atom)
-    inits = rules.about("initiatedAt", atom)
-    if not held:
-        text = f"{name} never holds: never initiated" if inits or not rules.about("holdsFor", atom) else \
-            f"{name} never holds (statically determined: its holdsFor rules give no interval)"
-        return Node("why-not", text, atom=name, time=t, children=_rule_nodes(inits, "initiatedAt"))
-    before = [iv for iv in held if iv[2] <= t]
-    if not before:
-        t0 = held[0][0] - rules.tick
-        return Node("why-not", f"{name} does not hold at {t}: first initiated at {t0}, after {t}", atom=name, time=t,
-                    children=_events_at(events, t0, rules.events_read(inits, atom)))
-    last = before[-1]
-    t0, t1 = last[0] - rules.tick, last[2] - rules.tick
-    ends = rules.about("terminatedAt", atom) + rules.about("initiatedAt", atom, same_value=False)
-    cited = _events_at(events, t1, rules.events_read(ends, atom))
-    return Node("why-not", f"{name} does not hold at {t}: initiated at {t0}, terminated at {t1}", atom=name, time=t,
-                interval=I.text(last), literal=f"terminated at {t1}",
-                reason=f"held on {I.text(last)}, then terminated at {t1} <= {t}", children=cited)
+def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEvaluator:
+    """The evaluator ``run`` used, if it kept everything (no retention, not windowed); else
+    one evaluation of the events again."""
+    if type(given) is RtecEvaluator and given.retention is None and given.done == INF:
+        return given
+    ev = RtecEvaluator(program)
+    for e in events:
+        ev.push(e)
+    ev.finish()
+    return ev
 
 
 def explainer(program: RtecProgram) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of an RTEC event description (``Dialect.explain``)."""
-    rules = Rules(program)
 
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        seen, answers = list(events), I.answers(lines)
-        return why(rules, seen, answers, atom, t) if mode == "why" else why_not(rules, seen, answers, atom, t)
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
+                evaluator: Any = None) -> Any:
+        seen = list(events)
+        ex = Explainer(program, evaluated(program, seen, evaluator), seen, every)
+        f = ex.fluent_of(atom)
+        return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth)
 
     return explain
