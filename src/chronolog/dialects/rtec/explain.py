@@ -107,8 +107,15 @@ class Explainer:
         self.solver = ev.solver
         self.inputs: dict[tuple[str, tuple], list[Event]] = {}  # (pred, args as text) -> its input events
         for e in events:
-            if e.pred is not None and not e.retract:
-                self.inputs.setdefault((e.pred, tuple(term_text(a) for a in e.args)), []).append(e)
+            if e.pred is None:
+                continue
+            same = self.inputs.setdefault((e.pred, tuple(term_text(a) for a in e.args)), [])
+            if not e.retract:
+                same.append(e)
+                continue
+            gone = next((i for i in range(len(same) - 1, -1, -1) if (same[i].t, same[i].span) == (e.t, e.span)), None)
+            if gone is not None:  # a retraction takes back the latest such event
+                del same[gone]
 
     # ------------------------------------------------------------ what is what
 
@@ -535,11 +542,13 @@ class Explainer:
                 continue
             for vs, goals in self._solve(rule, ("holdsFor", fv, out)):
                 ops = self._operation(rule, goals, rule.head[2], vs, t, False, depth, path)
-                culprit = next((g for g in reversed(goals) if (g[0], len(g) - 1) in _OPS or g[0] == "holdsFor"), None)
+                culprit = next((rule.body[i] for i in range(len(goals) - 1, -1, -1)
+                                if (goals[i][0], len(goals[i]) - 1) in _OPS or goals[i][0] == "holdsFor"), None)
                 reason = f"{show(deref(out))} leaves out {t}"
                 children.append(Node("rule", f"its interval operations give {show(deref(out))}, without {t}",
                                      rule=rule_text(rule), bindings=_bindings(rule, vs),
-                                     literal=show(culprit) if culprit is not None else "", reason=reason,
+                                     literal=show(culprit, rule.names) if culprit is not None else "",
+                                     reason=reason,
                                      children=ops))
                 break
         text = f"{name} does not hold at {t}" + (": statically determined" if children else ": no holdsFor rule gives it")
