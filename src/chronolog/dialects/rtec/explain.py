@@ -27,12 +27,14 @@ that make it so.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
+from chronolog.dialects.rtec.analysis import domain_feeds
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
@@ -105,6 +107,7 @@ class Explainer:
         self.every = every
         ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
         self.solver = ev.solver
+        self._moments: list | None = None
         self.inputs: dict[tuple[str, tuple], list[Event]] = {}  # (pred, args as text) -> its input events
         for e in events:
             if e.pred is None:
@@ -116,6 +119,16 @@ class Explainer:
             gone = next((i for i in range(len(same) - 1, -1, -1) if (same[i].t, same[i].span) == (e.t, e.span)), None)
             if gone is not None:  # a retraction takes back the latest such event
                 del same[gone]
+        # a dynamicDomain fact (``id(id4)``) -> the earliest input event that puts it in the domain
+        self.feeders: dict[tuple, Event] = {}
+        feeds = domain_feeds(program)
+        for same in self.inputs.values():
+            for e in same:
+                for dom, pos in feeds.get(e.pred or "", ()):
+                    if max(pos, default=-1) < len(e.args):
+                        fact = (dom, tuple(term_text(e.args[p]) for p in pos))
+                        if fact not in self.feeders or e.t < self.feeders[fact].t:
+                            self.feeders[fact] = e
 
     # ------------------------------------------------------------ what is what
 
@@ -218,10 +231,31 @@ class Explainer:
         path = path | {(f, held)}
         more = None if depth is None else depth - 1
         if self.simple(key):
-            return self._why_simple(f, t, held, more, path, about)
-        if self.sdf(key, value):
-            return self._why_sdf(f, t, held, more, path, about)
-        return self._input(f, t, held, about)
+            node = self._why_simple(f, t, held, more, path, about)
+        elif self.sdf(key, value):
+            node = self._why_sdf(f, t, held, more, path, about)
+        else:
+            return self._input(f, t, held, about)
+        node.children += self._grounded(f)
+        return node
+
+    def _grounded(self, f: Fluent) -> list[Node]:
+        """How ``grounding/1`` admits ``f`` where it reads the dynamic domain (``id(P)``): the
+        input event that put each value there (without it the fluent is not evaluated)."""
+        fv = ("=", _fterm(f[0], f[1]), f[2])
+        for rule in self.program.background.get(("grounding", 1), []):
+            for vs, goals in self._solve(rule, ("grounding", fv)):
+                facts = [resolve(g) for g in goals if _key(g) in self.program.dynamic_domain]
+                got = [(g, self.feeders.get(((g[0], len(g) - 1) if isinstance(g, tuple) else (g, 0),
+                                             tuple(term_text(a) for a in g[1:]) if isinstance(g, tuple) else ())))
+                       for g in facts]
+                if not got:
+                    return []
+                return [Node("grounding", f"admitted by grounding/1: {', '.join(show(g) for g, _ in got)} "
+                                          "(the dynamic domain, from the input)", rule=rule_text(rule),
+                             bindings=_bindings(rule, vs),
+                             children=[self._leaf(e) for _, e in got if e is not None])]
+        return []
 
     def _input(self, f: Fluent, t: Any, held: tuple, about: dict[str, Any]) -> Node:
         """An input fluent: the input points or intervals that make it hold at ``t``."""
@@ -262,19 +296,185 @@ class Explainer:
             found = self._deadline(f, t0, depth, path) + self._initially(f, held)
         if not found:
             found = [Node("atom", f"{name}: no initiation found at {t0}")]
-        ends = [r for r in self.rules("terminatedAt", key)] + \
-               [r for r in self.rules("initiatedAt", key) if _value_of(r) not in (value, None)]
-        checked = Node("test", f"not terminated in ({t0},{t}]: no terminatedAt rule (nor an initiation of another "
-                               f"value) fires there — it holds on {shown}", window=f"({t0},{t}]",
-                       children=[Node("rule", "checked: its body does not hold in " + f"({t0},{t}]",
-                                      rule=rule_text(r)) for r in ends])
+        start = max(t0, 0)
+        checked = Node("test", f"not terminated in [{start},{t}): no terminatedAt rule (nor an initiation of another "
+                               f"value) fires there — it holds on {shown}", window=f"[{start},{t})",
+                       children=self._kept(f, start, t, depth, path))
         if held[0] == 0 and found[0].kind == "initially":
             return Node("initially", f"{name} on {shown}: holds from the start (initially), not terminated in "
-                                     f"(0,{t}]", **about, children=[*found, checked])
-        return Node("rule", f"{name} on {shown}: initiated at {t0}, not terminated in ({t0},{t}]", **about,
+                                     f"[0,{t})", **about, children=[*found, checked])
+        return Node("rule", f"{name} on {shown}: initiated at {t0}, not terminated in [{t0},{t})", **about,
                     rule=found[0].rule, bindings=found[0].bindings,
                     children=[*(found[0].children if found[0].kind == "rule" and len(found) == 1 else found),
                               checked])
+
+    def moments(self) -> list:
+        """The times something happens (input and derived events, points, the ends of every
+        interval): the only times a rule whose body reads an event can fire (sorted, once)."""
+        if self._moments is None:
+            store, tick = self.ev.store, self.tick
+            got: set = set()
+            for times in (*store.event_times.values(), *store.point_times.values()):
+                got.update(times)
+                got.update(x - tick for x in times)
+            for by_args in store.fluents.values():
+                for vals in by_args.values():
+                    for ivs in vals.values():
+                        for a, b in ivs:
+                            got.update((a - tick, a, b - tick, b))
+            self._moments = sorted(x for x in got if x != INF and x != -INF)
+        return self._moments
+
+    def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Per rule that would end ``f`` (terminatedAt, an initiation of another value): that its
+        body fails at every time of ``[lo, t)`` something happens, with what blocks it where a
+        condition fails by what is there rather than for want of something — a negated
+        condition that holds, a fluent that holds (or, through a complement, does not) where
+        the rule reads the opposite, an ``end``/``start`` that does not happen because the
+        fluent goes on: what the cited input must keep.  Each such fluent is explained once,
+        at the latest time of its interval (or gap) the rules read it."""
+        key, args, value = f
+        fterm = _fterm(key, args)
+        ends = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key)
+                if _value_of(r) in (value, None)]
+        ends += [("initiatedAt", r, _value_of(r)) for r in self.rules("initiatedAt", key)
+                 if _value_of(r) not in (value, None)]
+        moments = self.moments()
+        times = moments[bisect_left(moments, lo):bisect_left(moments, t)]
+        out = []
+        needs: dict[tuple, Any] = {}  # (mode, fluent, its interval or gap) -> the latest time read
+        for kind, rule, v in ends:
+            for p in times:
+                for mode, g, at in self._blockers(rule, (kind, ("=", fterm, v), p)):
+                    span = (g, at) if mode == "event" else self.interval(g, at) if mode == "why" else self.gap(g, at)
+                    if span is not None and needs.get((mode, g, span), -INF) < at:
+                        needs[(mode, g, span)] = at
+            what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
+            many = f"the {len(times)} times" if len(times) != 1 else "the 1 time"
+            out.append(Node("rule", f"checked at {many} something happens in [{lo},{t}): {what}",
+                            rule=rule_text(rule), window=f"[{lo},{t})"))
+        if needs:
+            out.append(Node("test", "what keeps those rules from firing there", children=[
+                self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
+                if mode == "why" else self._negated(self.why_not(g, at, depth, path))
+                for (mode, g, _), at in needs.items()]))
+        return out
+
+    @staticmethod
+    def _negated(node: Node) -> Node:
+        node.negated = True
+        return node
+
+    def gap(self, f: Fluent, t: Any) -> tuple | None:
+        """The maximal stretch around ``t`` where a derived fluent does not hold (None where it
+        holds, or for an input fluent: fewer input events keep it from holding)."""
+        key, args, value = f
+        if not (self.simple(key) or self.sdf(key, value)):
+            return None
+        lo: Any = -INF
+        for a, b in self.ev.store.fluent_list(key, args, value):
+            if a <= t < b:
+                return None
+            if a > t:
+                return (lo, a)
+            lo = b
+        return (lo, INF)
+
+    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Fluent, Any]]:
+        """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
+        fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
+        fluent, time)."""
+        vs = [Var() for _ in range(rule.nvars)]
+        goals = [g for g in (inst(g, vs) for g in rule.body) if g not in ("!", "true")]
+        mark = len(self.solver.trail)
+        out: list[tuple[str, Fluent, Any]] = []
+        try:
+            if self.solver.unify(inst(rule.head, vs), head):
+                self._search(goals, 0, out, [budget])
+        except SolveError:
+            pass
+        finally:
+            self.solver.undo(mark)
+        return out
+
+    def _search(self, goals: list, i: int, out: list, left: list[int]) -> None:
+        if i == len(goals) or left[0] <= 0:
+            return
+        left[0] -= 1
+        mark = len(self.solver.trail)
+        found = False
+        for _ in self.solver.body([goals[i]], 0, [False], 0):
+            found = True
+            self._search(goals, i + 1, out, left)
+            if left[0] <= 0:
+                break
+        self.solver.undo(mark)
+        if not found:
+            out += self._failed_by(goals[i])
+
+    def _failed_by(self, goal: Any, negated: bool = False) -> list[tuple[str, Fluent, Any]]:
+        """What the input must keep for a goal to stay failed: for ``\\+ G``, what makes G hold;
+        for ``holdsAt(F=V, T)`` that F=V does not hold; ``start``/``end`` that the fluent does
+        not begin or end there.  Nothing for an input event that is not there (fewer events
+        keep it away)."""
+        g = deref(goal)
+        if isinstance(g, tuple) and g[0] in ("\\+", "not") and len(g) == 2:
+            mark = len(self.solver.trail)
+            try:
+                for _ in self.solver.solve(g[1]):
+                    return self._held(resolve(g[1]))
+            except SolveError:
+                pass
+            finally:
+                self.solver.undo(mark)
+            return []
+        if not (isinstance(g, tuple) and g[0] in ("happensAt", "holdsAt") and len(g) == 3 and type(deref(g[2])) is int):
+            return []
+        at = deref(g[2])
+        if g[0] == "holdsAt":
+            f = _fv(resolve(g[1]))
+            return [("why-not", f, at)] if f is not None and not _has_var(g[1]) else []
+        e = deref(g[1])
+        if not (isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2):
+            return []
+        if not _has_var(e[1]):
+            f = _fv(resolve(e[1]))
+            if f is None:
+                return []
+            inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
+            # start: F=V holds at `at` already, or does not hold after; end: the other way round
+            return [("why", f, outside)] if self.interval(f, outside) is not None else [("why-not", f, inside)]
+        out = []
+        mark = len(self.solver.trail)
+        then, now = (at, at + self.tick) if e[0] == "start" else (at + self.tick, at)
+        try:  # the instances that hold on both sides: they neither start nor end there
+            for _ in self.solver.solve(("holdsAt", e[1], then)):
+                f = _fv(resolve(e[1]))
+                if f is not None and self.interval(f, now) is not None:
+                    out.append(("why", f, then))
+                if len(out) >= 4:
+                    break
+        except SolveError:
+            pass
+        finally:
+            self.solver.undo(mark)
+        return out
+
+    def _held(self, g: Any) -> list[tuple[str, Fluent, Any]]:
+        """What makes a satisfied ground goal hold, as needs (a negation's operand)."""
+        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
+            f = _fv(g[1])
+            return [("why", f, g[2])] if f is not None else []
+        if isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3:
+            e, at = g[1], g[2]
+            if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
+                f = _fv(e[1])
+                if f is None:
+                    return []
+                inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
+                return [("why", f, inside), ("why-not", f, outside)]
+            return [("event", (e, at), at)]
+        return []
 
     def _initially(self, f: Fluent, held: tuple) -> list[Node]:
         if held[0] != 0:
@@ -349,22 +549,20 @@ class Explainer:
             return [node]
         result = deref(maker[-1])
         text = f"{show(rule.body[made], rule.names)} = {show(result)}: {'contains' if holds else 'leaves out'} {t}"
-        parts: list[tuple[Any, bool]] = []  # (operand, whether it must hold at t)
-        lists = from_list(maker[1]) or []
+        lists = from_list(maker[2] if name == "relative_complement_all" else maker[1]) or []
+        inside = [x for x in lists if self._contains(x, t)]
+        outside = [x for x in lists if not self._contains(x, t)]
+        parts: list[tuple[Any, bool]]  # (operand, whether it holds at t): those that decide
         if name == "relative_complement_all":
-            others = from_list(maker[2]) or []
-            parts = [(maker[1], True)] + [(x, False) for x in others] if holds else \
-                [(maker[1], False)] if not self._contains(maker[1], t) else \
-                [next((x, True) for x in others if self._contains(x, t))]
+            parts = [(maker[1], True)] + [(x, False) for x in lists] if holds else \
+                [(maker[1], False)] if not self._contains(maker[1], t) else [(x, True) for x in inside[:1]]
         elif name == "complement_all":
-            parts = [(x, False) for x in lists] if holds else [next((x, True) for x in lists if self._contains(x, t))]
+            parts = [(x, False) for x in lists] if holds else [(x, True) for x in inside[:1]]
         elif name == "union_all":
-            inside = [x for x in lists if self._contains(x, t)]
-            parts = ([(x, True) for x in inside] if self.every else [(inside[0], True)]) if holds else \
+            parts = [(x, True) for x in (inside if self.every else inside[:1])] if holds else \
                 [(x, False) for x in lists]
         else:  # intersect_all
-            parts = [(x, True) for x in lists] if holds else \
-                [next((x, False) for x in lists if not self._contains(x, t))]
+            parts = [(x, True) for x in lists] if holds else [(x, False) for x in outside[:1]]
         children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path)]
         return [Node("operation", text, window=ivs_text(deref(result).pairs) if type(deref(result)) is Ivs else "[]",
                      children=children)]
@@ -387,10 +585,10 @@ class Explainer:
             if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
                 f = _fv(e[1])
                 assert f is not None
-                when = at + self.tick if e[0] == "start" else at
+                inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
                 what = "starts" if e[0] == "start" else "ends"
                 return Node("literal", f"{text}: {self.name(f)} {what} after {at}", atom=text, time=at,
-                            children=[self.why(f, when, depth, path)])
+                            children=[self.why(f, inside, depth, path), self.why_not(f, outside, depth, path)])
             return self.event(e, at, depth, path)
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
             f = _fv(g[1])
@@ -405,8 +603,21 @@ class Explainer:
                     node.children.append(self.why_not(f, inner[2], depth, path))
             elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
                 node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
+                node.children += self._no_boundary(inner[1], inner[2], depth, path)
             return node
         return Node("condition", f"{text} holds", atom=text)
+
+    def _no_boundary(self, e: Any, at: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Why no ``start(F=V)`` (``end(F=V)``) happens at ``at``: F=V holds at ``at`` (at the
+        next time point), or it does not hold at the next time point (at ``at``)."""
+        if not (isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2 and type(at) is int) or \
+                _has_var(e[1]):
+            return []
+        f = _fv(e[1])
+        if f is None:
+            return []
+        first, then = (at, at + self.tick) if e[0] == "start" else (at + self.tick, at)
+        return [self.why(f, first, depth, path) if self.interval(f, first) else self.why_not(f, then, depth, path)]
 
     def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node:
         """``happensAt(e, at)``: the input event (with its line) or the derived event's rule."""
@@ -450,7 +661,7 @@ class Explainer:
         if not held:
             text = f"{name} never holds: never initiated"
         elif not before:
-            text = f"{name} does not hold at {t}: first initiated at {held[0][0] - self.tick}, after {t}"
+            text = f"{name} does not hold at {t}: first initiated at {held[0][0] - self.tick}, it holds from {held[0][0]}"
         else:
             a, b = before[-1]
             t0, t1 = a - self.tick, b - self.tick
