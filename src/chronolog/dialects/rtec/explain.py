@@ -92,6 +92,11 @@ def _bindings(rule: Rule, vs: list) -> dict[str, Any]:
     return out
 
 
+def _iv(span: tuple) -> I.Iv:
+    """An input event's interval: RTEC's ``(a, b)`` pair (``a <= t < b``)."""
+    return (span[0], True, span[1], False) if len(span) == 2 else span
+
+
 def _has_var(t: Any) -> bool:
     t = deref(t)
     return type(t) is Var or (type(t) is tuple and any(_has_var(a) for a in t[1:]))
@@ -138,10 +143,17 @@ class Explainer:
         arities = {k[1] for e in self.ev.h.kind for k in [e[1]] if e[0] == "fluent" and k[0] == name}
         arities |= {k[1] for k in self.ev.store.fluents if k[0] == name}
         if len(args) in arities:
+            key, fargs, value = (name, len(args)), tuple(args), "true"
+        elif args and len(args) - 1 in arities:
+            key, fargs, value = (name, len(args) - 1), tuple(args[:-1]), args[-1]
+        else:
             return (name, len(args)), tuple(args), "true"
-        if args and len(args) - 1 in arities:
-            return (name, len(args) - 1), tuple(args[:-1]), args[-1]
-        return (name, len(args)), tuple(args), "true"
+        # compound arguments are written as their Prolog text (``"declare(310,9,carried)"``)
+        wanted = tuple(str(a) for a in fargs)
+        for stored, vals in self.ev.store.fluents.get(key, {}).items():
+            if tuple(term_text(a) for a in stored) == wanted:
+                return key, stored, next((v for v in vals if term_text(v) == str(value)), value)
+        return key, fargs, value
 
     def point(self, key: Key) -> bool:
         """An input fluent given as points (``points/1``, ``buildFromPoints/1``)."""
@@ -151,7 +163,8 @@ class Explainer:
         return ("fluent", key, None) in self.ev.h.kind
 
     def sdf(self, key: Key, value: Any) -> bool:
-        return ("fluent", key, value) in self.ev.h.kind and not self.simple(key)
+        """A statically determined value (also one beside a simple fluent's other values)."""
+        return self.ev.h.kind.get(("fluent", key, value)) == "sdf"
 
     def rules(self, kind: str, key: Key) -> list[Rule]:
         """The rules of ``kind`` whose head is a value of fluent ``key`` (or event ``key``)."""
@@ -230,10 +243,10 @@ class Explainer:
             return Node("atom", f"{name} on {shown} (cut at --depth)", **about)
         path = path | {(f, held)}
         more = None if depth is None else depth - 1
-        if self.simple(key):
-            node = self._why_simple(f, t, held, more, path, about)
-        elif self.sdf(key, value):
+        if self.sdf(key, value):
             node = self._why_sdf(f, t, held, more, path, about)
+        elif self.simple(key):
+            node = self._why_simple(f, t, held, more, path, about)
         else:
             return self._input(f, t, held, about)
         node.children += self._grounded(f)
@@ -263,8 +276,8 @@ class Explainer:
         pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
         got = []
         for e in self.inputs.get(pred_args, []):
-            span = e.span if e.span is not None else (e.t, True, e.t, True)
-            if I.contains(span, t) or (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
+            if (e.span is not None and I.contains(_iv(e.span), t)) or \
+                    (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
                 got.append(self._leaf(e))
         if self.point(key):
             return Node("input", f"{about['atom']} at {t}: an input point", children=got, atom=about["atom"], time=t)
@@ -272,10 +285,10 @@ class Explainer:
 
     def _leaf(self, e: Event) -> Node:
         what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
-        when = I.text(e.span) if e.span is not None else str(e.t)
+        when = I.text(_iv(e.span)) if e.span is not None else str(e.t)
         return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
                     where="" if e.loc is None else str(e.loc), atom=what,
-                    **({"interval": I.text(e.span)} if e.span is not None else {"time": e.t}))
+                    **({"interval": when} if e.span is not None else {"time": e.t}))
 
     def _why_simple(self, f: Fluent, t: Any, held: tuple, depth: int | None, path: frozenset,
                     about: dict[str, Any]) -> Node:
@@ -645,10 +658,10 @@ class Explainer:
         if depth is not None and depth < 0:
             return Node("why-not", f"{name} does not hold at {t} (cut at --depth)", atom=name, time=t)
         more = None if depth is None else depth - 1
-        if self.simple(key):
-            return self._why_not_simple(f, t, more, path)
         if self.sdf(key, value):
             return self._why_not_sdf(f, t, more, path)
+        if self.simple(key):
+            return self._why_not_simple(f, t, more, path)
         return Node("why-not", f"{name} does not hold at {t}: no input gives it there", atom=name, time=t)
 
     def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
