@@ -12,13 +12,16 @@ why-not node, each failing condition (read in the input and the answers), and so
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
+import pytest
 from explaining import explain, files, walk
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
+from rtec_expected import DATA, TICK, load_expected, rtec_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
@@ -266,3 +269,69 @@ def _check(tmp: Path, capsys, prog: str, stream: str, groups: list[str], held: s
     again = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert (name, args, t) in meaning(again, (0, END)), (cited, tree)
     event("sound")
+
+
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "rtec"
+APP_FILES = {
+    "caviar": ["rules.prolog", "pre-processing-portable.prolog", "settings.prolog"],
+    "ctm": ["rules.prolog", "vehicles.prolog", "settings.prolog"],
+    "voting": ["rules.prolog", "voting_static_generator.prolog", "settings.prolog"],
+}
+
+
+def _runs_hold(runs: set, pred: str, args: tuple, t: int, tick: int) -> bool:
+    return any(r[0] == pred and tuple(r[1]) == args and r[2] <= t and (r[3] is None or t <= r[3])
+               for r in runs)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")
+@pytest.mark.parametrize("app", ["caviar", "ctm", "voting"])
+def test_the_apps_answers_are_explained_soundly_against_rtecs_own(app, tmp_path, capsys):
+    """Answers of RTEC's example applications (its own answers on the 1% cut, tests/data/rtec):
+    --why of a random point of a random answer exits 0, every fluent node the tree names holds
+    on its interval in RTEC's answer, and the input events it cites, run alone, derive it."""
+    want = load_expected(app, "cut1")
+    tick = TICK[app]
+    progs = [str(SHARED / app / f) for f in APP_FILES[app]]
+    stream = DATA / app / "stream-cut1.jsonl"
+    texts = stream.read_text().splitlines()
+    rng = random.Random(38)
+    checked = 0
+    for pred, args, first, last in rng.sample(sorted(want, key=repr), 6):
+        t = rng.randrange(first, (last if last is not None else first + 10 * tick) + 1, tick)
+        shown = ",".join(json.dumps(a) if "(" in str(a) else str(a) for a in args)
+        capsys.readouterr()
+        code = main(["explain", *progs, "--input", str(stream), "--why", f"{pred}({shown})@{t}", "--as", "json"])
+        printed = capsys.readouterr()
+        assert code == 0, printed.err
+        tree = json.loads(printed.out)["why"]
+        for node in walk(tree):
+            if node["kind"] in ("rule", "initially") and node.get("interval") and "(" in node["atom"]:
+                name, inner = node["atom"].split("(", 1)
+                a, b = node["interval"][1:-1].split(",")
+                if any(r[0] == name for r in want):  # an output entity: RTEC has it on that interval
+                    fargs = tuple(json.loads(x) if x.lstrip("-").isdigit() else x for x in _split_args(inner[:-1]))
+                    for p in (int(a), int(b) - tick if b != "inf" else int(a)):
+                        assert _runs_hold(want, name, fargs, p, tick), (node["text"], p)
+                    checked += 1
+        cited = sorted({int(n["source"].split(":")[-2]) for n in walk(tree) if n["kind"] == "event"})
+        alone = tmp_path / "alone.jsonl"
+        alone.write_text("".join(texts[n - 1] + "\n" for n in cited) + json.dumps({"t": t}) + "\n")
+        out = tmp_path / "alone.answers"
+        assert main(["run", *progs, "--input", str(alone), "--output", str(out)]) == 0
+        assert _runs_hold(rtec_meaning(out.read_text().splitlines(), app), pred, tuple(args), t, tick), (t, cited)
+    assert checked  # the trees named output entities with their intervals
+
+
+def _split_args(text: str) -> list[str]:
+    """``declare(1,2,x),false`` as its top-level arguments."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    return [*out, cur]
