@@ -166,6 +166,12 @@ def parse(text: str) -> Iv:
         raise ValueError(f"{text!r} is not an interval such as [3,7)") from None
 
 
+def of_span(span: Any) -> Iv:
+    """An input event's ``span`` as an interval: an ``Iv`` already (DatalogMTL), or RTEC's
+    ``(a, b)`` pair (``a <= t < b``)."""
+    return (span[0], True, span[1], False) if len(span) == 2 else (span[0], span[1], span[2], span[3])
+
+
 def of_line(line: dict) -> Iv:
     """The interval an answer line (CONTRACT §3) is about: its ``t`` as a point or its ``interval``."""
     return parse(line["interval"]) if "interval" in line else point(norm(Fraction(line["t"])))

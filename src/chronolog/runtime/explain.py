@@ -104,7 +104,7 @@ class Change:
     note: str = ""  # an upgrade: which program version from when, and where its request was read
 
 
-def _start(line: dict) -> Time:
+def _start(line: dict) -> Any:
     """The first time an answer line is about."""
     return I.of_line(line)[0]
 
@@ -184,7 +184,7 @@ def event_text(ev: Event) -> str:
     where = f" ({ev.loc})" if ev.loc is not None else ""
     if ev.pred is None:
         return f"the time advance to {time_text(ev.t)}{where}"
-    when = I.text(ev.span) if ev.span is not None else time_text(ev.t)
+    when = I.text(I.of_span(ev.span)) if ev.span is not None else time_text(ev.t)
     args = ",".join(str(a) for a in ev.args)
     what = "retraction of" if ev.retract else "event"
     return f"{what} {ev.pred}({args}) at {when}{where}"

@@ -92,11 +92,6 @@ def _bindings(rule: Rule, vs: list) -> dict[str, Any]:
     return out
 
 
-def _iv(span: tuple) -> I.Iv:
-    """An input event's interval: RTEC's ``(a, b)`` pair (``a <= t < b``)."""
-    return (span[0], True, span[1], False) if len(span) == 2 else span
-
-
 def _has_var(t: Any) -> bool:
     t = deref(t)
     return type(t) is Var or (type(t) is tuple and any(_has_var(a) for a in t[1:]))
@@ -206,13 +201,13 @@ class Explainer:
     def _first_failing(self, rule: Rule, head: Any) -> tuple[int, dict[str, Any], list] | None:
         """The first body goal (0-based) that no solution of the goals before it satisfies,
         with the bindings and goals of the first solution of those before it; None if the
-        body holds."""
+        body holds, -1 if the head does not match."""
         vs = [Var() for _ in range(rule.nvars)]
         goals = [inst(g, vs) for g in rule.body]
         mark = len(self.solver.trail)
         try:
             if not self.solver.unify(inst(rule.head, vs), head):
-                return None
+                return -1, {}, []  # its head does not match
             for k in range(len(goals) + 1):
                 inner = len(self.solver.trail)
                 found = next(iter(self.solver.body(goals[:k], 0, [False], 0)), _DONE) is not _DONE
@@ -276,7 +271,7 @@ class Explainer:
         pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
         got = []
         for e in self.inputs.get(pred_args, []):
-            if (e.span is not None and I.contains(_iv(e.span), t)) or \
+            if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
                     (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
                 got.append(self._leaf(e))
         if self.point(key):
@@ -285,7 +280,7 @@ class Explainer:
 
     def _leaf(self, e: Event) -> Node:
         what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
-        when = I.text(_iv(e.span)) if e.span is not None else str(e.t)
+        when = I.text(I.of_span(e.span)) if e.span is not None else str(e.t)
         return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
                     where="" if e.loc is None else str(e.loc), atom=what,
                     **({"interval": when} if e.span is not None else {"time": e.t}))
@@ -393,14 +388,14 @@ class Explainer:
             lo = b
         return (lo, INF)
 
-    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Fluent, Any]]:
+    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
         fluent, time)."""
         vs = [Var() for _ in range(rule.nvars)]
         goals = [g for g in (inst(g, vs) for g in rule.body) if g not in ("!", "true")]
         mark = len(self.solver.trail)
-        out: list[tuple[str, Fluent, Any]] = []
+        out: list[tuple[str, Any, Any]] = []
         try:
             if self.solver.unify(inst(rule.head, vs), head):
                 self._search(goals, 0, out, [budget])
@@ -425,7 +420,7 @@ class Explainer:
         if not found:
             out += self._failed_by(goals[i])
 
-    def _failed_by(self, goal: Any, negated: bool = False) -> list[tuple[str, Fluent, Any]]:
+    def _failed_by(self, goal: Any) -> list[tuple[str, Any, Any]]:
         """What the input must keep for a goal to stay failed: for ``\\+ G``, what makes G hold;
         for ``holdsAt(F=V, T)`` that F=V does not hold; ``start``/``end`` that the fluent does
         not begin or end there.  Nothing for an input event that is not there (fewer events
@@ -473,7 +468,7 @@ class Explainer:
             self.solver.undo(mark)
         return out
 
-    def _held(self, g: Any) -> list[tuple[str, Fluent, Any]]:
+    def _held(self, g: Any) -> list[tuple[str, Any, Any]]:
         """What makes a satisfied ground goal hold, as needs (a negation's operand)."""
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
             f = _fv(g[1])
@@ -650,6 +645,35 @@ class Explainer:
                             children=self.conditions(goals, at, None if depth is None else depth - 1, path))
         return Node("literal", f"{text}: in the store, with no derivation found", atom=text, time=at)
 
+    def event_term(self, key: Key, args: tuple) -> Any:
+        """A derived event's term for an answer's arguments (compound ones by their text)."""
+        wanted = tuple(str(a) for a in args)
+        for by_t in (self.ev.store.events.get(key, {}),):
+            for found in by_t.values():
+                for stored in found:
+                    if tuple(term_text(a) for a in stored) == wanted:
+                        return _fterm(key, stored)
+        return _fterm(key, tuple(args))
+
+    def event_not(self, e: Any, t: Any, depth: int | None) -> Node:
+        """Why a derived event does not happen at ``t``: per happensAt rule, its first failing condition."""
+        text = f"happensAt({show(e)},{t})"
+        children = []
+        key = _key(e)
+        for rule in self.rules("happensAt", key) if key is not None else []:
+            got = self._first_failing(rule, ("happensAt", e, t))
+            if got is not None and got[0] < 0:
+                continue
+            if got is None:
+                children.append(Node("rule", "its body holds: the event happens, but events are not answers "
+                                             "(answer lines are of fluents)", rule=rule_text(rule), time=t))
+                continue
+            k, bound, goals = got
+            reason = f"{show(goals[k])} does not hold"
+            children.append(Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule),
+                                 bindings=bound, literal=show(rule.body[k], rule.names), reason=reason, time=t))
+        return Node("why-not", f"{text} does not happen", atom=show(e), time=t, children=children)
+
     # ------------------------------------------------------------ why not
 
     def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
@@ -690,7 +714,9 @@ class Explainer:
             for rule in self.rules("initiatedAt", key):
                 if _value_of(rule) not in (value, None):
                     continue
-                children.append(self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f))
+                node = self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f)
+                if node is not None:
+                    children.append(node)
         return Node("why-not", text, atom=name, time=t, children=children, **fields)
 
     def _terminations(self, f: Fluent, t1: Any, depth: int | None, path: frozenset) -> list[Node]:
@@ -722,9 +748,13 @@ class Explainer:
         return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=_bindings(rule, vs),
                     time=t1, children=kids, reason=by)
 
-    def _failing(self, rule: Rule, head: Any, at: Any, depth: int | None, path: frozenset, f: Fluent) -> Node:
-        """The first condition of ``rule`` that fails at ``at`` for the head ``head``."""
+    def _failing(self, rule: Rule, head: Any, at: Any, depth: int | None, path: frozenset,
+                 f: Fluent) -> Node | None:
+        """The first condition of ``rule`` that fails at ``at`` for the head ``head`` (None if the
+        rule's head does not match it)."""
         got = self._first_failing(rule, head)
+        if got is not None and got[0] < 0:
+            return None
         if got is None:
             ends = self._terminations(f, at, depth, path)
             return Node("rule", f"its body holds at {at}, but {self.name(f)} is terminated at {at} too",
@@ -757,6 +787,8 @@ class Explainer:
                 continue
             out = Var()
             got = self._first_failing(rule, ("holdsFor", fv, out))
+            if got is not None and got[0] < 0:
+                continue
             if got is not None:
                 k, bound, goals = got
                 reason = f"{show(goals[k])} fails"
@@ -810,6 +842,10 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
                 evaluator: Any = None) -> Any:
         seen = list(events)
         ex = Explainer(program, evaluated(program, seen, evaluator), seen, every)
+        key = (atom[0], len(atom[1]))
+        if ("event", key) in ex.ev.h.kind:  # an output event (punctuality_change): its happensAt rules
+            term = ex.event_term(key, atom[1])
+            return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
         f = ex.fluent_of(atom)
         return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth)
 

@@ -90,10 +90,8 @@ def warm_up(start: Time, reach: Reach, facts_at: Callable[[Any], int], first: Ti
 
 
 def extent(ev: Event) -> tuple[Time, Any]:
-    """The times an event touches: its time, through its interval's end if it has one (an
-    ``Iv`` over rational time, or RTEC's ``(a, b)`` pair)."""
-    span = ev.span
-    hi = (span[2] if len(span) == 4 else span[1]) if isinstance(span, tuple) and ev.pred is not None else ev.t
+    """The times an event touches: its time, through its interval's end if it has one."""
+    hi = I.of_span(ev.span)[2] if isinstance(ev.span, tuple) and ev.pred is not None else ev.t
     return ev.t, max(ev.t, hi)
 
 
