@@ -101,6 +101,7 @@ POOL = {
          "relative_complement_all(I1, [I2], I).\n",
     "n": "holdsFor(n(X)=true, I) :- holdsFor(f(X)=true, I1), complement_all([I1], I).\n",
     "init": "initially(f(x2)=true).\n",
+    "fi": "fi(g(X)=on, g(X)=off, 3).\n",  # a deadline: g=on turns off 3 after its initiation
 }
 GROUNDING = "id(x1).\nid(x2).\n" + "".join(f"grounding({f}(X)={v}) :- id(X).\n" for f, v in [
     ("f", "true"), ("g", "on"), ("g", "off"), ("h", "true"), ("m", "true"), ("u", "true"), ("v", "true"),
@@ -117,7 +118,7 @@ def test_conditions_and_interval_operations_by_hand(tmp_path, capsys):
     events = [{"t": 1, "pred": "a", "args": ["x1"]}, {"t": 3, "pred": "a", "args": ["x1"]},
               {"t": 4, "pred": "c", "args": ["x1"]}, {"t": 6, "pred": "b", "args": ["x1"]},
               {"t": 7, "pred": "c", "args": ["x1"]}, {"t": 12}]
-    prog, stream = files(tmp_path, "ec.prolog", _program(list(POOL)), events)
+    prog, stream = files(tmp_path, "ec.prolog", _program([g for g in POOL if g != "fi"]), events)
     # g(x1)=off initiated at 7 by c(x1) (line 5) while f(x1) does not hold: f was terminated at 6 by b(x1)
     code, got, err = explain(capsys, prog, stream, "why", "g(x1,off)@8")
     assert code == 0, err

@@ -290,16 +290,7 @@ class Explainer:
         key, args, value = f
         name, shown = about["atom"], about["interval"]
         t0 = held[0] - self.tick
-        fv = ("=", _fterm(key, args), value)
-        found = []
-        for rule in self.rules("initiatedAt", key):
-            for vs, goals in self._solve(rule, ("initiatedAt", fv, t0)):
-                found.append(Node("rule", f"{name} initiated at {t0}", rule=rule_text(rule),
-                                  bindings=_bindings(rule, vs), time=t0, atom=name,
-                                  children=self.conditions(goals, t0, depth, path)))
-                break
-            if found and not self.every:
-                break
+        found = self._initiations(f, t0, depth, path)
         if not found:
             found = self._deadline(f, t0, depth, path) + self._initially(f, held)
         if not found:
@@ -334,38 +325,98 @@ class Explainer:
         return self._moments
 
     def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
-        """Per rule that would end ``f`` (terminatedAt, an initiation of another value): that its
-        body fails at every time of ``[lo, t)`` something happens, with what blocks it where a
-        condition fails by what is there rather than for want of something — a negated
-        condition that holds, a fluent that holds (or, through a complement, does not) where
-        the rule reads the opposite, an ``end``/``start`` that does not happen because the
-        fluent goes on: what the cited input must keep.  Each such fluent is explained once,
-        at the latest time of its interval (or gap) the rules read it."""
+        """Why nothing ends ``f`` in ``[lo, t)``: its terminatedAt rules, the initiatedAt rules of
+        its other values and the deadlines to them, each blocked (``_blocked``)."""
+        key, args, value = f
+        rules = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key) if _value_of(r) in (value, None)]
+        rules += [("initiatedAt", r, _value_of(r)) for r in self.rules("initiatedAt", key)
+                  if _value_of(r) not in (value, None)]
+        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path)
+
+    def _unstarted(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Why nothing initiates ``f`` in ``[lo, t)``: its initiatedAt rules and deadlines, blocked."""
+        rules = [("initiatedAt", r, f[2]) for r in self.rules("initiatedAt", f[0]) if _value_of(r) in (f[2], None)]
+        return self._blocked(f, rules, self._deadlines(f, True), lo, t, depth, path)
+
+    def _blocked(self, f: Fluent, rules: list[tuple[str, Rule, Any]], deadlines: list[tuple[Rule, Fluent, int, Any]],
+                 lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Per rule: that its body fails at every time of ``[lo, t)`` something happens, with what
+        blocks it where a condition fails by what is there rather than for want of something —
+        a negated condition that holds, a fluent that holds (or, through a complement, does
+        not) where the rule reads the opposite, an ``end``/``start`` that does not happen
+        because the fluent goes on: what the cited input must keep for the rule to stay
+        silent.  Each such fluent is explained once, at the latest time of its interval (or
+        gap) the rules read it.  A deadline ``fi(G=W, F=V2, D)`` is blocked where G=W was not
+        initiated D before (its rules blocked then) or was terminated since."""
         key, args, value = f
         fterm = _fterm(key, args)
-        ends = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key)
-                if _value_of(r) in (value, None)]
-        ends += [("initiatedAt", r, _value_of(r)) for r in self.rules("initiatedAt", key)
-                 if _value_of(r) not in (value, None)]
-        moments = self.moments()
-        times = moments[bisect_left(moments, lo):bisect_left(moments, t)]
         out = []
         needs: dict[tuple, Any] = {}  # (mode, fluent, its interval or gap) -> the latest time read
-        for kind, rule, v in ends:
+
+        def need(mode: str, g: Any, at: Any) -> None:
+            span = (g, at) if mode == "event" else self.interval(g, at) if mode == "why" else self.gap(g, at)
+            if span is not None and needs.get((mode, g, span), -INF) < at:
+                needs[(mode, g, span)] = at
+
+        for kind, rule, v in rules:
+            times = self._times(rule, lo, t)
             for p in times:
                 for mode, g, at in self._blockers(rule, (kind, ("=", fterm, v), p)):
-                    span = (g, at) if mode == "event" else self.interval(g, at) if mode == "why" else self.gap(g, at)
-                    if span is not None and needs.get((mode, g, span), -INF) < at:
-                        needs[(mode, g, span)] = at
+                    need(mode, g, at)
             what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
             many = f"the {len(times)} times" if len(times) != 1 else "the 1 time"
-            out.append(Node("rule", f"checked at {many} something happens in [{lo},{t}): {what}",
+            out.append(Node("rule", f"checked at {many} it could fire in [{lo},{t}): {what}",
+                            rule=rule_text(rule), window=f"[{lo},{t})"))
+        moments = self.moments()
+        for rule, source, d, v in deadlines:
+            skey, sargs, svalue = source
+            inits = set(self.ev.fi_inits.get(source, ()))
+            for q in moments[bisect_left(moments, lo - d):bisect_left(moments, t - d)]:
+                if q in inits:  # initiated then: terminated before the deadline
+                    need("why-not", source, q + d)
+                    continue
+                head = ("initiatedAt", ("=", _fterm(skey, sargs), svalue), q)
+                for r in self.rules("initiatedAt", skey):
+                    for mode, g, at in self._blockers(r, head):
+                        need(mode, g, at)
+            out.append(Node("rule", f"checked: no deadline {d} after an initiation of {self.name(source)} in "
+                                    f"[{lo - d},{t - d}) initiates {self.name((key, args, v))} in [{lo},{t})",
                             rule=rule_text(rule), window=f"[{lo},{t})"))
         if needs:
             out.append(Node("test", "what keeps those rules from firing there", children=[
                 self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
                 if mode == "why" else self._negated(self.why_not(g, at, depth, path))
                 for (mode, g, _), at in needs.items()]))
+        return out
+
+    def _times(self, rule: Rule, lo: Any, t: Any) -> list:
+        """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
+        where that is an event (no other time can block it by what is there), else every time
+        something happens."""
+        first = rule.body[0] if rule.body else None
+        if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3:
+            e = first[1]
+            if not (isinstance(e, tuple) and e[0] in ("start", "end")):
+                key = _key(e)
+                times = self.ev.store.event_times.get(key, []) if key is not None else []
+                return times[bisect_left(times, lo):bisect_left(times, t)]
+        moments = self.moments()
+        return moments[bisect_left(moments, lo):bisect_left(moments, t)]
+
+    def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
+        """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
+        value of its fluent: (the rule, G=W ground, D, V2)."""
+        out = []
+        for rule in self.program.deadlines:
+            vs = [Var() for _ in range(rule.nvars)]
+            target = ("=", _fterm(f[0], f[1]), Var())
+            mark = len(self.solver.trail)
+            h = inst(rule.head, vs)
+            if self.solver.unify(h[2], target) and (deref(target[2]) == f[2]) == same and type(deref(h[3])) is int:
+                source = _fv(resolve(h[1]))
+                if source is not None and not _has_var(h[1]):
+                    out.append((rule, source, deref(h[3]), resolve(target[2])))
+            self.solver.undo(mark)
         return out
 
     @staticmethod
@@ -484,6 +535,21 @@ class Explainer:
             return [("event", (e, at), at)]
         return []
 
+    def _initiations(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """The initiatedAt rule instances of ``f`` whose body holds at ``t0`` (the first unless --all)."""
+        key, args, value = f
+        fv = ("=", _fterm(key, args), value)
+        found = []
+        for rule in self.rules("initiatedAt", key):
+            for vs, goals in self._solve(rule, ("initiatedAt", fv, t0)):
+                found.append(Node("rule", f"{self.name(f)} initiated at {t0}", rule=rule_text(rule),
+                                  bindings=_bindings(rule, vs), time=t0, atom=self.name(f),
+                                  children=self.conditions(goals, t0, depth, path)))
+                break
+            if found and not self.every:
+                break
+        return found
+
     def _initially(self, f: Fluent, held: tuple) -> list[Node]:
         if held[0] != 0:
             return []
@@ -509,9 +575,12 @@ class Explainer:
                 got = _fv(resolve(h[1]))
                 d = deref(h[3])
                 if got is not None and t0 - d in self.ev.fi_inits.get(got, []):
+                    q = t0 - d  # (an initiation that gave no interval counts too)
+                    kept = Node("test", f"{self.name(got)} not terminated in ({q},{t0})", window=f"({q},{t0})",
+                                children=self._kept(got, q + 1, t0, depth, path))
                     out.append(Node("rule", f"{self.name(f)} initiated at {t0} by a deadline: "
-                                            f"{self.name(got)} initiated at {t0 - d}, {d} before", rule=rule_text(rule),
-                                    time=t0, children=[self.why(got, t0 - d + self.tick, depth, path)]))
+                                            f"{self.name(got)} initiated at {q}, {d} before", rule=rule_text(rule),
+                                    time=t0, children=[*self._initiations(got, q, depth, path), kept]))
             self.solver.undo(mark)
         return out
 
@@ -534,7 +603,7 @@ class Explainer:
                             f"rule found that gives it at {t}", **about)
 
     def _operation(self, rule: Rule, goals: list, out: Any, vs: list, t: Any, holds: bool, depth: int | None,
-                   path: frozenset) -> list[Node]:
+                   path: frozenset, top: bool = False) -> list[Node]:
         """Why the interval list ``out`` of a holdsFor body does (``holds``) or does not contain
         ``t``: the goal that made it, unfolded to the operands that decide."""
         target = deref(out if type(out) is not Slot else vs[out.i])
@@ -551,7 +620,7 @@ class Explainer:
         if name == "holdsFor":
             f = _fv(resolve(maker[1]))
             assert f is not None
-            node = self.why(f, t, depth, path) if holds else self.why_not(f, t, depth, path)
+            node = self.why(f, t, depth, path) if holds else self.why_not(f, t, depth, path, top)
             if not holds:
                 node.negated = True
             return [node]
@@ -571,7 +640,7 @@ class Explainer:
                 [(x, False) for x in lists]
         else:  # intersect_all
             parts = [(x, True) for x in lists] if holds else [(x, False) for x in outside[:1]]
-        children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path)]
+        children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path, top)]
         return [Node("operation", text, window=ivs_text(deref(result).pairs) if type(deref(result)) is Ivs else "[]",
                      children=children)]
 
@@ -676,19 +745,22 @@ class Explainer:
 
     # ------------------------------------------------------------ why not
 
-    def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+    def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset(), top: bool = False) -> Node:
+        """Why ``f`` does not hold at ``t``.  Inside a why-explanation (not ``top``) also why
+        nothing initiated it since it last held: what the cited input must keep for it to stay
+        off; asked directly, the first failing condition per rule is what the user asks for."""
         key, args, value = f
         name = self.name(f)
         if depth is not None and depth < 0:
             return Node("why-not", f"{name} does not hold at {t} (cut at --depth)", atom=name, time=t)
         more = None if depth is None else depth - 1
         if self.sdf(key, value):
-            return self._why_not_sdf(f, t, more, path)
+            return self._why_not_sdf(f, t, more, path, top)
         if self.simple(key):
-            return self._why_not_simple(f, t, more, path)
+            return self._why_not_simple(f, t, more, path, top)
         return Node("why-not", f"{name} does not hold at {t}: no input gives it there", atom=name, time=t)
 
-    def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
+    def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
         name = self.name(f)
         held = self.ev.store.fluent_list(key, args, value)
@@ -708,6 +780,12 @@ class Explainer:
             fields = {"interval": I.text((a, True, b, False)), "literal": f"terminated at {t1}",
                       "reason": f"held on {I.text((a, True, b, False))}, then terminated at {t1} <= {t}"}
             children += ends
+        gap = None if top else self.gap(f, t)
+        if gap is not None:  # nothing initiated it from its last end (or ever) up to T
+            lo = gap[0] - self.tick if gap[0] != -INF else -INF
+            children.append(Node("test", f"not initiated in [{lo},{t}) (an initiation there would make it hold "
+                                         f"at {t})", window=f"[{lo},{t})",
+                                 children=self._unstarted(f, lo, t, depth, path)))
         at = t - self.tick
         if at >= 0:
             fv = ("=", _fterm(key, args), value)
@@ -777,7 +855,7 @@ class Explainer:
                 node.children.append(self.why(sub, g[1][2], depth, path))
         return node
 
-    def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
+    def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
         name = self.name(f)
         fv = ("=", _fterm(key, args), value)
@@ -797,7 +875,7 @@ class Explainer:
                                      reason=reason))
                 continue
             for vs, goals in self._solve(rule, ("holdsFor", fv, out)):
-                ops = self._operation(rule, goals, rule.head[2], vs, t, False, depth, path)
+                ops = self._operation(rule, goals, rule.head[2], vs, t, False, depth, path, top)
                 culprit = next((rule.body[i] for i in range(len(goals) - 1, -1, -1)
                                 if (goals[i][0], len(goals[i]) - 1) in _OPS or goals[i][0] == "holdsFor"), None)
                 reason = f"{show(deref(out))} leaves out {t}"
@@ -847,6 +925,6 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
             term = ex.event_term(key, atom[1])
             return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
         f = ex.fluent_of(atom)
-        return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth)
+        return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth, top=True)
 
     return explain
