@@ -9,8 +9,9 @@ running:
   rule whose body holds there (its bindings, each condition unfolded: ``happensAt`` of an
   input event down to its input line, of a derived event to its rule, ``start``/``end`` and
   ``holdsAt`` of other fluents to their own intervals, a negated condition with its why-not),
-  or ``initially``, or a deadline ``fi/3``; and it is not terminated in ``(t0, T]``: the
-  ``terminatedAt`` rules (and ``initiatedAt`` rules of other values) listed as checked;
+  or ``initially``, or a deadline ``fi/3`` (the source's initiation and that it went on);
+  and it is not terminated in ``[t0, T)``: each rule that would end it checked at every time
+  it could fire, with what keeps it silent (``blocking.py``);
 * a statically determined fluent: its ``holdsFor`` rule, each interval operation with its
   result, and each operand unfolded — the operands that must hold at T (``union_all``: one
   that does; ``intersect_all``: all) with their why, those that must not (subtracted,
@@ -22,12 +23,13 @@ per ``initiatedAt`` rule of F=V, the first condition (in the rule's order) that 
 ``T − tick`` (the latest initiation that would make it hold at T) for the query's bindings,
 variables the head leaves open read as "some value".  For a statically determined fluent,
 per ``holdsFor`` rule, the interval operation whose result leaves T out and the operands
-that make it so.
+that make it so.  Inside a why (a negated condition, a subtracted operand, what keeps a
+rule silent) a fluent that does not hold also shows why nothing initiated it since it last
+held, so that the input events cited anywhere in a why derive the atom on their own.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -35,69 +37,22 @@ from chronolog.core import intervals as I
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
 from chronolog.dialects.rtec.analysis import domain_feeds
+from chronolog.dialects.rtec.blocking import Blocking
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.prolog import INFIX, term_text
+from chronolog.dialects.rtec.prolog import term_text
+from chronolog.dialects.rtec.showing import Fluent, bindings, has_var, ivs_text, rule_text, show, value_of
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
 from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
-Fluent = tuple[Key, tuple, Any]  # (functor and arity, arguments, value)
 _DONE = object()
 _OPS = {("union_all", 2), ("intersect_all", 2), ("relative_complement_all", 3), ("complement_all", 2)}
 
 
-def show(term: Any, names: dict[int, str] | None = None) -> str:
-    """A term as the program writes it (variables by their names, ``_`` if unnamed)."""
-    term = deref(term)
-    if type(term) is Slot:
-        return (names or {}).get(term.i, "_")
-    if type(term) is Var:
-        return "_"
-    if type(term) is Ivs:
-        return ivs_text(term.pairs)
-    if isinstance(term, tuple):
-        if term[0] == "." and len(term) == 3:
-            items = []
-            while isinstance(term, tuple) and term[0] == "." and len(term) == 3:
-                items.append(show(term[1], names))
-                term = deref(term[2])
-            return "[" + ",".join(items) + ("" if term == "[]" else "|" + show(term, names)) + "]"
-        if len(term) == 3 and term[0] in INFIX and not term[0].isalpha():
-            return f"{show(term[1], names)}{term[0]}{show(term[2], names)}"
-        return f"{term[0]}({','.join(show(a, names) for a in term[1:])})"
-    return term_text(term)
-
-
-def ivs_text(pairs: Iterable[tuple]) -> str:
-    """An RTEC interval list as answer lines write intervals: ``[[4,9),[12,inf)]``."""
-    return "[" + ",".join(I.text((a, True, b, False)) for a, b in pairs) + "]"
-
-
-def rule_text(rule: Rule) -> str:
-    """``file:line: the clause`` (what ``Node.rule`` holds)."""
-    where = f"{rule.loc.file}:{rule.loc.line}: " if rule.loc is not None else ""
-    head = show(rule.head, rule.names)
-    return where + (head + " :- " + ", ".join(show(g, rule.names) for g in rule.body) if rule.body else head)
-
-
-def _bindings(rule: Rule, vs: list) -> dict[str, Any]:
-    out = {}
-    for i, name in sorted(rule.names.items()):
-        value = resolve(vs[i])
-        if not name.startswith("_") and type(value) is not Var and not _has_var(value):
-            out[name] = value if type(value) in (int, str) else show(value)
-    return out
-
-
-def _has_var(t: Any) -> bool:
-    t = deref(t)
-    return type(t) is Var or (type(t) is tuple and any(_has_var(a) for a in t[1:]))
-
-
-class Explainer:
+class Explainer(Blocking):
     """The rules and the evaluated store of one event description over one input."""
 
     def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False) -> None:
@@ -215,7 +170,7 @@ class Explainer:
                 if not found:
                     prefix = next(iter(self.solver.body(goals[:k - 1], 0, [False], 0)), _DONE)
                     shown = [resolve(g) for g in goals] if prefix is not _DONE else goals
-                    return k - 1, _bindings(rule, vs), shown
+                    return k - 1, bindings(rule, vs), shown
             return None
         except SolveError:
             return None
@@ -261,7 +216,7 @@ class Explainer:
                     return []
                 return [Node("grounding", f"admitted by grounding/1: {', '.join(show(g) for g, _ in got)} "
                                           "(the dynamic domain, from the input)", rule=rule_text(rule),
-                             bindings=_bindings(rule, vs),
+                             bindings=bindings(rule, vs),
                              children=[self._leaf(e) for _, e in got if e is not None])]
         return []
 
@@ -307,234 +262,6 @@ class Explainer:
                     children=[*(found[0].children if found[0].kind == "rule" and len(found) == 1 else found),
                               checked])
 
-    def moments(self) -> list:
-        """The times something happens (input and derived events, points, the ends of every
-        interval): the only times a rule whose body reads an event can fire (sorted, once)."""
-        if self._moments is None:
-            store, tick = self.ev.store, self.tick
-            got: set = set()
-            for times in (*store.event_times.values(), *store.point_times.values()):
-                got.update(times)
-                got.update(x - tick for x in times)
-            for by_args in store.fluents.values():
-                for vals in by_args.values():
-                    for ivs in vals.values():
-                        for a, b in ivs:
-                            got.update((a - tick, a, b - tick, b))
-            self._moments = sorted(x for x in got if x != INF and x != -INF)
-        return self._moments
-
-    def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
-        """Why nothing ends ``f`` in ``[lo, t)``: its terminatedAt rules, the initiatedAt rules of
-        its other values and the deadlines to them, each blocked (``_blocked``)."""
-        key, args, value = f
-        rules = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key) if _value_of(r) in (value, None)]
-        rules += [("initiatedAt", r, _value_of(r)) for r in self.rules("initiatedAt", key)
-                  if _value_of(r) not in (value, None)]
-        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path)
-
-    def _unstarted(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
-        """Why nothing initiates ``f`` in ``[lo, t)``: its initiatedAt rules and deadlines, blocked."""
-        rules = [("initiatedAt", r, f[2]) for r in self.rules("initiatedAt", f[0]) if _value_of(r) in (f[2], None)]
-        return self._blocked(f, rules, self._deadlines(f, True), lo, t, depth, path)
-
-    def _blocked(self, f: Fluent, rules: list[tuple[str, Rule, Any]], deadlines: list[tuple[Rule, Fluent, int, Any]],
-                 lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
-        """Per rule: that its body fails at every time of ``[lo, t)`` something happens, with what
-        blocks it where a condition fails by what is there rather than for want of something —
-        a negated condition that holds, a fluent that holds (or, through a complement, does
-        not) where the rule reads the opposite, an ``end``/``start`` that does not happen
-        because the fluent goes on: what the cited input must keep for the rule to stay
-        silent.  Each such fluent is explained once, at the latest time of its interval (or
-        gap) the rules read it.  A deadline ``fi(G=W, F=V2, D)`` is blocked where G=W was not
-        initiated D before (its rules blocked then) or was terminated since."""
-        key, args, value = f
-        fterm = _fterm(key, args)
-        out = []
-        needs: dict[tuple, Any] = {}  # (mode, fluent, its interval or gap) -> the latest time read
-
-        def need(mode: str, g: Any, at: Any) -> None:
-            span = (g, at) if mode == "event" else self.interval(g, at) if mode == "why" else self.gap(g, at)
-            if span is not None and needs.get((mode, g, span), -INF) < at:
-                needs[(mode, g, span)] = at
-
-        for kind, rule, v in rules:
-            times = self._times(rule, lo, t)
-            for p in times:
-                for mode, g, at in self._blockers(rule, (kind, ("=", fterm, v), p)):
-                    need(mode, g, at)
-            what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
-            many = f"the {len(times)} times" if len(times) != 1 else "the 1 time"
-            out.append(Node("rule", f"checked at {many} it could fire in [{lo},{t}): {what}",
-                            rule=rule_text(rule), window=f"[{lo},{t})"))
-        moments = self.moments()
-        for rule, source, d, v in deadlines:
-            skey, sargs, svalue = source
-            inits = set(self.ev.fi_inits.get(source, ()))
-            for q in moments[bisect_left(moments, lo - d):bisect_left(moments, t - d)]:
-                if q in inits:  # initiated then: terminated before the deadline
-                    need("why-not", source, q + d)
-                    continue
-                head = ("initiatedAt", ("=", _fterm(skey, sargs), svalue), q)
-                for r in self.rules("initiatedAt", skey):
-                    for mode, g, at in self._blockers(r, head):
-                        need(mode, g, at)
-            out.append(Node("rule", f"checked: no deadline {d} after an initiation of {self.name(source)} in "
-                                    f"[{lo - d},{t - d}) initiates {self.name((key, args, v))} in [{lo},{t})",
-                            rule=rule_text(rule), window=f"[{lo},{t})"))
-        if needs:
-            out.append(Node("test", "what keeps those rules from firing there", children=[
-                self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
-                if mode == "why" else self._negated(self.why_not(g, at, depth, path))
-                for (mode, g, _), at in needs.items()]))
-        return out
-
-    def _times(self, rule: Rule, lo: Any, t: Any) -> list:
-        """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
-        where that is an event (no other time can block it by what is there), else every time
-        something happens."""
-        first = rule.body[0] if rule.body else None
-        if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3:
-            e = first[1]
-            if not (isinstance(e, tuple) and e[0] in ("start", "end")):
-                key = _key(e)
-                times = self.ev.store.event_times.get(key, []) if key is not None else []
-                return times[bisect_left(times, lo):bisect_left(times, t)]
-        moments = self.moments()
-        return moments[bisect_left(moments, lo):bisect_left(moments, t)]
-
-    def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
-        """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
-        value of its fluent: (the rule, G=W ground, D, V2)."""
-        out = []
-        for rule in self.program.deadlines:
-            vs = [Var() for _ in range(rule.nvars)]
-            target = ("=", _fterm(f[0], f[1]), Var())
-            mark = len(self.solver.trail)
-            h = inst(rule.head, vs)
-            if self.solver.unify(h[2], target) and (deref(target[2]) == f[2]) == same and type(deref(h[3])) is int:
-                source = _fv(resolve(h[1]))
-                if source is not None and not _has_var(h[1]):
-                    out.append((rule, source, deref(h[3]), resolve(target[2])))
-            self.solver.undo(mark)
-        return out
-
-    @staticmethod
-    def _negated(node: Node) -> Node:
-        node.negated = True
-        return node
-
-    def gap(self, f: Fluent, t: Any) -> tuple | None:
-        """The maximal stretch around ``t`` where a derived fluent does not hold (None where it
-        holds, or for an input fluent: fewer input events keep it from holding)."""
-        key, args, value = f
-        if not (self.simple(key) or self.sdf(key, value)):
-            return None
-        lo: Any = -INF
-        for a, b in self.ev.store.fluent_list(key, args, value):
-            if a <= t < b:
-                return None
-            if a > t:
-                return (lo, a)
-            lo = b
-        return (lo, INF)
-
-    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
-        """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
-        fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
-        fluent, time)."""
-        vs = [Var() for _ in range(rule.nvars)]
-        goals = [g for g in (inst(g, vs) for g in rule.body) if g not in ("!", "true")]
-        mark = len(self.solver.trail)
-        out: list[tuple[str, Any, Any]] = []
-        try:
-            if self.solver.unify(inst(rule.head, vs), head):
-                self._search(goals, 0, out, [budget])
-        except SolveError:
-            pass
-        finally:
-            self.solver.undo(mark)
-        return out
-
-    def _search(self, goals: list, i: int, out: list, left: list[int]) -> None:
-        if i == len(goals) or left[0] <= 0:
-            return
-        left[0] -= 1
-        mark = len(self.solver.trail)
-        found = False
-        for _ in self.solver.body([goals[i]], 0, [False], 0):
-            found = True
-            self._search(goals, i + 1, out, left)
-            if left[0] <= 0:
-                break
-        self.solver.undo(mark)
-        if not found:
-            out += self._failed_by(goals[i])
-
-    def _failed_by(self, goal: Any) -> list[tuple[str, Any, Any]]:
-        """What the input must keep for a goal to stay failed: for ``\\+ G``, what makes G hold;
-        for ``holdsAt(F=V, T)`` that F=V does not hold; ``start``/``end`` that the fluent does
-        not begin or end there.  Nothing for an input event that is not there (fewer events
-        keep it away)."""
-        g = deref(goal)
-        if isinstance(g, tuple) and g[0] in ("\\+", "not") and len(g) == 2:
-            mark = len(self.solver.trail)
-            try:
-                for _ in self.solver.solve(g[1]):
-                    return self._held(resolve(g[1]))
-            except SolveError:
-                pass
-            finally:
-                self.solver.undo(mark)
-            return []
-        if not (isinstance(g, tuple) and g[0] in ("happensAt", "holdsAt") and len(g) == 3 and type(deref(g[2])) is int):
-            return []
-        at = deref(g[2])
-        if g[0] == "holdsAt":
-            f = _fv(resolve(g[1]))
-            return [("why-not", f, at)] if f is not None and not _has_var(g[1]) else []
-        e = deref(g[1])
-        if not (isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2):
-            return []
-        if not _has_var(e[1]):
-            f = _fv(resolve(e[1]))
-            if f is None:
-                return []
-            inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
-            # start: F=V holds at `at` already, or does not hold after; end: the other way round
-            return [("why", f, outside)] if self.interval(f, outside) is not None else [("why-not", f, inside)]
-        out = []
-        mark = len(self.solver.trail)
-        then, now = (at, at + self.tick) if e[0] == "start" else (at + self.tick, at)
-        try:  # the instances that hold on both sides: they neither start nor end there
-            for _ in self.solver.solve(("holdsAt", e[1], then)):
-                f = _fv(resolve(e[1]))
-                if f is not None and self.interval(f, now) is not None:
-                    out.append(("why", f, then))
-                if len(out) >= 4:
-                    break
-        except SolveError:
-            pass
-        finally:
-            self.solver.undo(mark)
-        return out
-
-    def _held(self, g: Any) -> list[tuple[str, Any, Any]]:
-        """What makes a satisfied ground goal hold, as needs (a negation's operand)."""
-        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
-            f = _fv(g[1])
-            return [("why", f, g[2])] if f is not None else []
-        if isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3:
-            e, at = g[1], g[2]
-            if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
-                f = _fv(e[1])
-                if f is None:
-                    return []
-                inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
-                return [("why", f, inside), ("why-not", f, outside)]
-            return [("event", (e, at), at)]
-        return []
-
     def _initiations(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
         """The initiatedAt rule instances of ``f`` whose body holds at ``t0`` (the first unless --all)."""
         key, args, value = f
@@ -543,7 +270,7 @@ class Explainer:
         for rule in self.rules("initiatedAt", key):
             for vs, goals in self._solve(rule, ("initiatedAt", fv, t0)):
                 found.append(Node("rule", f"{self.name(f)} initiated at {t0}", rule=rule_text(rule),
-                                  bindings=_bindings(rule, vs), time=t0, atom=self.name(f),
+                                  bindings=bindings(rule, vs), time=t0, atom=self.name(f),
                                   children=self.conditions(goals, t0, depth, path)))
                 break
             if found and not self.every:
@@ -589,7 +316,7 @@ class Explainer:
         key, args, value = f
         fv = ("=", _fterm(key, args), value)
         for rule in self.rules("holdsFor", key):
-            if _value_of(rule) not in (value, None):
+            if value_of(rule) not in (value, None):
                 continue
             for vs, goals in self._solve(rule, ("holdsFor", fv, Var())):
                 got = deref(vs[rule.head[2].i]) if type(rule.head[2]) is Slot else None
@@ -598,7 +325,7 @@ class Explainer:
                 children = self._operation(rule, goals, rule.head[2], vs, t, True, depth, path)
                 return Node("rule", f"{about['atom']} on {about['interval']}: statically determined, "
                                     f"{show(got)} by its holdsFor rule", rule=rule_text(rule),
-                            bindings=_bindings(rule, vs), children=children, **about)
+                            bindings=bindings(rule, vs), children=children, **about)
         return Node("atom", f"{about['atom']} on {about['interval']}: statically determined, no holdsFor "
                             f"rule found that gives it at {t}", **about)
 
@@ -688,7 +415,7 @@ class Explainer:
         """Why no ``start(F=V)`` (``end(F=V)``) happens at ``at``: F=V holds at ``at`` (at the
         next time point), or it does not hold at the next time point (at ``at``)."""
         if not (isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2 and type(at) is int) or \
-                _has_var(e[1]):
+                has_var(e[1]):
             return []
         f = _fv(e[1])
         if f is None:
@@ -710,7 +437,7 @@ class Explainer:
         for rule in rules:
             for vs, goals in self._solve(rule, ("happensAt", e, at)):
                 return Node("rule", f"{text}: a derived event", atom=text, time=at, rule=rule_text(rule),
-                            bindings=_bindings(rule, vs),
+                            bindings=bindings(rule, vs),
                             children=self.conditions(goals, at, None if depth is None else depth - 1, path))
         return Node("literal", f"{text}: in the store, with no derivation found", atom=text, time=at)
 
@@ -790,7 +517,7 @@ class Explainer:
         if at >= 0:
             fv = ("=", _fterm(key, args), value)
             for rule in self.rules("initiatedAt", key):
-                if _value_of(rule) not in (value, None):
+                if value_of(rule) not in (value, None):
                     continue
                 node = self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f)
                 if node is not None:
@@ -807,9 +534,9 @@ class Explainer:
                 out.append(self._ended(rule, vs, goals, t1, depth, path))
                 break
         for rule in self.rules("initiatedAt", key):
-            if _value_of(rule) == value:
+            if value_of(rule) == value:
                 continue
-            other = ("=", _fterm(key, args), _value_of(rule) if _value_of(rule) is not None else Var())
+            other = ("=", _fterm(key, args), value_of(rule) if value_of(rule) is not None else Var())
             for vs, goals in self._solve(rule, ("initiatedAt", other, t1)):
                 if deref(other[2]) != value:
                     out.append(self._ended(rule, vs, goals, t1, depth, path, show(resolve(other))))
@@ -823,7 +550,7 @@ class Explainer:
             f"terminated at {t1} by the initiation of {other}"
         cause = next((c.children[0] for c in kids if c.children and c.children[0].kind == "event"), None)
         by = "" if cause is None else f"{cause.atom}" + (f" ({cause.where})" if cause.where else "")
-        return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=_bindings(rule, vs),
+        return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=bindings(rule, vs),
                     time=t1, children=kids, reason=by)
 
     def _failing(self, rule: Rule, head: Any, at: Any, depth: int | None, path: frozenset,
@@ -847,11 +574,11 @@ class Explainer:
         g = resolve(lit)
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
             sub = _fv(g[1])
-            if sub is not None and not _has_var(g[1]):
+            if sub is not None and not has_var(g[1]):
                 node.children.append(self.why_not(sub, g[2], depth, path))
         elif isinstance(g, tuple) and g[0] in ("\\+", "not") and isinstance(g[1], tuple) and g[1][0] == "holdsAt":
             sub = _fv(g[1][1])
-            if sub is not None and not _has_var(g[1][1]) and type(g[1][2]) is int:
+            if sub is not None and not has_var(g[1][1]) and type(g[1][2]) is int:
                 node.children.append(self.why(sub, g[1][2], depth, path))
         return node
 
@@ -861,7 +588,7 @@ class Explainer:
         fv = ("=", _fterm(key, args), value)
         children = []
         for rule in self.rules("holdsFor", key):
-            if _value_of(rule) not in (value, None):
+            if value_of(rule) not in (value, None):
                 continue
             out = Var()
             got = self._first_failing(rule, ("holdsFor", fv, out))
@@ -880,7 +607,7 @@ class Explainer:
                                 if (goals[i][0], len(goals[i]) - 1) in _OPS or goals[i][0] == "holdsFor"), None)
                 reason = f"{show(deref(out))} leaves out {t}"
                 children.append(Node("rule", f"its interval operations give {show(deref(out))}, without {t}",
-                                     rule=rule_text(rule), bindings=_bindings(rule, vs),
+                                     rule=rule_text(rule), bindings=bindings(rule, vs),
                                      literal=show(culprit, rule.names) if culprit is not None else "",
                                      reason=reason,
                                      children=ops))
@@ -892,13 +619,6 @@ class Explainer:
         """F=V as answer lines name it: ``open(d1)``, ``status(3,voting)``."""
         key, args, value = f
         return atom_text(key[0], tuple(show(a) for a in args) + (() if value == "true" else (show(value),)))
-
-
-def _value_of(rule: Rule) -> Any:
-    """The value a rule's head gives its fluent (None where it is a variable)."""
-    fv = rule.head[1]
-    v = fv[2] if isinstance(fv, tuple) and len(fv) == 3 else None
-    return None if type(v) is Slot or (isinstance(v, tuple) and any(type(x) is Slot for x in v[1:])) else v
 
 
 def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEvaluator:
