@@ -404,7 +404,9 @@ class Explainer(Blocking):
             if isinstance(inner, tuple) and inner[0] == "holdsAt" and len(inner) == 3:
                 f = _fv(inner[1])
                 if f is not None and type(inner[2]) is int:
-                    node.children.append(self.why_not(f, inner[2], depth, path))
+                    sub = self.why_not(f, inner[2], depth, path)
+                    node.children.append(sub)
+                    node.why_not = sub.entries  # rule by rule, as --why-not tells them
             elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
                 node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
                 node.children += self._no_boundary(inner[1], inner[2], depth, path)
@@ -468,7 +470,7 @@ class Explainer(Blocking):
             reason = f"{show(goals[k])} does not hold"
             children.append(Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule),
                                  bindings=bound, literal=show(rule.body[k], rule.names), reason=reason, time=t))
-        return Node("why-not", f"{text} does not happen", atom=show(e), time=t, children=children)
+        return Node("why-not", f"{text} does not happen", atom=show(e), time=t, why_not=children)
 
     # ------------------------------------------------------------ why not
 
@@ -485,7 +487,8 @@ class Explainer(Blocking):
             return self._why_not_sdf(f, t, more, path, top)
         if self.simple(key):
             return self._why_not_simple(f, t, more, path, top)
-        return Node("why-not", f"{name} does not hold at {t}: no input gives it there", atom=name, time=t)
+        return Node("why-not", f"{name} does not hold at {t}: no input gives it there, no rule derives it", atom=name,
+                    time=t, why_not=[])
 
     def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
@@ -493,6 +496,7 @@ class Explainer(Blocking):
         held = self.ev.store.fluent_list(key, args, value)
         before = [p for p in held if p[1] <= t]
         children: list[Node] = []
+        entries: list[Node] = []  # per initiatedAt rule: its first failing condition
         fields: dict[str, Any] = {}
         if not held:
             text = f"{name} never holds: never initiated"
@@ -521,8 +525,8 @@ class Explainer(Blocking):
                     continue
                 node = self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f)
                 if node is not None:
-                    children.append(node)
-        return Node("why-not", text, atom=name, time=t, children=children, **fields)
+                    entries.append(node)
+        return Node("why-not", text, atom=name, time=t, children=children, why_not=entries, **fields)
 
     def _terminations(self, f: Fluent, t1: Any, depth: int | None, path: frozenset) -> list[Node]:
         """What ended ``f`` at ``t1``: a terminatedAt rule of it, or an initiation of another value."""
@@ -613,7 +617,7 @@ class Explainer(Blocking):
                                      children=ops))
                 break
         text = f"{name} does not hold at {t}" + (": statically determined" if children else ": no holdsFor rule gives it")
-        return Node("why-not", text, atom=name, time=t, children=children)
+        return Node("why-not", text, atom=name, time=t, why_not=children)
 
     def name(self, f: Fluent) -> str:
         """F=V as answer lines name it: ``open(d1)``, ``status(3,voting)``."""
