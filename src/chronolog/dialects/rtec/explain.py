@@ -406,7 +406,7 @@ class Explainer(Blocking):
                 if f is not None and type(inner[2]) is int:
                     sub = self.why_not(f, inner[2], depth, path)
                     node.children.append(sub)
-                    node.why_not = sub.entries  # rule by rule, as --why-not tells them
+                    node.why_not, sub.why_not = sub.entries, None  # rule by rule, told once: on the literal
             elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
                 node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
                 node.children += self._no_boundary(inner[1], inner[2], depth, path)
