@@ -68,6 +68,11 @@ def time_text(t: Time) -> str:
     return str(t)
 
 
+def atom_text(pred: str, args: tuple) -> str:
+    """A ground atom as a person reads it in an explanation: ``slow(a1)``, ``alarm``."""
+    return f"{pred}({','.join(str(a) for a in args)})" if args else pred
+
+
 AnswerChange = tuple[str, tuple, Span, int]  # (pred, args, when, ±1)
 
 

@@ -287,20 +287,8 @@ class VersionAnswers:
         return self._changes
 
 
-def _bound(text: str) -> Any:
-    if text in ("inf", "-inf"):
-        return inf if text == "inf" else -inf
-    value = Fraction(text)
-    return value.numerator if value.denominator == 1 else value
-
-
-def _iv(text: str) -> I.Iv:
-    lo, hi = text[1:-1].split(",")
-    return (_bound(lo), text[0] == "[", _bound(hi), text[-1] == "]")
-
-
 def _span(text: str) -> Span:
-    lo, lc, hi, hc = _iv(text)
+    lo, lc, hi, hc = I.parse(text)
     return Span(lo, None if hi == inf else hi, lc, hc)
 
 
@@ -314,7 +302,7 @@ def cut_line(line: bytes, start: Time | None, end: Time | None, discrete: bool) 
         if t is None or ((start is None or t >= start) and (end is None or t < end)):
             return line
         return None
-    iv = _iv(got["interval"])
+    iv = I.parse(got["interval"])
     keep = (-inf if start is None else start, start is not None, inf if end is None else end, False)
     part = I.intersect(iv, keep)
     if part is None:

@@ -9,12 +9,15 @@ non-adjacent, so every interval is maximal — exactly the answer form of CONTRA
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from fractions import Fraction
 from math import inf
+from typing import Any
 
 Num = int | Fraction | float  # int for integral times, float only for ±inf
 Iv = tuple[Num, bool, Num, bool]
+Fact = tuple[str, tuple]  # an answer's atom: (pred, args)
 
 
 def norm(x: Num) -> Num:
@@ -142,3 +145,100 @@ def text(iv: Iv) -> str:
         x = Fraction(x)
         return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
     return f"{'[' if iv[1] else '('}{num(iv[0])},{num(iv[2])}{']' if iv[3] else ')'}"
+
+
+def bound(text: str) -> Num:
+    """One end as ``text`` writes it: ``3``, ``7/2``, ``inf``, ``-inf``."""
+    if text in ("inf", "-inf"):
+        return inf if text == "inf" else -inf
+    return norm(Fraction(text))
+
+
+def parse(text: str) -> Iv:
+    """An interval as answer lines write it (``[3,7)``, ``(2,7/2]``, ``[5,inf)``); ValueError
+    if it is not one.  (Program text has its own reader with positions for errors.)"""
+    if len(text) < 5 or text[0] not in "[(" or text[-1] not in "])" or text.count(",") != 1:
+        raise ValueError(f"{text!r} is not an interval such as [3,7)")
+    lo, hi = text[1:-1].split(",")
+    try:
+        return (bound(lo.strip()), text[0] == "[", bound(hi.strip()), text[-1] == "]")
+    except ZeroDivisionError:
+        raise ValueError(f"{text!r} is not an interval such as [3,7)") from None
+
+
+def of_span(span: Any) -> Iv:
+    """An input event's ``span`` as an interval: an ``Iv`` already (DatalogMTL), or RTEC's
+    ``(a, b)`` pair (``a <= t < b``)."""
+    return (span[0], True, span[1], False) if len(span) == 2 else (span[0], span[1], span[2], span[3])
+
+
+def of_line(line: dict) -> Iv:
+    """The interval an answer line (CONTRACT §3) is about: its ``t`` as a point or its ``interval``."""
+    return parse(line["interval"]) if "interval" in line else point(norm(Fraction(line["t"])))
+
+
+def corrections(truth: list[Iv], published: Iterable[tuple[Iv, int]]) -> tuple[list[tuple[Iv, int]], int]:
+    """The -1/+1 intervals that turn the sum of the ``published`` changes into exactly the
+    points of ``truth``, and the number of stretches of time where the published changes
+    summed to neither 0 nor 1.
+
+    Time is cut at the intervals' ends into *cells* (each end point, and the open gap between
+    two) on which every interval is all or nothing, so that summing is counting per cell."""
+    published = list(published)
+    ends = sorted({e for iv, _ in published for e in (iv[0], iv[2])} | {e for iv in truth for e in (iv[0], iv[2])}
+                  - {inf, -inf})
+    n = 2 * len(ends) + 1  # cell 2k+1 is ends[k]; cell 2k is the gap before it
+
+    def cells(iv: Iv) -> tuple[int, int]:
+        first = 0 if iv[0] == -inf else 2 * bisect.bisect_left(ends, iv[0]) + (1 if iv[1] else 2)
+        last = n - 1 if iv[2] == inf else 2 * bisect.bisect_left(ends, iv[2]) + (1 if iv[3] else 0)
+        return first, last
+
+    delta = [0] * (n + 1)
+    for iv, diff in published:
+        a, b = cells(iv)
+        delta[a] -= diff
+        delta[b + 1] += diff
+    bad = 0
+    total = 0
+    for a in range(n):
+        total += delta[a]
+        if total not in (0, -1) and (a == 0 or delta[a - 1] in (0, -1)):
+            bad += 1  # a new stretch of time where the published sum is off
+        delta[a] = total
+    for iv in truth:
+        a, b = cells(iv)
+        for c in range(a, b + 1):
+            delta[c] += 1
+    out: list[tuple[Iv, int]] = []
+    c = 0
+    while c < n:
+        v = delta[c]
+        d = c
+        while d + 1 < n and delta[d + 1] == v:
+            d += 1
+        if v:
+            lo = -inf if c == 0 else ends[(c - 1) // 2]
+            hi = inf if d == n - 1 else ends[d // 2]
+            cell = make(lo, c % 2 == 1, hi, d % 2 == 1)
+            assert cell is not None
+            out.extend([(cell, 1 if v > 0 else -1)] * abs(v))
+        c = d + 1
+    return out, bad
+
+
+def meaning(changes: Iterable[tuple[Iv, int]]) -> list[Iv]:
+    """The points where the changes of one atom sum to 1 (coalesced), in whatever order they come."""
+    fixes, _ = corrections([], changes)
+    return coalesce(iv for iv, d in fixes if d < 0)  # what must be withdrawn is what holds
+
+
+def answers(lines: Iterable[dict[str, Any]]) -> dict[Fact, list[Iv]]:
+    """What answer lines (CONTRACT §3) mean: per atom, the maximal intervals where its lines'
+    ``diff``s sum to 1 (lines without an atom, such as LARS's ``no_answer_set``, left out)."""
+    changes: dict[Fact, list[tuple[Iv, int]]] = {}
+    for line in lines:
+        if "pred" in line:
+            changes.setdefault((line["pred"], tuple(line.get("args", ()))), []).append(
+                (of_line(line), line.get("diff", 1)))
+    return {atom: meaning(got) for atom, got in changes.items()}

@@ -108,8 +108,9 @@ class Dialect:
     dates_back: Callable[[Any], bool] = lambda program: False
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
     rational: bool = False
-    # program -> explain(events, answer at T, atom, T, "why" | "why-not", every, depth) -> core.explanation.Node:
-    # ``chronolog explain --why / --why-not`` (None: not built for this dialect yet)
+    # program -> explain(events, answer lines, atom, T, "why" | "why-not", every, depth, evaluator=E) ->
+    # core.explanation.Node: ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the
+    # answer lines, having evaluated the events, for a dialect to read; None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None
     # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
     # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole

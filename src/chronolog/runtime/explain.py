@@ -18,12 +18,13 @@ from typing import Any
 
 import msgspec
 
+from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
 from chronolog.core.records import record
 from chronolog.core.source import Loc
-from chronolog.evaluator import Evaluator, Time, time_text
+from chronolog.evaluator import Evaluator, Time, atom_text, time_text
 from chronolog.runtime.backfill.segments import warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
@@ -44,16 +45,7 @@ class Query:
         """Whether an answer line is about this atom at this time."""
         if line.get("pred") != self.pred or tuple(line.get("args", ())) != self.args:
             return False
-        if "interval" not in line:
-            return bool(line.get("t") == self.t)
-        text = line["interval"]
-        lo, hi = text[1:-1].split(",")
-        a = Fraction(lo)
-        after = a < self.t or (text[0] == "[" and a == self.t)
-        if hi == "inf":
-            return after
-        b = Fraction(hi)
-        return after and (self.t < b or (text[-1] == "]" and self.t == b))
+        return I.contains(I.of_line(line), self.t)
 
 
 _TERM = r'"(?:[^"\\]|\\.)*"|[^,()"=]+'
@@ -112,12 +104,9 @@ class Change:
     note: str = ""  # an upgrade: which program version from when, and where its request was read
 
 
-def _start(line: dict) -> Fraction:
+def _start(line: dict) -> Any:
     """The first time an answer line is about."""
-    if "interval" not in line:
-        return Fraction(line["t"])
-    text = line["interval"]
-    return Fraction(text[1:text.index(",")])
+    return I.of_line(line)[0]
 
 
 class Recorder:
@@ -195,15 +184,10 @@ def event_text(ev: Event) -> str:
     where = f" ({ev.loc})" if ev.loc is not None else ""
     if ev.pred is None:
         return f"the time advance to {time_text(ev.t)}{where}"
-    when = _span_text(ev.span) if ev.span is not None else time_text(ev.t)
+    when = I.text(I.of_span(ev.span)) if ev.span is not None else time_text(ev.t)
     args = ",".join(str(a) for a in ev.args)
     what = "retraction of" if ev.retract else "event"
     return f"{what} {ev.pred}({args}) at {when}{where}"
-
-
-def _span_text(span: Any) -> str:
-    lo, lc, hi, hc = span
-    return f"{'[' if lc else '('}{time_text(lo)},{'inf' if hi == float('inf') else time_text(hi)}{']' if hc else ')'}"
 
 
 def render_text(query: Query, found: list[Change]) -> str:
@@ -323,10 +307,12 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
     total = sum(line.get("diff", 1) for line in lines if query.covers(line))
     if mode == "why" and total != 1:
-        raise NotSo(f"{query.text}: {_shown(query)} does not hold at {time_text(query.t)} (ask --why-not)")
+        raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} does not hold at {time_text(query.t)} (ask --why-not)")
     if mode == "why-not" and total == 1:
-        raise NotSo(f"{query.text}: {_shown(query)} holds at {time_text(query.t)} (ask --why)")
-    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth)  # type: ignore[no-any-return]
+        raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
+    # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
+    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,  # type: ignore[no-any-return]
+                                evaluator=evaluator)
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
@@ -368,6 +354,3 @@ def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event
         kept.append(Event(until))
     return kept
 
-
-def _shown(query: Query) -> str:
-    return f"{query.pred}({','.join(str(a) for a in query.args)})" if query.args else query.pred

@@ -24,6 +24,7 @@ import pytest
 from test_mtl_semantics import _literal, clip, drive, iv, meaning
 
 from chronolog.core.events import Event
+from chronolog.core.intervals import corrections
 from chronolog.core.reach import Reach
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, input_reach
@@ -31,7 +32,7 @@ from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.reader import read_mtl_events
 from chronolog.dialects.registry import lookup
 from chronolog.evaluator import Span
-from chronolog.runtime.backfill.meaning import corrections, domain_of
+from chronolog.runtime.backfill.meaning import domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, plan_segments, replay
 
 RATIONAL = domain_of(lookup("mtl"))

@@ -29,6 +29,7 @@ from chronolog.dialects.lars.engine.tms_relations import _eval, _index, _pattern
 from chronolog.dialects.lars.ir import Atom as IrAtom
 from chronolog.dialects.lars.ir import Compare, Const, ExtAtom, Op, Program, Rule, TupleWindow, Var
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_program
+from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
 Binding = dict[str, Any]
@@ -334,22 +335,18 @@ def _rule_text(rule: Rule) -> str:
     return f"{rule.loc.file}:{rule.loc.line}: {rule}" if rule.loc is not None else str(rule)
 
 
-def _atom_text(atom: Atom) -> str:
-    return f"{atom[0]}({','.join(str(a) for a in atom[1])})" if atom[1] else atom[0]
-
-
 def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every: bool, depth: int | None,
             path: set[Atom]) -> Node:
     t = scene.t
     fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
     if fact is not None:
-        return Node("fact", f"{_atom_text(atom)} at {t}: a program fact", rule=_rule_text(fact),
-                    atom=_atom_text(atom), time=t)
+        return Node("fact", f"{atom_text(*atom)} at {t}: a program fact", rule=_rule_text(fact),
+                    atom=atom_text(*atom), time=t)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom: its own time, derived by evaluating T
-        name = f"{_atom_text((atom[0], atom[1][:-1]))} at {atom[1][-1]}"
+        name = f"{atom_text(atom[0], atom[1][:-1])} at {atom[1][-1]}"
         return _unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes, every, depth,
                        path)
-    return _unfold(scene, atom, f"{_atom_text(atom)} at {t}", "", inst, sizes, every, depth, path)
+    return _unfold(scene, atom, f"{atom_text(*atom)} at {t}", "", inst, sizes, every, depth, path)
 
 
 def _unfold(scene: Scene, atom: Atom, name: str, title: str, inst: dict, sizes: dict[Atom, int], every: bool,
@@ -372,8 +369,8 @@ def _unfold(scene: Scene, atom: Atom, name: str, title: str, inst: dict, sizes: 
 def _about(scene: Scene, atom: Atom) -> dict[str, Any]:
     """The ``atom`` and ``time`` fields of a node about ``atom`` (an @-head's atom: its own time)."""
     if scene.key_of(atom) in scene.timed:
-        return {"atom": _atom_text((atom[0], atom[1][:-1])), "time": atom[1][-1]}
-    return {"atom": _atom_text(atom), "time": scene.t}
+        return {"atom": atom_text(atom[0], atom[1][:-1]), "time": atom[1][-1]}
+    return {"atom": atom_text(*atom), "time": scene.t}
 
 
 def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[Atom, int], every: bool,
@@ -398,8 +395,8 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
                 children += reads
             continue
         seen = scene.witnesses(elem, b)
-        leaves = [Node("event", f"input {_atom_text((elem.atom.pred, args))} at {at}", where=str(loc) if loc else "",
-                       atom=_atom_text((elem.atom.pred, args)), time=at)
+        leaves = [Node("event", f"input {atom_text(elem.atom.pred, args)} at {at}", where=str(loc) if loc else "",
+                       atom=atom_text(elem.atom.pred, args), time=at)
                   for at, args, loc in _witness_cut(elem, seen)]
         if not seen:  # a program fact (background knowledge, at every time point)
             args = tuple(_eval(a, b) for a in elem.atom.args)
@@ -467,8 +464,8 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
     elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
         node.why_not = []
     if isinstance(lit.window, TupleWindow):
-        node.children = [Node("event", f"input {_atom_text((key[0], row))} at {at}",
-                              where=str(loc) if loc else "", atom=_atom_text((key[0], row)), time=at)
+        node.children = [Node("event", f"input {atom_text(key[0], row)} at {at}",
+                              where=str(loc) if loc else "", atom=atom_text(key[0], row), time=at)
                          for at, key, row, loc in (scene.stream[-lit.window.size:] if lit.window.size else [])]
     return node
 
@@ -485,9 +482,9 @@ def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
 def why_not(scene: Scene, atom: Atom) -> Node:
     rules = _rule_failures(scene, atom)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom, its time last
-        name, when = _atom_text((atom[0], atom[1][:-1])), f"{atom[1][-1]} (the evaluation of {scene.t})"
+        name, when = atom_text(atom[0], atom[1][:-1]), f"{atom[1][-1]} (the evaluation of {scene.t})"
     else:
-        name, when = _atom_text(atom), str(scene.t)
+        name, when = atom_text(*atom), str(scene.t)
     if not rules:
         return Node("none", f"{name} at {when}: no rule has a head that matches it", **_about(scene, atom))
     return Node("why-not", f"{name} does not hold at {when}", why_not=rules, **_about(scene, atom))
@@ -557,7 +554,8 @@ def explainer(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``)."""
     plan = plan_program(program)
 
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
+                evaluator: Any = None) -> Any:
         events = list(events)
         if (atom[0], len(atom[1])) not in at_head_predicates(program):
             scene = Scene(program, plan, events, answer_at(lines, t), t)

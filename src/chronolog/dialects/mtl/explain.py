@@ -14,7 +14,6 @@ path (recursion through time terminates because premises lie at other times).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from fractions import Fraction
 from math import inf
 from typing import Any
 
@@ -22,25 +21,11 @@ from chronolog.core import intervals as I
 from chronolog.core.events import Event, withdraw_counted
 from chronolog.core.explanation import Node
 from chronolog.dialects.mtl.materialise import Materialiser
-from chronolog.dialects.mtl.parser import interval_from_text
 from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, head_atom
+from chronolog.evaluator import atom_text, time_text
 
 Fact = tuple[str, tuple]
 Db = dict[tuple[str, int], dict[tuple, list[I.Iv]]]
-
-
-def answers_of(lines: Iterable[dict]) -> dict[Fact, list[I.Iv]]:
-    """What answer lines (CONTRACT §3) mean, per fact: their +1 intervals added and their -1
-    intervals taken away in order (a point's sum never leaves 0..1)."""
-    out: dict[Fact, list[I.Iv]] = {}
-    for line in lines:
-        if "pred" not in line:
-            continue
-        fact = (line["pred"], tuple(line.get("args", ())))
-        iv = interval_from_text(line["interval"]) if "interval" in line else I.point(Fraction(line["t"]))
-        held = out.get(fact, [])
-        out[fact] = I.coalesce([*held, iv]) if line.get("diff", 1) == 1 else I.subtract(held, [iv])
-    return out
 
 
 class Facts:
@@ -104,21 +89,6 @@ class Facts:
         return list(self.mat._instances(lit, self.db, binding, None))
 
 
-def _text(x: Any) -> str:
-    if x == inf:
-        return "inf"
-    x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
-def _iv(iv: I.Iv) -> str:
-    return I.text(iv)
-
-
-def _fact_text(fact: Fact) -> str:
-    return f"{fact[0]}({','.join(str(a) for a in fact[1])})" if fact[1] else fact[0]
-
-
 def _ground(atom: Atom, b: dict) -> tuple:
     return tuple(b[t.name] if isinstance(t, Var) else t for t in atom.args)
 
@@ -133,9 +103,9 @@ def _lit_text(lit: Literal, b: dict) -> str:
         args = [str(b[t.name]) if isinstance(t, Var) and t.name in b else str(t) for t in lit.args]
         return lit.pred + (f"({','.join(args)})" if args else "")
     if isinstance(lit, Unary):
-        return f"{lit.op}{_iv(lit.rho)}{_lit_text(lit.operand, b)}"
+        return f"{lit.op}{I.text(lit.rho)}{_lit_text(lit.operand, b)}"
     if isinstance(lit, Binary):
-        return f"{_lit_text(lit.left, b)} {lit.op}{_iv(lit.rho)} {_lit_text(lit.right, b)}"
+        return f"{_lit_text(lit.left, b)} {lit.op}{I.text(lit.rho)} {_lit_text(lit.right, b)}"
     return f"not {_lit_text(lit.operand, b)}"
 
 
@@ -173,14 +143,14 @@ def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv], upto: int | Non
 def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None = None,
         path: frozenset = frozenset()) -> Node:
     held = facts.holding(fact, t)
-    name = f"{_fact_text(fact)} on {_iv(held)}" if held else f"{_fact_text(fact)} at {_text(t)}"
-    about = {"atom": _fact_text(fact), "time": t, "interval": _iv(held) if held else ""}
+    name = f"{atom_text(*fact)} on {I.text(held)}" if held else f"{atom_text(*fact)} at {time_text(t)}"
+    about = {"atom": atom_text(*fact), "time": t, "interval": I.text(held) if held else ""}
     key = (fact[0], len(fact[1]))
     if (fact, held) in path:
         return Node("atom", f"{name} (derived above: a cycle through time ends here)", **about)
     if depth is not None and depth < 0:
         return Node("atom", f"{name} (cut at --depth)", **about)
-    leaves = [Node("event", f"input {_fact_text(fact)} on {_iv(iv)}", where=line, atom=_fact_text(fact), interval=_iv(iv))
+    leaves = [Node("event", f"input {atom_text(*fact)} on {I.text(iv)}", where=line, atom=atom_text(*fact), interval=I.text(iv))
               for iv, line in facts.inputs(fact, I.point(t))]
     if key not in facts.heads:
         return Node("input", name, children=leaves, **about) if leaves else Node("input", f"{name}: no input fact holds it",
@@ -200,7 +170,7 @@ def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None
         nodes.append(_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1,
                                path | {(fact, held)}, name, about))
     if not nodes:
-        return Node("atom", f"{name}: in the answers, with no derivation found at {_text(t)}", **about)
+        return Node("atom", f"{name}: in the answers, with no derivation found at {time_text(t)}", **about)
     if len(nodes) == 1:
         node = nodes[0]
         return node if node.kind == "rule" else Node("input", name, children=nodes, **about)
@@ -228,14 +198,14 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
         shown = _lit_text(lit, b)
         on = next((iv for iv in lit_ivs if I.contains(iv, s)), lit_ivs[0])
         if isinstance(lit, Negated):
-            negated = Node("negated", f"{shown}: holds on {_iv(on)} (the operand does not)", atom=shown,
-                           interval=_iv(on), negated=True)
+            negated = Node("negated", f"{shown}: holds on {I.text(on)} (the operand does not)", atom=shown,
+                           interval=I.text(on), negated=True)
             if isinstance(lit.operand, Atom):  # why the atom does not hold at s, rule by rule
                 negated.why_not = why_not(facts, (lit.operand.pred, _ground(lit.operand, b)), s).entries
             children.append(negated)
             continue
         premise = _premise(lit, b)
-        node = Node("literal", f"{shown} holds on {_iv(on)}" + _range(lit, s), atom=shown, interval=_iv(on),
+        node = Node("literal", f"{shown} holds on {I.text(on)}" + _range(lit, s), atom=shown, interval=I.text(on),
                     window=_range(lit, s).strip(" ()"))
         if premise is not None:
             fact, where = premise
@@ -243,8 +213,8 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
             if point is not None:
                 node.children.append(why(facts, fact, point, every, depth, path))
         children.append(node)
-    where = f"at {_text(s)}" if at[0] == at[2] else f"on {_iv(at)}"
-    return Node("rule", f"{name}: at {_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule), **about,
+    where = f"at {time_text(s)}" if at[0] == at[2] else f"on {I.text(at)}"
+    return Node("rule", f"{name}: at {time_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule), **about,
                 bindings={k: v for k, v in b.items()}, children=children)
 
 
@@ -268,9 +238,9 @@ def _range(lit: Literal, s: Any) -> str:
         else:
             window = (s + lo, lc, s + hi, hc)
         kind = "some point" if lit.op.startswith("Diamond") else "every point"
-        return f" ({kind} of {_iv(window)} at {_text(s)}, range {_iv(lit.rho)})"
+        return f" ({kind} of {I.text(window)} at {time_text(s)}, range {I.text(lit.rho)})"
     if isinstance(lit, Binary):
-        return f" ({lit.op} within {_iv(lit.rho)})"
+        return f" ({lit.op} within {I.text(lit.rho)})"
     return ""
 
 
@@ -311,21 +281,22 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
             rules.append(Node("rule", "its body holds, yet the fact is not entailed there", rule=_rule_text(rule)))
     if not rules:
         if key not in facts.heads:
-            return Node("none", f"{_fact_text(fact)} at {_text(t)}: no input fact holds it, and no rule derives it")
-        return Node("none", f"{_fact_text(fact)} at {_text(t)}: no rule has a head that matches it")
-    return Node("why-not", f"{_fact_text(fact)} does not hold at {_text(t)}", why_not=rules, atom=_fact_text(fact),
+            return Node("none", f"{atom_text(*fact)} at {time_text(t)}: no input fact holds it, and no rule derives it")
+        return Node("none", f"{atom_text(*fact)} at {time_text(t)}: no rule has a head that matches it")
+    return Node("why-not", f"{atom_text(*fact)} does not hold at {time_text(t)}", why_not=rules, atom=atom_text(*fact),
                 time=t)
 
 
 def _times(iv: I.Iv) -> str:
-    return _text(iv[0]) if iv[0] == iv[2] else f"any time of {_iv(iv)}"
+    return time_text(iv[0]) if iv[0] == iv[2] else f"any time of {I.text(iv)}"
 
 
 def explainer(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a DatalogMTL program (``Dialect.explain``)."""
 
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        facts = Facts(program, events, answers_of(lines))
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
+                evaluator: Any = None) -> Any:
+        facts = Facts(program, events, I.answers(lines))
         return why(facts, atom, t, every, depth) if mode == "why" else why_not(facts, atom, t)
 
     return explain

@@ -1,189 +1,654 @@
-"""Why an Event Calculus fluent holds at T, or why not (``chronolog explain --why / --why-not``),
-read from its maximal intervals — the answers ``run`` writes — and the input around their ends.
+"""Why an Event Calculus fluent holds at T, or why not (``chronolog explain --why / --why-not``).
 
-A simple fluent F=V holds on ``[s, e)``: it was initiated at ``s − tick`` (the clock tick)
-and not terminated in ``(s − tick, T]``; the explanation names the ``initiatedAt`` rules of
-F=V and the input events at ``s − tick`` whose event those rules read (``happensAt``), with
-their input lines.  Why not: never initiated, first initiated after T, or initiated at
-``s − tick`` and terminated at ``e − tick ≤ T`` (the events there that ``terminatedAt`` rules of
-F=V, or ``initiatedAt`` rules of another value of F, read).  This is what the intervals and
-the rules' events show; the conditions of a rule body (``holdsAt``, background predicates)
-and the interval operations of statically determined fluents are not unfolded yet.
+The explanation reads the evaluator's store after ``run``'s evaluation of the input (every
+fluent's maximal intervals, the events, the points) and solves the rules again, with the
+evaluator's own built-ins, at the few time points it needs — nothing is recorded while
+running:
+
+* a simple fluent F=V on ``[s, e)`` was initiated at ``t0 = s − tick``: the ``initiatedAt``
+  rule whose body holds there (its bindings, each condition unfolded: ``happensAt`` of an
+  input event down to its input line, of a derived event to its rule, ``start``/``end`` and
+  ``holdsAt`` of other fluents to their own intervals, a negated condition with its why-not),
+  or ``initially``, or a deadline ``fi/3`` (the source's initiation and that it went on);
+  and it is not terminated in ``[t0, T)``: each rule that would end it checked at every time
+  it could fire, with what keeps it silent (``blocking.py``);
+* a statically determined fluent: its ``holdsFor`` rule, each interval operation with its
+  result, and each operand unfolded — the operands that must hold at T (``union_all``: one
+  that does; ``intersect_all``: all) with their why, those that must not (subtracted,
+  complemented) negated with their why-not.
+
+Why not: never initiated, first initiated after T, or initiated at t0 and terminated at
+t1 ≤ T (the ``terminatedAt`` rule and the event that did it, with its input line); then,
+per ``initiatedAt`` rule of F=V, the first condition (in the rule's order) that fails at
+``T − tick`` (the latest initiation that would make it hold at T) for the query's bindings,
+variables the head leaves open read as "some value".  For a statically determined fluent,
+per ``holdsFor`` rule, the interval operation whose result leaves T out and the operands
+that make it so.  Inside a why (a negated condition, a subtracted operand, what keeps a
+rule silent) a fluent that does not hold also shows why nothing initiated it since it last
+held, so that the input events cited anywhere in a why derive the atom on their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from math import inf
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
+from chronolog.dialects.rtec.analysis import domain_feeds
+from chronolog.dialects.rtec.blocking import Blocking
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
+from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.terms import Slot
+from chronolog.dialects.rtec.prolog import term_text
+from chronolog.dialects.rtec.showing import Fluent, bindings, has_var, ivs_text, rule_text, show, value_of
+from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
+from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
+_DONE = object()
+_OPS = {("union_all", 2), ("intersect_all", 2), ("relative_complement_all", 3), ("complement_all", 2)}
 
 
-def _interval(text: str) -> I.Iv:
-    lo, hi = text[1:-1].split(",")
-    return (int(lo), text[0] == "[", inf if hi == "inf" else int(hi), text[-1] == "]")
+class Explainer(Blocking):
+    """The rules and the evaluated store of one event description over one input."""
 
-
-def answers_of(lines: Iterable[dict]) -> dict[Atom, list[I.Iv]]:
-    """What answer lines mean per atom: +1 intervals added, -1 ones taken away, in order."""
-    out: dict[Atom, list[I.Iv]] = {}
-    for line in lines:
-        if "pred" not in line:
-            continue
-        atom = (line["pred"], tuple(line.get("args", ())))
-        iv = _interval(line["interval"]) if "interval" in line else I.point(int(line["t"]))
-        held = out.get(atom, [])
-        out[atom] = I.coalesce([*held, iv]) if line.get("diff", 1) == 1 else I.subtract(held, [iv])
-    return out
-
-
-def _fluent(term: Any) -> tuple[str, int] | None:
-    """The name and arity of a fluent term (``open(D)`` or ``alarm``)."""
-    if isinstance(term, tuple) and term and isinstance(term[0], str):
-        return term[0], len(term) - 1
-    return (term, 0) if isinstance(term, str) else None
-
-
-class Rules:
-    """The program's rules about a fluent-value pair, and the events their bodies read."""
-
-    def __init__(self, program: RtecProgram) -> None:
+    def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False) -> None:
         self.program = program
+        self.ev = ev
         self.tick = program.clock_tick
+        self.every = every
+        ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
+        self.solver = ev.solver
+        self._moments: list | None = None
+        self.inputs: dict[tuple[str, tuple], list[Event]] = {}  # (pred, args as text) -> its input events
+        for e in events:
+            if e.pred is None:
+                continue
+            same = self.inputs.setdefault((e.pred, tuple(term_text(a) for a in e.args)), [])
+            if not e.retract:
+                same.append(e)
+                continue
+            gone = next((i for i in range(len(same) - 1, -1, -1) if (same[i].t, same[i].span) == (e.t, e.span)), None)
+            if gone is not None:  # a retraction takes back the latest such event
+                del same[gone]
+        # a dynamicDomain fact (``id(id4)``) -> the earliest input event that puts it in the domain
+        self.feeders: dict[tuple, Event] = {}
+        feeds = domain_feeds(program)
+        for same in self.inputs.values():
+            for e in same:
+                for dom, pos in feeds.get(e.pred or "", ()):
+                    if max(pos, default=-1) < len(e.args):
+                        fact = (dom, tuple(term_text(e.args[p]) for p in pos))
+                        if fact not in self.feeders or e.t < self.feeders[fact].t:
+                            self.feeders[fact] = e
 
-    def about(self, kind: str, atom: Atom, same_value: bool = True) -> list[Any]:
-        """The rules of ``kind`` (initiatedAt, terminatedAt, holdsFor) whose head is the fluent of
-        ``atom`` with its value (``same_value``) or with another one."""
+    # ------------------------------------------------------------ what is what
+
+    def fluent_of(self, atom: Atom) -> Fluent:
+        """An answer atom (value last unless ``true``) as the fluent-value pair it stands for."""
+        name, args = atom
+        arities = {k[1] for e in self.ev.h.kind for k in [e[1]] if e[0] == "fluent" and k[0] == name}
+        arities |= {k[1] for k in self.ev.store.fluents if k[0] == name}
+        if len(args) in arities:
+            key, fargs, value = (name, len(args)), tuple(args), "true"
+        elif args and len(args) - 1 in arities:
+            key, fargs, value = (name, len(args) - 1), tuple(args[:-1]), args[-1]
+        else:
+            return (name, len(args)), tuple(args), "true"
+        # compound arguments are written as their Prolog text (``"declare(310,9,carried)"``)
+        wanted = tuple(str(a) for a in fargs)
+        for stored, vals in self.ev.store.fluents.get(key, {}).items():
+            if tuple(term_text(a) for a in stored) == wanted:
+                return key, stored, next((v for v in vals if term_text(v) == str(value)), value)
+        return key, fargs, value
+
+    def point(self, key: Key) -> bool:
+        """An input fluent given as points (``points/1``, ``buildFromPoints/1``)."""
+        return key[0] in self.ev.point_decl and key in self.ev.store.points
+
+    def simple(self, key: Key) -> bool:
+        return ("fluent", key, None) in self.ev.h.kind
+
+    def sdf(self, key: Key, value: Any) -> bool:
+        """A statically determined value (also one beside a simple fluent's other values)."""
+        return self.ev.h.kind.get(("fluent", key, value)) == "sdf"
+
+    def rules(self, kind: str, key: Key) -> list[Rule]:
+        """The rules of ``kind`` whose head is a value of fluent ``key`` (or event ``key``)."""
         out = []
-        for head_kind, rule in self.program.rules:
-            head = rule.head
-            if head_kind != kind or not isinstance(head, tuple) or len(head) < 2:
+        for k, rule in self.program.rules:
+            if k != kind:
                 continue
-            pair = head[1]
-            if not (isinstance(pair, tuple) and len(pair) == 3 and pair[0] == "="):
-                continue
-            name = _fluent(pair[1])
-            value = pair[2]
-            if name is None or name[0] != atom[0] or len(atom[1]) not in (name[1], name[1] + 1):
-                continue
-            wanted = atom[1][name[1]] if len(atom[1]) == name[1] + 1 else "true"
-            fixed = isinstance(value, (str, int))
-            if fixed and (value == wanted) != same_value:
-                continue
-            out.append(rule)
+            head = rule.head[1]
+            got = _key(head) if kind == "happensAt" else _key(head[1]) if isinstance(head, tuple) else None
+            if got == key:
+                out.append(rule)
         return out
+
+    def interval(self, f: Fluent, t: Any) -> tuple | None:
+        """The maximal interval ``(a, b)`` of ``f`` that contains ``t`` (None if it does not hold)."""
+        key, args, value = f
+        if self.point(key):
+            return (t, t + self.tick) if (args, value) in self.ev.store.points[key].get(t, ()) else None
+        for a, b in self.ev.store.fluent_list(key, args, value):
+            if a <= t < b:
+                return (a, b)
+        return None
+
+    # ------------------------------------------------------------ solving a rule again, with its trace
+
+    def _solve(self, rule: Rule, head: Any) -> Iterator[tuple[list, list]]:
+        """The solutions of ``rule`` for the ground ``head``: (its variables, its body goals),
+        bindings in place while a solution is current."""
+        vs = [Var() for _ in range(rule.nvars)]
+        goals = [inst(g, vs) for g in rule.body]
+        mark = len(self.solver.trail)
+        try:
+            if self.solver.unify(inst(rule.head, vs), head):
+                for _ in self.solver.body(goals, 0, [False], 0):
+                    yield vs, goals
+        finally:
+            self.solver.undo(mark)
+
+    def _first_failing(self, rule: Rule, head: Any) -> tuple[int, dict[str, Any], list] | None:
+        """The first body goal (0-based) that no solution of the goals before it satisfies,
+        with the bindings and goals of the first solution of those before it; None if the
+        body holds, -1 if the head does not match."""
+        vs = [Var() for _ in range(rule.nvars)]
+        goals = [inst(g, vs) for g in rule.body]
+        mark = len(self.solver.trail)
+        try:
+            if not self.solver.unify(inst(rule.head, vs), head):
+                return -1, {}, []  # its head does not match
+            for k in range(len(goals) + 1):
+                inner = len(self.solver.trail)
+                found = next(iter(self.solver.body(goals[:k], 0, [False], 0)), _DONE) is not _DONE
+                self.solver.undo(inner)
+                if not found:
+                    prefix = next(iter(self.solver.body(goals[:k - 1], 0, [False], 0)), _DONE)
+                    shown = [resolve(g) for g in goals] if prefix is not _DONE else goals
+                    return k - 1, bindings(rule, vs), shown
+            return None
+        except SolveError:
+            return None
+        finally:
+            self.solver.undo(mark)
+
+    # ------------------------------------------------------------ why
+
+    def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        held = self.interval(f, t)
+        shown = I.text((held[0], True, held[1], False)) if held else ""
+        about: dict[str, Any] = {"atom": name, "time": t, "interval": shown}
+        if held is None:
+            return Node("atom", f"{name} does not hold at {t}", **about)
+        if (f, held) in path:
+            return Node("atom", f"{name} on {shown} (explained above)", **about)
+        if depth is not None and depth < 0:
+            return Node("atom", f"{name} on {shown} (cut at --depth)", **about)
+        path = path | {(f, held)}
+        more = None if depth is None else depth - 1
+        if self.sdf(key, value):
+            node = self._why_sdf(f, t, held, more, path, about)
+        elif self.simple(key):
+            node = self._why_simple(f, t, held, more, path, about)
+        else:
+            return self._input(f, t, held, about)
+        node.children += self._grounded(f)
+        return node
+
+    def _grounded(self, f: Fluent) -> list[Node]:
+        """How ``grounding/1`` admits ``f`` where it reads the dynamic domain (``id(P)``): the
+        input event that put each value there (without it the fluent is not evaluated)."""
+        fv = ("=", _fterm(f[0], f[1]), f[2])
+        for rule in self.program.background.get(("grounding", 1), []):
+            for vs, goals in self._solve(rule, ("grounding", fv)):
+                facts = [resolve(g) for g in goals if _key(g) in self.program.dynamic_domain]
+                got = [(g, self.feeders.get(((g[0], len(g) - 1) if isinstance(g, tuple) else (g, 0),
+                                             tuple(term_text(a) for a in g[1:]) if isinstance(g, tuple) else ())))
+                       for g in facts]
+                if not got:
+                    return []
+                return [Node("grounding", f"admitted by grounding/1: {', '.join(show(g) for g, _ in got)} "
+                                          "(the dynamic domain, from the input)", rule=rule_text(rule),
+                             bindings=bindings(rule, vs),
+                             children=[self._leaf(e) for _, e in got if e is not None])]
+        return []
+
+    def _input(self, f: Fluent, t: Any, held: tuple, about: dict[str, Any]) -> Node:
+        """An input fluent: the input points or intervals that make it hold at ``t``."""
+        key, args, value = f
+        pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
+        got = []
+        for e in self.inputs.get(pred_args, []):
+            if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
+                    (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
+                got.append(self._leaf(e))
+        if self.point(key):
+            return Node("input", f"{about['atom']} at {t}: an input point", children=got, atom=about["atom"], time=t)
+        return Node("input", f"{about['atom']} on {about['interval']}: input", children=got, **about)
+
+    def _leaf(self, e: Event) -> Node:
+        what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
+        when = I.text(I.of_span(e.span)) if e.span is not None else str(e.t)
+        return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
+                    where="" if e.loc is None else str(e.loc), atom=what,
+                    **({"interval": when} if e.span is not None else {"time": e.t}))
+
+    def _why_simple(self, f: Fluent, t: Any, held: tuple, depth: int | None, path: frozenset,
+                    about: dict[str, Any]) -> Node:
+        key, args, value = f
+        name, shown = about["atom"], about["interval"]
+        t0 = held[0] - self.tick
+        found = self._initiations(f, t0, depth, path)
+        if not found:
+            found = self._deadline(f, t0, depth, path) + self._initially(f, held)
+        if not found:
+            found = [Node("atom", f"{name}: no initiation found at {t0}")]
+        start = max(t0, 0)
+        checked = Node("test", f"not terminated in [{start},{t}): no terminatedAt rule (nor an initiation of another "
+                               f"value) fires there — it holds on {shown}", window=f"[{start},{t})",
+                       children=self._kept(f, start, t, depth, path))
+        if held[0] == 0 and found[0].kind == "initially":
+            return Node("initially", f"{name} on {shown}: holds from the start (initially), not terminated in "
+                                     f"[0,{t})", **about, children=[*found, checked])
+        return Node("rule", f"{name} on {shown}: initiated at {t0}, not terminated in [{t0},{t})", **about,
+                    rule=found[0].rule, bindings=found[0].bindings,
+                    children=[*(found[0].children if found[0].kind == "rule" and len(found) == 1 else found),
+                              checked])
+
+    def _initiations(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """The initiatedAt rule instances of ``f`` whose body holds at ``t0`` (the first unless --all)."""
+        key, args, value = f
+        fv = ("=", _fterm(key, args), value)
+        found = []
+        for rule in self.rules("initiatedAt", key):
+            for vs, goals in self._solve(rule, ("initiatedAt", fv, t0)):
+                found.append(Node("rule", f"{self.name(f)} initiated at {t0}", rule=rule_text(rule),
+                                  bindings=bindings(rule, vs), time=t0, atom=self.name(f),
+                                  children=self.conditions(goals, t0, depth, path)))
+                break
+            if found and not self.every:
+                break
+        return found
+
+    def _initially(self, f: Fluent, held: tuple) -> list[Node]:
+        if held[0] != 0:
+            return []
+        fv = ("=", _fterm(f[0], f[1]), f[2])
+        for rule in self.program.initially:
+            vs = [Var() for _ in range(rule.nvars)]
+            mark = len(self.solver.trail)
+            ok = self.solver.unify(inst(rule.head, vs)[1], fv)
+            self.solver.undo(mark)
+            if ok:
+                return [Node("initially", f"{self.name(f)} holds initially", rule=rule_text(rule))]
+        return []
+
+    def _deadline(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """F=V2 initiated at t0 by ``fi(F=V, F=V2, D)``: F=V initiated at t0 − D and not terminated since."""
+        out = []
+        fv2 = ("=", _fterm(f[0], f[1]), f[2])
+        for rule in self.program.deadlines:
+            vs = [Var() for _ in range(rule.nvars)]
+            mark = len(self.solver.trail)
+            h = inst(rule.head, vs)
+            if self.solver.unify(h[2], fv2) and type(deref(h[3])) is int:
+                got = _fv(resolve(h[1]))
+                d = deref(h[3])
+                if got is not None and t0 - d in self.ev.fi_inits.get(got, []):
+                    q = t0 - d  # (an initiation that gave no interval counts too)
+                    kept = Node("test", f"{self.name(got)} not terminated in ({q},{t0})", window=f"({q},{t0})",
+                                children=self._kept(got, q + 1, t0, depth, path))
+                    out.append(Node("rule", f"{self.name(f)} initiated at {t0} by a deadline: "
+                                            f"{self.name(got)} initiated at {q}, {d} before", rule=rule_text(rule),
+                                    time=t0, children=[*self._initiations(got, q, depth, path), kept]))
+            self.solver.undo(mark)
+        return out
+
+    def _why_sdf(self, f: Fluent, t: Any, held: tuple, depth: int | None, path: frozenset,
+                 about: dict[str, Any]) -> Node:
+        key, args, value = f
+        fv = ("=", _fterm(key, args), value)
+        for rule in self.rules("holdsFor", key):
+            if value_of(rule) not in (value, None):
+                continue
+            for vs, goals in self._solve(rule, ("holdsFor", fv, Var())):
+                got = deref(vs[rule.head[2].i]) if type(rule.head[2]) is Slot else None
+                if type(got) is not Ivs or not any(a <= t < b for a, b in got.pairs):
+                    continue
+                children = self._operation(rule, goals, rule.head[2], vs, t, True, depth, path)
+                return Node("rule", f"{about['atom']} on {about['interval']}: statically determined, "
+                                    f"{show(got)} by its holdsFor rule", rule=rule_text(rule),
+                            bindings=bindings(rule, vs), children=children, **about)
+        return Node("atom", f"{about['atom']} on {about['interval']}: statically determined, no holdsFor "
+                            f"rule found that gives it at {t}", **about)
+
+    def _operation(self, rule: Rule, goals: list, out: Any, vs: list, t: Any, holds: bool, depth: int | None,
+                   path: frozenset, top: bool = False) -> list[Node]:
+        """Why the interval list ``out`` of a holdsFor body does (``holds``) or does not contain
+        ``t``: the goal that made it, unfolded to the operands that decide."""
+        target = deref(out if type(out) is not Slot else vs[out.i])
+        maker, made = None, -1
+        for i, g in enumerate(goals):
+            name, n = g[0], len(g) - 1
+            last = g[n] if (name, n) in _OPS or (name, n) == ("holdsFor", 2) else None
+            if last is not None and (last is out or (type(out) is Slot and last is vs[out.i]) or
+                                     (type(deref(last)) is Ivs and deref(last) is target)):
+                maker, made = g, i
+        if maker is None:
+            return [Node("condition", f"{show(target)} {'contains' if holds else 'leaves out'} {t}")]
+        name = maker[0]
+        if name == "holdsFor":
+            f = _fv(resolve(maker[1]))
+            assert f is not None
+            node = self.why(f, t, depth, path) if holds else self.why_not(f, t, depth, path, top)
+            if not holds:
+                node.negated = True
+            return [node]
+        result = deref(maker[-1])
+        text = f"{show(rule.body[made], rule.names)} = {show(result)}: {'contains' if holds else 'leaves out'} {t}"
+        lists = from_list(maker[2] if name == "relative_complement_all" else maker[1]) or []
+        inside = [x for x in lists if self._contains(x, t)]
+        outside = [x for x in lists if not self._contains(x, t)]
+        parts: list[tuple[Any, bool]]  # (operand, whether it holds at t): those that decide
+        if name == "relative_complement_all":
+            parts = [(maker[1], True)] + [(x, False) for x in lists] if holds else \
+                [(maker[1], False)] if not self._contains(maker[1], t) else [(x, True) for x in inside[:1]]
+        elif name == "complement_all":
+            parts = [(x, False) for x in lists] if holds else [(x, True) for x in inside[:1]]
+        elif name == "union_all":
+            parts = [(x, True) for x in (inside if self.every else inside[:1])] if holds else \
+                [(x, False) for x in lists]
+        else:  # intersect_all
+            parts = [(x, True) for x in lists] if holds else [(x, False) for x in outside[:1]]
+        children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path, top)]
+        return [Node("operation", text, window=ivs_text(deref(result).pairs) if type(deref(result)) is Ivs else "[]",
+                     children=children)]
 
     @staticmethod
-    def events_read(rules: list[Any], atom: Atom) -> list[tuple[str, dict[int, Any]]]:
-        """The events the rules' ``happensAt`` goals read for ``atom``: each event's name and the
-        values its arguments must have (those the rule shares with the fluent's, or constants)."""
-        out = []
+    def _contains(term: Any, t: Any) -> bool:
+        got = deref(term)
+        return type(got) is Ivs and any(a <= t < b for a, b in got.pairs)
+
+    def conditions(self, goals: list, t0: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """The satisfied body goals of a rule instance, unfolded (cuts and ``true`` left out)."""
+        return [self.condition(g, t0, depth, path) for g in goals if deref(g) not in ("!", "true")]
+
+    def condition(self, goal: Any, t0: Any, depth: int | None, path: frozenset) -> Node:
+        """One satisfied body goal of a rule instance, unfolded."""
+        g = resolve(goal)
+        text = show(g)
+        if isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3:
+            e, at = g[1], g[2]
+            if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
+                f = _fv(e[1])
+                assert f is not None
+                inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
+                what = "starts" if e[0] == "start" else "ends"
+                return Node("literal", f"{text}: {self.name(f)} {what} after {at}", atom=text, time=at,
+                            children=[self.why(f, inside, depth, path), self.why_not(f, outside, depth, path)])
+            return self.event(e, at, depth, path)
+        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
+            f = _fv(g[1])
+            assert f is not None
+            return Node("literal", text, atom=text, time=g[2], children=[self.why(f, g[2], depth, path)])
+        if isinstance(g, tuple) and g[0] in ("\\+", "not") and len(g) == 2:
+            inner = g[1]
+            node = Node("negated", f"{text}: {show(inner)} does not hold", atom=text, negated=True)
+            if isinstance(inner, tuple) and inner[0] == "holdsAt" and len(inner) == 3:
+                f = _fv(inner[1])
+                if f is not None and type(inner[2]) is int:
+                    sub = self.why_not(f, inner[2], depth, path)
+                    node.children.append(sub)
+                    node.why_not, sub.why_not = sub.entries, None  # rule by rule, told once: on the literal
+            elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
+                node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
+                node.children += self._no_boundary(inner[1], inner[2], depth, path)
+            return node
+        return Node("condition", f"{text} holds", atom=text)
+
+    def _no_boundary(self, e: Any, at: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Why no ``start(F=V)`` (``end(F=V)``) happens at ``at``: F=V holds at ``at`` (at the
+        next time point), or it does not hold at the next time point (at ``at``)."""
+        if not (isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2 and type(at) is int) or \
+                has_var(e[1]):
+            return []
+        f = _fv(e[1])
+        if f is None:
+            return []
+        first, then = (at, at + self.tick) if e[0] == "start" else (at + self.tick, at)
+        return [self.why(f, first, depth, path) if self.interval(f, first) else self.why_not(f, then, depth, path)]
+
+    def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node:
+        """``happensAt(e, at)``: the input event (with its line) or the derived event's rule."""
+        key = _key(e)
+        text = f"happensAt({show(e)},{at})"
+        rules = self.rules("happensAt", key) if key is not None else []
+        if not rules:
+            pred_args = (key[0] if key else "", tuple(term_text(a) for a in e[1:]) if isinstance(e, tuple) else ())
+            leaves = [self._leaf(x) for x in self.inputs.get(pred_args, []) if x.t == at]
+            return Node("literal", text, atom=text, time=at, children=leaves)
+        if depth is not None and depth < 0:
+            return Node("literal", f"{text} (cut at --depth)", atom=text, time=at)
         for rule in rules:
-            fluent = rule.head[1][1]
-            shared = {}  # variable number -> the atom's value at that position of the fluent
-            if isinstance(fluent, tuple):
-                for k, term in enumerate(fluent[1:]):
-                    if isinstance(term, Slot) and k < len(atom[1]):
-                        shared[term.i] = atom[1][k]
-            for goal in rule.body:
-                if not (isinstance(goal, tuple) and goal and goal[0] == "happensAt" and len(goal) > 1):
+            for vs, goals in self._solve(rule, ("happensAt", e, at)):
+                return Node("rule", f"{text}: a derived event", atom=text, time=at, rule=rule_text(rule),
+                            bindings=bindings(rule, vs),
+                            children=self.conditions(goals, at, None if depth is None else depth - 1, path))
+        return Node("literal", f"{text}: in the store, with no derivation found", atom=text, time=at)
+
+    def event_term(self, key: Key, args: tuple) -> Any:
+        """A derived event's term for an answer's arguments (compound ones by their text)."""
+        wanted = tuple(str(a) for a in args)
+        for by_t in (self.ev.store.events.get(key, {}),):
+            for found in by_t.values():
+                for stored in found:
+                    if tuple(term_text(a) for a in stored) == wanted:
+                        return _fterm(key, stored)
+        return _fterm(key, tuple(args))
+
+    def event_not(self, e: Any, t: Any, depth: int | None) -> Node:
+        """Why a derived event does not happen at ``t``: per happensAt rule, its first failing condition."""
+        text = f"happensAt({show(e)},{t})"
+        children = []
+        key = _key(e)
+        for rule in self.rules("happensAt", key) if key is not None else []:
+            got = self._first_failing(rule, ("happensAt", e, t))
+            if got is not None and got[0] < 0:
+                continue
+            if got is None:
+                children.append(Node("rule", "its body holds: the event happens, but events are not answers "
+                                             "(answer lines are of fluents)", rule=rule_text(rule), time=t))
+                continue
+            k, bound, goals = got
+            reason = f"{show(goals[k])} does not hold"
+            children.append(Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule),
+                                 bindings=bound, literal=show(rule.body[k], rule.names), reason=reason, time=t))
+        return Node("why-not", f"{text} does not happen", atom=show(e), time=t, why_not=children)
+
+    # ------------------------------------------------------------ why not
+
+    def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset(), top: bool = False) -> Node:
+        """Why ``f`` does not hold at ``t``.  Inside a why-explanation (not ``top``) also why
+        nothing initiated it since it last held: what the cited input must keep for it to stay
+        off; asked directly, the first failing condition per rule is what the user asks for."""
+        key, args, value = f
+        name = self.name(f)
+        if depth is not None and depth < 0:
+            return Node("why-not", f"{name} does not hold at {t} (cut at --depth)", atom=name, time=t)
+        more = None if depth is None else depth - 1
+        if self.sdf(key, value):
+            return self._why_not_sdf(f, t, more, path, top)
+        if self.simple(key):
+            return self._why_not_simple(f, t, more, path, top)
+        return Node("why-not", f"{name} does not hold at {t}: no input gives it there, no rule derives it", atom=name,
+                    time=t, why_not=[])
+
+    def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        held = self.ev.store.fluent_list(key, args, value)
+        before = [p for p in held if p[1] <= t]
+        children: list[Node] = []
+        entries: list[Node] = []  # per initiatedAt rule: its first failing condition
+        fields: dict[str, Any] = {}
+        if not held:
+            text = f"{name} never holds: never initiated"
+        elif not before:
+            text = f"{name} does not hold at {t}: first initiated at {held[0][0] - self.tick}, it holds from {held[0][0]}"
+        else:
+            a, b = before[-1]
+            t0, t1 = a - self.tick, b - self.tick
+            ends = self._terminations(f, t1, depth, path)
+            by = "; ".join(n.reason for n in ends if n.reason)
+            text = f"{name} does not hold at {t}: initiated at {t0}, terminated at {t1}" + (f" by {by}" if by else "")
+            fields = {"interval": I.text((a, True, b, False)), "literal": f"terminated at {t1}",
+                      "reason": f"held on {I.text((a, True, b, False))}, then terminated at {t1} <= {t}"}
+            children += ends
+        gap = None if top else self.gap(f, t)
+        if gap is not None:  # nothing initiated it from its last end (or ever) up to T
+            lo = gap[0] - self.tick if gap[0] != -INF else -INF
+            children.append(Node("test", f"not initiated in [{lo},{t}) (an initiation there would make it hold "
+                                         f"at {t})", window=f"[{lo},{t})",
+                                 children=self._unstarted(f, lo, t, depth, path)))
+        at = t - self.tick
+        if at >= 0:
+            fv = ("=", _fterm(key, args), value)
+            for rule in self.rules("initiatedAt", key):
+                if value_of(rule) not in (value, None):
                     continue
-                name = _fluent(goal[1])
-                if name is None:
-                    continue
-                needs = {}
-                for j, term in enumerate(goal[1][1:] if isinstance(goal[1], tuple) else ()):
-                    if isinstance(term, Slot) and term.i in shared:
-                        needs[j] = shared[term.i]
-                    elif isinstance(term, (str, int)):
-                        needs[j] = term
-                out.append((name[0], needs))
-        return out
+                node = self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f)
+                if node is not None:
+                    entries.append(node)
+        return Node("why-not", text, atom=name, time=t, children=children, why_not=entries, **fields)
+
+    def _terminations(self, f: Fluent, t1: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """What ended ``f`` at ``t1``: a terminatedAt rule of it, or an initiation of another value."""
+        key, args, value = f
+        fv = ("=", _fterm(key, args), value)
+        out = []
+        for rule in self.rules("terminatedAt", key):
+            for vs, goals in self._solve(rule, ("terminatedAt", fv, t1)):
+                out.append(self._ended(rule, vs, goals, t1, depth, path))
+                break
+        for rule in self.rules("initiatedAt", key):
+            if value_of(rule) == value:
+                continue
+            other = ("=", _fterm(key, args), value_of(rule) if value_of(rule) is not None else Var())
+            for vs, goals in self._solve(rule, ("initiatedAt", other, t1)):
+                if deref(other[2]) != value:
+                    out.append(self._ended(rule, vs, goals, t1, depth, path, show(resolve(other))))
+                    break
+        return out if self.every else out[:1]
+
+    def _ended(self, rule: Rule, vs: list, goals: list, t1: Any, depth: int | None, path: frozenset,
+               other: str = "") -> Node:
+        kids = self.conditions(goals, t1, depth, path)
+        what = f"terminated at {t1} by a terminatedAt rule" if not other else \
+            f"terminated at {t1} by the initiation of {other}"
+        cause = next((c.children[0] for c in kids if c.children and c.children[0].kind == "event"), None)
+        by = "" if cause is None else f"{cause.atom}" + (f" ({cause.where})" if cause.where else "")
+        return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=bindings(rule, vs),
+                    time=t1, children=kids, reason=by)
+
+    def _failing(self, rule: Rule, head: Any, at: Any, depth: int | None, path: frozenset,
+                 f: Fluent) -> Node | None:
+        """The first condition of ``rule`` that fails at ``at`` for the head ``head`` (None if the
+        rule's head does not match it)."""
+        got = self._first_failing(rule, head)
+        if got is not None and got[0] < 0:
+            return None
+        if got is None:
+            ends = self._terminations(f, at, depth, path)
+            return Node("rule", f"its body holds at {at}, but {self.name(f)} is terminated at {at} too",
+                        rule=rule_text(rule), time=at, children=ends,
+                        reason="initiated and terminated at the same time")
+        k, bound, goals = got
+        lit = goals[k]
+        shown = show(lit)
+        reason = f"{shown} does not hold" + ("" if str(at) in shown else f" at {at}")
+        node = Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule), bindings=bound,
+                    literal=show(rule.body[k], rule.names), reason=reason, time=at)
+        g = resolve(lit)
+        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
+            sub = _fv(g[1])
+            if sub is not None and not has_var(g[1]):
+                node.children.append(self.why_not(sub, g[2], depth, path))
+        elif isinstance(g, tuple) and g[0] in ("\\+", "not") and isinstance(g[1], tuple) and g[1][0] == "holdsAt":
+            sub = _fv(g[1][1])
+            if sub is not None and not has_var(g[1][1]) and type(g[1][2]) is int:
+                node.children.append(self.why(sub, g[1][2], depth, path))
+        return node
+
+    def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
+        key, args, value = f
+        name = self.name(f)
+        fv = ("=", _fterm(key, args), value)
+        children = []
+        for rule in self.rules("holdsFor", key):
+            if value_of(rule) not in (value, None):
+                continue
+            out = Var()
+            got = self._first_failing(rule, ("holdsFor", fv, out))
+            if got is not None and got[0] < 0:
+                continue
+            if got is not None:
+                k, bound, goals = got
+                reason = f"{show(goals[k])} fails"
+                children.append(Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule),
+                                     bindings=bound, literal=show(rule.body[k], rule.names),
+                                     reason=reason))
+                continue
+            for vs, goals in self._solve(rule, ("holdsFor", fv, out)):
+                ops = self._operation(rule, goals, rule.head[2], vs, t, False, depth, path, top)
+                culprit = next((rule.body[i] for i in range(len(goals) - 1, -1, -1)
+                                if (goals[i][0], len(goals[i]) - 1) in _OPS or goals[i][0] == "holdsFor"), None)
+                reason = f"{show(deref(out))} leaves out {t}"
+                children.append(Node("rule", f"its interval operations give {show(deref(out))}, without {t}",
+                                     rule=rule_text(rule), bindings=bindings(rule, vs),
+                                     literal=show(culprit, rule.names) if culprit is not None else "",
+                                     reason=reason,
+                                     children=ops))
+                break
+        text = f"{name} does not hold at {t}" + (": statically determined" if children else ": no holdsFor rule gives it")
+        return Node("why-not", text, atom=name, time=t, why_not=children)
+
+    def name(self, f: Fluent) -> str:
+        """F=V as answer lines name it: ``open(d1)``, ``status(3,voting)``."""
+        key, args, value = f
+        return atom_text(key[0], tuple(show(a) for a in args) + (() if value == "true" else (show(value),)))
 
 
-def _where(rule: Any) -> str:
-    loc = rule.loc
-    return f"{loc.file}:{loc.line}" if loc is not None else "?"
-
-
-def _atom_text(atom: Atom) -> str:
-    name, args = atom
-    return f"{name}({','.join(str(a) for a in args)})" if args else name
-
-
-def _events_at(events: list[Event], t: Any, reads: list[tuple[str, dict[int, Any]]]) -> list[Node]:
-    """The input events at ``t`` that one of ``reads`` matches."""
-    def read(ev: Event) -> bool:
-        return any(ev.pred == name and all(j < len(ev.args) and ev.args[j] == v for j, v in needs.items())
-                   for name, needs in reads)
-
-    return [Node("event", f"input {_atom_text((ev.pred, tuple(ev.args)))} at {t}", where=str(ev.loc) if ev.loc else "",
-                 atom=_atom_text((ev.pred, tuple(ev.args))), time=t)
-            for ev in events if ev.t == t and ev.pred is not None and not ev.retract and read(ev)]
-
-
-def _rule_nodes(rules: list[Any], kind: str) -> list[Node]:
-    article = "an" if kind[0] in "aeiou" else "a"
-    return [Node("rule", f"{article} {kind} rule of it", rule=f"{_where(r)}: {kind} rule") for r in rules]
-
-
-def why(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom: Atom, t: Any) -> Node:
-    held = next(iv for iv in answers.get(atom, []) if I.contains(iv, t))
-    shown = I.text(held)
-    sdf = rules.about("holdsFor", atom)
-    if sdf:
-        return Node("atom", f"{_atom_text(atom)} on {shown}: statically determined (holdsFor); its interval "
-                            "operations are not unfolded yet", atom=_atom_text(atom), time=t, interval=shown,
-                    children=_rule_nodes(sdf, "holdsFor"))
-    start = held[0]
-    inits = rules.about("initiatedAt", atom)
-    t0 = start - rules.tick
-    cited = _events_at(events, t0, rules.events_read(inits, atom))
-    if not cited and start == 0 and rules.program.initially:
-        return Node("atom", f"{_atom_text(atom)} on {shown}: holds from the start (initially)", atom=_atom_text(atom),
-                    time=t, interval=shown)
-    return Node("rule", f"{_atom_text(atom)} on {shown}: initiated at {t0}, not terminated in ({t0},{t}]",
-                atom=_atom_text(atom), time=t, interval=shown,
-                rule=f"{_where(inits[0])}: initiatedAt rule" if inits else "",
-                children=[*cited, Node("test", f"not terminated in ({t0},{t}]: it holds on {shown}",
-                                       window=f"({t0},{t}]")])
-
-
-def why_not(rules: Rules, events: list[Event], answers: dict[Atom, list[I.Iv]], atom: Atom, t: Any) -> Node:
-    held = answers.get(atom, [])
-    name = _atom_text(atom)
-    inits = rules.about("initiatedAt", atom)
-    if not held:
-        text = f"{name} never holds: never initiated" if inits or not rules.about("holdsFor", atom) else \
-            f"{name} never holds (statically determined: its holdsFor rules give no interval)"
-        return Node("why-not", text, atom=name, time=t, children=_rule_nodes(inits, "initiatedAt"))
-    before = [iv for iv in held if iv[2] <= t]
-    if not before:
-        t0 = held[0][0] - rules.tick
-        return Node("why-not", f"{name} does not hold at {t}: first initiated at {t0}, after {t}", atom=name, time=t,
-                    children=_events_at(events, t0, rules.events_read(inits, atom)))
-    last = before[-1]
-    t0, t1 = last[0] - rules.tick, last[2] - rules.tick
-    ends = rules.about("terminatedAt", atom) + rules.about("initiatedAt", atom, same_value=False)
-    cited = _events_at(events, t1, rules.events_read(ends, atom))
-    return Node("why-not", f"{name} does not hold at {t}: initiated at {t0}, terminated at {t1}", atom=name, time=t,
-                interval=I.text(last), literal=f"terminated at {t1}",
-                reason=f"held on {I.text(last)}, then terminated at {t1} <= {t}", children=cited)
+def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEvaluator:
+    """The evaluator ``run`` used, if it kept everything (no retention, not windowed); else
+    one evaluation of the events again."""
+    if type(given) is RtecEvaluator and given.retention is None and given.done == INF:
+        return given
+    ev = RtecEvaluator(program)
+    for e in events:
+        ev.push(e)
+    ev.finish()
+    return ev
 
 
 def explainer(program: RtecProgram) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of an RTEC event description (``Dialect.explain``)."""
-    rules = Rules(program)
 
-    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None) -> Any:
-        seen, answers = list(events), answers_of(lines)
-        return why(rules, seen, answers, atom, t) if mode == "why" else why_not(rules, seen, answers, atom, t)
+    def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
+                evaluator: Any = None) -> Any:
+        seen = list(events)
+        ex = Explainer(program, evaluated(program, seen, evaluator), seen, every)
+        key = (atom[0], len(atom[1]))
+        if ("event", key) in ex.ev.h.kind:  # an output event (punctuality_change): its happensAt rules
+            term = ex.event_term(key, atom[1])
+            return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
+        f = ex.fluent_of(atom)
+        return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth, top=True)
 
     return explain

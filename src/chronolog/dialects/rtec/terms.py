@@ -117,10 +117,11 @@ def inst(t: Term, vs: list) -> Term:
 class Rule:
     """A compiled clause: head and body goals over slots."""
 
-    __slots__ = ("head", "body", "nvars", "loc", "_plan", "build")
+    __slots__ = ("head", "body", "nvars", "loc", "_plan", "build", "names")
 
-    def __init__(self, head: Term, body: list, nvars: int, loc: Any) -> None:
+    def __init__(self, head: Term, body: list, nvars: int, loc: Any, names: dict[int, str] | None = None) -> None:
         self.head, self.body, self.nvars, self.loc = head, body, nvars, loc
+        self.names = names or {}  # slot -> the variable's name in the source (an explanation shows them)
         self._plan: Any = None  # the evaluator's body order (chronolog.dialects.rtec.evaluator._plan)
         self.build: Any = None  # (head builder, body builder) of compile()
 
@@ -172,7 +173,7 @@ def compile_clause(term: Term, loc: Any) -> Rule:
         body = [compile_term(g, slots) for g in conjuncts(term[2])]
     else:
         head, body = compile_term(term, slots), []
-    return Rule(head, body, len(slots), loc)
+    return Rule(head, body, len(slots), loc, {s.i: k.name for k, s in slots.items() if type(k) is PVar})
 
 
 def key_of(t: Term) -> tuple[str, int]:

@@ -32,12 +32,12 @@ from chronolog.contract.topics import TopicNames
 from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
-from chronolog.core.intervals import Iv
+from chronolog.core.intervals import Iv, corrections
 from chronolog.core.reach import widest
 from chronolog.core.source import Loc
 from chronolog.dialects.load import program_from_sources
 from chronolog.dialects.registry import RunOptions, lookup, read_line
-from chronolog.runtime.backfill.meaning import Atom, Domain, corrections, domain_of
+from chronolog.runtime.backfill.meaning import Atom, Domain, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
 from chronolog.runtime.fleet import kafka_clients

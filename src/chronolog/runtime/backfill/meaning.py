@@ -2,9 +2,7 @@
 time domains answers are read and written in (CONTRACT §3).
 
 Answers are compared by *meaning*: per ground atom, the set of times where its changes sum
-to 1, kept as intervals.  ``corrections`` cuts time at the atom's end points into *cells*
-(each point, and the open gap between two points) on which every interval is all or
-nothing, so that summing is counting per cell.
+to 1, kept as intervals (``core.intervals.meaning`` and ``corrections``).
 
 A ``Domain`` is how a dialect's time reads and writes (``Dialect.discrete``):
 
@@ -18,7 +16,6 @@ A ``Domain`` is how a dialect's time reads and writes (``Dialect.discrete``):
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 from math import inf
@@ -35,59 +32,6 @@ from chronolog.runtime.backfill import points as P
 
 Atom = tuple[str, str]  # (pred, args as JSON text): a key Spark can group on
 Parsed = tuple[str, tuple, Iv, int]  # one answer line: pred, args, its interval, diff
-
-
-def corrections(truth: list[Iv], published: Iterable[tuple[Iv, int]]) -> tuple[list[tuple[Iv, int]], int]:
-    """The -1/+1 intervals that turn the sum of the ``published`` changes into exactly the
-    points of ``truth``, and the number of stretches of time where the published changes
-    summed to neither 0 nor 1."""
-    published = list(published)
-    ends = sorted({e for iv, _ in published for e in (iv[0], iv[2])} | {e for iv in truth for e in (iv[0], iv[2])}
-                  - {inf, -inf})
-    n = 2 * len(ends) + 1  # cell 2k+1 is ends[k]; cell 2k is the gap before it
-
-    def cells(iv: Iv) -> tuple[int, int]:
-        first = 0 if iv[0] == -inf else 2 * bisect.bisect_left(ends, iv[0]) + (1 if iv[1] else 2)
-        last = n - 1 if iv[2] == inf else 2 * bisect.bisect_left(ends, iv[2]) + (1 if iv[3] else 0)
-        return first, last
-
-    delta = [0] * (n + 1)
-    for iv, diff in published:
-        a, b = cells(iv)
-        delta[a] -= diff
-        delta[b + 1] += diff
-    bad = 0
-    total = 0
-    for a in range(n):
-        total += delta[a]
-        if total not in (0, -1) and (a == 0 or delta[a - 1] in (0, -1)):
-            bad += 1  # a new stretch of time where the published sum is off
-        delta[a] = total
-    for iv in truth:
-        a, b = cells(iv)
-        for c in range(a, b + 1):
-            delta[c] += 1
-    out: list[tuple[Iv, int]] = []
-    c = 0
-    while c < n:
-        v = delta[c]
-        d = c
-        while d + 1 < n and delta[d + 1] == v:
-            d += 1
-        if v:
-            lo = -inf if c == 0 else ends[(c - 1) // 2]
-            hi = inf if d == n - 1 else ends[d // 2]
-            iv = I.make(lo, c % 2 == 1, hi, d % 2 == 1)
-            assert iv is not None
-            out.extend([(iv, 1 if v > 0 else -1)] * abs(v))
-        c = d + 1
-    return out, bad
-
-
-def meaning(changes: Iterable[tuple[Iv, int]]) -> list[Iv]:
-    """The points where the changes of one atom sum to 1 (coalesced)."""
-    fixes, _ = corrections([], changes)
-    return I.coalesce(iv for iv, d in fixes if d < 0)  # what must be withdrawn is what holds
 
 
 class Domain(Protocol):

@@ -24,11 +24,11 @@ from typing import Any
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event
-from chronolog.core.intervals import Iv
+from chronolog.core.intervals import Iv, meaning
 from chronolog.core.reach import Reach
 from chronolog.core.records import record
 from chronolog.evaluator import Time
-from chronolog.runtime.backfill.meaning import Domain, meaning
+from chronolog.runtime.backfill.meaning import Domain
 from chronolog.runtime.fleet.topology import partition_of
 
 Atom = tuple[str, tuple]  # (pred, args)
@@ -91,8 +91,7 @@ def warm_up(start: Time, reach: Reach, facts_at: Callable[[Any], int], first: Ti
 
 def extent(ev: Event) -> tuple[Time, Any]:
     """The times an event touches: its time, through its interval's end if it has one."""
-    span = ev.span
-    hi = span[2] if isinstance(span, tuple) and ev.pred is not None else ev.t
+    hi = I.of_span(ev.span)[2] if isinstance(ev.span, tuple) and ev.pred is not None else ev.t
     return ev.t, max(ev.t, hi)
 
 

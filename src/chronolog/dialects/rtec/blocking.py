@@ -1,0 +1,274 @@
+"""Why nothing ended (or started) an Event Calculus fluent over a span of time: the part of an
+RTEC explanation (``explain.py``) that makes the cited input events enough on their own.
+
+A rule that would end F=V (``terminatedAt``, an ``initiatedAt`` of another value, a deadline
+to another value) is solved again at every time in ``[t0, T)`` it could fire, and where its
+body fails, the goal that fails is read: failing for want of something (an input event that
+is not there) needs nothing, as fewer events keep it failing; failing by what is there needs
+that thing cited — a negation whose operand holds, a fluent that holds where the rule reads
+its absence (or, through a complement, the other way round), an ``end`` that does not happen
+because the fluent goes on, a ``start`` of one that already holds.  Each such fluent is
+explained once, at the latest time of its interval (or gap) read.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import TYPE_CHECKING, Any
+
+from chronolog.core.explanation import Node
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.hierarchy import _fterm, _fv, _key
+from chronolog.dialects.rtec.intervals import INF
+from chronolog.dialects.rtec.parser import RtecProgram
+from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
+from chronolog.dialects.rtec.solve import Solver
+from chronolog.dialects.rtec.terms import Rule, SolveError, Var, deref, inst, resolve
+
+
+class Blocking:
+    """A mixin of ``explain.Explainer``: what keeps the rules that would end a fluent silent."""
+
+    ev: RtecEvaluator
+    solver: Solver
+    program: RtecProgram
+    tick: int
+    _moments: list | None
+
+    if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
+        def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
+        def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ..., top: bool = ...) -> Node: ...
+        def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node: ...
+        def rules(self, kind: str, key: Any) -> list[Rule]: ...
+        def interval(self, f: Fluent, t: Any) -> tuple | None: ...
+        def name(self, f: Fluent) -> str: ...
+        def simple(self, key: Any) -> bool: ...
+        def sdf(self, key: Any, value: Any) -> bool: ...
+
+    def moments(self) -> list:
+        """The times something happens (input and derived events, points, the ends of every
+        interval): the only times a rule whose body reads an event can fire (sorted, once)."""
+        if self._moments is None:
+            store, tick = self.ev.store, self.tick
+            got: set = set()
+            for times in (*store.event_times.values(), *store.point_times.values()):
+                got.update(times)
+                got.update(x - tick for x in times)
+            for by_args in store.fluents.values():
+                for vals in by_args.values():
+                    for ivs in vals.values():
+                        for a, b in ivs:
+                            got.update((a - tick, a, b - tick, b))
+            self._moments = sorted(x for x in got if x != INF and x != -INF)
+        return self._moments
+
+    def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Why nothing ends ``f`` in ``[lo, t)``: its terminatedAt rules, the initiatedAt rules of
+        its other values and the deadlines to them, each blocked (``_blocked``)."""
+        key, args, value = f
+        rules = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key) if value_of(r) in (value, None)]
+        rules += [("initiatedAt", r, value_of(r)) for r in self.rules("initiatedAt", key)
+                  if value_of(r) not in (value, None)]
+        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path)
+
+    def _unstarted(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Why nothing initiates ``f`` in ``[lo, t)``: its initiatedAt rules and deadlines, blocked."""
+        rules = [("initiatedAt", r, f[2]) for r in self.rules("initiatedAt", f[0]) if value_of(r) in (f[2], None)]
+        return self._blocked(f, rules, self._deadlines(f, True), lo, t, depth, path)
+
+    def _blocked(self, f: Fluent, rules: list[tuple[str, Rule, Any]], deadlines: list[tuple[Rule, Fluent, int, Any]],
+                 lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+        """Per rule: that its body fails at every time of ``[lo, t)`` something happens, with what
+        blocks it where a condition fails by what is there rather than for want of something —
+        a negated condition that holds, a fluent that holds (or, through a complement, does
+        not) where the rule reads the opposite, an ``end``/``start`` that does not happen
+        because the fluent goes on: what the cited input must keep for the rule to stay
+        silent.  Each such fluent is explained once, at the latest time of its interval (or
+        gap) the rules read it.  A deadline ``fi(G=W, F=V2, D)`` is blocked where G=W was not
+        initiated D before (its rules blocked then) or was terminated since."""
+        key, args, value = f
+        fterm = _fterm(key, args)
+        out = []
+        needs: dict[tuple, Any] = {}  # (mode, fluent, its interval or gap) -> the latest time read
+
+        def need(mode: str, g: Any, at: Any) -> None:
+            span = (g, at) if mode == "event" else self.interval(g, at) if mode == "why" else self.gap(g, at)
+            if span is not None and needs.get((mode, g, span), -INF) < at:
+                needs[(mode, g, span)] = at
+
+        for kind, rule, v in rules:
+            times = self._times(rule, lo, t)
+            for p in times:
+                for mode, g, at in self._blockers(rule, (kind, ("=", fterm, v), p)):
+                    need(mode, g, at)
+            what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
+            text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
+                   f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
+            out.append(Node("rule", text, rule=rule_text(rule), window=f"[{lo},{t})"))
+        moments = self.moments()
+        for rule, source, d, v in deadlines:
+            skey, sargs, svalue = source
+            inits = set(self.ev.fi_inits.get(source, ()))
+            for q in moments[bisect_left(moments, lo - d):bisect_left(moments, t - d)]:
+                if q in inits:  # initiated then: terminated before the deadline
+                    need("why-not", source, q + d)
+                    continue
+                head = ("initiatedAt", ("=", _fterm(skey, sargs), svalue), q)
+                for r in self.rules("initiatedAt", skey):
+                    for mode, g, at in self._blockers(r, head):
+                        need(mode, g, at)
+            out.append(Node("rule", f"checked: no deadline {d} after an initiation of {self.name(source)} in "
+                                    f"[{lo - d},{t - d}) initiates {self.name((key, args, v))} in [{lo},{t})",
+                            rule=rule_text(rule), window=f"[{lo},{t})"))
+        if needs:
+            out.append(Node("test", "what keeps those rules from firing there", children=[
+                self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
+                if mode == "why" else self._negated(self.why_not(g, at, depth, path))
+                for (mode, g, _), at in needs.items()]))
+        return out
+
+    def _times(self, rule: Rule, lo: Any, t: Any) -> list:
+        """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
+        where that is an event (no other time can block it by what is there), else every time
+        something happens."""
+        first = rule.body[0] if rule.body else None
+        if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3:
+            e = first[1]
+            if not (isinstance(e, tuple) and e[0] in ("start", "end")):
+                key = _key(e)
+                times = self.ev.store.event_times.get(key, []) if key is not None else []
+                return times[bisect_left(times, lo):bisect_left(times, t)]
+        moments = self.moments()
+        return moments[bisect_left(moments, lo):bisect_left(moments, t)]
+
+    def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
+        """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
+        value of its fluent: (the rule, G=W ground, D, V2)."""
+        out = []
+        for rule in self.program.deadlines:
+            vs = [Var() for _ in range(rule.nvars)]
+            target = ("=", _fterm(f[0], f[1]), Var())
+            mark = len(self.solver.trail)
+            h = inst(rule.head, vs)
+            if self.solver.unify(h[2], target) and (deref(target[2]) == f[2]) == same and type(deref(h[3])) is int:
+                source = _fv(resolve(h[1]))
+                if source is not None and not has_var(h[1]):
+                    out.append((rule, source, deref(h[3]), resolve(target[2])))
+            self.solver.undo(mark)
+        return out
+
+    @staticmethod
+    def _negated(node: Node) -> Node:
+        node.negated = True
+        return node
+
+    def gap(self, f: Fluent, t: Any) -> tuple | None:
+        """The maximal stretch around ``t`` where a derived fluent does not hold (None where it
+        holds, or for an input fluent: fewer input events keep it from holding)."""
+        key, args, value = f
+        if not (self.simple(key) or self.sdf(key, value)):
+            return None
+        lo: Any = -INF
+        for a, b in self.ev.store.fluent_list(key, args, value):
+            if a <= t < b:
+                return None
+            if a > t:
+                return (lo, a)
+            lo = b
+        return (lo, INF)
+
+    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
+        """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
+        fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
+        fluent, time)."""
+        vs = [Var() for _ in range(rule.nvars)]
+        goals = [g for g in (inst(g, vs) for g in rule.body) if g not in ("!", "true")]
+        mark = len(self.solver.trail)
+        out: list[tuple[str, Any, Any]] = []
+        try:
+            if self.solver.unify(inst(rule.head, vs), head):
+                self._search(goals, 0, out, [budget])
+        except SolveError:
+            pass
+        finally:
+            self.solver.undo(mark)
+        return out
+
+    def _search(self, goals: list, i: int, out: list, left: list[int]) -> None:
+        if i == len(goals) or left[0] <= 0:
+            return
+        left[0] -= 1
+        mark = len(self.solver.trail)
+        found = False
+        for _ in self.solver.body([goals[i]], 0, [False], 0):
+            found = True
+            self._search(goals, i + 1, out, left)
+            if left[0] <= 0:
+                break
+        self.solver.undo(mark)
+        if not found:
+            out += self._failed_by(goals[i])
+
+    def _failed_by(self, goal: Any) -> list[tuple[str, Any, Any]]:
+        """What the input must keep for a goal to stay failed: for ``\\+ G``, what makes G hold;
+        for ``holdsAt(F=V, T)`` that F=V does not hold; ``start``/``end`` that the fluent does
+        not begin or end there.  Nothing for an input event that is not there (fewer events
+        keep it away)."""
+        g = deref(goal)
+        if isinstance(g, tuple) and g[0] in ("\\+", "not") and len(g) == 2:
+            mark = len(self.solver.trail)
+            try:
+                for _ in self.solver.solve(g[1]):
+                    return self._held(resolve(g[1]))
+            except SolveError:
+                pass
+            finally:
+                self.solver.undo(mark)
+            return []
+        if not (isinstance(g, tuple) and g[0] in ("happensAt", "holdsAt") and len(g) == 3 and type(deref(g[2])) is int):
+            return []
+        at = deref(g[2])
+        if g[0] == "holdsAt":
+            f = _fv(resolve(g[1]))
+            return [("why-not", f, at)] if f is not None and not has_var(g[1]) else []
+        e = deref(g[1])
+        if not (isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2):
+            return []
+        if not has_var(e[1]):
+            f = _fv(resolve(e[1]))
+            if f is None:
+                return []
+            inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
+            # start: F=V holds at `at` already, or does not hold after; end: the other way round
+            return [("why", f, outside)] if self.interval(f, outside) is not None else [("why-not", f, inside)]
+        out = []
+        mark = len(self.solver.trail)
+        then, now = (at, at + self.tick) if e[0] == "start" else (at + self.tick, at)
+        try:  # the instances that hold on both sides: they neither start nor end there
+            for _ in self.solver.solve(("holdsAt", e[1], then)):
+                f = _fv(resolve(e[1]))
+                if f is not None and self.interval(f, now) is not None:
+                    out.append(("why", f, then))
+                if len(out) >= 4:
+                    break
+        except SolveError:
+            pass
+        finally:
+            self.solver.undo(mark)
+        return out
+
+    def _held(self, g: Any) -> list[tuple[str, Any, Any]]:
+        """What makes a satisfied ground goal hold, as needs (a negation's operand)."""
+        if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3:
+            f = _fv(g[1])
+            return [("why", f, g[2])] if f is not None else []
+        if isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3:
+            e, at = g[1], g[2]
+            if isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2:
+                f = _fv(e[1])
+                if f is None:
+                    return []
+                inside, outside = (at + self.tick, at) if e[0] == "start" else (at, at + self.tick)
+                return [("why", f, inside), ("why-not", f, outside)]
+            return [("event", (e, at), at)]
+        return []
