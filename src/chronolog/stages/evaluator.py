@@ -19,6 +19,7 @@ chain service, one partition.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -35,6 +36,8 @@ from chronolog.state.journal import Journal
 from chronolog.state.schema import EvaluatorState
 from chronolog.versions import DIALECT as VERSIONS
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, restore, switch
+
+log = logging.getLogger("chronolog.service")
 
 
 class EvaluatorStage:
@@ -110,6 +113,9 @@ class EvaluatorStage:
                                                     "service": "chain"}), b"upgrade-?")], []
         if any(done["id"] == request.id for done in self.upgrades):
             return [], []
+        # in the service's log: an upgrade under way (applied at the commit that follows;
+        # a service killed before it applies the request again after its restart)
+        log.info("upgrade %s: applying version %s from T=%s", request.id, request.version, request.at)
         try:
             versions, lines, at = self._switch(request)
         except ChronologError as exc:
