@@ -49,6 +49,7 @@ from chronolog.contract.topics import TopicNames
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.fleet.config import ServiceConfig
 from chronolog.runtime.fleet.supervisor import Fleet
 from chronolog.runtime.fleet.topic_reader import from_the_start
@@ -221,8 +222,9 @@ class Result:
 
 
 def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, work: Path,
-             bootstrap: str | None, say: Callable[[str], None]) -> Result:
-    """One paired measurement (module docstring)."""
+             bootstrap: str | None, say: Callable[[str], None], prefix: str = "bench") -> Result:
+    """One paired measurement (module docstring); its two fleets' topics are named
+    ``PREFIX-upgrade.*`` and ``PREFIX-cold.*``."""
     work.mkdir(parents=True)
     old, new = work / f"old.{case.ext}", work / f"new.{case.ext}"
     old.write_text(case.old)
@@ -230,7 +232,7 @@ def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, wor
     per_tp = len(case.events(0))
     points = max(4, int(rate * seconds / per_tp))
     at = tps // 2
-    with _Running(old, work / "upgrade", bootstrap, f"up{os.getpid()}a") as fleet:
+    with _Running(old, work / "upgrade", bootstrap, f"{prefix}-upgrade") as fleet:
         bulk = _lines(case, 0, tps)
         fleet.publish([line for _, line in bulk] + [orjson.dumps({"t": tps})])
         fleet.watcher.wait_for(tps - 1 + case.shift, 300)
@@ -251,7 +253,7 @@ def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, wor
     after = sorted((c, p) for p, c in closed.items() if c >= sent)
     during = [lat[p] for c, p in after if c <= done] or [lat[p] for _, p in after[:1]]
     say(f"{case.title} ({change}): upgrade {done - sent:.2f} s, {len(fixed)} corrected lines; cold start next")
-    cold = _cold(case, new, work / "cold", bootstrap, retained, tps, points)
+    cold = _cold(case, new, work / "cold", bootstrap, retained, tps, points, f"{prefix}-cold")
     return Result(done - sent, cold, retained, len(fixed), steady, during)
 
 
@@ -298,11 +300,12 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
     return got["sent"], send_at, closed, got["outcome"]
 
 
-def _cold(case: Case, new: Path, work: Path, bootstrap: str | None, retained: int, tps: int, points: int) -> float:
+def _cold(case: Case, new: Path, work: Path, bootstrap: str | None, retained: int, tps: int, points: int,
+          prefix: str) -> float:
     """A fresh fleet of the new program given the old one's retained input at once."""
     lines = (_lines(case, 0, tps) + _paced_lines(case, tps, points))[:retained]
     last = lines[-1][0]
-    with _Running(new, work, bootstrap, f"up{os.getpid()}b") as fleet:
+    with _Running(new, work, bootstrap, prefix) as fleet:
         start = time.monotonic()
         fleet.publish([line for _, line in lines] + [orjson.dumps({"t": last + 1})])
         return fleet.watcher.wait_for(last + case.shift, 300) - start
@@ -339,12 +342,21 @@ def main(args: Any) -> int:
 
     results: dict[tuple[str, str], list[Result]] = {}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-upgrade-") as tmp:
-        for r in range(args.repeat):
-            for name in dialects:
-                for change in CHANGES:
-                    got = run_case(CASES[name], change, args.tps, args.rate, args.seconds,
-                                   Path(tmp) / f"{r}-{name}-{change}", args.bootstrap, say)
-                    results.setdefault((name, change), []).append(got)
+        # one bundled broker for every fleet (each under its own topic prefix): stopping one
+        # that served clients takes its 5 s grace (broker.LocalBroker.stop)
+        broker = LocalBroker.start(log=Path(tmp) / "broker.log") if args.bootstrap is None else None
+        bootstrap = args.bootstrap if broker is None else broker.bootstrap
+        try:
+            for r in range(args.repeat):
+                for name in dialects:
+                    for change in CHANGES:
+                        got = run_case(CASES[name], change, args.tps, args.rate, args.seconds,
+                                       Path(tmp) / f"{r}-{name}-{change}", bootstrap, say,
+                                       f"bench{os.getpid()}-{r}-{name}-{change}")
+                        results.setdefault((name, change), []).append(got)
+        finally:
+            if broker is not None:
+                broker.stop()
     rounds = f", median of {args.repeat} rounds" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench upgrade: {args.tps} time points retained, then {args.rate:g} events/s "
                         f"for {args.seconds:g} s, the upgrade restating from the middle of the retained input; "
