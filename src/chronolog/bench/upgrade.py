@@ -53,7 +53,7 @@ from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.fleet.config import ServiceConfig
 from chronolog.runtime.fleet.supervisor import Fleet
 from chronolog.runtime.fleet.topic_reader import from_the_start
-from chronolog.runtime.fleet.upgrade import await_outcome, new_request, send_request
+from chronolog.runtime.fleet.upgrade import await_outcome, new_request, outcomes, send_request
 from chronolog.versions import UpgradeRequest
 
 KEYS = 10  # the keys (DatalogMTL constants, RTEC doors) the workloads cycle through
@@ -189,6 +189,7 @@ class _Running:
                            bootstrap=bootstrap, idle_flush=0.5, prefix=prefix)
         self.prefix = prefix
         self.names = TopicNames(prefix)
+        self.steps = (math.nan, math.nan)  # an upgrade's: seconds to the request's delivery, to its outcome
 
     def __enter__(self) -> _Running:
         self.fleet.up(lambda m: None)
@@ -249,10 +250,12 @@ def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, wor
         done = max(fixed)
         retained = len(bulk) + published
         lat = {p: fleet.watcher.first.get(p + case.shift, math.inf) - c for p, c in closed.items()}
+        steps = fleet.steps
     steady = [x for p, x in lat.items() if closed[p] < sent]
     after = sorted((c, p) for p, c in closed.items() if c >= sent)
     during = [lat[p] for c, p in after if c <= done] or [lat[p] for _, p in after[:1]]
-    say(f"{case.title} ({change}): upgrade {done - sent:.2f} s, {len(fixed)} corrected lines; cold start next")
+    say(f"{case.title} ({change}): upgrade {done - sent:.2f} s (request delivered after {steps[0]:.2f} s, the "
+        f"outcome read from the control topic after {steps[1]:.2f} s), {len(fixed)} corrected lines")
     cold = _cold(case, new, work / "cold", bootstrap, retained, tps, points, f"{prefix}-cold")
     return Result(done - sent, cold, retained, len(fixed), steady, during)
 
@@ -271,10 +274,13 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
     send_at = len(lines) // 3
     got: dict[str, Any] = {}
 
-    def upgrade() -> None:
+    def upgrade() -> None:  # as chronolog upgrade does, after printing its plan
+        reader = outcomes(fleet.bootstrap, fleet.prefix, {})
         got["sent"] = time.monotonic()
         send_request(fleet.bootstrap, fleet.prefix, request, {})
-        got["outcome"] = await_outcome(fleet.bootstrap, fleet.prefix, request, {}, 120)
+        got["delivered"] = time.monotonic()
+        got["outcome"] = await_outcome(fleet.bootstrap, fleet.prefix, request, {}, 120, reader)
+        got["applied"] = time.monotonic()
 
     asking = threading.Thread(target=upgrade, daemon=True)
     closed: dict[int, float] = {}
@@ -297,6 +303,7 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
     asking.join(150)
     if "outcome" not in got:
         raise BenchError("error: the upgrade was not applied within 120 s")
+    fleet.steps = (got["delivered"] - got["sent"], got["applied"] - got["sent"])
     return got["sent"], send_at, closed, got["outcome"]
 
 
