@@ -53,7 +53,7 @@ from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.fleet.config import ServiceConfig
 from chronolog.runtime.fleet.supervisor import Fleet
 from chronolog.runtime.fleet.topic_reader import from_the_start
-from chronolog.runtime.fleet.upgrade import await_outcome, new_request, outcomes, send_request
+from chronolog.runtime.fleet.upgrade import await_outcome, new_request, send_request
 from chronolog.versions import UpgradeRequest
 
 KEYS = 10  # the keys (DatalogMTL constants, RTEC doors) the workloads cycle through
@@ -276,11 +276,10 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
     got: dict[str, Any] = {}
 
     def upgrade() -> None:  # as chronolog upgrade does, after printing its plan
-        reader = outcomes(fleet.bootstrap, fleet.prefix, {})
         got["sent"] = time.monotonic()
         send_request(fleet.bootstrap, fleet.prefix, request, {})
         got["delivered"] = time.monotonic()
-        got["outcome"] = await_outcome(fleet.bootstrap, fleet.prefix, request, {}, 120, reader)
+        got["outcome"] = await_outcome(fleet.bootstrap, fleet.prefix, request, {}, 120)
         got["applied"] = time.monotonic()
 
     asking = threading.Thread(target=upgrade, daemon=True)

@@ -67,7 +67,6 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.upgrade import (  # noqa: PLC0415
         await_outcome,
         new_request,
-        outcomes,
         plan_lines,
         send_request,
     )
@@ -102,10 +101,9 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         return 0
     conf = kafka_config(args.kafka_config)
     request = new_request(sources, new.dialect, args.at)
-    reader = outcomes(bootstrap, prefix, conf)  # reading before the request is sent (its first fetches are slow)
     send_request(bootstrap, prefix, request, conf)
     print(f"requested upgrade {request.id} on {bootstrap}; waiting for the service", file=sys.stderr, flush=True)
-    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout, reader)
+    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout)
     if "refused" in outcome:
         raise ChronologError(f"upgrade refused by the {outcome.get('service', '?')} service: {outcome['refused']}")
     if info:

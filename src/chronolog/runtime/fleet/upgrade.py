@@ -70,18 +70,11 @@ def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dic
         raise ChronologError(f"error: the upgrade request was not delivered to {topic} on {bootstrap}")
 
 
-def outcomes(bootstrap: str, prefix: str, conf: dict[str, Any]) -> Any:
-    """A reader of the control topic, for ``await_outcome``: opened before the request is sent,
-    its first fetches (about 0.5 s on the bundled broker) overlap the service's work."""
-    return from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
-
-
 def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
-                  timeout: float, reader: Any = None) -> dict[str, Any]:
+                  timeout: float) -> dict[str, Any]:
     """The service's outcome of ``request`` on the control topic (applied: its version and
-    T; refused: the reason), or a ``ChronologError`` after ``timeout`` seconds.  ``reader``:
-    one ``outcomes`` opened earlier (closed here), else one is opened now."""
-    consumer = outcomes(bootstrap, prefix, conf) if reader is None else reader
+    T; refused: the reason), or a ``ChronologError`` after ``timeout`` seconds."""
+    consumer = from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
