@@ -80,3 +80,5 @@ def test_bench_upgrade_prints_a_consistent_row_per_dialect_and_change():
         target, verdict = re.fullmatch(r"([\d,]+ ms) \((met|missed)\)", row[11]).groups()
         assert abs(_ms(target) - (steady99 + 500)) <= 1
         assert verdict == ("met" if during99 <= _ms(target) else "missed")
+        after50, after99 = (_ms(x) for x in row[12:14])
+        assert 0 < after50 <= after99

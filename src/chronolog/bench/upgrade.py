@@ -18,7 +18,8 @@ fleet (``chronolog up``'s supervisor on the bundled broker, or ``--bootstrap``):
 5. **latency**: each paced point's answer latency (from the publish that closes it to its first
    answer line on the answer topic, as ``bench fleet`` measures it): steady state (the points
    closed before the request) against the points closed while the upgrade ran (from the
-   request to its last corrected answer, at least the first point closed after the request).
+   request to its last corrected answer, at least the first point closed after the request),
+   and the points closed after it (the old version goes on evaluating beside the new one).
 
 The targets (issue 37): upgrade / cold at most 0.2 for a top-stratum change; the p99 during
 an upgrade at most one commit interval (``CHRONOLOG_COMMIT_INTERVAL``, 0.5 s by default)
@@ -240,6 +241,7 @@ class Result:
     corrected: int  # answer lines at retained times that arrived after the request
     steady: list[float]  # answer latencies (s) of points closed before the request
     during: list[float]  # ... closed while the upgrade ran
+    later: list[float]  # ... closed after it (both versions evaluate what comes: versions.Versions)
 
 
 def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, work: Path,
@@ -274,11 +276,12 @@ def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, wor
     steady = [x for p, x in lat.items() if closed[p] < sent]
     after = sorted((c, p) for p, c in closed.items() if c >= sent)
     during = [lat[p] for c, p in after if c <= done] or [lat[p] for _, p in after[:1]]
+    later = [lat[p] for c, p in after[len(during):]]
     say(f"{case.title} ({change}): upgrade {done - sent:.2f} s (request delivered after {steps[0]:.2f} s, the "
         f"outcome read from the control topic after {steps[1]:.2f} s), {len(fixed)} corrected lines")
     cold = _cold(case, new, work / "cold", bootstrap, retained, tps, points, f"{prefix}-cold")
     say(f"{case.title} ({change}): cold start {cold:.2f} s, ratio {(done - sent) / cold:.2f}")
-    return Result(done - sent, cold, retained, len(fixed), steady, during)
+    return Result(done - sent, cold, retained, len(fixed), steady, during, later)
 
 
 def _paced_lines(case: Case, tps: int, points: int) -> list[tuple[int, bytes]]:
@@ -359,7 +362,7 @@ def _median(values: list[float]) -> float:
 
 
 def main(args: Any) -> int:
-    console = Console(width=None if sys.stdout.isatty() else 220)
+    console = Console(width=None if sys.stdout.isatty() else 260)
     dialects = [d for d in args.dialect.split(",") if d]
     unknown = [d for d in dialects if d not in CASES]
     if unknown:
@@ -393,7 +396,8 @@ def main(args: Any) -> int:
                         f"{os.cpu_count()} cores{rounds}")
     for col in ("dialect", "change", "retained events", "corrected lines", "upgrade to last corrected answer",
                 "cold start of the new program", "ratio (target <= 0.2 for top)", "steady p50", "steady p99",
-                "during upgrade p50", "during upgrade p99", "p99 target (steady + commit interval)"):
+                "during upgrade p50", "during upgrade p99", "p99 target (steady + commit interval)",
+                "after upgrade p50", "after upgrade p99"):
         table.add_column(col, justify="right", no_wrap=col in ("dialect", "change"))
     for (name, change), runs in results.items():
         up, cold = _median([x.upgrade for x in runs]), _median([x.cold for x in runs])
@@ -404,7 +408,8 @@ def main(args: Any) -> int:
                       f"{up:.2f} s", f"{cold:.2f} s", f"{_median([x.upgrade / x.cold for x in runs]):.2f}",
                       _ms(_median([_pct(x.steady, 0.5) for x in runs])), _ms(steady99),
                       _ms(_median([_pct(x.during, 0.5) for x in runs])), _ms(during99),
-                      f"{_ms(target)} ({'met' if during99 <= target else 'missed'})")
+                      f"{_ms(target)} ({'met' if during99 <= target else 'missed'})",
+                      _ms(_median([_pct(x.later, 0.5) for x in runs])), _ms(_median([_pct(x.later, 0.99) for x in runs])))
     console.print(table)
     console.print(f"commit interval: {interval:g} s (CHRONOLOG_COMMIT_INTERVAL); 'during upgrade': the points "
                   "closed from the request to the last corrected answer (at least one)")
