@@ -23,8 +23,7 @@ fleet (``chronolog up``'s supervisor on the bundled broker, or ``--bootstrap``):
 
 The targets (issue 37): upgrade / cold at most 0.2 for a top-stratum change; the p99 during
 an upgrade at most one commit interval (``CHRONOLOG_COMMIT_INTERVAL``, 0.5 s by default)
-above the steady-state p99.  A dialect is one ``Case`` row in ``CASES``; LARS's runs with
-``--dialect lars`` once LARS fleets take ``chronolog upgrade`` (then it joins ``DEFAULT``).
+above the steady-state p99.  A dialect is one ``Case`` row in ``CASES``.
 """
 
 from __future__ import annotations
@@ -133,12 +132,10 @@ CASES: dict[str, Case] = {
     "rtec": Case("RTEC", "prolog", RTEC_OLD,
                  RTEC_OLD.replace("intersect_all([A,B], I)", "union_all([A,B], I)"),
                  RTEC_OLD.replace("happensAt(arm(D), T)", "happensAt(opened(D), T)"), _rtec_events, shift=1),
+    "lars": Case("LARS", "lars", LARS_OLD, LARS_OLD.replace("r(X) [0].", "r(X) [1]."),
+                 LARS_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events),
 }
-# LARS fleets take chronolog upgrade once issue 37's LARS work is in; until then the
-# service refuses it and the row says so (a BenchError): not among the default rows
-CASES["lars"] = Case("LARS", "lars", LARS_OLD, LARS_OLD.replace("r(X) [0].", "r(X) [1]."),
-                     LARS_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events)
-DEFAULT = ("mtl", "rtec")
+DEFAULT = ("mtl", "rtec", "lars")
 CHANGES = ("top", "bottom")
 
 

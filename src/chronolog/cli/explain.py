@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from chronolog.core import explanation, explanation_page
 from chronolog.core.errors import ChronologError
 
 
@@ -104,14 +105,17 @@ def _why(args: argparse.Namespace) -> int:
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
-    if args.form == "json":
-        sys.stdout.write(msgspec.json.encode({"query": query.text, mode: node.data()}).decode() + "\n")
+    # --all: every derivation, each a tree (the dialect gathers them under one "alternatives" node)
+    trees = node.children if args.all and mode == "why" and node.kind == "alternatives" else [node]
+    if args.form == "json":  # one node; --all: a list of them (schemas/explanation.schema.json)
+        data = [tree.data() for tree in trees] if args.all and mode == "why" else node.data()
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     elif args.form == "dot":
-        sys.stdout.write(node.dot())
+        sys.stdout.write(explanation.dot(trees))
     elif args.form == "html":
-        sys.stdout.write(node.html(f"chronolog explain --{mode} {query.text}"))
+        sys.stdout.write(explanation_page.page(trees, f"chronolog explain --{mode} {query.text}", query.t))
     else:
-        sys.stdout.write("\n".join(node.lines()) + "\n")
+        sys.stdout.write(explanation.text(trees))
     return 0
 
 

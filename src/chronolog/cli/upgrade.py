@@ -15,10 +15,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS, load_program
-from chronolog.dialects.registry import lookup
+from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.versions import parse_time
 
 VERSIONS_FILE = "program-versions.jsonl"  # under the state directory: each upgrade applied, oldest first
@@ -61,6 +62,37 @@ def _running(state_dir: Path, info: dict) -> tuple[list[str] | None, str | None]
     return files, dialect
 
 
+def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
+    """How many services of a LARS fleet say what they did with the upgrade (a chain per
+    partition; a reasoner per stratum and partition); a refusal, before anything is sent,
+    for what they cannot do: a fleet known only by its broker, @-heads, a finite retention
+    with several partitions (they could disagree on whether the input retained reaches back)
+    or one service per stratum (where ``Dialect.strata_changes`` refuses layout changes)."""
+    if not info:
+        raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
+                             "says how it runs (chained or one service per stratum)")
+    if row.dates_back(new):
+        raise ChronologError("error: the new program has @-heads, which date atoms before the time point "
+                             "evaluated; upgrades do not take them yet")
+    layout = None if old is None else row.layout(old, RunOptions())
+    keyed = layout is None or layout.partition_key is not None  # (a program without a key runs one partition)
+    partitions = int(info.get("partitions") or 1) if keyed else 1
+    retention = info.get("retention")
+    finite = retention is not None and retention != float("inf")
+    if partitions > 1 and finite:
+        raise ChronologError(f"error: a {row.title} fleet of {partitions} partitions with --retention {retention} "
+                             "cannot change its program while running (its partitions could disagree on whether "
+                             "the retained input reaches back far enough): run it with --retention inf")
+    if info.get("chain"):
+        return partitions
+    if finite:
+        raise ChronologError(f"error: a {row.title} fleet of one service per stratum with --retention {retention} "
+                             "cannot change its program while running: run it with --retention inf, or up --chain")
+    if layout is None:
+        raise ChronologError("error: the fleet file names no program: the strata that change are unknown")
+    return partitions * len(layout.strata)  # every reasoner says what it did
+
+
 def cmd_upgrade(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
@@ -86,16 +118,14 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         if lookup(old.dialect).title != row.title:
             raise ChronologError(f"error: a {row.title} program cannot replace the fleet's "
                                  f"{lookup(old.dialect).title} program (an upgrade keeps the language)")
-    if row.strata is not None:
-        raise ChronologError(f"error: a {row.title} fleet cannot change its program while running yet "
-                             "(chronolog run --upgrade and backfill --upgrade can; see docs/fleet/upgrade.md)")
+    services = _lars_fleet(row, old, new, info) if row.strata is not None else 1
     if info.get("window") is not None:
         raise ChronologError("error: a fleet in RTEC's windowed mode (--window) cannot change its program while running")
     if args.at is not None:
         parse_time(args.at, not row.rational, "--at")
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
-    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention")):
+    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention"), bool(info.get("chain", True))):
         print(line, flush=True)
     if args.dry_run:
         return 0
@@ -103,7 +133,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     request = new_request(sources, new.dialect, args.at)
     send_request(bootstrap, prefix, request, conf)
     print(f"requested upgrade {request.id} on {bootstrap}; waiting for the service", file=sys.stderr, flush=True)
-    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout)
+    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout, services)
     if "refused" in outcome:
         raise ChronologError(f"upgrade refused by the {outcome.get('service', '?')} service: {outcome['refused']}")
     if info:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, StrictStr, create_model, model_validator
 
 from chronolog.contract.events import FACT_EVENT, FACT_EVENT_DOC, OPS
 
@@ -166,14 +166,17 @@ class UpgradeSpec(_Strict):
 
 class UpgradeRequest(_Strict):
     """On ``chronolog.facts`` (``chronolog upgrade``): change the program from a time on; the
-    service reading the topic applies it in order with the data (docs/fleet/upgrade.md)."""
+    service reading the topic applies it in order with the data (docs/fleet/upgrade.md).  In
+    a LARS fleet ingest forwards it on ``chronolog.ingested`` (setting ``at`` when null) and
+    grounding on ``chronolog.grounded``, for the chains or reasoners that apply it."""
 
     upgrade: UpgradeSpec
 
 
 class UpgradeOutcome(_Strict):
-    """Internal (``chronolog.control``, key ``upgrade-ID``): what a service did with an upgrade
-    request: applied (``version`` and ``at``) or ``refused`` with the reason."""
+    """Internal (``chronolog.control``, key ``upgrade-ID``, or ``upgrade-ID.SERVICE`` for each
+    chain partition and reasoner of a LARS fleet: ``chain.1``, ``reasoner.2``): what a service
+    did with an upgrade request: applied (``version`` and ``at``) or ``refused`` with the reason."""
 
     upgrade: StrictStr | None
     service: StrictStr
@@ -188,10 +191,27 @@ class RuleRef(_Strict):
     text: StrictStr
 
 
+class WhyNotEntry(_Strict):
+    """Why an atom does not hold, one rule whose head matches it: the rule, the bindings the
+    atom fixes (variables the head leaves open read as "some value"), the first body literal
+    in textual order that fails (none when the body holds but the answer set chose otherwise)
+    and why it fails; the input that makes it fail, where one does (``premises``)."""
+
+    text: StrictStr = Field(description="the entry as the text form prints it")
+    rule: RuleRef
+    bindings: dict[str, StrictStr | StrictInt]
+    literal: StrictStr | None = Field(default=None, description="the failing body literal, as the program writes it")
+    reason: StrictStr
+    premises: list[ExplanationNode] | None = None
+    why_not: list[WhyNotEntry] | None = Field(default=None, description="why the failing literal's atom does not hold")
+
+
 class ExplanationNode(_Strict):
     """One node of ``chronolog explain --why / --why-not --as json`` (docs/explain.md): an atom
     derived by a rule instance, a literal and how it was met, an input event, a negated
-    literal and why it does not hold, or a rule of a why-not with its failing literal."""
+    literal and why it does not hold, or (``--why-not``) the atom that does not hold.
+    ``kind`` "alternatives" (``--all``, below the top) holds the derivations of one atom as
+    its premises, any one of which derives it."""
 
     kind: StrictStr
     text: StrictStr = Field(description="the node as the text form prints it")
@@ -200,20 +220,21 @@ class ExplanationNode(_Strict):
     interval: StrictStr | None = Field(default=None, description="as answer lines write it")
     rule: RuleRef | None = None
     bindings: dict[str, StrictStr | StrictInt] | None = None
-    window: StrictStr | None = None
-    literal: StrictStr | None = Field(default=None, description="a why-not rule's failing body literal")
-    reason: StrictStr | None = None
-    negated: bool | None = None
+    window: StrictStr | None = Field(default=None, description="the window or metric range a literal was read over")
+    reason: StrictStr | None = Field(default=None, description="why a negated literal holds")
+    literal: StrictStr | None = Field(default=None, description="a why-not's failing condition where no rule's "
+                                                                "literal names it (RTEC: terminated at t1)")
+    negated: Literal[True] | None = Field(default=None, description="a negated literal (its why_not says why)")
     source: StrictStr | None = Field(default=None, description="an input event's file:line, or topic offset")
     premises: list[ExplanationNode] | None = None
+    why_not: list[WhyNotEntry] | None = Field(
+        default=None, description="a negated literal, or --why-not's atom: each rule whose head matches it, and why "
+                                  "it does not derive it (empty: no rule does)")
 
 
-class Explanation(_Strict):
-    """``chronolog explain --why Q / --why-not Q --as json``."""
-
-    query: StrictStr
-    why: ExplanationNode | None = None
-    why_not: ExplanationNode | None = Field(default=None, alias="why-not")
+class Explanation(RootModel[ExplanationNode | list[ExplanationNode]]):
+    """``chronolog explain --why Q / --why-not Q --as json``: the tree's top node, the atom
+    asked about; with ``--all``, a list of them (every derivation)."""
 
 
 class DeadLetter(_Strict):

@@ -1,11 +1,10 @@
 """An explanation as data: a tree of nodes (``chronolog explain --why / --why-not``).
 
-Each dialect builds it from its own rules and time (``Dialect.explain``); the runtime renders
-it (text, JSON) without knowing the language."""
+Each dialect builds it from its own rules and time (``Dialect.explain``); the renderers here
+(text, JSON, DOT) and in ``explanation_page`` (HTML) draw it without knowing the language."""
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -16,7 +15,9 @@ from chronolog.core.records import field, record
 class Node:
     """One step: an atom derived by a rule instance (``rule``: file:line and the rule's text;
     ``bindings``: its variables), a literal and how it was met, an input event (``where``:
-    its file and line, or topic and offset), a negated literal and why it does not hold."""
+    its file and line, or topic and offset), a negated literal and why it does not hold
+    (``why_not``: for each rule whose head matches its atom, that rule with its first failing
+    literal and the reason, as ``--why-not`` gives them)."""
 
     kind: str
     text: str
@@ -31,6 +32,17 @@ class Node:
     literal: str = ""  # a why-not rule's failing body literal
     reason: str = ""  # why it fails
     negated: bool = False
+    why_not: list[Node] | None = None  # why-not entries (a rule, its failing literal, why); None: not told
+
+    @property
+    def entries(self) -> list[Node]:
+        """The why-not entries (none: no rule derives the atom, or they are not told)."""
+        return self.why_not or []
+
+    @property
+    def says_why_not(self) -> bool:
+        """Whether the node tells why an atom does not hold, rule by rule (even by no rule)."""
+        return self.why_not is not None or self.kind == "none"
 
     def data(self) -> dict[str, Any]:
         """The node as ``explain --as json`` writes it (``contract.models.ExplanationNode``)."""
@@ -39,17 +51,32 @@ class Node:
             if getattr(self, name):
                 out[name] = getattr(self, name)
         if self.time is not None:
-            out["time"] = self.time if type(self.time) is int else _time_text(self.time)
+            out["time"] = json_time(self.time)
         if self.rule:
             out["rule"] = _rule_ref(self.rule)
         if self.bindings:
-            out["bindings"] = {k: v if type(v) in (int, str) else str(v) for k, v in self.bindings.items()}
+            out["bindings"] = _bindings(self.bindings)
         if self.negated:
             out["negated"] = True
         if self.where:
             out["source"] = self.where
         if self.children:
             out["premises"] = [c.data() for c in self.children]
+        if self.says_why_not:
+            out["why_not"] = [entry.entry_data() for entry in self.entries]
+        return out
+
+    def entry_data(self) -> dict[str, Any]:
+        """The node as a why-not entry (``contract.models.WhyNotEntry``): the rule, the bindings
+        the query fixes, the failing literal (none when the body holds) and the reason."""
+        out: dict[str, Any] = {"text": self.text, "rule": _rule_ref(self.rule), "bindings": _bindings(self.bindings),
+                               "reason": self.reason or self.text}
+        if self.literal:
+            out["literal"] = self.literal
+        if self.children:
+            out["premises"] = [c.data() for c in self.children]
+        if self.why_not is not None:
+            out["why_not"] = [entry.entry_data() for entry in self.why_not]
         return out
 
     def lines(self, indent: int = 0) -> list[str]:
@@ -61,40 +88,19 @@ class Node:
             out.append(pad + f"  by {self.rule}" + (f"  with {binding}" if binding else ""))
         for child in self.children:
             out += child.lines(indent + 1)
+        if self.why_not and self.kind not in ("why-not", "none"):
+            out.append(pad + "  why not:")
+            indent += 1
+        for entry in self.entries:
+            out += entry.lines(indent + 1)
         return out
 
     def dot(self) -> str:
         """The tree as a Graphviz digraph (``dot -Tsvg``): a box per node, an arrow to each part."""
-        out = ["digraph explanation {", '  node [shape=box, fontname="Helvetica", fontsize=10];']
-        counter = [0]
+        return dot([self])
 
-        def visit(node: Node) -> str:
-            name = f"n{counter[0]}"
-            counter[0] += 1
-            label = "\\n".join(_dot_escape(x) for x in node._label())
-            out.append(f'  {name} [label="{label}"];')
-            for child in node.children:
-                out.append(f"  {name} -> {visit(child)};")
-            return name
-
-        visit(self)
-        out.append("}")
-        return "\n".join(out) + "\n"
-
-    def html(self, title: str) -> str:
-        """The tree as a page of nested lists, each node folding its parts (``<details>``)."""
-        def item(node: Node) -> str:
-            text = "<br>".join(_html_escape(x) for x in node._label())
-            if not node.children:
-                return f"<li>{text}</li>"
-            inner = "".join(item(c) for c in node.children)
-            return f"<li><details open><summary>{text}</summary><ul>{inner}</ul></details></li>"
-
-        return (f"<!doctype html><html><head><meta charset=utf-8><title>{_html_escape(title)}</title>"
-                "<style>body{font-family:sans-serif} ul{list-style:none} summary{cursor:pointer}</style>"
-                f"</head><body><h1>{_html_escape(title)}</h1><ul>{item(self)}</ul></body></html>\n")
-
-    def _label(self) -> list[str]:
+    def label(self) -> list[str]:
+        """The node's lines in a box of a drawing: its text, the rule and bindings, the source."""
         parts = [self.text]
         if self.rule:
             binding = ", ".join(f"{k}={v}" for k, v in sorted(self.bindings.items()))
@@ -104,12 +110,55 @@ class Node:
         return parts
 
 
+def dot(trees: list[Node]) -> str:
+    """Trees (``--all``: every derivation) as one Graphviz digraph: a box per node, an arrow to
+    each premise, a dashed arrow to each why-not entry."""
+    out = ["digraph explanation {", '  node [shape=box, fontname="Helvetica", fontsize=10];']
+    counter = [0]
+
+    def visit(node: Node) -> str:
+        name = f"n{counter[0]}"
+        counter[0] += 1
+        label = "\\n".join(_dot_escape(x) for x in node.label())
+        out.append(f'  {name} [label="{label}"];')
+        for child in node.children:
+            out.append(f"  {name} -> {visit(child)};")
+        for entry in node.entries:
+            out.append(f'  {name} -> {visit(entry)} [style=dashed, label="why not"];')
+        return name
+
+    for tree in trees:
+        visit(tree)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def text(trees: list[Node]) -> str:
+    """Trees as the indented text a person reads in a terminal (``--all``: numbered)."""
+    if len(trees) == 1:
+        return "\n".join(trees[0].lines()) + "\n"
+    out = []
+    for k, tree in enumerate(trees, 1):
+        out.append(f"derivation {k} of {len(trees)}:")
+        out += tree.lines(1)
+    return "\n".join(out) + "\n"
+
+
+def json_time(t: Any) -> Any:
+    """A time as the JSON writes it: an integer, or ``"7/2"`` for a rational time."""
+    if type(t) is int:
+        return t
+    if hasattr(t, "denominator"):
+        return t.numerator if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    return str(t)
+
+
+def _bindings(b: dict[str, Any]) -> dict[str, Any]:
+    return {k: v if type(v) in (int, str) else str(v) for k, v in b.items()}
+
+
 def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _html_escape(text: str) -> str:
-    return html.escape(text, quote=True)
 
 
 def _rule_ref(text: str) -> dict[str, Any]:
@@ -118,9 +167,3 @@ def _rule_ref(text: str) -> dict[str, Any]:
     if match is None:
         return {"file": "", "line": 0, "text": text}
     return {"file": match.group(1), "line": int(match.group(2)), "text": match.group(3)}
-
-
-def _time_text(t: Any) -> Any:
-    if hasattr(t, "denominator"):
-        return t.numerator if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
-    return str(t)

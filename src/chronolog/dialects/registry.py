@@ -108,6 +108,9 @@ class Dialect:
     # program -> explain(events, answer at T, atom, T, "why" | "why-not", every, depth) -> core.explanation.Node:
     # ``chronolog explain --why / --why-not`` (None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None
+    # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
+    # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole
+    strata_changes: Callable[[Any, Any, bool], list[str]] | None = None
 
 
 def _evaluator_layout(program: Any) -> Any:
@@ -200,7 +203,8 @@ def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Diale
                    read_ahead=True, replay=_lars("lars_replay"), retaining=_lars("lars_retaining"),
                    reach=_lars("lars_reach"), partition_key=_lazy("chronolog.dialects.lars.partition:program_partition_key"), discrete=True,
                    strata=_lars("lars_plan"), layout=_lazy("chronolog.dialects.lars.layout:program_layout"), causal=True,
-                   dates_back=_lars("lars_dates_back"), explain=_lazy("chronolog.dialects.lars.explain:explainer"))
+                   dates_back=_lars("lars_dates_back"), explain=_lazy("chronolog.dialects.lars.explain:explainer"),
+                   strata_changes=_lazy("chronolog.dialects.lars.changes:strata_changes"))
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -19,25 +19,21 @@ chain service, one partition.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any, ClassVar
-
-import orjson
 
 from chronolog.contract.models import DeadLetter
 from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
 from chronolog.evaluator import Answers, Evaluator, StateError, Time, time_text
 from chronolog.stages.interface import FleetLayout, Out, Record, StageSpec, Upgrader
+from chronolog.stages.upgrading import apply_upgrade
 from chronolog.state.journal import Journal
 from chronolog.state.schema import EvaluatorState
 from chronolog.versions import DIALECT as VERSIONS
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, restore, switch
-
-log = logging.getLogger("chronolog.service")
+from chronolog.versions import UPGRADE_KEY, restore
 
 
 class EvaluatorStage:
@@ -104,51 +100,13 @@ class EvaluatorStage:
 
     def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
         """An upgrade record (``chronolog upgrade``, docs/fleet/upgrade.md): the program changes
-        from its time on, in this transaction; the outcome goes to the control topic.  A
-        record read again (one per input partition) changes nothing."""
-        try:
-            request = UpgradeRequest.decode(value)
-        except ValueError as exc:
-            return [Out("control", 0, orjson.dumps({"upgrade": None, "refused": f"not an upgrade record: {exc}",
-                                                    "service": "chain"}), b"upgrade-?")], []
-        if any(done["id"] == request.id for done in self.upgrades):
-            return [], []
-        # in the service's log: an upgrade under way (applied at the commit that follows;
-        # a service killed before it applies the request again after its restart)
-        log.info("upgrade %s: applying version %s from T=%s", request.id, request.version, request.at)
-        try:
-            versions, lines, at = self._switch(request)
-        except ChronologError as exc:
-            said = {"upgrade": request.id, "refused": str(exc), "service": "chain"}
-            return [Out("control", 0, orjson.dumps(said), request.key)], []
-        self.evaluator, self.bucket = versions, None
-        for key in list(self.inputs):  # the versions' state is one snapshot: the journal's entries go
-            del self.inputs[key]
-        applied: dict[str, Any] = {"id": request.id, "version": request.version,
-                                   "at": None if at is None else time_text(at)}
-        self.upgrades.append(applied)
-        said = {"upgrade": request.id, "version": request.version, "at": applied["at"], "service": "chain"}
-        return [Out("control", 0, orjson.dumps(said), request.key)], lines
-
-    def _switch(self, request: UpgradeRequest) -> tuple[Evaluator, list[bytes], Time | None]:
-        up = self.upgrader
-        if up is None:
-            raise ChronologError("error: this service's evaluator cannot change its program while running")
-        if not hasattr(self.evaluator, "retained"):
-            raise ChronologError("error: this evaluator mode (RTEC's --window) cannot change its program while running")
-        if request.dialect not in up.dialects:
-            raise ChronologError(f"error: a {request.dialect} program cannot replace this {up.dialects[0]} program "
-                                 "(an upgrade keeps the language)")
-        at = request.time(up.integral)
-        new = up.make(request.sources)
-        if at is None and self.latest is None:  # nothing read yet: the new program from the start
-            return Versions([Version(new, None, None, request.sources)], up.causal, up.discrete), [], None
-        if at is None:  # the first time not evaluated yet
-            at = self.latest if self.done is None else (self.done + 1 if up.integral else self.done)
-        assert at is not None
-        versions, lines = switch(self.evaluator, new, request.sources, at, self.done, up.causal, up.discrete,
-                                 up.back(request.sources))
-        return versions, lines, at
+        from its time on, in this transaction (``stages.upgrading``)."""
+        got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, self.latest, self.done, "chain")
+        if got.evaluator is not None:
+            self.evaluator, self.bucket = got.evaluator, None
+            for key in list(self.inputs):  # the versions' state is one snapshot: the journal's entries go
+                del self.inputs[key]
+        return got.said, got.lines
 
     @property
     def late_events(self) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import orjson
@@ -27,6 +27,7 @@ from chronolog.io.formats import read_events
 from chronolog.stages.interface import Out, Record
 from chronolog.state.journal import Journal
 from chronolog.state.schema import IngestState
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest
 
 
 def partition_of(key: str | None, partitions: int) -> int:
@@ -184,8 +185,13 @@ class IngestStage:
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
+        done: list[Out] = []  # batched already: what came before an upgrade record
         latest, keyed = self.latest_by_input, self.partition_key
         for _, topic, partition, offset, value in records:
+            if value is not None and value.startswith(UPGRADE_KEY):
+                done += _batched(outs) + self.upgrade(value)
+                outs = []
+                continue
             ev = plain_record(value)  # parsed once: ``handle`` takes it as validated
             if ev is None:
                 outs.extend(self.handle(value, topic, partition, offset))
@@ -198,7 +204,20 @@ class IngestStage:
                 outs.append(self._fact(key, value, False))  # type: ignore[arg-type]  # not None: plain_record took it
             else:
                 outs.extend(self.handle(value, topic, partition, offset, Accepted(ev, key, value)))
-        return self._idle(_batched(outs), bool(records), now), []
+        return self._idle(done + _batched(outs), bool(records), now), []
+
+    def upgrade(self, value: bytes) -> list[Out]:
+        """An upgrade record (``chronolog upgrade``) to every partition, in order with the
+        facts, for the services after ingest to apply.  Without a time, T is set here to the
+        time after the stream's, so that every partition upgrades from the same T and nothing
+        already written changes (a partition has evaluated at most the stream's time)."""
+        try:
+            request = UpgradeRequest.decode(value)
+        except ValueError:
+            request = None  # the services say why it is no upgrade
+        if request is not None and request.at is None and self.now is not None:
+            value = replace(request, at=str(self.now + 1)).encode()
+        return [Out("ingested", p, value) for p in range(self.partitions)]
 
     def _idle(self, outs: list[Out], consumed: bool, now: float | None) -> list[Out]:
         """``outs``, or the idle records once input has been quiet for ``idle_flush``."""

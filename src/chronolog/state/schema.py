@@ -57,11 +57,16 @@ class GroundingState(msgspec.Struct, forbid_unknown_fields=True):
     last_input: float
 
 
-class ReasonerState(msgspec.Struct, forbid_unknown_fields=True):
+class ReasonerState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     lower: list[tuple[int, int | None]]  # [stratum, its latest time received]
-    reasoner: dict[str, Any]  # Reasoner.export_state
+    reasoner: dict[str, Any]  # Reasoner.export_state (the program it started with; before the first upgrade's T)
     closed: int | None
     outbox: list[str]  # stratum records not sent yet
+    # the program upgrades applied (``chronolog upgrade``): {"id", "version", "at"} each, oldest first
+    upgrades: list[dict[str, Any]] = []
+    program: list[list[str]] | None = None  # the files of the program in force ([name, text]; None: the first)
+    # the stratum's later program versions, oldest first: {"sources", "start", "reasoner", "log"} each
+    versions: list[dict[str, Any]] = []
 
 
 class OutputState(msgspec.Struct, forbid_unknown_fields=True):
@@ -70,12 +75,16 @@ class OutputState(msgspec.Struct, forbid_unknown_fields=True):
     writer: dict[str, Any]  # AnswerWriter.export_state
 
 
-class ChainState(msgspec.Struct, forbid_unknown_fields=True):
+class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     ingest: IngestState | None
     grounding: GroundingState
     closed: int | None
-    reasoner: dict[str, Any]
+    reasoner: dict[str, Any]  # empty once upgraded: the program versions hold it (``versions``)
     writer: dict[str, Any]
+    # the program upgrades applied (``chronolog upgrade``): {"id", "version", "at"} each, oldest first
+    upgrades: list[dict[str, Any]] = []
+    # once upgraded: the program versions' ``Versions.export_state`` (whole, no journals)
+    versions: dict[str, Any] | None = None
 
 
 class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

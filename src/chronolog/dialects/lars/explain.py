@@ -363,8 +363,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
             continue
         shown = _literal_text(scene, elem, b)
         if elem.negated:
-            children.append(Node("negated", f"{shown}: {_negation(scene, elem, b)}", atom=shown, negated=True,
-                                 window=_window_text(scene, elem), reason=_negation(scene, elem, b)))
+            children.append(_negated(scene, elem, b, shown))
             continue
         if scene.intensional(elem.atom.key):
             reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
@@ -432,6 +431,25 @@ def _witness_cut(lit: ExtAtom, seen: list) -> list:
     return seen
 
 
+def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
+    """A negated literal that holds: why its atom does not (``why_not``: each rule whose head
+    matches, with its first failing literal, for an atom of the answer at T; a negated tuple
+    window cites the facts that fill the window, which keep the atom out)."""
+    reason = _negation(scene, lit, b)
+    node = Node("negated", f"{shown}: {reason}", atom=shown, negated=True, window=_window_text(scene, lit),
+                reason=reason)
+    args = tuple(_eval(a, b) for a in lit.atom.args)
+    if scene.intensional(lit.atom.key) and lit.op is Op.NOW and lit.atom.key not in scene.timed:
+        node.why_not = _rule_failures(scene, (lit.atom.pred, args))
+    elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
+        node.why_not = []
+    if isinstance(lit.window, TupleWindow):
+        node.children = [Node("event", f"input {_atom_text((key[0], row))} at {at}",
+                              where=str(loc) if loc else "", atom=_atom_text((key[0], row)), time=at)
+                         for at, key, row, loc in (scene.stream[-lit.window.size:] if lit.window.size else [])]
+    return node
+
+
 def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
     if scene.intensional(lit.atom.key):
         return f"not in the answer at {scene.t}"
@@ -442,33 +460,56 @@ def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
 
 
 def why_not(scene: Scene, atom: Atom) -> Node:
-    rules = []
-    for rule in scene.program.rules:
-        env = head_binding(rule, atom)
-        if env is None or not rule.body:
-            continue
-        rules.append(_first_failure(scene, rule, env))
+    rules = _rule_failures(scene, atom)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom, its time last
         name, when = _atom_text((atom[0], atom[1][:-1])), f"{atom[1][-1]} (the evaluation of {scene.t})"
     else:
         name, when = _atom_text(atom), str(scene.t)
     if not rules:
         return Node("none", f"{name} at {when}: no rule has a head that matches it", **_about(scene, atom))
-    return Node("why-not", f"{name} does not hold at {when}", children=rules, **_about(scene, atom))
+    return Node("why-not", f"{name} does not hold at {when}", why_not=rules, **_about(scene, atom))
 
 
-def _first_failure(scene: Scene, rule: Rule, env: Binding) -> Node:
+NESTED = 3  # how many atoms deep a why-not follows failing intensional literals
+
+
+def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()) -> list[Node]:
+    """For each rule whose head matches the atom, its first failing body literal; where that
+    literal is an atom of the program at T (ground), why that atom does not hold in turn."""
+    return [_first_failure(scene, rule, env, seen | {atom}) for rule in scene.program.rules
+            if rule.body and (env := head_binding(rule, atom)) is not None]
+
+
+def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom] = frozenset()) -> Node:
     for k in range(1, len(rule.body) + 1):
         if solutions(scene, rule, env, k):
             continue
         before = solutions(scene, rule, env, k - 1) or [env]
         elem = rule.body[k - 1]
         reason = _failure(scene, elem, before, env)
-        return Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule),
+        node = Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule),
                     bindings={n: v for n, v in env.items() if not n.startswith("_")},
                     literal=str(elem), reason=reason)
+        below = _failing_atom(scene, elem, before)
+        if below is not None and below not in seen and len(seen) < NESTED:
+            node.why_not = _rule_failures(scene, below, seen)
+        return node
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
-                        "(another choice of the answer set)", rule=_rule_text(rule))
+                        "(another choice of the answer set)", rule=_rule_text(rule),
+                bindings={n: v for n, v in env.items() if not n.startswith("_")})
+
+
+def _failing_atom(scene: Scene, elem: Any, envs: list[Binding]) -> Atom | None:
+    """The atom a failing positive literal asks for at T, when it is one atom: the literal
+    reads the answer at T (no window, not an ``@``-head's) and the part before binds it."""
+    if not isinstance(elem, ExtAtom) or elem.negated or elem.op is not Op.NOW or len(envs) != 1:
+        return None
+    if not scene.intensional(elem.atom.key) or elem.atom.key in scene.timed:
+        return None
+    try:
+        return elem.atom.pred, tuple(_eval(a, envs[0]) for a in elem.atom.args)
+    except (KeyError, _Undefined):
+        return None
 
 
 def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str:

@@ -10,16 +10,19 @@ facts across all keys and rule it out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
-from chronolog.dialects.lars.hooks import lars_plan
+from chronolog.dialects.lars.evaluator import LarsEvaluator
+from chronolog.dialects.lars.hooks import lars_dates_back, lars_parse, lars_plan
+from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
-from chronolog.dialects.lars.plan import Plan
-from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage
+from chronolog.dialects.lars.plan import Plan, plan_program
+from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage, horizon
 from chronolog.stages.ingest import IngestStage
-from chronolog.stages.interface import FleetLayout, Stage, StageSpec
+from chronolog.stages.interface import FleetLayout, Stage, StageSpec, Upgrader
 
 
 def lars_layout(plan: Plan) -> FleetLayout:
@@ -47,13 +50,65 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
         return GroundingStage(idle_flush=None)
     if spec.role == "reasoner":
         assert spec.stratum is not None
-        return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention)
+        name = f"reasoner.{spec.stratum}" + ("" if spec.partitions == 1 else f".{spec.partition}")
+        return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention,
+                             plan_of=new_plan_of(plan, key, spec), name=name)
     if spec.role == "output":
         return OutputStage(plan, plan.fleet_strata, warn=spec.warn, retention=retention)
     if spec.role == "chain":
         ingest = IngestStage(key, 1, spec.input_partitions, retention) if spec.chained_ingest else None
-        return ChainStage(plan, ingest, idle_flush=spec.idle_flush, warn=spec.warn, retention=retention)
+        name = "chain" if spec.partitions == 1 else f"chain.{spec.partition}"
+        return ChainStage(plan, ingest, idle_flush=spec.idle_flush, warn=spec.warn, retention=retention,
+                          upgrader=lars_upgrader(plan, key, spec), name=name)
     raise ChronologError(f"error: a LARS fleet has no service {spec.role!r}")
+
+
+def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Upgrader:
+    """How a chain service makes the evaluator of a new program version (``chronolog
+    upgrade``): the program's plan (``new_plan_of``), with the service's retention."""
+    plan_of = new_plan_of(plan, key, spec)
+
+    def make(sources: Any) -> LarsEvaluator:
+        return LarsEvaluator(plan_of(sources), retention=horizon(lars_retention(spec.retention)), warn=spec.warn)
+
+    def back(sources: Any) -> int | None:
+        return plan_back(plan_of(sources))
+
+    return Upgrader(make, back, True, True, True, (plan.program.dialect,))
+
+
+def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Callable[[Any], Plan]:
+    """The plan of a new program version given by its files (None: the service's own):
+    parsed in the program's syntax, planned with the service's ``--mode`` and ``--seed``.
+    Refused: ``@``-heads (program versions split answers by the time point evaluated,
+    which they do not date), and, where the fleet is partitioned, a program that would
+    partition the facts otherwise (ingest routes them by the old key)."""
+    parse = laser_program if plan.program.dialect == "laser" else lars_parse
+
+    def plan_of(sources: Any) -> Plan:
+        if sources is None:
+            return plan
+        program = parse(list(sources))
+        if lars_dates_back(program):
+            raise ChronologError("error: the new program has @-heads, which date atoms before the time point "
+                                 "evaluated; upgrades do not take them yet")
+        new = plan_program(program)
+        new.solver, new.seed = plan.solver, plan.seed
+        if spec.partitions > 1 and partition_key(new)[0] != key:
+            raise ChronologError(f"error: the new program is not partitioned by the fleet's key ({key}): its "
+                                 f"{spec.partitions} partitions would hold the wrong facts (restart the fleet "
+                                 "with the new program, or run it with one partition)")
+        return new
+
+    return plan_of
+
+
+def plan_back(plan: Plan) -> int | None:
+    """How far back a plan's answers at a time read input (None: unbounded, or a tuple
+    window, which counts facts rather than time)."""
+    if plan.state_reach is None or plan.output_reach is None or plan.tuple_reach:
+        return None
+    return int(plan.state_reach)
 
 
 def fleet_strata(plan: Plan) -> list[list[str]]:

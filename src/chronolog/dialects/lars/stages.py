@@ -29,6 +29,10 @@ Records between services:
   that corrects the past re-sends the points whose content changed.
 * ``chronolog.answers`` (from output): answer lines, CONTRACT §3.
 
+An upgrade record (``{"upgrade": {...}}``, ``chronolog upgrade``) travels from
+``chronolog.facts`` through ingest and grounding to the reasoners, in order with
+the facts; the chain takes it from its input (``stages.upgrading``).
+
 Every internal topic also carries epoch barriers ``{"barrier": e}``, written
 and consumed by the service loop (``runtime/fleet/epochs.py``); stages never see
 them.
@@ -38,16 +42,20 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 import orjson
 
+from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.changes import changed_strata, per_stratum_refusal, stream_keys
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
+from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.dialects.lars.facts import (
     atoms_data,
     atoms_from,
@@ -57,11 +65,14 @@ from chronolog.dialects.lars.facts import (
     imported_from,
 )
 from chronolog.dialects.lars.plan import Plan
-from chronolog.dialects.lars.reasoner import Reasoner, make_engine
+from chronolog.dialects.lars.reasoner import Reasoner
+from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
-from chronolog.stages.interface import Out, Record, quiet
+from chronolog.stages.interface import Out, Record, Upgrader, quiet
+from chronolog.stages.upgrading import apply_upgrade, outcome_key, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 _quiet = quiet
@@ -133,7 +144,9 @@ class GroundingStage:
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
         for *_, value in records:
-            if value is not None:
+            if value is not None and value.startswith(UPGRADE_KEY):  # for the reasoners, in order with the facts
+                outs.append(Out("grounded", 0, value))
+            elif value is not None:
                 outs.extend(self.handle(orjson.loads(value), now))
         outs.extend(self.idle(now))
         return outs, []
@@ -245,7 +258,7 @@ class _StepSink:
         pass
 
 
-def _horizon(retention: int | None) -> int | None:
+def horizon(retention: int | None) -> int | None:
     """The Reasoner's retention in a stage: ingest already routes events past
     ``retention`` away, so the stage only prunes (one point later)."""
     return None if retention is None else retention + 1
@@ -313,66 +326,264 @@ class _ImportingStage:
 
 class ReasonerStage(_ImportingStage):
     """Evaluates stratum ``k`` (0-based) of a program on grounded batches and
-    the lower strata's records; time advances to the least of its inputs."""
+    the lower strata's records; time advances to the least of its inputs.
+
+    An upgrade record (``chronolog upgrade`` on a per-stratum fleet, forwarded by
+    ingest and grounding) changes the stratum's program from T on: a stratum that
+    is the same by content keeps its state; a changed one gets a later version,
+    a reasoner of the new rules that evaluates from T on (warmed up on the log it
+    kept), while the one before it keeps evaluating the points before T (late
+    events).  Both send through the one sender, each only its part of time, so
+    the records of the points from T on whose content changed are corrections,
+    as a late event's are (``changes.per_stratum_refusal`` says when this is exact)."""
 
     kind: ClassVar[str] = "reasoner"
 
-    def __init__(self, plan: Plan, stratum: int, warn=_quiet, retention: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, plan: Plan, stratum: int, warn=_quiet, retention: int | None = None,  # type: ignore[no-untyped-def]
+                 plan_of: Callable[[Any], Plan] | None = None, name: str = "reasoner") -> None:
         self.stratum = stratum
         self.sender = StratumSender()
         self.lower = {j: StratumStore() for j in range(stratum)}
         self.closed: int | None = None
         self.reasoner = Reasoner(
             plan, _StepSink(), warn=warn, stratum=stratum, auto_advance=False, observe=self.sender.observe,
-            retention=_horizon(retention),
+            retention=horizon(retention),
         )
-        self.keeps = _stream_keys(plan, stratum)
+        self.keeps = stream_keys(plan, stratum)
+        self.warn = warn
+        self.retention = retention
+        self.plan_of = plan_of  # the files of a program -> its plan (None: not upgradable)
+        self.name = name  # as its upgrade outcomes name the service
+        self.plan = plan  # the program in force (what an upgrade compares with)
+        self.program: Sources | None = None  # its files (None: the program the service started with)
+        self.upgrades: list[dict[str, Any]] = []
+        self.later: list[_Later] = []  # the stratum's later program versions, oldest first
+        self.vlog: Journal = Journal()  # the newest later version's log (``_add_version``)
 
     def journals(self) -> dict[str, Journal]:
-        return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok}  # type: ignore[dict-item]
+        return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok,  # type: ignore[dict-item]
+                "vlog": self.vlog}
+
+    def _parts(self) -> list[tuple[Reasoner, int | None]]:
+        """Each version's reasoner and the end of its part of time (None: from then on)."""
+        ends: list[int | None] = [v.start for v in self.later] + [None]
+        return list(zip([self.reasoner] + [v.reasoner for v in self.later], ends, strict=True))
 
     def on_grounded(self, rec: dict) -> None:
-        self.closed = _feed_grounded(self.reasoner, rec, self.closed, self.keeps)
+        if not self.later:
+            self.closed = _feed_grounded(self.reasoner, rec, self.closed, self.keeps)
+            return
+        closed = self.closed
+        for r, end in self._parts():
+            closed = _feed_grounded(r if end is None else _Before(r, end), rec, self.closed, self.keeps)  # type: ignore[arg-type]
+        self.closed = closed
+
+    def on_stratum(self, j: int, rec: dict) -> None:
+        if not self.later:
+            super().on_stratum(j, rec)
+            return
+        parts = self._parts()
+        for r, end in parts:
+            if end is None or rec["t1"] < end:
+                r.push(Event(rec["t1"]))
+        t = self.lower[j].apply(rec)
+        imported = _combine(self.lower, t)
+        for r, end in parts:
+            if end is None or t < end:
+                r.set_imported(t, imported)
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
-        if not self._take(records):
+        if not records:
             return [], []
-        return [Out("stratum", 0, v) for v in self.flush()], []
+        outs: list[Out] = []
+        start = 0
+        for i, (role, *_, value) in enumerate(records):
+            if role == "grounded" and value is not None and value.startswith(UPGRADE_KEY):
+                self._take(records[start:i])  # what came before it, evaluated by the program before it
+                outs += [Out("stratum", 0, v) for v in self.flush()]
+                outs += self._upgrade(value)
+                start = i + 1
+        self._take(records[start:])
+        return outs + [Out("stratum", 0, v) for v in self.flush()], []
 
-    def progress(self) -> dict[str, int | None]:
-        return {"delayed_events": self.reasoner.delayed, "time_point": self.reasoner.evaluated}
+    def _upgrade(self, value: bytes) -> list[Out]:
+        try:
+            request = UpgradeRequest.decode(value)
+        except ValueError as exc:
+            return [refused_upgrade(value, f"not an upgrade record: {exc}", self.name)]
+        if any(done["id"] == request.id for done in self.upgrades):
+            return []  # (the same record from every input partition)
+        try:
+            at = self._switch(request)
+        except ChronologError as exc:
+            said = {"upgrade": request.id, "refused": str(exc), "service": self.name}
+            return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
+        self.upgrades.append({"id": request.id, "version": request.version, "at": str(at)})
+        said = {"upgrade": request.id, "version": request.version, "at": str(at), "service": self.name}
+        return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
+
+    def _switch(self, request: UpgradeRequest) -> int:
+        """The stratum's program from T on (a later version if its content changes); T."""
+        dialect = self.plan.program.dialect
+        if self.plan_of is None:
+            raise ChronologError("error: this service cannot change its program while running")
+        if request.dialect != dialect:
+            raise ChronologError(f"error: a {request.dialect} program cannot replace this {dialect} program "
+                                 "(an upgrade keeps the language)")
+        if self.retention is not None:
+            raise ChronologError("error: a LARS fleet of one service per stratum with a finite --retention cannot "
+                                 "change its program while running (run it with --retention inf, or up --chain)")
+        at = request.time(True)
+        new = self.plan_of(request.sources)
+        why = per_stratum_refusal(self.plan, new)
+        if why is not None:
+            raise ChronologError(f"error: this fleet of one service per stratum cannot change to the new program "
+                                 f"while running: {why}")
+        newest = self._parts()[-1][0]
+        if at is None:
+            if newest.evaluated is None:
+                raise ChronologError("error: this service has read no input yet: give the upgrade a time (--at)")
+            at = newest.evaluated + 1
+        if self.upgrades and at <= int(self.upgrades[-1]["at"]):
+            raise ChronologError(f"error: the upgrade time {at} is not after the latest upgrade's "
+                                 f"({self.upgrades[-1]['at']})")
+        assert isinstance(at, int)
+        changed = changed_strata(self.plan, new)[self.stratum]
+        self.plan, self.program = new, request.sources
+        if changed:
+            self._add_version(new, request.sources, at, newest)
+        return at
+
+    def _add_version(self, plan: Plan, sources: Sources, at: int, newest: Reasoner) -> None:
+        """A reasoner of ``plan`` from ``at`` on: the newest one's log and imports, evaluated up
+        to ``at - 1`` unobserved (its warm-up), then up to where the newest one had evaluated,
+        its records the corrections of the points from ``at`` on."""
+        done = newest.evaluated
+        r = self._reasoner(plan, at)
+        for t, facts in newest.log.items():
+            dict.__setitem__(r.log, t, list(facts))
+        state = dict(newest.export_state())
+        if newest.t1 is not None:
+            assert done is not None
+            state.update(evaluated=max(min(done, at - 1), newest.t1 - 1), dirty_from=None, old_t1=None,
+                         old_entries=[], old_imports=[])
+        self._version(r, state)
+        if newest.log is self.vlog:  # it stops growing at T: its log goes to the snapshot
+            newest.log = Journal(newest.log)
+        for key in [k for k in self.vlog if k not in r.log]:
+            del self.vlog[key]
+        for key, facts in r.log.items():
+            self.vlog[key] = facts
+        r.log = self.vlog  # the newest version's log grows with the stream: journaled
+        newest.observe = _Gate(self.sender, self.later[-1].start if self.later else None, at)
+        self.later.append(_Later(r, at, sources))
+        if done is not None:
+            r.advance(done)
+
+    def _reasoner(self, plan: Plan, start: int) -> Reasoner:
+        return Reasoner(plan, _StepSink(), warn=self.warn, stratum=self.stratum, auto_advance=False,
+                        observe=_Gate(self.sender, start, None))
+
+    def _version(self, r: Reasoner, state: dict) -> None:
+        """``r`` continued from ``state`` (its log poured in): its imports rebuilt from the lower strata."""
+        times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
+        for t in sorted(times):
+            dict.__setitem__(r.imports, t, _combine(self.lower, t))
+        r.import_state(state)
+
+    def progress(self) -> dict[str, Any]:
+        newest = self._parts()[-1][0]
+        got: dict[str, Any] = {"delayed_events": newest.delayed, "time_point": newest.evaluated,
+                               "upgrades": len(self.upgrades)}
+        if self.upgrades:
+            got["program_version"] = self.upgrades[-1]["version"]
+        return got
 
     def export_state(self) -> ReasonerState:
+        versions = [{"sources": [list(f) for f in v.sources], "start": v.start, "reasoner": v.reasoner.export_state(),
+                     **({"journal": "vlog", "log": []} if v.reasoner.log is self.vlog else
+                        {"log": [[t, facts_data(f)] for t, f in v.reasoner.log.items()]})} for v in self.later]
         return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
-                             [b.decode() for b in self.sender.outbox])
+                             [b.decode() for b in self.sender.outbox], list(self.upgrades),
+                             None if self.program is None else [list(f) for f in self.program], versions)
 
     def import_state(self, state: ReasonerState) -> None:
         self._import_lower(state.lower)
         self.closed = state.closed
         self.sender.outbox = [line.encode() for line in state.outbox]
         self.reasoner.import_state(state.reasoner)
+        self.upgrades = list(state.upgrades)
+        if state.program is None and not state.versions:
+            return
+        if self.plan_of is None:
+            raise StateError("the state holds program upgrades, and this service cannot make their plans")
+        if state.program is not None:
+            self.program = tuple((str(n), str(t)) for n, t in state.program)
+            self.plan = self.plan_of(self.program)
+        self.later = []
+        for row in state.versions:
+            sources = tuple((str(n), str(t)) for n, t in row["sources"])
+            start = int(row["start"])
+            r = self._reasoner(self.plan_of(sources), start)
+            if row.get("journal") == "vlog":
+                r.log = self.vlog  # type: ignore[assignment]  # (its entries restored already)
+            for t, facts in row["log"]:
+                dict.__setitem__(r.log, int(t), facts_from(facts))
+            self._version(r, row["reasoner"])
+            (self.later[-1].reasoner if self.later else self.reasoner).observe = _Gate(
+                self.sender, self.later[-1].start if self.later else None, start)
+            self.later.append(_Later(r, start, sources))
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
-        self._advance([self.closed] + [s.upto for s in self.lower.values()])
+        ends = [self.closed] + [s.upto for s in self.lower.values()]
+        if not self.later:
+            self._advance(ends)
+        elif all(e is not None for e in ends):
+            until = min(ends)  # type: ignore[type-var]
+            for r, end in self._parts():  # each version up to its end (the points before T: the old one)
+                r.advance(until if end is None else min(until, end - 1))  # type: ignore[type-var]
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
         return out
 
 
-def _stream_keys(plan: Plan, stratum: int) -> frozenset | None:
-    """The input predicates stratum ``stratum``'s reasoner keeps (None: all).
+Sources = tuple[tuple[str, str], ...]
 
-    Every reasoner reads the whole grounded stream; an upper stratum keeps
-    only the facts its own rules can see, so its log, its state and its
-    replays do not carry the lower strata's input.  The lowest one keeps
-    everything, so a retraction that matches nothing is still warned of and
-    counted, whatever its predicate.  A stratum with a tuple window, or evaluated by
-    truth maintenance, keeps everything too."""
-    if stratum == 0:
-        return None
-    engine = make_engine(plan, 0, stratum)
-    return engine.stream_keys() if isinstance(engine, Engine) else None
+
+@dataclass
+class _Later:
+    """A later program version of a stratum: its reasoner, whose part of time starts at ``start``."""
+
+    reasoner: Reasoner
+    start: int
+    sources: Sources
+
+
+class _Gate:
+    """A version's ``observe``: only the evaluations of its part of time ``[start, end)`` go to the sender."""
+
+    def __init__(self, sender: StratumSender, start: int | None, end: int | None) -> None:
+        self.sender, self.start, self.end = sender, start, end
+
+    def __call__(self, t: int, engine: Engine, result: StepResult) -> None:
+        if (self.start is None or t >= self.start) and (self.end is None or t < self.end):
+            self.sender.observe(t, engine, result)
+
+
+class _Before:
+    """A reasoner fed only the input before ``end`` (an older version's part of time)."""
+
+    def __init__(self, reasoner: Reasoner, end: int) -> None:
+        self.reasoner, self.end = reasoner, end
+
+    def push(self, ev: Event) -> None:
+        if ev.t < self.end:
+            self.reasoner.push(ev)
+
+    def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
+        if t < self.end:
+            self.reasoner.push_batch(t, facts)
 
 
 def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset | None = None) -> int | None:
@@ -458,7 +669,7 @@ class OutputStage(_Answering, _ImportingStage):
         self.lower = {j: StratumStore() for j in range(strata)}
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
-                                 auto_advance=False, retention=_horizon(retention))
+                                 auto_advance=False, retention=horizon(retention))
 
     def export_state(self) -> OutputState:
         return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state())
@@ -480,24 +691,55 @@ class OutputStage(_Answering, _ImportingStage):
                 "time_point": self.reasoner.evaluated}
 
 
-class ChainStage(_Answering):
+class ChainStage:
     """Grounding and the whole program of one partition in one process:
     operator chaining, as Flink chains operators and Kafka Streams runs a
     sub-topology in one task.  The strata are evaluated by one reasoner, as in
     embedded mode (no stratum records to build, send and rebuild), and a batch
     costs one transaction instead of one per hop.  With one partition ingest
     joins the chain too (nothing to repartition).  Per-stratum services remain
-    the layout that spreads strata over machines."""
+    the layout that spreads strata over machines.
+
+    The program is a ``LarsEvaluator`` (not eager: the chain advances it to the
+    closed points), so an upgrade record (``chronolog upgrade``) switches it to
+    program versions exactly as a DatalogMTL or RTEC service does
+    (``stages.upgrading``); before any upgrade the reasoner's log and imports are
+    journals, after it the versions' state is one snapshot."""
 
     kind: ClassVar[str] = "chain"
 
     def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
-                 answers: str = "changelog", warn=_quiet, retention: int | None = None) -> None:
+                 answers: str = "changelog", warn=_quiet, retention: int | None = None,
+                 upgrader: Upgrader | None = None, name: str = "chain") -> None:
         self.ingest = ingest
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
-        self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, auto_advance=False,
-                                 retention=_horizon(retention))
+        self.plain = LarsEvaluator(plan, answers=answers, retention=horizon(retention), warn=warn)
+        self.evaluator: LarsEvaluator | Versions = self.plain  # Versions once upgraded
+        self.upgrader = upgrader
+        self.upgrades: list[dict[str, Any]] = []  # the upgrades applied, oldest first
+        self.name = name  # as its upgrade outcomes name the service
+        # the same two journals for the stage's life (the service tracks them once): the
+        # plain evaluator's, emptied when an upgrade moves the state into the snapshot
+        r = self.plain.reasoner
+        # the same journals for the stage's life (the service tracks them once): the log and
+        # imports of the program it started with, and of the newest later version (``_attach``)
+        self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
+                                              "vlog": Journal(), "vimports": Journal()}
+
+    @property
+    def newest(self) -> LarsEvaluator:
+        """The evaluator of the program in force now (it reads the whole stream)."""
+        got = self.evaluator
+        return got.newest.evaluator if isinstance(got, Versions) else got  # type: ignore[no-any-return]
+
+    @property
+    def reasoner(self) -> Reasoner:
+        return self.newest.reasoner
+
+    @property
+    def writer(self) -> AnswerWriter:
+        return self.newest.writer
 
     def handle(self, value: bytes | None, topic: str, partition: int, offset: int, now: float | None = None) -> list[Out]:
         """One input record: a raw event when ingest is chained, else an ingested
@@ -522,35 +764,87 @@ class ChainStage(_Answering):
 
     def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
         leaving: list[Out] = []
+        lines: list[bytes] = []
         for _, topic, partition, offset, value in records:
+            if value is not None and value.startswith(UPGRADE_KEY):
+                lines += self.flush()  # what came before it is evaluated by the program before it
+                said, restated = self._upgrade(value)
+                leaving += said
+                lines += restated
+                continue
             leaving.extend(self.handle(value, topic, partition, offset, now))
         self.idle(now)
-        return leaving, self.flush()
+        return leaving, lines + self.flush()
 
-    def progress(self) -> dict[str, int | None]:
-        got: dict[str, int | None] = {"delayed_events": self.reasoner.delayed, "corrections": self.writer.corrections,
-                                      "no_answer_sets": self.writer.no_answer_sets,
-                                      "time_point": self.reasoner.evaluated}
+    def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
+        """The program changes from the record's time on, in this transaction."""
+        latest = self.grounding.latest
+        got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,
+                            self.name)
+        if got.evaluator is not None:
+            before = self.evaluator
+            if isinstance(before, Versions) and before.newest.evaluator.reasoner.log is self._journals["vlog"]:
+                _detach(before.newest.evaluator)  # it stops growing at T: its log goes to the snapshot
+            self._attach(got.evaluator.newest.evaluator)
+            self.evaluator = got.evaluator
+        return got.said, got.lines
+
+    def _attach(self, newest: LarsEvaluator) -> None:
+        """The newest version's log and imports become the ``vlog`` and ``vimports`` journals
+        (they grow with the stream: a commit writes the entries that changed)."""
+        r = newest.reasoner
+        for name, have in (("vlog", r.log), ("vimports", r.imports)):
+            journal = self._journals[name]
+            for key in [k for k in journal if k not in have]:
+                del journal[key]
+            for key, value in have.items():
+                journal[key] = value
+        r.log, r.imports = self._journals["vlog"], self._journals["vimports"]  # type: ignore[assignment]
+
+    def progress(self) -> dict[str, Any]:
+        r, w = self.reasoner, self.writer
+        got: dict[str, Any] = {"delayed_events": r.delayed, "corrections": w.corrections,
+                               "no_answer_sets": w.no_answer_sets, "time_point": r.evaluated}
         if self.ingest is not None:
             got["dead_letters"], got["late_events"] = self.ingest.dead_letters, self.ingest.too_late
+        got["upgrades"] = len(self.upgrades)
+        if self.upgrades:
+            got["program_version"] = self.upgrades[-1]["version"]
         return got
 
     def _ground(self, outs: list[Out]) -> None:
+        if not outs:
+            return
+        target = self.plain.reasoner if self.evaluator is self.plain else _EventFeed(self.evaluator)
         for out in outs:
-            self.closed = _feed_grounded(self.reasoner, out.record, self.closed)
+            self.closed = _feed_grounded(target, out.record, self.closed)  # type: ignore[arg-type]
 
     def flush(self) -> list[bytes]:
         """Evaluate the closed time points; the answer lines that result."""
-        if self.closed is not None:
-            self.reasoner.advance(self.closed)
-        return self._lines()
+        if self.closed is None:
+            return []
+        return self.evaluator.advance(self.closed).lines().splitlines()
 
     def journals(self) -> dict[str, Journal]:
-        return {"log": self.reasoner.log, "imports": self.reasoner.imports}  # type: ignore[dict-item]
+        return self._journals
 
     def export_state(self) -> ChainState:
-        return ChainState(None if self.ingest is None else self.ingest.export_state(), self.grounding.export_state(),
-                          self.closed, self.reasoner.export_state(), self.writer.export_state())
+        ingest = None if self.ingest is None else self.ingest.export_state()
+        if isinstance(self.evaluator, Versions):
+            data = self.evaluator.export_state()
+            for v, row in zip(self.evaluator.versions, data["versions"], strict=True):
+                where = self._journaled(v.evaluator)
+                if where is not None:  # its log and imports are journal entries, not in the snapshot
+                    row["journal"] = where
+                    row["state"] = {**row["state"], "log": [], "imports": []}
+            return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades), data)
+        return ChainState(ingest, self.grounding.export_state(), self.closed, self.plain.reasoner.export_state(),
+                          self.plain.writer.export_state())
+
+    def _journaled(self, evaluator: LarsEvaluator) -> str | None:
+        """The journals holding ``evaluator``'s log ("log" or "vlog"), or None."""
+        log = evaluator.reasoner.log
+        return next((name for name in ("log", "vlog") if log is self._journals[name]), None)
 
     def import_state(self, state: ChainState) -> None:
         if (state.ingest is None) != (self.ingest is None):
@@ -559,8 +853,49 @@ class ChainStage(_Answering):
             self.ingest.import_state(state.ingest)
         self.grounding.import_state(state.grounding)
         self.closed = state.closed
-        self.writer.import_state(state.writer)
-        self.reasoner.import_state(state.reasoner)
+        self.upgrades = list(state.upgrades)
+        if state.versions is not None:  # upgraded: the versions build their evaluators
+            if self.upgrader is None:
+                raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
+            rows = state.versions["versions"]
+            for row in rows:  # the journaled logs and imports back into the versions' states
+                where = row.get("journal")
+                if where is not None:
+                    log, imports = self._journals[where], self._journals[where.replace("log", "imports")]
+                    row["state"] = {**row["state"], "log": [[t, facts_data(f)] for t, f in log.items()],
+                                    "imports": [[t, imported_data(i)] for t, i in imports.items()]}
+            self.evaluator = restore(state.versions, self.upgrader.make)
+            for v, row in zip(self.evaluator.versions, rows, strict=True):
+                where = row.get("journal")
+                if where is not None:  # the journals themselves, holding the same entries
+                    r = v.evaluator.reasoner
+                    r.log, r.imports = self._journals[where], self._journals[where.replace("log", "imports")]
+            return
+        self.plain.writer.import_state(state.writer)
+        self.plain.reasoner.import_state(state.reasoner)
+        self.plain._lines, self.plain._corrections = self.plain.writer.lines, self.plain.writer.corrections
+
+
+def _detach(evaluator: LarsEvaluator) -> None:
+    """``evaluator``'s log and imports as dicts of their own (no longer the stage's journals)."""
+    r = evaluator.reasoner
+    r.log, r.imports = Journal(r.log), Journal(r.imports)  # (untracked: a commit writes them in the snapshot)
+
+
+class _EventFeed:
+    """Grounded records into program versions (``_feed_grounded`` pushes to a reasoner)."""
+
+    def __init__(self, versions: Versions) -> None:
+        self.versions = versions
+
+    def push(self, ev: Event) -> None:
+        self.versions.push(ev)
+
+    def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
+        push = self.versions.push
+        push(Event(t))
+        for pred, args, retract in facts:
+            push(Event(t, pred, args, retract))
 
 
 # ---------------------------------------------------------------- journals
@@ -582,6 +917,8 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "lower_ok": (bool, _bool),
     "sent": (atoms_data, atoms_from),
     "sent_ok": (bool, _bool),
+    "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
+    "vimports": (imported_data, imported_from),
 }
 
 register_journal_codecs(JOURNAL_CODECS)

@@ -228,8 +228,11 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
         shown = _lit_text(lit, b)
         on = next((iv for iv in lit_ivs if I.contains(iv, s)), lit_ivs[0])
         if isinstance(lit, Negated):
-            children.append(Node("negated", f"{shown}: holds on {_iv(on)} (the operand does not)", atom=shown,
-                                 interval=_iv(on), negated=True))
+            negated = Node("negated", f"{shown}: holds on {_iv(on)} (the operand does not)", atom=shown,
+                           interval=_iv(on), negated=True)
+            if isinstance(lit.operand, Atom):  # why the atom does not hold at s, rule by rule
+                negated.why_not = why_not(facts, (lit.operand.pred, _ground(lit.operand, b)), s).entries
+            children.append(negated)
             continue
         premise = _premise(lit, b)
         node = Node("literal", f"{shown} holds on {_iv(on)}" + _range(lit, s), atom=shown, interval=_iv(on),
@@ -310,7 +313,7 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
         if key not in facts.heads:
             return Node("none", f"{_fact_text(fact)} at {_text(t)}: no input fact holds it, and no rule derives it")
         return Node("none", f"{_fact_text(fact)} at {_text(t)}: no rule has a head that matches it")
-    return Node("why-not", f"{_fact_text(fact)} does not hold at {_text(t)}", children=rules, atom=_fact_text(fact),
+    return Node("why-not", f"{_fact_text(fact)} does not hold at {_text(t)}", why_not=rules, atom=_fact_text(fact),
                 time=t)
 
 

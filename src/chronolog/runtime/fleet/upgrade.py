@@ -28,15 +28,19 @@ def new_request(sources: tuple[tuple[str, str], ...], dialect: str, at: str | No
 
 
 def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: Any,
-               new_sources: tuple[tuple[str, str], ...], at: str | None, retention: Any) -> list[str]:
+               new_sources: tuple[tuple[str, str], ...], at: str | None, retention: Any,
+               chained: bool = True) -> list[str]:
     """What the upgrade will do, as ``chronolog upgrade`` prints it first."""
     row = lookup(new.dialect)
     before = "unknown (the fleet file names no program)" if old_sources is None else version_id(old_sources)
     after = version_id(new_sources)
     lines = [f"upgrade plan: {row.title} program {before} -> {after}"]
     same = old_sources is not None and version_id(old_sources) == after
-    lines.append("  stratum 1 (chain service, the whole program): "
-                 + ("kept (the same rules: nothing to re-evaluate)" if same else "re-evaluated from T on"))
+    if row.strata_changes is not None:  # strata of their own: each one's fate, by content
+        lines += row.strata_changes(old, new, chained)
+    else:
+        lines.append("  stratum 1 (chain service, the whole program): "
+                     + ("kept (the same rules: nothing to re-evaluate)" if same else "re-evaluated from T on"))
     reach = row.reach(new)
     back = "the whole retained input (no bounded reach)" if reach is None else f"[T - {reach.back}, now]"
     lines.append(f"  input read again: {back}")
@@ -71,18 +75,26 @@ def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dic
 
 
 def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
-                  timeout: float) -> dict[str, Any]:
-    """The service's outcome of ``request`` on the control topic (applied: its version and
-    T; refused: the reason), or a ``ChronologError`` after ``timeout`` seconds."""
+                  timeout: float, services: int = 1) -> dict[str, Any]:
+    """The outcome of ``request`` on the control topic once ``services`` services applied it
+    (one per partition of a partitioned chain fleet: its version and T), or the first
+    refusal (the reason); a ``ChronologError`` after ``timeout`` seconds."""
     consumer = from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
     deadline = time.monotonic() + timeout
+    applied: dict[str, dict[str, Any]] = {}
+    mine = request.key + b"."
     try:
         while time.monotonic() < deadline:
             msg = consumer.poll(0.2)
-            if msg is None or msg.error() or msg.key() != request.key:
+            if msg is None or msg.error() or (msg.key() != request.key and not (msg.key() or b"").startswith(mine)):
                 continue
-            return dict(orjson.loads(msg.value()))
+            got = dict(orjson.loads(msg.value()))
+            if "refused" in got:
+                return got
+            applied[str(got.get("service"))] = got
+            if len(applied) >= services:
+                return got
     finally:
         consumer.close()
-    raise ChronologError(f"error: no service applied the upgrade within {timeout:.0f} s (request {request.id} is "
-                         f"on the input topic: a service that starts later applies it)")
+    raise ChronologError(f"error: {len(applied)} of {services} service(s) applied the upgrade within {timeout:.0f} s "
+                         f"(request {request.id} is on the input topic: a service that starts later applies it)")

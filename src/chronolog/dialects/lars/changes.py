@@ -1,0 +1,145 @@
+"""What a program change does to a LARS program's strata (``chronolog upgrade``'s plan).
+
+A stratum is identified by its content, not its position: the text of the rules defining
+its predicates and, recursively, the identities of the strata its rules read (input
+predicates by name, in the rules' text).  A stratum of the new program with an identity
+the old one has is unchanged (the same answers from the same input); otherwise it is
+changed (its predicates were in the old program) or added; an old stratum whose
+predicates the new program no longer defines is removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from chronolog.core.errors import ChronologError
+from chronolog.dialects.lars.engine.core import Engine
+from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
+from chronolog.dialects.lars.ir import ExtAtom, Op
+from chronolog.dialects.lars.plan import Plan
+from chronolog.dialects.lars.reasoner import make_engine
+
+PredKey = tuple[str, int]
+
+
+def stratum_identities(plan: Plan) -> list[tuple[list[str], str]]:
+    """Per stratum of ``plan`` (lowest first): its predicates ("p/1") and its identity."""
+    of: dict[PredKey, str] = {}  # predicate -> the identity of its component
+    by_stratum: dict[int, list[str]] = {}
+    for c in plan.components:  # (in evaluation order: what a component reads comes first)
+        digest = hashlib.sha256()
+        for text in sorted(str(r) for r in c.rules):
+            digest.update(text.encode() + b"\0")
+        own = set(c.preds)
+        reads = sorted({of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
+                        and (k := b.atom.key) in of and k not in own})
+        for ident in reads:
+            digest.update(ident.encode() + b"\1")
+        ident = digest.hexdigest()[:12]
+        for k in c.preds:
+            of[k] = ident
+        by_stratum.setdefault(c.stratum, []).append(ident)
+    out = []
+    for i, preds in enumerate(plan.strata):
+        digest = hashlib.sha256(b"".join(x.encode() for x in sorted(by_stratum.get(i, []))))
+        out.append((preds, digest.hexdigest()[:12]))
+    return out
+
+
+def changed_strata(old: Plan, new: Plan) -> list[bool]:
+    """Per stratum of ``new``: whether it differs from the old one at its place (a stratum
+    at the same place with the same identity keeps its state in a per-stratum fleet)."""
+    before = stratum_identities(old)
+    return [i >= len(before) or before[i][1] != ident for i, (_, ident) in enumerate(stratum_identities(new))]
+
+
+def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
+    """Why a fleet of one service per stratum running ``old`` cannot switch to ``new`` from
+    a time T on, its strata apart (None: it can).  Each changed stratum's service evaluates
+    ``new``'s rules from T on, reading the lower strata's content as they send it — the old
+    program's before T — and the input it kept; so the fleet's layout must stay (the same
+    strata, the same answer predicates), every stratum must be evaluated on its own
+    (stratified, no ``@``-heads), a changed stratum may read a changed stratum's
+    predicates (its own included) only at the time evaluated (no window, no ``at``), and
+    it may read only the input predicates its service kept."""
+    if lars_dates_back(new.program):
+        return "the new program has @-heads, which date atoms before the time point evaluated"
+    if not (old.stratified and new.stratified):
+        return "a program that is not stratified runs as one reasoner evaluating it whole"
+    if old.fleet_strata != new.fleet_strata:
+        return (f"the new program has {new.fleet_strata} strata, the fleet runs {old.fleet_strata} "
+                "(the services and topics of a stratum are not started or stopped while running)")
+    if old.output != new.output or old.timed != new.timed:
+        return "the new program derives other answer predicates (the output service writes the old ones)"
+    changed = changed_strata(old, new)
+    place = {k: c.stratum for c in new.components for k in c.preds}
+    for c in new.components:
+        if not changed[c.stratum]:
+            continue
+        for rule in c.rules:
+            for b in rule.body:
+                if isinstance(b, ExtAtom) and (b.op is not Op.NOW or b.window is not None) \
+                        and b.atom.key in place and changed[place[b.atom.key]]:
+                    return (f"stratum {c.stratum + 1} reads {b.atom.pred}/{len(b.atom.args)} through a window or "
+                            "'at', and that predicate's stratum changes: before T it holds the old program's "
+                            "content")
+    for k, differs in enumerate(changed):
+        had = stream_keys(old, k)
+        needs = stream_keys(new, k)
+        if differs and had is not None and (needs is None or not needs <= had):
+            return f"stratum {k + 1} of the new program reads input predicates its service did not keep"
+    return None
+
+
+def strata_changes(old: Any | None, new: Any, chained: bool) -> list[str]:
+    """The plan's lines for each stratum of ``new`` against ``old`` (None: unknown); for a
+    fleet of one service per stratum, a ``ChronologError`` saying why it cannot switch."""
+    if not chained:
+        if old is None:
+            raise ChronologError("error: the fleet file names no program: the strata that change are unknown")
+        why = per_stratum_refusal(lars_plan(old), lars_plan(new))
+        if why is not None:
+            raise ChronologError(f"error: this fleet of one service per stratum cannot change to the new program "
+                                 f"while running: {why} (start the fleet with `chronolog up --chain`, whose "
+                                 "services take any program of the language, or restart it with the new program)")
+    after = stratum_identities(lars_plan(new))
+    if old is None:
+        return [f"  stratum {i} ({', '.join(p)}): re-evaluated from T on (the running program is unknown)"
+                for i, (p, _) in enumerate(after, 1)]
+    before = stratum_identities(lars_plan(old))
+    kept = {ident for _, ident in before}
+    old_preds = {p for preds, _ in before for p in preds}
+    new_preds = {p for preds, _ in after for p in preds}
+    lines = []
+    for i, (preds, ident) in enumerate(after, 1):
+        names = ", ".join(preds)
+        if ident in kept:
+            how = ("unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
+                   "program whole, so it is evaluated again with the rest)" if chained else
+                   "unchanged: keeps its state")
+        elif set(preds) & old_preds:
+            how = "changed: re-evaluated from T on, its answers from T on corrected"
+        else:
+            how = "added: evaluated from T on"
+        lines.append(f"  stratum {i} ({names}): {how}")
+    for preds, ident in before:
+        gone = [p for p in preds if p not in new_preds]
+        if gone and ident not in {x for _, x in after}:
+            lines.append(f"  removed: {', '.join(gone)} (no longer defined: their answers from T on withdrawn)")
+    return lines
+
+
+def stream_keys(plan: Plan, stratum: int) -> frozenset | None:
+    """The input predicates stratum ``stratum``'s reasoner keeps (None: all).
+
+    Every reasoner reads the whole grounded stream; an upper stratum keeps
+    only the facts its own rules can see, so its log, its state and its
+    replays do not carry the lower strata's input.  The lowest one keeps
+    everything, so a retraction that matches nothing is still warned of and
+    counted, whatever its predicate.  A stratum with a tuple window, or evaluated by
+    truth maintenance, keeps everything too."""
+    if stratum == 0:
+        return None
+    engine = make_engine(plan, 0, stratum)
+    return engine.stream_keys() if isinstance(engine, Engine) else None

@@ -1,0 +1,79 @@
+"""``chronolog upgrade --dry-run`` on a LARS fleet (its fleet file only, no broker): the plan
+says which strata are unchanged (by their rules' content and what they read, not their
+position), changed, added or removed; and what LARS fleets cannot do is refused with exit
+2 and the reason before anything is sent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chronolog.cli.main import main
+
+OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"
+
+
+def _fleet(tmp_path, **over) -> str:
+    (tmp_path / "old.lars").write_text(OLD)
+    state = tmp_path / "state"
+    state.mkdir()
+    info = {"bootstrap": "127.0.0.1:1", "prefix": "chronolog", "partitions": 1, "programs": [str(tmp_path / "old.lars")],
+            "dialect": None, "retention": None, "window": None, "chain": True, "services": []}
+    (state / "fleet.json").write_text(json.dumps({**info, **over}))
+    return str(state)
+
+
+def _plan(tmp_path, capsys, new: str, **over) -> tuple[int, str, str]:
+    state = _fleet(tmp_path, **over)
+    (tmp_path / "new.lars").write_text(new)
+    capsys.readouterr()
+    code = main(["upgrade", str(tmp_path / "new.lars"), "--state-dir", state, "--dry-run", "--at", "5"])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def _line(out: str, pred: str) -> str:
+    return next(x for x in out.splitlines() if f"({pred}" in x or f", {pred}" in x)
+
+
+def test_top_stratum_changed_the_lower_ones_unchanged(tmp_path, capsys):
+    code, out, _ = _plan(tmp_path, capsys, OLD.replace("not c(X)", "not c(X), X != z"))
+    assert code == 0, out
+    assert "unchanged" in _line(out, "a/1") and "unchanged" in _line(out, "c/1")
+    assert "changed: re-evaluated from T on" in _line(out, "b/1") and "T: 5" in out
+
+
+def test_a_changed_lower_stratum_changes_what_reads_it(tmp_path, capsys):
+    """b's rule is the same text, but it reads a, whose window widened: b is changed too."""
+    code, out, _ = _plan(tmp_path, capsys, OLD.replace("p(X) [2]", "p(X) [4]"))
+    assert code == 0
+    assert "changed: re" in _line(out, "a/1") and "changed: re" in _line(out, "b/1")
+    assert "input read again: [T - 4, now]" in out  # the widened window's reach
+
+
+def test_per_stratum_fleet_plan_keeps_the_state_of_unchanged_strata(tmp_path, capsys):
+    code, out, _ = _plan(tmp_path, capsys, OLD.replace("not c(X)", "not c(X), X != z"), chain=False)
+    assert code == 0, out
+    assert "unchanged: keeps its state" in _line(out, "a/1")
+    assert "changed: re-evaluated from T on" in _line(out, "b/1")
+
+
+def test_added_and_removed_strata(tmp_path, capsys):
+    code, out, _ = _plan(tmp_path, capsys, "c(X) :- q(X).\na(X) :- p(X) [2].\nd(X) :- p(X), not c(X).\n")
+    assert code == 0
+    assert "unchanged" in _line(out, "a/1") and "added" in _line(out, "d/1")  # (its rules in another order)
+    assert any(x.startswith("  removed:") and "b/1" in x for x in out.splitlines()), out
+
+
+@pytest.mark.parametrize(("over", "new", "reason"), [
+    ({"chain": False}, OLD + "d(X) :- p(X), not b(X).\n", "has 3 strata, the fleet runs 2"),
+    ({"chain": False, "retention": 5}, OLD, "--retention inf, or up --chain"),
+    ({"partitions": 3, "retention": 10}, OLD, "--retention inf"),
+    ({}, "r(X) at T :- p(X) at T [2].\n", "@-heads"),
+    ({}, "a(X) :- p(X) [2\n", "new.lars:2:1"),
+])
+def test_refused_before_anything_is_sent(tmp_path, capsys, over, new, reason):
+    code, out, err = _plan(tmp_path, capsys, new, **over)
+    assert code == 2 and reason in err, (out, err)
+    assert "upgrade plan" not in out

@@ -1,0 +1,274 @@
+"""``chronolog upgrade`` on a LARS fleet of one service per stratum, at the stages without a
+broker: the upgrade record goes from ingest through grounding to every reasoner in order
+with the facts; an unchanged stratum keeps its state, a changed one evaluates its new rules
+from T on and sends the corrections; output is unchanged.  Services consume in a seeded
+random order and restart from their stored state (some while the upgrade is on its way).
+The answers mean what ``chronolog run --upgrade`` prints; what the fleet cannot do exactly
+is refused by every reasoner alike."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from meaning import meaning
+
+from chronolog.cli.main import main
+from chronolog.contract.models import UpgradeOutcome
+from chronolog.dialects.lars.changes import per_stratum_refusal
+from chronolog.dialects.lars.hooks import lars_plan
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.stages.interface import StageSpec
+from chronolog.state.schema import snapshot_bytes
+from chronolog.state.snapshots import roundtrip
+from chronolog.versions import UpgradeRequest, version_id
+
+OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
+TOP = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"  # the top stratum changes only
+BOTTOM = "a(X) :- p(X) [4].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # the bottom one: b's input changes
+# b reads a through a window: the top stratum changes, reading the unchanged a of earlier times
+WINDOWED = "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n"
+WINDOWED_TOP = "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X), X != z.\nc(X) :- q(X).\n"
+EVENTS = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
+          {"t": 3, "pred": "p", "args": ["y"]}, {"t": 5, "pred": "q", "args": ["y"]}, {"t": 8}]
+LATE = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "args": ["w"]},
+        {"t": 5, "pred": "q", "args": ["y"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["v"]},
+        {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["z"]}, {"t": 14}]
+SPAN = (0, 14)
+
+
+def _layout(text: str):
+    row = lookup("lars")
+    return row.layout(row.parse([("old.lars", text)]), RunOptions())
+
+
+def _request(at, new: str, rid: str = "r1") -> bytes:
+    return UpgradeRequest(rid, version_id((("new.lars", new),)), "lars", at, (("new.lars", new),)).encode()
+
+
+def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int = 0,
+                restarts: int = 0, old: str = OLD, stages: dict | None = None) -> tuple[list[dict], list[dict]]:
+    """The fleet of ``old`` (ingest, grounding, a reasoner per stratum, output) fed ``first``,
+    the upgrade record, ``second`` and then idle; the answers and the control records."""
+    layout = _layout(old)
+    strata = len(layout.strata)
+
+    def fresh(role: str, k: int | None = None):
+        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0))
+
+    stages = {} if stages is None else stages  # (the caller sees them after)
+    stages |= {"ingest": fresh("ingest"), "grounding": fresh("grounding"), "output": fresh("output")}
+    stages |= {f"reasoner.{k}": fresh("reasoner", k) for k in range(1, strata + 1)}
+    reads = {"grounding": ["ingested"], "output": [f"stratum.{j}" for j in range(1, strata + 1)]}
+    reads |= {f"reasoner.{k}": ["grounded"] + [f"stratum.{j}" for j in range(1, k)] for k in range(1, strata + 1)}
+    topics: dict[str, list[bytes]] = {}
+    at: dict[tuple[str, str], int] = {}
+    answers: list[bytes] = []
+    said: list[dict] = []
+    rng = random.Random(seed)
+    inputs = [orjson.dumps(e) for e in first] + [upgrade] + [orjson.dumps(e) for e in second]
+
+    def emit(name: str, outs, lines) -> None:
+        answers.extend(lines)
+        for o in outs:
+            if o.topic == "control":
+                UpgradeOutcome.model_validate_json(o.value)
+                said.append(orjson.loads(o.value))
+            elif o.topic in ("ingested", "grounded"):
+                topics.setdefault(o.topic, []).append(o.value)
+            elif o.topic == "stratum":
+                topics.setdefault(name.replace("reasoner", "stratum"), []).append(o.value)
+
+    offset = 0
+    while True:
+        moved = False
+        for name in rng.sample(sorted(stages), len(stages)):
+            if name == "ingest":
+                n = min(len(inputs), rng.randint(1, 3))
+                if n:
+                    batch = [("facts", "chronolog.facts", 0, offset + i, inputs.pop(0)) for i in range(n)]
+                    offset += n
+                    emit(name, *stages[name].process(batch, now=0.0))
+                    moved = True
+                continue
+            batch = []
+            for topic in reads[name]:
+                have = topics.get(topic, [])
+                pos = at.get((name, topic), 0)
+                take = have[pos:pos + rng.randint(1, 3)]
+                at[(name, topic)] = pos + len(take)
+                batch += [(topic if topic != "ingested" else "ingested", topic, 0, pos + i, v) for i, v in enumerate(take)]
+            if batch:
+                emit(name, *stages[name].process(batch, now=0.0))
+                moved = True
+                if restarts and rng.randrange(restarts) == 0:  # a restart from its stored state
+                    role, _, k = name.partition(".")
+                    stages[name] = roundtrip(stages[name], fresh(role, int(k) if k else None))
+        if not moved:
+            outs, lines = stages["ingest"].process([], now=1e9)  # input went quiet: the latest point closes
+            if not outs:
+                break
+            emit("ingest", outs, lines)
+    return [json.loads(a) for a in answers], said
+
+
+def _run_upgrade(tmp_path, capsys, at: str, new: str, events: list[dict], old: str = OLD) -> list[dict]:
+    (tmp_path / "old.lars").write_text(old)
+    (tmp_path / "new.lars").write_text(new)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"),
+                 "--upgrade", f"{at}={tmp_path / 'new.lars'}"]) == 0
+    return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
+def test_plain_run_of_the_driver_means_run():
+    """(The driver itself: without an upgrade the fleet means what run prints.)"""
+    got, said = per_stratum(EVENTS, _request("3", OLD), LATE)
+    assert len(said) == 2 and all(s["at"] == "3" for s in said)  # the same program: every stratum kept
+    assert meaning(got, SPAN, running=True) == {
+        ("a", ("x",), t) for t in (1, 2, 3)} | {("a", ("y",), t) for t in (3, 4, 5)} | {
+        ("a", ("z",), t) for t in (2, 3, 4, 12, 13, 14)} | {("a", ("w",), t) for t in (6, 7, 8)} | {
+        ("a", ("v",), t) for t in (9, 10, 11)} | {("b", ("x",), t) for t in (1, 3)} | {
+        ("b", ("y",), t) for t in (3, 4, 5)} | {("b", ("z",), t) for t in (2, 3, 4, 12, 13, 14)} | {
+        ("b", ("w",), t) for t in (6, 7, 8)} | {("b", ("v",), t) for t in (9, 11)} | {
+        ("c", ("x",), 2), ("c", ("v",), 10)}
+
+
+@pytest.mark.parametrize(("old", "new"), [(OLD, TOP), (OLD, BOTTOM), (WINDOWED, WINDOWED_TOP)], ids=["top", "bottom", "window"])
+@pytest.mark.parametrize("at", ["4", "7", None])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_per_stratum_upgrade_means_run_upgrade(tmp_path, capsys, old, new, at, seed):
+    got, said = per_stratum(EVENTS, _request(at, new), LATE, seed=seed, restarts=4, old=old)
+    assert sorted(s["service"] for s in said) == ["reasoner.1", "reasoner.2"], said
+    times = {s["at"] for s in said}
+    assert len(times) == 1, said
+    used = times.pop()
+    if at is not None:
+        assert used == at
+    want = _run_upgrade(tmp_path, capsys, used, new, EVENTS + LATE, old)
+    assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
+    assert meaning(want, SPAN) != meaning(_run_upgrade(tmp_path, capsys, used, old, EVENTS + LATE, old), SPAN)
+
+
+@pytest.mark.parametrize(("new", "versions"), [(OLD, [0, 0]), (TOP, [0, 1]), (BOTTOM, [1, 1])])
+def test_an_unchanged_stratum_keeps_its_state_a_changed_one_gets_a_version(new, versions):
+    """Strata by content: TOP changes b's rule only (a and c keep their reasoner); BOTTOM
+    widens a's window, so b, whose rule text is the same, reads a changed a."""
+    stages: dict = {}
+    per_stratum(EVENTS, _request("4", new), LATE, stages=stages)
+    assert [len(stages[f"reasoner.{k}"].later) for k in (1, 2)] == versions
+
+
+def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_grow():
+    stage = _layout(OLD).stage(StageSpec("reasoner", stratum=1, idle_flush=0.0))
+    for j in stage.journals().values():
+        j.track()
+
+    def grounded(points: list[tuple[int, list]], upto: int) -> list[tuple]:
+        return [("grounded", "chronolog.grounded", 0, 0, orjson.dumps({"upto": upto, "first": 0, "points": points}))]
+
+    stage.process(grounded([(t, [["p", [f"k{t}"], False]]) for t in range(0, 10)], 9))
+    stage.process([("grounded", "chronolog.grounded", 0, 1, _request("5", BOTTOM))])
+    assert len(stage.later) == 1
+    for j in stage.journals().values():
+        j.take()
+    size = len(snapshot_bytes(stage))
+    stage.process(grounded([(t, [["p", [f"k{t}"], False]]) for t in range(10, 3000)], 2999))
+    assert len(stage.journals()["vlog"].take()) > 2900 and not stage.journals()["log"].take()
+    assert len(snapshot_bytes(stage)) < size + 2000
+    again = roundtrip(stage, _layout(OLD).stage(StageSpec("reasoner", stratum=1, idle_flush=0.0)))
+    tail = grounded([(3000, [["p", ["x"], False]])], 3000) + [
+        ("grounded", "chronolog.grounded", 0, 9, orjson.dumps({"late": [[7, "p", ["late"], False]]}))]
+    assert [o.value for o in again.process(tail)[0]] == [o.value for o in stage.process(tail)[0]]
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- p(X), not b(X).\n", "strata"),
+    (WINDOWED, "a(X) :- p(X) [3].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "through a window"),
+    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), r(X).\nc(X) :- q(X).\n", "did not keep"),
+    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "answer predicates"),
+])
+def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new, reason):
+    got, said = per_stratum(EVENTS, _request("4", new), LATE, old=old)
+    assert len(said) == 2 and all(reason in s.get("refused", "") for s in said), said
+    plain, _ = per_stratum(EVENTS, _request("4", old), LATE, old=old)
+    assert meaning(got, SPAN) == meaning(plain, SPAN)  # nothing changed
+
+
+# ---------------------------------------------------------------------------------------------
+# random program pairs: the fleet's answers are the splice of two plain runs, or it refuses
+
+
+RULES = [
+    "q(X) :- p(X).",
+    "q(X) :- p(X) [2].",
+    "q(X) :- p(X) [1 #].",
+    "q(X) :- p(X) always [1].",
+    "q(X) :- p(X) [2], not r(X) [1].",
+    "q(X) :- r(X) [3].",
+    "s(X) :- q(X), not r(X).",
+    "s(X) :- p(X), r(X) [2].",
+    "u(X) :- s(X), not q(X).",
+    "u(X) :- p(X), not s(X).",
+]
+EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                  **({"op": "retract"} if retract else {})},
+                  st.integers(0, 10), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
+
+
+def _plain(tmp, text: str, events: list[dict]) -> list[dict]:
+    (tmp / "p.lars").write_text(text)
+    (tmp / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["run", str(tmp / "p.lars"), "--input", str(tmp / "in.jsonl")]) == 0
+    return [json.loads(x) for x in out.getvalue().splitlines()]
+
+
+def _chained(old: str, first: list[dict], upgrade: bytes, second: list[dict]) -> tuple[list[dict], list[dict]]:
+    stage = _layout(old).stage(StageSpec("chain", idle_flush=1000.0, chained_ingest=True))
+    out: list[bytes] = []
+    said: list[dict] = []
+    for batch in ([orjson.dumps(e) for e in first], [upgrade], [orjson.dumps(e) for e in second]):
+        leaving, lines = stage.process([(None, "chronolog.facts", 0, i, v) for i, v in enumerate(batch)], now=0.0)
+        out += lines
+        said += [orjson.loads(o.value) for o in leaving if o.topic == "control"]
+        stage = roundtrip(stage, _layout(old).stage(StageSpec("chain", idle_flush=1000.0, chained_ingest=True)))
+    out += stage.process([], now=1e9)[1]
+    return [json.loads(x) for x in out], said
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(old=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(EVENT, min_size=1, max_size=12), cut=st.integers(0, 12), at=st.integers(0, 11),
+       seed=st.integers(0, 3))
+def test_random_program_pairs_splice_or_refuse(tmp_path_factory, old, new, events, cut, at, seed):
+    tmp = tmp_path_factory.mktemp("pair")
+    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    events = [{"t": 0}, *events, {"t": 11}]
+    first, second = events[:cut + 1], events[cut + 1:]
+    span = (0, 11)
+    before = {a for a in meaning(_plain(tmp, old_text, events), span) if a[2] < at}
+    after = {a for a in meaning(_plain(tmp, new_text, events), span) if a[2] >= at}
+    request = _request(str(at), new_text)
+    got, said = _chained(old_text, first, request, second)
+    assert [s.get("at") for s in said] == [str(at)], said
+    assert meaning(got, span, running=True) == before | after
+    old_plan, new_plan = (lars_plan(lookup("lars").parse([("x", t)])) for t in (old_text, new_text))
+    why = per_stratum_refusal(old_plan, new_plan)
+    event("per stratum: " + ("applied" if why is None else why.split(" ")[1]))
+    got, said = per_stratum(first, request, second, seed=seed, restarts=3, old=old_text)
+    if why is None:
+        assert len(said) == old_plan.fleet_strata and all(s.get("at") == str(at) for s in said), said
+        assert meaning(got, span, running=True) == before | after
+    else:
+        assert said and all(why in s.get("refused", "") for s in said), (why, said)
+        assert meaning(got, span) == meaning(_plain(tmp, old_text, events), span)

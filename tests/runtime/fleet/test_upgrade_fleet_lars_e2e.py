@@ -1,0 +1,137 @@
+"""``chronolog upgrade`` against a real LARS fleet (``chronolog up --chain`` on the bundled
+broker): the answer topic means what ``chronolog run --upgrade`` prints on the whole stream,
+T in the past (a restatement), late input and a retraction on both sides of T, also when a
+service is killed with SIGKILL right after the request is sent; chained (1 and 2 partitions)
+and one service per stratum."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from hosted_fleet import answers_until, fleet_up, lines
+from meaning import meaning
+
+from chronolog.cli.fleet import publish_file
+
+pytestmark = pytest.mark.fleet
+
+OLD = "q(X) :- p(X) [1].\nr(X) :- q(X), s(X).\n"
+NEW = "q(X) :- p(X) [3].\nr(X) :- q(X), s(X).\nr(X) :- p(X).\n"
+FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "s", "args": ["a"]},
+         {"t": 3, "pred": "s", "args": ["a"]}, {"t": 4, "pred": "s", "args": ["a"]}, {"t": 6}]
+SECOND = [{"t": 2, "pred": "p", "args": ["b"]}, {"t": 4, "pred": "s", "args": ["b"]},
+          {"t": 3, "pred": "s", "args": ["a"], "op": "retract"}, {"t": 7, "pred": "p", "args": ["c"]},
+          {"t": 8, "pred": "s", "args": ["c"]}, {"t": 10}]
+SPAN = (0, 10)
+
+
+def points(answer_lines: list[str]) -> set:
+    return meaning([json.loads(x) for x in answer_lines if x.strip()], SPAN)
+
+
+def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(("parts", "kill"), [(1, False), (1, True), (2, True)],
+                         ids=["plain", "sigkill", "2-partitions-sigkill"])
+def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, parts: int, kill: bool):
+    (tmp_path / "old.lars").write_text(OLD)
+    (tmp_path / "new.lars").write_text(NEW)
+    (tmp_path / "all.jsonl").write_bytes(lines(FIRST + SECOND))
+    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"3={tmp_path / 'new.lars'}")
+    assert run.returncode == 0, run.stderr
+    want = points(run.stdout.splitlines())
+    assert ("r", ("b",), 4) in want and ("q", ("a",), 4) in want  # (the new program's, from 3 on)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state, ("--chain", "--partitions", str(parts))) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        chains = [s for s in info["services"] if s["name"] == "chain"]
+        assert len(chains) == parts
+        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)  # evaluated and committed: the upgrade restates [3, ...)
+        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "3", "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "changed: re-evaluated from T on" in plan.stdout and "T: 3" in plan.stdout
+        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
+                                    "--at", "3", "--state-dir", str(state), "--timeout", "90"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill:
+            time.sleep(0.3)  # the request is on its way or being applied
+            os.kill(chains[-1]["pid"], signal.SIGKILL)
+        out, err = upgrade.communicate(timeout=120)
+        assert upgrade.returncode == 0, err
+        assert "upgraded: program version" in out and "from T=3" in out
+        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, points, want, deadline + 90) == want
+        versions = (state / "program-versions.jsonl").read_text().splitlines()
+        assert len(versions) == 1 and json.loads(versions[0])["at"] == "3"
+        if not kill:  # the service's metrics name the version it runs and count the upgrade
+            version = json.loads(versions[0])["version"]
+            text = urllib.request.urlopen(f"http://127.0.0.1:{chains[0]['metrics_port']}/metrics", timeout=10).read().decode()
+            assert f'chronolog_program_info{{partition="0",service="chain",stratum="",version="{version}"}} 1.0' in text
+            assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
+
+
+STRATA_OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
+STRATA_NEW = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"  # the top one changes
+STRATA_FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
+                {"t": 3, "pred": "p", "args": ["z"]}, {"t": 5, "pred": "q", "args": ["y"]}, {"t": 8}]
+STRATA_SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "args": ["w"]},
+                 {"t": 3, "pred": "p", "args": ["z"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["z"]},
+                 {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
+STRATA_SPAN = (0, 14)
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
+def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_path: Path, kill: bool):
+    """Only the top stratum changes: its reasoner evaluates the new rules from T on, the
+    bottom one keeps its state; a change of the number of strata is refused before sending."""
+    (tmp_path / "old.lars").write_text(STRATA_OLD)
+    (tmp_path / "new.lars").write_text(STRATA_NEW)
+    (tmp_path / "all.jsonl").write_bytes(lines(STRATA_FIRST + STRATA_SECOND))
+    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"4={tmp_path / 'new.lars'}")
+    assert run.returncode == 0, run.stderr
+
+    def pts(answer_lines: list[str]) -> set:
+        return meaning([json.loads(x) for x in answer_lines if x.strip()], STRATA_SPAN)
+
+    want = pts(run.stdout.splitlines())
+    assert ("b", ("z",), 3) in want and ("b", ("z",), 9) not in want  # (the old program before 4, the new after)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        (tmp_path / "first.jsonl").write_bytes(lines(STRATA_FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)
+        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "4", "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "stratum 1 (a/1, c/1): unchanged: keeps its state" in plan.stdout, plan.stdout
+        assert "stratum 2 (b/1): changed" in plan.stdout, plan.stdout
+        (tmp_path / "three.lars").write_text(STRATA_OLD + "d(X) :- p(X), not b(X).\n")
+        refused = _chronolog("upgrade", str(tmp_path / "three.lars"), "--state-dir", str(state))
+        assert refused.returncode == 2 and "has 3 strata, the fleet runs 2" in refused.stderr, refused.stderr
+        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
+                                    "--at", "4", "--state-dir", str(state), "--timeout", "90"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill:
+            time.sleep(0.3)
+            os.kill(next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2"), signal.SIGKILL)
+        out, err = upgrade.communicate(timeout=120)
+        assert upgrade.returncode == 0, err
+        assert "from T=4" in out
+        (tmp_path / "second.jsonl").write_bytes(lines(STRATA_SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, pts, want, deadline + 90) == want
