@@ -5,7 +5,7 @@ the new one's from T on.  ``Versions`` keeps one evaluator per program version, 
 the stream as ``chronolog run`` would feed it, and cuts each one's answer lines to its own
 part of time — so the sum of the lines written is the splice of plain runs, whatever the
 arrival order, late events and retractions included (each version corrects its own part).
-Where evaluation at a time depends on no later input (``causal``, LARS) a version is fed
+Where evaluation at a time depends on no later input (``causal``: LARS, RTEC) a version is fed
 only the input before its end: what it would evaluate later cannot reach its part (and a
 LARS ``@``-head of an evaluation after T, which dates an atom back before T, belongs to P').
 

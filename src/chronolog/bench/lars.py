@@ -53,6 +53,7 @@ from chronolog.bench.mtl import add_parser as add_mtl
 from chronolog.bench.plot import bars_svg
 from chronolog.bench.process import BenchError, run_process
 from chronolog.bench.rtec import add_parser as add_rtec
+from chronolog.bench.upgrade import add_parser as add_upgrade
 from chronolog.dialects.lars.engine import core
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.reasoner import make_engine
@@ -413,4 +414,5 @@ def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
     add_mtl(kinds)
 
     add_rtec(kinds)
+    add_upgrade(kinds)
     explain_bench.add_parser(kinds)

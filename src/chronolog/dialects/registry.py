@@ -101,8 +101,9 @@ class Dialect:
     # (program, run options) -> its fleet (chronolog.stages.FleetLayout): strata, per stratum or only
     # chained, partition key, the stage of each service; by default the evaluator as one chain service
     layout: Callable[[Any, RunOptions], Any] = field(default=lambda program, options: _evaluator_layout(program))
-    # the answers at a time depend on no later input (LARS evaluates each point on its past):
-    # `run --upgrade` feeds an older program version only the input before its end
+    # the answers at a time depend on no later input (LARS evaluates each point on its past, RTEC
+    # a fluent at t on the events up to t): `run --upgrade` and an upgraded fleet service feed an
+    # older program version only the input before its end (not DatalogMTL: Diamondplus looks ahead)
     causal: bool = False
     # program -> whether an evaluation can derive answers at earlier times (LARS's @-heads)
     dates_back: Callable[[Any], bool] = lambda program: False
@@ -223,7 +224,7 @@ DIALECTS: dict[str, Dialect] = {
                     _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
-                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False,
+                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=True,
                     explain=_lazy("chronolog.dialects.rtec.explain:explainer")),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension

@@ -11,6 +11,7 @@ refused, in the same transaction as the data and the state.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import orjson
@@ -20,6 +21,8 @@ from chronolog.core.records import record
 from chronolog.evaluator import Evaluator, Time, time_text
 from chronolog.stages.interface import Out, Upgrader
 from chronolog.versions import UpgradeRequest, Version, Versions, switch
+
+log = logging.getLogger("chronolog.service")
 
 
 @record
@@ -45,6 +48,9 @@ def apply_upgrade(value: bytes, evaluator: Evaluator, upgrader: Upgrader | None,
         return Upgraded(None, [Out("control", 0, orjson.dumps(said), b"upgrade-?")], [])
     if any(done_["id"] == request.id for done_ in applied):
         return Upgraded(None, [], [])
+    # in the service's log: an upgrade under way (applied at the commit that follows; a
+    # service killed before it applies the request again after its restart)
+    log.info("upgrade %s: applying version %s from T=%s", request.id, request.version, request.at)
     try:
         versions, lines, at = _switch(request, evaluator, upgrader, latest, done)
     except ChronologError as exc:

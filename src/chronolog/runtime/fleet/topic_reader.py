@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+from confluent_kafka import TopicPartition
 
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
@@ -22,14 +22,18 @@ Record = tuple[str, int, int, bytes, float]  # topic, partition, offset, value, 
 
 def from_the_start(bootstrap: str, topic: str, conf: dict[str, Any], name: str) -> Any:
     """A consumer of every partition of ``topic`` from its beginning (``assign``, no group
-    join; committed records only); an error naming the topic if it does not exist."""
+    join; committed records only); an error naming the topic if it does not exist.  It starts
+    at offset 0, and at the earliest offset kept where that is gone (``auto.offset.reset``):
+    the bundled broker answers the query for the logical beginning (``OFFSET_BEGINNING``)
+    after 0.5 s, and ``chronolog upgrade``, ``tail`` and ``explain`` waited for it."""
     conf = {"bootstrap.servers": bootstrap, **conf}
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
     consumer = kafka_clients.consumer({**conf, "group.id": f"{name}-{os.getpid()}", "enable.auto.commit": False,
-                                       "isolation.level": "read_committed", "fetch.wait.max.ms": 10})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in meta.topics[topic].partitions])
+                                       "isolation.level": "read_committed", "fetch.wait.max.ms": 10,
+                                       "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, p, 0) for p in meta.topics[topic].partitions])
     return consumer
 
 
