@@ -868,6 +868,11 @@ class ChainStage:
     def export_state(self) -> ChainState:
         ingest = None if self.ingest is None else self.ingest.export_state()
         if isinstance(self.evaluator, Versions):
+            if self._journals["log"] and not any(self._journaled(v.evaluator) == "log" for v in self.evaluator.versions):
+                for name in ("log", "imports"):  # the first version was dropped (unreachable): its entries go
+                    journal = self._journals[name]
+                    for key in list(journal):
+                        del journal[key]
             data = self.evaluator.export_state()
             for v, row in zip(self.evaluator.versions, data["versions"], strict=True):
                 where = self._journaled(v.evaluator)
