@@ -274,3 +274,31 @@ def test_an_unreachable_first_version_is_dropped_with_its_journal():
     assert len(again.evaluator.versions) == 1
     tail = _records([{"t": 18, "pred": "s", "args": ["k18"]}, {"t": 19, "pred": "s", "args": ["k19"]}, {"t": 21}], 400)
     assert again.process(tail, now=0.0)[1] == stage.process(tail, now=0.0)[1]
+
+
+def test_a_version_in_between_is_a_journal_entry_written_when_it_changes():
+    """After two upgrades the version in between (its input ended at the second T) is one
+    ``vstates`` entry, not part of every snapshot: written once, again only when a late event
+    changes it, and read back on restart."""
+    stage = _stage(OLD)
+    for j in stage.journals().values():
+        j.track()
+    stage.process(_records(FIRST, 0), now=0.0)
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3").encode())], now=0.0)
+    stage.process(_records([{"t": 7, "pred": "p", "args": ["y"]}, {"t": 8}], 150), now=0.0)
+    stage.process([(None, "chronolog.facts", 0, 200, _request("8", OLD, "r2").encode())], now=0.0)
+    size = len(snapshot_bytes(stage))
+    assert [k for k, _ in stage.journals()["vstates"].take()] == [3]  # the version from 3 to 8
+    stage.process(_records([{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(9, 200)], 300), now=0.0)
+    assert len(snapshot_bytes(stage)) < size + 500
+    assert not stage.journals()["vstates"].take()  # unchanged: not written again
+    stage.process(_records([{"t": 5, "pred": "s", "args": ["y"]}], 600), now=0.0)  # late, in its part
+    # each version logs it once (the one in between no longer shares the newest's journal,
+    # which counted such an event twice: a later retraction left one copy behind)
+    assert [len(v.evaluator.reasoner.log.get(5, [])) for v in stage.evaluator.versions] == [0, 1, 1]
+    stage.export_state()
+    assert [k for k, _ in stage.journals()["vstates"].take()] == [3]
+    again = roundtrip(stage, _stage(OLD))
+    tail = _records([{"t": 6, "pred": "p", "args": ["late"]}, {"t": 4, "pred": "s", "args": ["late"]},
+                     {"t": 201}], 700)
+    assert again.process(tail, now=0.0)[1] == stage.process(tail, now=0.0)[1]

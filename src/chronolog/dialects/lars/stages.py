@@ -40,6 +40,7 @@ them.
 
 from __future__ import annotations
 
+import copy
 import io
 import time
 from collections.abc import Callable
@@ -759,7 +760,8 @@ class ChainStage:
         # the same journals for the stage's life (the service tracks them once): the log and
         # imports of the program it started with, and of the newest later version (``_attach``)
         self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
-                                              "vlog": Journal(), "vimports": Journal()}
+                                              "vlog": Journal(), "vimports": Journal(),
+                                              "vstates": Journal()}  # the versions in between, by start
 
     @property
     def newest(self) -> LarsEvaluator:
@@ -813,12 +815,12 @@ class ChainStage:
     def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
         """The program changes from the record's time on, in this transaction."""
         latest = self.grounding.latest
+        before = self.newest  # (taken first: the upgrade appends the new version to the same Versions)
         got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,
                             self.name)
         if got.evaluator is not None:
-            before = self.evaluator
-            if isinstance(before, Versions) and before.newest.evaluator.reasoner.log is self._journals["vlog"]:
-                _detach(before.newest.evaluator)  # it stops growing at T: its log goes to the snapshot
+            if before.reasoner.log is self._journals["vlog"]:
+                _detach(before)  # it stops growing at T: no longer the newest's journals
             self._attach(got.evaluator.newest.evaluator)
             self.evaluator = got.evaluator
         return got.said, got.lines
@@ -874,11 +876,20 @@ class ChainStage:
                     for key in list(journal):
                         del journal[key]
             data = self.evaluator.export_state()
+            frozen, between = self._journals["vstates"], set()
             for v, row in zip(self.evaluator.versions, data["versions"], strict=True):
                 where = self._journaled(v.evaluator)
                 if where is not None:  # its log and imports are journal entries, not in the snapshot
                     row["journal"] = where
                     row["state"] = {**row["state"], "log": [], "imports": []}
+                elif v.start is not None:  # a version in between: its input ended; written when it changes
+                    key = int(v.start)
+                    between.add(key)
+                    if frozen.get(key) != row["state"]:  # (a copy: the export may share the evaluator's lists)
+                        frozen[key] = copy.deepcopy(row["state"])
+                    row["journal"], row["state"] = "vstates", {}
+            for key in [k for k in frozen if k not in between]:  # dropped versions
+                del frozen[key]
             return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades), data,
                               base_version=self.base_version)
         return ChainState(ingest, self.grounding.export_state(), self.closed, self.plain.reasoner.export_state(),
@@ -904,7 +915,13 @@ class ChainStage:
             rows = state.versions["versions"]
             for row in rows:  # the journaled logs and imports back into the versions' states
                 where = row.get("journal")
-                if where is not None:
+                if where == "vstates":  # a version in between, whole
+                    got = self._journals["vstates"].get(int(row["start"]))
+                    if got is None:
+                        raise StateError(f"the program version from {row['start']} has no 'vstates' journal entry")
+                    row["state"] = copy.deepcopy(got)
+                    del row["journal"]
+                elif where is not None:
                     log, imports = self._journals[where], self._journals[where.replace("log", "imports")]
                     row["state"] = {**row["state"], "log": [[t, facts_data(f)] for t, f in log.items()],
                                     "imports": [[t, imported_data(i)] for t, i in imports.items()]}
@@ -945,6 +962,13 @@ class _EventFeed:
 # ---------------------------------------------------------------- journals
 
 
+def _state(value: object) -> dict:
+    """An evaluator's exported state (checked by its ``import_state``)."""
+    if type(value) is not dict:
+        raise TypeError(f"{type(value).__name__} is not an evaluator state")
+    return value
+
+
 def _bool(value: object) -> bool:
     if type(value) is not bool:
         raise TypeError(f"{value!r} is not a boolean")
@@ -963,6 +987,7 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "sent_ok": (bool, _bool),
     "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
     "vimports": (imported_data, imported_from),
+    "vstates": (dict, _state),  # a chain's program versions in between: their evaluators' export_state
 }
 
 register_journal_codecs(JOURNAL_CODECS)
