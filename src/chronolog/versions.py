@@ -130,11 +130,29 @@ class Versions:
         self.discrete = discrete
         self._latest: list[Time | None] = [None] * len(versions)  # per version: the latest time it was given
         self._beyond = [False] * len(versions)  # the stream reached the version's end
+        # per version: the time it was last evaluated up to in this process (not stored: after a
+        # restore a version is dropped only once evaluated again, ``_drop_unreachable``)
+        self._evaluated: list[Time | None] = [None] * len(versions)
+        self.dropped = 0  # old versions dropped since this process started (unreachable)
 
     # -- input --------------------------------------------------------------------------
     def push(self, event: Event) -> None:
-        for i, v in enumerate(self.versions):
+        versions = self.versions
+        if len(versions) > 1 and event.pred is not None:
+            bound = self._late_bound()
+            if bound is not None and event.t < bound:  # too late for the stream: the newest counts it
+                versions[-1].evaluator.push(event)
+                return
+        for i, v in enumerate(versions):
             self._give(i, v, event)
+
+    def _late_bound(self) -> Time | None:
+        """The earliest event time the stream still applies: the newest version's
+        ``late_bound`` (its retention; None: any).  An older version, evaluated only up to its
+        end, would still take events its retention reaches back to, which a plain run of its
+        program over the whole stream ignores as too late; so they go to the newest only."""
+        bound = getattr(self.versions[-1].evaluator, "late_bound", None)
+        return None if bound is None else bound()  # type: ignore[no-any-return]
 
     def push_block(self, block: Block) -> None:
         for event in block.unpacked():
@@ -184,7 +202,33 @@ class Versions:
                 if cap is None or cap > self._latest[i]:  # type: ignore[operator]
                     cap = self._latest[i]
             out.add(call(v, cap), v, self.discrete)
+            if cap is not None:
+                self._evaluated[i] = cap
+        if until is not None:
+            self._drop_unreachable()
         return out
+
+    def _drop_unreachable(self) -> None:
+        """Drop the old versions no input can reach any more: evaluated to the end of their
+        part, which lies before the newest version's ``late_bound`` (older events are too late
+        for the stream: ignored).  Every dialect that has the bound changes answers only from
+        an applied event's time on (LARS and RTEC are causal, DatalogMTL's streamed programs
+        propagate forward), so nothing can change such a version's part: its answers are
+        final.  Without a bound (an unlimited retention) nothing is dropped."""
+        at = self._late_bound()
+        if at is None:
+            return
+        n = 0
+        while n < len(self.versions) - 1:
+            end, done = self.versions[n].end, self._evaluated[n]
+            last = None if end is None else (end - 1 if self.discrete else end)
+            if end is None or done is None or done < last or end > at:  # type: ignore[operator]
+                break
+            n += 1
+        if n:
+            for kept in (self.versions, self._latest, self._beyond, self._evaluated):
+                del kept[:n]
+            self.dropped += n
 
     # -- what drivers read --------------------------------------------------------------
     @property
@@ -194,7 +238,7 @@ class Versions:
     def __getattr__(self, name: str) -> Any:
         """Counters (``unmatched_retractions``, ``too_late``, ...) and ``retained``: the
         newest version's, which sees the whole stream."""
-        if name.startswith("_") or name in ("versions", "causal", "discrete"):
+        if name.startswith("_") or name in ("versions", "causal", "discrete", "dropped"):
             raise AttributeError(name)
         return getattr(self.versions[-1].evaluator, name)
 
@@ -378,4 +422,5 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     versions.versions.append(Version(new, at, None, sources))
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
+    versions._evaluated.append(done)
     return versions, [line for line in lines if line is not None]

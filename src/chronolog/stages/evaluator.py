@@ -29,6 +29,7 @@ from chronolog.core.errors import ChronologError, InputError
 from chronolog.core.events import Event
 from chronolog.evaluator import Answers, Evaluator, StateError, Time, time_text
 from chronolog.stages.interface import FleetLayout, Out, Record, StageSpec, Upgrader
+from chronolog.stages.program import refusal
 from chronolog.stages.upgrading import apply_upgrade
 from chronolog.state.journal import Journal
 from chronolog.state.schema import EvaluatorState
@@ -43,8 +44,10 @@ class EvaluatorStage:
     LOG = "inputs"  # the field of the evaluator's state that is its input log
 
     def __init__(self, evaluator: Evaluator, read: Callable[[str, str], Iterator[Event]],
-                 idle_flush: float = 1.0, upgrader: Upgrader | None = None) -> None:
+                 idle_flush: float = 1.0, upgrader: Upgrader | None = None, version: str | None = None) -> None:
         self.evaluator: Evaluator = evaluator
+        self.version = version  # the program version it is configured with
+        self.base_version = version  # the one its state was made by (stages/program.py)
         self.upgrader = upgrader  # how to make an evaluator of another program (None: not upgradable)
         self.upgrades: list[dict[str, Any]] = []  # the upgrades applied, oldest first
         # (an exported input log item -> the time point it belongs to), or None:
@@ -132,6 +135,9 @@ class EvaluatorStage:
     def journals(self) -> dict[str, Journal]:
         return {} if self.bucket is None else {self.LOG: self.inputs}
 
+    def program_refusal(self) -> str | None:
+        return refusal(self.base_version, self.upgrades, self.version)
+
     def export_state(self) -> EvaluatorState:
         """The state without the input log, which goes to the ``inputs`` journal:
         the exported log, cut per time point, is compared with what the last
@@ -146,7 +152,7 @@ class EvaluatorStage:
             self._journal(data.pop(self.LOG))
         return EvaluatorState(None if self.latest is None else time_text(self.latest),
                               None if self.done is None else time_text(self.done), self.dirty,
-                              self.dead_letters, data, upgrades=list(self.upgrades))
+                              self.dead_letters, data, upgrades=list(self.upgrades), base_version=self.base_version)
 
     def _journal(self, items: list) -> None:
         bucket, log = self.bucket, self.inputs
@@ -170,6 +176,7 @@ class EvaluatorStage:
         self.dirty, self.dead_letters = state.dirty, state.dead_letters
         data = state.evaluator
         self.upgrades = list(state.upgrades)
+        self.base_version = state.base_version
         if data.get("dialect") == VERSIONS:  # upgraded: the versions build their evaluators
             if self.upgrader is None:
                 raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
@@ -209,7 +216,7 @@ def evaluator_layout(dialect: str, make: Callable[[StageSpec], Evaluator], read:
         if spec.role != "chain" or spec.partition > 0:
             raise ChronologError(f"error: a {dialect} program runs as one chain service (partition 0)")
         return EvaluatorStage(make(spec), read, idle_flush=spec.idle_flush,
-                              upgrader=None if upgrader is None else upgrader(spec))
+                              upgrader=None if upgrader is None else upgrader(spec), version=spec.version)
 
     return FleetLayout(((),), False, None, f"the {dialect} evaluator is not split by key",
                        lambda n: "one chain service reads the input topic and hosts the evaluator", stage,

@@ -239,6 +239,9 @@ class IngestStage:
     def journals(self) -> dict[str, Journal]:
         return {}  # all its state is small: in the snapshot
 
+    def program_refusal(self) -> str | None:
+        return None  # its state does not depend on the rules
+
     def export_state(self) -> IngestState:
         return IngestState(list(self.latest_by_input.items()), self.first, self.now, self.dead_letters,
                            self.too_late, self.quiet)

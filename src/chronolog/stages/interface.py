@@ -76,6 +76,9 @@ class Stage(Protocol):
 
     def import_state(self, state: Any) -> None: ...  # the Struct of its kind, as export_state gave it
 
+    # why the state it restored cannot run with the program it was configured with (None: it can;
+    # always None for a stage whose state does not depend on the rules): stages/program.py
+    def program_refusal(self) -> str | None: ...
 
 
 def quiet(message: str) -> None:
@@ -100,6 +103,7 @@ class StageSpec:
     step: int | None = None
     chained_ingest: bool = False  # a chain that also does ingest's work (one partition: nothing to repartition)
     warn: Callable[[str], None] = quiet
+    version: str | None = None  # the program version it is configured with (versions.version_id; None: unknown)
 
 
 @record(frozen=True)

@@ -67,12 +67,18 @@ class ReasonerState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     program: list[list[str]] | None = None  # the files of the program in force ([name, text]; None: the first)
     # the stratum's later program versions, oldest first: {"sources", "start", "reasoner", "log"} each
     versions: list[dict[str, Any]] = []
+    # the program version the state was made by, before any upgrade (stages/program.py; None: not recorded)
+    base_version: str | None = None
 
 
-class OutputState(msgspec.Struct, forbid_unknown_fields=True):
+class OutputState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     lower: list[tuple[int, int | None]]
     reasoner: dict[str, Any]
     writer: dict[str, Any]  # AnswerWriter.export_state
+    # the program version the state was made by, and what of it the output depends on (its
+    # strata and answer predicates: ``OutputStage.program_refusal``); None: not recorded
+    base_version: str | None = None
+    layout: str | None = None
 
 
 class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -85,6 +91,8 @@ class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True)
     upgrades: list[dict[str, Any]] = []
     # once upgraded: the program versions' ``Versions.export_state`` (whole, no journals)
     versions: dict[str, Any] | None = None
+    # the program version the state was made by, before any upgrade (stages/program.py; None: not recorded)
+    base_version: str | None = None
 
 
 class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -98,6 +106,8 @@ class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=T
     inputs: list[list[Any]] = []
     # the program upgrades applied (``chronolog upgrade``): {"id", "version", "at"} each, oldest first
     upgrades: list[dict[str, Any]] = []
+    # the program version the state was made by, before any upgrade (stages/program.py; None: not recorded)
+    base_version: str | None = None
 
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]

@@ -16,6 +16,7 @@ from chronolog.cli.main import main
 from chronolog.contract.models import UpgradeOutcome
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
+from chronolog.state.journal import DELETED
 from chronolog.state.schema import snapshot_bytes
 from chronolog.state.snapshots import roundtrip
 from chronolog.versions import UpgradeRequest, version_id
@@ -247,3 +248,57 @@ def test_a_new_partition_key_is_refused_by_every_partition():
     other = "q(X) :- p(X) [1].\nr(X) :- q(X), s(Y), t(X, Y).\n"  # joins across keys: not partitioned by X alone
     _, said = _partitioned("3", other)
     assert len(said) == 2 and all("not partitioned by the fleet's key" in s["refused"] for s in said), said
+
+
+def test_an_unreachable_first_version_is_dropped_with_its_journal():
+    """With a retention of 4, once the chain has evaluated past T + 4 no event can reach the
+    first version's part (before T): it is dropped, its journaled log and imports deleted (the
+    commit writes the deletions), and a restart goes on with the newest version alone."""
+    stage = _stage(OLD, retention=4)
+    for j in stage.journals().values():
+        j.track()
+    stage.process(_records(FIRST, 0), now=0.0)
+    stage.process([(None, "chronolog.facts", 0, 100, _request("5").encode())], now=0.0)
+    assert len(stage.evaluator.versions) == 2
+    for j in stage.journals().values():
+        j.take()
+    stage.process(_records([{"t": 4, "pred": "p", "args": ["late"]}], 150), now=0.0)  # within the retention
+    assert len(stage.evaluator.versions) == 2
+    stage.process(_records([{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(7, 20)], 200), now=0.0)
+    assert len(stage.evaluator.versions) == 1 and stage.evaluator.versions[0].start == 5
+    stage.export_state()
+    gone = stage.journals()["log"].take()
+    assert gone and all(body is DELETED for _, body in gone)  # deletions only
+    assert not stage.journals()["log"]
+    again = roundtrip(stage, _stage(OLD, retention=4))
+    assert len(again.evaluator.versions) == 1
+    tail = _records([{"t": 18, "pred": "s", "args": ["k18"]}, {"t": 19, "pred": "s", "args": ["k19"]}, {"t": 21}], 400)
+    assert again.process(tail, now=0.0)[1] == stage.process(tail, now=0.0)[1]
+
+
+def test_a_version_in_between_is_a_journal_entry_written_when_it_changes():
+    """After two upgrades the version in between (its input ended at the second T) is one
+    ``vstates`` entry, not part of every snapshot: written once, again only when a late event
+    changes it, and read back on restart."""
+    stage = _stage(OLD)
+    for j in stage.journals().values():
+        j.track()
+    stage.process(_records(FIRST, 0), now=0.0)
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3").encode())], now=0.0)
+    stage.process(_records([{"t": 7, "pred": "p", "args": ["y"]}, {"t": 8}], 150), now=0.0)
+    stage.process([(None, "chronolog.facts", 0, 200, _request("8", OLD, "r2").encode())], now=0.0)
+    size = len(snapshot_bytes(stage))
+    assert [k for k, _ in stage.journals()["vstates"].take()] == [3]  # the version from 3 to 8
+    stage.process(_records([{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(9, 200)], 300), now=0.0)
+    assert len(snapshot_bytes(stage)) < size + 500
+    assert not stage.journals()["vstates"].take()  # unchanged: not written again
+    stage.process(_records([{"t": 5, "pred": "s", "args": ["y"]}], 600), now=0.0)  # late, in its part
+    # each version logs it once (the one in between no longer shares the newest's journal,
+    # which counted such an event twice: a later retraction left one copy behind)
+    assert [len(v.evaluator.reasoner.log.get(5, [])) for v in stage.evaluator.versions] == [0, 1, 1]
+    stage.export_state()
+    assert [k for k, _ in stage.journals()["vstates"].take()] == [3]
+    again = roundtrip(stage, _stage(OLD))
+    tail = _records([{"t": 6, "pred": "p", "args": ["late"]}, {"t": 4, "pred": "s", "args": ["late"]},
+                     {"t": 201}], 700)
+    assert again.process(tail, now=0.0)[1] == stage.process(tail, now=0.0)[1]

@@ -172,6 +172,12 @@ class LarsEvaluator:
             again.push(ev)
         return again.advance(r.evaluated)
 
+    def late_bound(self) -> Time | None:
+        """The earliest event time it still applies (older events are too late: the
+        reasoner's retention); None: any.  LARS is causal: answers before it are final."""
+        r = self.reasoner
+        return None if r.retention is None or r.evaluated is None else r.evaluated - r.retention
+
     def retained(self) -> tuple[Time | None, list[Event]]:
         """The logged facts as events, time point by time point in arrival order, framed by
         the first and latest times; complete from the oldest point not pruned (retention)."""

@@ -52,14 +52,14 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
         assert spec.stratum is not None
         name = f"reasoner.{spec.stratum}" + ("" if spec.partitions == 1 else f".{spec.partition}")
         return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention,
-                             plan_of=new_plan_of(plan, key, spec), name=name)
+                             plan_of=new_plan_of(plan, key, spec), name=name, version=spec.version)
     if spec.role == "output":
-        return OutputStage(plan, plan.fleet_strata, warn=spec.warn, retention=retention)
+        return OutputStage(plan, plan.fleet_strata, warn=spec.warn, retention=retention, version=spec.version)
     if spec.role == "chain":
         ingest = IngestStage(key, 1, spec.input_partitions, retention) if spec.chained_ingest else None
         name = "chain" if spec.partitions == 1 else f"chain.{spec.partition}"
         return ChainStage(plan, ingest, idle_flush=spec.idle_flush, warn=spec.warn, retention=retention,
-                          upgrader=lars_upgrader(plan, key, spec), name=name)
+                          upgrader=lars_upgrader(plan, key, spec), name=name, version=spec.version)
     raise ChronologError(f"error: a LARS fleet has no service {spec.role!r}")
 
 

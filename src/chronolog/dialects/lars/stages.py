@@ -40,6 +40,7 @@ them.
 
 from __future__ import annotations
 
+import copy
 import io
 import time
 from collections.abc import Callable
@@ -69,6 +70,7 @@ from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import Out, Record, Upgrader, quiet
+from chronolog.stages.program import refusal
 from chronolog.stages.upgrading import apply_upgrade, outcome_key, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
@@ -156,6 +158,9 @@ class GroundingStage:
 
     def journals(self) -> dict[str, Journal]:
         return {}  # pending points are few: in the snapshot
+
+    def program_refusal(self) -> str | None:
+        return None  # its state does not depend on the rules
 
     def export_state(self) -> GroundingState:
         pending = [(t, [(pred, list(args), bool(r)) for pred, args, r in items]) for t, items in self.pending.items()]
@@ -258,6 +263,12 @@ class _StepSink:
         pass
 
 
+def output_layout(plan: Plan, strata: int) -> str:
+    """What of a program the output service depends on: its strata and answer predicates."""
+    preds = ",".join(f"{p}/{n}" + ("@" if (p, n) in plan.timed else "") for p, n in sorted(plan.output))
+    return f"{strata} strata, answers {preds}"
+
+
 def horizon(retention: int | None) -> int | None:
     """The Reasoner's retention in a stage: ingest already routes events past
     ``retention`` away, so the stage only prunes (one point later)."""
@@ -340,8 +351,10 @@ class ReasonerStage(_ImportingStage):
     kind: ClassVar[str] = "reasoner"
 
     def __init__(self, plan: Plan, stratum: int, warn=_quiet, retention: int | None = None,  # type: ignore[no-untyped-def]
-                 plan_of: Callable[[Any], Plan] | None = None, name: str = "reasoner") -> None:
+                 plan_of: Callable[[Any], Plan] | None = None, name: str = "reasoner", version: str | None = None) -> None:
         self.stratum = stratum
+        self.version = version  # the program version it is configured with
+        self.base_version = version  # the one its state was made by (stages/program.py)
         self.sender = StratumSender()
         self.lower = {j: StratumStore() for j in range(stratum)}
         self.closed: int | None = None
@@ -499,13 +512,17 @@ class ReasonerStage(_ImportingStage):
             got["program_version"] = self.upgrades[-1]["version"]
         return got
 
+    def program_refusal(self) -> str | None:
+        return refusal(self.base_version, self.upgrades, self.version)
+
     def export_state(self) -> ReasonerState:
         versions = [{"sources": [list(f) for f in v.sources], "start": v.start, "reasoner": v.reasoner.export_state(),
                      **({"journal": "vlog", "log": []} if v.reasoner.log is self.vlog else
                         {"log": [[t, facts_data(f)] for t, f in v.reasoner.log.items()]})} for v in self.later]
         return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
                              [b.decode() for b in self.sender.outbox], list(self.upgrades),
-                             None if self.program is None else [list(f) for f in self.program], versions)
+                             None if self.program is None else [list(f) for f in self.program], versions,
+                             base_version=self.base_version)
 
     def import_state(self, state: ReasonerState) -> None:
         self._import_lower(state.lower)
@@ -513,6 +530,7 @@ class ReasonerStage(_ImportingStage):
         self.sender.outbox = [line.encode() for line in state.outbox]
         self.reasoner.import_state(state.reasoner)
         self.upgrades = list(state.upgrades)
+        self.base_version = state.base_version
         if state.program is None and not state.versions:
             return
         if self.plan_of is None:
@@ -665,16 +683,22 @@ class OutputStage(_Answering, _ImportingStage):
     kind: ClassVar[str] = "output"
 
     def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
-                 retention: int | None = None) -> None:
+                 retention: int | None = None, version: str | None = None) -> None:
         self.lower = {j: StratumStore() for j in range(strata)}
+        self.version = self.base_version = version  # configured; the one its state was made by
+        # what of the program it depends on: an upgrade that keeps it (per_stratum_refusal) leaves it alone
+        self.layout = output_layout(plan, strata)
+        self.base_layout: str | None = None if version is None else self.layout
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=horizon(retention))
 
     def export_state(self) -> OutputState:
-        return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state())
+        return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state(),
+                           self.base_version, self.base_layout)
 
     def import_state(self, state: OutputState) -> None:
+        self.base_version, self.base_layout = state.base_version, state.layout
         self._import_lower(state.lower)
         self.writer.import_state(state.writer)
         self.reasoner.import_state(state.reasoner)
@@ -689,6 +713,16 @@ class OutputStage(_Answering, _ImportingStage):
     def progress(self) -> dict[str, int | None]:
         return {"corrections": self.writer.corrections, "no_answer_sets": self.writer.no_answer_sets,
                 "time_point": self.reasoner.evaluated}
+
+    def program_refusal(self) -> str | None:
+        """The output sees no upgrade record (they reach the reasoners only), and depends only on
+        the strata and answer predicates, which an upgrade keeps: another program with the same
+        ones runs on (the reasoners check their rules), one with others is refused."""
+        if self.base_layout is None or self.base_layout == self.layout:
+            return None
+        why = refusal(self.base_version, [], self.version)
+        return None if why is None else f"{why} (with other strata or answer predicates: {self.layout}, " \
+                                        f"the state's {self.base_layout})"
 
 
 class ChainStage:
@@ -710,8 +744,9 @@ class ChainStage:
 
     def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
                  answers: str = "changelog", warn=_quiet, retention: int | None = None,
-                 upgrader: Upgrader | None = None, name: str = "chain") -> None:
+                 upgrader: Upgrader | None = None, name: str = "chain", version: str | None = None) -> None:
         self.ingest = ingest
+        self.version = self.base_version = version  # configured; the one its state was made by
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
         self.plain = LarsEvaluator(plan, answers=answers, retention=horizon(retention), warn=warn)
@@ -725,7 +760,8 @@ class ChainStage:
         # the same journals for the stage's life (the service tracks them once): the log and
         # imports of the program it started with, and of the newest later version (``_attach``)
         self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
-                                              "vlog": Journal(), "vimports": Journal()}
+                                              "vlog": Journal(), "vimports": Journal(),
+                                              "vstates": Journal()}  # the versions in between, by start
 
     @property
     def newest(self) -> LarsEvaluator:
@@ -779,12 +815,12 @@ class ChainStage:
     def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
         """The program changes from the record's time on, in this transaction."""
         latest = self.grounding.latest
+        before = self.newest  # (taken first: the upgrade appends the new version to the same Versions)
         got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,
                             self.name)
         if got.evaluator is not None:
-            before = self.evaluator
-            if isinstance(before, Versions) and before.newest.evaluator.reasoner.log is self._journals["vlog"]:
-                _detach(before.newest.evaluator)  # it stops growing at T: its log goes to the snapshot
+            if before.reasoner.log is self._journals["vlog"]:
+                _detach(before)  # it stops growing at T: no longer the newest's journals
             self._attach(got.evaluator.newest.evaluator)
             self.evaluator = got.evaluator
         return got.said, got.lines
@@ -812,6 +848,9 @@ class ChainStage:
             got["program_version"] = self.upgrades[-1]["version"]
         return got
 
+    def program_refusal(self) -> str | None:
+        return refusal(self.base_version, self.upgrades, self.version)
+
     def _ground(self, outs: list[Out]) -> None:
         if not outs:
             return
@@ -831,15 +870,30 @@ class ChainStage:
     def export_state(self) -> ChainState:
         ingest = None if self.ingest is None else self.ingest.export_state()
         if isinstance(self.evaluator, Versions):
+            if self._journals["log"] and not any(self._journaled(v.evaluator) == "log" for v in self.evaluator.versions):
+                for name in ("log", "imports"):  # the first version was dropped (unreachable): its entries go
+                    journal = self._journals[name]
+                    for key in list(journal):
+                        del journal[key]
             data = self.evaluator.export_state()
+            frozen, between = self._journals["vstates"], set()
             for v, row in zip(self.evaluator.versions, data["versions"], strict=True):
                 where = self._journaled(v.evaluator)
                 if where is not None:  # its log and imports are journal entries, not in the snapshot
                     row["journal"] = where
                     row["state"] = {**row["state"], "log": [], "imports": []}
-            return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades), data)
+                elif v.start is not None:  # a version in between: its input ended; written when it changes
+                    key = int(v.start)
+                    between.add(key)
+                    if frozen.get(key) != row["state"]:  # (a copy: the export may share the evaluator's lists)
+                        frozen[key] = copy.deepcopy(row["state"])
+                    row["journal"], row["state"] = "vstates", {}
+            for key in [k for k in frozen if k not in between]:  # dropped versions
+                del frozen[key]
+            return ChainState(ingest, self.grounding.export_state(), self.closed, {}, {}, list(self.upgrades), data,
+                              base_version=self.base_version)
         return ChainState(ingest, self.grounding.export_state(), self.closed, self.plain.reasoner.export_state(),
-                          self.plain.writer.export_state())
+                          self.plain.writer.export_state(), base_version=self.base_version)
 
     def _journaled(self, evaluator: LarsEvaluator) -> str | None:
         """The journals holding ``evaluator``'s log ("log" or "vlog"), or None."""
@@ -854,13 +908,20 @@ class ChainStage:
         self.grounding.import_state(state.grounding)
         self.closed = state.closed
         self.upgrades = list(state.upgrades)
+        self.base_version = state.base_version
         if state.versions is not None:  # upgraded: the versions build their evaluators
             if self.upgrader is None:
                 raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
             rows = state.versions["versions"]
             for row in rows:  # the journaled logs and imports back into the versions' states
                 where = row.get("journal")
-                if where is not None:
+                if where == "vstates":  # a version in between, whole
+                    got = self._journals["vstates"].get(int(row["start"]))
+                    if got is None:
+                        raise StateError(f"the program version from {row['start']} has no 'vstates' journal entry")
+                    row["state"] = copy.deepcopy(got)
+                    del row["journal"]
+                elif where is not None:
                     log, imports = self._journals[where], self._journals[where.replace("log", "imports")]
                     row["state"] = {**row["state"], "log": [[t, facts_data(f)] for t, f in log.items()],
                                     "imports": [[t, imported_data(i)] for t, i in imports.items()]}
@@ -901,6 +962,13 @@ class _EventFeed:
 # ---------------------------------------------------------------- journals
 
 
+def _state(value: object) -> dict:
+    """An evaluator's exported state (checked by its ``import_state``)."""
+    if type(value) is not dict:
+        raise TypeError(f"{type(value).__name__} is not an evaluator state")
+    return value
+
+
 def _bool(value: object) -> bool:
     if type(value) is not bool:
         raise TypeError(f"{value!r} is not a boolean")
@@ -919,6 +987,7 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "sent_ok": (bool, _bool),
     "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
     "vimports": (imported_data, imported_from),
+    "vstates": (dict, _state),  # a chain's program versions in between: their evaluators' export_state
 }
 
 register_journal_codecs(JOURNAL_CODECS)

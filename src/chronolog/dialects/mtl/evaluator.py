@@ -489,6 +489,15 @@ class MtlEvaluator:
         return Changes([(p, a, _span(iv), 1) for (p, a), ivs in sorted(self.published.items(), key=lambda x: _order(x[0]))
                         for iv in ivs], points=False)
 
+    def late_bound(self) -> Time | None:
+        """The earliest event time it still applies (older events are too late, ``push``);
+        None: any.  An applied event changes answers from its time on only (forward
+        propagation), so answers before this bound are final (``versions.Versions`` drops a
+        program version that ends before it)."""
+        if self.retention is None or self.latest is None:
+            return None
+        return _num(self.latest - self.retention)
+
     def retained(self) -> tuple[Time | None, list[Event]]:
         """The input log as events in time order (each fact as often as it counts), framed by
         the span's first and latest times; complete from what the retention keeps

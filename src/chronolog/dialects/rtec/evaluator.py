@@ -478,6 +478,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     log_bucket = staticmethod(log_bucket)
 
+    def late_bound(self) -> Any:
+        """The earliest event time it still applies (older events are too late,
+        ``RtecInput.push``); None: any.  RTEC is causal: answers before it are final."""
+        return None if self.retention is None or self.done is None else self.done - self.retention
+
     def retained(self) -> tuple[Any, list[Event]]:
         return retained(self)
 

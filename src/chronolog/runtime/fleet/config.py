@@ -176,7 +176,8 @@ def make_stage(cfg: ServiceConfig) -> Stage:
         raise ChronologError(f"error: --stratum must be between 1 and {strata} for this program")
     return layout.stage(StageSpec(
         cfg.service, cfg.stratum, cfg.partition, cfg.partitions, cfg.input_partitions, cfg.idle_flush,
-        cfg.retention, cfg.window, cfg.step, chains_ingest(cfg), logging.getLogger("chronolog.service").warning))
+        cfg.retention, cfg.window, cfg.step, chains_ingest(cfg), logging.getLogger("chronolog.service").warning,
+        version=cfg.version))
 
 
 def chains_ingest(cfg: ServiceConfig) -> bool:

@@ -64,6 +64,14 @@ def local_snapshot(cfg: ServiceConfig, db: Store, part: tuple[str, int]) -> tupl
     return changelog.local_snapshot(db, partial(read_changelog, cfg, part))
 
 
+def check_program(cfg: ServiceConfig, stage: Stage) -> None:
+    """Refuse to run a restored state made by another program than the service's
+    (``stages/program.py``): ``ChronologError`` naming both versions and what to do."""
+    why = stage.program_refusal()
+    if why is not None:
+        raise ChronologError(f"error: {cfg.instance} (state in {cfg.state_dir} and its changelog): {why}")
+
+
 def last_committed(cfg: ServiceConfig, db: Store, part: tuple[str, int],
                    inputs: list[tuple[str, int]]) -> Restored | None:
     """The state of the last committed transaction of the service whose changelog
@@ -77,6 +85,7 @@ def last_committed(cfg: ServiceConfig, db: Store, part: tuple[str, int],
     if got is None:
         log.info("%s: nothing committed yet: fresh state", cfg.instance)
         return None
+    check_program(cfg, got.stage)
     if got.source == "store":
         log.info("%s: state restored from RocksDB", cfg.instance)
     else:
