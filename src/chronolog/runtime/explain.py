@@ -21,7 +21,7 @@ import msgspec
 from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
-from chronolog.core.explanation import Node
+from chronolog.core.explanation import Node, mark_late
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, atom_text, time_text
@@ -301,7 +301,8 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     the explanation needs (``reaching``), then the dialect's explanation against them."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
-    seen = reaching(row, program, list(events), query.t)
+    events = list(events)
+    seen = reaching(row, program, events, query.t)
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -311,8 +312,22 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
-    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,  # type: ignore[no-any-return]
-                                evaluator=evaluator)
+    node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
+                                      evaluator=evaluator)
+    mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
+    return node
+
+
+def late_events(events: Iterable[Event]) -> Iterator[Event]:
+    """The events that arrived late (CONTRACT section 2): a fact or a retraction whose time
+    lies before the latest time already seen, in arrival order (time advances included)."""
+    latest: Time | None = None
+    for ev in events:
+        if latest is not None and ev.t < latest:
+            if ev.is_fact:  # (a time advance to an earlier time is no event)
+                yield ev
+        elif latest is None or ev.t > latest:
+            latest = ev.t
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
