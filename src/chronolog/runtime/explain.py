@@ -30,6 +30,7 @@ from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
 _decode = msgspec.json.Decoder().decode
+_UNTOLD = object()  # an evaluator that does not tell how far it has evaluated
 
 
 @record(frozen=True)
@@ -117,7 +118,8 @@ class Recorder:
         self.inner = inner
         self.query = query
         self.since: list[Event] = []
-        self.evaluated: Time | None = None  # the latest time a batch was asked for
+        self.evaluated: Time | None = None  # the latest time whose answers are written
+        self.applied: Time | None = None  # the latest time whose events are evaluated (RTEC: a tick before)
         self.lines = 0
         self.changes: list[Change] = []
 
@@ -129,11 +131,18 @@ class Recorder:
         self.since.extend(block.unpacked())
         self.inner.push_block(block)
 
-    def _note(self, batch: Any, until: Time | None, end: bool = False) -> Any:
-        before = self.evaluated
+    def _note(self, batch: Any, until: Time | None, end: bool = False, prior: Any = None) -> Any:
+        reached = self._reached()
+        if reached is not _UNTOLD and reached == prior and not batch.line_count:
+            return batch  # it evaluated nothing (RTEC waits for a window's step): the events wait too
+        before, applied = self.evaluated, self.applied
+        now_applied, now = (until, until) if reached is _UNTOLD or reached is None else reached
         if batch.line_count:
-            late = [e for e in self.since if before is not None and (e.t <= before or e.retract)]
-            fresh = [e for e in self.since if before is None or (e.t > before and not e.retract)]
+            late = [e for e in self.since if applied is not None and (e.t <= applied or e.retract)]
+            fresh = [e for e in self.since if applied is None or (e.t > applied and not e.retract)]
+            # those whose time it evaluated; else (RTEC's first window: an entity's later event
+            # grounds its fluents from the start) all it was given
+            fresh = [e for e in fresh if now_applied is None or e.t <= now_applied] or fresh
             for raw in batch.lines().splitlines():
                 self.lines += 1
                 line = _decode(raw)
@@ -145,13 +154,23 @@ class Recorder:
                     self.changes.append(Change(self.lines, line, "end", until, fresh))
                 else:
                     self.changes.append(Change(self.lines, line, "advance", until, fresh))
-        if until is not None and (self.evaluated is None or until > self.evaluated):
-            self.evaluated = until
-        self.since = []
+        if now is not None and (self.evaluated is None or now > self.evaluated):
+            self.evaluated, self.applied = now, now_applied
+        # events after the time whose events it applied are evaluated again in the next window
+        # (RTEC's: they ground their entities now, their time's effects then)
+        self.since = [e for e in self.since if now_applied is not None and e.t > now_applied and not e.retract]
         return batch
 
+    def _reached(self) -> Any:
+        """How far the evaluator has evaluated, where it tells (``evaluated_to``: the latest
+        time whose events it applied and the latest whose answers it wrote, for an evaluator
+        that evaluates only every so often, as RTEC's windows); else ``_UNTOLD``: both up to
+        each ``advance``'s time."""
+        return getattr(self.inner, "evaluated_to", _UNTOLD)
+
     def advance(self, until: Time) -> Any:
-        return self._note(self.inner.advance(until), until)
+        prior = self._reached()
+        return self._note(self.inner.advance(until), until, prior=prior)
 
     def restated(self, lines: list[bytes], note: str) -> None:
         """Lines a program upgrade wrote (``versions.switch``): taken back from T on, and the
@@ -163,10 +182,12 @@ class Recorder:
                 self.changes.append(Change(self.lines, line, "upgrade", self.evaluated, [], note))
 
     def finish(self, until: Time | None = None) -> Any:
-        return self._note(self.inner.finish(until), until, end=True)
+        prior = self._reached()
+        return self._note(self.inner.finish(until), until, end=True, prior=prior)
 
     def pending(self) -> Any:
-        return self._note(self.inner.pending(), None)
+        prior = self._reached()
+        return self._note(self.inner.pending(), None, prior=prior)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -190,11 +211,15 @@ def event_text(ev: Event) -> str:
     return f"{what} {ev.pred}({args}) at {when}{where}"
 
 
+SHOWN = 12  # the causes the text lists of one line (a window of RTEC's evaluates many events at once)
+
+
 def render_text(query: Query, found: list[Change]) -> str:
     head = f"{query.text}: "
     if not found:
         return head + "no answer line covers it\n"
-    out = [head + f"{len(found)} answer line{'s' if len(found) > 1 else ''} cover it, in the order run writes them"]
+    lines = "1 answer line covers" if len(found) == 1 else f"{len(found)} answer lines cover"
+    out = [head + f"{lines} it, in the order run writes them"]
     for k, change in enumerate(found, 1):
         out.append(f"  {k}. answer line {change.number}: {msgspec.json.encode(change.line).decode()}")
         if change.why == "upgrade":
@@ -208,7 +233,10 @@ def render_text(query: Query, found: list[Change]) -> str:
         else:
             out.append(f"     written when time reached {time_text(change.until)} (a later time arrived), after:"
                        if change.until is not None else "     written after:")
-        out += [f"       {event_text(ev)}" for ev in change.causes] or ["       (no input event: time alone)"]
+        shown = [f"       {event_text(ev)}" for ev in change.causes[:SHOWN]]
+        if len(change.causes) > SHOWN:
+            shown.append(f"       ... and {len(change.causes) - SHOWN} more input events (--as json lists them all)")
+        out += shown or ["       (no input event: time alone)"]
     return "\n".join(out) + "\n"
 
 
