@@ -35,7 +35,7 @@ def fleet(tmp_path, monkeypatch):
     request = UpgradeRequest("r1", version_id((("new.lars", NEW),)), "lars", str(AT), (("new.lars", NEW),))
     records = [("chronolog.facts", 0, k, json.dumps(e).encode(), 0.0) for k, e in enumerate(EVENTS)]
     records.append(("chronolog.facts", 0, len(EVENTS), request.encode(), 0.0))
-    outcomes = {"r1": {"upgrade": "r1", "at": str(AT), "version": request.version}}
+    outcomes = {"r1": {"upgrade": "r1", "service": "reasoner.1", "at": str(AT), "version": request.version}}
 
     def fleet_input(args, text):  # noqa: ANN001, ANN202 (cli.explain._fleet_input, its topics given)
         program = load_program([str(old)], None)
