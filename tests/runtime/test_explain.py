@@ -137,3 +137,56 @@ def test_explain_follows_one_answer_stream(tmp_path, capsys):
     code, _, err = _cli(capsys, "explain", prog, "--input", stream, "--why", "q(a)@0", "--mode", "oneshot",
                         "--models", "2")
     assert code == 2 and "explain follows one answer stream" in err
+
+
+DOOR = ("initiatedAt(status(D)=open, T) :- happensAt(opened(D), T).\n"
+        "initiatedAt(status(D)=closed, T) :- happensAt(closed(D), T).\n"
+        "door(d1).\ngrounding(status(D)=open) :- door(D).\ngrounding(status(D)=closed) :- door(D).\n")
+DOOR_IN = [{"t": 1, "pred": "closed", "args": ["d1"]}, {"t": 3, "pred": "opened", "args": ["d1"]}, {"t": 6},
+           {"t": 9}, {"t": 5, "pred": "closed", "args": ["d1"]}, {"t": 7, "pred": "opened", "args": ["d1"]}, {"t": 12}]
+
+
+def test_rtec_a_correction_names_its_late_event_and_an_opening_the_events_its_window_applied(tmp_path, capsys):
+    """RTEC evaluates a window once its step has passed, up to a tick before its time (what
+    happens at T holds from T + 1): each line's causes are the events that window applied."""
+    prog, stream = _files(tmp_path, "p.prolog", DOOR, DOOR_IN)
+    code, out, err = _cli(capsys, "explain", prog, "--input", stream, "--changes", "status(d1)=closed@7",
+                          "--as", "json", "--step", "1")
+    assert code == 0, err
+    got = [(c["line"], c["kind"], [x["where"].rsplit(":", 2)[1] for x in c["causes"]])
+           for c in json.loads(out)["changes"]]
+    # [2,inf) when time 3 arrived (closed at 1); its closing at 4 when 6 arrived (opened at 3,
+    # applied by that window, not the one before); [6,8) a correction by the late closed at 5
+    # (opened at 7 arrived late too but its time was not yet evaluated: it is not the cause)
+    assert got == [(1, "advance", ["1"]), (2, "advance", ["2"]), (4, "correction", ["5"])]
+    code, text, _ = _cli(capsys, "explain", prog, "--input", stream, "--changes", "status(d1)=open@5", "--step", "1")
+    assert text.startswith("status(d1)=open@5: 1 answer line covers it,") and "time alone" not in text
+
+
+def test_rtec_a_window_evaluated_at_the_end_is_no_correction(tmp_path, capsys):
+    """With the default step the whole input is one window after the first time: the lines the
+    end writes about times after the first are the end's, caused by the events, not corrections."""
+    prog, stream = _files(tmp_path, "p.prolog", DOOR, DOOR_IN)
+    code, out, err = _cli(capsys, "explain", prog, "--input", stream, "--changes", "status(d1)=open@5", "--as", "json")
+    assert code == 0, err
+    (change,) = json.loads(out)["changes"]
+    assert (change["answer"]["interval"], change["kind"]) == ("[4,6)", "end")
+    assert {x["where"].rsplit(":", 2)[1] for x in change["causes"]} == {"1", "2", "3", "4", "5", "6", "7"}
+
+
+CTM = Path(__file__).parents[3] / "shared" / "data" / "rtec" / "ctm"
+
+
+@pytest.mark.skipif(not CTM.is_dir(), reason="the shared RTEC data is not beside the repository")
+def test_rtec_ctm_corrections_name_late_events(capsys):
+    """The ctm application's stream (1% cut): every line --changes calls a correction names the
+    late events that caused it (the report: a window's closing of [0,inf) called a correction
+    "by time alone")."""
+    progs = [str(CTM / f) for f in ("rules.prolog", "vehicles.prolog", "settings.prolog")]
+    stream = str(Path(__file__).parents[1] / "data" / "rtec" / "ctm" / "stream-cut1.jsonl")
+    code, out, err = _cli(capsys, "explain", *progs, "--input", stream, "--changes",
+                          "driving_quality(75,bus)=high@5", "--as", "json")
+    assert code == 0, err
+    got = json.loads(out)["changes"]
+    assert [(c["answer"]["interval"], c["kind"]) for c in got] == [("[0,inf)", "advance"), ("[3,8)", "end")]
+    assert all(c["causes"] for c in got)

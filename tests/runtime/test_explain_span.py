@@ -72,7 +72,18 @@ def test_lars_explanation_at_an_early_time_is_that_of_the_stream_cut_after_it(ru
     cut = [*(e if e["t"] <= horizon else None for e in stream), {"t": horizon}]
     for mode in ("why", "why-not"):
         got, want = _explained("\n".join(rules) + "\n", "p.lars", [stream, cut], Query(pred, (arg,), t, "q"), mode)
-        assert got == want
+        # (an event the whole stream delivers late may be on time in the cut one, which lacks
+        # the later times it arrived after: the trees agree but for that mark)
+        assert _unmarked(got) == _unmarked(want)
+
+
+def _unmarked(data: object) -> object:
+    """The JSON data without its ``late`` marks."""
+    if isinstance(data, dict):
+        return {k: _unmarked(v) for k, v in data.items() if k != "late"}
+    if isinstance(data, list):
+        return [_unmarked(v) for v in data]
+    return data
 
 
 

@@ -161,11 +161,28 @@ def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
     spec = StageSpec("chain", retention=retention, window=window if window is not None else args.window,
                      step=args.step)
     read = lambda line, where: read_line(row.name, program, line, where)  # noqa: E731
-    if row.strata is None:  # a chain service hosting the evaluator: as it evaluates, upgrades included
+    if row.strata is None or _upgraded(records, outcomes):
+        # a chain service hosting the evaluator: as it evaluates, upgrades included (a LARS
+        # fleet's strata, upgraded, mean what its chain service writes: docs/fleet/upgrade.md)
         return fleet_changes(records, read, upgrader(row, program, spec), outcomes, query), query
     # LARS's strata: their answers mean what run prints on the input (CONTRACT section 4)
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
     return changes(row.evaluator(program, options, lambda m: None), topic_events(records, read), query), query
+
+
+def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
+    """Whether the input topic holds an upgrade request the fleet applied."""
+    from chronolog.versions import UPGRADE_KEY, UpgradeRequest  # noqa: PLC0415
+
+    for _, _, _, value, _ in records:
+        if value.startswith(UPGRADE_KEY):
+            try:
+                outcome = outcomes.get(UpgradeRequest.decode(value).id)
+            except ValueError:  # a malformed request: the fleet refused it
+                continue
+            if outcome is not None and "refused" not in outcome:
+                return True
+    return False
 
 
 def _why_on_fleet(args: argparse.Namespace, text: str):  # noqa: ANN202 (program, row, evaluator, events, query)

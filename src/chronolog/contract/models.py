@@ -226,6 +226,8 @@ class ExplanationNode(_Strict):
                                                                 "literal names it (RTEC: terminated at t1)")
     negated: Literal[True] | None = Field(default=None, description="a negated literal (its why_not says why)")
     source: StrictStr | None = Field(default=None, description="an input event's file:line, or topic offset")
+    late: Literal[True] | None = Field(default=None, description="an input event that arrived after the stream "
+                                                                 "had passed its time (a delayed event)")
     premises: list[ExplanationNode] | None = None
     why_not: list[WhyNotEntry] | None = Field(
         default=None, description="a negated literal, or --why-not's atom: each rule whose head matches it, and why "

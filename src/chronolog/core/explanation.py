@@ -33,6 +33,7 @@ class Node:
     reason: str = ""  # why it fails
     negated: bool = False
     why_not: list[Node] | None = None  # why-not entries (a rule, its failing literal, why); None: not told
+    late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
 
     @property
     def entries(self) -> list[Node]:
@@ -60,6 +61,8 @@ class Node:
             out["negated"] = True
         if self.where:
             out["source"] = self.where
+        if self.late:
+            out["late"] = True
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.says_why_not:
@@ -81,7 +84,7 @@ class Node:
 
     def lines(self, indent: int = 0) -> list[str]:
         pad = "  " * indent
-        head = self.text + (f"  [{self.where}]" if self.where else "")
+        head = self.text + (f"  [{self.where}]" if self.where else "") + ("  (arrived late)" if self.late else "")
         out = [pad + head]
         if self.rule:
             binding = ", ".join(f"{k}={v}" for k, v in sorted(self.bindings.items()))
@@ -106,8 +109,22 @@ class Node:
             binding = ", ".join(f"{k}={v}" for k, v in sorted(self.bindings.items()))
             parts.append(f"by {self.rule}" + (f" with {binding}" if binding else ""))
         if self.where:
-            parts.append(f"from {self.where}")
+            parts.append(f"from {self.where}" + (" (arrived late)" if self.late else ""))
         return parts
+
+
+def mark_late(trees: list[Node], late: set[str]) -> None:
+    """Mark the input events (leaves) whose source is in ``late`` as having arrived late, in
+    the premises and the why-not subtrees alike."""
+    if not late:
+        return
+    todo = list(trees)
+    while todo:
+        node = todo.pop()
+        if node.where and node.where in late:
+            node.late = True
+        todo += node.children
+        todo += node.why_not or []
 
 
 def dot(trees: list[Node]) -> str:

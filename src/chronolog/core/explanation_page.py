@@ -293,7 +293,8 @@ def _summary(node: Node) -> str:
         chips = "".join(f'<span class="chip">{_e(k)} = {_e(str(v))}</span>' for k, v in sorted(node.bindings.items()))
         out.append(f'<div class="bindings">{chips}</div>')
     if node.where:
-        out.append(f'<div class="source">from <code>{_e(node.where)}</code></div>')
+        late = ' <span class="late">arrived late</span>' if node.late else ""
+        out.append(f'<div class="source">from <code>{_e(node.where)}</code>{late}</div>')
     return "".join(out)
 
 
@@ -340,6 +341,7 @@ details:not([open])>summary::before{content:"\\25B8"}
 .k-negated,.k-why-not,.k-none,li.why-not .kind{background:#ffebe9;color:#cf222e}
 .text{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13.5px}
 .by-rule,.source,.bindings{margin-left:14px;font-size:13px;color:var(--muted)}
+.late{color:#b35c00;font-weight:600}
 .by{font-style:italic}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px;color:var(--fg)}
 .chip{display:inline-block;margin:2px 4px 0 0;padding:0 7px;border-radius:9px;background:#fff8c5;

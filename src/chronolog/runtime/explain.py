@@ -21,7 +21,7 @@ import msgspec
 from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
-from chronolog.core.explanation import Node
+from chronolog.core.explanation import Node, mark_late
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, atom_text, time_text
@@ -30,6 +30,7 @@ from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
 _decode = msgspec.json.Decoder().decode
+_UNTOLD = object()  # an evaluator that does not tell how far it has evaluated
 
 
 @record(frozen=True)
@@ -117,7 +118,8 @@ class Recorder:
         self.inner = inner
         self.query = query
         self.since: list[Event] = []
-        self.evaluated: Time | None = None  # the latest time a batch was asked for
+        self.evaluated: Time | None = None  # the latest time whose answers are written
+        self.applied: Time | None = None  # the latest time whose events are evaluated (RTEC: a tick before)
         self.lines = 0
         self.changes: list[Change] = []
 
@@ -129,11 +131,18 @@ class Recorder:
         self.since.extend(block.unpacked())
         self.inner.push_block(block)
 
-    def _note(self, batch: Any, until: Time | None, end: bool = False) -> Any:
-        before = self.evaluated
+    def _note(self, batch: Any, until: Time | None, end: bool = False, prior: Any = None) -> Any:
+        reached = self._reached()
+        if reached is not _UNTOLD and reached == prior and not batch.line_count:
+            return batch  # it evaluated nothing (RTEC waits for a window's step): the events wait too
+        before, applied = self.evaluated, self.applied
+        now_applied, now = (until, until) if reached is _UNTOLD or reached is None else reached
         if batch.line_count:
-            late = [e for e in self.since if before is not None and (e.t <= before or e.retract)]
-            fresh = [e for e in self.since if before is None or (e.t > before and not e.retract)]
+            late = [e for e in self.since if applied is not None and (e.t <= applied or e.retract)]
+            fresh = [e for e in self.since if applied is None or (e.t > applied and not e.retract)]
+            # those whose time it evaluated; else (RTEC's first window: an entity's later event
+            # grounds its fluents from the start) all it was given
+            fresh = [e for e in fresh if now_applied is None or e.t <= now_applied] or fresh
             for raw in batch.lines().splitlines():
                 self.lines += 1
                 line = _decode(raw)
@@ -145,13 +154,23 @@ class Recorder:
                     self.changes.append(Change(self.lines, line, "end", until, fresh))
                 else:
                     self.changes.append(Change(self.lines, line, "advance", until, fresh))
-        if until is not None and (self.evaluated is None or until > self.evaluated):
-            self.evaluated = until
-        self.since = []
+        if now is not None and (self.evaluated is None or now > self.evaluated):
+            self.evaluated, self.applied = now, now_applied
+        # events after the time whose events it applied are evaluated again in the next window
+        # (RTEC's: they ground their entities now, their time's effects then)
+        self.since = [e for e in self.since if now_applied is not None and e.t > now_applied and not e.retract]
         return batch
 
+    def _reached(self) -> Any:
+        """How far the evaluator has evaluated, where it tells (``evaluated_to``: the latest
+        time whose events it applied and the latest whose answers it wrote, for an evaluator
+        that evaluates only every so often, as RTEC's windows); else ``_UNTOLD``: both up to
+        each ``advance``'s time."""
+        return getattr(self.inner, "evaluated_to", _UNTOLD)
+
     def advance(self, until: Time) -> Any:
-        return self._note(self.inner.advance(until), until)
+        prior = self._reached()
+        return self._note(self.inner.advance(until), until, prior=prior)
 
     def restated(self, lines: list[bytes], note: str) -> None:
         """Lines a program upgrade wrote (``versions.switch``): taken back from T on, and the
@@ -163,10 +182,12 @@ class Recorder:
                 self.changes.append(Change(self.lines, line, "upgrade", self.evaluated, [], note))
 
     def finish(self, until: Time | None = None) -> Any:
-        return self._note(self.inner.finish(until), until, end=True)
+        prior = self._reached()
+        return self._note(self.inner.finish(until), until, end=True, prior=prior)
 
     def pending(self) -> Any:
-        return self._note(self.inner.pending(), None)
+        prior = self._reached()
+        return self._note(self.inner.pending(), None, prior=prior)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -190,11 +211,15 @@ def event_text(ev: Event) -> str:
     return f"{what} {ev.pred}({args}) at {when}{where}"
 
 
+SHOWN = 12  # the causes the text lists of one line (a window of RTEC's evaluates many events at once)
+
+
 def render_text(query: Query, found: list[Change]) -> str:
     head = f"{query.text}: "
     if not found:
         return head + "no answer line covers it\n"
-    out = [head + f"{len(found)} answer line{'s' if len(found) > 1 else ''} cover it, in the order run writes them"]
+    lines = "1 answer line covers" if len(found) == 1 else f"{len(found)} answer lines cover"
+    out = [head + f"{lines} it, in the order run writes them"]
     for k, change in enumerate(found, 1):
         out.append(f"  {k}. answer line {change.number}: {msgspec.json.encode(change.line).decode()}")
         if change.why == "upgrade":
@@ -208,7 +233,10 @@ def render_text(query: Query, found: list[Change]) -> str:
         else:
             out.append(f"     written when time reached {time_text(change.until)} (a later time arrived), after:"
                        if change.until is not None else "     written after:")
-        out += [f"       {event_text(ev)}" for ev in change.causes] or ["       (no input event: time alone)"]
+        shown = [f"       {event_text(ev)}" for ev in change.causes[:SHOWN]]
+        if len(change.causes) > SHOWN:
+            shown.append(f"       ... and {len(change.causes) - SHOWN} more input events (--as json lists them all)")
+        out += shown or ["       (no input event: time alone)"]
     return "\n".join(out) + "\n"
 
 
@@ -301,7 +329,8 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     the explanation needs (``reaching``), then the dialect's explanation against them."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
-    seen = reaching(row, program, list(events), query.t)
+    events = list(events)
+    seen = reaching(row, program, events, query.t)
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -311,8 +340,22 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
-    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,  # type: ignore[no-any-return]
-                                evaluator=evaluator)
+    node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
+                                      evaluator=evaluator)
+    mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
+    return node
+
+
+def late_events(events: Iterable[Event]) -> Iterator[Event]:
+    """The events that arrived late (CONTRACT section 2): a fact or a retraction whose time
+    lies before the latest time already seen, in arrival order (time advances included)."""
+    latest: Time | None = None
+    for ev in events:
+        if latest is not None and ev.t < latest:
+            if ev.is_fact:  # (a time advance to an earlier time is no event)
+                yield ev
+        elif latest is None or ev.t > latest:
+            latest = ev.t
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:

@@ -66,6 +66,7 @@ class Scene:
 
     def __init__(self, program: Program, plan: Plan, events: Iterable[Event], answer: set[Atom], t: int) -> None:
         self.program, self.plan, self.t = program, plan, t
+        self.at: Callable[[int], Scene] | None = None  # the evaluation of another time (``explainer``'s)
         self._indexes: dict[tuple[int, frozenset[str]], tuple[Any, ExtAtom, dict, list]] = {}  # (``matches``)
         self._times: dict[PredKey, tuple[frozenset, dict[tuple, list[int]]]] = {}  # (``times_of``)
         self.timed = at_head_predicates(program)
@@ -461,6 +462,9 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
     args = tuple(_eval(a, b) for a in lit.atom.args)
     if scene.intensional(lit.atom.key) and lit.op is Op.NOW and lit.atom.key not in scene.timed:
         node.why_not = _rule_failures(scene, (lit.atom.pred, args))
+    elif scene.intensional(lit.atom.key) and lit.op in (Op.DIAMOND, Op.BOX) and lit.atom.key not in scene.timed \
+            and not isinstance(lit.window, TupleWindow) and scene.at is not None:
+        node.why_not = _window_failures(scene, lit, (lit.atom.pred, args))
     elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
         node.why_not = []
     if isinstance(lit.window, TupleWindow):
@@ -468,6 +472,25 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
                               where=str(loc) if loc else "", atom=atom_text(key[0], row), time=at)
                          for at, key, row, loc in (scene.stream[-lit.window.size:] if lit.window.size else [])]
     return node
+
+
+def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
+    """Why a derived atom a negated window reads does not hold where the literal needs it not
+    to: at every point of a ``◇``'s window, at the first point of a ``□``'s where it does not
+    (each rule whose head matches, its first failing literal, told by the evaluation of that
+    point)."""
+    lo, hi = scene.span(lit)
+    out: list[Node] = []
+    for s in range(lo, hi + 1):
+        there = scene if s == scene.t else scene.at(s)  # type: ignore[misc]
+        if there.holds(atom):
+            continue
+        for entry in _rule_failures(there, atom):
+            entry.text = f"{atom_text(*atom)} at {s}: {entry.text}"
+            out.append(entry)
+        if lit.op is Op.BOX:
+            break
+    return out
 
 
 def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
@@ -557,8 +580,15 @@ def explainer(program: Any) -> Callable[..., Any]:
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
                 evaluator: Any = None) -> Any:
         events = list(events)
+        lines = list(lines)
+
+        def at(s: int) -> Scene:
+            scene = Scene(program, plan, events, answer_at(lines, s), s)
+            scene.at = at
+            return scene
+
         if (atom[0], len(atom[1])) not in at_head_predicates(program):
-            scene = Scene(program, plan, events, answer_at(lines, t), t)
+            scene = at(t)
             return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
         timed = (atom[0], (*atom[1], t))

@@ -360,6 +360,14 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
     def pending(self) -> Changes:
         return Changes()  # nothing is evaluated but in advance and finish
 
+    @property
+    def evaluated_to(self) -> tuple[Any, Any] | None:
+        """How far it has evaluated (None: not yet), as ``explain --changes`` asks it: the latest
+        time whose events are applied, and the latest whose answers are written (a tick later:
+        what happens at T holds from T + tick).  ``advance`` evaluates only once a window's
+        ``step`` has passed, and then up to a tick before its time."""
+        return None if self.done is None else (self.done - self.tick, self.done)
+
     def _advance(self, until: Time) -> list[AnswerChange]:
         until = int(until)
         if self.first is None:
