@@ -33,6 +33,8 @@ class Node:
     reason: str = ""  # why it fails
     negated: bool = False
     why_not: list[Node] | None = None  # why-not entries (a rule, its failing literal, why); None: not told
+    missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
+    candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
 
     @property
     def entries(self) -> list[Node]:
@@ -73,6 +75,10 @@ class Node:
                                "reason": self.reason or self.text}
         if self.literal:
             out["literal"] = self.literal
+        if self.missing is not None:
+            ev = self.missing
+            out["missing"] = {"pred": ev.pred, "args": list(_bindings(dict(enumerate(ev.args))).values()),
+                              "time": json_time(ev.t), "text": missing_text(ev)}
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.why_not is not None:
@@ -153,7 +159,13 @@ def json_time(t: Any) -> Any:
     return str(t)
 
 
-def _bindings(b: dict[str, Any]) -> dict[str, Any]:
+def missing_text(ev: Any) -> str:
+    """A missing input event as the text form names it: ``speed(a1, 20) at 4``."""
+    args = ", ".join(str(a) for a in ev.args)
+    return f"{ev.pred}({args}) at {json_time(ev.t)}" if ev.args else f"{ev.pred} at {json_time(ev.t)}"
+
+
+def _bindings(b: dict[Any, Any]) -> dict[str, Any]:
     return {k: v if type(v) in (int, str) else str(v) for k, v in b.items()}
 
 

@@ -21,7 +21,7 @@ import msgspec
 from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
-from chronolog.core.explanation import Node
+from chronolog.core.explanation import Node, missing_text
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, atom_text, time_text
@@ -296,9 +296,11 @@ class NotSo(ChronologError):
 
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
-            every: bool = False, depth: int | None = None) -> Node:
+            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
-    the explanation needs (``reaching``), then the dialect's explanation against them."""
+    the explanation needs (``reaching``), then the dialect's explanation against them.  A
+    why-not entry names a missing input event only where ``fresh`` (a new evaluator with
+    ``run``'s options) re-derives the atom with that event added (``confirm_missing``)."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     seen = reaching(row, program, list(events), query.t)
@@ -311,8 +313,47 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if mode == "why-not" and total == 1:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
-    return row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,  # type: ignore[no-any-return]
-                                evaluator=evaluator)
+    node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
+                                      evaluator=evaluator)
+    if mode == "why-not":
+        confirm_missing(node, seen, query, fresh)
+    return node
+
+
+MISSING_TRIES = 6  # candidate events evaluated per why-not entry
+
+
+def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None) -> None:
+    """Name the missing input event of each top-level why-not entry the dialect proposed one
+    for, where it is true: the input with the candidate added at its time (after the events of
+    that time, so not late), evaluated to T by a new evaluator, derives the atom at T.  An
+    unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
+    shifts): the entry then names none."""
+    for entry in node.entries:
+        candidates, entry.candidates = entry.candidates, []
+        if fresh is None:
+            continue
+        for ev in candidates[:MISSING_TRIES]:
+            if derives_with(fresh(), events, ev, query):
+                entry.missing = ev
+                entry.text += f"; adding {missing_text(ev)} would derive it"
+                break
+
+
+def with_event(events: list[Event], ev: Event) -> list[Event]:
+    """The input with ``ev`` arriving in time order: after every event of a time up to its own."""
+    at = next((i for i, e in enumerate(events) if e.t > ev.t), len(events))
+    return [*events[:at], ev, *events[at:]]
+
+
+def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> bool:
+    """Whether the input plus ``ev``, evaluated to at least T, holds the queried atom at T."""
+    out = io.StringIO()
+    stream = with_event(events, ev)
+    last = max(e.t for e in stream)
+    run_evaluator(evaluator, stream, out, until=None if last >= query.t else query.t, warn=lambda m: None)
+    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
+    return sum(line.get("diff", 1) for line in lines if query.covers(line)) == 1
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
