@@ -341,8 +341,9 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
 
 
 def with_event(events: list[Event], ev: Event) -> list[Event]:
-    """The input with ``ev`` arriving in time order: after every event of a time up to its own."""
-    at = next((i for i, e in enumerate(events) if e.t > ev.t), len(events))
+    """The input with ``ev`` arriving right after the last event of a time up to its own (in a
+    time-ordered input: in time order; no retraction of its time comes after it)."""
+    at = max((i + 1 for i, e in enumerate(events) if e.t <= ev.t), default=0)
     return [*events[:at], ev, *events[at:]]
 
 
