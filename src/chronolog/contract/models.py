@@ -197,8 +197,10 @@ class MissingEvent(_Strict):
 
     pred: StrictStr
     args: list[StrictStr | StrictInt]
-    time: StrictInt | StrictStr = Field(description="a time point (7/2: a rational time)")
-    text: StrictStr = Field(description="as the text form names it: speed(a1, 20) at 4")
+    time: StrictInt | StrictStr = Field(description="a time point (7/2: a rational time); an interval's left end")
+    interval: StrictStr | None = Field(default=None, description="DatalogMTL: the interval it holds on, where not "
+                                                                 "a point")
+    text: StrictStr = Field(description="as the text form names it: speed(a1, 20) at 4, P(a) on [1,2]")
 
 
 class WhyNotEntry(_Strict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from chronolog.core import intervals as I
 from chronolog.core.records import field, record
 
 
@@ -79,6 +80,8 @@ class Node:
             ev = self.missing
             out["missing"] = {"pred": ev.pred, "args": list(_bindings(dict(enumerate(ev.args))).values()),
                               "time": json_time(ev.t), "text": missing_text(ev)}
+            if _spread(ev):
+                out["missing"]["interval"] = I.text(ev.span)
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.why_not is not None:
@@ -161,8 +164,13 @@ def json_time(t: Any) -> Any:
 
 def missing_text(ev: Any) -> str:
     """A missing input event as the text form names it: ``speed(a1, 20) at 4``."""
-    args = ", ".join(str(a) for a in ev.args)
-    return f"{ev.pred}({args}) at {json_time(ev.t)}" if ev.args else f"{ev.pred} at {json_time(ev.t)}"
+    atom = f"{ev.pred}({', '.join(str(a) for a in ev.args)})" if ev.args else ev.pred
+    return f"{atom} on {I.text(ev.span)}" if _spread(ev) else f"{atom} at {json_time(ev.t)}"
+
+
+def _spread(ev: Any) -> bool:
+    """Whether an event holds on an interval (DatalogMTL), not at one point."""
+    return ev.span is not None and ev.span[0] != ev.span[2]
 
 
 def _bindings(b: dict[Any, Any]) -> dict[str, Any]:
