@@ -321,6 +321,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
 
 
 MISSING_TRIES = 6  # candidate events evaluated per why-not entry
+MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input again
 
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None) -> None:
@@ -329,11 +330,13 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
     that time, so not late), evaluated to T by a new evaluator, derives the atom at T.  An
     unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
     shifts): the entry then names none."""
+    budget = MISSING_BUDGET
     for entry in node.entries:
         candidates, entry.candidates = entry.candidates, []
         if fresh is None:
             continue
-        for ev in candidates[:MISSING_TRIES]:
+        for ev in candidates[:min(MISSING_TRIES, budget)]:
+            budget -= 1
             if derives_with(fresh(), events, ev, query):
                 entry.missing = ev
                 entry.text += f"; adding {missing_text(ev)} would derive it"
