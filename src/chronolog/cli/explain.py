@@ -101,7 +101,8 @@ def _why(args: argparse.Namespace) -> int:
         for message in skipped:
             _error(message)
     try:
-        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth)
+        fresh = None if args.input is None else (lambda: evaluator_for(args, lambda m: None)[3])  # (the fleet: none)
+        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1

@@ -191,6 +191,18 @@ class RuleRef(_Strict):
     text: StrictStr
 
 
+class MissingEvent(_Strict):
+    """The one input event whose absence a why-not entry blames: with it added (in time order,
+    the input evaluated to T) the rule derives the atom — checked by evaluating, never guessed."""
+
+    pred: StrictStr
+    args: list[StrictStr | StrictInt]
+    time: StrictInt | StrictStr = Field(description="a time point (7/2: a rational time); an interval's left end")
+    interval: StrictStr | None = Field(default=None, description="DatalogMTL: the interval it holds on, where not "
+                                                                 "a point")
+    text: StrictStr = Field(description="as the text form names it: speed(a1, 20) at 4, P(a) on [1,2]")
+
+
 class WhyNotEntry(_Strict):
     """Why an atom does not hold, one rule whose head matches it: the rule, the bindings the
     atom fixes (variables the head leaves open read as "some value"), the first body literal
@@ -202,6 +214,8 @@ class WhyNotEntry(_Strict):
     bindings: dict[str, StrictStr | StrictInt]
     literal: StrictStr | None = Field(default=None, description="the failing body literal, as the program writes it")
     reason: StrictStr
+    missing: MissingEvent | None = Field(default=None, description="the single input event that, added, derives "
+                                                                   "the atom (only where that was checked)")
     premises: list[ExplanationNode] | None = None
     why_not: list[WhyNotEntry] | None = Field(default=None, description="why the failing literal's atom does not hold")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from chronolog.core import intervals as I
 from chronolog.core.records import field, record
 
 
@@ -34,6 +35,8 @@ class Node:
     negated: bool = False
     why_not: list[Node] | None = None  # why-not entries (a rule, its failing literal, why); None: not told
     late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
+    missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
+    candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
 
     @property
     def entries(self) -> list[Node]:
@@ -76,6 +79,12 @@ class Node:
                                "reason": self.reason or self.text}
         if self.literal:
             out["literal"] = self.literal
+        if self.missing is not None:
+            ev = self.missing
+            out["missing"] = {"pred": ev.pred, "args": list(_bindings(dict(enumerate(ev.args))).values()),
+                              "time": json_time(ev.t), "text": missing_text(ev)}
+            if _spread(ev):
+                out["missing"]["interval"] = I.text(ev.span)
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.why_not is not None:
@@ -170,7 +179,18 @@ def json_time(t: Any) -> Any:
     return str(t)
 
 
-def _bindings(b: dict[str, Any]) -> dict[str, Any]:
+def missing_text(ev: Any) -> str:
+    """A missing input event as the text form names it: ``speed(a1, 20) at 4``."""
+    atom = f"{ev.pred}({', '.join(str(a) for a in ev.args)})" if ev.args else ev.pred
+    return f"{atom} on {I.text(ev.span)}" if _spread(ev) else f"{atom} at {json_time(ev.t)}"
+
+
+def _spread(ev: Any) -> bool:
+    """Whether an event holds on an interval (DatalogMTL), not at one point."""
+    return ev.span is not None and ev.span[0] != ev.span[2]
+
+
+def _bindings(b: dict[Any, Any]) -> dict[str, Any]:
     return {k: v if type(v) in (int, str) else str(v) for k, v in b.items()}
 
 

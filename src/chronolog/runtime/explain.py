@@ -21,7 +21,7 @@ import msgspec
 from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
-from chronolog.core.explanation import Node, mark_late
+from chronolog.core.explanation import Node, mark_late, missing_text
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Evaluator, Time, atom_text, time_text
@@ -324,9 +324,11 @@ class NotSo(ChronologError):
 
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
-            every: bool = False, depth: int | None = None) -> Node:
+            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
-    the explanation needs (``reaching``), then the dialect's explanation against them."""
+    the explanation needs (``reaching``), then the dialect's explanation against them.  A
+    why-not entry names a missing input event only where ``fresh`` (a new evaluator with
+    ``run``'s options) re-derives the atom with that event added (``confirm_missing``)."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
@@ -342,6 +344,8 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator)
+    if mode == "why-not":
+        confirm_missing(node, seen, query, fresh)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -356,6 +360,45 @@ def late_events(events: Iterable[Event]) -> Iterator[Event]:
                 yield ev
         elif latest is None or ev.t > latest:
             latest = ev.t
+
+MISSING_TRIES = 6  # candidate events evaluated per why-not entry
+MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input again
+
+
+def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None) -> None:
+    """Name the missing input event of each top-level why-not entry the dialect proposed one
+    for, where it is true: the input with the candidate added at its time (after the events of
+    that time, so not late), evaluated to T by a new evaluator, derives the atom at T.  An
+    unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
+    shifts): the entry then names none."""
+    budget = MISSING_BUDGET
+    for entry in node.entries:
+        candidates, entry.candidates = entry.candidates, []
+        if fresh is None:
+            continue
+        for ev in candidates[:min(MISSING_TRIES, budget)]:
+            budget -= 1
+            if derives_with(fresh(), events, ev, query):
+                entry.missing = ev
+                entry.text += f"; adding {missing_text(ev)} would derive it"
+                break
+
+
+def with_event(events: list[Event], ev: Event) -> list[Event]:
+    """The input with ``ev`` arriving right after the last event of a time up to its own (in a
+    time-ordered input: in time order; no retraction of its time comes after it)."""
+    at = max((i + 1 for i, e in enumerate(events) if e.t <= ev.t), default=0)
+    return [*events[:at], ev, *events[at:]]
+
+
+def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> bool:
+    """Whether the input plus ``ev``, evaluated to at least T, holds the queried atom at T."""
+    out = io.StringIO()
+    stream = with_event(events, ev)
+    last = max(e.t for e in stream)
+    run_evaluator(evaluator, stream, out, until=None if last >= query.t else query.t, warn=lambda m: None)
+    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
+    return sum(line.get("diff", 1) for line in lines if query.covers(line)) == 1
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:

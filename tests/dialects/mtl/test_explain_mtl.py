@@ -48,10 +48,11 @@ def test_why_not_by_hand(tmp_path, capsys):
     prog, stream = _files(tmp_path, HEAT, HEAT_IN)
     code, got, _ = explain(capsys, prog, stream, "why-not", "Panic(s1)@5")
     assert code == 0
-    assert [c["text"] for c in got["why_not"]] == ["fails at body element 2: Smoke(s1) does not hold at 5"]
+    assert [c["text"] for c in got["why_not"]] == [  # Alarm(s1) holds on [0,7]: Smoke(s1) at 5 is all it needs
+        "fails at body element 2: Smoke(s1) does not hold at 5; adding Smoke(s1) at 5 would derive it"]
     code, got, _ = explain(capsys, prog, stream, "why-not", "Alarm(s1)@15/2")
     assert [c["text"] for c in got["why_not"]] == [
-        "fails at body element 1: Diamondminus[0,2]Hot(s1) does not hold at 15/2"]
+        "fails at body element 1: Diamondminus[0,2]Hot(s1) does not hold at 15/2; adding Hot(s1) at 15/2 would derive it"]
     code, _, err = explain(capsys, prog, stream, "why", "Alarm(s1)@15/2")
     assert code == 1 and "Alarm(s1) does not hold at 15/2 (ask --why-not)" in err
 

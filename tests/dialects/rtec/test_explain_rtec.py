@@ -345,3 +345,45 @@ def _split_args(text: str) -> list[str]:
         depth -= ch == ")"
         cur += ch
     return [*out, cur]
+
+
+def _with(events: list[dict], missing: dict) -> list[dict]:
+    """The input with the missing event arriving right after the last event up to its time."""
+    at = max((i + 1 for i, e in enumerate(events) if e["t"] <= missing["time"]), default=0)
+    return [*events[:at], {"t": missing["time"], "pred": missing["pred"], "args": missing["args"]}, *events[at:]]
+
+
+def test_why_not_names_the_missing_event_by_hand(tmp_path, capsys):
+    prog, stream = _files(tmp_path, EVENTS)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "open(d2)@10")
+    (entry,) = got["why_not"]  # opened(d2) at 9: open(d2) holds from 10
+    assert code == 0 and entry["missing"] == {"pred": "opened", "args": ["d2"], "time": 9, "text": "opened(d2) at 9"}
+    assert entry["text"].endswith("; adding opened(d2) at 9 would derive it")
+    # closed(d1) at 9 as well: an opened(d1) at 9 is undone at once, so nothing is claimed
+    prog, stream = _files(tmp_path, [*EVENTS[:2], {"t": 9, "pred": "closed", "args": ["d1"]}, {"t": 12}])
+    code, got, _ = explain(capsys, prog, stream, "why-not", "open(d1)@10")
+    assert code == 0 and all("missing" not in e for e in got["why_not"]), got["why_not"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(dropped=st.sets(st.sampled_from(sorted(POOL)), max_size=3),
+       events=st.lists(EC_EVENT, min_size=1, max_size=10), t=st.integers(1, END),
+       x=st.sampled_from(["x1", "x2"]), atom=st.sampled_from(ATOMS))
+def test_a_named_missing_event_derives_the_fluent(tmp_path_factory, capsys, dropped, events, t, x, atom):
+    tmp = tmp_path_factory.mktemp("ecmissing")
+    stream_events = [{"t": 0}, *events, {"t": END}]
+    prog, stream = files(tmp, "ec.prolog", _program(sorted(set(POOL) - dropped)), stream_events)
+    name, args = atom[0], (x, *atom[1])
+    code, got, err = explain(capsys, prog, stream, "why-not", f"{name}({','.join(args)})@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for entry in got.get("why_not", []):
+        if "missing" in entry:
+            assert entry["missing"]["pred"] in ("a", "b", "c") and entry["missing"]["time"] < t
+            (tmp / "plus.jsonl").write_text("".join(json.dumps(e) + "\n" for e in _with(stream_events, entry["missing"])))
+            capsys.readouterr()
+            assert main(["run", prog, "--input", str(tmp / "plus.jsonl")]) == 0
+            lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+            assert (name, args, t) in _reference(stream_events, lines)[0], entry

@@ -510,6 +510,10 @@ def why_not(scene: Scene, atom: Atom) -> Node:
         name, when = atom_text(*atom), str(scene.t)
     if not rules:
         return Node("none", f"{name} at {when}: no rule has a head that matches it", **_about(scene, atom))
+    if scene.key_of(atom) not in scene.timed:
+        matching = [(r, env) for r in scene.program.rules if r.body and (env := head_binding(r, atom)) is not None]
+        for entry, (rule, env) in zip(rules, matching, strict=True):
+            entry.candidates = missing_events(scene, rule, env)
     return Node("why-not", f"{name} does not hold at {when}", why_not=rules, **_about(scene, atom))
 
 
@@ -540,6 +544,62 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom]
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
                         "(another choice of the answer set)", rule=_rule_text(rule),
                 bindings={n: v for n, v in env.items() if not n.startswith("_")})
+
+
+def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
+    """The input events that might, each alone, make the rule derive the atom at T: where its
+    first failing literal is a positive input literal a single event at one time satisfies (at
+    T, in a time window or a diamond; at the time an ``at`` names), that event, its variables
+    the body leaves open read from the values the stream and the body have.  Only candidates:
+    the runtime names one only after evaluating the input with it (other literals, negations
+    a new event blocks), so nothing here needs to be exact."""
+    for k in range(1, len(rule.body) + 1):
+        if not solutions(scene, rule, env, k):
+            break
+    else:
+        return []
+    elem = rule.body[k - 1]
+    if not isinstance(elem, ExtAtom) or elem.negated or scene.intensional(elem.atom.key) \
+            or isinstance(elem.window, TupleWindow) or elem.op not in (Op.NOW, Op.DIAMOND, Op.AT):
+        return []
+    lo, hi = scene.span(elem)
+    bounds = {c.value + d for e in rule.body if isinstance(e, Compare) for c in (e.left, e.right)
+              if isinstance(c, Const) and type(c.value) is int for d in (-1, 0, 1)}
+    values = sorted({a for _, key, args, _ in scene.stream if key[0] == elem.atom.pred for a in args}
+                    | set(env.values()) | bounds, key=lambda v: (type(v) is str, v))
+    tests = [e for e in rule.body if isinstance(e, Compare)]
+    out: list[Event] = []
+    for b in (solutions(scene, rule, env, k - 1) or [env])[:3]:
+        times = [hi] if elem.op is not Op.AT else _at_times(elem, b, lo, hi)
+        for args, grounded in _groundings(elem.atom.args, b, values):
+            if all(_compare(c, grounded) != [] for c in tests):  # (a comparison it leaves open: maybe)
+                out += [Event(at, elem.atom.pred, args) for at in times]
+    return out
+
+
+def _at_times(elem: ExtAtom, b: Binding, lo: int, hi: int) -> list[int]:
+    """The times an ``at`` literal's event may have: the one it names, else its window's, latest first."""
+    if isinstance(elem.time, Const) or (isinstance(elem.time, Var) and elem.time.name in b):
+        at = elem.time.value if isinstance(elem.time, Const) else b[elem.time.name]
+        return [at] if type(at) is int and lo <= at <= hi else []
+    return list(range(hi, lo - 1, -1))
+
+
+def _groundings(terms: tuple, b: Binding, values: list[Any]) -> list[tuple[tuple, Binding]]:
+    """The literal's arguments under ``b``, each open variable given each value of ``values``."""
+    rows: list[tuple[tuple, Binding]] = [((), b)]
+    for term in terms:
+        nxt = []
+        for row, env in rows:
+            if isinstance(term, Var) and term.name not in env:
+                nxt += [((*row, v), {**env, term.name: v}) for v in values]
+            else:
+                try:
+                    nxt.append(((*row, _eval(term, env)), env))
+                except (KeyError, _Undefined):
+                    continue
+        rows = nxt
+    return rows
 
 
 def _failing_atom(scene: Scene, elem: Any, envs: list[Binding]) -> Atom | None:

@@ -275,7 +275,8 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
             lit = rule.body[k - 1]
             reason = f"{_lit_text(lit, b)} does not hold at {_times(times[0])}"
             rules.append(Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule), bindings=dict(b),
-                              literal=_lit_text(lit, {}), reason=reason))
+                              literal=_lit_text(lit, {}), reason=reason,
+                              candidates=missing_events(facts, rule, b, times[0], k)))
             break
         else:
             rules.append(Node("rule", "its body holds, yet the fact is not entailed there", rule=_rule_text(rule)))
@@ -285,6 +286,45 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
         return Node("none", f"{atom_text(*fact)} at {time_text(t)}: no rule has a head that matches it")
     return Node("why-not", f"{atom_text(*fact)} does not hold at {time_text(t)}", why_not=rules, atom=atom_text(*fact),
                 time=t)
+
+
+def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> list[Event]:
+    """The input facts that might, each alone, make the rule derive the fact at ``times`` (a
+    point): where its ``k``-th literal fails and is a base predicate's atom, plain or under a
+    Diamond (a fact at one point of its window) or a Box (a fact on its window), that fact,
+    the variables the body leaves open read from the values the input has.  Only candidates:
+    the runtime names one after evaluating the input with it."""
+    lit = rule.body[k - 1]
+    if times[0] != times[2]:
+        return []
+    s = times[0]
+    inner: Literal = lit.operand if isinstance(lit, Unary) else lit
+    if not isinstance(inner, Atom) or inner.key in facts.heads:
+        return []
+    if isinstance(lit, Unary):
+        if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
+            return []
+        lo, lc, hi, hc = lit.rho
+        window = (s - hi, hc, s - lo, lc) if lit.op.endswith("minus") else (s + lo, lc, s + hi, hc)
+        if window[0] == -inf or window[2] == inf:
+            return []
+        if lit.op.startswith("Diamond"):
+            near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
+            window = near if near[1] == (window[3] or window[1]) else I.point((window[0] + window[2]) / 2)
+    else:
+        window = I.point(s)
+    values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
+                    | {str(v) for v in b.values()})
+    out: list[Event] = []
+    for got, _, _ in (_body(facts, rule, b, [times], k - 1) or [(b, [], [])])[:3]:
+        rows: list[tuple] = [()]
+        for term in inner.args:
+            if isinstance(term, Var) and term.name not in got:
+                rows = [(*row, v) for row in rows for v in values]
+            else:
+                rows = [(*row, got[term.name] if isinstance(term, Var) else term) for row in rows]
+        out += [Event(window[0], inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
+    return out
 
 
 def _times(iv: I.Iv) -> str:

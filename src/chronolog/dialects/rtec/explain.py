@@ -576,6 +576,7 @@ class Explainer(Blocking):
         node = Node("rule", f"fails at condition {k + 1}: {reason}", rule=rule_text(rule), bindings=bound,
                     literal=show(rule.body[k], rule.names), reason=reason, time=at)
         g = resolve(lit)
+        node.candidates = self._missing(g)
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
             sub = _fv(g[1])
             if sub is not None and not has_var(g[1]):
@@ -585,6 +586,18 @@ class Explainer(Blocking):
             if sub is not None and not has_var(g[1][1]) and type(g[1][2]) is int:
                 node.children.append(self.why(sub, g[1][2], depth, path))
         return node
+
+    def _missing(self, g: Any) -> list[Event]:
+        """The input event a failing ``happensAt(E, T)`` asks for, when E is ground and of an
+        input event type (no rule derives it): a candidate the runtime names only after
+        evaluating the input with it (a termination at the same time, say, would undo it)."""
+        if not (isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3 and type(g[2]) is int):
+            return []
+        e, key = g[1], _key(g[1])
+        if key is None or has_var(e) or self.rules("happensAt", key):
+            return []
+        args = tuple(a if type(a) in (int, str) else term_text(a) for a in e[1:]) if isinstance(e, tuple) else ()
+        return [Event(g[2], key[0], args)]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
