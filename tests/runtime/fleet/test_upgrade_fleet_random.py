@@ -119,8 +119,8 @@ def _applying(log: Path) -> int:
     return log.read_text(errors="replace").count(APPLYING) if log.exists() else 0
 
 
-CASES = [("lars-chain", 6, True), ("lars-chain", 1, False), ("lars-strata", 3, True),
-         ("mtl", 4, True), ("mtl", 5, False), ("rtec", 6, True), ("rtec", 7, True)]
+CASES = [("lars-chain", 6, True), ("lars-chain", 1, False), ("lars-strata", 8, True),
+         ("mtl", 4, True), ("mtl", 5, False), ("rtec", 6, True), ("rtec", 11, True)]
 
 
 @pytest.mark.parametrize(("dialect", "seed", "kill"), CASES, ids=[f"{d}-{s}{'-sigkill' * k}" for d, s, k in CASES])
