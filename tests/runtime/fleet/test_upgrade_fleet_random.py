@@ -135,6 +135,8 @@ def test_random_pair_upgrade_of_a_fleet_means_run_upgrade(tmp_path: Path, dialec
     run = _chronolog("run", str(old), "--input", str(stream), "--upgrade", f"{case['at']}={new}")
     assert run.returncode == 0, run.stderr
     want = mean(run.stdout.splitlines())
+    plain = _chronolog("run", str(old), "--input", str(stream))
+    assert want != mean(plain.stdout.splitlines())  # (the seeds are picked so that the upgrade changes answers)
     state = tmp_path / "state"
     with fleet_up(old, state, case["options"]) as (info, deadline):
         bootstrap = info["bootstrap"]
