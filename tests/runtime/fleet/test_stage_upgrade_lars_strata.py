@@ -58,15 +58,36 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
     the upgrade record, ``second`` and then idle; the answers and the control records."""
     layout = _layout(old)
     strata = len(layout.strata)
+    versions: list = []  # the program versions applied, as the supervisor learns them (their files)
+    served = {p for s in layout.strata for p in s}
 
     def fresh(role: str, k: int | None = None):
-        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0))
+        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0, versions=tuple(versions)))
 
     stages = {} if stages is None else stages  # (the caller sees them after)
     stages |= {"ingest": fresh("ingest"), "grounding": fresh("grounding"), "output": fresh("output")}
     stages |= {f"reasoner.{k}": fresh("reasoner", k) for k in range(1, strata + 1)}
     reads = {"grounding": ["ingested"], "output": [f"stratum.{j}" for j in range(1, strata + 1)]}
     reads |= {f"reasoner.{k}": ["grounded"] + [f"stratum.{j}" for j in range(1, k)] for k in range(1, strata + 1)}
+
+    def supervise(outcome: dict) -> None:
+        """What `up`'s supervisor does with an applied upgrade: the reasoners of added strata
+        (reading their topics from the start), the output restarted to serve every version."""
+        nonlocal strata
+        new = [tuple(f) for f in outcome["sources"]]
+        if "refused" in outcome or tuple(new) in [tuple(v) for v in versions]:
+            return
+        versions.append(tuple(new))
+        preds = {p for s in outcome["strata"] for p in s}
+        if len(outcome["strata"]) <= strata and preds <= served:
+            return
+        served.update(preds)
+        for k in range(strata + 1, len(outcome["strata"]) + 1):
+            stages[f"reasoner.{k}"] = fresh("reasoner", k)
+            reads[f"reasoner.{k}"] = ["grounded"] + [f"stratum.{j}" for j in range(1, k)]
+        strata = max(strata, len(outcome["strata"]))
+        reads["output"] = [f"stratum.{j}" for j in range(1, strata + 1)]
+        stages["output"] = roundtrip(stages["output"], fresh("output"))
     topics: dict[str, list[bytes]] = {}
     at: dict[tuple[str, str], int] = {}
     answers: list[bytes] = []
@@ -80,14 +101,20 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
             if o.topic == "control":
                 UpgradeOutcome.model_validate_json(o.value)
                 said.append(orjson.loads(o.value))
+                if "refused" not in said[-1]:
+                    noticed.append(said[-1])  # the supervisor acts on it a while later
             elif o.topic in ("ingested", "grounded"):
                 topics.setdefault(o.topic, []).append(o.value)
             elif o.topic == "stratum":
                 topics.setdefault(name.replace("reasoner", "stratum"), []).append(o.value)
 
     offset = 0
+    noticed: list[dict] = []
     while True:
         moved = False
+        if noticed and (rng.randrange(3) == 0 or not any(topics.values())):
+            supervise(noticed.pop(0))
+            moved = True
         for name in rng.sample(sorted(stages), len(stages)):
             if name == "ingest":
                 n = min(len(inputs), rng.randint(1, 3))
@@ -110,6 +137,8 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
                 if restarts and rng.randrange(restarts) == 0:  # a restart from its stored state
                     role, _, k = name.partition(".")
                     stages[name] = roundtrip(stages[name], fresh(role, int(k) if k else None))
+        if not moved and noticed:
+            continue
         if not moved:
             outs, lines = stages["ingest"].process([], now=1e9)  # input went quiet: the latest point closes
             if not outs:

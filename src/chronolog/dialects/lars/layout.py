@@ -20,7 +20,7 @@ from chronolog.dialects.lars.hooks import lars_dates_back, lars_parse, lars_plan
 from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan, plan_program
-from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage, horizon
+from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage, fleet_strata, horizon, serving
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import FleetLayout, Stage, StageSpec, Upgrader
 
@@ -53,8 +53,10 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
         name = f"reasoner.{spec.stratum}" + ("" if spec.partitions == 1 else f".{spec.partition}")
         return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention,
                              plan_of=new_plan_of(plan, key, spec), name=name, version=spec.version)
-    if spec.role == "output":
-        return OutputStage(plan, plan.fleet_strata, warn=spec.warn, retention=retention, version=spec.version)
+    if spec.role == "output":  # every program version's answers, over the most strata any has
+        later = [new_plan_of(plan, key, spec)(v) for v in spec.versions]
+        strata = max(p.fleet_strata for p in [plan, *later])
+        return OutputStage(serving(plan, later), strata, warn=spec.warn, retention=retention, version=spec.version)
     if spec.role == "chain":
         ingest = IngestStage(key, 1, spec.input_partitions, retention) if spec.chained_ingest else None
         name = "chain" if spec.partitions == 1 else f"chain.{spec.partition}"
@@ -109,14 +111,6 @@ def plan_back(plan: Plan) -> int | None:
     if plan.state_reach is None or plan.output_reach is None or plan.tuple_reach:
         return None
     return int(plan.state_reach)
-
-
-def fleet_strata(plan: Plan) -> list[list[str]]:
-    """Predicates per fleet reasoner: the strata, or everything in one for a
-    program that is not stratified (clingo evaluates it whole)."""
-    if plan.stratified:
-        return plan.strata
-    return [sorted({p for s in plan.strata for p in s})]
 
 
 def program_layout(program: Any, options: Any) -> FleetLayout:
