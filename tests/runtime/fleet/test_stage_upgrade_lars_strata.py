@@ -219,16 +219,63 @@ def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_
 
 
 @pytest.mark.parametrize(("old", "new", "reason"), [
-    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- p(X), not b(X).\n", "strata"),
     (WINDOWED, "a(X) :- p(X) [3].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "through a window"),
     (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), r(X).\nc(X) :- q(X).\n", "did not keep"),
-    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "answer predicates"),
+    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "kept with its times"),
+    # an added stratum reading a changed one through a window
+    (OLD, "a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- b(X) [2], not c(X).\n",
+     "through a window"),
 ])
 def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new, reason):
     got, said = per_stratum(EVENTS, _request("4", new), LATE, old=old)
     assert len(said) == 2 and all(reason in s.get("refused", "") for s in said), said
     plain, _ = per_stratum(EVENTS, _request("4", old), LATE, old=old)
     assert meaning(got, SPAN) == meaning(plain, SPAN)  # nothing changed
+
+
+THREE = OLD + "d(X) :- q(X) [3], not b(X).\n"  # a third stratum on top
+NEW_PRED = OLD + "e(X) :- a(X), q(X).\n"  # another answer predicate in the bottom stratum
+TWO_CHANGED = TOP
+
+
+@pytest.mark.parametrize(("old", "new", "strata"), [(OLD, THREE, 3), (THREE, TWO_CHANGED, 3), (OLD, NEW_PRED, 2),
+                                                    (THREE, OLD, 3)], ids=["grow", "shrink", "new-answers", "remove-top"])
+@pytest.mark.parametrize("at", ["4", "7", None])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, capsys, old, new, strata, at, seed):
+    """The number of strata and the answer predicates change: the supervisor (the driver's
+    ``supervise``, acting a while after the outcome) starts an added stratum's reasoner, which
+    reads its inputs from their start, and restarts the output; a removed stratum's reasoner
+    withdraws its answers from T on and stays for the corrections before T."""
+    got, said = per_stratum(EVENTS, _request(at, new), LATE, seed=seed, restarts=4, old=old)
+    assert sorted(s["service"] for s in said) == [f"reasoner.{k}" for k in range(1, strata + 1)], said
+    times = {s["at"] for s in said}
+    assert len(times) == 1, said
+    used = times.pop()
+    if at is not None:
+        assert used == at
+    want = _run_upgrade(tmp_path, capsys, used, new, EVENTS + LATE, old)
+    assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
+    assert meaning(want, SPAN) != meaning(_run_upgrade(tmp_path, capsys, used, old, EVENTS + LATE, old), SPAN)
+
+
+def test_a_restarted_output_writes_the_answers_of_a_predicate_it_did_not_serve_from_where_they_begin():
+    """The output restarted to serve an upgrade's new answer predicate after the strata already
+    sent its content: what it stored and could not import comes out, as corrections."""
+    layout = _layout(OLD)
+
+    def records(t: int, bottom: list) -> list[tuple]:
+        return [(f"stratum.{k}", f"chronolog.stratum.{k}", 0, t, orjson.dumps(
+            {"t": t, "t1": 0, "ok": True, "add": bottom if k == 1 else [], "del": []})) for k in (1, 2)]
+
+    output = layout.stage(StageSpec("output"))
+    out = output.process(records(0, []) + records(1, [[["c", 1], [["x"]]]]))[1]
+    out += output.process(records(2, [[["e", 1], [["x"]]]]) + records(3, []))[1]
+    assert not [x for x in out if b'"e"' in x]  # (a predicate the old program has not: not served)
+    again = roundtrip(output, layout.stage(StageSpec("output", versions=((("new.lars", NEW_PRED),),))))
+    out += again.process(records(4, []))[1]
+    got = meaning([json.loads(x) for x in out], (0, 4), running=True)
+    assert got == {("c", ("x",), t) for t in (1, 2, 3, 4)} | {("e", ("x",), t) for t in (2, 3, 4)}  # (records are diffs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +343,8 @@ def test_random_program_pairs_splice_or_refuse(tmp_path_factory, old, new, event
     event("per stratum: " + ("applied" if why is None else why.split(" ")[1]))
     got, said = per_stratum(first, request, second, seed=seed, restarts=3, old=old_text)
     if why is None:
-        assert len(said) == old_plan.fleet_strata and all(s.get("at") == str(at) for s in said), said
+        strata = max(old_plan.fleet_strata, new_plan.fleet_strata)  # (added strata: reasoners of their own)
+        assert len(said) == strata and all(s.get("at") == str(at) for s in said), said
         assert meaning(got, span, running=True) == before | after
     else:
         assert said and all(why in s.get("refused", "") for s in said), (why, said)

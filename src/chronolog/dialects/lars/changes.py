@@ -77,8 +77,13 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
         return "the new program has @-heads, which date atoms before the time point evaluated"
     if not (old.stratified and new.stratified):
         return "a program that is not stratified runs as one reasoner evaluating it whole"
-    if old.timed != new.timed:
-        return "the new program dates other predicates with a time column (the output service writes the old ones)"
+    flipped = sorted((old.timed ^ new.timed) & old.intensional & new.intensional)
+    if flipped:  # (a predicate read through a window or 'at' is sent with its times)
+        p, n = flipped[0]
+        return (f"{p}/{n} is kept with its times in one program and not in the other (read through a window or "
+                "'at' in one only): the services before and after T would send its content differently")
+    if old.padded != new.padded:
+        return "the new program derives other predicates of the stream (the output service writes the old ones)"
     changed = changed_strata(old, new)
     place = {k: c.stratum for c in new.components for k in c.preds}
     for c in new.components:

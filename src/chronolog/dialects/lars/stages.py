@@ -712,7 +712,8 @@ def serving(plan: Plan, versions: list[Plan]) -> Plan:
             if fresh:
                 known.update(fresh)
                 components.append(Component(fresh, [], False, True, c.stratum))
-    return dataclasses.replace(plan, components=components, intensional=known, output=output)
+    timed = set(plan.timed).union(*(later.timed - plan.intensional for later in versions))
+    return dataclasses.replace(plan, components=components, intensional=known, output=output, timed=timed)
 
 
 class OutputStage(_Answering, _ImportingStage):
