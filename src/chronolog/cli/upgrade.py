@@ -68,7 +68,7 @@ def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
     partition; a reasoner per stratum and partition); a refusal, before anything is sent,
     for what they cannot do: a fleet known only by its broker, @-heads, a finite retention
     with several partitions (they could disagree on whether the input retained reaches back)
-    or one service per stratum (where ``Dialect.strata_changes`` refuses layout changes)."""
+    or one service per stratum (where ``Dialect.strata_changes`` says what it cannot do)."""
     if not info:
         raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
                              "says how it runs (chained or one service per stratum)")
@@ -112,7 +112,8 @@ def _layout_lines(row: Any, old: Any, new: Any, info: dict, prefix: str) -> list
                      + f" ({where}; from the start of their input topics)")
         lines.append("  topics created: " + ", ".join(t for k in added for t in (names.stratum(k),
                                                                                  names.changelog(f"reasoner-{k}"))))
-    if added or not {p for s in after for p in s} <= {p for s in before for p in s}:
+    served = set(info.get("served") or {p for s in before for p in s})
+    if added or not {p for s in after for p in s} <= served:
         lines.append("  output: restarted by up's supervisor, serving every version's strata and answers")
     if len(after) < running:
         lines.append("  services stopped: none (" + ", ".join(f"reasoner-{k}" for k in range(len(after) + 1, running + 1))

@@ -248,7 +248,9 @@ class Fleet:
             "retention": self.retention,
             "window": self.window,
             "chain": self.chain,
-            "strata": None if self.strata is None else self.strata.strata,  # reasoners per partition, as upgrades left them
+            # per stratum: reasoners per partition and the predicates the output serves, as upgrades left them
+            "strata": None if self.strata is None else self.strata.strata,
+            "served": None if self.strata is None else sorted(self.strata.served),
             "services": [
                 {"name": c.name, "partition": c.partition, "pid": c.process.pid if c.process else None,
                  "metrics_port": c.metrics_port, "restarts": c.restarts}
