@@ -22,6 +22,7 @@ from hosted_fleet import answers_until, fleet_up, lines
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file
+from chronolog.runtime.fleet.broker import LocalBroker
 
 pytestmark = pytest.mark.fleet
 
@@ -125,3 +126,29 @@ def test_an_upgrade_removing_a_stratum_withdraws_its_answers_from_t_and_means_ru
         (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
         assert answers_until(bootstrap, _points, want, deadline + 150) == want
+
+
+def test_a_restarted_supervisor_starts_the_strata_an_upgrade_added(tmp_path: Path):
+    """The supervisor learns the strata from the control topic when it starts: the fleet taken
+    down after an upgrade that added a stratum and started again with the program it started
+    with runs the added stratum's reasoner and an output serving it, from their states."""
+    want = _reference(tmp_path, TWO, THREE)
+    broker = LocalBroker.start(log=tmp_path / "broker.log")
+    state = tmp_path / "state"
+    try:
+        options = ("--bootstrap", broker.bootstrap)
+        with fleet_up(tmp_path / "old.lars", state, options) as (info, deadline):
+            (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
+            publish_file(str(tmp_path / "first.jsonl"), broker.bootstrap, "chronolog")
+            time.sleep(2.0)
+            _upgrade(tmp_path, state, [], deadline + 60)
+        assert not (state / "fleet.json").exists()  # (down)
+        with fleet_up(tmp_path / "old.lars", state, options) as (info, deadline):
+            assert info["strata"] == 3
+            assert sorted(s["name"] for s in info["services"] if s["name"].startswith("reasoner")) == \
+                ["reasoner-1", "reasoner-2", "reasoner-3"]
+            (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+            publish_file(str(tmp_path / "second.jsonl"), broker.bootstrap, "chronolog")
+            assert answers_until(broker.bootstrap, _points, want, deadline + 150) == want
+    finally:
+        broker.stop()
