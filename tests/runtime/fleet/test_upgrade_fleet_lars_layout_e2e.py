@@ -81,14 +81,16 @@ def _upgrade(tmp_path: Path, state: Path, kill: list[str], deadline: float) -> s
     return out
 
 
-@pytest.mark.parametrize("kill", [[], ["reasoner-1", "reasoner-3"]], ids=["plain", "sigkill"])
-def test_an_upgrade_adding_a_stratum_starts_its_reasoner_and_means_run_upgrade(tmp_path: Path, kill: list[str]):
+@pytest.mark.parametrize(("parts", "kill"), [(1, []), (1, ["reasoner-1", "reasoner-3"]), (3, ["reasoner-2", "reasoner-3"])],
+                         ids=["plain", "sigkill", "3-partitions-sigkill"])
+def test_an_upgrade_adding_a_stratum_starts_its_reasoner_and_means_run_upgrade(tmp_path: Path, parts: int,
+                                                                              kill: list[str]):
     want = _reference(tmp_path, TWO, THREE)
     assert ("d", ("y",), 6) in want and ("d", ("x",), 2) not in want  # d from T on only
     state = tmp_path / "state"
-    with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
+    with fleet_up(tmp_path / "old.lars", state, ("--partitions", str(parts))) as (info, deadline):
         assert sorted(s["name"] for s in info["services"] if s["name"].startswith("reasoner")) == \
-            ["reasoner-1", "reasoner-2"]
+            sorted(["reasoner-1", "reasoner-2"] * parts)
         bootstrap = info["bootstrap"]
         (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
         publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
@@ -101,7 +103,7 @@ def test_an_upgrade_adding_a_stratum_starts_its_reasoner_and_means_run_upgrade(t
         assert "output: restarted" in plan.stdout, plan.stdout
         _upgrade(tmp_path, state, kill, deadline + 60)
         info = json.loads((state / "fleet.json").read_text())
-        assert info["strata"] == 3 and any(s["name"] == "reasoner-3" for s in info["services"])
+        assert info["strata"] == 3 and len([s for s in info["services"] if s["name"] == "reasoner-3"]) == parts
         (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
         assert answers_until(bootstrap, _points, want, deadline + 150) == want

@@ -96,13 +96,22 @@ def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Call
                                  "evaluated; upgrades do not take them yet")
         new = plan_program(program)
         new.solver, new.seed = plan.solver, plan.seed
-        if spec.partitions > 1 and partition_key(new)[0] != key:
+        if spec.partitions > 1 and not _same_routes(key, partition_key(new)[0], new):
             raise ChronologError(f"error: the new program is not partitioned by the fleet's key ({key}): its "
                                  f"{spec.partitions} partitions would hold the wrong facts (restart the fleet "
                                  "with the new program, or run it with one partition)")
         return new
 
     return plan_of
+
+
+def _same_routes(key: dict[str, int] | None, new_key: dict[str, int] | None, new: Plan) -> bool:
+    """Whether the facts ingest routes by ``key`` are where ``new`` needs them: every predicate
+    both keys name on the same argument, and the new key's others derived (an added stratum's)."""
+    if key is None or new_key is None:
+        return key == new_key
+    derived = {f"{p}/{n}" for p, n in new.intensional}
+    return all(key[k] == i if k in key else k in derived for k, i in new_key.items())
 
 
 def plan_back(plan: Plan) -> int | None:
