@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("program", nargs="+", help="the new program's file(s)")
     p.add_argument("--at", metavar="T", help="the upgrade time, as input times are written (7, 7/2); default: "
                                               "the first time the fleet has not evaluated yet")
-    p.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only (the strata kept, changed, added and "
+                   "removed; for a per-stratum fleet, the services and topics up's supervisor starts and creates)")
     p.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
     p.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", ".chronolog"),
                    help="the running fleet's state directory (default .chronolog, as chronolog up's)")

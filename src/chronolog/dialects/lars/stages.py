@@ -464,11 +464,10 @@ class ReasonerStage(_ImportingStage):
             raise ChronologError(f"error: this fleet of one service per stratum cannot change to the new program "
                                  f"while running: {why}")
         newest = self._parts()[-1][0]
-        if at is None:  # the first point not closed when the record came: every stratum (an added one
-            # too, reading the retained topics later) has closed the same points there
-            if self.closed is None:
+        if at is None:
+            if newest.evaluated is None:
                 raise ChronologError("error: this service has read no input yet: give the upgrade a time (--at)")
-            at = self.closed + 1
+            at = newest.evaluated + 1
         if self.upgrades and at <= int(self.upgrades[-1]["at"]):
             raise ChronologError(f"error: the upgrade time {at} is not after the latest upgrade's "
                                  f"({self.upgrades[-1]['at']})")
