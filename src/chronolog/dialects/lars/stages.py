@@ -442,9 +442,10 @@ class ReasonerStage(_ImportingStage):
             return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
         self.upgrades.append({"id": request.id, "version": request.version, "at": str(at)})
         # the new program's strata and files: what `up`'s supervisor reads to start added strata's reasoners
-        said = {"upgrade": request.id, "version": request.version, "at": str(at), "service": self.name,
-                "strata": fleet_strata(self.plan), "sources": [list(f) for f in request.sources]}
-        return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
+        applied: dict[str, Any] = {"upgrade": request.id, "version": request.version, "at": str(at),
+                                   "service": self.name, "strata": fleet_strata(self.plan),
+                                   "sources": [list(f) for f in request.sources]}
+        return [Out("control", 0, orjson.dumps(applied), outcome_key(request, self.name))]
 
     def _switch(self, request: UpgradeRequest) -> int:
         """The stratum's program from T on (a later version if its content changes); T."""
