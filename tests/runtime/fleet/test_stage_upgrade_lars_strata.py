@@ -93,7 +93,8 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
     answers: list[bytes] = []
     said: list[dict] = []
     rng = random.Random(seed)
-    inputs = [orjson.dumps(e) for e in first] + [upgrade] + [orjson.dumps(e) for e in second]
+    inputs = [orjson.dumps(e) for e in first] + [upgrade] + [e if isinstance(e, bytes) else orjson.dumps(e)
+                                                             for e in second]  # (bytes: another upgrade record)
 
     def emit(name: str, outs, lines) -> None:
         answers.extend(lines)
@@ -257,6 +258,26 @@ def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, c
     want = _run_upgrade(tmp_path, capsys, used, new, EVENTS + LATE, old)
     assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
     assert meaning(want, SPAN) != meaning(_run_upgrade(tmp_path, capsys, used, old, EVENTS + LATE, old), SPAN)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_chained_upgrades_grow_then_shrink_the_strata(tmp_path, capsys, seed):
+    """OLD (2 strata) -> THREE at 4 -> TOP (2 strata, b changed) at 9: reasoner 3 is started
+    by the first and withdraws its answers from 9 on by the second; late events everywhere."""
+    second = [*LATE[:3], _request("9", TOP, "r2"), *LATE[3:]]
+    got, said = per_stratum(EVENTS, _request("4", THREE), second, seed=seed, restarts=4)
+    assert sorted((s["upgrade"], s["service"]) for s in said) == [
+        (r, f"reasoner.{k}") for r in ("r1", "r2") for k in (1, 2, 3)], said
+    (tmp_path / "old.lars").write_text(OLD)
+    (tmp_path / "three.lars").write_text(THREE)
+    (tmp_path / "top.lars").write_text(TOP)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in EVENTS + LATE))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"),
+                 "--upgrade", f"4={tmp_path / 'three.lars'}", "--upgrade", f"9={tmp_path / 'top.lars'}"]) == 0
+    want = meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], SPAN)
+    assert any(p == "d" for p, _, _ in want) and not any(p == "d" and t >= 9 for p, _, t in want)
+    assert meaning(got, SPAN, running=True) == want
 
 
 def test_a_restarted_output_writes_the_answers_of_a_predicate_it_did_not_serve_from_where_they_begin():
