@@ -56,33 +56,37 @@ def _reference(tmp_path: Path, old: str, new: str) -> set:
     return _points(run.stdout.splitlines())
 
 
-def _pid_of(state: Path, name: str, deadline: float) -> int:
-    """The pid of service ``name`` (partition 0) once the supervisor lists it."""
+def _pid_of(state: Path, name: str, deadline: float, other_than: int | None = None) -> int:
+    """The pid of service ``name`` (partition 0) once the supervisor lists it (``other_than``:
+    once it lists another one, the service restarted)."""
     while time.monotonic() < deadline:
         info = json.loads((state / "fleet.json").read_text())
         pid = next((s["pid"] for s in info["services"] if s["name"] == name and s["pid"]), None)
-        if pid is not None:
+        if pid is not None and pid != other_than:
             return int(pid)
         time.sleep(0.05)
     raise AssertionError(f"{name} not started")
 
 
 def _upgrade(tmp_path: Path, state: Path, kill: list[str], deadline: float) -> str:
-    """``chronolog upgrade new.lars --at AT``, killing the services ``kill`` (SIGKILL) while it runs."""
+    """``chronolog upgrade new.lars --at AT``, killing the services ``kill`` (SIGKILL) while it runs
+    (the output once the supervisor has restarted it to serve the new strata)."""
+    output = _pid_of(state, "output", deadline)
     upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
                                 "--at", AT, "--state-dir", str(state), "--timeout", "90"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for name in kill:
         time.sleep(0.3)  # the request on its way, being applied, or the added reasoner catching up
-        os.kill(_pid_of(state, name, deadline), signal.SIGKILL)
+        os.kill(_pid_of(state, name, deadline, output if name == "output" else None), signal.SIGKILL)
     out, err = upgrade.communicate(timeout=150)
     assert upgrade.returncode == 0, err
     assert f"from T={AT}" in out, out
     return out
 
 
-@pytest.mark.parametrize(("parts", "kill"), [(1, []), (1, ["reasoner-1", "reasoner-3"]), (3, ["reasoner-2", "reasoner-3"])],
-                         ids=["plain", "sigkill", "3-partitions-sigkill"])
+@pytest.mark.parametrize(("parts", "kill"), [(1, []), (1, ["reasoner-1", "reasoner-3"]), (1, ["reasoner-3", "output"]),
+                                            (3, ["reasoner-2", "reasoner-3"])],
+                         ids=["plain", "sigkill", "sigkill-output", "3-partitions-sigkill"])
 def test_an_upgrade_adding_a_stratum_starts_its_reasoner_and_means_run_upgrade(tmp_path: Path, parts: int,
                                                                               kill: list[str]):
     want = _reference(tmp_path, TWO, THREE)
