@@ -239,8 +239,11 @@ NEW_PRED = OLD + "e(X) :- a(X), q(X).\n"  # another answer predicate in the bott
 TWO_CHANGED = TOP
 
 
-@pytest.mark.parametrize(("old", "new", "strata"), [(OLD, THREE, 3), (THREE, TWO_CHANGED, 3), (OLD, NEW_PRED, 2),
-                                                    (THREE, OLD, 3)], ids=["grow", "shrink", "new-answers", "remove-top"])
+@pytest.mark.parametrize(("old", "new", "strata"), [
+    (OLD, THREE, 3), (THREE, TWO_CHANGED, 3), (OLD, NEW_PRED, 2), (THREE, OLD, 3),
+    # the added stratum reads an unchanged one through a window (a: kept with its times in both)
+    (WINDOWED, WINDOWED + "d(X) :- a(X) [1], not b(X).\n", 3),
+], ids=["grow", "shrink", "new-answers", "remove-top", "grow-window"])
 @pytest.mark.parametrize("at", ["4", "7", None])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, capsys, old, new, strata, at, seed):
