@@ -165,7 +165,10 @@ class Service:
         self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         if not self.head:
-            self.alignment = Alignment(self.inputs, self.epoch, self._passed, self.gated)
+            # an input the restored state has no offset for joined it later (an upgrade's added
+            # stratum, read from its start): before every epoch, not at the state's
+            joined = {tp: -1 for tp in self.inputs if resume and tp not in resume and self.epoch >= 0}
+            self.alignment = Alignment(self.inputs, self.epoch, {**self._passed, **joined}, self.gated)
         sender = self.sender
         if sender is not None:  # first of all: its readers drop what a predecessor left unfinished
             sender.send([Out(self._feeds(), 0, replay_record(self.epoch))])
