@@ -48,6 +48,10 @@ class Query:
             return False
         return I.contains(I.of_line(line), self.t)
 
+    def holds(self, lines: Iterable[dict]) -> bool:
+        """Whether answer lines (their diffs summed, as the answer stream means) hold the atom at T."""
+        return sum(line.get("diff", 1) for line in lines if self.covers(line)) == 1
+
 
 _TERM = r'"(?:[^"\\]|\\.)*"|[^,()"=]+'
 _ATOM = re.compile(rf"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*(?:=\s*({_TERM}))?\s*@\s*([0-9/.\-]+)\s*$")
@@ -336,10 +340,10 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
-    total = sum(line.get("diff", 1) for line in lines if query.covers(line))
-    if mode == "why" and total != 1:
+    holds = query.holds(lines)
+    if mode == "why" and not holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} does not hold at {time_text(query.t)} (ask --why-not)")
-    if mode == "why-not" and total == 1:
+    if mode == "why-not" and holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
@@ -397,8 +401,7 @@ def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Qu
     stream = with_event(events, ev)
     last = max(e.t for e in stream)
     run_evaluator(evaluator, stream, out, until=None if last >= query.t else query.t, warn=lambda m: None)
-    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
-    return sum(line.get("diff", 1) for line in lines if query.covers(line)) == 1
+    return query.holds(_decode(raw) for raw in out.getvalue().splitlines())
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
