@@ -260,8 +260,8 @@ def _segment_truth(dialect: str, old: str, new: str, when, events: list[dict], l
     history = [Event(e["t"], e.get("pred"), tuple(e.get("args", ())), e.get("op") == "retract") for e in events]
 
     def make():
-        return versions_of([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when], row.causal,
-                       row.discrete)
+        return versions_of([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when],
+                           [row.causal(p) for p in programs], row.discrete)
 
     return segment_truth(make, history, domain_of(row), reach, lo, hi, size)
 

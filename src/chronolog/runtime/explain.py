@@ -304,7 +304,7 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
             at = None if outcome.get("at") is None else parse_time(outcome["at"], upgrader.integral, "upgrade")
             new = upgrader.make(request.sources)
             if at is None:
-                recorder.inner = Versions([Version(new, None, None, request.sources)], upgrader.causal,
+                recorder.inner = Versions([Version(new, None, None, request.sources, upgrader.causal(request.sources))],
                                           upgrader.discrete)
                 continue
             recorder.inner, lines = switch(recorder.inner, new, request.sources, at, recorder.evaluated,
