@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
+from test_upgrade_rtec_causal import _lines, _make
 
-from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.runtime.embedded import run_evaluator
+from chronolog.dialects.registry import lookup
 from chronolog.versions import versions_of
 
 ROW = lookup("mtl")
@@ -40,18 +40,6 @@ def test_a_program_is_causal_without_operators_that_look_ahead(text: str, causal
     assert ROW.causal(_program(text)) is causal
     assert lookup("lars").causal(lookup("lars").parse([("p.lars", "q(X) at T :- p(X) at T [2].\n")]))
     assert lookup("rtec").causal(None)
-
-
-def _lines(evaluator, program, events: list[dict]) -> list[dict]:  # type: ignore[no-untyped-def]
-    text = "".join(json.dumps(e) + "\n" for e in events)
-    out = io.StringIO()
-    run_evaluator(evaluator, list(ROW.read(program, io.StringIO(text), "s", "jsonl", "fail", lambda m: None)), out,
-                  warn=lambda m: None)
-    return [json.loads(x) for x in out.getvalue().splitlines()]
-
-
-def _make(program):  # type: ignore[no-untyped-def]
-    return ROW.evaluator(program, RunOptions(), lambda m: None)
 
 
 EVENT = st.builds(lambda lo, n, pred, arg, retract: [{"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]}]
