@@ -119,7 +119,7 @@ class Upgrader:
 
     make: Callable[[Any], Any]  # Sources | None -> Evaluator
     back: Callable[[Any], Any]  # Sources | None -> Time | None
-    causal: bool  # the answers at a time need no later input (LARS)
+    causal: Callable[[Any], bool]  # Sources | None -> its answers at a time need no later input
     discrete: bool  # time is integer points, each evaluated (LARS)
     integral: bool  # times are integers (LARS, RTEC); else rationals (DatalogMTL)
     dialects: tuple[str, ...] = ()  # the dialect names of its language (a new program must be in one)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import chronolog as _chronolog
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file
@@ -35,10 +36,6 @@ SPAN = (0, 10)
 
 def points(answer_lines: list[str]) -> set:
     return meaning([json.loads(x) for x in answer_lines if x.strip()], SPAN)
-
-
-def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.parametrize(("parts", "kill"), [(1, False), (1, True), (2, True)],

@@ -19,7 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from dialect_programs import LARS_RULES, MTL_RULES, RTEC_NEW, RTEC_OLD
 from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import applying as _applying
+from hosted_fleet import chronolog as _chronolog
 from meaning import meaning, sampled_meaning
 from test_rtec import meaning as rtec_meaning
 
@@ -31,20 +34,7 @@ from chronolog.dialects.lars.partition import partition_key
 
 pytestmark = pytest.mark.fleet
 
-APPLYING = "applying version"  # the chain service's log line when it starts to apply an upgrade
 HI = 14  # every stream ends with a heartbeat at HI
-
-# the rule pools of tests/runtime/test_upgrade.py's property tests (run --upgrade vs the splice)
-LARS_RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [1 #].", "q(X) :- p(X) [3 #].",
-              "q(X) :- p(X) always [1].", "q(X) :- p(X) [2], not r(X) [1].", "q(X) :- r(X) [3].",
-              "s(X) :- q(X), not r(X).", "s(X) :- p(X), r(X) [2]."]
-MTL_RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",
-             "Q(X):-P(X),R(X)", "S(X):-Diamondminus[0,1]Q(X)", "S(X):-R(X)"]
-RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
-            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
-            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
-RTEC_NEW = RTEC_OLD.replace("happensAt(closed(D), T).\n", "happensAt(closed(D), T).\n"
-                            "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n")
 
 
 # with negation of derived predicates: programs of one to three strata (``lars-layout``: a pair whose
@@ -117,14 +107,6 @@ def _case(dialect: str, seed: int) -> dict:
     return {"ext": "prolog", "old": old, "new": new, "first": first, "second": second, "at": str(rng.randint(2, 8)),
             "options": ("--partitions", parts, "--input-partitions", parts),
             "meaning": lambda out: rtec_meaning([json.loads(x) for x in out if x.strip()], horizon=HI + 2)}
-
-
-def _chronolog(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=120)
-
-
-def _applying(log: Path) -> int:
-    return log.read_text(errors="replace").count(APPLYING) if log.exists() else 0
 
 
 CASES = [("lars-chain", 6, True), ("lars-chain", 1, False), ("lars-strata", 8, True),

@@ -16,7 +16,7 @@ from typing import Any
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
 from chronolog.dialects.lars.evaluator import LarsEvaluator
-from chronolog.dialects.lars.hooks import lars_dates_back, lars_parse, lars_plan
+from chronolog.dialects.lars.hooks import lars_causal, lars_dates_back, lars_parse, lars_plan
 from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan, plan_program
@@ -76,7 +76,10 @@ def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Up
     def back(sources: Any) -> int | None:
         return plan_back(plan_of(sources))
 
-    return Upgrader(make, back, True, True, True, (plan.program.dialect,))
+    def causal(sources: Any) -> bool:
+        return lars_causal(plan_of(sources).program)
+
+    return Upgrader(make, back, causal, True, True, (plan.program.dialect,))
 
 
 def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Callable[[Any], Plan]:
