@@ -113,6 +113,10 @@ class Dialect:
     # core.explanation.Node: ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the
     # answer lines, having evaluated the events, for a dialect to read; None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None
+    # program -> (answer atom (pred, args) -> which input events can matter to it, as a test of an
+    # event; None: all): an explanation evaluates only those (RTEC: rtec/relevance.py)
+    relevant: Callable[[Any], Callable[[tuple[str, tuple]], Callable[[Any], bool] | None]] = \
+        lambda program: lambda atom: None
     # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
     # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole
     strata_changes: Callable[[Any, Any, bool], list[str]] | None = None
@@ -225,7 +229,8 @@ DIALECTS: dict[str, Dialect] = {
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
                     windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=True,
-                    explain=_lazy("chronolog.dialects.rtec.explain:explainer")),
+                    explain=_lazy("chronolog.dialects.rtec.explain:explainer"),
+                    relevant=_lazy("chronolog.dialects.rtec.relevance:relevant")),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

@@ -332,7 +332,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
-    seen = reaching(row, program, events, query.t)
+    seen = sliced(row, program, reaching(row, program, events, query.t), (query.pred, query.args))
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -399,6 +399,26 @@ def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Qu
     run_evaluator(evaluator, stream, out, until=None if last >= query.t else query.t, warn=lambda m: None)
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
     return sum(line.get("diff", 1) for line in lines if query.covers(line)) == 1
+
+
+def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple]) -> list[Event]:
+    """The events that can matter to ``atom`` (``Dialect.relevant``: RTEC's meeting(id1,id2)
+    reads only id1's and id2's), each other one replaced by a time advance to its time where
+    it was the latest so far: the evaluator is driven through the same times as on the whole
+    input (RTEC evaluates a window once its step has passed)."""
+    keep = row.relevant(program)(atom)
+    if keep is None:
+        return events
+    out: list[Event] = []
+    latest: Time | None = None
+    for ev in events:
+        if keep(ev):
+            out.append(ev)
+        elif latest is None or ev.t > latest:
+            out.append(Event(ev.t))
+        if latest is None or ev.t > latest:
+            latest = ev.t
+    return out
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:

@@ -43,6 +43,7 @@ from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
+from chronolog.dialects.rtec.relevance import demands
 from chronolog.dialects.rtec.showing import Fluent, bindings, has_var, ivs_text, rule_text, show, value_of
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
 from chronolog.evaluator import atom_text
@@ -55,8 +56,10 @@ _OPS = {("union_all", 2), ("intersect_all", 2), ("relative_complement_all", 3), 
 class Explainer(Blocking):
     """The rules and the evaluated store of one event description over one input."""
 
-    def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False) -> None:
+    def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False,
+                 focus: dict[str, set] | None = None) -> None:
         self.program = program
+        self.focus = focus
         self.ev = ev
         self.tick = program.clock_tick
         self.every = every
@@ -656,7 +659,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
                 evaluator: Any = None) -> Any:
         seen = list(events)
-        ex = Explainer(program, evaluated(program, seen, evaluator), seen, every)
+        ex = Explainer(program, evaluated(program, seen, evaluator), seen, every, demands(program, atom[0], atom[1]))
         key = (atom[0], len(atom[1]))
         if ("event", key) in ex.ev.h.kind:  # an output event (punctuality_change): its happensAt rules
             term = ex.event_term(key, atom[1])
