@@ -17,11 +17,11 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from chronolog.core.explanation import Node
+from chronolog.core.relevance import matches
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.relevance import matches
 from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
 from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.terms import Rule, SolveError, Var, deref, inst, resolve

@@ -33,12 +33,11 @@ from collections.abc import Callable
 from typing import Any
 
 from chronolog.core.events import Event
+from chronolog.core.relevance import ANY, Demands, GiveUp, Pattern, closure, event_filter, same
 from chronolog.dialects.rtec.analysis import domain_feeds
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Slot
 
-ANY = None  # a pattern position any value matches
-Pattern = tuple  # constants (int, str) and ANY
 _READS = {("happensAt", 2), ("holdsAt", 2), ("holdsFor", 2)}
 # control and meta predicates -> the argument positions that are goals
 _GOALS = {("call", 1): (1,), ("findall", 3): (2,), ("forall", 2): (1, 2), ("aggregate_all", 3): (2,),
@@ -46,17 +45,9 @@ _GOALS = {("call", 1): (1,), ("findall", 3): (2,), ("forall", 2): (1, 2), ("aggr
           ("once", 1): (1,), ("ignore", 1): (1,)}
 
 
-class GiveUp(Exception):
-    """The program reads entities no constant analysis bounds: every event may matter."""
-
-
 def _const(term: Any) -> Any:
     """A ground atomic term as a pattern value; ANY for anything else."""
     return term if type(term) in (int, str) else ANY
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a == b or str(a) == str(b)
 
 
 def _entity(term: Any) -> tuple[str, tuple] | None:
@@ -72,15 +63,13 @@ def _entity(term: Any) -> tuple[str, tuple] | None:
     return None  # a variable (or a number): any entity
 
 
-class Demands:
-    """The fixpoint of demands from one query (``demands``)."""
+class _Reads:
+    """What each demand's rules read: heads by functor, then one demand's body walk."""
 
     def __init__(self, program: RtecProgram) -> None:
         self.program = program
-        self.patterns: dict[str, set[Pattern]] = defaultdict(set)  # functor -> patterns read
-        self.todo: list[tuple[str, Pattern]] = []
         self.background_read: set[tuple[str, int]] = set()
-        self.heads: dict[str, list[tuple[Any, list, Any]]] = defaultdict(list)  # functor -> (head entity, body, rule)
+        self.heads: dict[str, list[tuple[tuple, list]]] = defaultdict(list)  # functor -> (head arguments, body)
         for _, rule in program.rules:
             self._head(rule.head[1], rule.body)
         for rule in program.initially:
@@ -95,25 +84,18 @@ class Demands:
         got = _entity(term)
         if got is None:
             raise GiveUp("a rule head whose entity is a variable")
-        self.heads[got[0]].append((got[1], body, term))
+        self.heads[got[0]].append((got[1], body))
 
-    def demand(self, name: str, pattern: Pattern) -> None:
-        known = self.patterns[name]
-        if pattern in known or any(_covers(p, pattern) for p in known):
-            return
-        known.add(pattern)
-        self.todo.append((name, pattern))
+    def __call__(self, name: str, pattern: Pattern) -> list[tuple[str, Pattern]]:
+        out: list[tuple[str, Pattern]] = []
+        for args, body in self.heads.get(name, ()):
+            bound = _match(args, pattern)
+            if bound is not None:
+                for g in body:
+                    self._goal(g, bound, out)
+        return out
 
-    def run(self) -> None:
-        while self.todo:
-            name, pattern = self.todo.pop()
-            for args, body, _ in self.heads.get(name, ()):
-                bound = _match(args, pattern)
-                if bound is not None:
-                    for g in body:
-                        self._goal(g, bound)
-
-    def _goal(self, g: Any, bound: dict[int, Any]) -> None:
+    def _goal(self, g: Any, bound: dict[int, Any], out: list[tuple[str, Pattern]]) -> None:
         if type(g) is Slot:
             raise GiveUp("a goal that is a variable")
         if type(g) is not tuple:
@@ -123,10 +105,10 @@ class Demands:
             got = _entity(g[1])
             if got is None:
                 raise GiveUp(f"{name}/{n} of an entity named by a variable")
-            self.demand(got[0], tuple(_value(a, bound) for a in got[1]))
+            out.append((got[0], tuple(_value(a, bound) for a in got[1])))
             return
         if (name, n) in self.program.dynamic_domain:
-            self.demand(name, tuple(_value(a, bound) for a in g[1:]))
+            out.append((name, tuple(_value(a, bound) for a in g[1:])))
             return
         if any(type(g[i]) is Slot for i in _GOALS.get((name, n), ())) or name == "call":
             raise GiveUp(f"{name}/{n} of a variable goal")
@@ -135,19 +117,16 @@ class Demands:
                 self.background_read.add((name, n))
                 for rule in self.program.background[(name, n)]:
                     for sub in rule.body:
-                        self._goal(sub, {})  # its variables: any value
+                        self._goal(sub, {}, out)  # its variables: any value
         for a in g[1:]:  # (findall's goal, a negation, a disjunction, a compound argument)
-            self._goal(a, bound) if type(a) is tuple else None
+            if type(a) is tuple:
+                self._goal(a, bound, out)
 
 
 def _value(term: Any, bound: dict[int, Any]) -> Any:
     if type(term) is Slot:
         return bound.get(term.i, ANY)
     return _const(term)
-
-
-def _covers(general: Pattern, special: Pattern) -> bool:
-    return len(general) == len(special) and all(g is ANY or _same(g, s) for g, s in zip(general, special, strict=True))
 
 
 def _match(args: tuple, pattern: Pattern) -> dict[int, Any] | None:
@@ -160,55 +139,31 @@ def _match(args: tuple, pattern: Pattern) -> dict[int, Any] | None:
         if p is ANY:
             continue
         if type(a) is Slot:
-            if a.i in bound and not _same(bound[a.i], p):
+            if a.i in bound and not same(bound[a.i], p):
                 return None
             bound[a.i] = p
-        elif type(a) in (int, str) and not _same(a, p):
+        elif type(a) in (int, str) and not same(a, p):
             return None
     return bound
 
 
-def demands(program: RtecProgram, name: str, args: tuple) -> dict[str, set[Pattern]] | None:
+def demands(program: RtecProgram, name: str, args: tuple) -> Demands | None:
     """Functor -> the argument patterns an explanation of ``name(args)`` can read; None if
     no bound can be found."""
-    found = Demands(program)
     query = tuple(ANY if isinstance(a, str) and "(" in a else a for a in args)  # (a compound's text: any)
     try:
-        found.demand(name, query)
-        found.run()
+        reads = _Reads(program)
     except GiveUp:
         return None
-    return dict(found.patterns)
-
-
-def matches(found: dict[str, set[Pattern]], name: str, args: tuple) -> bool:
-    """Whether ``name(args)`` (an input event, or an entity in the evaluator's store) is one a
-    demand of ``found`` reads; a constant past the end of ``args`` does not rule it out."""
-    return any(all(p is ANY or i >= len(args) or _same(args[i], p) for i, p in enumerate(pattern))
-               for pattern in found.get(name, ()))
+    return closure([(name, query)], reads)
 
 
 def relevant(program: RtecProgram) -> Callable[[tuple[str, tuple]], Callable[[Event], bool] | None]:
     """``Dialect.relevant``: for an answer atom, which input events can matter to it (None: all)."""
-    feeds = domain_feeds(program)
+    feeds = {pred: [(dom[0], pos) for dom, pos in got] for pred, got in domain_feeds(program).items()}
 
     def for_atom(atom: tuple[str, tuple]) -> Callable[[Event], bool] | None:
         found = demands(program, atom[0], tuple(atom[1]))
-        if found is None:
-            return None
-
-        def keep(ev: Event) -> bool:
-            pred = ev.pred
-            if pred is None:
-                return True
-            if pred in found and matches(found, pred, ev.args):
-                return True
-            for (dom, _), pos in feeds.get(pred, ()):
-                if dom in found and max(pos, default=-1) < len(ev.args) and \
-                        matches(found, dom, tuple(ev.args[p] for p in pos)):
-                    return True
-            return False
-
-        return keep
+        return None if found is None else event_filter(found, feeds)
 
     return for_atom
