@@ -405,19 +405,26 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple])
     """The events that can matter to ``atom`` (``Dialect.relevant``: RTEC's meeting(id1,id2)
     reads only id1's and id2's), each other one replaced by a time advance to its time where
     it was the latest so far: the evaluator is driven through the same times as on the whole
-    input (RTEC evaluates a window once its step has passed)."""
+    input (RTEC evaluates a window once its step has passed).  One that reaches further than
+    all before it (an interval fact's end: how far DatalogMTL's evaluation reaches) or starts
+    earlier is kept as it is, so that the input spans the same time."""
     keep = row.relevant(program)(atom)
     if keep is None:
         return events
     out: list[Event] = []
     latest: Time | None = None
+    first: Time | None = None
+    reach: Time | None = None  # the furthest time an event so far reaches
     for ev in events:
-        if keep(ev):
+        end = ev.t if ev.span is None else I.of_span(ev.span)[2]
+        if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != ev.t) or
+                                                  (first is not None and ev.t < first))):
             out.append(ev)
         elif latest is None or ev.t > latest:
             out.append(Event(ev.t))
-        if latest is None or ev.t > latest:
-            latest = ev.t
+        latest = ev.t if latest is None or ev.t > latest else latest
+        first = ev.t if first is None or ev.t < first else first
+        reach = end if reach is None or end > reach else reach
     return out
 
 
