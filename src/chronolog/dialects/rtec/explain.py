@@ -176,10 +176,11 @@ class Explainer(Blocking):
         """The solutions of ``rule`` for the ground ``head``: (its variables, its body goals),
         bindings in place while a solution is current."""
         vs = [Var() for _ in range(rule.nvars)]
-        goals = [inst(g, vs) for g in rule.body]
+        make_head, make_body = rule.build or rule.compile()
+        goals = make_body(vs)
         mark = len(self.solver.trail)
         try:
-            if self.solver.unify(inst(rule.head, vs), head):
+            if self.solver.unify(make_head(vs), head):
                 for _ in self.solver.body(goals, 0, [False], 0):
                     yield vs, goals
         finally:
@@ -190,10 +191,11 @@ class Explainer(Blocking):
         with the bindings and goals of the first solution of those before it; None if the
         body holds, -1 if the head does not match."""
         vs = [Var() for _ in range(rule.nvars)]
-        goals = [inst(g, vs) for g in rule.body]
+        make_head, make_body = rule.build or rule.compile()
+        goals = make_body(vs)
         mark = len(self.solver.trail)
         try:
-            if not self.solver.unify(inst(rule.head, vs), head):
+            if not self.solver.unify(make_head(vs), head):
                 return -1, {}, []  # its head does not match
             for k in range(len(goals) + 1):
                 inner = len(self.solver.trail)
