@@ -53,7 +53,7 @@ def sliced_and_whole(progs: list[str], stream: str, query: str) -> tuple[str, An
     JSON; with the mode and how many input events the slice left out."""
     program = load_program(progs)
     row = lookup(program.dialect)
-    whole_row = dataclasses.replace(row, relevant=lambda p: lambda atom: None)
+    whole_row = dataclasses.replace(row, relevant=lambda p: lambda atom, evaluator, events: None)
     with open(stream, encoding="utf-8") as f:
         events = list(with_lines(row.read, program, stream, f, "jsonl", "fail", lambda m: None))
     q = parse_query(query, not row.rational)
@@ -66,6 +66,7 @@ def sliced_and_whole(progs: list[str], stream: str, query: str) -> tuple[str, An
             node, mode = explain_query(r, program, make(), events, q, "why-not", fresh=make), "why-not"
         out.append((mode, node.data()))
     left_out = sum(1 for e in events if e.pred is not None) - \
-        sum(1 for e in sliced(row, program, events, (q.pred, q.args)) if e.pred is not None)
+        sum(1 for e in sliced(row, program, events, (q.pred, q.args), row.evaluator(program, RunOptions(), print))
+              if e.pred is not None)
     assert out[0][0] == out[1][0], (query, out[0][0], out[1][0])
     return out[0][0], out[0][1], out[1][1], left_out

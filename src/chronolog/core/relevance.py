@@ -67,11 +67,13 @@ def matches(found: Demands, name: str, args: tuple) -> bool:
                for pattern in found.get(name, ()))
 
 
-def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] | None = None
-                 ) -> Callable[[Event], bool]:
-    """A test of input events: a demand matches it, or it feeds a demanded fact of a domain
-    (``feeds``: input predicate -> [(domain predicate, argument positions)], RTEC's
-    ``dynamicDomain``).  Indexed by the constants' positions: one lookup per event."""
+def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] | None = None,
+                 first_feeders: bool = False) -> Callable[[Event], bool]:
+    """A test of input events, taken in arrival order: a demand matches it, or it feeds a
+    demanded fact of a domain (``feeds``: input predicate -> [(domain predicate, argument
+    positions)], RTEC's ``dynamicDomain``) — with ``first_feeders`` only the first to arrive
+    for each fact and any later one of the same or an earlier time.  Indexed by the constants' positions:
+    one lookup per event."""
     index: dict[str, list[tuple[tuple[int, ...], set[tuple[str, ...]] | None]]] = {}
     for name, patterns in found.items():
         by_pos: dict[tuple[int, ...], set[tuple[str, ...]]] = defaultdict(set)
@@ -93,19 +95,30 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
         return False
 
     feeding = feeds or {}
-    known: dict[tuple[str, tuple], bool] = {}  # (the same events recur: one test each)
+    known: dict[tuple[str, tuple], list[tuple[str, tuple]] | None] = {}  # (the same events recur: one test
+    # each): None if a demand reads it, else the demanded domain facts it feeds
+    fed: dict[tuple[str, tuple], Any] = {}  # a domain fact -> the earliest time of a kept event feeding it
 
-    def test(pred: str, args: tuple) -> bool:
-        return hit(pred, args) or any(max(pos, default=-1) < len(args) and hit(dom, tuple(args[p] for p in pos))
-                                      for dom, pos in feeding.get(pred, ()))
+    def feeds_demand(pred: str, args: tuple) -> list[tuple[str, tuple]]:
+        return [(dom, sub) for dom, pos in feeding.get(pred, ()) if max(pos, default=-1) < len(args)
+                for sub in [tuple(args[p] for p in pos)] if hit(dom, sub)]
 
     def keep(ev: Event) -> bool:
         pred = ev.pred
         if pred is None:
             return True
-        got = known.get((pred, ev.args))
-        if got is None:
-            got = known[(pred, ev.args)] = test(pred, ev.args)
-        return got
+        key = (pred, ev.args)
+        if key in known:
+            facts = known[key]
+        else:
+            facts = known[key] = None if hit(pred, ev.args) else feeds_demand(pred, ev.args)
+        if facts is None:
+            return True  # a demand reads it
+        if not facts or not first_feeders:
+            return bool(facts)
+        fresh = [f for f in facts if f not in fed or ev.t <= fed[f]]  # (all of the earliest time: which one is cited)
+        for f in fresh:
+            fed[f] = ev.t
+        return bool(fresh)
 
     return keep

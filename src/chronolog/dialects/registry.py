@@ -113,10 +113,11 @@ class Dialect:
     # core.explanation.Node: ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the
     # answer lines, having evaluated the events, for a dialect to read; None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None
-    # program -> (answer atom (pred, args) -> which input events can matter to it, as a test of an
-    # event; None: all): an explanation evaluates only those (RTEC: rtec/relevance.py)
-    relevant: Callable[[Any], Callable[[tuple[str, tuple]], Callable[[Any], bool] | None]] = \
-        lambda program: lambda atom: None
+    # program -> ((answer atom (pred, args), the evaluator of the explanation, the input events) ->
+    # which input events can matter to the atom, as a test of an event; None: all): an explanation
+    # evaluates only those (runtime.explain.sliced; RTEC: rtec/relevance.py)
+    relevant: Callable[[Any], Callable[[tuple[str, tuple], Any, list], Callable[[Any], bool] | None]] = \
+        lambda program: lambda atom, evaluator, events: None
     # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
     # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole
     strata_changes: Callable[[Any, Any, bool], list[str]] | None = None

@@ -332,7 +332,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
-    seen = sliced(row, program, reaching(row, program, events, query.t), (query.pred, query.args))
+    seen = sliced(row, program, reaching(row, program, events, query.t), (query.pred, query.args), evaluator)
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -401,14 +401,14 @@ def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Qu
     return sum(line.get("diff", 1) for line in lines if query.covers(line)) == 1
 
 
-def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple]) -> list[Event]:
+def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple], evaluator: Any) -> list[Event]:
     """The events that can matter to ``atom`` (``Dialect.relevant``: RTEC's meeting(id1,id2)
     reads only id1's and id2's), each other one replaced by a time advance to its time where
     it was the latest so far: the evaluator is driven through the same times as on the whole
     input (RTEC evaluates a window once its step has passed).  One that reaches further than
     all before it (an interval fact's end: how far DatalogMTL's evaluation reaches) or starts
     earlier is kept as it is, so that the input spans the same time."""
-    keep = row.relevant(program)(atom)
+    keep = row.relevant(program)(atom, evaluator, events)
     if keep is None:
         return events
     out: list[Event] = []

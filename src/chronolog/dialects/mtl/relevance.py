@@ -13,6 +13,7 @@ intervals of a demanded fact are the same on the kept input as on the whole.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from chronolog.core.events import Event
 from chronolog.core.relevance import ANY, Demands, Pattern, closure, event_filter, same
@@ -53,6 +54,6 @@ def demands(program: MtlProgram, pred: str, args: tuple) -> Demands:
     return closure([(pred, tuple(args))], reads) or {}
 
 
-def relevant(program: MtlProgram) -> Callable[[tuple[str, tuple]], Callable[[Event], bool] | None]:
+def relevant(program: MtlProgram) -> Callable[[tuple[str, tuple], Any, list], Callable[[Event], bool] | None]:
     """``Dialect.relevant``: for an answer atom, which input facts can matter to it."""
-    return lambda atom: event_filter(demands(program, atom[0], tuple(atom[1])))
+    return lambda atom, evaluator, events: event_filter(demands(program, atom[0], tuple(atom[1])))

@@ -35,6 +35,7 @@ from typing import Any
 from chronolog.core.events import Event
 from chronolog.core.relevance import ANY, Demands, GiveUp, Pattern, closure, event_filter, same
 from chronolog.dialects.rtec.analysis import domain_feeds
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Slot
 
@@ -158,12 +159,23 @@ def demands(program: RtecProgram, name: str, args: tuple) -> Demands | None:
     return closure([(name, query)], reads)
 
 
-def relevant(program: RtecProgram) -> Callable[[tuple[str, tuple]], Callable[[Event], bool] | None]:
-    """``Dialect.relevant``: for an answer atom, which input events can matter to it (None: all)."""
+def relevant(program: RtecProgram) -> Callable[[tuple[str, tuple], Any, list], Callable[[Event], bool] | None]:
+    """``Dialect.relevant``: for an answer atom, which input events can matter to it (None: all).
+
+    The whole input for a windowed evaluator (``--window``: each window's domain is what its
+    own events show) or one with a retention (what it forgets depends on the events it saw).
+    Of the events kept only because they put a demanded fact in a domain, only the first to
+    arrive, and any later one at the same or an earlier time (the one an explanation cites), unless a
+    feeding event is retracted: the domain grows at the first, the later ones change nothing."""
     feeds = {pred: [(dom[0], pos) for dom, pos in got] for pred, got in domain_feeds(program).items()}
 
-    def for_atom(atom: tuple[str, tuple]) -> Callable[[Event], bool] | None:
+    def for_atom(atom: tuple[str, tuple], evaluator: Any, events: list) -> Callable[[Event], bool] | None:
+        if type(evaluator) is not RtecEvaluator or evaluator.retention is not None:
+            return None
         found = demands(program, atom[0], tuple(atom[1]))
-        return None if found is None else event_filter(found, feeds)
+        if found is None:
+            return None
+        retracted = any(ev.retract and ev.pred in feeds for ev in events)
+        return event_filter(found, feeds, first_feeders=not retracted)
 
     return for_atom
