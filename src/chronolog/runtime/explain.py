@@ -332,7 +332,12 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
-    seen = sliced(row, program, reaching(row, program, events, query.t), (query.pred, query.args), evaluator)
+    reached = reaching(row, program, events, query.t)
+
+    def cut(stream: list[Event]) -> list[Event]:
+        return sliced(row, program, stream, (query.pred, query.args), evaluator)
+
+    seen = cut(reached)
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -345,7 +350,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator)
     if mode == "why-not":
-        confirm_missing(node, seen, query, fresh)
+        confirm_missing(node, reached, query, fresh, cut)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -365,10 +370,13 @@ MISSING_TRIES = 6  # candidate events evaluated per why-not entry
 MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input again
 
 
-def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None) -> None:
+def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
+                    cut: Callable[[list[Event]], list[Event]] = lambda stream: stream) -> None:
     """Name the missing input event of each top-level why-not entry the dialect proposed one
     for, where it is true: the input with the candidate added at its time (after the events of
-    that time, so not late), evaluated to T by a new evaluator, derives the atom at T.  An
+    that time, so not late), evaluated to T by a new evaluator, derives the atom at T (``cut``:
+    of the input with the candidate, the events that can matter, as ``sliced``; it is placed
+    among all of them, as a dropped late event decides whether it arrives late).  An
     unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
     shifts): the entry then names none."""
     budget = MISSING_BUDGET
@@ -378,7 +386,7 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
             continue
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if derives_with(fresh(), events, ev, query):
+            if derives_with(fresh(), events, ev, query, cut):
                 entry.missing = ev
                 entry.text += f"; adding {missing_text(ev)} would derive it"
                 break
@@ -391,10 +399,11 @@ def with_event(events: list[Event], ev: Event) -> list[Event]:
     return [*events[:at], ev, *events[at:]]
 
 
-def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> bool:
+def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query,
+                 cut: Callable[[list[Event]], list[Event]] = lambda stream: stream) -> bool:
     """Whether the input plus ``ev``, evaluated to at least T, holds the queried atom at T."""
     out = io.StringIO()
-    stream = with_event(events, ev)
+    stream = cut(with_event(events, ev))
     last = max(e.t for e in stream)
     run_evaluator(evaluator, stream, out, until=None if last >= query.t else query.t, warn=lambda m: None)
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
