@@ -423,7 +423,7 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     out: list[Event] = []
     latest: Time | None = None
     first: Time | None = None
-    reach: Time | None = None  # the furthest time an event so far reaches
+    reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
     for ev in events:
         end = ev.t if ev.span is None else I.of_span(ev.span)[2]
         if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != ev.t) or
