@@ -3,12 +3,17 @@ stream, running the command in process, walking the tree it prints as JSON."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from chronolog.cli.main import main
+from chronolog.dialects.load import load_program
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.runtime.explain import NotSo, parse_query, sliced, with_lines
+from chronolog.runtime.explain import explain as explain_query
 
 
 def files(tmp: Path, name: str, program: str, events: list[dict]) -> tuple[str, str]:
@@ -40,3 +45,28 @@ def _entry_nodes(entry: dict) -> Iterator[dict]:
         yield from walk(child)
     for inner in entry.get("why_not", []):
         yield from _entry_nodes(inner)
+
+
+def sliced_and_whole(progs: list[str], stream: str, query: str) -> tuple[str, Any, Any, int]:
+    """The explanation of ``query`` (--why where it holds, else --why-not) computed in process
+    on the input events its rules can read (``Dialect.relevant``) and on the whole input, as
+    JSON; with the mode and how many input events the slice left out."""
+    program = load_program(progs)
+    row = lookup(program.dialect)
+    whole_row = dataclasses.replace(row, relevant=lambda p: lambda atom, evaluator, events: None)
+    with open(stream, encoding="utf-8") as f:
+        events = list(with_lines(row.read, program, stream, f, "jsonl", "fail", lambda m: None))
+    q = parse_query(query, not row.rational)
+    out = []
+    for r in (row, whole_row):
+        make = lambda r=r: r.evaluator(program, RunOptions(), lambda m: None)  # noqa: E731
+        try:
+            node, mode = explain_query(r, program, make(), events, q, "why"), "why"
+        except NotSo:
+            node, mode = explain_query(r, program, make(), events, q, "why-not", fresh=make), "why-not"
+        out.append((mode, node.data()))
+    left_out = sum(1 for e in events if e.pred is not None) - \
+        sum(1 for e in sliced(row, program, events, (q.pred, q.args), row.evaluator(program, RunOptions(), print))
+              if e.pred is not None)
+    assert out[0][0] == out[1][0], (query, out[0][0], out[1][0])
+    return out[0][0], out[0][1], out[1][1], left_out

@@ -17,8 +17,9 @@ from fractions import Fraction
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from chronolog.core.events import Event
 from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.runtime.explain import NotSo, Query, explain, with_lines
+from chronolog.runtime.explain import NotSo, Query, explain, sliced, with_lines
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 END = 60  # the long stream's last time; T stays below EARLY
@@ -122,3 +123,19 @@ def test_lars_choices_kept_from_before_the_warm_up_are_explained_as_run_made_the
         assert isinstance(why, dict) and why["atom"] == f"{holds}(1)"
         not_so, = _explained(program, "p.lars", [stream], Query(other, (1,), t, "q"), "why")
         assert not_so == f"q: {other}(1) does not hold at {t} (ask --why-not)"
+
+
+def test_a_slice_keeps_the_times_and_the_span_of_what_it_leaves_out():
+    """``sliced``: the events the dialect's test keeps; of the others, a time advance where one
+    was the latest so far (the evaluator goes through the same times), and the event itself
+    where it reaches further than all before it (an interval fact's end) or starts earlier."""
+    mine = lambda ev: ev.args == ("a",)  # noqa: E731
+    row = dataclasses.replace(lookup("mtl"), relevant=lambda program: lambda atom, evaluator, events: mine)
+    p = lambda t, arg, span=None: Event(t, "P", (arg,), span=span)  # noqa: E731
+    events = [p(1, "b"), p(1, "a"), p(2, "b", (2, True, 9, True)), p(3, "b"), p(3, "a"), p(5, "b"),
+              p(0, "b"), p(4, "b", (4, True, 6, True)), Event(7)]
+    got = sliced(row, None, events, ("Q", ("a",)), None)
+    assert got == [Event(1), p(1, "a"), p(2, "b", (2, True, 9, True)), Event(3), p(3, "a"), Event(5), p(0, "b"),
+                   Event(7)]
+    assert sliced(dataclasses.replace(row, relevant=lambda program: lambda atom, evaluator, events: None), None,
+                  events, ("Q", ("a",)), None) == events  # (a dialect that cannot tell: all of it)

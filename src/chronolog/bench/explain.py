@@ -4,9 +4,10 @@ For each workload (LARS cooling and join, DatalogMTL ShortStop, RTEC caviar), a 
 answers is drawn at random from what ``chronolog run`` prints, and ``explain --why`` of each
 is timed in this process — what a user waits for, from the input's events to the tree.  An
 explanation evaluates the input again when asked (nothing is recorded while running): the
-span the program's reach says the answers at T depend on (``runtime.explain.reaching``), so
-its time should not grow with the stream; ``run``'s own time on the whole input (the median
-of ``--run-repeat`` runs, taken in turn with the explanations) stands beside it.
+span the program's reach says the answers at T depend on (``runtime.explain.reaching``, LARS)
+and only the events the query's rules can read (``runtime.explain.sliced``); ``run``'s own
+time on the whole input (the median of ``--run-repeat`` runs, taken in turn with the
+explanations) stands beside it.
 """
 
 from __future__ import annotations

@@ -114,6 +114,11 @@ class Dialect:
     # core.explanation.Node: ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the
     # answer lines, having evaluated the events, for a dialect to read; None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None
+    # program -> ((answer atom (pred, args), the evaluator of the explanation, the input events) ->
+    # which input events can matter to the atom, as a test of an event; None: all): an explanation
+    # evaluates only those (runtime.explain.sliced; RTEC: rtec/relevance.py)
+    relevant: Callable[[Any], Callable[[tuple[str, tuple], Any, list], Callable[[Any], bool] | None]] = \
+        lambda program: lambda atom, evaluator, events: None
     # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
     # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole
     strata_changes: Callable[[Any, Any, bool], list[str]] | None = None
@@ -224,13 +229,15 @@ DIALECTS: dict[str, Dialect] = {
                    _mtl("mtl_describe"), _mtl("mtl_stream"), {"mode": ("stream", "batch"), "retention": None},
                    replay=_mtl("mtl_replay"), reach=_mtl("mtl_reach"), retaining=_mtl("mtl_retaining"), points=False,
                    interval_of=_interval_of, rational=True, causal=_mtl("mtl_causal"),
-                   explain=_lazy("chronolog.dialects.mtl.explain:explainer")),
+                   explain=_lazy("chronolog.dialects.mtl.explain:explainer"),
+                   relevant=_lazy("chronolog.dialects.mtl.relevance:relevant")),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec("rtec_parse"), _rtec("rtec_evaluator"),
                     _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
                     windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=_rtec("rtec_causal"),
-                    explain=_lazy("chronolog.dialects.rtec.explain:explainer")),
+                    explain=_lazy("chronolog.dialects.rtec.explain:explainer"),
+                    relevant=_lazy("chronolog.dialects.rtec.relevance:relevant")),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

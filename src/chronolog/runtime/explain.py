@@ -336,9 +336,14 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
-    seen = reaching(row, program, events, query.t)
+    reached = reaching(row, program, events, query.t)
+
+    def cut(stream: list[Event]) -> list[Event]:
+        return sliced(row, program, stream, (query.pred, query.args), evaluator)
+
+    seen = cut(reached)
     out = io.StringIO()
-    run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
+    run_evaluator(evaluator, seen, out, warn=lambda m: None)
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
     holds = query.holds(lines)
     if mode == "why" and not holds:
@@ -349,7 +354,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator)
     if mode == "why-not":
-        confirm_missing(node, seen, query, fresh)
+        confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -369,10 +374,13 @@ MISSING_TRIES = 6  # candidate events evaluated per why-not entry
 MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input from the candidate's place on
 
 
-def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None) -> None:
+def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
+                    cut: Callable[[list[Event]], list[Event]] | None = None) -> None:
     """Name the missing input event of each top-level why-not entry the dialect proposed one
     for, where it is true: the input with the candidate added at its time (after the events of
-    that time, so not late), evaluated to T by a new evaluator, derives the atom at T.  An
+    that time, so not late), evaluated to T by a new evaluator, derives the atom at T (``cut``:
+    of the input with the candidate, the events that can matter, as ``sliced``; it is placed
+    among all of them, as a dropped late event decides whether it arrives late).  An
     unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
     shifts): the entry then names none.  The input before the candidates' places is evaluated
     once (``Prefixes``), each candidate from its place on."""
@@ -381,13 +389,16 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
             entry.candidates = []
         return
     tried = [ev for entry in node.entries for ev in entry.candidates[:MISSING_TRIES]]
-    prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried})
+    # a sliced input is short: each candidate evaluates its slice whole (the candidate placed
+    # among all events first, as a dropped late event decides whether it arrives late)
+    prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried}) if cut is None else None
     budget = MISSING_BUDGET
     for entry in node.entries:
         candidates, entry.candidates = entry.candidates, []
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if prefixes.derives_with(ev, query):
+            if (prefixes.derives_with(ev, query) if prefixes is not None
+                    else derives_with(fresh(), events, ev, query, cut)):
                 entry.missing = ev
                 entry.text += f"; adding {missing_text(ev)} would derive it"
                 break
@@ -405,15 +416,19 @@ def with_event(events: list[Event], ev: Event) -> list[Event]:
     return [*events[:at], ev, *events[at:]]
 
 
-def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> bool:
-    """Whether the input plus ``ev``, evaluated to at least T, holds the queried atom at T."""
-    return query.holds(answers_with(evaluator, events, ev, query))
+def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query,
+                 cut: Callable[[list[Event]], list[Event]] | None = None) -> bool:
+    """Whether the input plus ``ev`` (of that, ``cut``'s part), evaluated to at least T, holds
+    the queried atom at T."""
+    return query.holds(answers_with(evaluator, events, ev, query, cut))
 
 
-def answers_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> list[dict]:
-    """The answer lines of the input plus ``ev``, evaluated to at least T."""
+def answers_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query,
+                 cut: Callable[[list[Event]], list[Event]] | None = None) -> list[dict]:
+    """The answer lines of the input plus ``ev`` (of that, ``cut``'s part), evaluated to at least T."""
     out = io.StringIO()
     stream = with_event(events, ev)
+    stream = stream if cut is None else cut(stream)
     run_evaluator(evaluator, stream, out, until=_until(stream, query), warn=lambda m: None)
     return [_decode(raw) for raw in out.getvalue().splitlines()]
 
@@ -437,7 +452,8 @@ class Prefixes:
         self.kept: dict[int, tuple[list[bytes], dict[str, Any], Time | None]] = {}
         if not places or not events:
             return
-        self._inner, self._places, self._pushed, self._latest = fresh(), places, 0, None
+        self._inner, self._places, self._pushed = fresh(), places, 0
+        self._latest: Time | None = None
         self._lines: list[bytes] = []
         try:
             run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None)  # type: ignore[arg-type]
@@ -495,6 +511,33 @@ class Prefixes:
 
     def pending(self) -> Any:
         return self._take(self._inner.pending())
+
+
+def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple], evaluator: Any) -> list[Event]:
+    """The events that can matter to ``atom`` (``Dialect.relevant``: RTEC's meeting(id1,id2)
+    reads only id1's and id2's), each other one replaced by a time advance to its time where
+    it was the latest so far: the evaluator is driven through the same times as on the whole
+    input (RTEC evaluates a window once its step has passed).  One that reaches further than
+    all before it (an interval fact's end: how far DatalogMTL's evaluation reaches) or starts
+    earlier is kept as it is, so that the input spans the same time."""
+    keep = row.relevant(program)(atom, evaluator, events)
+    if keep is None:
+        return events
+    out: list[Event] = []
+    latest: Time | None = None
+    first: Time | None = None
+    reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
+    for ev in events:
+        end = ev.t if ev.span is None else I.of_span(ev.span)[2]
+        if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != ev.t) or
+                                                  (first is not None and ev.t < first))):
+            out.append(ev)
+        elif latest is None or ev.t > latest:
+            out.append(Event(ev.t))
+        latest = ev.t if latest is None or ev.t > latest else latest
+        first = ev.t if first is None or ev.t < first else first
+        reach = end if reach is None or end > reach else reach
+    return out
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:

@@ -9,13 +9,15 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-from explaining import explain, files, walk
-from hypothesis import HealthCheck, given, settings
+from explaining import explain, files, sliced_and_whole, walk
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.dialects.mtl.parser import parse_mtl
+from chronolog.dialects.mtl.relevance import demands
 
 HEAT = "Alarm(X):-Diamondminus[0,2]Hot(X)\nPanic(X):-Boxminus[0,1]Alarm(X), Smoke(X)\n"
 HEAT_IN = [{"interval": "[0,5]", "pred": "Hot", "args": ["s1"]}, {"interval": "[3,4]", "pred": "Smoke", "args": ["s1"]},
@@ -113,3 +115,31 @@ def test_why_is_sound_the_cited_facts_alone_derive_it(tmp_path_factory, capsys, 
     assert main(["run", prog, "--input", str(tmp / "alone.jsonl")]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert (pred, (arg,), t) in sampled_meaning(lines, 12), (cited, got)
+
+
+# rules that read other constants than their head's: any value (T), a constant (U)
+CROSS = ["T(X):-P(X), Diamondminus[0,2]R(Y)", "U(X):-Boxminus[0,1]P(X), R(b)", "S(X):-T(X)"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rules=st.lists(st.sampled_from(RULES + CROSS), min_size=1, max_size=4, unique=True),
+       facts=st.lists(FACT, min_size=3, max_size=10), q=st.integers(0, 20), arg=st.sampled_from(["a", "b"]),
+       data=st.data())
+def test_the_explanation_on_the_facts_its_rules_read_is_the_whole_inputs(tmp_path_factory, rules, facts, q, arg,
+                                                                          data):
+    """An explanation evaluates only the facts its rules can read with the query's constants
+    (mtl/relevance.py): the same why or why-not as on the whole input, for random programs
+    with rules that read another constant's facts."""
+    pred = data.draw(st.sampled_from(sorted({r.split("(")[0] for r in rules})))
+    prog, stream = _files(tmp_path_factory.mktemp("mtl"), "\n".join(rules) + "\n", [*facts, {"t": 12}])
+    t = Fraction(q, 2)
+    mode, sliced, whole, left_out = sliced_and_whole([prog], stream, f"{pred}({arg})@{t}")
+    assert sliced == whole
+    event(f"{mode}, {'facts left out' if left_out else 'nothing left out'}")
+
+
+def test_short_stop_reads_one_vehicles_three_predicates():
+    program = parse_mtl("NotPos(V):-NotOnMap(V)\nShortStop(V):-NotPos(V), Boxminus[1,1]Pos(V), "
+                             "Boxminus[2,2]NotPos(V)\n")
+    assert demands(program, "ShortStop", ("veh3",)) == {"ShortStop": {("veh3",)}, "NotPos": {("veh3",)},
+                                                         "Pos": {("veh3",)}, "NotOnMap": {("veh3",)}}

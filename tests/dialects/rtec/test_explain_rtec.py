@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from explaining import explain, files, walk
+from explaining import explain, files, sliced_and_whole, walk
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
@@ -25,6 +25,9 @@ from rtec_expected import DATA, TICK, load_expected, rtec_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.dialects.load import load_program
+from chronolog.dialects.rtec.parser import parse_rtec
+from chronolog.dialects.rtec.relevance import demands
 
 DOORS = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
          "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
@@ -387,3 +390,69 @@ def test_a_named_missing_event_derives_the_fluent(tmp_path_factory, capsys, drop
             assert main(["run", prog, "--input", str(tmp / "plus.jsonl")]) == 0
             lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
             assert (name, args, t) in _reference(stream_events, lines)[0], entry
+
+
+# rules that read other entities than their head's: any value (k), a constant (p), a domain (q)
+CROSS = {
+    "k": "initiatedAt(k(X)=true, T) :- happensAt(c(X), T), holdsAt(f(Y)=true, T), X \\= Y.\n"
+         "terminatedAt(k(X)=true, T) :- happensAt(b(X), T).\n",
+    "p": "initiatedAt(p(X)=true, T) :- happensAt(b(X), T), holdsAt(g(x2)=on, T).\n"
+         "terminatedAt(p(X)=true, T) :- happensAt(a(x1), T).\n",
+}
+CROSS_GROUNDING = "".join(f"grounding({f}(X)=true) :- id(X).\n" for f in CROSS)
+# the domain from the input instead (each event of a, b, c puts its argument in it): an
+# explanation keeps the earliest events that put the query's constants there
+DYNAMIC = "dynamicDomain(id(_P)).\n" + "".join(f"grounding({e}(X)) :- id(X).\n" for e in "abc")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(groups=st.sets(st.sampled_from(sorted(POOL) + sorted(CROSS)), min_size=1),
+       events=st.lists(EC_EVENT, min_size=3, max_size=14), t=st.integers(0, END), x=st.sampled_from(["x1", "x2"]),
+       dynamic=st.booleans())
+def test_the_explanation_on_the_events_its_rules_read_is_the_whole_inputs(tmp_path_factory, groups, events, t, x,
+                                                                          dynamic):
+    """An explanation evaluates only the input its rules can read with the query's constants
+    (rtec/relevance.py): for random event descriptions, with rules that read another entity
+    (by a variable bound in the body, by a constant), the domain given or read from the
+    input, every why and why-not is the one computed on the whole input."""
+    program = _program(sorted(set(groups) - set(CROSS))) + "".join(CROSS[g] for g in sorted(set(groups) & set(CROSS)))
+    if dynamic:
+        program = program.replace("id(x1).\nid(x2).\n", DYNAMIC)
+    prog, stream = files(tmp_path_factory.mktemp("ec"), "ec.prolog", program + CROSS_GROUNDING,
+                         [{"t": 0}, *events, {"t": END}])
+    for name, args in [*ATOMS, ("k", ()), ("p", ())]:
+        mode, sliced, whole, left_out = sliced_and_whole([prog], stream, f"{name}({','.join((x, *args))})@{t}")
+        assert sliced == whole
+        event(f"{mode}, {'events left out' if left_out else 'nothing left out'}")
+
+
+def test_the_rules_read_only_the_queried_entities_events():
+    """caviar's meeting(id1,id2) reads id1's and id2's events, closeness in both orders, and
+    the coordinates of both at any position; a rule reading a fluent named by a variable gives up."""
+    found = demands(load_program([str(SHARED / "caviar" / f) for f in APP_FILES["caviar"]]), "meeting", ("id1", "id2"))
+    assert found is not None
+    assert found["coord"] == {("id1", None, None), ("id2", None, None)}
+    assert found["close_25"] == {("id1", "id2"), ("id2", "id1")} and found["id"] == {("id1",), ("id2",)}
+    assert "appear" not in found and "orientation" not in found  # (kept only as they feed id/1)
+    assert all(a in ("id1", "id2") for patterns in found.values() for p in patterns for a in p[:2] if a is not None)
+    anything = "initiatedAt(f(X)=true, T) :- happensAt(a(X), T), holdsAt(G=true, T).\n"  # (a fluent named by G)
+    assert demands(parse_rtec(anything, "v.prolog"), "f", ("x",)) is None
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")
+@pytest.mark.parametrize("app", ["caviar", "ctm", "voting"])
+def test_the_apps_explanations_on_the_events_their_rules_read_are_the_whole_inputs(app):
+    """Random answers of RTEC's applications on the 1% cut, and the point just after each
+    (mostly a why-not): the same explanation on the slice as on the whole input."""
+    progs = [str(SHARED / app / f) for f in APP_FILES[app]]
+    want = load_expected(app, "cut1")
+    rng = random.Random(7)
+    left_out = 0
+    for pred, args, first, last in rng.sample(sorted(want, key=repr), 5):
+        shown = ",".join(json.dumps(a) if "(" in str(a) else str(a) for a in args)
+        for t in (rng.randrange(first, (last if last is not None else first + 10 * TICK[app]) + 1, TICK[app]),
+                  (last if last is not None else first) + TICK[app]):
+            _, sliced, whole, n = sliced_and_whole(progs, str(DATA / app / "stream-cut1.jsonl"), f"{pred}({shown})@{t}")
+            assert sliced == whole, (pred, args, t)
+            left_out += n
+    assert left_out or app == "voting"  # (voting's rules read every voter)

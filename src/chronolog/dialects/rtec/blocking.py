@@ -17,8 +17,9 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from chronolog.core.explanation import Node
+from chronolog.core.relevance import matches
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
-from chronolog.dialects.rtec.hierarchy import _fterm, _fv, _key
+from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
@@ -34,6 +35,7 @@ class Blocking:
     program: RtecProgram
     tick: int
     _moments: list | None
+    focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -46,21 +48,33 @@ class Blocking:
         def sdf(self, key: Any, value: Any) -> bool: ...
 
     def moments(self) -> list:
-        """The times something happens (input and derived events, points, the ends of every
-        interval): the only times a rule whose body reads an event can fire (sorted, once)."""
+        """The times something happens to an entity the explanation can read (input and derived
+        events, points, the ends of every interval; ``focus``: those the query's demands name):
+        the only times a rule whose body reads an event can fire (sorted, once).  Others'
+        events cannot make such a rule fire, and counting them would make the explanation
+        depend on input it does not read (``rtec/relevance.py``)."""
         if self._moments is None:
             store, tick = self.ev.store, self.tick
             got: set = set()
-            for times in (*store.event_times.values(), *store.point_times.values()):
-                got.update(times)
-                got.update(x - tick for x in times)
-            for by_args in store.fluents.values():
-                for vals in by_args.values():
-                    for ivs in vals.values():
-                        for a, b in ivs:
-                            got.update((a - tick, a, b - tick, b))
+            for by_key in (store.events, store.points):
+                for key, by_t in by_key.items():
+                    for x, items in by_t.items():
+                        if x not in got and self._read(key, items, by_key is store.points):
+                            got.update((x, x - tick))
+            for key, by_args in store.fluents.items():
+                for args, vals in by_args.items():
+                    if self.focus is None or matches(self.focus, key[0], args):
+                        for ivs in vals.values():
+                            for a, b in ivs:
+                                got.update((a - tick, a, b - tick, b))
             self._moments = sorted(x for x in got if x != INF and x != -INF)
         return self._moments
+
+    def _read(self, key: Key, items: list, point: bool) -> bool:
+        """Whether any of the events (points: (args, value)) stored at one time is read."""
+        if self.focus is None:
+            return True
+        return any(matches(self.focus, key[0], item[0] if point else item) for item in items)
 
     def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
         """Why nothing ends ``f`` in ``[lo, t)``: its terminatedAt rules, the initiatedAt rules of
@@ -137,7 +151,9 @@ class Blocking:
             if not (isinstance(e, tuple) and e[0] in ("start", "end")):
                 key = _key(e)
                 times = self.ev.store.event_times.get(key, []) if key is not None else []
-                return times[bisect_left(times, lo):bisect_left(times, t)]
+                at = self.ev.store.events.get(key, {}) if key is not None else {}
+                return [x for x in times[bisect_left(times, lo):bisect_left(times, t)]
+                        if self._read(key, at.get(x, ()), False)]  # type: ignore[arg-type]
         moments = self.moments()
         return moments[bisect_left(moments, lo):bisect_left(moments, t)]
 
@@ -182,11 +198,12 @@ class Blocking:
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
         fluent, time)."""
         vs = [Var() for _ in range(rule.nvars)]
-        goals = [g for g in (inst(g, vs) for g in rule.body) if g not in ("!", "true")]
+        make_head, make_body = rule.build or rule.compile()  # (faster than inst at every time checked)
+        goals = [g for g in make_body(vs) if g not in ("!", "true")]
         mark = len(self.solver.trail)
         out: list[tuple[str, Any, Any]] = []
         try:
-            if self.solver.unify(inst(rule.head, vs), head):
+            if self.solver.unify(make_head(vs), head):
                 self._search(goals, 0, out, [budget])
         except SolveError:
             pass

@@ -43,6 +43,7 @@ from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
+from chronolog.dialects.rtec.relevance import demands
 from chronolog.dialects.rtec.showing import Fluent, bindings, has_var, ivs_text, rule_text, show, value_of
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
 from chronolog.evaluator import atom_text
@@ -55,35 +56,66 @@ _OPS = {("union_all", 2), ("intersect_all", 2), ("relative_complement_all", 3), 
 class Explainer(Blocking):
     """The rules and the evaluated store of one event description over one input."""
 
-    def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False) -> None:
+    def __init__(self, program: RtecProgram, ev: RtecEvaluator, events: Iterable[Event], every: bool = False,
+                 focus: dict[str, set] | None = None) -> None:
         self.program = program
+        self.focus = focus
         self.ev = ev
         self.tick = program.clock_tick
         self.every = every
         ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
         self.solver = ev.solver
         self._moments: list | None = None
-        self.inputs: dict[tuple[str, tuple], list[Event]] = {}  # (pred, args as text) -> its input events
+        self._events: dict[str, list[Event]] = {}  # input predicate -> its events, in arrival order
         for e in events:
-            if e.pred is None:
-                continue
-            same = self.inputs.setdefault((e.pred, tuple(term_text(a) for a in e.args)), [])
-            if not e.retract:
-                same.append(e)
-                continue
-            gone = next((i for i in range(len(same) - 1, -1, -1) if (same[i].t, same[i].span) == (e.t, e.span)), None)
-            if gone is not None:  # a retraction takes back the latest such event
-                del same[gone]
-        # a dynamicDomain fact (``id(id4)``) -> the earliest input event that puts it in the domain
-        self.feeders: dict[tuple, Event] = {}
-        feeds = domain_feeds(program)
-        for same in self.inputs.values():
-            for e in same:
-                for dom, pos in feeds.get(e.pred or "", ()):
-                    if max(pos, default=-1) < len(e.args):
-                        fact = (dom, tuple(term_text(e.args[p]) for p in pos))
-                        if fact not in self.feeders or e.t < self.feeders[fact].t:
-                            self.feeders[fact] = e
+            if e.pred is not None:
+                self._events.setdefault(e.pred, []).append(e)
+        self._inputs: dict[str, dict[tuple, list[Event]]] = {}
+        self._feeders: dict[tuple, Event] | None = None
+        self._texts: dict[Any, str] = {}  # an input argument -> its Prolog text (few distinct ones)
+
+    def _text(self, args: tuple) -> tuple:
+        texts = self._texts
+        out = []
+        for a in args:
+            got = texts.get(a)
+            if got is None:
+                got = texts[a] = term_text(a)
+            out.append(got)
+        return tuple(out)
+
+    def inputs(self, pred: str, args: tuple) -> list[Event]:
+        """The input events of ``pred(args)`` (arguments as text), a retraction taking back the
+        latest such event; indexed per predicate when first asked (most are never asked)."""
+        index = self._inputs.get(pred)
+        if index is None:
+            index = self._inputs[pred] = {}
+            for e in self._events.get(pred, ()):
+                same = index.setdefault(self._text(e.args), [])
+                if not e.retract:
+                    same.append(e)
+                    continue
+                gone = next((i for i in range(len(same) - 1, -1, -1) if (same[i].t, same[i].span) == (e.t, e.span)),
+                            None)
+                if gone is not None:
+                    del same[gone]
+        return index.get(args, [])
+
+    @property
+    def feeders(self) -> dict[tuple, Event]:
+        """A dynamicDomain fact (``id(id4)``) -> the earliest input event that puts it in the domain."""
+        if self._feeders is None:
+            self._feeders = {}
+            for pred, got in domain_feeds(self.program).items():
+                self.inputs(pred, ())
+                for same in self._inputs[pred].values():
+                    for e in same:
+                        for dom, pos in got:
+                            if max(pos, default=-1) < len(e.args):
+                                fact = (dom, self._text(tuple(e.args[p] for p in pos)))
+                                if fact not in self._feeders or e.t < self._feeders[fact].t:
+                                    self._feeders[fact] = e
+        return self._feeders
 
     # ------------------------------------------------------------ what is what
 
@@ -144,10 +176,11 @@ class Explainer(Blocking):
         """The solutions of ``rule`` for the ground ``head``: (its variables, its body goals),
         bindings in place while a solution is current."""
         vs = [Var() for _ in range(rule.nvars)]
-        goals = [inst(g, vs) for g in rule.body]
+        make_head, make_body = rule.build or rule.compile()
+        goals = make_body(vs)
         mark = len(self.solver.trail)
         try:
-            if self.solver.unify(inst(rule.head, vs), head):
+            if self.solver.unify(make_head(vs), head):
                 for _ in self.solver.body(goals, 0, [False], 0):
                     yield vs, goals
         finally:
@@ -158,10 +191,11 @@ class Explainer(Blocking):
         with the bindings and goals of the first solution of those before it; None if the
         body holds, -1 if the head does not match."""
         vs = [Var() for _ in range(rule.nvars)]
-        goals = [inst(g, vs) for g in rule.body]
+        make_head, make_body = rule.build or rule.compile()
+        goals = make_body(vs)
         mark = len(self.solver.trail)
         try:
-            if not self.solver.unify(inst(rule.head, vs), head):
+            if not self.solver.unify(make_head(vs), head):
                 return -1, {}, []  # its head does not match
             for k in range(len(goals) + 1):
                 inner = len(self.solver.trail)
@@ -225,7 +259,7 @@ class Explainer(Blocking):
         key, args, value = f
         pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
         got = []
-        for e in self.inputs.get(pred_args, []):
+        for e in self.inputs(*pred_args):
             if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
                     (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
                 got.append(self._leaf(e))
@@ -432,7 +466,7 @@ class Explainer(Blocking):
         rules = self.rules("happensAt", key) if key is not None else []
         if not rules:
             pred_args = (key[0] if key else "", tuple(term_text(a) for a in e[1:]) if isinstance(e, tuple) else ())
-            leaves = [self._leaf(x) for x in self.inputs.get(pred_args, []) if x.t == at]
+            leaves = [self._leaf(x) for x in self.inputs(*pred_args) if x.t == at]
             return Node("literal", text, atom=text, time=at, children=leaves)
         if depth is not None and depth < 0:
             return Node("literal", f"{text} (cut at --depth)", atom=text, time=at)
@@ -656,7 +690,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
                 evaluator: Any = None) -> Any:
         seen = list(events)
-        ex = Explainer(program, evaluated(program, seen, evaluator), seen, every)
+        ex = Explainer(program, evaluated(program, seen, evaluator), seen, every, demands(program, atom[0], atom[1]))
         key = (atom[0], len(atom[1]))
         if ("event", key) in ex.ev.h.kind:  # an output event (punctuality_change): its happensAt rules
             term = ex.event_term(key, atom[1])

@@ -1,0 +1,124 @@
+"""Which input events can matter to one answer: demands propagated top-down from its constants.
+
+An explanation of ``meeting(id1,id2)`` (RTEC) or ``ShortStop(veh3)`` (DatalogMTL) reads the
+rules whose head matches it with the head's variables bound to those constants, and so on
+down: a *demand* is a predicate with an argument pattern of constants and ``ANY`` (a
+variable bound only by another body literal, or anything the analysis does not follow).
+``closure`` computes the fixpoint given a dialect's ``reads`` (a demand -> the demands its
+rules' bodies make); ``event_filter`` keeps the input events a demand matches.  The
+dialects' walks over their rules are ``dialects/rtec/relevance.py`` and
+``dialects/mtl/relevance.py``; an explanation on the kept events is the one on the whole
+input (``runtime.explain.sliced``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from chronolog.core.events import Event
+
+ANY = None  # a pattern position any value matches
+Pattern = tuple  # constants (int, str) and ANY
+Demands = dict[str, set[Pattern]]  # predicate -> the patterns read
+
+
+class GiveUp(Exception):
+    """The program reads what no constant analysis bounds: every event may matter."""
+
+
+def same(a: Any, b: Any) -> bool:
+    """Constants of a program, a query and the input are equal (``24`` and ``"24"`` too)."""
+    return a == b or str(a) == str(b)
+
+
+def covers(general: Pattern, special: Pattern) -> bool:
+    return len(general) == len(special) and all(g is ANY or same(g, s) for g, s in zip(general, special, strict=True))
+
+
+def closure(start: Iterable[tuple[str, Pattern]], reads: Callable[[str, Pattern], Iterable[tuple[str, Pattern]]]
+            ) -> Demands | None:
+    """The demands reachable from ``start``; None if ``reads`` gives up."""
+    found: Demands = defaultdict(set)
+    todo: list[tuple[str, Pattern]] = []
+
+    def add(name: str, pattern: Pattern) -> None:
+        known = found[name]
+        if pattern not in known and not any(covers(p, pattern) for p in known):
+            known.add(pattern)
+            todo.append((name, pattern))
+
+    try:
+        for name, pattern in start:
+            add(name, pattern)
+        while todo:
+            for name, pattern in reads(*todo.pop()):
+                add(name, pattern)
+    except GiveUp:
+        return None
+    return dict(found)
+
+
+def matches(found: Demands, name: str, args: tuple) -> bool:
+    """Whether ``name(args)`` is one a demand reads; a constant past the end of ``args`` does
+    not rule it out (an input fluent's value is its last argument, a shorter pattern's)."""
+    return any(all(p is ANY or i >= len(args) or same(args[i], p) for i, p in enumerate(pattern))
+               for pattern in found.get(name, ()))
+
+
+def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] | None = None,
+                 first_feeders: bool = False) -> Callable[[Event], bool]:
+    """A test of input events, taken in arrival order: a demand matches it, or it feeds a
+    demanded fact of a domain (``feeds``: input predicate -> [(domain predicate, argument
+    positions)], RTEC's ``dynamicDomain``) — with ``first_feeders`` only the first to arrive
+    for each fact and any later one of the same or an earlier time.  Indexed by the constants' positions:
+    one lookup per event."""
+    index: dict[str, list[tuple[tuple[int, ...], set[tuple[str, ...]] | None]]] = {}
+    for name, patterns in found.items():
+        by_pos: dict[tuple[int, ...], set[tuple[str, ...]]] = defaultdict(set)
+        for pattern in patterns:
+            pos = tuple(i for i, p in enumerate(pattern) if p is not ANY)
+            by_pos[pos].add(tuple(str(pattern[i]) for i in pos))
+        index[name] = [(pos, None if not pos else keys) for pos, keys in by_pos.items()]
+
+    def hit(name: str, args: tuple) -> bool:
+        n = len(args)
+        for pos, keys in index.get(name, ()):
+            if keys is None:
+                return True
+            if pos[-1] < n:
+                if tuple(str(args[i]) for i in pos) in keys:
+                    return True
+            elif any(all(k[j] == str(args[i]) for j, i in enumerate(pos) if i < n) for k in keys):
+                return True
+        return False
+
+    feeding = feeds or {}
+    known: dict[tuple[str, tuple], list[tuple[str, tuple]] | None] = {}  # (the same events recur: one test
+    # each): None if a demand reads it, else the demanded domain facts it feeds
+    fed: dict[tuple[str, tuple], Any] = {}  # a domain fact -> the earliest time of a kept event feeding it
+
+    def feeds_demand(pred: str, args: tuple) -> list[tuple[str, tuple]]:
+        return [(dom, sub) for dom, pos in feeding.get(pred, ()) if max(pos, default=-1) < len(args)
+                for sub in [tuple(args[p] for p in pos)] if hit(dom, sub)]
+
+    def keep(ev: Event) -> bool:
+        pred = ev.pred
+        if pred is None:
+            return True
+        key = (pred, ev.args)
+        if key in known:
+            facts = known[key]
+        else:
+            facts = known[key] = None if hit(pred, ev.args) else feeds_demand(pred, ev.args)
+        if facts is None:
+            return True  # a demand reads it
+        if not facts or not first_feeders:
+            return bool(facts)
+        fresh = [f for f in facts if f not in fed or ev.t <= fed[f]]  # (all of the earliest time: which one is cited)
+        for f in fresh:
+            fed[f] = ev.t
+        return bool(fresh)
+
+    return keep
