@@ -13,7 +13,7 @@ explained once, at the latest time of its interval (or gap) read.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any
 
 from chronolog.core.explanation import Node
@@ -41,6 +41,7 @@ class Blocking:
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
         def why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ..., top: bool = ...) -> Node: ...
         def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node: ...
+        def _initiations(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]: ...
         def rules(self, kind: str, key: Any) -> list[Rule]: ...
         def interval(self, f: Fluent, t: Any) -> tuple | None: ...
         def name(self, f: Fluent) -> str: ...
@@ -106,7 +107,8 @@ class Blocking:
         needs: dict[tuple, Any] = {}  # (mode, fluent, its interval or gap) -> the latest time read
 
         def need(mode: str, g: Any, at: Any) -> None:
-            span = (g, at) if mode == "event" else self.interval(g, at) if mode == "why" else self.gap(g, at)
+            span = (g, at) if mode in ("event", "initiated") else self.interval(g, at) if mode == "why" \
+                else self.gap(g, at)
             if span is not None and needs.get((mode, g, span), -INF) < at:
                 needs[(mode, g, span)] = at
 
@@ -123,9 +125,14 @@ class Blocking:
         for rule, source, d, v in deadlines:
             skey, sargs, svalue = source
             inits = set(self.ev.fi_inits.get(source, ()))
+            terms = self.ev.fi_terms.get(source, [])
             for q in moments[bisect_left(moments, lo - d):bisect_left(moments, t - d)]:
-                if q in inits:  # initiated then: terminated before the deadline
-                    need("why-not", source, q + d)
+                if q in inits:
+                    if bisect_left(terms, q + d) > bisect_right(terms, q):  # terminated before the deadline
+                        need("why-not", source, q + d)
+                    else:  # the deadline's initiation cancelled by another value's there (both end at once)
+                        for w in self._other_values(key, v):
+                            need("initiated", (key, args, w), q + d)
                     continue
                 head = ("initiatedAt", ("=", _fterm(skey, sargs), svalue), q)
                 for r in self.rules("initiatedAt", skey):
@@ -134,12 +141,29 @@ class Blocking:
             out.append(Node("rule", f"checked: no deadline {d} after an initiation of {self.name(source)} in "
                                     f"[{lo - d},{t - d}) initiates {self.name((key, args, v))} in [{lo},{t})",
                             rule=rule_text(rule), window=f"[{lo},{t})"))
-        if needs:
-            out.append(Node("test", "what keeps those rules from firing there", children=[
-                self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
-                if mode == "why" else self._negated(self.why_not(g, at, depth, path))
-                for (mode, g, _), at in needs.items()]))
+        children = [self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
+                    if mode == "why" else self._cancelling(g, at, depth, path) if mode == "initiated"
+                    else self._negated(self.why_not(g, at, depth, path))
+                    for (mode, g, _), at in needs.items()]
+        children = [c for c in children if c is not None]
+        if children:
+            out.append(Node("test", "what keeps those rules from firing there", children=children))
         return out
+
+    def _other_values(self, key: Any, value: Any) -> list:
+        """The values other than ``value`` an initiatedAt rule of ``key`` names."""
+        return sorted({w for r in self.rules("initiatedAt", key) if (w := value_of(r)) is not None and w != value},
+                      key=repr)
+
+    def _cancelling(self, g: Fluent, at: Any, depth: int | None, path: frozenset) -> Node | None:
+        """G=W initiated at ``at``, where a deadline initiates another value of G: RTEC starts
+        neither (two values initiated at once end each other), so the deadline is blocked
+        (None: W is not initiated there)."""
+        found = self._initiations(g, at, depth, path)
+        if not found:
+            return None
+        return Node("rule", f"{self.name(g)} initiated at {at}, as the deadline initiates another value: "
+                            "neither starts there", time=at, atom=self.name(g), children=found)
 
     def _times(self, rule: Rule, lo: Any, t: Any) -> list:
         """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
