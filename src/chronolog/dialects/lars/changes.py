@@ -14,6 +14,7 @@ import hashlib
 from typing import Any
 
 from chronolog.core.errors import ChronologError
+from chronolog.core.strata import Stratum, identity, plan_lines
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
 from chronolog.dialects.lars.ir import ExtAtom, Op
@@ -24,19 +25,15 @@ PredKey = tuple[str, int]
 
 
 def stratum_identities(plan: Plan) -> list[tuple[list[str], str]]:
-    """Per stratum of ``plan`` (lowest first): its predicates ("p/1") and its identity."""
+    """Per stratum of ``plan`` (lowest first): its predicates ("p/1") and its identity (of
+    its components' identities, ``core.strata.identity``)."""
     of: dict[PredKey, str] = {}  # predicate -> the identity of its component
     by_stratum: dict[int, list[str]] = {}
     for c in plan.components:  # (in evaluation order: what a component reads comes first)
-        digest = hashlib.sha256()
-        for text in sorted(str(r) for r in c.rules):
-            digest.update(text.encode() + b"\0")
         own = set(c.preds)
-        reads = sorted({of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
-                        and (k := b.atom.key) in of and k not in own})
-        for ident in reads:
-            digest.update(ident.encode() + b"\1")
-        ident = digest.hexdigest()[:12]
+        reads = {of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
+                 and (k := b.atom.key) in of and k not in own}
+        ident = identity([str(r) for r in c.rules], reads)
         for k in c.preds:
             of[k] = ident
         by_stratum.setdefault(c.stratum, []).append(ident)
@@ -103,31 +100,13 @@ def strata_changes(old: Any | None, new: Any, chained: bool) -> list[str]:
             raise ChronologError(f"error: this fleet of one service per stratum cannot change to the new program "
                                  f"while running: {why} (start the fleet with `chronolog up --chain`, whose "
                                  "services take any program of the language, or restart it with the new program)")
-    after = stratum_identities(lars_plan(new))
-    if old is None:
-        return [f"  stratum {i} ({', '.join(p)}): re-evaluated from T on (the running program is unknown)"
-                for i, (p, _) in enumerate(after, 1)]
-    before = stratum_identities(lars_plan(old))
-    kept = {ident for _, ident in before}
-    old_preds = {p for preds, _ in before for p in preds}
-    new_preds = {p for preds, _ in after for p in preds}
-    lines = []
-    for i, (preds, ident) in enumerate(after, 1):
-        names = ", ".join(preds)
-        if ident in kept:
-            how = ("unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
-                   "program whole, so it is evaluated again with the rest)" if chained else
-                   "unchanged: keeps its state")
-        elif set(preds) & old_preds:
-            how = "changed: re-evaluated from T on, its answers from T on corrected"
-        else:
-            how = "added: evaluated from T on"
-        lines.append(f"  stratum {i} ({names}): {how}")
-    for preds, ident in before:
-        gone = [p for p in preds if p not in new_preds]
-        if gone and ident not in {x for _, x in after}:
-            lines.append(f"  removed: {', '.join(gone)} (no longer defined: their answers from T on withdrawn)")
-    return lines
+    after = [Stratum(tuple(p), frozenset(), ident) for p, ident in stratum_identities(lars_plan(new))]
+    before = None if old is None else [Stratum(tuple(p), frozenset(), ident)
+                                       for p, ident in stratum_identities(lars_plan(old))]
+    unchanged = ("unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
+                 "program whole, so it is evaluated again with the rest)" if chained else
+                 "unchanged: keeps its state")
+    return plan_lines(before, after, unchanged)
 
 
 def stream_keys(plan: Plan, stratum: int) -> frozenset | None:
