@@ -5,10 +5,14 @@ what ``chronolog run --upgrade`` prints, and the outcome goes to the control top
 
 from __future__ import annotations
 
+import io
 import json
+from fractions import Fraction
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
@@ -51,7 +55,9 @@ def _restart(dialect: str, text: str, stage):
     return roundtrip(stage, _stage(dialect, text))
 
 
-def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = True) -> tuple[list[dict], list[dict]]:
+def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = True,
+           settle: bool = False) -> tuple[list[dict], list[dict]]:
+    """(``settle``: the input idle before the upgrade, so the service evaluated all it read.)"""
     stage = _stage(dialect, old)
     request = UpgradeRequest("r1", version_id((("new", new),)), dialect, at, (("new", new),))
     out: list[bytes] = []
@@ -60,6 +66,8 @@ def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = 
                   [(None, "chronolog.facts", 1, 0, request.encode())]):  # (the same request from a second partition)
         leaving, lines = stage.process(batch, now=0.0)
         out += lines
+        if settle and batch[0][3] == 0:
+            out += stage.process([], now=5_000.0)[1]
         said += [orjson.loads(o.payload) for o in leaving if o.topic == "control"]
         for o in leaving:  # the records are the topics' contracts (schemas/upgrade-*.schema.json)
             UpgradeOutcome.model_validate_json(o.payload)
@@ -132,3 +140,90 @@ def test_retention_too_short_for_the_new_programs_reach_is_refused():
     said = orjson.loads(leaving[0].payload)
     assert "the retained input does not reach far enough back" in said["refused"], said
     assert lines == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Unchanged strata keep their state (issue 37 item 4): only the changed ones are evaluated again
+
+MTL_KEEP_OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\nU(X):-Boxminus[0,1]R(X)\n"
+MTL_KEEP_TOP = MTL_KEEP_OLD.replace("S(X):-Q(X),R(X)", "S(X):-Diamondminus[0,2]Q(X),R(X)")
+MTL_KEEP_SECOND = [{"interval": "[9,11]", "pred": "R", "args": ["b"]}, *MTL_SECOND]
+
+
+@pytest.mark.parametrize("at", ["3", "7/2", "9", None])
+@pytest.mark.parametrize("restart", [True, False])
+def test_mtl_upgrade_keeping_unchanged_strata_means_run_upgrade(tmp_path, capsys, at, restart):
+    got, said = _fleet("mtl", MTL_KEEP_OLD, MTL_KEEP_TOP, at, MTL_FIRST, MTL_KEEP_SECOND, restart, settle=True)
+    used = said[0]["at"]
+    want = _run_upgrade(tmp_path, capsys, "mtl", MTL_KEEP_OLD, MTL_KEEP_TOP, used, MTL_FIRST + MTL_KEEP_SECOND)
+    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
+    assert sampled_meaning(got, 12) != sampled_meaning(_run_upgrade(tmp_path, capsys, "mtl", MTL_KEEP_OLD, MTL_KEEP_OLD,
+                                                                    used, MTL_FIRST + MTL_KEEP_SECOND), 12)
+
+
+def test_mtl_unchanged_strata_are_not_evaluated_again():
+    """The upgrade's evaluation fires only the changed stratum's rules (a cold evaluator of the
+    new program fires all of them), the kept answers are taken over as they were, and only the
+    changed predicate's answers are restated."""
+    stage = _stage("mtl", MTL_KEEP_OLD)
+    first = [{"t": 0}, {"interval": "[1,2]", "pred": "P", "args": ["a"]}, {"interval": "[2,6]", "pred": "R", "args": ["a"]},
+             {"interval": "[1,4]", "pred": "R", "args": ["b"]}, {"t": 6}]
+    stage.process(_records(first, 0), now=0.0)
+    stage.process([], now=10_000.0)
+    old = stage.evaluator
+    request = UpgradeRequest("r1", version_id((("new", MTL_KEEP_TOP),)), "mtl", "1", (("new", MTL_KEEP_TOP),))
+    _, lines = stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    new = stage.evaluator.newest.evaluator
+    assert new.fired.get(("S", 1), 0) > 0
+    assert new.fired.get(("Q", 1), 0) == 0 and new.fired.get(("U", 1), 0) == 0
+    assert {json.loads(x)["pred"] for x in lines} == {"S"}  # Q and U are not taken back and given again
+    for atom in (("Q", ("a",)), ("U", ("a",)), ("U", ("b",))):
+        assert new.published[atom] == old.published[atom] and new.published[atom] is not old.published[atom]
+    cold = lookup("mtl").stream(lookup("mtl").parse([("new", MTL_KEEP_TOP)]))
+    for e in first:
+        cold.push(lookup("mtl").read(lookup("mtl").parse([("new", MTL_KEEP_TOP)]), io.StringIO(json.dumps(e) + "\n"),
+                                     "in", "jsonl", "fail", print).__next__())
+    cold.advance(6)
+    assert cold.fired.get(("Q", 1), 0) > 0 and cold.fired.get(("U", 1), 0) > 0
+    # and the kept strata go on: a later event changes Q's and U's answers through the new version
+    _, lines = stage.process(_records([{"interval": "[7,8]", "pred": "P", "args": ["c"]}, {"t": 9}], 200), now=0.0)
+    _, more = stage.process([], now=20_000.0)
+    assert "Q" in {json.loads(x)["pred"] for x in lines + more}
+
+
+MTL_POOL = [
+    "Q(X):-Diamondminus[0,2]P(X)",
+    "Q(X):-Boxminus[0,1]P(X)",
+    "S(X):-Diamondminus[0,1]Q(X)",
+    "S(X):-R(X)",
+    "U(X):-Q(X),R(X)",
+    "V(X):-Diamondminus[0,1]R(X)",
+    "W(X):-P(X),not V(X)",
+]
+_MTL_EVENT = st.builds(lambda lo, n, pred, arg, retract: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg],
+                                                           **({"op": "retract"} if retract else {})},
+                       st.integers(0, 10), st.integers(0, 2), st.sampled_from(["P", "R"]), st.sampled_from(["a", "b"]),
+                       st.booleans())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(shared=st.lists(st.sampled_from(MTL_POOL), min_size=1, max_size=3, unique=True),
+       old=st.lists(st.sampled_from(MTL_POOL), max_size=2, unique=True),
+       new=st.lists(st.sampled_from(MTL_POOL), max_size=2, unique=True),
+       first=st.lists(_MTL_EVENT, min_size=1, max_size=6), second=st.lists(_MTL_EVENT, max_size=6),
+       upgrade=st.integers(0, 20), restart=st.booleans())
+def test_mtl_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factory, capsys, shared, old, new, first,
+                                                                 second, upgrade, restart):
+    """Random program pairs with rules in common (so that some strata are kept, some changed,
+    added or removed), late events and retractions on both sides of T: the service's answer
+    lines mean what ``run --upgrade`` prints."""
+    old_text = "\n".join(dict.fromkeys(shared + old)) + "\n"
+    new_text = "\n".join(dict.fromkeys(shared + new)) + "\n"
+    at = Fraction(upgrade, 2)
+    at_text = str(at.numerator) if at.denominator == 1 else f"{at.numerator}/{at.denominator}"
+    first = [{"t": 0}, *first, {"t": 6}]
+    second = [*second, {"t": 12}]
+    got, said = _fleet("mtl", old_text, new_text, at_text, first, second, restart, settle=True)
+    assert said[0]["at"] == at_text, said
+    want = _run_upgrade(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, at_text, first + second)
+    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
