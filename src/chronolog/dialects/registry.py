@@ -18,9 +18,9 @@ from typing import IO, Any
 from chronolog.core.errors import ChronologError, ProgramError
 from chronolog.core.events import Event
 from chronolog.core.reach import Reach
-from chronolog.core.strata import kept_answers
 from chronolog.core.records import field, record
 from chronolog.core.source import Loc
+from chronolog.core.strata import kept_answers
 
 Warn = Callable[[str], None]
 Reader = Callable[[Any, IO[str], str, str, str, Warn], Iterator[Any]]

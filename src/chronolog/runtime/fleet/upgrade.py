@@ -23,7 +23,6 @@ from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.topic_reader import from_the_start
 from chronolog.versions import UpgradeRequest, version_id
 
-
 KEPT_WHOLE = ("unchanged: keeps its state (the same rules and inputs: not evaluated again, "
               "its answers not restated)")
 KEPT_RESTATED = ("unchanged: its answers are not restated (the same rules and inputs); the service evaluates "
