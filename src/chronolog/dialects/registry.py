@@ -239,7 +239,8 @@ DIALECTS: dict[str, Dialect] = {
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
                     windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=True,
-                    explain=_lazy("chronolog.dialects.rtec.explain:explainer")),
+                    explain=_lazy("chronolog.dialects.rtec.explain:explainer"), content_strata=_rtec("rtec_strata"),
+                    keeps_strata=True),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

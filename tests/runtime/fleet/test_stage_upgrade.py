@@ -227,3 +227,95 @@ def test_mtl_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factory
     assert said[0]["at"] == at_text, said
     want = _run_upgrade(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, at_text, first + second)
     assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
+
+
+RTEC_KEEP_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+                 "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                 "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+                 "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
+                 "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
+                 "intersect_all([A,B], I).\n"
+                 "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\ngrounding(armed(D)=true) :- door(D).\n"
+                 "grounding(alarm(D)=true) :- door(D).\n")
+RTEC_KEEP_TOP = RTEC_KEEP_OLD.replace("intersect_all([A,B], I)", "union_all([A,B], I)")
+RTEC_KEEP_BOTTOM = RTEC_KEEP_OLD.replace("terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n",
+                                         "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
+                                         "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).\n")
+RTEC_KEEP_FIRST = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 2, "pred": "arm", "args": ["d2"]},
+                   {"t": 4, "pred": "arm", "args": ["d1"]}, {"t": 6, "pred": "closed", "args": ["d1"]}, {"t": 9}]
+RTEC_KEEP_SECOND = [{"t": 11, "pred": "opened", "args": ["d2"]}, {"t": 3, "pred": "closed", "args": ["d1"]},
+                    {"t": 13, "pred": "disarm", "args": ["d2"]}, {"t": 7, "pred": "opened", "args": ["d1"]},
+                    {"t": 16, "pred": "closed", "args": ["d2"]}, {"t": 20}]
+
+
+@pytest.mark.parametrize("new", [RTEC_KEEP_TOP, RTEC_KEEP_BOTTOM])
+@pytest.mark.parametrize("at", ["2", "6", "12", None])
+def test_rtec_upgrade_keeping_unchanged_strata_means_run_upgrade(tmp_path, capsys, new, at):
+    got, said = _fleet("rtec", RTEC_KEEP_OLD, new, at, RTEC_KEEP_FIRST, RTEC_KEEP_SECOND, settle=True)
+    used = said[0]["at"]
+    want = _run_upgrade(tmp_path, capsys, "rtec", RTEC_KEEP_OLD, new, used, RTEC_KEEP_FIRST + RTEC_KEEP_SECOND)
+    assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
+
+
+def test_rtec_unchanged_strata_are_not_evaluated_again():
+    """A top-stratum change: the upgrade's window derives only ``alarm`` (``open`` and
+    ``armed`` are kept as the old version derived them) and restates only its answers."""
+    stage = _stage("rtec", RTEC_KEEP_OLD)
+    stage.process(_records(RTEC_KEEP_FIRST, 0), now=0.0)
+    stage.process([], now=10_000.0)
+    old = stage.evaluator
+    request = UpgradeRequest("r1", version_id((("new", RTEC_KEEP_TOP),)), "rtec", "2", (("new", RTEC_KEEP_TOP),))
+    _, lines = stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    new = stage.evaluator.newest.evaluator
+    derived = {e[1][0]: n for e, n in new.derived.items()}
+    assert derived == {"alarm": 1}, derived
+    assert lines and {json.loads(x)["pred"] for x in lines} == {"alarm"}
+    assert new.store.fluents[("open", 1)] == old.store.fluents[("open", 1)]
+    assert new.store.fluents[("open", 1)] is not old.store.fluents[("open", 1)]
+    # the bottom changed: armed and alarm derived again, open kept
+    stage = _stage("rtec", RTEC_KEEP_OLD)
+    stage.process(_records(RTEC_KEEP_FIRST, 0), now=0.0)
+    stage.process([], now=10_000.0)
+    request = UpgradeRequest("r2", version_id((("new", RTEC_KEEP_BOTTOM),)), "rtec", "2", (("new", RTEC_KEEP_BOTTOM),))
+    stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    assert {e[1][0] for e in stage.evaluator.newest.evaluator.derived} == {"armed", "alarm"}
+
+
+_RTEC_RULES = [
+    "initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).",
+    "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).",
+    "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).",
+    "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).",
+    "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).",
+    "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), intersect_all([A,B], I).",
+    "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).",
+    "happensAt(warn(D), T) :- happensAt(opened(D), T), holdsAt(armed(D)=true, T).",
+    "initiatedAt(noisy(D)=true, T) :- happensAt(warn(D), T).",
+]
+_RTEC_GROUND = "door(d1).\ndoor(d2).\n" + "".join(f"grounding({f}(D)=true) :- door(D).\n"
+                                                  for f in ("open", "armed", "alarm", "noisy"))
+_RTEC_EV = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                    **({"op": "retract"} if retract else {})},
+                     st.integers(0, 20), st.sampled_from(["opened", "closed", "locked", "arm"]),
+                     st.sampled_from(["d1", "d2"]), st.booleans())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(shared=st.lists(st.sampled_from(_RTEC_RULES), min_size=1, max_size=4, unique=True),
+       old=st.lists(st.sampled_from(_RTEC_RULES), max_size=2, unique=True),
+       new=st.lists(st.sampled_from(_RTEC_RULES), max_size=2, unique=True),
+       first=st.lists(_RTEC_EV, min_size=1, max_size=6), second=st.lists(_RTEC_EV, max_size=6),
+       upgrade=st.integers(1, 20))
+def test_rtec_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factory, capsys, shared, old, new, first,
+                                                                  second, upgrade):
+    """As the DatalogMTL property: random RTEC pairs with rules in common, late events and
+    retractions on both sides of T, against ``run --upgrade``."""
+    old_text = "\n".join(dict.fromkeys(shared + old)) + "\n" + _RTEC_GROUND
+    new_text = "\n".join(dict.fromkeys(shared + new)) + "\n" + _RTEC_GROUND
+    first = [*first, {"t": 10}]
+    second = [*second, {"t": 22}]
+    got, said = _fleet("rtec", old_text, new_text, str(upgrade), first, second, settle=True)
+    assert said[0]["at"] == str(upgrade), said
+    want = _run_upgrade(tmp_path_factory.mktemp("rtec"), capsys, "rtec", old_text, new_text, str(upgrade),
+                        first + second)
+    assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
