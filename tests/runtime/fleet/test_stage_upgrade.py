@@ -319,3 +319,42 @@ def test_rtec_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factor
     want = _run_upgrade(tmp_path_factory.mktemp("rtec"), capsys, "rtec", old_text, new_text, str(upgrade),
                         first + second)
     assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
+
+
+@pytest.mark.parametrize(("dialect", "texts", "times", "events", "hi"), [
+    ("mtl", [MTL_KEEP_OLD, MTL_KEEP_TOP, MTL_KEEP_TOP.replace("U(X):-Boxminus[0,1]R(X)", "U(X):-R(X)")],
+     ["3", "15/2"], MTL_FIRST + MTL_KEEP_SECOND, 12),
+    ("rtec", [RTEC_KEEP_OLD, RTEC_KEEP_TOP, RTEC_KEEP_TOP.replace(
+        "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n",
+        "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
+        "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).\n")],
+     ["4", "12"], RTEC_KEEP_FIRST + RTEC_KEEP_SECOND, 25),
+])
+def test_chained_upgrades_keeping_strata_mean_run_upgrade(tmp_path, capsys, dialect, texts, times, events, hi):
+    """P -> P' at T1 -> P'' at T2, each keeping what it leaves unchanged, the service restarted
+    from its snapshot between them, late events on both sides: as ``run --upgrade`` twice."""
+    stage = _stage(dialect, texts[0])
+    out: list[bytes] = []
+    half = len(events) // 2
+    out += stage.process(_records(events[:half], 0), now=0.0)[1]
+    for i, (text, at) in enumerate(zip(texts[1:], times, strict=True)):
+        out += stage.process([], now=5_000.0 * (i + 1))[1]
+        request = UpgradeRequest(f"r{i}", version_id((("new", text),)), dialect, at, (("new", text),))
+        leaving, lines = stage.process([(None, "chronolog.facts", 0, 100 + i, request.encode())], now=0.0)
+        assert [orjson.loads(o.payload)["at"] for o in leaving] == [at]
+        out += lines
+        stage = _restart(dialect, texts[0], stage)
+        if i == 0:
+            out += stage.process(_records(events[half:-1], 200), now=0.0)[1]
+    out += stage.process(_records(events[-1:], 300), now=0.0)[1]
+    out += stage.process([], now=50_000.0)[1]
+    suffix = {"mtl": ".mtl", "rtec": ".prolog"}[dialect]
+    for i, text in enumerate(texts):
+        (tmp_path / f"p{i}{suffix}").write_text(text)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / f"p0{suffix}"), "--input", str(tmp_path / "in.jsonl"),
+                 "--upgrade", f"{times[0]}={tmp_path / f'p1{suffix}'}",
+                 "--upgrade", f"{times[1]}={tmp_path / f'p2{suffix}'}"]) == 0
+    want = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert sampled_meaning([json.loads(x) for x in out], hi) == sampled_meaning(want, hi)
