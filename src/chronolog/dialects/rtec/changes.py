@@ -30,7 +30,8 @@ def entity_name(ent: tuple) -> str:
     name, arity = ent[1]
     if ent[0] == "event" or ent[2] is None:
         return f"{name}/{arity}"
-    return f"{name}/{arity}={_text(ent[2])}"
+    value = ent[2]
+    return f"{name}/{arity}={value if isinstance(value, str) else _text(value)}"
 
 
 def answer_keys(ent: tuple) -> frozenset[str]:
