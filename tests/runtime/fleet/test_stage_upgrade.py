@@ -248,12 +248,18 @@ RTEC_KEEP_SECOND = [{"t": 11, "pred": "opened", "args": ["d2"]}, {"t": 3, "pred"
                     {"t": 16, "pred": "closed", "args": ["d2"]}, {"t": 20}]
 
 
-@pytest.mark.parametrize("new", [RTEC_KEEP_TOP, RTEC_KEEP_BOTTOM])
+# with a deadline: armed(D)=on turns to off 5 ticks after its initiation (fi), open kept
+RTEC_FI = RTEC_KEEP_OLD.replace("armed(D)=true", "armed(D)=on") + "fi(armed(D)=on, armed(D)=off, 5).\n"
+RTEC_FI_TOP = RTEC_FI.replace("intersect_all([A,B], I)", "union_all([A,B], I)")
+
+
+@pytest.mark.parametrize(("old", "new"), [(RTEC_KEEP_OLD, RTEC_KEEP_TOP), (RTEC_KEEP_OLD, RTEC_KEEP_BOTTOM),
+                                          (RTEC_FI, RTEC_FI_TOP)])
 @pytest.mark.parametrize("at", ["2", "6", "12", None])
-def test_rtec_upgrade_keeping_unchanged_strata_means_run_upgrade(tmp_path, capsys, new, at):
-    got, said = _fleet("rtec", RTEC_KEEP_OLD, new, at, RTEC_KEEP_FIRST, RTEC_KEEP_SECOND, settle=True)
+def test_rtec_upgrade_keeping_unchanged_strata_means_run_upgrade(tmp_path, capsys, old, new, at):
+    got, said = _fleet("rtec", old, new, at, RTEC_KEEP_FIRST, RTEC_KEEP_SECOND, settle=True)
     used = said[0]["at"]
-    want = _run_upgrade(tmp_path, capsys, "rtec", RTEC_KEEP_OLD, new, used, RTEC_KEEP_FIRST + RTEC_KEEP_SECOND)
+    want = _run_upgrade(tmp_path, capsys, "rtec", old, new, used, RTEC_KEEP_FIRST + RTEC_KEEP_SECOND)
     assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
 
 

@@ -503,10 +503,10 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         over (through its exported state), the changed, added and removed entities' derived
         data cleared, and the next window derives only the changed and added entities, from
         the start, reading the kept ones.  False when it cannot (``old`` has repairs or domain
-        growth pending, deadlines, other declarations, or a predicate input in one program is
-        derived in the other): the caller then evaluates the retained input whole."""
+        growth pending, other declarations, or a predicate input in one program is derived in
+        the other): the caller then evaluates the retained input whole."""
         if (type(old) is not type(self) or self.first is not None or old.first is None or old.done != until
-                or old.regrow or old.lo < old.done - old.tick + 1 or self.deadlines or old.deadlines
+                or old.regrow or old.lo < old.done - old.tick + 1
                 or (old.point_decl, old.interval_decl, old.tick, old.program.dynamic_domain)
                 != (self.point_decl, self.interval_decl, self.tick, self.program.dynamic_domain)):
             return False
@@ -532,6 +532,9 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     self.store.set_list(key, args, v, [])
             self.initialised = {i for i in self.initialised if i[0] != key}
             self.sdf_known = {i for i in self.sdf_known if i[0] != key}
+            for lists in (self.fi_inits, self.fi_terms):  # deadlines: the sweep schedules them again
+                for ident in [i for i in lists if i[0] == key]:
+                    del lists[ident]
         self.published = {i: ivs for i, ivs in self.published.items()
                           if (f"{i[0][0]}/{len(_answer_atom(*i)[1])}") in kept}
         self.open_published = {i for i, ivs in self.published.items() if ivs and ivs[-1][1] == INF}
