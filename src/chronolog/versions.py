@@ -33,6 +33,7 @@ from chronolog.evaluator import (
     STATE_FORMAT,
     AnswerChange,
     Block,
+    Changes,
     Evaluator,
     KeepsStrata,
     Span,
@@ -383,6 +384,11 @@ def negated(line: bytes) -> bytes | None:
     return _encode(got)
 
 
+def _before(span: Span, at: Time) -> bool:
+    """Whether ``span`` ends before ``at``."""
+    return span.hi is not None and (span.hi < at or (span.hi == at and not span.hi_closed))
+
+
 def _of(line: bytes, keys: frozenset[str]) -> bool:
     """Whether an answer line's predicate (``p/1``) is one of ``keys``."""
     if not keys:
@@ -443,7 +449,11 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         kept = frozenset()
         for ev in events:
             new.push(ev)
-    lines = [negated(part) for line in reversed(newest.evaluator.written().lines().splitlines())
+    written = newest.evaluator.written()
+    if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
+        written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
+                          written.points)
+    lines = [negated(part) for line in reversed(written.lines().splitlines())
              if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
     if done is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
