@@ -179,10 +179,12 @@ def test_mtl_unchanged_strata_are_not_evaluated_again():
     assert {json.loads(x)["pred"] for x in lines} == {"S"}  # Q and U are not taken back and given again
     for atom in (("Q", ("a",)), ("U", ("a",)), ("U", ("b",))):
         assert new.published[atom] == old.published[atom] and new.published[atom] is not old.published[atom]
-    cold = lookup("mtl").stream(lookup("mtl").parse([("new", MTL_KEEP_TOP)]))
-    for e in first:
-        cold.push(lookup("mtl").read(lookup("mtl").parse([("new", MTL_KEEP_TOP)]), io.StringIO(json.dumps(e) + "\n"),
-                                     "in", "jsonl", "fail", print).__next__())
+    row = lookup("mtl")
+    program = row.parse([("new", MTL_KEEP_TOP)])
+    cold = row.stream(program)
+    for event in row.read(program, io.StringIO("".join(json.dumps(e) + "\n" for e in first)), "in", "jsonl", "fail",
+                          print):
+        cold.push(event)
     cold.advance(6)
     assert cold.fired.get(("Q", 1), 0) > 0 and cold.fired.get(("U", 1), 0) > 0
     # and the kept strata go on: a later event changes Q's and U's answers through the new version
