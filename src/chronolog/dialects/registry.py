@@ -106,6 +106,10 @@ class Dialect:
     # a fluent at t on the events up to t): `run --upgrade` and an upgraded fleet service feed an
     # older program version only the input before its end (not DatalogMTL: Diamondplus looks ahead)
     causal: bool = False
+    # its fleet's evaluator (``stream``) is causal even where ``run``'s may not be: DatalogMTL streams
+    # only forward-propagating programs (past operators in bodies, Boxplus in heads), whose answers
+    # at a time read no later input; an upgraded service then stops its old version at its end
+    stream_causal: bool = False
     # program -> whether an evaluation can derive answers at earlier times (LARS's @-heads)
     dates_back: Callable[[Any], bool] = lambda program: False
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
@@ -164,8 +168,8 @@ def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
         return kept_answers(row.content_strata(program_of(old)), row.content_strata(program_of(new)))
 
     same = tuple(name for name, other in DIALECTS.items() if other.title == row.title)
-    return Upgrader(make, back, row.causal, row.discrete, not row.rational, (row.name, *(n for n in same if n != row.name)),
-                    kept)
+    names = (row.name, *(n for n in same if n != row.name))
+    return Upgrader(make, back, row.causal or row.stream_causal, row.discrete, not row.rational, names, kept)
 
 
 def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
@@ -233,7 +237,7 @@ DIALECTS: dict[str, Dialect] = {
                    _mtl("mtl_describe"), _mtl("mtl_stream"), {"mode": ("stream", "batch"), "retention": None},
                    replay=_mtl("mtl_replay"), reach=_mtl("mtl_reach"), retaining=_mtl("mtl_retaining"), points=False,
                    interval_of=_interval_of, rational=True, explain=_lazy("chronolog.dialects.mtl.explain:explainer"),
-                   content_strata=_mtl("mtl_strata"), keeps_strata=True),
+                   content_strata=_mtl("mtl_strata"), keeps_strata=True, stream_causal=True),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec("rtec_parse"), _rtec("rtec_evaluator"),
                     _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
