@@ -1,5 +1,7 @@
-"""One small program per dialect, for the tests that hold every command's options to every
-dialect (tests/cli/test_run_options.py, test_fleet_options.py, runtime/backfill/test_backfill_options.py)."""
+"""Programs the tests share: one small program per dialect, for the tests that hold every
+command's options to every dialect (tests/cli/test_run_options.py, test_fleet_options.py,
+runtime/backfill/test_backfill_options.py), and the rule pools random upgrade pairs are drawn
+from (runtime/test_upgrade.py's property tests, runtime/fleet/test_upgrade_fleet_random.py)."""
 
 PROGRAMS = {
     "lars": ("q(X) :- p(X) [2].", "p"),
@@ -11,3 +13,30 @@ PROGRAMS = {
 }
 SUFFIX = {"lars": ".lars", "laser": ".laser", "mtl": ".mtl", "rtec": ".prolog"}
 TITLE = {"lars": "LARS", "laser": "LARS", "mtl": "DatalogMTL", "rtec": "RTEC"}
+
+# Upgrade pairs: random subsets of these rules (LARS, DatalogMTL), or the RTEC pair either way.
+LARS_RULES = [
+    "q(X) :- p(X).",
+    "q(X) :- p(X) [2].",
+    "q(X) :- p(X) [1 #].",
+    "q(X) :- p(X) [3 #].",
+    "q(X) :- p(X) always [1].",
+    "q(X) :- p(X) [2], not r(X) [1].",
+    "q(X) :- r(X) [3].",
+    "s(X) :- q(X), not r(X).",
+    "s(X) :- p(X), r(X) [2].",
+]
+MTL_RULES = [
+    "Q(X):-Diamondminus[0,2]P(X)",
+    "Q(X):-Diamondminus[1,3]P(X)",
+    "Q(X):-Boxminus[0,1]P(X)",
+    "Q(X):-P(X),R(X)",
+    "S(X):-Diamondminus[0,1]Q(X)",
+    "S(X):-R(X)",
+]
+RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
+RTEC_NEW = RTEC_OLD.replace("terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n",
+                            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                            "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n")

@@ -22,6 +22,18 @@ import orjson
 
 from chronolog.cli.fleet import publish_file, tail_topic
 
+APPLYING = "applying version"  # a service's log line when it starts to apply an upgrade
+
+
+def chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m chronolog ARGS`` in a fresh process (the fleet commands keep no state in-process)."""
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def applying(log: Path) -> int:
+    """How often the service log says an upgrade started to be applied (a kill is aimed after it)."""
+    return log.read_text(errors="replace").count(APPLYING) if log.exists() else 0
+
 
 def lines(events: list[dict]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)

@@ -79,7 +79,10 @@ def _switched(dialect: str, old: str, new: str, at, first: list[dict], second: l
     running = _evaluator(dialect, old)
     out, latest = _drive(running, head)
     sources = (("new", new),)
-    running, restated = switch(running, _evaluator(dialect, new), sources, at, latest, row.causal, row.discrete)
+    def causal(src):  # type: ignore[no-untyped-def]
+        return row.causal(row.parse(list(src or (("old", old),))))
+
+    running, restated = switch(running, _evaluator(dialect, new), sources, at, latest, causal, row.discrete)
     out += restated
     # a checkpoint and a restart in the middle of it all: the versions restore from their state
     running = restore(json.loads(json.dumps(running.export_state())),
@@ -188,10 +191,10 @@ def test_version_id_names_the_texts_not_the_files():
 
 def test_switch_refuses_a_time_not_after_the_latest_upgrade():
     make = lambda src: _evaluator("lars", "q(X) :- p(X).\n")  # noqa: E731
-    running, _ = switch(make(None), make(None), (("n", "q(X) :- p(X).\n"),), 5, None, True, True)
+    running, _ = switch(make(None), make(None), (("n", "q(X) :- p(X).\n"),), 5, None, lambda src: True, True)
     assert isinstance(running, Versions)
     try:
-        switch(running, make(None), (("n", "q(X) :- p(X).\n"),), 5, None, True, True)
+        switch(running, make(None), (("n", "q(X) :- p(X).\n"),), 5, None, lambda src: True, True)
     except Exception as exc:  # noqa: BLE001
         assert "not after the latest upgrade's (5)" in str(exc)
     else:

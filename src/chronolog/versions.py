@@ -5,9 +5,10 @@ the new one's from T on.  ``Versions`` keeps one evaluator per program version, 
 the stream as ``chronolog run`` would feed it, and cuts each one's answer lines to its own
 part of time — so the sum of the lines written is the splice of plain runs, whatever the
 arrival order, late events and retractions included (each version corrects its own part).
-Where evaluation at a time depends on no later input (``causal``: LARS, RTEC) a version is fed
-only the input before its end: what it would evaluate later cannot reach its part (and a
-LARS ``@``-head of an evaluation after T, which dates an atom back before T, belongs to P').
+Where a version's program evaluates a time on no later input (``Dialect.causal``: LARS, RTEC,
+DatalogMTL without future operators) it is fed only the input before its end: what it would
+evaluate later cannot reach its part (and a LARS ``@``-head of an evaluation after T, which
+dates an atom back before T, belongs to P').
 
 ``switch`` is the same change made while running (the fleet): the new version reads the
 retained input again, and the answers already written from T on are restated.
@@ -119,12 +120,14 @@ class UpgradeRequest:
 class Version:
     """A program version and the part of time whose answers are its own: ``[start, end)``
     (``start`` None: from the beginning; ``end`` None: from then on).  ``sources``: the
-    program's files (None: the program the process was started with)."""
+    program's files (None: the program the process was started with).  ``causal``: its
+    answers at a time need no later input, so it is fed nothing from its end on."""
 
     evaluator: Any
     start: Time | None
     end: Time | None
     sources: Sources | None = None
+    causal: bool = False
 
 
 class Versions:
@@ -133,11 +136,10 @@ class Versions:
 
     dialect: ClassVar[str] = DIALECT
 
-    def __init__(self, versions: list[Version], causal: bool, discrete: bool) -> None:
+    def __init__(self, versions: list[Version], discrete: bool) -> None:
         if not versions:
             raise ValueError("no program version")
         self.versions = versions
-        self.causal = causal
         self.discrete = discrete
         self._latest: list[Time | None] = [None] * len(versions)  # per version: the latest time it was given
         self._beyond = [False] * len(versions)  # the stream reached the version's end
@@ -171,7 +173,7 @@ class Versions:
 
     def _give(self, i: int, v: Version, event: Event) -> None:
         t = event.t
-        if not self.causal or v.end is None or t < v.end:
+        if not v.causal or v.end is None or t < v.end:
             v.evaluator.push(event)
             if self._latest[i] is None or t > self._latest[i]:  # type: ignore[operator]
                 self._latest[i] = t
@@ -205,7 +207,7 @@ class Versions:
         out = VersionAnswers()
         for i, v in enumerate(self.versions):
             cap = until
-            if self.causal and v.end is not None:
+            if v.causal and v.end is not None:
                 if self._latest[i] is None:  # nothing given yet (the stream starts after its part)
                     if finishing:
                         out.add(v.evaluator.finish(None), v, self.discrete)
@@ -249,14 +251,14 @@ class Versions:
     def __getattr__(self, name: str) -> Any:
         """Counters (``unmatched_retractions``, ``too_late``, ...) and ``retained``: the
         newest version's, which sees the whole stream."""
-        if name.startswith("_") or name in ("versions", "causal", "discrete", "dropped"):
+        if name.startswith("_") or name in ("versions", "discrete", "dropped"):
             raise AttributeError(name)
         return getattr(self.versions[-1].evaluator, name)
 
     def export_state(self) -> dict[str, Any]:
-        return {"format": STATE_FORMAT, "dialect": DIALECT, "causal": self.causal, "discrete": self.discrete,
+        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete,
                 "versions": [{"sources": None if v.sources is None else [list(s) for s in v.sources],
-                              "start": _text(v.start), "end": _text(v.end),
+                              "start": _text(v.start), "end": _text(v.end), "causal": v.causal,
                               "latest": _text(self._latest[i]), "beyond": self._beyond[i],
                               "state": v.evaluator.export_state()} for i, v in enumerate(self.versions)]}
 
@@ -276,8 +278,10 @@ def restore(data: dict[str, Any], make: Callable[[Sources | None], Evaluator]) -
             sources = None if row["sources"] is None else tuple((str(n), str(t)) for n, t in row["sources"])
             evaluator = make(sources)
             evaluator.import_state(row["state"])
-            versions.append(Version(evaluator, _time(row["start"]), _time(row["end"]), sources))
-        out = Versions(versions, bool(data["causal"]), bool(data["discrete"]))
+            # (states written before causality was per program: the dialect's, for all versions)
+            causal = bool(row["causal"] if "causal" in row else data["causal"])
+            versions.append(Version(evaluator, _time(row["start"]), _time(row["end"]), sources, causal))
+        out = Versions(versions, bool(data["discrete"]))
         out._latest = [_time(row["latest"]) for row in rows]
         out._beyond = [bool(row["beyond"]) for row in rows]
     except (KeyError, TypeError, ValueError) as exc:
@@ -397,31 +401,34 @@ def _of(line: bytes, keys: frozenset[str]) -> bool:
     return "pred" in got and f"{got['pred']}/{len(got['args'])}" in keys
 
 
-def versions_of(evaluators: list[Evaluator], times: list[Time], causal: bool, discrete: bool,
+def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[bool], discrete: bool,
                 sources: list[Sources | None] | None = None) -> Versions:
-    """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on."""
-    if len(times) != len(evaluators) - 1:
-        raise ValueError("one upgrade time per new version")
+    """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on;
+    ``causal[i]``: whether the i-th program is (``Dialect.causal``)."""
+    if len(times) != len(evaluators) - 1 or len(causal) != len(evaluators):
+        raise ValueError("one upgrade time per new version, one causal flag per version")
     if any(b <= a for a, b in zip(times, times[1:], strict=False)):
         raise ChronologError("error: upgrade times must increase")
     bounds: list[Time | None] = [None, *times, None]
     files = sources or [None] * len(evaluators)
-    return Versions([Version(e, bounds[i], bounds[i + 1], files[i]) for i, e in enumerate(evaluators)],
-                    causal, discrete)
+    return Versions([Version(e, bounds[i], bounds[i + 1], files[i], causal[i]) for i, e in enumerate(evaluators)],
+                    discrete)
 
 
 UNBOUNDED = None  # a program whose answers can need input from any time before (no bounded reach)
 
 
-def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None, causal: bool,
-           discrete: bool, back: Time | None = UNBOUNDED,
-           kept: frozenset[str] = frozenset()) -> tuple[Versions, list[bytes]]:
+def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None,
+           causal: Callable[[Sources | None], bool], discrete: bool,
+           back: Time | None = UNBOUNDED, kept: frozenset[str] = frozenset()) -> tuple[Versions, list[bytes]]:
     """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``,
     whose answers at a time need input up to ``back`` before it) from ``at`` on, after it
     evaluated up to ``done``: the evaluator to go on with, and the lines that restate what
     was written from ``at`` on — the newest program's answers from ``at`` on taken back
     (``Evaluator.written``), the new program's added, computed from the retained input
     (``Evaluator.retained``).  From then on each version writes only its own part.
+    ``causal``: whether a program (its files; None: the one ``current`` was started with) is
+    (``Dialect.causal``).
 
     ``kept``: the answer predicates (``p/1``) of the strata the new program leaves unchanged
     (``core.strata.kept_answers``): the same answers, so they are neither taken back nor
@@ -429,7 +436,8 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     running one and evaluates only the other strata (else it reads the retained input whole
     and every answer from ``at`` on is restated: the running one may hold input not evaluated
     yet, whose changes its cut part would no longer write)."""
-    versions = current if isinstance(current, Versions) else Versions([Version(current, None, None)], causal, discrete)
+    versions = (current if isinstance(current, Versions)
+                else Versions([Version(current, None, None, None, causal(None))], discrete))
     newest = versions.newest
     if newest.start is not None and at <= newest.start:
         raise ChronologError(f"error: the upgrade time {time_text(at)} is not after the latest upgrade's "
@@ -442,7 +450,6 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         raise ChronologError(f"error: the retained input does not reach far enough back: the new program's "
                              f"answers from {time_text(at)} on need {need}, the retention kept it from "
                              f"{time_text(complete)} on")
-    # taken back last line first, so that every prefix of what is written means something
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated
     if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
@@ -453,13 +460,14 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
         written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
                           written.points)
+    # taken back last line first, so that every prefix of what is written means something
     lines = [negated(part) for line in reversed(written.lines().splitlines())
              if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
     if done is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
                   if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
     newest.end = at
-    versions.versions.append(Version(new, at, None, sources))
+    versions.versions.append(Version(new, at, None, sources, causal(sources)))
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
     versions._evaluated.append(done)

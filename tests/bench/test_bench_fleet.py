@@ -11,7 +11,7 @@ import sys
 import pytest
 from floor_hops import hop_processes
 
-from chronolog.bench.fleet import _spread, latencies, windows, workload
+from chronolog.bench.fleet import PROGRAM, _floor_name, _spread, floor_runs, latencies, windows, workload
 
 
 def test_workload_has_the_asked_shape():
@@ -44,37 +44,55 @@ def test_windows_split_a_run_by_time():
     assert len(got) == 3
 
 
-@pytest.mark.fleet
-def test_bench_fleet_prints_both_layouts_with_medians_and_their_floors():
+def test_one_floor_per_distinct_path_of_hops_with_every_way_of_committing():
+    # per stratum: ingest (every 30 ms) then 4 reasoner and output hops, on 1 or 2 partitions alike;
+    # chained on one partition: the chain commits at once; on two: ingest, then the chain
+    got = [_floor_name(gaps, how) for gaps, how in floor_runs(PROGRAM, [(False, 1), (False, 2), (True, 1), (True, 2)])]
+    assert got == ["floor: 1 exactly-once hop", "floor: 1 hop without transactions",
+                   "floor: 2 exactly-once hops, the first every 30 ms",
+                   "floor: 2 hops, only the last exactly-once, the first every 30 ms",
+                   "floor: 2 hops without transactions, the first every 30 ms",
+                   "floor: 5 exactly-once hops, the first every 30 ms",
+                   "floor: 5 hops, only the last exactly-once, the first every 30 ms",
+                   "floor: 5 hops without transactions, the first every 30 ms"]
+
+
+def _table(*options: str) -> tuple[dict[str, str], str, int]:
     bench = subprocess.Popen([sys.executable, "-m", "chronolog", "bench", "fleet", "--tps", "30", "--facts", "3",
-                              "--rate", "150", "--seconds", "1", "--repeat", "2", "--partitions", "1,2", "--floor"],
+                              "--rate", "150", "--seconds", "1", *options],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = bench.communicate(timeout=900)
     assert bench.returncode == 0, stderr[-2000:]
-    got = subprocess.CompletedProcess(bench.args, 0, stdout, stderr)
-    rows = {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", got.stdout)}
+    return {m.group(1).strip(): m.group(2) for m in re.finditer(r"│\s*([^│]+?)\s*│(.*)", stdout)}, stdout, bench.pid
+
+
+@pytest.mark.fleet
+def test_bench_fleet_prints_both_layouts_on_one_and_two_partitions():
+    rows, stdout, pid = _table("--partitions", "1,2")
     modes = ["embedded (in-process)"] + [f"fleet {layout}, {parts}, {speed}"
                                          for layout in ("per stratum", "chained")
                                          for parts in ("1 partition", "2 partitions")
                                          for speed in ("full speed", "150 events/s")]
     for mode in modes:
-        assert mode in rows, got.stdout
+        assert mode in rows, stdout
     for parts in ("1 partition", "2 partitions"):
-        for layout in ("per stratum", "chained"):  # ratio, median (range); latency percentiles likewise
-            assert re.search(r"\d+\.\d\d \(\d+\.\d\d–\d+\.\d\d\)", rows[f"fleet {layout}, {parts}, full speed"])
-            assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"fleet {layout}, {parts}, 150 events/s"])
-    assert "median of 2 rounds" in got.stdout
-    # one floor per distinct row of services: per stratum (ingest's gap first), chained on one
-    # partition (the chain commits at once), chained on two (ingest, then the chain); each also
-    # without transactions and, where there are several hops, with only the last exactly-once
-    for hops in ("5 exactly-once hops, the first every 30 ms", "1 exactly-once hop",
-                 "2 exactly-once hops, the first every 30 ms", "5 hops without transactions, the first every 30 ms",
-                 "1 hop without transactions", "2 hops without transactions, the first every 30 ms",
-                 "5 hops, only the last exactly-once, the first every 30 ms",
-                 "2 hops, only the last exactly-once, the first every 30 ms"):
-        assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"floor: {hops}, 150 events/s"]), got.stdout
-    assert "1 hop, only the last" not in got.stdout  # one hop: the same as every hop exactly-once
-    assert hop_processes(bench.pid) == []
+        for layout in ("per stratum", "chained"):  # a ratio to embedded; latency percentiles
+            assert re.search(r"\d+\.\d\d", rows[f"fleet {layout}, {parts}, full speed"])
+            assert len(re.findall(r"\d+ ms", rows[f"fleet {layout}, {parts}, 150 events/s"])) == 3
+    assert "median of" not in stdout
+    assert hop_processes(pid) == []
+
+
+@pytest.mark.fleet
+def test_bench_fleet_prints_medians_of_rounds_and_the_floor_of_its_layout():
+    rows, stdout, pid = _table("--partitions", "1", "--layout", "chain", "--repeat", "2", "--floor")
+    assert re.search(r"\d+\.\d\d \(\d+\.\d\d–\d+\.\d\d\)", rows["fleet chained, 1 partition, full speed"])
+    assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows["fleet chained, 1 partition, 150 events/s"])
+    assert "median of 2 rounds" in stdout
+    for hops in ("1 exactly-once hop", "1 hop without transactions"):
+        assert re.search(r"\d+ ms \(\d+ ms–\d+ ms\)", rows[f"floor: {hops}, 150 events/s"]), stdout
+    assert "per stratum" not in stdout and "1 hop, only the last" not in stdout
+    assert hop_processes(pid) == []
 
 
 @pytest.mark.fleet

@@ -66,8 +66,33 @@ def test_added_and_removed_strata(tmp_path, capsys):
     assert any(x.startswith("  removed:") and "b/1" in x for x in out.splitlines()), out
 
 
+def test_per_stratum_plan_names_the_services_and_topics_of_added_strata(tmp_path, capsys):
+    code, out, _ = _plan(tmp_path, capsys, OLD + "d(X) :- p(X), not b(X).\n", chain=False, partitions=2)
+    assert code == 0, out
+    assert "added: evaluated from T on by reasoner-3" in _line(out, "d/1")
+    assert "  services started by up's supervisor: reasoner-3 (partitions 0..1; from the start of their input" in out
+    assert "  topics created: chronolog.stratum.3, chronolog.reasoner-3.changelog" in out, out
+    assert "  output: restarted by up's supervisor" in out
+
+
+def test_per_stratum_plan_of_removed_strata(tmp_path, capsys):
+    code, out, _ = _plan(tmp_path, capsys, "a(X) :- p(X) [2].\nc(X) :- q(X).\n", chain=False)
+    assert code == 0, out
+    assert "removed: reasoner-2 withdraws its answers from T on and stays for the corrections before T" in out, out
+    assert "services stopped: none (reasoner-2 withdraw" in out
+    assert "services started" not in out and "output: restarted" not in out
+
+
+def test_per_stratum_plan_of_a_fleet_an_earlier_upgrade_grew(tmp_path, capsys):
+    """The fleet file says 3 strata run: a 3-stratum program needs no new service."""
+    code, out, _ = _plan(tmp_path, capsys, OLD + "d(X) :- p(X), not b(X).\n", chain=False, strata=3,
+                         served=["a/1", "b/1", "c/1", "d/1"])
+    assert code == 0, out
+    assert "services started" not in out and "topics created" not in out and "output: restarted" not in out
+
+
 @pytest.mark.parametrize(("over", "new", "reason"), [
-    ({"chain": False}, OLD + "d(X) :- p(X), not b(X).\n", "has 3 strata, the fleet runs 2"),
+    ({"chain": False}, OLD.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n", "through a window"),
     ({"chain": False, "retention": 5}, OLD, "--retention inf, or up --chain"),
     ({"partitions": 3, "retention": 10}, OLD, "--retention inf"),
     ({}, "r(X) at T :- p(X) at T [2].\n", "@-heads"),

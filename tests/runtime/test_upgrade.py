@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from dialect_programs import LARS_RULES, MTL_RULES, RTEC_NEW, RTEC_OLD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning, sampled_meaning
@@ -99,17 +100,6 @@ def test_lars_old_program_at_heads_of_later_evaluations_do_not_count(tmp_path, c
     assert meaning(lines, (0, 6)) == {("r", ("a",), 0), ("q", ("a",), 2), ("q", ("b",), 5)}
 
 
-LARS_RULES = [
-    "q(X) :- p(X).",
-    "q(X) :- p(X) [2].",
-    "q(X) :- p(X) [1 #].",
-    "q(X) :- p(X) [3 #].",
-    "q(X) :- p(X) always [1].",
-    "q(X) :- p(X) [2], not r(X) [1].",
-    "q(X) :- r(X) [3].",
-    "s(X) :- q(X), not r(X).",
-    "s(X) :- p(X), r(X) [2].",
-]
 ARGS = st.sampled_from(["a", "b"])
 LARS_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                        **({"op": "retract"} if retract else {})},
@@ -155,14 +145,6 @@ def test_mtl_bound_widened_at_7_over_2_by_hand(tmp_path, capsys):
     assert got == want
 
 
-MTL_RULES = [
-    "Q(X):-Diamondminus[0,2]P(X)",
-    "Q(X):-Diamondminus[1,3]P(X)",
-    "Q(X):-Boxminus[0,1]P(X)",
-    "Q(X):-P(X),R(X)",
-    "S(X):-Diamondminus[0,1]Q(X)",
-    "S(X):-R(X)",
-]
 MTL_EVENT = st.builds(lambda lo, n, pred, arg, retract: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg],
                                                           **({"op": "retract"} if retract else {})},
                       st.integers(0, 8), st.integers(0, 2), st.sampled_from(["P", "R"]), ARGS, st.booleans())
@@ -192,13 +174,6 @@ def test_mtl_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, o
 
 # ---------------------------------------------------------------------------------------------
 # The Event Calculus
-
-RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
-            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
-            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
-RTEC_NEW = RTEC_OLD.replace("terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n",
-                            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
-                            "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n")
 
 
 def test_rtec_termination_added_at_10_by_hand(tmp_path, capsys):
@@ -285,8 +260,8 @@ def _segment_truth(dialect: str, old: str, new: str, when, events: list[dict], l
     history = [Event(e["t"], e.get("pred"), tuple(e.get("args", ())), e.get("op") == "retract") for e in events]
 
     def make():
-        return versions_of([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when], row.causal,
-                       row.discrete)
+        return versions_of([row.evaluator(p, RunOptions(), lambda m: None) for p in programs], [when],
+                           [row.causal(p) for p in programs], row.discrete)
 
     return segment_truth(make, history, domain_of(row), reach, lo, hi, size)
 

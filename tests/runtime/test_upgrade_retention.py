@@ -114,7 +114,7 @@ def test_an_old_version_is_dropped_once_the_retention_passes_its_end() -> None:
     no event can reach the old version: it is dropped, and a p(c) at 4 is too late for all."""
     row = lookup("lars")
     versions = versions_of([_evaluator("lars", "q(X) :- p(X) [2].\n", 3), _evaluator("lars", "q(X) :- p(X).\n", 3)],
-                           [5], row.causal, row.discrete)
+                           [5], [True, True], row.discrete)
     lines: list[bytes] = []
 
     def step(*events: Event) -> None:
@@ -142,8 +142,8 @@ def test_nothing_is_dropped_with_an_unlimited_retention() -> None:
     for dialect, old, new in (("lars", "q(X) :- p(X) [2].\n", "q(X) :- p(X).\n"),
                               ("rtec", RTEC_OLD, RTEC_NEW), ("mtl", "Q(X):-P(X)\n", "Q(X):-Diamondminus[0,1]P(X)\n")):
         row = lookup(dialect)
-        versions = versions_of([_evaluator(dialect, old, None), _evaluator(dialect, new, None)], [2], row.causal,
-                               row.discrete)
+        versions = versions_of([_evaluator(dialect, old, None), _evaluator(dialect, new, None)], [2],
+                               [row.causal(row.parse([("p", text)])) for text in (old, new)], row.discrete)
         versions.push(Event(0))
         versions.push(Event(100))
         versions.advance(100)

@@ -61,7 +61,8 @@ def test_rtec_upgrade_feeds_the_old_version_only_its_part_and_is_the_splice(tmp_
     for name, keep in (("old", lambda t: t < at), ("new", lambda t: t >= at)):
         for atom, times in plain[name].items():
             want.setdefault(atom, set()).update(t for t in times if keep(t))
-    versions = versions_of([_make(old), _make(new)], [at], lookup(old.dialect).causal, lookup(old.dialect).discrete)
+    row = lookup(old.dialect)
+    versions = versions_of([_make(old), _make(new)], [at], [row.causal(old), row.causal(new)], row.discrete)
     got = meaning(_lines(versions, old, stream), horizon=40)
     assert got == {atom: times for atom, times in want.items() if times}
     # the old version was given no event from its end on (time advances aside)

@@ -298,9 +298,7 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
     pcts: dict[tuple[bool, int], dict[float, list[float]]] = {r: {0.5: [], 0.95: [], 0.99: []} for r in runs}
 
     floors: dict[tuple[tuple[float, ...], str], dict[float, list[float]]] = {
-        (gaps, transactions): {0.5: [], 0.95: [], 0.99: []}
-        for gaps in sorted({_hop_gaps(program, run) for run in runs}, key=len)
-        for transactions in TRANSACTIONS if transactions != "last" or len(gaps) > 1
+        floor: {0.5: [], 0.95: [], 0.99: []} for floor in floor_runs(program, runs)
     } if getattr(args, "floor", False) else {}
     with tempfile.TemporaryDirectory(prefix="chronolog-bench-") as tmp:
         work = Path(tmp)
@@ -395,6 +393,13 @@ def _print_stages(console, program: str, lines: list[bytes], repeat: int, name: 
         table.add_row(stage, spread, f"{least * 1000 / len(lines):.1f}", f"{least / emb_least:.2f}")
     console.print(table)
     return 0
+
+
+def floor_runs(program_text: str, runs: list[tuple[bool, int]]) -> list[tuple[tuple[float, ...], str]]:
+    """One floor per distinct path of hops among ``runs`` (shortest first), each with every way of
+    committing; "only the last exactly-once" is left out for one hop, where it is "every hop"."""
+    return [(gaps, transactions) for gaps in sorted({_hop_gaps(program_text, run) for run in runs}, key=len)
+            for transactions in TRANSACTIONS if transactions != "last" or len(gaps) > 1]
 
 
 def _hop_gaps(program_text: str, run: tuple[bool, int]) -> tuple[float, ...]:

@@ -28,7 +28,7 @@ from chronolog.runtime.fleet.service import Service
 from chronolog.runtime.fleet.supervisor import Fleet, read_fleet_file, stop_fleet
 from chronolog.runtime.fleet.topic_reader import from_the_start
 from chronolog.runtime.fleet.topology import build_topology
-from chronolog.stages.interface import FleetLayout
+from chronolog.stages.interface import FleetLayout, with_strata
 from chronolog.versions import version_id
 
 PROGRAM_HELP = "program file(s)"
@@ -111,6 +111,9 @@ def add_fleet_commands(sub: argparse._SubParsersAction) -> None:
                      help="repair late events up to N time points back (inf: all)")
     _evaluation_options(svc)
     svc.add_argument("--ready-file", help="write {pid, metrics_port} here once the service runs")
+    svc.add_argument("--fleet-versions", metavar="FILE", help="JSON {strata, versions}: the fleet's reasoners per "
+                     "partition and the program versions applied since it started (written by up's supervisor "
+                     "when an upgrade adds strata or answer predicates; docs/fleet/upgrade.md)")
     svc.set_defaults(func=cmd_service)
 
     ct = sub.add_parser("create-topics", help="create the topics of a program's fleet on a Kafka cluster")
@@ -328,14 +331,28 @@ def cmd_service(args: argparse.Namespace) -> int:
     return 0
 
 
+def fleet_versions(path: str | None) -> tuple[int, tuple]:
+    """``--fleet-versions FILE``: the fleet's reasoners per partition (0: the program's) and the
+    program versions applied since it started, each as its files' (name, text)."""
+    if path is None:
+        return 0, ()
+    try:
+        got = json.loads(Path(path).read_text())
+        versions = tuple(tuple((str(n), str(t)) for n, t in v) for v in got["versions"])
+        return int(got["strata"]), versions
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ChronologError(f"error: cannot read --fleet-versions {path}: {exc}") from None
+
+
 def service_config(args: argparse.Namespace) -> ServiceConfig:
     """The configuration of the service ``chronolog service`` runs for ``args`` (nothing started)."""
+    strata, versions = fleet_versions(getattr(args, "fleet_versions", None))
     return ServiceConfig(
-        service=args.service, layout=_layout(args), bootstrap=args.bootstrap, stratum=args.stratum,
+        service=args.service, layout=with_strata(_layout(args), strata), bootstrap=args.bootstrap, stratum=args.stratum,
         partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
         state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
         retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
-        kafka=kafka_config(args.kafka_config), version=_version(args.program),
+        kafka=kafka_config(args.kafka_config), version=_version(args.program), versions=versions,
     )
 
 

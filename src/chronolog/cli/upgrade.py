@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS, load_program
 from chronolog.dialects.registry import RunOptions, lookup
@@ -30,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("program", nargs="+", help="the new program's file(s)")
     p.add_argument("--at", metavar="T", help="the upgrade time, as input times are written (7, 7/2); default: "
                                               "the first time the fleet has not evaluated yet")
-    p.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only (the strata kept, changed, added and "
+                   "removed; for a per-stratum fleet, the services and topics up's supervisor starts and creates)")
     p.add_argument("--dialect", choices=DIALECTS, help="rule language (default: by extension)")
     p.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", ".chronolog"),
                    help="the running fleet's state directory (default .chronolog, as chronolog up's)")
@@ -67,7 +69,7 @@ def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
     partition; a reasoner per stratum and partition); a refusal, before anything is sent,
     for what they cannot do: a fleet known only by its broker, @-heads, a finite retention
     with several partitions (they could disagree on whether the input retained reaches back)
-    or one service per stratum (where ``Dialect.strata_changes`` refuses layout changes)."""
+    or one service per stratum (where ``Dialect.strata_changes`` says what it cannot do)."""
     if not info:
         raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
                              "says how it runs (chained or one service per stratum)")
@@ -90,7 +92,34 @@ def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
                              "cannot change its program while running: run it with --retention inf, or up --chain")
     if layout is None:
         raise ChronologError("error: the fleet file names no program: the strata that change are unknown")
-    return partitions * len(layout.strata)  # every reasoner says what it did
+    # every reasoner says what it did: the fleet's (an earlier upgrade may have added some) and the added ones
+    return partitions * max(int(info.get("strata") or 0), len(layout.strata), len(row.layout(new, RunOptions()).strata))
+
+
+def _layout_lines(row: Any, old: Any, new: Any, info: dict, prefix: str) -> list[str]:
+    """The plan's lines on the services and topics of a fleet of one service per stratum:
+    what ``up``'s supervisor starts and creates for the strata the new program adds."""
+    if old is None or info.get("chain") or row.strata is None:
+        return []
+    before, after = row.layout(old, RunOptions()).strata, row.layout(new, RunOptions()).strata
+    running = max(int(info.get("strata") or 0), len(before))
+    names = TopicNames(prefix)
+    parts = int(info.get("partitions") or 1) if row.layout(old, RunOptions()).partition_key is not None else 1
+    where = "partition 0" if parts == 1 else f"partitions 0..{parts - 1}"
+    lines = []
+    added = range(running + 1, len(after) + 1)
+    if added:
+        lines.append("  services started by up's supervisor: " + ", ".join(f"reasoner-{k}" for k in added)
+                     + f" ({where}; from the start of their input topics)")
+        lines.append("  topics created: " + ", ".join(t for k in added for t in (names.stratum(k),
+                                                                                 names.changelog(f"reasoner-{k}"))))
+    served = set(info.get("served") or {p for s in before for p in s})
+    if added or not {p for s in after for p in s} <= served:
+        lines.append("  output: restarted by up's supervisor, serving every version's strata and answers")
+    if len(after) < running:
+        lines.append("  services stopped: none (" + ", ".join(f"reasoner-{k}" for k in range(len(after) + 1, running + 1))
+                     + " withdraw their answers from T on and stay for the corrections before T)")
+    return lines
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
@@ -126,6 +155,8 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
     for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention"), bool(info.get("chain", True))):
+        print(line, flush=True)
+    for line in _layout_lines(row, old, new, info, prefix) if info else ():
         print(line, flush=True)
     if args.dry_run:
         return 0

@@ -176,13 +176,19 @@ class UpgradeRequest(_Strict):
 class UpgradeOutcome(_Strict):
     """Internal (``chronolog.control``, key ``upgrade-ID``, or ``upgrade-ID.SERVICE`` for each
     chain partition and reasoner of a LARS fleet: ``chain.1``, ``reasoner.2``): what a service
-    did with an upgrade request: applied (``version`` and ``at``) or ``refused`` with the reason."""
+    did with an upgrade request: applied (``version`` and ``at``) or ``refused`` with the reason.
+    A reasoner of a LARS fleet of one service per stratum also names the new program's number of
+    strata and its files: what ``chronolog up``'s supervisor reads to start the reasoners of added
+    strata (docs/fleet/upgrade.md)."""
 
     upgrade: StrictStr | None
     service: StrictStr
     version: StrictStr | None = None
     at: StrictStr | None = None
     refused: StrictStr | None = None
+    strata: list[list[StrictStr]] | None = Field(default=None, description="the new program's strata, lowest "
+                                                 "first: the predicates (\"p/1\") each one's reasoner evaluates")
+    sources: list[list[StrictStr]] | None = Field(default=None, description="the new program's files: [name, text]")
 
 
 class RuleRef(_Strict):

@@ -102,14 +102,11 @@ class Dialect:
     # (program, run options) -> its fleet (chronolog.stages.FleetLayout): strata, per stratum or only
     # chained, partition key, the stage of each service; by default the evaluator as one chain service
     layout: Callable[[Any, RunOptions], Any] = field(default=lambda program, options: _evaluator_layout(program))
-    # the answers at a time depend on no later input (LARS evaluates each point on its past, RTEC
-    # a fluent at t on the events up to t): `run --upgrade` and an upgraded fleet service feed an
-    # older program version only the input before its end (not DatalogMTL: Diamondplus looks ahead)
-    causal: bool = False
-    # its fleet's evaluator (``stream``) is causal even where ``run``'s may not be: DatalogMTL streams
-    # only forward-propagating programs (past operators in bodies, Boxplus in heads), whose answers
-    # at a time read no later input; an upgraded service then stops its old version at its end
-    stream_causal: bool = False
+    # program -> whether its answers at a time depend on no later input (LARS evaluates each point
+    # on its past, RTEC a fluent at t on the events up to t, a DatalogMTL program without future
+    # operators): `run --upgrade` and an upgraded fleet service feed an older version of such a
+    # program only the input before its end
+    causal: Callable[[Any], bool] = lambda program: False
     # program -> whether an evaluation can derive answers at earlier times (LARS's @-heads)
     dates_back: Callable[[Any], bool] = lambda program: False
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
@@ -167,9 +164,12 @@ def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
             return frozenset()
         return kept_answers(row.content_strata(program_of(old)), row.content_strata(program_of(new)))
 
+    def causal(sources: Any) -> bool:
+        return bool(row.causal(program_of(sources)))
+
     same = tuple(name for name, other in DIALECTS.items() if other.title == row.title)
     names = (row.name, *(n for n in same if n != row.name))
-    return Upgrader(make, back, row.causal or row.stream_causal, row.discrete, not row.rational, names, kept)
+    return Upgrader(make, back, causal, row.discrete, not row.rational, names, kept)
 
 
 def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
@@ -224,7 +224,7 @@ def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Diale
                    _lars("lars_describe"), _lars("lars_stream"), _LARS_OPTIONS, bulk_read=_lars("lars_bulk_read"),
                    read_ahead=True, replay=_lars("lars_replay"), retaining=_lars("lars_retaining"),
                    reach=_lars("lars_reach"), partition_key=_lazy("chronolog.dialects.lars.partition:program_partition_key"), discrete=True,
-                   strata=_lars("lars_plan"), layout=_lazy("chronolog.dialects.lars.layout:program_layout"), causal=True,
+                   strata=_lars("lars_plan"), layout=_lazy("chronolog.dialects.lars.layout:program_layout"), causal=_lars("lars_causal"),
                    dates_back=_lars("lars_dates_back"), explain=_lazy("chronolog.dialects.lars.explain:explainer"),
                    strata_changes=_lazy("chronolog.dialects.lars.changes:strata_changes"),
                    keeps_choices=_lars("lars_keeps_choices"))
@@ -236,13 +236,14 @@ DIALECTS: dict[str, Dialect] = {
     "mtl": Dialect("mtl", "DatalogMTL", (".mtl",), _mtl("mtl_parse"), _mtl("mtl_evaluator"), _mtl("mtl_read"),
                    _mtl("mtl_describe"), _mtl("mtl_stream"), {"mode": ("stream", "batch"), "retention": None},
                    replay=_mtl("mtl_replay"), reach=_mtl("mtl_reach"), retaining=_mtl("mtl_retaining"), points=False,
-                   interval_of=_interval_of, rational=True, explain=_lazy("chronolog.dialects.mtl.explain:explainer"),
-                   content_strata=_mtl("mtl_strata"), keeps_strata=True, stream_causal=True),
+                   interval_of=_interval_of, rational=True, causal=_mtl("mtl_causal"),
+                   explain=_lazy("chronolog.dialects.mtl.explain:explainer"), content_strata=_mtl("mtl_strata"),
+                   keeps_strata=True),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec("rtec_parse"), _rtec("rtec_evaluator"),
                     _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
-                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=True,
+                    windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=_rtec("rtec_causal"),
                     explain=_lazy("chronolog.dialects.rtec.explain:explainer"), content_strata=_rtec("rtec_strata"),
                     keeps_strata=True),
 }

@@ -71,7 +71,8 @@ def run_embedded(program: Any, events: Iterable[Event | Block], out: IO[str], *,
 
 
 def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO[str], *,
-                  until: Time | None = None, warn: Callable[[str], None] = _stderr) -> RunStats:
+                  until: Time | None = None, warn: Callable[[str], None] = _stderr,
+                  latest: Time | None = None) -> RunStats:
     """Push ``events`` (arrival order; ``Block``s of the dialect's bulk reader go to
     ``push_block`` whole) and write the answer lines.
 
@@ -80,7 +81,9 @@ def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO
     once (so answers follow a piped input as it arrives).  Delayed events and
     retractions come out of the next ``advance`` as corrections.  ``until``
     means a last time advance ``{"t": until}`` (CONTRACT §1): events after it
-    are ignored (and counted), and the input is evaluated up to it."""
+    are ignored (and counted), and the input is evaluated up to it.  ``latest``: the latest
+    time of the events an evaluator restored mid-stream was given (``import_state``), so that
+    the rest of the stream goes on as in one run."""
     stats = RunStats()
     binary = getattr(out, "buffer", None)
     write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
@@ -92,7 +95,6 @@ def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO
             stats.corrections += batch.corrections
 
     push, push_block, advance = evaluator.push, evaluator.push_block, evaluator.advance
-    latest = None
     ignored = 0
     collect_at = None if gc.isenabled() else time.monotonic() + COLLECT_EVERY
     try:

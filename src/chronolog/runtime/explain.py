@@ -24,7 +24,7 @@ from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
 from chronolog.core.records import record
 from chronolog.core.source import Loc
-from chronolog.evaluator import Evaluator, Time, atom_text, time_text
+from chronolog.evaluator import Changes, Evaluator, Time, atom_text, time_text
 from chronolog.runtime.backfill.segments import warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
@@ -47,6 +47,10 @@ class Query:
         if line.get("pred") != self.pred or tuple(line.get("args", ())) != self.args:
             return False
         return I.contains(I.of_line(line), self.t)
+
+    def holds(self, lines: Iterable[dict]) -> bool:
+        """Whether answer lines (their diffs summed, as the answer stream means) hold the atom at T."""
+        return sum(line.get("diff", 1) for line in lines if self.covers(line)) == 1
 
 
 _TERM = r'"(?:[^"\\]|\\.)*"|[^,()"=]+'
@@ -300,7 +304,7 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
             at = None if outcome.get("at") is None else parse_time(outcome["at"], upgrader.integral, "upgrade")
             new = upgrader.make(request.sources)
             if at is None:
-                recorder.inner = Versions([Version(new, None, None, request.sources)], upgrader.causal,
+                recorder.inner = Versions([Version(new, None, None, request.sources, upgrader.causal(request.sources))],
                                           upgrader.discrete)
                 continue
             running = recorder.inner.newest.sources if isinstance(recorder.inner, Versions) else None
@@ -338,10 +342,10 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)  # type: ignore[arg-type]
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
-    total = sum(line.get("diff", 1) for line in lines if query.covers(line))
-    if mode == "why" and total != 1:
+    holds = query.holds(lines)
+    if mode == "why" and not holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} does not hold at {time_text(query.t)} (ask --why-not)")
-    if mode == "why-not" and total == 1:
+    if mode == "why-not" and holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
@@ -364,7 +368,7 @@ def late_events(events: Iterable[Event]) -> Iterator[Event]:
             latest = ev.t
 
 MISSING_TRIES = 6  # candidate events evaluated per why-not entry
-MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input again
+MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input from the candidate's place on
 
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None) -> None:
@@ -372,35 +376,127 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
     for, where it is true: the input with the candidate added at its time (after the events of
     that time, so not late), evaluated to T by a new evaluator, derives the atom at T.  An
     unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
-    shifts): the entry then names none."""
+    shifts): the entry then names none.  The input before the candidates' places is evaluated
+    once (``Prefixes``), each candidate from its place on."""
+    if fresh is None:
+        for entry in node.entries:
+            entry.candidates = []
+        return
+    tried = [ev for entry in node.entries for ev in entry.candidates[:MISSING_TRIES]]
+    prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried})
     budget = MISSING_BUDGET
     for entry in node.entries:
         candidates, entry.candidates = entry.candidates, []
-        if fresh is None:
-            continue
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if derives_with(fresh(), events, ev, query):
+            if prefixes.derives_with(ev, query):
                 entry.missing = ev
                 entry.text += f"; adding {missing_text(ev)} would derive it"
                 break
 
 
-def with_event(events: list[Event], ev: Event) -> list[Event]:
-    """The input with ``ev`` arriving right after the last event of a time up to its own (in a
+def place(events: list[Event], ev: Event) -> int:
+    """Where ``ev`` joins the input: right after the last event of a time up to its own (in a
     time-ordered input: in time order; no retraction of its time comes after it)."""
-    at = max((i + 1 for i, e in enumerate(events) if e.t <= ev.t), default=0)
+    return max((i + 1 for i, e in enumerate(events) if e.t <= ev.t), default=0)
+
+
+def with_event(events: list[Event], ev: Event) -> list[Event]:
+    """The input with ``ev`` at its ``place``."""
+    at = place(events, ev)
     return [*events[:at], ev, *events[at:]]
 
 
 def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> bool:
     """Whether the input plus ``ev``, evaluated to at least T, holds the queried atom at T."""
+    return query.holds(answers_with(evaluator, events, ev, query))
+
+
+def answers_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query) -> list[dict]:
+    """The answer lines of the input plus ``ev``, evaluated to at least T."""
     out = io.StringIO()
     stream = with_event(events, ev)
-    last = max(e.t for e in stream)
-    run_evaluator(evaluator, stream, out, until=None if last >= query.t else query.t, warn=lambda m: None)
-    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
-    return sum(line.get("diff", 1) for line in lines if query.covers(line)) == 1
+    run_evaluator(evaluator, stream, out, until=_until(stream, query), warn=lambda m: None)
+    return [_decode(raw) for raw in out.getvalue().splitlines()]
+
+
+def _until(stream: list[Event], query: Query) -> Time | None:
+    """A time advance to T where the input ends before it (its answers at T then written)."""
+    return None if max(e.t for e in stream) >= query.t else query.t
+
+
+class Prefixes:
+    """``derives_with`` for several candidate events, the input before each candidate's place
+    evaluated once: one evaluator is driven over the input as ``run_evaluator`` drives it and,
+    at each place, its state is kept (``export_state``, after taking the answers it has
+    evaluated, ``pending``) with the lines written so far; a candidate's run is a new evaluator
+    given that state (``import_state``) fed the candidate and the rest.  The lines of the two
+    parts are those of one run, only some written earlier, so the sum is the same.  Where an
+    evaluator has no usable state, each candidate evaluates the whole input again."""
+
+    def __init__(self, fresh: Callable[[], Evaluator], events: list[Event], places: set[int]) -> None:
+        self.fresh, self.events = fresh, events
+        self.kept: dict[int, tuple[list[bytes], dict[str, Any], Time | None]] = {}
+        if not places or not events:
+            return
+        self._inner, self._places, self._pushed, self._latest = fresh(), places, 0, None
+        self._lines: list[bytes] = []
+        try:
+            run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None)  # type: ignore[arg-type]
+        except (RuntimeError, TypeError, AttributeError, NotImplementedError):
+            self.kept = {}  # no state to keep mid-stream (e.g. LarsModels): every candidate from the start
+
+    def derives_with(self, ev: Event, query: Query) -> bool:
+        return query.holds(self.answers_with(ev, query))
+
+    def answers_with(self, ev: Event, query: Query) -> list[dict]:
+        """``answers_with`` of a new evaluator: the same lines, some taken earlier."""
+        at = place(self.events, ev)
+        if at not in self.kept:
+            return answers_with(self.fresh(), self.events, ev, query)
+        lines, state, latest = self.kept[at]
+        evaluator = self.fresh()
+        evaluator.import_state(state)
+        out = io.StringIO()
+        rest = [ev, *self.events[at:]]
+        run_evaluator(evaluator, rest, out, until=_until([*self.events, ev], query), warn=lambda m: None,
+                      latest=latest)
+        return [_decode(raw) for raw in [*lines, *out.getvalue().encode().splitlines()]]
+
+    # -- the evaluator ``run_evaluator`` drives over the input before the last place --------
+    def _keep(self) -> bool:
+        """At a place (before anything the next event causes): keep the state; whether the
+        input up to the last place is done."""
+        if self._pushed in self._places and self._pushed not in self.kept:
+            self._take(self._inner.pending())
+            self.kept[self._pushed] = (list(self._lines), self._inner.export_state(), self._latest)
+        return self._pushed >= max(self._places)
+
+    def _take(self, batch: Any) -> Any:
+        if batch.line_count:
+            self._lines.extend(batch.lines().splitlines())
+        return Changes()
+
+    def push(self, event: Event) -> None:
+        if self._keep():
+            return
+        self._pushed += 1
+        if self._latest is None or event.t > self._latest:
+            self._latest = event.t
+        self._inner.push(event)
+
+    def push_block(self, block: Any) -> None:
+        for event in block.unpacked():
+            self.push(event)
+
+    def advance(self, until: Time) -> Any:
+        return Changes() if self._keep() else self._take(self._inner.advance(until))
+
+    def finish(self, until: Time | None = None) -> Any:
+        return Changes() if self._keep() else self._take(self._inner.finish(until))
+
+    def pending(self) -> Any:
+        return self._take(self._inner.pending())
 
 
 def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:

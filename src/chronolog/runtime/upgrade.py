@@ -56,4 +56,5 @@ def upgraded(program: Any, evaluator: Evaluator, options: Any, upgrades: list[st
     row = lookup(program.dialect)
     versions = new_versions(program, upgrades, dialect)
     evaluators = [evaluator, *(lookup(new.dialect).evaluator(new, options, warn) for _, _, new in versions)]
-    return versions_of(evaluators, [t for t, _, _ in versions], row.causal, row.discrete)
+    causal = [row.causal(p) for p in (program, *(new for _, _, new in versions))]
+    return versions_of(evaluators, [t for t, _, _ in versions], causal, row.discrete)

@@ -7,6 +7,7 @@ and the runtime sees only this interface (docs/design/layout.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -104,6 +105,9 @@ class StageSpec:
     chained_ingest: bool = False  # a chain that also does ingest's work (one partition: nothing to repartition)
     warn: Callable[[str], None] = quiet
     version: str | None = None  # the program version it is configured with (versions.version_id; None: unknown)
+    # the program versions upgrades applied since the fleet started (their files, oldest first), which
+    # ``up``'s supervisor gives a restarted output when the strata or answer predicates changed
+    versions: tuple[Any, ...] = ()
 
 
 @record(frozen=True)
@@ -115,7 +119,7 @@ class Upgrader:
 
     make: Callable[[Any], Any]  # Sources | None -> Evaluator
     back: Callable[[Any], Any]  # Sources | None -> Time | None
-    causal: bool  # the answers at a time need no later input (LARS)
+    causal: Callable[[Any], bool]  # Sources | None -> its answers at a time need no later input
     discrete: bool  # time is integer points, each evaluated (LARS)
     integral: bool  # times are integers (LARS, RTEC); else rationals (DatalogMTL)
     dialects: tuple[str, ...] = ()  # the dialect names of its language (a new program must be in one)
@@ -153,3 +157,11 @@ class FleetLayout:
         if self.unavailable is not None:
             raise self.unavailable
         return self
+
+
+def with_strata(layout: FleetLayout, strata: int) -> FleetLayout:
+    """``layout`` with at least ``strata`` reasoners: a fleet whose upgrades added strata
+    (``chronolog upgrade``) runs the reasoners of the most strata any of its versions has;
+    those past the program's last evaluate nothing until a version has a stratum there."""
+    missing = strata - len(layout.strata)
+    return layout if missing <= 0 else dataclasses.replace(layout, strata=layout.strata + ((),) * missing)

@@ -91,7 +91,7 @@ def _switch(request: UpgradeRequest, evaluator: Evaluator, up: Upgrader | None, 
     at = request.time(up.integral)
     new = up.make(request.sources)
     if at is None and latest is None:  # nothing read yet: the new program from the start
-        return Versions([Version(new, None, None, request.sources)], up.causal, up.discrete), [], None
+        return Versions([Version(new, None, None, request.sources, up.causal(request.sources))], up.discrete), [], None
     if at is None:  # the first time not evaluated yet
         at = latest if done is None else (done + 1 if up.integral else done)
     assert at is not None

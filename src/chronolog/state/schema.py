@@ -79,6 +79,9 @@ class OutputState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     # strata and answer predicates: ``OutputStage.program_refusal``); None: not recorded
     base_version: str | None = None
     layout: str | None = None
+    # the predicates it imported ("p/1"), so that one restarted to serve an upgrade's added
+    # predicates re-evaluates where their stored content begins; None: not recorded
+    known: list[str] | None = None
 
 
 class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

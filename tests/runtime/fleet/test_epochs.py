@@ -241,3 +241,22 @@ def test_relays_that_restart_deliver_each_epoch_once_as_its_first_complete_write
             assert delivered.get((s, k), []) == expected[s][k], (s, k)
         # the open epoch: what passed the gate of the input that is ahead, nothing unfinished
         assert delivered.get((s, completed), []) == (expected[s][completed] if len(expected[s]) > completed else [])
+
+
+def test_an_input_that_joins_a_restored_state_catches_up_unaligned_then_aligns():
+    """An upgrade's added stratum: its topic is read from its start by an output at epoch 2.
+    Its old epochs' records pass at once, its barriers move its own position only (kept,
+    so that a restart's gate knows them), and from the epoch under way on it is aligned."""
+    a = Alignment(["x", "new"], epoch=2, seen={"new": -1}, gated=["new"])
+    assert a.passed() == {"x": 2, "new": -1} and not a.waiting()
+    out = a.offer("new", "n0") + a.offer("new", None, 0) + a.offer("new", "n1") + a.offer("new", None, 1)
+    assert out == [Deliver("new", "n0"), Deliver("new", None, 0), Deliver("new", "n1"), Deliver("new", None, 1)]
+    assert a.passed()["new"] == 1 and a.epoch == 2
+    again = Alignment(["x", "new"], epoch=2, seen=a.passed(), gated=["new"])  # restarted: repeats are dropped
+    assert again.offer("new", "n1 again") == [] and again.offer("new", None, 1) == [
+        Deliver("new", "n1 again", None, True), Deliver("new", None, None, True)]
+    out = a.offer("new", "n2") + a.offer("new", None, 2)
+    assert out == [Deliver("new", "n2"), Deliver("new", None, 2)] and a.epoch == 2
+    assert a.offer("new", "n3") == []  # epoch 3's: gated until its barrier
+    assert a.offer("new", None, 3) == [Deliver("new", "n3"), Deliver("new", None, 3)]  # now ahead of x
+    assert a.paused("new") and a.offer("x", None, 3) == [Deliver("x", None, 3), Completed(3)]

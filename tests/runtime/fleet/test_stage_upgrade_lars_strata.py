@@ -58,21 +58,43 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
     the upgrade record, ``second`` and then idle; the answers and the control records."""
     layout = _layout(old)
     strata = len(layout.strata)
+    versions: list = []  # the program versions applied, as the supervisor learns them (their files)
+    served = {p for s in layout.strata for p in s}
 
     def fresh(role: str, k: int | None = None):
-        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0))
+        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0, versions=tuple(versions)))
 
     stages = {} if stages is None else stages  # (the caller sees them after)
     stages |= {"ingest": fresh("ingest"), "grounding": fresh("grounding"), "output": fresh("output")}
     stages |= {f"reasoner.{k}": fresh("reasoner", k) for k in range(1, strata + 1)}
     reads = {"grounding": ["ingested"], "output": [f"stratum.{j}" for j in range(1, strata + 1)]}
     reads |= {f"reasoner.{k}": ["grounded"] + [f"stratum.{j}" for j in range(1, k)] for k in range(1, strata + 1)}
+
+    def supervise(outcome: dict) -> None:
+        """What `up`'s supervisor does with an applied upgrade: the reasoners of added strata
+        (reading their topics from the start), the output restarted to serve every version."""
+        nonlocal strata
+        new = [tuple(f) for f in outcome["sources"]]
+        if "refused" in outcome or tuple(new) in [tuple(v) for v in versions]:
+            return
+        versions.append(tuple(new))
+        preds = {p for s in outcome["strata"] for p in s}
+        if len(outcome["strata"]) <= strata and preds <= served:
+            return
+        served.update(preds)
+        for k in range(strata + 1, len(outcome["strata"]) + 1):
+            stages[f"reasoner.{k}"] = fresh("reasoner", k)
+            reads[f"reasoner.{k}"] = ["grounded"] + [f"stratum.{j}" for j in range(1, k)]
+        strata = max(strata, len(outcome["strata"]))
+        reads["output"] = [f"stratum.{j}" for j in range(1, strata + 1)]
+        stages["output"] = roundtrip(stages["output"], fresh("output"))
     topics: dict[str, list[bytes]] = {}
     at: dict[tuple[str, str], int] = {}
     answers: list[bytes] = []
     said: list[dict] = []
     rng = random.Random(seed)
-    inputs = [orjson.dumps(e) for e in first] + [upgrade] + [orjson.dumps(e) for e in second]
+    inputs = [orjson.dumps(e) for e in first] + [upgrade] + [e if isinstance(e, bytes) else orjson.dumps(e)
+                                                             for e in second]  # (bytes: another upgrade record)
 
     def emit(name: str, outs, lines) -> None:
         answers.extend(lines)
@@ -80,14 +102,20 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
             if o.topic == "control":
                 UpgradeOutcome.model_validate_json(o.value)
                 said.append(orjson.loads(o.value))
+                if "refused" not in said[-1]:
+                    noticed.append(said[-1])  # the supervisor acts on it a while later
             elif o.topic in ("ingested", "grounded"):
                 topics.setdefault(o.topic, []).append(o.value)
             elif o.topic == "stratum":
                 topics.setdefault(name.replace("reasoner", "stratum"), []).append(o.value)
 
     offset = 0
+    noticed: list[dict] = []
     while True:
         moved = False
+        if noticed and (rng.randrange(3) == 0 or not any(topics.values())):
+            supervise(noticed.pop(0))
+            moved = True
         for name in rng.sample(sorted(stages), len(stages)):
             if name == "ingest":
                 n = min(len(inputs), rng.randint(1, 3))
@@ -110,6 +138,8 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
                 if restarts and rng.randrange(restarts) == 0:  # a restart from its stored state
                     role, _, k = name.partition(".")
                     stages[name] = roundtrip(stages[name], fresh(role, int(k) if k else None))
+        if not moved and noticed:
+            continue
         if not moved:
             outs, lines = stages["ingest"].process([], now=1e9)  # input went quiet: the latest point closes
             if not outs:
@@ -190,16 +220,86 @@ def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_
 
 
 @pytest.mark.parametrize(("old", "new", "reason"), [
-    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- p(X), not b(X).\n", "strata"),
     (WINDOWED, "a(X) :- p(X) [3].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "through a window"),
     (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), r(X).\nc(X) :- q(X).\n", "did not keep"),
-    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "answer predicates"),
+    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "kept with its times"),
+    # an added stratum reading a changed one through a window
+    (OLD, "a(X) :- p(X) [3].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\nd(X) :- b(X) [2], not c(X).\n",
+     "through a window"),
 ])
 def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new, reason):
     got, said = per_stratum(EVENTS, _request("4", new), LATE, old=old)
     assert len(said) == 2 and all(reason in s.get("refused", "") for s in said), said
     plain, _ = per_stratum(EVENTS, _request("4", old), LATE, old=old)
     assert meaning(got, SPAN) == meaning(plain, SPAN)  # nothing changed
+
+
+THREE = OLD + "d(X) :- q(X) [3], not b(X).\n"  # a third stratum on top
+NEW_PRED = OLD + "e(X) :- a(X), q(X).\n"  # another answer predicate in the bottom stratum
+TWO_CHANGED = TOP
+
+
+@pytest.mark.parametrize(("old", "new", "strata"), [
+    (OLD, THREE, 3), (THREE, TWO_CHANGED, 3), (OLD, NEW_PRED, 2), (THREE, OLD, 3),
+    # the added stratum reads an unchanged one through a window (a: kept with its times in both)
+    (WINDOWED, WINDOWED + "d(X) :- a(X) [1], not b(X).\n", 3),
+], ids=["grow", "shrink", "new-answers", "remove-top", "grow-window"])
+@pytest.mark.parametrize("at", ["4", "7", None])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, capsys, old, new, strata, at, seed):
+    """The number of strata and the answer predicates change: the supervisor (the driver's
+    ``supervise``, acting a while after the outcome) starts an added stratum's reasoner, which
+    reads its inputs from their start, and restarts the output; a removed stratum's reasoner
+    withdraws its answers from T on and stays for the corrections before T."""
+    got, said = per_stratum(EVENTS, _request(at, new), LATE, seed=seed, restarts=4, old=old)
+    assert sorted(s["service"] for s in said) == [f"reasoner.{k}" for k in range(1, strata + 1)], said
+    times = {s["at"] for s in said}
+    assert len(times) == 1, said
+    used = times.pop()
+    if at is not None:
+        assert used == at
+    want = _run_upgrade(tmp_path, capsys, used, new, EVENTS + LATE, old)
+    assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
+    assert meaning(want, SPAN) != meaning(_run_upgrade(tmp_path, capsys, used, old, EVENTS + LATE, old), SPAN)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_chained_upgrades_grow_then_shrink_the_strata(tmp_path, capsys, seed):
+    """OLD (2 strata) -> THREE at 4 -> TOP (2 strata, b changed) at 9: reasoner 3 is started
+    by the first and withdraws its answers from 9 on by the second; late events everywhere."""
+    second = [*LATE[:3], _request("9", TOP, "r2"), *LATE[3:]]
+    got, said = per_stratum(EVENTS, _request("4", THREE), second, seed=seed, restarts=4)
+    assert sorted((s["upgrade"], s["service"]) for s in said) == [
+        (r, f"reasoner.{k}") for r in ("r1", "r2") for k in (1, 2, 3)], said
+    (tmp_path / "old.lars").write_text(OLD)
+    (tmp_path / "three.lars").write_text(THREE)
+    (tmp_path / "top.lars").write_text(TOP)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in EVENTS + LATE))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"),
+                 "--upgrade", f"4={tmp_path / 'three.lars'}", "--upgrade", f"9={tmp_path / 'top.lars'}"]) == 0
+    want = meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], SPAN)
+    assert any(p == "d" for p, _, _ in want) and not any(p == "d" and t >= 9 for p, _, t in want)
+    assert meaning(got, SPAN, running=True) == want
+
+
+def test_a_restarted_output_writes_the_answers_of_a_predicate_it_did_not_serve_from_where_they_begin():
+    """The output restarted to serve an upgrade's new answer predicate after the strata already
+    sent its content: what it stored and could not import comes out, as corrections."""
+    layout = _layout(OLD)
+
+    def records(t: int, bottom: list) -> list[tuple]:
+        return [(f"stratum.{k}", f"chronolog.stratum.{k}", 0, t, orjson.dumps(
+            {"t": t, "t1": 0, "ok": True, "add": bottom if k == 1 else [], "del": []})) for k in (1, 2)]
+
+    output = layout.stage(StageSpec("output"))
+    out = output.process(records(0, []) + records(1, [[["c", 1], [["x"]]]]))[1]
+    out += output.process(records(2, [[["e", 1], [["x"]]]]) + records(3, []))[1]
+    assert not [x for x in out if b'"e"' in x]  # (a predicate the old program has not: not served)
+    again = roundtrip(output, layout.stage(StageSpec("output", versions=((("new.lars", NEW_PRED),),))))
+    out += again.process(records(4, []))[1]
+    got = meaning([json.loads(x) for x in out], (0, 4), running=True)
+    assert got == {("c", ("x",), t) for t in (1, 2, 3, 4)} | {("e", ("x",), t) for t in (2, 3, 4)}  # (records are diffs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,7 +367,8 @@ def test_random_program_pairs_splice_or_refuse(tmp_path_factory, old, new, event
     event("per stratum: " + ("applied" if why is None else why.split(" ")[1]))
     got, said = per_stratum(first, request, second, seed=seed, restarts=3, old=old_text)
     if why is None:
-        assert len(said) == old_plan.fleet_strata and all(s.get("at") == str(at) for s in said), said
+        strata = max(old_plan.fleet_strata, new_plan.fleet_strata)  # (added strata: reasoners of their own)
+        assert len(said) == strata and all(s.get("at") == str(at) for s in said), said
         assert meaning(got, span, running=True) == before | after
     else:
         assert said and all(why in s.get("refused", "") for s in said), (why, said)

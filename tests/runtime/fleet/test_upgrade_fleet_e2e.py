@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import chronolog as _chronolog
 from meaning import sampled_meaning
 
 from chronolog.cli.fleet import publish_file
@@ -41,10 +42,6 @@ def _walk(node: dict):
     yield node
     for child in node.get("premises", []):
         yield from _walk(child)
-
-
-def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def _expected(tmp_path: Path, at: str) -> set:

@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pytest
 from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import applying as _applying
 from meaning import sampled_meaning
 from test_rtec import meaning as rtec_meaning
 
 from chronolog.cli.fleet import publish_file
 
 pytestmark = pytest.mark.fleet
-
-APPLYING = "applying version"  # the chain service's log line when it starts to apply an upgrade
 
 # DatalogMTL: a window widened and a rule added from T=4; 5,000 filler events make the switch slow
 MTL_OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\n"
@@ -74,10 +73,6 @@ CASES = {
     "rtec": ("prolog", RTEC_OLD, RTEC_NEW, "500", RTEC_FIRST, RTEC_SECOND,
              lambda out: rtec_meaning([json.loads(x) for x in out if x.strip()], horizon=1300)),
 }
-
-
-def _applying(log: Path) -> int:
-    return log.read_text(errors="replace").count(APPLYING) if log.exists() else 0
 
 
 def _expected(old: Path, new: Path, stream: Path, at: str, meaning: Callable[[list[str]], object]) -> object:

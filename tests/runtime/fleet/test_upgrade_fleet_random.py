@@ -19,7 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from dialect_programs import LARS_RULES, MTL_RULES, RTEC_NEW, RTEC_OLD
 from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import applying as _applying
+from hosted_fleet import chronolog as _chronolog
 from meaning import meaning, sampled_meaning
 from test_rtec import meaning as rtec_meaning
 
@@ -31,31 +34,26 @@ from chronolog.dialects.lars.partition import partition_key
 
 pytestmark = pytest.mark.fleet
 
-APPLYING = "applying version"  # the chain service's log line when it starts to apply an upgrade
 HI = 14  # every stream ends with a heartbeat at HI
 
-# the rule pools of tests/runtime/test_upgrade.py's property tests (run --upgrade vs the splice)
-LARS_RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [1 #].", "q(X) :- p(X) [3 #].",
-              "q(X) :- p(X) always [1].", "q(X) :- p(X) [2], not r(X) [1].", "q(X) :- r(X) [3].",
-              "s(X) :- q(X), not r(X).", "s(X) :- p(X), r(X) [2]."]
-MTL_RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",
-             "Q(X):-P(X),R(X)", "S(X):-Diamondminus[0,1]Q(X)", "S(X):-R(X)"]
-RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
-            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
-            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\n")
-RTEC_NEW = RTEC_OLD.replace("happensAt(closed(D), T).\n", "happensAt(closed(D), T).\n"
-                            "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n")
+
+# with negation of derived predicates: programs of one to three strata (``lars-layout``: a pair whose
+# number of strata differs, so that the per-stratum fleet starts an added stratum's reasoner or
+# has a removed one withdraw its answers from T on)
+LAYOUT_RULES = [*LARS_RULES, "u(X) :- p(X), not s(X).", "u(X) :- r(X) [2], not q(X).", "v(X) :- u(X), not q(X)."]
 
 
 def _plan(text: str):
     return lars_plan(parse_lars(text))
 
 
-def _lars_pair(rng: random.Random, strata: bool) -> tuple[str, str]:
-    """A random (old, new) pair of LARS programs; ``strata``: one a per-stratum fleet can switch to."""
+def _lars_pair(rng: random.Random, strata: bool, layout: bool = False) -> tuple[str, str]:
+    """A random (old, new) pair of LARS programs; ``strata``: one a per-stratum fleet can switch to;
+    ``layout``: with another number of strata."""
+    pool = LAYOUT_RULES if layout else LARS_RULES
     while True:
-        old, new = ("\n".join(rng.sample(LARS_RULES, rng.randint(1, 3))) + "\n" for _ in range(2))
-        if old == new:
+        old, new = ("\n".join(rng.sample(pool, rng.randint(1, 4 if layout else 3))) + "\n" for _ in range(2))
+        if old == new or layout and _plan(old).fleet_strata == _plan(new).fleet_strata:
             continue
         if not strata or per_stratum_refusal(_plan(old), _plan(new)) is None:
             return old, new
@@ -76,8 +74,8 @@ def _late(rng: random.Random, first: list[dict], fresh: list[dict]) -> list[dict
 
 def _case(dialect: str, seed: int) -> dict:
     rng = random.Random(seed)
-    if dialect in ("lars-chain", "lars-strata"):
-        old, new = _lars_pair(rng, dialect == "lars-strata")
+    if dialect in ("lars-chain", "lars-strata", "lars-layout"):
+        old, new = _lars_pair(rng, dialect != "lars-chain", dialect == "lars-layout")
         first = [{"t": 0}, *sorted(_point_events(rng, ["p", "r"], ["a", "b"], 10, 0, 8), key=lambda e: e["t"]), {"t": 8}]
         second = _late(rng, first, _point_events(rng, ["p", "r"], ["a", "b"], 6, 0, 12))
         at = str(rng.randint(2, 7))
@@ -111,15 +109,8 @@ def _case(dialect: str, seed: int) -> dict:
             "meaning": lambda out: rtec_meaning([json.loads(x) for x in out if x.strip()], horizon=HI + 2)}
 
 
-def _chronolog(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=120)
-
-
-def _applying(log: Path) -> int:
-    return log.read_text(errors="replace").count(APPLYING) if log.exists() else 0
-
-
 CASES = [("lars-chain", 6, True), ("lars-chain", 1, False), ("lars-strata", 8, True),
+         ("lars-layout", 1, True), ("lars-layout", 3, True), ("lars-layout", 19, False),
          ("mtl", 4, True), ("mtl", 5, False), ("rtec", 6, True), ("rtec", 11, True)]
 
 

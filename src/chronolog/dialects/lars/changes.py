@@ -14,7 +14,7 @@ import hashlib
 from typing import Any
 
 from chronolog.core.errors import ChronologError
-from chronolog.core.strata import Stratum, identity, plan_lines
+from chronolog.core.strata import identity
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
 from chronolog.dialects.lars.ir import ExtAtom, Op
@@ -51,24 +51,36 @@ def changed_strata(old: Plan, new: Plan) -> list[bool]:
     return [i >= len(before) or before[i][1] != ident for i, (_, ident) in enumerate(stratum_identities(new))]
 
 
+def changed_at(old: Plan, new: Plan, stratum: int) -> bool:
+    """Whether the fleet's reasoner at 0-based ``stratum`` evaluates anything else from T on:
+    a stratum changed or added there, or one removed (``new`` has none there, ``old`` had)."""
+    if stratum < new.fleet_strata:
+        return changed_strata(old, new)[stratum]
+    return stratum < old.fleet_strata
+
+
 def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     """Why a fleet of one service per stratum running ``old`` cannot switch to ``new`` from
     a time T on, its strata apart (None: it can).  Each changed stratum's service evaluates
     ``new``'s rules from T on, reading the lower strata's content as they send it — the old
-    program's before T — and the input it kept; so the fleet's layout must stay (the same
-    strata, the same answer predicates), every stratum must be evaluated on its own
-    (stratified, no ``@``-heads), a changed stratum may read a changed stratum's
+    program's before T — and the input it kept.  So every stratum must be evaluated on its
+    own (stratified, no ``@``-heads), a changed stratum may read a changed stratum's
     predicates (its own included) only at the time evaluated (no window, no ``at``), and
-    it may read only the input predicates its service kept."""
+    it may read only the input predicates its service kept.  The number of strata and the
+    answer predicates may change: ``up``'s supervisor starts the reasoners of added strata
+    (they keep all input, as a stratum past the running program's last does), and the
+    output serves every version's answer predicates (docs/fleet/upgrade.md)."""
     if lars_dates_back(new.program):
         return "the new program has @-heads, which date atoms before the time point evaluated"
     if not (old.stratified and new.stratified):
         return "a program that is not stratified runs as one reasoner evaluating it whole"
-    if old.fleet_strata != new.fleet_strata:
-        return (f"the new program has {new.fleet_strata} strata, the fleet runs {old.fleet_strata} "
-                "(the services and topics of a stratum are not started or stopped while running)")
-    if old.output != new.output or old.timed != new.timed:
-        return "the new program derives other answer predicates (the output service writes the old ones)"
+    flipped = sorted((old.timed ^ new.timed) & old.intensional & new.intensional)
+    if flipped:  # (a predicate read through a window or 'at' is sent with its times)
+        p, n = flipped[0]
+        return (f"{p}/{n} is kept with its times in one program and not in the other (read through a window or "
+                "'at' in one only): the services before and after T would send its content differently")
+    if old.padded != new.padded:
+        return "the new program derives other predicates of the stream (the output service writes the old ones)"
     changed = changed_strata(old, new)
     place = {k: c.stratum for c in new.components for k in c.preds}
     for c in new.components:
@@ -100,13 +112,37 @@ def strata_changes(old: Any | None, new: Any, chained: bool) -> list[str]:
             raise ChronologError(f"error: this fleet of one service per stratum cannot change to the new program "
                                  f"while running: {why} (start the fleet with `chronolog up --chain`, whose "
                                  "services take any program of the language, or restart it with the new program)")
-    after = [Stratum(tuple(p), frozenset(), ident) for p, ident in stratum_identities(lars_plan(new))]
-    before = None if old is None else [Stratum(tuple(p), frozenset(), ident)
-                                       for p, ident in stratum_identities(lars_plan(old))]
-    unchanged = ("unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
-                 "program whole, so it is evaluated again with the rest)" if chained else
-                 "unchanged: keeps its state")
-    return plan_lines(before, after, unchanged)
+    after = stratum_identities(lars_plan(new))
+    if old is None:
+        return [f"  stratum {i} ({', '.join(p)}): re-evaluated from T on (the running program is unknown)"
+                for i, (p, _) in enumerate(after, 1)]
+    before = stratum_identities(lars_plan(old))
+    kept = {ident for _, ident in before}
+    old_preds = {p for preds, _ in before for p in preds}
+    new_preds = {p for preds, _ in after for p in preds}
+    lines = []
+    for i, (preds, ident) in enumerate(after, 1):
+        names = ", ".join(preds)
+        if ident in kept:
+            how = ("unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
+                   "program whole, so it is evaluated again with the rest)" if chained else
+                   "unchanged: keeps its state")
+        elif set(preds) & old_preds:
+            how = "changed: re-evaluated from T on, its answers from T on corrected"
+        elif chained or i <= len(before):
+            how = "added: evaluated from T on"
+        else:  # a stratum past the old program's last: a reasoner of its own
+            how = f"added: evaluated from T on by reasoner-{i}, its input re-read from the retained topics"
+        lines.append(f"  stratum {i} ({names}): {how}")
+    if not chained:
+        for i in range(len(after) + 1, len(before) + 1):
+            lines.append(f"  stratum {i} ({', '.join(before[i - 1][0])}): removed: reasoner-{i} withdraws its answers "
+                         "from T on and stays for the corrections before T (late events)")
+    for preds, ident in before:
+        gone = [p for p in preds if p not in new_preds]
+        if gone and ident not in {x for _, x in after}:
+            lines.append(f"  removed: {', '.join(gone)} (no longer defined: their answers from T on withdrawn)")
+    return lines
 
 
 def stream_keys(plan: Plan, stratum: int) -> frozenset | None:
@@ -117,8 +153,9 @@ def stream_keys(plan: Plan, stratum: int) -> frozenset | None:
     replays do not carry the lower strata's input.  The lowest one keeps
     everything, so a retraction that matches nothing is still warned of and
     counted, whatever its predicate.  A stratum with a tuple window, or evaluated by
-    truth maintenance, keeps everything too."""
-    if stratum == 0:
+    truth maintenance, keeps everything too, and so does a reasoner past the program's
+    last stratum (started for a stratum a later version adds, ``chronolog upgrade``)."""
+    if stratum == 0 or stratum >= plan.fleet_strata:  # (past the last: a stratum a later version may add)
         return None
     engine = make_engine(plan, 0, stratum)
     return engine.stream_keys() if isinstance(engine, Engine) else None

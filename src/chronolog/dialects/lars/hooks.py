@@ -97,6 +97,13 @@ def lars_keeps_choices(program: Any) -> bool:
     return not lars_plan(program).stratified
 
 
+def lars_causal(program: Any) -> bool:
+    """Always: the evaluation at t reads the timeline [t1, t] only, and an ``@``-head dates its
+    atom on that timeline (back, never ahead); an ``@``-head of an evaluation from an upgrade's
+    T on belongs to the new program (the version is chosen by the time point evaluated)."""
+    return True
+
+
 def lars_retaining(program: Any, retention: Any) -> Any:
     return LarsEvaluator(lars_plan(program), retention=lars_retention(retention))
 

@@ -16,11 +16,11 @@ from typing import Any
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
 from chronolog.dialects.lars.evaluator import LarsEvaluator
-from chronolog.dialects.lars.hooks import lars_dates_back, lars_parse, lars_plan
+from chronolog.dialects.lars.hooks import lars_causal, lars_dates_back, lars_parse, lars_plan
 from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan, plan_program
-from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage, horizon
+from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage, fleet_strata, horizon, serving
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import FleetLayout, Stage, StageSpec, Upgrader
 
@@ -53,8 +53,10 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
         name = f"reasoner.{spec.stratum}" + ("" if spec.partitions == 1 else f".{spec.partition}")
         return ReasonerStage(plan, spec.stratum - 1, warn=spec.warn, retention=retention,
                              plan_of=new_plan_of(plan, key, spec), name=name, version=spec.version)
-    if spec.role == "output":
-        return OutputStage(plan, plan.fleet_strata, warn=spec.warn, retention=retention, version=spec.version)
+    if spec.role == "output":  # every program version's answers, over the most strata any has
+        later = [new_plan_of(plan, key, spec)(v) for v in spec.versions]
+        strata = max(p.fleet_strata for p in [plan, *later])
+        return OutputStage(serving(plan, later), strata, warn=spec.warn, retention=retention, version=spec.version)
     if spec.role == "chain":
         ingest = IngestStage(key, 1, spec.input_partitions, retention) if spec.chained_ingest else None
         name = "chain" if spec.partitions == 1 else f"chain.{spec.partition}"
@@ -74,7 +76,10 @@ def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Up
     def back(sources: Any) -> int | None:
         return plan_back(plan_of(sources))
 
-    return Upgrader(make, back, True, True, True, (plan.program.dialect,))
+    def causal(sources: Any) -> bool:
+        return lars_causal(plan_of(sources).program)
+
+    return Upgrader(make, back, causal, True, True, (plan.program.dialect,))
 
 
 def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Callable[[Any], Plan]:
@@ -94,7 +99,7 @@ def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Call
                                  "evaluated; upgrades do not take them yet")
         new = plan_program(program)
         new.solver, new.seed = plan.solver, plan.seed
-        if spec.partitions > 1 and partition_key(new)[0] != key:
+        if spec.partitions > 1 and not _same_routes(key, partition_key(new)[0], new):
             raise ChronologError(f"error: the new program is not partitioned by the fleet's key ({key}): its "
                                  f"{spec.partitions} partitions would hold the wrong facts (restart the fleet "
                                  "with the new program, or run it with one partition)")
@@ -103,20 +108,21 @@ def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Call
     return plan_of
 
 
+def _same_routes(key: dict[str, int] | None, new_key: dict[str, int] | None, new: Plan) -> bool:
+    """Whether the facts ingest routes by ``key`` are where ``new`` needs them: every predicate
+    both keys name on the same argument, and the new key's others derived (an added stratum's)."""
+    if key is None or new_key is None:
+        return key == new_key
+    derived = {f"{p}/{n}" for p, n in new.intensional}
+    return all(key[k] == i if k in key else k in derived for k, i in new_key.items())
+
+
 def plan_back(plan: Plan) -> int | None:
     """How far back a plan's answers at a time read input (None: unbounded, or a tuple
     window, which counts facts rather than time)."""
     if plan.state_reach is None or plan.output_reach is None or plan.tuple_reach:
         return None
     return int(plan.state_reach)
-
-
-def fleet_strata(plan: Plan) -> list[list[str]]:
-    """Predicates per fleet reasoner: the strata, or everything in one for a
-    program that is not stratified (clingo evaluates it whole)."""
-    if plan.stratified:
-        return plan.strata
-    return [sorted({p for s in plan.strata for p in s})]
 
 
 def program_layout(program: Any, options: Any) -> FleetLayout:

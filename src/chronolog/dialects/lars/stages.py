@@ -41,6 +41,7 @@ them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import time
 from collections.abc import Callable
@@ -53,7 +54,7 @@ import orjson
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.dialects.lars.changes import changed_strata, per_stratum_refusal, stream_keys
+from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, stream_keys
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.dialects.lars.evaluator import LarsEvaluator
@@ -65,7 +66,7 @@ from chronolog.dialects.lars.facts import (
     imported_data,
     imported_from,
 )
-from chronolog.dialects.lars.plan import Plan
+from chronolog.dialects.lars.plan import Component, Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
@@ -263,6 +264,14 @@ class _StepSink:
         pass
 
 
+def fleet_strata(plan: Plan) -> list[list[str]]:
+    """Predicates per fleet reasoner: the strata, or everything in one for a
+    program that is not stratified (clingo evaluates it whole)."""
+    if plan.stratified:
+        return plan.strata
+    return [sorted({p for s in plan.strata for p in s})]
+
+
 def output_layout(plan: Plan, strata: int) -> str:
     """What of a program the output service depends on: its strata and answer predicates."""
     preds = ",".join(f"{p}/{n}" + ("@" if (p, n) in plan.timed else "") for p, n in sorted(plan.output))
@@ -432,8 +441,11 @@ class ReasonerStage(_ImportingStage):
             said = {"upgrade": request.id, "refused": str(exc), "service": self.name}
             return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
         self.upgrades.append({"id": request.id, "version": request.version, "at": str(at)})
-        said = {"upgrade": request.id, "version": request.version, "at": str(at), "service": self.name}
-        return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
+        # the new program's strata and files: what `up`'s supervisor reads to start added strata's reasoners
+        applied: dict[str, Any] = {"upgrade": request.id, "version": request.version, "at": str(at),
+                                   "service": self.name, "strata": fleet_strata(self.plan),
+                                   "sources": [list(f) for f in request.sources]}
+        return [Out("control", 0, orjson.dumps(applied), outcome_key(request, self.name))]
 
     def _switch(self, request: UpgradeRequest) -> int:
         """The stratum's program from T on (a later version if its content changes); T."""
@@ -461,7 +473,12 @@ class ReasonerStage(_ImportingStage):
             raise ChronologError(f"error: the upgrade time {at} is not after the latest upgrade's "
                                  f"({self.upgrades[-1]['at']})")
         assert isinstance(at, int)
-        changed = changed_strata(self.plan, new)[self.stratum]
+        changed = changed_at(self.plan, new, self.stratum)
+        needs = stream_keys(new, self.stratum)  # (also for a stratum a version before removed, now back)
+        if changed and self.stratum < new.fleet_strata and self.keeps is not None \
+                and (needs is None or not needs <= self.keeps):
+            raise ChronologError(f"error: stratum {self.stratum + 1} of the new program reads input predicates "
+                                 "its service did not keep")
         self.plan, self.program = new, request.sources
         if changed:
             self._add_version(new, request.sources, at, newest)
@@ -677,8 +694,35 @@ class _Answering:
         return self.buffer.take()
 
 
+def serving(plan: Plan, versions: list[Plan]) -> Plan:
+    """The plan the output service evaluates: ``plan``'s, with the predicates later program
+    versions (``chronolog upgrade``) derive that it does not, as components without rules at
+    their strata: the output only imports the strata's content, and writes every version's
+    answers, each where its program is in force (the reasoners send each version's content
+    only in its part of time)."""
+    if not versions:
+        return plan
+    known = set(plan.intensional)
+    components = list(plan.components)
+    output = set(plan.output)
+    for later in versions:
+        output |= later.output
+        for c in later.components:
+            fresh = [k for k in c.preds if k not in known]
+            if fresh:
+                known.update(fresh)
+                components.append(Component(fresh, [], False, True, c.stratum))
+    timed = set(plan.timed).union(*(later.timed - plan.intensional for later in versions))
+    return dataclasses.replace(plan, components=components, intensional=known, output=output, timed=timed)
+
+
 class OutputStage(_Answering, _ImportingStage):
-    """Assembles the strata's records into answer lines (CONTRACT §3)."""
+    """Assembles the strata's records into answer lines (CONTRACT §3).
+
+    After an upgrade that adds strata or answer predicates, ``up``'s supervisor restarts it
+    with the program versions applied (``serving``) and their number of strata: it reads the
+    added strata's topics from their start, and re-evaluates from the first time point whose
+    stored content holds a predicate its state's program did not know (``import_state``)."""
 
     kind: ClassVar[str] = "output"
 
@@ -695,13 +739,39 @@ class OutputStage(_Answering, _ImportingStage):
 
     def export_state(self) -> OutputState:
         return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state(),
-                           self.base_version, self.base_layout)
+                           self.base_version, self.base_layout, self.known())
 
     def import_state(self, state: OutputState) -> None:
         self.base_version, self.base_layout = state.base_version, state.layout
         self._import_lower(state.lower)
+        fresh = self._fresh(state.known)
+        imports = self.reasoner.imports
+        if fresh:  # as the state's program imported them: without the predicates it did not know
+            for t, got in list(imports.items()):
+                dict.__setitem__(imports, t, Imported(got.consistent, {
+                    k: v for k, v in got.content.items() if (k[1] if k[0] == ANSWERS else k) not in fresh}))
         self.writer.import_state(state.writer)
         self.reasoner.import_state(state.reasoner)
+        evaluated = self.reasoner.evaluated
+        for t in sorted(imports) if fresh else ():
+            full = _combine(self.lower, t)
+            if evaluated is not None and t <= evaluated and len(full.content) != len(imports[t].content):
+                self.reasoner.set_imported(t, full)  # corrected from there on, answers written
+            else:
+                dict.__setitem__(imports, t, full)
+
+    def _fresh(self, known: list[str] | None) -> set:
+        """The predicates it imports now and its state's program did not (an upgrade's, served
+        after a restart): their content stored meanwhile was not imported when it came; the
+        time points holding some are evaluated again, their answers written as corrections."""
+        if known is None:
+            return set()
+        had = set(known)
+        return {k for k in self.reasoner.plan.intensional if f"{k[0]}/{k[1]}" not in had}
+
+    def known(self) -> list[str]:
+        """The predicates the output imports (what ``_catch_up`` compares with after a restart)."""
+        return sorted(f"{p}/{n}" for p, n in self.reasoner.plan.intensional)
 
     def flush(self) -> list[bytes]:
         self._advance([s.upto for s in self.lower.values()])

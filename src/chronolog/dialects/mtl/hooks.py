@@ -83,6 +83,13 @@ def mtl_reach(program: Any) -> Reach | None:
     return None if back is None else Reach(back)
 
 
+def mtl_causal(program: Any) -> bool:
+    """No future operator (``Diamondplus``, ``Boxplus``, ``Until``) in a body and no head
+    operator but ``Boxplus`` (a ``Boxminus`` head dates a conclusion back before its premises):
+    then the answers at t follow from the input up to t."""
+    return not_forward_propagating(program) is None
+
+
 def mtl_retaining(program: Any, retention: Any) -> Any:
     return MtlEvaluator(program, "stream", retention=horizon(program, retention))
 

@@ -83,6 +83,11 @@ def rtec_stream(program: Any) -> Any:
     return RtecEvaluator(program, step=program.clock_tick)  # the stage decides when to advance
 
 
+def rtec_causal(program: Any) -> bool:
+    """Always: a fluent at t follows from the events up to t (initiation, termination, inertia)."""
+    return True
+
+
 def rtec_retaining(program: Any, retention: Any) -> Any:
     return RtecEvaluator(program, step=program.clock_tick, retention=_finite(retention))
 

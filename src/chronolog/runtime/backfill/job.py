@@ -71,8 +71,9 @@ def evaluator_of(dialect: str, program: Any, options: RunOptions, warn: Callable
     evaluator = row.evaluator(program, options, warn)
     if not upgrades:
         return evaluator
-    evaluators = [evaluator, *(row.evaluator(program_of(src, dialect), options, warn) for _, src in upgrades)]
-    return versions_of(evaluators, [t for t, _ in upgrades], row.causal, row.discrete)
+    programs = [program, *(program_of(src, dialect) for _, src in upgrades)]
+    evaluators = [evaluator, *(row.evaluator(p, options, warn) for p in programs[1:])]
+    return versions_of(evaluators, [t for t, _ in upgrades], [row.causal(p) for p in programs], row.discrete)
 
 
 def programs_of(sources: Sources, dialect: str, upgrades: Upgrades) -> list[Any]:

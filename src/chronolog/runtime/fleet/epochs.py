@@ -80,7 +80,10 @@ class Alignment:
     """Barrier alignment over a fixed set of input partitions (``sources``).
 
     ``epoch`` is the last epoch completed on every input (-1: none yet, or the
-    epoch a restored state belongs to).  A barrier for an epoch already
+    epoch a restored state belongs to).  An input ``seen`` at an earlier epoch
+    joined the state later (the topic of a stratum an upgrade added, read from
+    its start): its barriers up to ``epoch`` pass with their records, unaligned,
+    until it reaches the others.  A barrier for an epoch already
     completed is a repeat and dropped; one that skips an epoch is an error
     (the head writes every epoch's barrier to every partition).
 
@@ -105,7 +108,7 @@ class Alignment:
         self.sources = tuple(self.sources)
         if not self.sources:
             raise ValueError("an alignment needs at least one input")
-        self._seen = {s: max(self.epoch, (self.seen or {}).get(s, self.epoch)) for s in self.sources}
+        self._seen = {s: (self.seen or {}).get(s, self.epoch) for s in self.sources}
         if any(seen > self.epoch + 1 for seen in self._seen.values()):
             raise ValueError(f"an input is more than one barrier past epoch {self.epoch}")
         self._held = {s: [] for s in self.sources}
@@ -167,8 +170,9 @@ class Alignment:
         if barrier is None:
             out.append(Deliver(source, item, None, skip))
             return
-        if barrier <= self.epoch:
-            out.append(Deliver(source, item, barrier))  # a repeat of a completed epoch: passed over
+        if barrier <= self.epoch:  # a repeat of a completed epoch, or a joined input catching up: passed over
+            self._seen[source] = max(self._seen[source], barrier)
+            out.append(Deliver(source, item, barrier))
             return
         if barrier != self.epoch + 1:
             raise ValueError(f"input {source!r} skipped from epoch {self.epoch} to barrier {barrier}")

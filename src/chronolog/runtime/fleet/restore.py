@@ -16,13 +16,14 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 
-from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+from confluent_kafka import TopicPartition
 
 from chronolog.core.errors import ChronologError
 from chronolog.evaluator import StateError
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.config import ServiceConfig, make_stage, restore_settings
 from chronolog.runtime.fleet.epochs import epoch_state
+from chronolog.runtime.fleet.topic_reader import FIRST_OFFSET
 from chronolog.stages.interface import Stage
 from chronolog.state import changelog
 from chronolog.state.recovery import read_tail
@@ -52,7 +53,7 @@ def read_changelog(cfg: ServiceConfig, part: tuple[str, int], start: int | None,
     from ``start`` (None: its beginning) to where it stays quiet for ``quiet`` s."""
     reader = kafka_clients.consumer(restore_settings(cfg))
     topic, partition = part
-    reader.assign([TopicPartition(topic, partition, OFFSET_BEGINNING if start is None else start)])
+    reader.assign([TopicPartition(topic, partition, FIRST_OFFSET if start is None else start)])
     try:
         return read_tail(reader, quiet, timeout)
     finally:

@@ -38,7 +38,7 @@ import os
 import signal
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
@@ -60,6 +60,7 @@ from chronolog.runtime.fleet.metrics import ServiceMetrics
 from chronolog.runtime.fleet.relay import RelaySender
 from chronolog.runtime.fleet.restore import last_committed, open_store
 from chronolog.runtime.fleet.routing import Routes
+from chronolog.runtime.fleet.topic_reader import FIRST_OFFSET
 from chronolog.runtime.fleet.topology import build_topology
 from chronolog.stages.interface import Out
 from chronolog.state import changelog
@@ -162,10 +163,14 @@ class Service:
             self.metrics.running(str(progress["program_version"]))
         self._counted: dict[str, int] = {k: v or 0 for k, v in progress.items()
                                          if k not in ("time_point", "program_version")}
-        self.positions = {tp: resume.get(tp, OFFSET_BEGINNING) for tp in self.inputs}
+        # an input the state names no offset of: from its first record (``FIRST_OFFSET``)
+        self.positions = {tp: resume.get(tp, FIRST_OFFSET) for tp in self.inputs}
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         if not self.head:
-            self.alignment = Alignment(self.inputs, self.epoch, self._passed, self.gated)
+            # an input the restored state has no offset for joined it later (an upgrade's added
+            # stratum, read from its start): before every epoch, not at the state's
+            joined = {tp: -1 for tp in self.inputs if resume and tp not in resume and self.epoch >= 0}
+            self.alignment = Alignment(self.inputs, self.epoch, {**self._passed, **joined}, self.gated)
         sender = self.sender
         if sender is not None:  # first of all: its readers drop what a predecessor left unfinished
             sender.send([Out(self._feeds(), 0, replay_record(self.epoch))])

@@ -25,8 +25,9 @@ from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.runtime.fleet.config import kafka_config
+from chronolog.runtime.fleet.strata import ControlWatch, FleetStrata
 from chronolog.runtime.fleet.topology import Topology, build_topology
-from chronolog.stages.interface import FleetLayout
+from chronolog.stages.interface import FleetLayout, with_strata
 
 FLEET_FILE = "fleet.json"
 
@@ -88,6 +89,18 @@ class Fleet:
     children: list[Child] = field(default_factory=list)
     broker: LocalBroker | None = None
     stopping: bool = False
+    strata: FleetStrata | None = None  # per stratum: the strata it runs, as upgrades changed them (strata.py)
+    watch: ControlWatch | None = None
+    _common: list[str] = field(default_factory=list)  # every service's command line but its own part
+
+    @property
+    def versions_file(self) -> Path:
+        return self.state_dir / "run" / "fleet-versions.json"
+
+    def topology(self) -> Topology:
+        strata = 0 if self.strata is None else self.strata.strata
+        return build_topology(with_strata(self.layout, strata), self.partitions, self.input_partitions, self.prefix,
+                              chain=self.chain)
 
     def plan_children(self, topology: Topology) -> None:
         """One child per service of ``topology`` (its command line), per partition
@@ -111,23 +124,79 @@ class Fleet:
             common += ["--seed", str(self.seed)]
         if self.kafka_config:
             common += ["--kafka-config", self.kafka_config]
+        if self.strata is not None and self.strata.versions:
+            common += ["--fleet-versions", str(self.versions_file)]
+        self._common = [*base, *common]
+        self._add_children(topology)
         run = self.state_dir / "run"
-        run.mkdir(parents=True, exist_ok=True)
-        specs: list[tuple[str, list[str], int | None]] = []
-        for service in topology.services:
-            head = service.command.split()[2:]  # after "chronolog service"
-            parts: list[int | None] = [None] if service.name == "ingest" else list(range(n))
-            specs += [(service.name, head, p) for p in parts]
-        for name, head, p in specs:
-            ident = name if p is None else f"{name}-p{p}"
-            argv = base + head + common + (["--partition", str(p)] if p is not None else [])
-            argv += ["--ready-file", str(run / f"{ident}.json")]
-            self.children.append(Child(name, p, argv, run / f"{ident}.json", run / f"{ident}.log"))
         if self.archive:
             argv = [sys.executable, "-m", "chronolog", "archive", "--bootstrap", str(self.bootstrap),
                     "--out", self.archive, "--topics", f"{TopicNames(self.prefix).facts},{TopicNames(self.prefix).answers}"]
             self.children.append(Child("archive", None, argv, run / "archive.json", run / "archive.log",
                                        needs_ready=False))
+
+    def _add_children(self, topology: Topology) -> list[Child]:
+        """A child per service of ``topology`` and partition (ingest: one) not started yet."""
+        run = self.state_dir / "run"
+        run.mkdir(parents=True, exist_ok=True)
+        have = {(c.name, c.partition) for c in self.children}
+        added = []
+        for service in topology.services:
+            head = service.command.split()[2:]  # after "chronolog service"
+            parts: list[int | None] = [None] if service.name == "ingest" else list(range(self.partitions))
+            for p in parts:
+                if (service.name, p) in have:
+                    continue
+                ident = service.name if p is None else f"{service.name}-p{p}"
+                argv = self._common[:4] + head + self._common[4:] + (["--partition", str(p)] if p is not None else [])
+                argv += ["--ready-file", str(run / f"{ident}.json")]
+                added.append(Child(service.name, p, argv, run / f"{ident}.json", run / f"{ident}.log"))
+        self.children += added
+        return added
+
+    def learn_strata(self, conf: dict) -> None:
+        """Per stratum: the strata as the upgrades applied so far left them (the control topic
+        read from its start: a restarted supervisor starts the services they added)."""
+        if self.chain or not self.layout.per_stratum:
+            return
+        self.strata = FleetStrata(len(self.layout.strata), {p for s in self.layout.strata for p in s})
+        self.watch = ControlWatch(str(self.bootstrap), TopicNames(self.prefix).control, conf)
+        # (a broker it has just started holds no outcome yet: nothing to wait for)
+        for outcome in self.watch.poll(idle=None if self.broker is not None else 1.0):
+            self.strata.learn(outcome)
+        if self.strata.versions:
+            self.versions_file.parent.mkdir(parents=True, exist_ok=True)
+            self.strata.write(self.versions_file)
+
+    def grow(self, say: Callable[[str], None]) -> None:
+        """An upgrade added strata or answer predicates: the new topics, the added strata's
+        reasoners (they read their inputs from the start), the output restarted to serve
+        every version (``chronolog service --fleet-versions``)."""
+        assert self.strata is not None and self.bootstrap is not None
+        self.strata.write(self.versions_file)
+        topology = self.topology()
+        for name in create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config)):
+            say(f"created topic {name}")
+        flag = ["--fleet-versions", str(self.versions_file)]
+        if "--fleet-versions" not in self._common:
+            self._common += flag
+            for child in self.children:
+                if child.name != "archive":
+                    child.argv += flag
+        for child in self._add_children(topology):
+            child.start()
+            say(f"service {child.label} started (an upgrade added its stratum)")
+        for child in self.children:
+            if child.name == "output" and child.process is not None:
+                child.process.terminate()  # it commits what it has and stops
+                try:
+                    child.process.wait(60)
+                except subprocess.TimeoutExpired:
+                    child.process.kill()
+                    child.process.wait(5)
+                child.start()
+                say(f"service {child.label} restarted to serve the upgrade's strata and answers")
+        self.write_fleet_file()
 
     def up(self, say: Callable[[str], None], timeout: float = 120.0) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -137,8 +206,11 @@ class Fleet:
             say(f"broker {self.bootstrap} (bundled tansu, in-memory storage: for trying chronolog and tests; "
                 "it slows down as its topics grow, so use --bootstrap with Kafka for a sustained stream)")
 
-        topology = build_topology(self.layout, self.partitions, self.input_partitions, self.prefix, chain=self.chain)
-        create_topics(self.bootstrap, topology, extra=kafka_config(self.kafka_config))
+        conf = kafka_config(self.kafka_config)
+        create_topics(self.bootstrap, self.topology(), extra=conf)
+        self.learn_strata(conf)
+        topology = self.topology()
+        create_topics(self.bootstrap, topology, extra=conf)
         self.plan_children(topology)
         for child in self.children:
             child.start()
@@ -176,6 +248,9 @@ class Fleet:
             "retention": self.retention,
             "window": self.window,
             "chain": self.chain,
+            # per stratum: reasoners per partition and the predicates the output serves, as upgrades left them
+            "strata": None if self.strata is None else self.strata.strata,
+            "served": None if self.strata is None else sorted(self.strata.served),
             "services": [
                 {"name": c.name, "partition": c.partition, "pid": c.process.pid if c.process else None,
                  "metrics_port": c.metrics_port, "restarts": c.restarts}
@@ -193,6 +268,9 @@ class Fleet:
         while not self.stopping:
             if self.broker is not None and self.broker.process.poll() is not None:
                 raise ChronologError("error: the bundled broker exited; its in-memory topics are gone")
+            if self.watch is not None and self.strata is not None \
+                    and any([self.strata.learn(o) for o in self.watch.poll()]):  # (every one learnt)
+                self.grow(say)
             for child in self.children:
                 assert child.process is not None
                 if child.process.poll() is not None and not self.stopping:
@@ -220,6 +298,9 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 child.process.kill()
                 child.process.wait(5)
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
         if self.broker is not None:
             self.broker.stop()
         (self.state_dir / FLEET_FILE).unlink(missing_ok=True)

@@ -18,14 +18,17 @@ from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
 
 Record = tuple[str, int, int, bytes, float]  # topic, partition, offset, value, broker timestamp (s)
+# Where a reader of a whole partition starts: offset 0, and (with ``auto.offset.reset``
+# ``earliest``) the earliest offset kept where that is gone.  The bundled broker answers the
+# query for the logical beginning (``OFFSET_BEGINNING``) only after 0.5 s.
+FIRST_OFFSET = 0
 
 
 def from_the_start(bootstrap: str, topic: str, conf: dict[str, Any], name: str) -> Any:
     """A consumer of every partition of ``topic`` from its beginning (``assign``, no group
     join; committed records only); an error naming the topic if it does not exist.  It starts
-    at offset 0, and at the earliest offset kept where that is gone (``auto.offset.reset``):
-    the bundled broker answers the query for the logical beginning (``OFFSET_BEGINNING``)
-    after 0.5 s, and ``chronolog upgrade``, ``tail`` and ``explain`` waited for it."""
+    at ``FIRST_OFFSET`` (``chronolog upgrade``, ``tail`` and ``explain`` waited for the logical
+    beginning)."""
     conf = {"bootstrap.servers": bootstrap, **conf}
     meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
     if topic not in meta.topics or meta.topics[topic].error is not None:
@@ -33,7 +36,7 @@ def from_the_start(bootstrap: str, topic: str, conf: dict[str, Any], name: str) 
     consumer = kafka_clients.consumer({**conf, "group.id": f"{name}-{os.getpid()}", "enable.auto.commit": False,
                                        "isolation.level": "read_committed", "fetch.wait.max.ms": 10,
                                        "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(topic, p, 0) for p in meta.topics[topic].partitions])
+    consumer.assign([TopicPartition(topic, p, FIRST_OFFSET) for p in meta.topics[topic].partitions])
     return consumer
 
 
