@@ -200,6 +200,18 @@ class Evaluator(Protocol):
         process; raise ``StateError`` for data it cannot use."""
 
 
+@runtime_checkable
+class KeepsStrata(Protocol):
+    """An evaluator that can become a new program version keeping the old version's unchanged
+    strata (``versions.switch``, issue 37 item 4): it takes over ``old``'s input and the
+    answers of the ``kept`` answer predicates (``p/1``: their strata's rules and everything
+    they read unchanged, ``core.strata``), so that its next ``advance(until)`` evaluates only
+    the changed and added strata.  False: it cannot here (the caller feeds it the retained
+    input and it evaluates the whole program)."""
+
+    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool: ...
+
+
 def check_state_header(data: object, dialect: str) -> dict[str, Any]:
     """``data`` if it is a state of ``dialect`` in a format this code reads,
     else ``StateError`` saying what is wrong."""

@@ -30,7 +30,18 @@ from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.core.records import record
-from chronolog.evaluator import STATE_FORMAT, AnswerChange, Block, Evaluator, Span, StateError, Time, time_text
+from chronolog.evaluator import (
+    STATE_FORMAT,
+    AnswerChange,
+    Block,
+    Changes,
+    Evaluator,
+    KeepsStrata,
+    Span,
+    StateError,
+    Time,
+    time_text,
+)
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.encode
@@ -377,6 +388,19 @@ def negated(line: bytes) -> bytes | None:
     return _encode(got)
 
 
+def _before(span: Span, at: Time) -> bool:
+    """Whether ``span`` ends before ``at``."""
+    return span.hi is not None and (span.hi < at or (span.hi == at and not span.hi_closed))
+
+
+def _of(line: bytes, keys: frozenset[str]) -> bool:
+    """Whether an answer line's predicate (``p/1``) is one of ``keys``."""
+    if not keys:
+        return False
+    got = _decode(line)
+    return "pred" in got and f"{got['pred']}/{len(got['args'])}" in keys
+
+
 def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[bool], discrete: bool,
                 sources: list[Sources | None] | None = None) -> Versions:
     """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on;
@@ -396,7 +420,7 @@ UNBOUNDED = None  # a program whose answers can need input from any time before 
 
 def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None,
            causal: Callable[[Sources | None], bool], discrete: bool,
-           back: Time | None = UNBOUNDED) -> tuple[Versions, list[bytes]]:
+           back: Time | None = UNBOUNDED, kept: frozenset[str] = frozenset()) -> tuple[Versions, list[bytes]]:
     """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``,
     whose answers at a time need input up to ``back`` before it) from ``at`` on, after it
     evaluated up to ``done``: the evaluator to go on with, and the lines that restate what
@@ -404,7 +428,14 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     (``Evaluator.written``), the new program's added, computed from the retained input
     (``Evaluator.retained``).  From then on each version writes only its own part.
     ``causal``: whether a program (its files; None: the one ``current`` was started with) is
-    (``Dialect.causal``)."""
+    (``Dialect.causal``).
+
+    ``kept``: the answer predicates (``p/1``) of the strata the new program leaves unchanged
+    (``core.strata.kept_answers``): the same answers, so they are neither taken back nor
+    given again, where the new evaluator ``KeepsStrata``: it takes their state over from the
+    running one and evaluates only the other strata (else it reads the retained input whole
+    and every answer from ``at`` on is restated: the running one may hold input not evaluated
+    yet, whose changes its cut part would no longer write)."""
     versions = (current if isinstance(current, Versions)
                 else Versions([Version(current, None, None, None, causal(None))], discrete))
     newest = versions.newest
@@ -419,14 +450,22 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         raise ChronologError(f"error: the retained input does not reach far enough back: the new program's "
                              f"answers from {time_text(at)} on need {need}, the retention kept it from "
                              f"{time_text(complete)} on")
+    # the kept strata's state taken over (their answers the same: neither taken back nor given
+    # again), or else the retained input read again and every answer from ``at`` on restated
+    if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
+        kept = frozenset()
+        for ev in events:
+            new.push(ev)
+    written = newest.evaluator.written()
+    if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
+        written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
+                          written.points)
     # taken back last line first, so that every prefix of what is written means something
-    lines = [negated(part) for line in reversed(newest.evaluator.written().lines().splitlines())
-             if (part := cut_line(line, at, None, discrete)) is not None]
-    for ev in events:
-        new.push(ev)
+    lines = [negated(part) for line in reversed(written.lines().splitlines())
+             if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
     if done is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
-                  if (part := cut_line(line, at, None, discrete)) is not None]
+                  if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
     newest.end = at
     versions.versions.append(Version(new, at, None, sources, causal(sources)))
     versions._latest.append(versions._latest[-1])

@@ -20,6 +20,7 @@ from chronolog.core.events import Event
 from chronolog.core.reach import Reach
 from chronolog.core.records import field, record
 from chronolog.core.source import Loc
+from chronolog.core.strata import kept_answers
 
 Warn = Callable[[str], None]
 Reader = Callable[[Any, IO[str], str, str, str, Warn], Iterator[Any]]
@@ -122,6 +123,12 @@ class Dialect:
     # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
     # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole
     strata_changes: Callable[[Any, Any, bool], list[str]] | None = None
+    # program -> its strata identified by content (core.strata.Stratum, lowest first), for an
+    # upgrade of a fleet hosting the whole evaluator to keep the unchanged ones; None: re-evaluated whole
+    content_strata: Callable[[Any], Any] | None = None
+    # its stream evaluator keeps the unchanged strata's state (``evaluator.KeepsStrata``): they are not
+    # evaluated again; else they are, with the rest, and only their answers are not restated
+    keeps_strata: bool = False
 
 
 def _evaluator_layout(program: Any) -> Any:
@@ -157,11 +164,17 @@ def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
         reach = row.reach(program_of(sources))
         return None if reach is None else reach.back
 
+    def kept(old: Any, new: Any) -> frozenset[str]:
+        if row.content_strata is None:
+            return frozenset()
+        return kept_answers(row.content_strata(program_of(old)), row.content_strata(program_of(new)))
+
     def causal(sources: Any) -> bool:
         return bool(row.causal(program_of(sources)))
 
     same = tuple(name for name, other in DIALECTS.items() if other.title == row.title)
-    return Upgrader(make, back, causal, row.discrete, not row.rational, (row.name, *(n for n in same if n != row.name)))
+    names = (row.name, *(n for n in same if n != row.name))
+    return Upgrader(make, back, causal, row.discrete, not row.rational, names, kept)
 
 
 def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
@@ -229,15 +242,15 @@ DIALECTS: dict[str, Dialect] = {
                    _mtl("mtl_describe"), _mtl("mtl_stream"), {"mode": ("stream", "batch"), "retention": None},
                    replay=_mtl("mtl_replay"), reach=_mtl("mtl_reach"), retaining=_mtl("mtl_retaining"), points=False,
                    interval_of=_interval_of, rational=True, causal=_mtl("mtl_causal"),
-                   explain=_lazy("chronolog.dialects.mtl.explain:explainer"),
-                   relevant=_lazy("chronolog.dialects.mtl.relevance:relevant")),
+                   explain=_lazy("chronolog.dialects.mtl.explain:explainer"), content_strata=_mtl("mtl_strata"),
+                   keeps_strata=True, relevant=_lazy("chronolog.dialects.mtl.relevance:relevant")),
     "rtec": Dialect("rtec", "RTEC", (".rtec", ".prolog"), _rtec("rtec_parse"), _rtec("rtec_evaluator"),
                     _rtec("rtec_read"), _rtec("rtec_describe"), _rtec("rtec_stream"),
                     {"retention": None, "step": None, "window": None}, bulk_read=_rtec("rtec_bulk_read"),
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
                     windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=_rtec("rtec_causal"),
-                    explain=_lazy("chronolog.dialects.rtec.explain:explainer"),
-                    relevant=_lazy("chronolog.dialects.rtec.relevance:relevant")),
+                    explain=_lazy("chronolog.dialects.rtec.explain:explainer"), content_strata=_rtec("rtec_strata"),
+                    keeps_strata=True, relevant=_lazy("chronolog.dialects.rtec.relevance:relevant")),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

@@ -123,6 +123,9 @@ class Upgrader:
     discrete: bool  # time is integer points, each evaluated (LARS)
     integral: bool  # times are integers (LARS, RTEC); else rationals (DatalogMTL)
     dialects: tuple[str, ...] = ()  # the dialect names of its language (a new program must be in one)
+    # (running program's files or None: the service's own, new files) -> the answer predicates ("p/1")
+    # of the strata the change leaves unchanged by content (core.strata.kept_answers), kept by switch
+    kept: Callable[[Any, Any], frozenset[str]] = field(default=lambda old, new: frozenset())
 
 
 @record(frozen=True)

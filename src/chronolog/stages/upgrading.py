@@ -95,6 +95,7 @@ def _switch(request: UpgradeRequest, evaluator: Evaluator, up: Upgrader | None, 
     if at is None:  # the first time not evaluated yet
         at = latest if done is None else (done + 1 if up.integral else done)
     assert at is not None
+    running = evaluator.newest.sources if isinstance(evaluator, Versions) else None
     versions, lines = switch(evaluator, new, request.sources, at, done, up.causal, up.discrete,
-                             up.back(request.sources))
+                             up.back(request.sources), up.kept(running, request.sources))
     return versions, lines, at

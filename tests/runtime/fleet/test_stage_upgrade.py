@@ -5,10 +5,14 @@ what ``chronolog run --upgrade`` prints, and the outcome goes to the control top
 
 from __future__ import annotations
 
+import io
 import json
+from fractions import Fraction
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
@@ -51,7 +55,9 @@ def _restart(dialect: str, text: str, stage):
     return roundtrip(stage, _stage(dialect, text))
 
 
-def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = True) -> tuple[list[dict], list[dict]]:
+def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = True,
+           settle: bool = False) -> tuple[list[dict], list[dict]]:
+    """(``settle``: the input idle before the upgrade, so the service evaluated all it read.)"""
     stage = _stage(dialect, old)
     request = UpgradeRequest("r1", version_id((("new", new),)), dialect, at, (("new", new),))
     out: list[bytes] = []
@@ -60,6 +66,8 @@ def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = 
                   [(None, "chronolog.facts", 1, 0, request.encode())]):  # (the same request from a second partition)
         leaving, lines = stage.process(batch, now=0.0)
         out += lines
+        if settle and batch[0][3] == 0:
+            out += stage.process([], now=5_000.0)[1]
         said += [orjson.loads(o.payload) for o in leaving if o.topic == "control"]
         for o in leaving:  # the records are the topics' contracts (schemas/upgrade-*.schema.json)
             UpgradeOutcome.model_validate_json(o.payload)
@@ -132,3 +140,229 @@ def test_retention_too_short_for_the_new_programs_reach_is_refused():
     said = orjson.loads(leaving[0].payload)
     assert "the retained input does not reach far enough back" in said["refused"], said
     assert lines == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Unchanged strata keep their state (issue 37 item 4): only the changed ones are evaluated again
+
+MTL_KEEP_OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\nU(X):-Boxminus[0,1]R(X)\n"
+MTL_KEEP_TOP = MTL_KEEP_OLD.replace("S(X):-Q(X),R(X)", "S(X):-Diamondminus[0,2]Q(X),R(X)")
+MTL_KEEP_SECOND = [{"interval": "[9,11]", "pred": "R", "args": ["b"]}, *MTL_SECOND]
+
+
+@pytest.mark.parametrize("at", ["3", "7/2", "9", None])
+@pytest.mark.parametrize("restart", [True, False])
+def test_mtl_upgrade_keeping_unchanged_strata_means_run_upgrade(tmp_path, capsys, at, restart):
+    got, said = _fleet("mtl", MTL_KEEP_OLD, MTL_KEEP_TOP, at, MTL_FIRST, MTL_KEEP_SECOND, restart, settle=True)
+    used = said[0]["at"]
+    want = _run_upgrade(tmp_path, capsys, "mtl", MTL_KEEP_OLD, MTL_KEEP_TOP, used, MTL_FIRST + MTL_KEEP_SECOND)
+    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
+    assert sampled_meaning(got, 12) != sampled_meaning(_run_upgrade(tmp_path, capsys, "mtl", MTL_KEEP_OLD, MTL_KEEP_OLD,
+                                                                    used, MTL_FIRST + MTL_KEEP_SECOND), 12)
+
+
+def test_mtl_unchanged_strata_are_not_evaluated_again():
+    """The upgrade's evaluation fires only the changed stratum's rules (a cold evaluator of the
+    new program fires all of them), the kept answers are taken over as they were, and only the
+    changed predicate's answers are restated."""
+    stage = _stage("mtl", MTL_KEEP_OLD)
+    first = [{"t": 0}, {"interval": "[1,2]", "pred": "P", "args": ["a"]}, {"interval": "[2,6]", "pred": "R", "args": ["a"]},
+             {"interval": "[1,4]", "pred": "R", "args": ["b"]}, {"t": 6}]
+    stage.process(_records(first, 0), now=0.0)
+    stage.process([], now=10_000.0)
+    old = stage.evaluator
+    request = UpgradeRequest("r1", version_id((("new", MTL_KEEP_TOP),)), "mtl", "1", (("new", MTL_KEEP_TOP),))
+    _, lines = stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    new = stage.evaluator.newest.evaluator
+    assert new.fired.get(("S", 1), 0) > 0
+    assert new.fired.get(("Q", 1), 0) == 0 and new.fired.get(("U", 1), 0) == 0
+    assert {json.loads(x)["pred"] for x in lines} == {"S"}  # Q and U are not taken back and given again
+    for atom in (("Q", ("a",)), ("U", ("a",)), ("U", ("b",))):
+        assert new.published[atom] == old.published[atom] and new.published[atom] is not old.published[atom]
+    row = lookup("mtl")
+    program = row.parse([("new", MTL_KEEP_TOP)])
+    cold = row.stream(program)
+    for event in row.read(program, io.StringIO("".join(json.dumps(e) + "\n" for e in first)), "in", "jsonl", "fail",
+                          print):
+        cold.push(event)
+    cold.advance(6)
+    assert cold.fired.get(("Q", 1), 0) > 0 and cold.fired.get(("U", 1), 0) > 0
+    # and the kept strata go on: a later event changes Q's and U's answers through the new version
+    _, lines = stage.process(_records([{"interval": "[7,8]", "pred": "P", "args": ["c"]}, {"t": 9}], 200), now=0.0)
+    _, more = stage.process([], now=20_000.0)
+    assert "Q" in {json.loads(x)["pred"] for x in lines + more}
+
+
+MTL_POOL = [
+    "Q(X):-Diamondminus[0,2]P(X)",
+    "Q(X):-Boxminus[0,1]P(X)",
+    "S(X):-Diamondminus[0,1]Q(X)",
+    "S(X):-R(X)",
+    "U(X):-Q(X),R(X)",
+    "V(X):-Diamondminus[0,1]R(X)",
+    "W(X):-P(X),not V(X)",
+]
+_MTL_EVENT = st.builds(lambda lo, n, pred, arg, retract: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg],
+                                                           **({"op": "retract"} if retract else {})},
+                       st.integers(0, 10), st.integers(0, 2), st.sampled_from(["P", "R"]), st.sampled_from(["a", "b"]),
+                       st.booleans())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(shared=st.lists(st.sampled_from(MTL_POOL), min_size=1, max_size=3, unique=True),
+       old=st.lists(st.sampled_from(MTL_POOL), max_size=2, unique=True),
+       new=st.lists(st.sampled_from(MTL_POOL), max_size=2, unique=True),
+       first=st.lists(_MTL_EVENT, min_size=1, max_size=6), second=st.lists(_MTL_EVENT, max_size=6),
+       upgrade=st.integers(0, 20), restart=st.booleans())
+def test_mtl_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factory, capsys, shared, old, new, first,
+                                                                 second, upgrade, restart):
+    """Random program pairs with rules in common (so that some strata are kept, some changed,
+    added or removed), late events and retractions on both sides of T: the service's answer
+    lines mean what ``run --upgrade`` prints."""
+    old_text = "\n".join(dict.fromkeys(shared + old)) + "\n"
+    new_text = "\n".join(dict.fromkeys(shared + new)) + "\n"
+    at = Fraction(upgrade, 2)
+    at_text = str(at.numerator) if at.denominator == 1 else f"{at.numerator}/{at.denominator}"
+    first = [{"t": 0}, *first, {"t": 6}]
+    second = [*second, {"t": 12}]
+    got, said = _fleet("mtl", old_text, new_text, at_text, first, second, restart, settle=True)
+    assert said[0]["at"] == at_text, said
+    want = _run_upgrade(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, at_text, first + second)
+    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
+
+
+RTEC_KEEP_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+                 "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                 "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+                 "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
+                 "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
+                 "intersect_all([A,B], I).\n"
+                 "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\ngrounding(armed(D)=true) :- door(D).\n"
+                 "grounding(alarm(D)=true) :- door(D).\n")
+RTEC_KEEP_TOP = RTEC_KEEP_OLD.replace("intersect_all([A,B], I)", "union_all([A,B], I)")
+RTEC_KEEP_BOTTOM = RTEC_KEEP_OLD.replace("terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n",
+                                         "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
+                                         "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).\n")
+RTEC_KEEP_FIRST = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 2, "pred": "arm", "args": ["d2"]},
+                   {"t": 4, "pred": "arm", "args": ["d1"]}, {"t": 6, "pred": "closed", "args": ["d1"]}, {"t": 9}]
+RTEC_KEEP_SECOND = [{"t": 11, "pred": "opened", "args": ["d2"]}, {"t": 3, "pred": "closed", "args": ["d1"]},
+                    {"t": 13, "pred": "disarm", "args": ["d2"]}, {"t": 7, "pred": "opened", "args": ["d1"]},
+                    {"t": 16, "pred": "closed", "args": ["d2"]}, {"t": 20}]
+
+
+# with a deadline: armed(D)=on turns to off 5 ticks after its initiation (fi), open kept
+RTEC_FI = RTEC_KEEP_OLD.replace("armed(D)=true", "armed(D)=on") + "fi(armed(D)=on, armed(D)=off, 5).\n"
+RTEC_FI_TOP = RTEC_FI.replace("intersect_all([A,B], I)", "union_all([A,B], I)")
+
+
+@pytest.mark.parametrize(("old", "new"), [(RTEC_KEEP_OLD, RTEC_KEEP_TOP), (RTEC_KEEP_OLD, RTEC_KEEP_BOTTOM),
+                                          (RTEC_FI, RTEC_FI_TOP)])
+@pytest.mark.parametrize("at", ["2", "6", "12", None])
+def test_rtec_upgrade_keeping_unchanged_strata_means_run_upgrade(tmp_path, capsys, old, new, at):
+    got, said = _fleet("rtec", old, new, at, RTEC_KEEP_FIRST, RTEC_KEEP_SECOND, settle=True)
+    used = said[0]["at"]
+    want = _run_upgrade(tmp_path, capsys, "rtec", old, new, used, RTEC_KEEP_FIRST + RTEC_KEEP_SECOND)
+    assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
+
+
+def test_rtec_unchanged_strata_are_not_evaluated_again():
+    """A top-stratum change: the upgrade's window derives only ``alarm`` (``open`` and
+    ``armed`` are kept as the old version derived them) and restates only its answers."""
+    stage = _stage("rtec", RTEC_KEEP_OLD)
+    stage.process(_records(RTEC_KEEP_FIRST, 0), now=0.0)
+    stage.process([], now=10_000.0)
+    old = stage.evaluator
+    request = UpgradeRequest("r1", version_id((("new", RTEC_KEEP_TOP),)), "rtec", "2", (("new", RTEC_KEEP_TOP),))
+    _, lines = stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    new = stage.evaluator.newest.evaluator
+    derived = {e[1][0]: n for e, n in new.derived.items()}
+    assert derived == {"alarm": 1}, derived
+    assert lines and {json.loads(x)["pred"] for x in lines} == {"alarm"}
+    assert new.store.fluents[("open", 1)] == old.store.fluents[("open", 1)]
+    assert new.store.fluents[("open", 1)] is not old.store.fluents[("open", 1)]
+    # the bottom changed: armed and alarm derived again, open kept
+    stage = _stage("rtec", RTEC_KEEP_OLD)
+    stage.process(_records(RTEC_KEEP_FIRST, 0), now=0.0)
+    stage.process([], now=10_000.0)
+    request = UpgradeRequest("r2", version_id((("new", RTEC_KEEP_BOTTOM),)), "rtec", "2", (("new", RTEC_KEEP_BOTTOM),))
+    stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    assert {e[1][0] for e in stage.evaluator.newest.evaluator.derived} == {"armed", "alarm"}
+
+
+_RTEC_RULES = [
+    "initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).",
+    "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).",
+    "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).",
+    "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).",
+    "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).",
+    "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), intersect_all([A,B], I).",
+    "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).",
+    "happensAt(warn(D), T) :- happensAt(opened(D), T), holdsAt(armed(D)=true, T).",
+    "initiatedAt(noisy(D)=true, T) :- happensAt(warn(D), T).",
+]
+_RTEC_GROUND = "door(d1).\ndoor(d2).\n" + "".join(f"grounding({f}(D)=true) :- door(D).\n"
+                                                  for f in ("open", "armed", "alarm", "noisy"))
+_RTEC_EV = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                    **({"op": "retract"} if retract else {})},
+                     st.integers(0, 20), st.sampled_from(["opened", "closed", "locked", "arm"]),
+                     st.sampled_from(["d1", "d2"]), st.booleans())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(shared=st.lists(st.sampled_from(_RTEC_RULES), min_size=1, max_size=4, unique=True),
+       old=st.lists(st.sampled_from(_RTEC_RULES), max_size=2, unique=True),
+       new=st.lists(st.sampled_from(_RTEC_RULES), max_size=2, unique=True),
+       first=st.lists(_RTEC_EV, min_size=1, max_size=6), second=st.lists(_RTEC_EV, max_size=6),
+       upgrade=st.integers(1, 20))
+def test_rtec_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factory, capsys, shared, old, new, first,
+                                                                  second, upgrade):
+    """As the DatalogMTL property: random RTEC pairs with rules in common, late events and
+    retractions on both sides of T, against ``run --upgrade``."""
+    old_text = "\n".join(dict.fromkeys(shared + old)) + "\n" + _RTEC_GROUND
+    new_text = "\n".join(dict.fromkeys(shared + new)) + "\n" + _RTEC_GROUND
+    first = [*first, {"t": 10}]
+    second = [*second, {"t": 22}]
+    got, said = _fleet("rtec", old_text, new_text, str(upgrade), first, second, settle=True)
+    assert said[0]["at"] == str(upgrade), said
+    want = _run_upgrade(tmp_path_factory.mktemp("rtec"), capsys, "rtec", old_text, new_text, str(upgrade),
+                        first + second)
+    assert sampled_meaning(got, 25) == sampled_meaning(want, 25)
+
+
+@pytest.mark.parametrize(("dialect", "texts", "times", "events", "hi"), [
+    ("mtl", [MTL_KEEP_OLD, MTL_KEEP_TOP, MTL_KEEP_TOP.replace("U(X):-Boxminus[0,1]R(X)", "U(X):-R(X)")],
+     ["3", "15/2"], MTL_FIRST + MTL_KEEP_SECOND, 12),
+    ("rtec", [RTEC_KEEP_OLD, RTEC_KEEP_TOP, RTEC_KEEP_TOP.replace(
+        "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n",
+        "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
+        "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).\n")],
+     ["4", "12"], RTEC_KEEP_FIRST + RTEC_KEEP_SECOND, 25),
+])
+def test_chained_upgrades_keeping_strata_mean_run_upgrade(tmp_path, capsys, dialect, texts, times, events, hi):
+    """P -> P' at T1 -> P'' at T2, each keeping what it leaves unchanged, the service restarted
+    from its snapshot between them, late events on both sides: as ``run --upgrade`` twice."""
+    stage = _stage(dialect, texts[0])
+    out: list[bytes] = []
+    half = len(events) // 2
+    out += stage.process(_records(events[:half], 0), now=0.0)[1]
+    for i, (text, at) in enumerate(zip(texts[1:], times, strict=True)):
+        out += stage.process([], now=5_000.0 * (i + 1))[1]
+        request = UpgradeRequest(f"r{i}", version_id((("new", text),)), dialect, at, (("new", text),))
+        leaving, lines = stage.process([(None, "chronolog.facts", 0, 100 + i, request.encode())], now=0.0)
+        assert [orjson.loads(o.payload)["at"] for o in leaving] == [at]
+        out += lines
+        stage = _restart(dialect, texts[0], stage)
+        if i == 0:
+            out += stage.process(_records(events[half:-1], 200), now=0.0)[1]
+    out += stage.process(_records(events[-1:], 300), now=0.0)[1]
+    out += stage.process([], now=50_000.0)[1]
+    suffix = {"mtl": ".mtl", "rtec": ".prolog"}[dialect]
+    for i, text in enumerate(texts):
+        (tmp_path / f"p{i}{suffix}").write_text(text)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / f"p0{suffix}"), "--input", str(tmp_path / "in.jsonl"),
+                 "--upgrade", f"{times[0]}={tmp_path / f'p1{suffix}'}",
+                 "--upgrade", f"{times[1]}={tmp_path / f'p2{suffix}'}"]) == 0
+    want = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert sampled_meaning([json.loads(x) for x in out], hi) == sampled_meaning(want, hi)

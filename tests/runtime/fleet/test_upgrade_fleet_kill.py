@@ -57,9 +57,19 @@ RTEC_SECOND = [{"t": 400, "pred": "opened", "args": ["d1"]},  # late, before T
                {"t": 505, "pred": "locked", "args": ["d2"], "op": "retract"},  # retracted, after T
                {"t": 1100, "pred": "closed", "args": ["d2"]}, {"t": 1200}]
 
+# kept strata: only S changes (Q keeps its state, not evaluated again); in RTEC a stratum is added
+# over open, which keeps its state
+MTL_TOP = MTL_OLD + "S(X):-P(X)\n"
+RTEC_ADDED = RTEC_OLD + ("holdsFor(shut(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+                         "grounding(shut(D)=true) :- door(D).\n")
+
 CASES = {
     "mtl": ("mtl", MTL_OLD, MTL_NEW, "4", MTL_FIRST, MTL_SECOND,
             lambda out: sampled_meaning([json.loads(x) for x in out if x.strip()], 14)),
+    "mtl-keep": ("mtl", MTL_OLD, MTL_TOP, "4", MTL_FIRST, MTL_SECOND,
+                 lambda out: sampled_meaning([json.loads(x) for x in out if x.strip()], 14)),
+    "rtec-keep": ("prolog", RTEC_OLD, RTEC_ADDED, "500", RTEC_FIRST, RTEC_SECOND,
+                  lambda out: rtec_meaning([json.loads(x) for x in out if x.strip()], horizon=1300)),
     "rtec": ("prolog", RTEC_OLD, RTEC_NEW, "500", RTEC_FIRST, RTEC_SECOND,
              lambda out: rtec_meaning([json.loads(x) for x in out if x.strip()], horizon=1300)),
 }
@@ -78,8 +88,9 @@ def _expected(old: Path, new: Path, stream: Path, at: str, meaning: Callable[[li
 
 
 @pytest.mark.parametrize(("dialect", "partitions", "given"),
-                         [("mtl", 1, True), ("mtl", 3, True), ("rtec", 1, True), ("rtec", 3, True), ("mtl", 3, False)],
-                         ids=["mtl-1", "mtl-3", "rtec-1", "rtec-3", "mtl-3-without-at"])
+                         [("mtl", 1, True), ("mtl", 3, True), ("rtec", 1, True), ("rtec", 3, True), ("mtl", 3, False),
+                          ("mtl-keep", 1, True), ("rtec-keep", 3, True)],
+                         ids=["mtl-1", "mtl-3", "rtec-1", "rtec-3", "mtl-3-without-at", "mtl-keep-1", "rtec-keep-3"])
 def test_upgrade_killed_during_the_switch_means_run_upgrade(tmp_path, dialect, partitions, given):
     """``given``: with ``--at T``; else T is the first time the service had not evaluated (the
     restarted one's, which the command prints), and the expectation is made with it."""

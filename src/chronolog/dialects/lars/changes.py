@@ -14,6 +14,7 @@ import hashlib
 from typing import Any
 
 from chronolog.core.errors import ChronologError
+from chronolog.core.strata import identity
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
 from chronolog.dialects.lars.ir import ExtAtom, Op
@@ -24,19 +25,15 @@ PredKey = tuple[str, int]
 
 
 def stratum_identities(plan: Plan) -> list[tuple[list[str], str]]:
-    """Per stratum of ``plan`` (lowest first): its predicates ("p/1") and its identity."""
+    """Per stratum of ``plan`` (lowest first): its predicates ("p/1") and its identity (of
+    its components' identities, ``core.strata.identity``)."""
     of: dict[PredKey, str] = {}  # predicate -> the identity of its component
     by_stratum: dict[int, list[str]] = {}
     for c in plan.components:  # (in evaluation order: what a component reads comes first)
-        digest = hashlib.sha256()
-        for text in sorted(str(r) for r in c.rules):
-            digest.update(text.encode() + b"\0")
         own = set(c.preds)
-        reads = sorted({of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
-                        and (k := b.atom.key) in of and k not in own})
-        for ident in reads:
-            digest.update(ident.encode() + b"\1")
-        ident = digest.hexdigest()[:12]
+        reads = {of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
+                 and (k := b.atom.key) in of and k not in own}
+        ident = identity([str(r) for r in c.rules], reads)
         for k in c.preds:
             of[k] = ident
         by_stratum.setdefault(c.stratum, []).append(ident)

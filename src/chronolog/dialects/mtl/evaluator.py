@@ -209,7 +209,11 @@ class MtlEvaluator:
     def __init__(self, program: MtlProgram, mode: str | None = None,
                  warn: Callable[[str], None] = lambda m: None, retention: Time | None = None) -> None:
         self.program = program
-        self.materialiser = Materialiser(program)
+        self.fired: dict[tuple[str, int], int] = {}  # rule firings per head predicate (Materialiser.fired)
+        self.materialiser = Materialiser(program, self.fired)
+        # an upgrade's kept strata (``keep``): the materialiser of the other rules, for the one
+        # evaluation that follows, which reads the kept predicates as the old version wrote them
+        self.changed_only: Materialiser | None = None
         blocker = not_forward_propagating(program)
         if mode is None:
             mode = "stream" if blocker is None else "batch"
@@ -321,7 +325,7 @@ class MtlEvaluator:
                 db[key] = {args: I.fill_gaps(ivs, width) for args, ivs in db[key].items()}
         self.kept = sum(len(v) for rel in db.values() for v in rel.values())
         self.max_kept = max(self.max_kept, self.kept)
-        return self.materialiser.run(db, window, derive)
+        return (self.changed_only or self.materialiser).run(db, window, derive)
 
     def _diff(self, atom: Atom, new: list[Iv], out: list[AnswerChange], keep: int = 0) -> None:
         """Publish what changed from the atom's published intervals to ``new``;
@@ -351,12 +355,22 @@ class MtlEvaluator:
     def _recompute(self, until: Fraction, claim: bool) -> list[AnswerChange]:
         """Everything from the input log: the batch result, and every correction."""
         assert self.lo is not None
-        model = self._model(self.lo, until, whole=True)
+        kept: Db = {}
+        if self.changed_only is not None:  # the kept strata's answers, as the old version published them
+            span = (self.lo, True, until, True)
+            for (pred, args), ivs in self.published.items():
+                got = I.intersect_sets(ivs, [span])
+                if got:
+                    kept.setdefault((pred, len(args)), {})[args] = got
+        try:
+            model = self._model(self.lo, until, kept, whole=True)
+        finally:
+            self.changed_only = None
         self.active = dict(self.inputs)
         self.live = set(self.published)
         out: list[AnswerChange] = []
-        atoms = {(k[0], args) for k, rel in model.items() if k in self.heads for args in rel}
-        for atom in sorted(atoms | set(self.published), key=_order):
+        atoms = {(k[0], args) for k, rel in model.items() if k in self.heads and k not in kept for args in rel}
+        for atom in sorted(atoms | {a for a in self.published if (a[0], len(a[1])) not in kept}, key=_order):
             ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
             self._diff(atom, self._open(ivs, until) if claim else ivs, out)
         return out
@@ -481,6 +495,42 @@ class MtlEvaluator:
             self.evaluated = end
             return out
         return self._advance(end)
+
+    # ------------------------------------------------------------ upgrades
+
+    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool:
+        """Become the new program version of ``old`` (the running version, of another program)
+        keeping its strata whose answer predicates (``p/1``) are ``kept`` (unchanged by content,
+        ``core.strata``): the input log and the kept predicates' answers are taken over, and the
+        next evaluation derives only the other predicates, from the whole input log with the
+        kept ones as facts (the same model as evaluating everything: the kept strata's rules
+        give the same intervals) up to ``until``, where ``old`` has evaluated to.  False when it
+        cannot (batch mode, ``old`` elsewhere): the caller then evaluates
+        the retained input whole."""
+        if (not isinstance(old, MtlEvaluator) or self.mode != "stream" or old.mode != "stream" or old.lo is None
+                or old.evaluated != I.norm(Fraction(until)) or old.dirty or self.lo is not None):
+            return False
+        keys = {k for k in self.heads if f"{k[0]}/{k[1]}" in kept}
+        if not keys:
+            return False
+        inputs = dict(old.inputs)  # the stream's facts, with this program's facts for the old one's
+        for f in old.program.facts:
+            k = (f.pred, tuple(f.args), f.interval)
+            if inputs.get(k, 0) > 1:
+                inputs[k] -= 1
+            else:
+                inputs.pop(k, None)
+        for f in self.program.facts:
+            k = (f.pred, tuple(f.args), f.interval)
+            inputs[k] = inputs.get(k, 0) + 1
+        self.inputs, self.active = inputs, dict(inputs)
+        self.published = {a: list(ivs) for a, ivs in old.published.items() if (a[0], len(a[1])) in keys}
+        self.live = set(self.published)
+        self.lo, self.hi, self.latest = old.lo, old.hi, old.latest
+        self.unmatched_retractions, self.delayed, self.too_late = old.unmatched_retractions, old.delayed, old.too_late
+        self.changed_only = Materialiser(MtlProgram(tuple(r for r in self.program.rules
+                                                          if head_atom(r.head).key not in keys), ()), self.fired)
+        return True
 
     # ------------------------------------------------------------ state
 

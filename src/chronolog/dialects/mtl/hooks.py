@@ -4,11 +4,14 @@ DatalogMTL program is first used."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from chronolog.core.events import Event
 from chronolog.core.reach import Reach
+from chronolog.core.strata import Definitions
+from chronolog.core.strata import strata as content_strata
 from chronolog.dialects.mtl.evaluator import MtlEvaluator, _num, horizon, input_reach, not_forward_propagating, reach, reach_retention
 from chronolog.dialects.mtl.materialise import check_program, strata
 from chronolog.dialects.mtl.parser import parse_mtl
@@ -89,3 +92,41 @@ def mtl_causal(program: Any) -> bool:
 
 def mtl_retaining(program: Any, retention: Any) -> Any:
     return MtlEvaluator(program, "stream", retention=horizon(program, retention))
+
+
+def mtl_strata(program: Any) -> Any:
+    """The program's strata identified by content (``core.strata``): a derived predicate is
+    defined by its rules and program facts (a predicate given facts in the program counts as
+    defined: another fact changes what reads it), and reads the predicates of its bodies."""
+    defs = mtl_definitions(program)
+    return content_strata(defs)
+
+
+def mtl_definitions(program: MtlProgram) -> Definitions:
+    texts: dict[str, list[str]] = {}
+    reads: dict[str, set[str]] = {}
+    heads: set[str] = set()
+
+    def name(key: tuple[str, int]) -> str:
+        return f"{key[0]}/{key[1]}"
+
+    for rule in program.rules:
+        head = name(head_atom(rule.head).key)
+        heads.add(head)
+        texts.setdefault(head, []).append(content_text(rule))
+        reads.setdefault(head, set()).update(name(a.key) for lit in rule.body for a in atoms_of(lit))
+    for fact in program.facts:
+        texts.setdefault(f"{fact.pred}/{len(fact.args)}", []).append(content_text(fact))
+    return Definitions({k: k for k in texts}, {k: frozenset([k]) if k in heads else frozenset() for k in texts},
+                       {k: tuple(v) for k, v in texts.items()}, {k: frozenset(v) for k, v in reads.items()})
+
+
+def content_text(x: Any) -> str:
+    """A rule's (or fact's) content as text: its syntax tree without source locations (the
+    same rule moved to another line or file is the same rule)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        inner = ",".join(content_text(getattr(x, f.name)) for f in dataclasses.fields(x) if f.name != "loc")
+        return f"{type(x).__name__}({inner})"
+    if isinstance(x, tuple):
+        return "(" + ",".join(content_text(y) for y in x) + ")"
+    return repr(x)

@@ -152,9 +152,12 @@ def _ground(atom: Atom, binding: dict) -> tuple:
 
 
 class Materialiser:
-    def __init__(self, program: MtlProgram) -> None:
+    def __init__(self, program: MtlProgram, fired: dict[Key, int] | None = None) -> None:
         check_program(program)
         self.rules = program.rules
+        # per head predicate: how many times its rules were fired (an upgrade's evaluation work,
+        # which a test reads to see that an unchanged stratum is not evaluated again)
+        self.fired: dict[Key, int] = {} if fired is None else fired
         # negated literals last: their variables are bound by the positive ones (the parser checks it)
         self.strata = [[Rule(r.head, tuple(sorted(r.body, key=lambda lit: isinstance(lit, Negated))), r.loc)
                         for r in rules] for rules in strata(program)]
@@ -297,6 +300,8 @@ class Materialiser:
             for rule in rules:
                 if delta is not None and not any((a.key, None) in delta for lit in rule.body for a in atoms_of(lit)):
                     continue
+                key = head_atom(rule.head).key
+                self.fired[key] = self.fired.get(key, 0) + 1
                 self._fire(rule, db, span, derive, delta, new)
             grown: dict = {}
             for key, rel in new.items():

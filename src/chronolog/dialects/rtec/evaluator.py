@@ -57,6 +57,7 @@ from chronolog.dialects.rtec.analysis import (
     output_entities,
     unread_points,
 )
+from chronolog.dialects.rtec.changes import answer_keys, entity_name, rtec_strata
 from chronolog.dialects.rtec.ec_builtins import EcBuiltins
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _fterm, _fv, _grounding_key, _key
 from chronolog.dialects.rtec.inline import inline_goal
@@ -153,6 +154,10 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.too_late = 0  # events older than the retention: ignored
         self.floor: float = NEG_INF  # times before it are forgotten (retention): no window starts earlier
         self.pruned_at: float = NEG_INF
+        # an upgrade's changed and added entities (``keep``): the next window derives only them,
+        # from the start; the kept ones are as the old version derived them
+        self.redo_only: set[tuple] | None = None
+        self.derived: dict[tuple, int] = {}  # entity -> the windows that derived it (an upgrade's work, for tests)
     # ------------------------------------------------------------ declarations
 
     def _unread_points(self) -> set[str]:
@@ -228,6 +233,12 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         lowered: set = set()
         try:
             for comp in self.h.order:
+                if self.redo_only is not None:
+                    if not any(e in self.redo_only for e in comp):
+                        continue  # a kept stratum: derived already, by the same rules from the same input
+                    lowered.update(comp)
+                for e in comp:
+                    self.derived[e] = self.derived.get(e, 0) + 1
                 c_lo = self._component_lo(comp, lo)
                 if self.regrow and any(e in self.domain_wide for e in comp):
                     c_lo = self.floor
@@ -251,6 +262,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         except RecursionError:
             raise ChronologError("error: background predicates recurse too deeply") from None
         self.regrow = False
+        self.redo_only = None
         return changed
 
     def _component_lo(self, comp: list, lo: float) -> float:
@@ -481,6 +493,54 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             else:
                 self.open_published.discard(ident)
         return out
+
+    # ------------------------------------------------------------ upgrades
+
+    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool:
+        """Become the new program version of ``old`` (the running version, of another program)
+        keeping the entities whose answer keys (``p/1``) are ``kept`` — unchanged by content
+        (``rtec/changes.py``) — as ``old`` derived them: its input and derived store are taken
+        over (through its exported state), the changed, added and removed entities' derived
+        data cleared, and the next window derives only the changed and added entities, from
+        the start, reading the kept ones.  False when it cannot (``old`` has repairs or domain
+        growth pending, other declarations, or a predicate input in one program is derived in
+        the other): the caller then evaluates the retained input whole."""
+        if (type(old) is not type(self) or self.first is not None or old.first is None or old.done != until
+                or old.regrow or old.lo < old.done - old.tick + 1
+                or (old.point_decl, old.interval_decl, old.tick, old.program.dynamic_domain)
+                != (self.point_decl, self.interval_decl, self.tick, self.program.dynamic_domain)):
+            return False
+        names = {entity_name(e): e for e in self.h.kind}
+        same = {s.ident for s in rtec_strata(old.program)}
+        keep = {names[p] for s in rtec_strata(self.program) if s.ident in same for p in s.preds}
+        if not keep or any(not answer_keys(e) <= kept for e in keep if self._has_grounding(e[1])):
+            return False
+        old_keys = {e[1] for e in old.h.kind}
+        new_keys = {e[1] for e in self.h.kind}
+        inputs = {k for k, by_t in old.store.events.items() if by_t and ("event", k) not in old.h.kind}
+        inputs |= {k for k, by_args in old.store.fluents.items() if by_args and k not in old_keys}
+        if inputs & (new_keys - old_keys):
+            return False  # an input of the old program is derived by the new one
+        self.import_state(old.export_state())
+        for ent in [e for e in old.h.kind if e not in keep] + [e for e in self.h.kind if e not in keep]:
+            key = ent[1]
+            if ent[0] == "event":
+                self.store.drop_events_from(key, NEG_INF)
+                continue
+            for args, vals in list(self.store.fluents.get(key, {}).items()):
+                for v in [v for v in vals if ent[2] is None or v == ent[2]]:
+                    self.store.set_list(key, args, v, [])
+            self.initialised = {i for i in self.initialised if i[0] != key}
+            self.sdf_known = {i for i in self.sdf_known if i[0] != key}
+            for lists in (self.fi_inits, self.fi_terms):  # deadlines: the sweep schedules them again
+                for ident in [i for i in lists if i[0] == key]:
+                    del lists[ident]
+        self.published = {i: ivs for i, ivs in self.published.items()
+                          if (f"{i[0][0]}/{len(_answer_atom(*i)[1])}") in kept}
+        self.open_published = {i for i, ivs in self.published.items() if ivs and ivs[-1][1] == INF}
+        self.redo_only = set(self.h.kind) - keep
+        self.lo = self.floor
+        return True
 
     # ------------------------------------------------------------ state
 

@@ -9,6 +9,7 @@ from typing import IO, Any
 
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
+from chronolog.dialects.rtec import changes
 from chronolog.dialects.rtec.evaluator import Hierarchy, RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.partition import describe_key
@@ -93,3 +94,7 @@ def rtec_retaining(program: Any, retention: Any) -> Any:
 
 def rtec_replay(program: Any, warn: Callable[[str], None]) -> Any:
     return RtecEvaluator(program, warn=warn)
+
+
+def rtec_strata(program: Any) -> Any:
+    return changes.rtec_strata(program)

@@ -17,10 +17,16 @@ import orjson
 
 from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
+from chronolog.core.strata import plan_lines as plan_strata
 from chronolog.dialects.registry import lookup
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.topic_reader import from_the_start
 from chronolog.versions import UpgradeRequest, version_id
+
+KEPT_WHOLE = ("unchanged: keeps its state (the same rules and inputs: not evaluated again, "
+              "its answers not restated)")
+KEPT_RESTATED = ("unchanged: its answers are not restated (the same rules and inputs); the service evaluates "
+                 "it again with the rest")
 
 
 def new_request(sources: tuple[tuple[str, str], ...], dialect: str, at: str | None) -> UpgradeRequest:
@@ -38,11 +44,18 @@ def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: A
     same = old_sources is not None and version_id(old_sources) == after
     if row.strata_changes is not None:  # strata of their own: each one's fate, by content
         lines += row.strata_changes(old, new, chained)
+    elif row.content_strata is not None:  # one service hosting the evaluator, which keeps unchanged strata
+        lines += plan_strata(None if old is None else row.content_strata(old), row.content_strata(new),
+                             KEPT_WHOLE if row.keeps_strata else KEPT_RESTATED)
     else:
         lines.append("  stratum 1 (chain service, the whole program): "
                      + ("kept (the same rules: nothing to re-evaluate)" if same else "re-evaluated from T on"))
     reach = row.reach(new)
     back = "the whole retained input (no bounded reach)" if reach is None else f"[T - {reach.back}, now]"
+    if row.keeps_strata and reach is not None:  # the service's evaluator reads its input log whole
+        back = f"the retained input, by the changed and added strata only (their answers from T on need {back})"
+    elif row.keeps_strata:
+        back += ", by the changed and added strata only"
     lines.append(f"  input read again: {back}")
     if retention is None or retention == float("inf"):
         lines.append("  retention: inf (the whole input is kept: it covers the span)")
