@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from explaining import explain, files, sliced_and_whole, walk
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 from meaning import meaning
 from rtec_expected import DATA, TICK, load_expected, rtec_meaning
 
