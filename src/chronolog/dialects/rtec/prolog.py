@@ -127,7 +127,8 @@ class _Parser:
         self.toks = _tokens(text, filename)
         self.i = 0
         self.vars: dict[str, PVar] = {}
-        self.goal_locs: dict[int, Loc] = {}
+        # id(term) -> (term, where it starts): the term kept, so that its id is not reused
+        self.goal_locs: dict[int, tuple[Term, Loc]] = {}
 
     def loc(self, tok: _Tok) -> Loc:
         return Loc(self.filename, tok.line, tok.col)
@@ -142,7 +143,7 @@ class _Parser:
     def clauses(self) -> list[Clause]:
         out = []
         while self.tok.kind != "eof":
-            self.vars = {}
+            self.vars, self.goal_locs = {}, {}
             start = self.tok
             term = self.parse(1200)
             if self.tok.kind != "end":
@@ -155,11 +156,16 @@ class _Parser:
         if isinstance(term, tuple) and term[0] == ":-" and len(term) == 3:
             locs, body = [], term[2]
             while isinstance(body, tuple) and body[0] == "," and len(body) == 3:
-                locs.append(self.goal_locs.get(id(body[1]), self.loc(start)))
+                locs.append(self._goal_loc(body[1], start))
                 body = body[2]
-            locs.append(self.goal_locs.get(id(body), self.loc(start)))
+            locs.append(self._goal_loc(body, start))
             return locs
         return []
+
+    def _goal_loc(self, goal: Term, start: _Tok) -> Loc:
+        """Where a body goal starts (the clause's start for one the parser did not make itself)."""
+        got = self.goal_locs.get(id(goal))
+        return got[1] if got is not None and got[0] is goal else self.loc(start)
 
     @staticmethod
     def _show(tok: _Tok) -> str:
@@ -190,14 +196,14 @@ class _Parser:
             if name == "|":
                 name = ";"
             term = (name, left, right)
-            self.goal_locs[id(term)] = where
+            self.goal_locs[id(term)] = (term, where)
             left, left_prec = term, prec
 
     def primary(self, max_prec: int) -> tuple[Term, int]:
         tok = self.tok
         term, prec = self._primary(max_prec)
         if isinstance(term, (tuple, str)):
-            self.goal_locs[id(term)] = self.loc(tok)
+            self.goal_locs[id(term)] = (term, self.loc(tok))
         return term, prec
 
     def _primary(self, max_prec: int) -> tuple[Term, int]:
