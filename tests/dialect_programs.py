@@ -40,3 +40,15 @@ RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
 RTEC_NEW = RTEC_OLD.replace("terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n",
                             "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
                             "terminatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n")
+
+
+# a LARS program of two strata, (a, c) and (b), its top one changed, and a stream in two
+# parts (the second with late events and a retraction on both sides of T = 4) for fleet upgrades
+LARS_TWO_STRATA = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"
+LARS_TWO_STRATA_TOP_CHANGED = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"
+STRATA_FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
+                {"t": 3, "pred": "p", "args": ["z"]}, {"t": 5, "pred": "q", "args": ["y"]}, {"t": 8}]
+STRATA_SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "args": ["w"]},
+                 {"t": 3, "pred": "p", "args": ["z"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["z"]},
+                 {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
+STRATA_SPAN = (0, 14)

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from dialect_programs import LARS_TWO_STRATA, LARS_TWO_STRATA_TOP_CHANGED, STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
 from hosted_fleet import answers_until, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
 from meaning import meaning
@@ -81,22 +82,14 @@ def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, part
             assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
 
 
-STRATA_OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
-STRATA_NEW = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"  # the top one changes
-STRATA_FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
-                {"t": 3, "pred": "p", "args": ["z"]}, {"t": 5, "pred": "q", "args": ["y"]}, {"t": 8}]
-STRATA_SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "args": ["w"]},
-                 {"t": 3, "pred": "p", "args": ["z"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["z"]},
-                 {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
-STRATA_SPAN = (0, 14)
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
 def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_path: Path, kill: bool):
     """Only the top stratum changes: its reasoner evaluates the new rules from T on, the
     bottom one keeps its state; what the strata cannot do exactly is refused before sending."""
-    (tmp_path / "old.lars").write_text(STRATA_OLD)
-    (tmp_path / "new.lars").write_text(STRATA_NEW)
+    (tmp_path / "old.lars").write_text(LARS_TWO_STRATA)
+    (tmp_path / "new.lars").write_text(LARS_TWO_STRATA_TOP_CHANGED)
     (tmp_path / "all.jsonl").write_bytes(lines(STRATA_FIRST + STRATA_SECOND))
     run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
                      "--upgrade", f"4={tmp_path / 'new.lars'}")
@@ -118,7 +111,7 @@ def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_pat
         assert "stratum 1 (a/1, c/1): unchanged: keeps its state" in plan.stdout, plan.stdout
         assert "stratum 2 (b/1): changed" in plan.stdout, plan.stdout
         # an added stratum reading a changed one through a window: refused before anything is sent
-        (tmp_path / "three.lars").write_text(STRATA_OLD.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n")
+        (tmp_path / "three.lars").write_text(LARS_TWO_STRATA.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n")
         refused = _chronolog("upgrade", str(tmp_path / "three.lars"), "--state-dir", str(state))
         assert refused.returncode == 2 and "through a window" in refused.stderr, refused.stderr
         upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from dialect_programs import LARS_TWO_STRATA, LARS_TWO_STRATA_TOP_CHANGED, STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
 from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import chronolog as _chronolog
 from meaning import meaning
 
 from chronolog.cli.fleet import publish_file
@@ -26,20 +28,11 @@ from chronolog.runtime.fleet.broker import LocalBroker
 
 pytestmark = pytest.mark.fleet
 
-TWO = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
+TWO = LARS_TWO_STRATA  # strata: (a, c), (b)
 THREE = TWO + "d(X) :- q(X) [3], not b(X).\n"  # a third stratum on top: d
-TWO_CHANGED = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"
-FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
-         {"t": 3, "pred": "p", "args": ["z"]}, {"t": 5, "pred": "q", "args": ["y"]}, {"t": 8}]
-SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "args": ["w"]},
-          {"t": 3, "pred": "p", "args": ["z"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["z"]},
-          {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
-SPAN = (0, 14)
+TWO_CHANGED = LARS_TWO_STRATA_TOP_CHANGED
+FIRST, SECOND, SPAN = STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
 AT = "4"
-
-
-def _chronolog(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chronolog", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def _points(answer_lines: list[str]) -> set:
