@@ -22,13 +22,16 @@ Spark backfill — only ever do four things with an evaluator:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sized
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
+from math import inf
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, cast, runtime_checkable
 
 from chronolog.core.events import Event
 from chronolog.core.records import record
 
 if TYPE_CHECKING:  # (fractions is not imported by a LARS run)
     from fractions import Fraction
+
+    from chronolog.core.intervals import Iv
 
 Time = Union[int, "Fraction"]
 STATE_FORMAT = 1  # version of the explicit state encoding; bump on any incompatible change
@@ -49,6 +52,12 @@ class Span:
     @staticmethod
     def point(t: Time) -> Span:
         return Span(t, t, True, True)
+
+    @staticmethod
+    def of_iv(iv: Iv) -> Span:
+        """An interval of ``core.intervals`` (its start finite; ``inf`` as its end: None)."""
+        lo, lo_closed, hi, hi_closed = iv
+        return Span(cast(Time, lo), None if hi == inf else cast(Time, hi), lo_closed, hi_closed)
 
     @property
     def is_point(self) -> bool:

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from math import inf
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import msgspec
 
@@ -165,7 +165,7 @@ class Versions:
         end, would still take events its retention reaches back to, which a plain run of its
         program over the whole stream ignores as too late; so they go to the newest only."""
         bound = getattr(self.versions[-1].evaluator, "late_bound", None)
-        return None if bound is None else bound()  # type: ignore[no-any-return]
+        return None if bound is None else bound()
 
     def push_block(self, block: Block) -> None:
         for event in block.unpacked():
@@ -185,7 +185,9 @@ class Versions:
             self._close(i, v)
 
     def _close(self, i: int, v: Version) -> None:
-        last = v.end - 1 if self.discrete else v.end  # type: ignore[operator]
+        """(called for a version with an end only)"""
+        end = cast(Time, v.end)
+        last = end - 1 if self.discrete else end
         if self._latest[i] < last:  # type: ignore[operator]
             v.evaluator.push(Event(last))
             self._latest[i] = last
@@ -347,8 +349,7 @@ class VersionAnswers:
 
 
 def _span(text: str) -> Span:
-    lo, lc, hi, hc = I.parse(text)
-    return Span(lo, None if hi == inf else hi, lc, hc)
+    return Span.of_iv(I.parse(text))
 
 
 def cut_line(line: bytes, start: Time | None, end: Time | None, discrete: bool) -> bytes | None:

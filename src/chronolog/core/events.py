@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 from chronolog.core.records import record
 from chronolog.core.source import Loc, Value
+
+if TYPE_CHECKING:  # (fractions is not imported by a LARS run)
+    from fractions import Fraction
 
 Args = tuple[Value, ...]
 
@@ -26,7 +30,7 @@ class Event:
     ``loc`` names the input line, for messages about the event.
     """
 
-    t: int
+    t: int | Fraction  # (DatalogMTL's times are rational)
     pred: str | None = None
     args: Args = ()
     retract: bool = False

@@ -15,7 +15,7 @@ import io
 import time
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import orjson
 
@@ -132,7 +132,7 @@ class IngestStage:
                 # delayed (before the stream's time): grounding repairs at once
                 urgent = self.now is not None and ev.t < self.now
                 out.append(self._fact(got.key, event_record(ev) if got.raw is None else got.raw, urgent))
-            for t in self.advance(ev.t, partition):
+            for t in self.advance(cast(int, ev.t), partition):  # (LARS reads integer times)
                 out.extend(self._broadcast(t))
         return out
 

@@ -111,6 +111,7 @@ class ChangelogReader:
             if not sep:
                 raise StateError("no header line")
             kind = msgspec.json.decode(head, type=dict).get("kind")
+            meta: _Entry | _Chunk
             if kind == "entry":
                 meta = msgspec.json.decode(head, type=_Entry)
             elif kind == "snapshot":
@@ -135,7 +136,7 @@ class ChangelogReader:
         self.chunks[meta.i] = body
         if meta.i == meta.n - 1 and len(self.chunks) == meta.n:
             entries = {k: v for k, v in self.entries.items() if v is not None}
-            where = {k: self.where[k] for k in entries}
+            where: dict[tuple[str, int] | None, str] = {k: self.where[k] for k in entries}
             where[None] = self.chunk_at
             self.found = Recovered(b"".join(self.chunks[i] for i in range(meta.n)), dict(meta.offsets), entries, where)
 

@@ -213,7 +213,7 @@ def read_snapshot(blob: bytes, expect: str) -> msgspec.Struct:
         raise StateError(f"{name} state version {version}: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a migration met a malformed record
         raise StateError(f"{name} state version {version} does not migrate ({type(exc).__name__}: {exc})") from None
-    return got.stage  # type: ignore[attr-defined, no-any-return]
+    return got.stage  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- journals

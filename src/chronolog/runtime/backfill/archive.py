@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -43,7 +44,7 @@ _PART = re.compile(r"^part-(\d{20})-(\d{20})\.parquet$")
 _INTERVAL_START = re.compile(r"^[\[(]\s*(-?\d+)")
 
 
-def _schema():  # noqa: ANN202 - pyarrow is imported lazily
+def _schema() -> Any:  # (pyarrow: imported lazily)
     import pyarrow as pa  # noqa: PLC0415 (pyarrow: the optional spark extra)
 
     return pa.schema([

@@ -105,7 +105,7 @@ class Intervals:
     def lines(self, fixes: Iterable[tuple[Atom, Iv, int]]) -> list[dict]:
         out = []
         for (pred, args), iv, diff in sorted(fixes, key=lambda f: (f[0], f[1][0], not f[1][1], f[2])):
-            span = Span(iv[0], None if iv[2] == inf else iv[2], iv[1], iv[3])
+            span = Span.of_iv(iv)
             out.append(orjson.loads(interval_line(pred, tuple(orjson.loads(args)), span, diff, self.points)))
         return out
 

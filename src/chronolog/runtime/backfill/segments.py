@@ -197,7 +197,8 @@ def span_of(events: Iterable[Event], origin: Time | None = None) -> tuple[Any, A
     """The first and last time of an arrival-ordered history as the job computes them: the
     first event's time, earlier only by events that are not retractions (the ``Reasoner``'s
     rule), and the latest time any event touches (an interval's end unless it is ``inf``)."""
-    first = last = None
+    first: Any = None
+    last: Any = None
     for ev in events:
         lo, hi = extent(ev)
         hi = lo if hi == inf else hi

@@ -14,9 +14,9 @@ and the epochs completed, and holds the rest.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -97,7 +97,7 @@ class Alignment:
 
     sources: Iterable[Hashable]
     epoch: int = -1
-    seen: dict[Hashable, int] | None = None  # each input's last barrier passed (a restored state)
+    seen: Mapping[Hashable, int] | None = None  # each input's last barrier passed (a restored state)
     gated: Iterable[Hashable] = ()
     _seen: dict[Hashable, int] = field(init=False)
     _held: dict[Hashable, list[tuple[Any, int | None, bool]]] = field(init=False)
@@ -193,7 +193,9 @@ def epoch_offsets(epoch: int, alignment: Alignment | None) -> dict[str, int]:
     commit left it (records held back are read again)."""
     got = {"@epoch": epoch}
     if alignment is not None:
-        got.update((f"@barrier:{t}:{p}", e) for (t, p), e in alignment.passed().items())
+        for source, e in alignment.passed().items():
+            t, p = cast(tuple[str, int], source)  # (a service's sources are (topic, partition))
+            got[f"@barrier:{t}:{p}"] = e
     return got
 
 

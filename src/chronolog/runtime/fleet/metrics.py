@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -149,12 +150,13 @@ class ServiceMetrics:
     def create(cls, service: str, stratum: int | None = None, partition: int | None = None) -> ServiceMetrics:
         reg = CollectorRegistry()
         values = (service, "" if stratum is None else str(stratum), "" if partition is None else str(partition))
-        made = {}
+        made: dict[str, Any] = {}  # each metric's child (a Counter, Gauge or Histogram) by name
         for name, (kind, doc) in METRICS.items():
             base = name.removesuffix("_total") if kind == "counter" else name
             if name in INFO:
                 made[name] = Gauge(base, doc, (*LABELS, "version"), registry=reg)
                 continue
+            metric: Counter | Gauge | Histogram
             if kind == "counter":
                 metric = Counter(base, doc, LABELS, registry=reg)
             elif kind == "gauge":
@@ -185,7 +187,7 @@ class ServiceMetrics:
             made["chronolog_up"],
             made["chronolog_upgrades_total"],
             made["chronolog_program_info"],
-            values,  # type: ignore[arg-type]
+            values,
         )
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> int:

@@ -37,6 +37,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Hashable
 
 from confluent_kafka import KafkaException, TopicPartition
 
@@ -170,7 +171,9 @@ class Service:
             # an input the restored state has no offset for joined it later (an upgrade's added
             # stratum, read from its start): before every epoch, not at the state's
             joined = {tp: -1 for tp in self.inputs if resume and tp not in resume and self.epoch >= 0}
-            self.alignment = Alignment(self.inputs, self.epoch, {**self._passed, **joined}, self.gated)
+            seen: dict[Hashable, int] = dict(self._passed)
+            seen.update(joined)
+            self.alignment = Alignment(self.inputs, self.epoch, seen, self.gated)
         sender = self.sender
         if sender is not None:  # first of all: its readers drop what a predecessor left unfinished
             sender.send([Out(self._feeds(), 0, replay_record(self.epoch))])
