@@ -171,12 +171,12 @@ def test_plain_run_of_the_driver_means_run():
         ("c", ("x",), 2), ("c", ("v",), 10)}
 
 
-@pytest.mark.parametrize(("old", "new"), [(OLD, TOP), (OLD, BOTTOM), (WINDOWED, WINDOWED_TOP)], ids=["top", "bottom", "window"])
-@pytest.mark.parametrize("at", ["4", "7", None])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_per_stratum_upgrade_means_run_upgrade(tmp_path, capsys, old, new, at, seed):
+def _means_run_upgrade(tmp_path, capsys, old: str, new: str, at, seed: int, strata: int) -> None:  # noqa: ANN001
+    """A per-stratum fleet upgraded from ``old`` to ``new`` (restarted 4 times): each of its
+    ``strata`` reasoners applied it at one T (``at`` where given), its answers mean ``run
+    --upgrade`` at that T, and the upgrade changes them."""
     got, said = per_stratum(EVENTS, _request(at, new), LATE, seed=seed, restarts=4, old=old)
-    assert sorted(s["service"] for s in said) == ["reasoner.1", "reasoner.2"], said
+    assert sorted(s["service"] for s in said) == [f"reasoner.{k}" for k in range(1, strata + 1)], said
     times = {s["at"] for s in said}
     assert len(times) == 1, said
     used = times.pop()
@@ -185,6 +185,13 @@ def test_per_stratum_upgrade_means_run_upgrade(tmp_path, capsys, old, new, at, s
     want = _run_upgrade(tmp_path, capsys, used, new, EVENTS + LATE, old)
     assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
     assert meaning(want, SPAN) != meaning(_run_upgrade(tmp_path, capsys, used, old, EVENTS + LATE, old), SPAN)
+
+
+@pytest.mark.parametrize(("old", "new"), [(OLD, TOP), (OLD, BOTTOM), (WINDOWED, WINDOWED_TOP)], ids=["top", "bottom", "window"])
+@pytest.mark.parametrize("at", ["4", "7", None])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_per_stratum_upgrade_means_run_upgrade(tmp_path, capsys, old, new, at, seed):
+    _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata=2)
 
 
 @pytest.mark.parametrize(("new", "versions"), [(OLD, [0, 0]), (TOP, [0, 1]), (BOTTOM, [1, 1])])
@@ -251,16 +258,7 @@ def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, c
     ``supervise``, acting a while after the outcome) starts an added stratum's reasoner, which
     reads its inputs from their start, and restarts the output; a removed stratum's reasoner
     withdraws its answers from T on and stays for the corrections before T."""
-    got, said = per_stratum(EVENTS, _request(at, new), LATE, seed=seed, restarts=4, old=old)
-    assert sorted(s["service"] for s in said) == [f"reasoner.{k}" for k in range(1, strata + 1)], said
-    times = {s["at"] for s in said}
-    assert len(times) == 1, said
-    used = times.pop()
-    if at is not None:
-        assert used == at
-    want = _run_upgrade(tmp_path, capsys, used, new, EVENTS + LATE, old)
-    assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
-    assert meaning(want, SPAN) != meaning(_run_upgrade(tmp_path, capsys, used, old, EVENTS + LATE, old), SPAN)
+    _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
