@@ -17,8 +17,13 @@ from meaning import meaning
 from reference import answer_at
 
 from chronolog.cli.main import main
-from chronolog.core.events import withdrawn
+from chronolog.core.events import Event, withdrawn
+from chronolog.core.reach import widest
 from chronolog.dialects.lars.hooks import lars_parse
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.runtime.backfill.meaning import domain_of
+from chronolog.runtime.backfill.segments import truth as segment_truth
+from chronolog.runtime.upgrade import program_versions
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -180,3 +185,24 @@ def test_run_upgrade_is_the_splice_per_evaluated_point(tmp_path_factory, capsys,
     lines = _run(capsys, tmp, files, events, *options)
     expected = reference_splice([(None, texts[0]), *zip(starts, texts[1:], strict=True)], events)
     assert meaning(lines, _span(events), running=True) == expected
+
+
+@SETTINGS
+@given(programs=st.lists(PROGRAM, min_size=2, max_size=2), events=st.lists(EVENT, min_size=1, max_size=14),
+       upgrade=st.integers(1, 11), size=st.integers(1, 5))
+def test_backfill_segments_with_an_upgrade_mean_the_splice(tmp_path_factory, programs, events, upgrade, size):
+    """The backfill's segments (as its Spark tasks compute them, in this process) with a new
+    version that dates atoms back: the same splice per evaluated point."""
+    row = lookup("lars")
+    texts = ["\n".join(rules) + "\n" for rules in programs]
+    parsed = [row.parse([(f"p{i}.lars", text)]) for i, text in enumerate(texts)]
+    events = [{"t": 0}, *events]
+    history = [Event(e["t"], e.get("pred"), tuple(e.get("args", ())), e.get("op") == "retract") for e in events]
+
+    def make():
+        return program_versions(parsed, [row.evaluator(p, RunOptions(), lambda m: None) for p in parsed], [upgrade])
+
+    lo, hi = _span(events)
+    got = segment_truth(make, history, domain_of(row), widest([row.reach(p) for p in parsed]), lo, hi, size)
+    points = {(pred, args, t) for (pred, args), ivs in got.items() for iv in ivs for t in range(iv[0], iv[2])}
+    assert points == reference_splice([(None, texts[0]), (upgrade, texts[1])], events)

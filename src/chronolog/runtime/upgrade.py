@@ -65,10 +65,15 @@ def new_versions(program: Any, upgrades: list[str], dialect: str | None) -> list
 def upgraded(program: Any, evaluator: Evaluator, options: Any, upgrades: list[str], dialect: str | None,
              warn: Any) -> Versions:
     """``chronolog run``'s evaluator with its ``--upgrade`` versions, each with the same options."""
-    row = lookup(program.dialect)
     versions = new_versions(program, upgrades, dialect)
     evaluators = [evaluator, *(lookup(new.dialect).evaluator(new, options, warn) for _, _, new in versions)]
-    causal = [row.causal(p) for p in (program, *(new for _, _, new in versions))]
-    # a new version whose evaluations date atoms back answers what its evaluations from T on derive
-    dated = [None, *(row.evaluations(new, e, t, None) for (t, _, new), e in zip(versions, evaluators[1:], strict=True))]
-    return versions_of(evaluators, [t for t, _, _ in versions], causal, row.discrete, dated=dated)
+    return program_versions([program, *(new for _, _, new in versions)], evaluators, [t for t, _, _ in versions])
+
+
+def program_versions(programs: list[Any], evaluators: list[Evaluator], times: list[Time]) -> Versions:
+    """The versions of ``programs`` (oldest first, each with its fresh evaluator), the i-th from
+    ``times[i-1]`` on: ``run --upgrade``'s and the backfill's.  A new version whose evaluations
+    date atoms back answers what its evaluations from its T on derive (``Dialect.evaluations``)."""
+    row = lookup(programs[0].dialect)
+    dated = [None, *(row.evaluations(p, e, t, None) for p, e, t in zip(programs[1:], evaluators[1:], times, strict=True))]
+    return versions_of(evaluators, times, [row.causal(p) for p in programs], row.discrete, dated=dated)
