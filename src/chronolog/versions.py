@@ -505,9 +505,17 @@ def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[boo
 UNBOUNDED = None  # a program whose answers can need input from any time before (no bounded reach)
 
 
+Dated = Callable[[Any, Any, Any, Any], Any]  # (Sources | None, its evaluator, first, last) -> Version.dated
+
+
+def _undated(sources: Sources | None, evaluator: Any, first: Any, last: Any) -> Any:
+    return None
+
+
 def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None,
            causal: Callable[[Sources | None], bool], discrete: bool,
-           back: Time | None = UNBOUNDED, kept: frozenset[str] = frozenset()) -> tuple[Versions, list[bytes]]:
+           back: Time | None = UNBOUNDED, kept: frozenset[str] = frozenset(), dated: Dated = _undated,
+           make: Callable[[Sources | None], Evaluator] | None = None) -> tuple[Versions, list[bytes]]:
     """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``,
     whose answers at a time need input up to ``back`` before it) from ``at`` on, after it
     evaluated up to ``done``: the evaluator to go on with, and the lines that restate what
@@ -522,7 +530,16 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     given again, where the new evaluator ``KeepsStrata``: it takes their state over from the
     running one and evaluates only the other strata (else it reads the retained input whole
     and every answer from ``at`` on is restated: the running one may hold input not evaluated
-    yet, whose changes its cut part would no longer write)."""
+    yet, whose changes its cut part would no longer write).
+
+    ``dated``: sets a program's evaluator to answer only its evaluations in [first, last] when
+    its evaluations date atoms back (``Dialect.evaluations``; the ``Version.dated`` it
+    returns).  A new program that does answers what its evaluations from ``at`` on derive,
+    before ``at`` too (counted with the older versions' answers there, ``Union``); a running
+    one that does and has evaluated from ``at`` on already (a restatement) is evaluated again
+    by a fresh evaluator of its program (``make``) counting its evaluations up to ``at`` - 1
+    only, the difference of the lines is written, and the running one counts only those
+    from then on."""
     versions = (current if isinstance(current, Versions)
                 else Versions([Version(current, None, None, None, causal(None))], discrete))
     newest = versions.newest
@@ -537,25 +554,86 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         raise ChronologError(f"error: the retained input does not reach far enough back: the new program's "
                              f"answers from {time_text(at)} on need {need}, the retention kept it from "
                              f"{time_text(complete)} on")
+    new_dated = dated(sources, new, at, None)
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated
     if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
         kept = frozenset()
         for ev in events:
             new.push(ev)
+    again = None  # the running version evaluated again up to ``at`` - 1 (it dates atoms back)
+    if done is not None and done >= at and make is not None:
+        again = make(newest.sources)
+        if dated(newest.sources, again, newest.start, at - 1 if discrete else at) is None:
+            again = None
+    # what each version wrote, cut to its part (before the change), where the versions' parts
+    # come to share points with it: counted anew (``Union``) with the new version among them
+    before = [(v, v.since, v.end) for v in versions.versions]
     written = newest.evaluator.written()
     if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
         written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
                           written.points)
-    # taken back last line first, so that every prefix of what is written means something
-    lines = [negated(part) for line in reversed(written.lines().splitlines())
-             if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+    lines: list[bytes | None]
+    if again is None:
+        # taken back last line first, so that every prefix of what is written means something
+        lines = [negated(part) for line in reversed(written.lines().splitlines())
+                 if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+    else:
+        for ev in events:
+            again.push(ev)
+        lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
+                            [cut_line(line, newest.since, at, discrete)
+                             for line in again.advance(cast(Time, done)).lines().splitlines()])
     if done is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
-                  if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+                  if (part := cut_line(line, None if new_dated is not None else at, None, discrete)) is not None
+                  and not _of(part, kept)]
     newest.end = at
-    versions.versions.append(Version(new, at, None, sources, causal(sources)))
+    if again is not None:  # its corrections from now on: of its evaluations before ``at`` only
+        dated(newest.sources, newest.evaluator, newest.start, at - 1 if discrete else at)
+    versions.versions.append(Version(new, at, None, sources, causal(sources), new_dated))
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
     versions._evaluated.append(done)
+    if new_dated is not None:
+        versions.union = _counted(versions, before, written)
+    union = versions.union
+    if union is not None:
+        return versions, [part for line in lines for part in union.lines(line)]
     return versions, [line for line in lines if line is not None]
+
+
+def _difference(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:
+    """Lines whose sum added to ``old``'s makes ``new``'s: ``old``'s that ``new`` does not
+    have taken back (last first), ``new``'s that ``old`` does not have given."""
+    left: dict[bytes, int] = {}
+    for line in new:
+        if line is not None:
+            left[line] = left.get(line, 0) + 1
+    gone = []
+    for line in old:
+        if line is None:
+            continue
+        if left.get(line, 0):
+            left[line] -= 1
+        else:
+            gone.append(line)
+    out: list[bytes | None] = [back for line in reversed(gone) if (back := negated(line)) is not None]
+    for line in new:
+        if line is not None and left.get(line, 0):
+            left[line] -= 1
+            out.append(line)
+    return out
+
+
+def _counted(versions: Versions, before: list[tuple[Version, Time | None, Time | None]], newest_written: Any) -> Union:
+    """The ``Union`` of ``versions`` (a dated version added), its counts those of what each
+    older version wrote as it was cut before the change (``before``; the newest's lines
+    ``newest_written``), every point of it written once."""
+    union = Union.of(versions.versions)
+    assert union is not None
+    for v, since, end in before:
+        got = newest_written if v is before[-1][0] else v.evaluator.written()
+        for line in got.lines().splitlines():
+            union.lines(cut_line(line, since, end, versions.discrete))
+    return union

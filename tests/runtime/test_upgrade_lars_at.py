@@ -10,16 +10,15 @@ import json
 from pathlib import Path
 
 import pytest
-from dialect_programs import LARS_RULES
+from dialect_programs import LARS_AT_EVENT, LARS_AT_PROGRAM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
-from reference import answer_at
+from reference import reference_splice
 
 from chronolog.cli.main import main
-from chronolog.core.events import Event, withdrawn
+from chronolog.core.events import Event
 from chronolog.core.reach import widest
-from chronolog.dialects.lars.hooks import lars_parse
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.runtime.backfill.meaning import domain_of
 from chronolog.runtime.backfill.segments import truth as segment_truth
@@ -129,51 +128,8 @@ def test_a_not_stratified_new_program_with_at_heads_is_refused(tmp_path, capsys)
 # ---------------------------------------------------------------------------------------------
 # property: the splice per evaluated time point, from a naive evaluator of each point
 
-AT_RULES = [
-    "w(X) at U :- p(X) at U [2].",
-    "w(X) at U :- p(X) at U [3], r(X).",
-    "w(X) at U :- q(X) at U [2].",
-    "w(X) at U :- p(X) at U [1], not r(X) [2].",
-    "v(X) :- w(X) at U [1].",
-]
-EVENT = st.builds(lambda t, pred, arg, retract: p(t, arg, pred, retract),
-                  st.integers(0, 10), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
-PROGRAM = st.lists(st.sampled_from(LARS_RULES + AT_RULES), min_size=1, max_size=3, unique=True)
-
-
-def _final_stream(events: list[dict]) -> list[tuple[str, tuple, int]]:
-    """The stream's facts after its retractions (CONTRACT §2: a retraction withdraws the
-    latest earlier equal event), in time order then arrival order."""
-    by_time: dict[int, list[tuple[str, tuple]]] = {}
-    for e in events:
-        if "pred" not in e:
-            continue
-        fact = (e["pred"], tuple(e["args"]))
-        kept = by_time.setdefault(e["t"], [])
-        if e.get("op") == "retract":
-            i = withdrawn(kept, fact)
-            if i is not None:
-                del kept[i]
-        else:
-            kept.append(fact)
-    return [(pred, args, t) for t in sorted(by_time) for pred, args in by_time[t]]
-
-
-def reference_splice(versions: list[tuple[int | None, str]], events: list[dict]) -> set[tuple[str, tuple, int]]:
-    """The union over every evaluated point e of the output atoms that the program in force at
-    e (the last version whose T is <= e) derives at e, dated anywhere: the issue's semantics."""
-    facts = _final_stream(events)
-    t1, last = _span(events)
-    programs = [(start, lars_parse([("p.lars", text)])) for start, text in versions]
-    out: set[tuple[str, tuple, int]] = set()
-    for e in range(t1, last + 1):
-        program = [prog for start, prog in programs if start is None or start <= e][-1]
-        out |= answer_at(program, [f for f in facts if f[2] <= e], t1, e)
-    return out
-
-
 @SETTINGS
-@given(programs=st.lists(PROGRAM, min_size=2, max_size=3), events=st.lists(EVENT, min_size=1, max_size=14),
+@given(programs=st.lists(LARS_AT_PROGRAM, min_size=2, max_size=3), events=st.lists(LARS_AT_EVENT, min_size=1, max_size=14),
        times=st.lists(st.integers(1, 11), min_size=2, max_size=2, unique=True))
 def test_run_upgrade_is_the_splice_per_evaluated_point(tmp_path_factory, capsys, programs, events, times):
     tmp = tmp_path_factory.mktemp("at")
@@ -188,7 +144,7 @@ def test_run_upgrade_is_the_splice_per_evaluated_point(tmp_path_factory, capsys,
 
 
 @SETTINGS
-@given(programs=st.lists(PROGRAM, min_size=2, max_size=2), events=st.lists(EVENT, min_size=1, max_size=14),
+@given(programs=st.lists(LARS_AT_PROGRAM, min_size=2, max_size=2), events=st.lists(LARS_AT_EVENT, min_size=1, max_size=14),
        upgrade=st.integers(1, 11), size=st.integers(1, 5))
 def test_backfill_segments_with_an_upgrade_mean_the_splice(tmp_path_factory, programs, events, upgrade, size):
     """The backfill's segments (as its Spark tasks compute them, in this process) with a new

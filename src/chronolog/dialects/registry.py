@@ -177,9 +177,12 @@ def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
     def causal(sources: Any) -> bool:
         return bool(row.causal(program_of(sources)))
 
+    def dated(sources: Any, evaluator: Any, first: Any, last: Any) -> Any:
+        return row.evaluations(program_of(sources), evaluator, first, last)
+
     same = tuple(name for name, other in DIALECTS.items() if other.title == row.title)
     names = (row.name, *(n for n in same if n != row.name))
-    return Upgrader(make, back, causal, row.discrete, not row.rational, names, kept)
+    return Upgrader(make, back, causal, row.discrete, not row.rational, names, kept, dated)
 
 
 def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
