@@ -505,7 +505,8 @@ def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[boo
 UNBOUNDED = None  # a program whose answers can need input from any time before (no bounded reach)
 
 
-Dated = Callable[[Any, Any, Any, Any], Any]  # (Sources | None, its evaluator, first, last) -> Version.dated
+# (Sources | None, its evaluator or None: only asked, first, last) -> Version.dated (Dialect.evaluations)
+Dated = Callable[[Any, Any, Any, Any], Any]
 
 
 def _undated(sources: Sources | None, evaluator: Any, first: Any, last: Any) -> Any:
@@ -562,10 +563,10 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         for ev in events:
             new.push(ev)
     again = None  # the running version evaluated again up to ``at`` - 1 (it dates atoms back)
-    if done is not None and done >= at and make is not None:
+    last = at - 1 if discrete else at  # the running version's last evaluated point from now on
+    if done is not None and done >= at and make is not None and dated(newest.sources, None, None, None) is not None:
         again = make(newest.sources)
-        if dated(newest.sources, again, newest.start, at - 1 if discrete else at) is None:
-            again = None
+        dated(newest.sources, again, newest.start, last)
     # what each version wrote, cut to its part (before the change), where the versions' parts
     # come to share points with it: counted anew (``Union``) with the new version among them
     before = [(v, v.since, v.end) for v in versions.versions]
@@ -590,7 +591,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
                   and not _of(part, kept)]
     newest.end = at
     if again is not None:  # its corrections from now on: of its evaluations before ``at`` only
-        dated(newest.sources, newest.evaluator, newest.start, at - 1 if discrete else at)
+        dated(newest.sources, newest.evaluator, newest.start, last)
     versions.versions.append(Version(new, at, None, sources, causal(sources), new_dated))
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)

@@ -113,6 +113,7 @@ class Dialect:
     # answer only what its evaluations at points in [first, last] derive (None: no bound), and how far
     # before the time evaluated they date atoms (inf: anywhere): a program version is chosen by the
     # time point evaluated (``versions.Version.dated``); None: nothing set, its lines cut to its part
+    # (an evaluator None: nothing set either, only the answer)
     evaluations: Callable[[Any, Any, Any, Any], Any] = lambda program, evaluator, first, last: None
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
     rational: bool = False

@@ -120,6 +120,7 @@ def lars_evaluations(program: Any, evaluator: Any, first: int | None, last: int 
     lines to a part of time is the same: None, nothing set."""
     if not lars_dates_back(program):
         return None
-    evaluator.evaluations(first, last)
+    if evaluator is not None:  # (None: only asked how far back)
+        evaluator.evaluations(first, last)
     back = lars_plan(program).output_reach
     return float("inf") if back is None else back
