@@ -310,7 +310,8 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
             running = recorder.inner.newest.sources if isinstance(recorder.inner, Versions) else None
             recorder.inner, lines = switch(recorder.inner, new, request.sources, at, recorder.evaluated,
                                            upgrader.causal, upgrader.discrete, upgrader.back(request.sources),
-                                           upgrader.kept(running, request.sources))  # as the service does
+                                           upgrader.kept(running, request.sources), upgrader.dated,
+                                           upgrader.make)  # as the service does
             recorder.restated(lines, f"the upgrade to program version {request.version} from T={time_text(at)} "
                                      f"(its request: {where})")
             continue
