@@ -22,10 +22,10 @@ from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
+from chronolog.core.reach import warm_up
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, time_text
-from chronolog.runtime.backfill.segments import warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 

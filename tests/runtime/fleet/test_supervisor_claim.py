@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,9 @@ def test_services_an_earlier_supervisor_left_running_are_refused_and_dead_ones_a
     # a process that looks like a service of the earlier fleet (its command line names one)
     orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "chronolog", "service"])
     try:
+        cmdline = Path(f"/proc/{orphan.pid}/cmdline")
+        while b"service" not in cmdline.read_bytes():  # (until the child has exec'd)
+            time.sleep(0.01)
         (state / FLEET_FILE).write_text(json.dumps({"supervisor_pid": 999999, "services": [
             {"name": "reasoner-1", "partition": 0, "pid": orphan.pid}]}))
         with pytest.raises(ChronologError, match=rf"still run \(reasoner-1 pid {orphan.pid}\).*chronolog down"):
