@@ -27,7 +27,7 @@ the default evaluator's; this module only sets the window edges through its hook
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
+from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event, TimeRows
@@ -44,6 +44,8 @@ class WindowedRtecEvaluator(RtecEvaluator):
     """The RTEC evaluator run as RTEC runs: windows (Q-ω, Q] at Q = step, 2·step, ..."""
 
     past_from_start = False
+    # its ``pending`` is the list of changes ``advance`` has yet to return, not the method
+    resumes_mid_stream: ClassVar[bool] = False
 
     def __init__(self, program: RtecProgram, window: int, step: int | None = None, warn=lambda m: None) -> None:
         step = window if step is None else step
