@@ -13,6 +13,7 @@ path (recursion through time terminates because premises lie at other times).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from math import inf
 from typing import Any
@@ -276,7 +277,8 @@ def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None,
         name = atom_text(*fact)
         return [Node("event", f"input {name} on {I.text(iv)}", where=line, atom=name, interval=I.text(iv))
                 for iv, line in facts.inputs(fact, span)]
-    inside = [x for x in facts.ends if I.contains(span, x)]
+    ends = facts.ends
+    inside = [x for x in ends[bisect_left(ends, span[0]):bisect_right(ends, span[2])] if I.contains(span, x)]
     edges = [x for x in (span[0], span[2]) if x not in (inf, -inf)]
     between = sorted({*inside, *edges})
     points = [*inside, *((a + b) / 2 for a, b in zip(between, between[1:], strict=False))]
@@ -292,7 +294,7 @@ def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None,
     return out
 
 
-COVER = 16  # the points of a stretch a derived premise is explained at
+COVER = 256  # at most the points of a stretch a derived premise is explained at (a guard: past it, not all are cited)
 
 
 def _walk(node: Node) -> list[Node]:
