@@ -119,3 +119,17 @@ def test_a_cited_stretch_alone_rederives_the_since(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", prog, "--input", str(alone)]) == 0
     assert '{"interval":"[2,5]","pred":"Q","args":["a"]}' in capsys.readouterr().out
+
+
+def test_a_head_operator_is_explained_from_the_time_its_body_holds(tmp_path, capsys):
+    """Boxplus[0,2]A(X) :- B(X) with B on [1,2] puts A on [1,4]; A at 4 comes from B at 2 only
+    (its head's pre-image of 4 is [2,4]).  (It used to stop with an AttributeError.)"""
+    prog, stream = files(tmp_path, "h.mtl", "Boxplus[0,2]A(X):-B(X)\n",
+                         [{"t": 0}, {"interval": "[1,2]", "pred": "B", "args": ["a"]}, {"t": 8}])
+    code, got, err = explain(capsys, prog, stream, "why", "A(a)@4")
+    assert code == 0, err
+    assert got["text"] == "A(a) on [1,4]: at 4 by a rule whose body holds at 2"
+    assert _sources(got) == [f"{stream}:2:1"]
+    code, got, err = explain(capsys, prog, stream, "why-not", "A(a)@5")
+    assert code == 0, err
+    assert [e["reason"] for e in got["why_not"]] == ["B(a) does not hold at any time of [3,5]"]

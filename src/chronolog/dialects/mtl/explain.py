@@ -16,14 +16,15 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from math import inf
-from typing import Any
+from typing import Any, cast
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event, withdraw_counted
 from chronolog.core.explanation import Node
+from chronolog.dialects.mtl.intervals import diamond_minus, diamond_plus
 from chronolog.dialects.mtl.materialise import Materialiser
 from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, head_atom
-from chronolog.evaluator import atom_text, time_text
+from chronolog.evaluator import Time, atom_text, time_text
 
 Fact = tuple[str, tuple]
 Db = dict[tuple[str, int], dict[tuple, list[I.Iv]]]
@@ -38,8 +39,8 @@ class Facts:
         self.lines: dict[tuple[str, tuple, I.Iv], list[str]] = {}
         lo, hi = None, None
         for ev in events:
-            iv = ev.span if ev.span is not None else I.point(ev.t)
-            ends = [ev.t] + ([iv[2]] if ev.pred is not None and iv[2] != inf else [])  # type: ignore[index]
+            iv = I.of_span(ev.span) if ev.span is not None else I.point(ev.t)
+            ends = [ev.t] + ([iv[2]] if ev.pred is not None and iv[2] != inf else [])
             lo = min([*ends, lo]) if lo is not None else min(ends)
             hi = max([*ends, hi]) if hi is not None else max(ends)
             if ev.pred is None:
@@ -121,12 +122,13 @@ def _head_times(rule: Rule, t: Any) -> I.Iv:
     pre: I.Iv | None = I.point(t)
     head: Literal = rule.head
     while isinstance(head, Unary) and pre is not None:
-        pre = I.diamond_plus(pre, head.rho) if head.op == "Boxplus" else I.diamond_minus(pre, head.rho)
+        pre = diamond_plus(pre, head.rho) if head.op == "Boxplus" else diamond_minus(pre, head.rho)
         head = head.operand
     return pre if pre is not None else I.point(t)
 
 
-def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv], upto: int | None = None) -> list[tuple[dict, list]]:
+def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv],
+          upto: int | None = None) -> list[tuple[dict, list[I.Iv], list]]:
     """(binding, the times the body — its first ``upto`` literals — holds within ``within``, and
     per literal its intervals) for each ground instance consistent with ``b``."""
     partial: list[tuple[dict, list[I.Iv], list]] = [(b, within, [])]
@@ -222,7 +224,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
               depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
-    s = at[2] if at[2] != inf else at[0]
+    s = cast(Time, at[2] if at[2] != inf else at[0])
     children = []
     for i, lit_ivs in used:
         lit = rule.body[i]
@@ -464,19 +466,20 @@ def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> li
     values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
                     | {str(v) for v in b.values()})
     out: list[Event] = []
-    for got, _, _ in (_body(facts, rule, b, [times], k - 1) or [(b, [], [])])[:3]:
+    ground: list[tuple[dict, list[I.Iv], list]] = _body(facts, rule, b, [times], k - 1) or [(b, [], [])]
+    for got, _, _ in ground[:3]:
         rows: list[tuple] = [()]
         for term in inner.args:
             if isinstance(term, Var) and term.name not in got:
                 rows = [(*row, v) for row in rows for v in values]
             else:
                 rows = [(*row, got[term.name] if isinstance(term, Var) else term) for row in rows]
-        out += [Event(window[0], inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
+        out += [Event(cast(Time, window[0]), inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
     return out
 
 
 def _times(iv: I.Iv) -> str:
-    return time_text(iv[0]) if iv[0] == iv[2] else f"any time of {I.text(iv)}"
+    return time_text(cast(Time, iv[0])) if iv[0] == iv[2] else f"any time of {I.text(iv)}"
 
 
 def explainer(program: Any) -> Callable[..., Any]:
