@@ -104,7 +104,8 @@ def test_why_is_sound_the_cited_facts_alone_derive_it(tmp_path_factory, capsys, 
     _sound(tmp_path_factory.mktemp("sound"), capsys, rules, facts, q, pred, arg)
 
 
-THROUGH = RULES[-3:] + ["Q(X):-Boxminus[0,2]P(X)", "S(X):-Q(X) Until[0,1] P(X)"]
+THROUGH = RULES[-3:] + ["Q(X):-Boxminus[0,2]P(X)", "S(X):-Q(X) Until[0,1] P(X)", "Boxplus[0,1]S(X):-R(X)",
+                        "Boxminus[1,2]Q(X):-R(X)"]
 LONG = st.builds(lambda lo, n, pred, arg: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]},
                  st.integers(0, 8), st.integers(0, 4), st.sampled_from(["P", "P", "R"]), st.sampled_from(["a", "b"]))
 

@@ -101,6 +101,10 @@ def test_the_smallest_derivation_is_shown_and_all_with_all(tmp_path, capsys):
     nodes = every if isinstance(every, list) else [every]
     rules = sorted(n["rule"]["line"] for top in nodes for n in walk(top) if n.get("rule"))
     assert rules == [1, 2, 3]  # A by line 1 over B by line 2, and A by line 3
+    # --depth cuts the tree shown, not the sizes compared (cut at once, both would count one)
+    code, got, err = explain(capsys, prog, stream, "why", "A(a)@3/2", "--depth", "0")
+    assert code == 0, err
+    assert got["rule"]["line"] == 3 and all(n["kind"] != "event" for n in walk(got))
     # where only the longer one exists (D does not hold at 1/2), it is the one shown
     code, got, err = explain(capsys, prog, stream, "why", "A(a)@1/2")
     assert code == 0, err

@@ -195,13 +195,15 @@ def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path:
         for binding, ivs, used in _body(facts, rule, b, [_head_times(rule, t)]):
             options.append((rule, binding, ivs, used))
     nodes = list(leaves)
-    derived = [_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1,
-                         path | {(fact, held)}, name, about)
-               for rule, binding, ivs, used in (options if every or not leaves else [])]
+    below = path | {(fact, held)}
     if every:
-        nodes += derived
-    elif derived:
-        nodes.append(min(derived, key=size))  # (the first of the smallest: the rules' textual order)
+        nodes += [_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1, below,
+                            name, about) for rule, binding, ivs, used in options]
+    elif options and not leaves:
+        # the first of the smallest (the rules' textual order), sized uncut: --depth only cuts the tree shown
+        whole = [_instance(facts, *option, t, False, None, below, name, about) for option in options]
+        k = min(range(len(whole)), key=lambda i: size(whole[i]))
+        nodes.append(whole[k] if depth is None else _instance(facts, *options[k], t, False, depth - 1, below, name, about))
     if not nodes:
         return Node("atom", f"{name}: in the answers, with no derivation found at {time_text(t)}", **about)
     if len(nodes) == 1:
