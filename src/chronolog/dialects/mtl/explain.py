@@ -5,8 +5,10 @@ intervals over rational time; a rule body's literals are read over them by the
 materialiser's own ``_instances`` (the metric operators as the evaluator applies them).  A
 derivation of P at T is a rule instance whose body holds at a time s with T in what its head
 puts P on (s itself, or s ± ρ under a head's Boxminus/Boxplus), each premise with the
-interval it holds on and the operator's range that applied, down to input facts with their
-input lines.  For an interval answer the explanation covers the maximal interval that
+interval it holds on and the operator's range that applied (a Box's operand over its whole
+range, a Since/Until's witness: its right operand at a time s in the range and its left one
+throughout the stretch between s and T), down to input facts with their input lines; of
+several derivations, one with the fewest rule applications.  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
 """
