@@ -179,6 +179,11 @@ class Evaluator(Protocol):
     (CONTRACT §2, §3)."""
 
     dialect: ClassVar[str]
+    # Whether ``export_state`` may be called between any two calls that ``run_evaluator`` makes
+    # (after ``pending``) and a new evaluator given it by ``import_state`` continues the run
+    # exactly: what ``explain.Prefixes`` needs to evaluate an input's common prefix once.
+    # False (the default: ``resumes_mid_stream``): only at the points a runtime checkpoints.
+    resumes_mid_stream: ClassVar[bool]
 
     def push(self, event: Event) -> None:
         """One input event in arrival order (fact, retraction or time advance)."""
@@ -214,6 +219,11 @@ class Evaluator(Protocol):
     def import_state(self, data: dict[str, Any]) -> None:
         """Continue from ``export_state``'s data, made by this or another
         process; raise ``StateError`` for data it cannot use."""
+
+
+def resumes_mid_stream(evaluator: object) -> bool:
+    """``Evaluator.resumes_mid_stream`` of ``evaluator``: False where it does not say."""
+    return getattr(evaluator, "resumes_mid_stream", False) is True
 
 
 @runtime_checkable

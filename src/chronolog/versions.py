@@ -145,6 +145,7 @@ class Versions:
     needs it, and each version's answer lines are cut to its part of time."""
 
     dialect: ClassVar[str] = DIALECT
+    resumes_mid_stream: ClassVar[bool] = False
 
     def __init__(self, versions: list[Version], discrete: bool) -> None:
         if not versions:

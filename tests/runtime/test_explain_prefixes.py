@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from dialect_programs import LARS_RULES, MTL_RULES, RTEC_NEW, RTEC_OLD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,3 +89,57 @@ def test_rtec(new, events, candidates, query) -> None:
     _check("rtec", RTEC_NEW if new else RTEC_OLD, [{"t": 0}, *events, {"t": HI}],
            [{k: v for k, v in c.items() if k != "op"} for c in candidates], f"open({query[0]})@{query[1]}",
            lambda lines: meaning(lines, (0, HI + 2)))
+
+
+# -- the capability: Evaluator.resumes_mid_stream decides, an error is not hidden -----------
+
+DOORS = [{"t": 0}, {"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 3, "pred": "closed", "args": ["d1"]},
+         {"t": 5, "pred": "opened", "args": ["d1"]}, {"t": 8}]
+LATE = [{"t": 4, "pred": "opened", "args": ["d1"]}, {"t": 6, "pred": "closed", "args": ["d1"]}]
+
+
+def _doors(options: RunOptions) -> tuple:  # type: ignore[type-arg]
+    row = lookup("rtec")
+    program = row.parse([("prog", RTEC_NEW)])
+
+    def read(records: list[dict]) -> list:
+        lines = "".join(json.dumps(e) + "\n" for e in records)
+        return list(row.read(program, io.StringIO(lines), "s", "jsonl", "fail", lambda m: None))
+
+    return (lambda: row.evaluator(program, options, lambda m: None)), read(DOORS), read(LATE)
+
+
+def test_an_evaluator_that_resumes_mid_stream_keeps_its_state_at_each_place() -> None:
+    fresh, events, extra = _doors(RunOptions())
+    assert fresh().resumes_mid_stream
+    prefixes = Prefixes(fresh, events, {place(events, ev) for ev in extra})
+    assert sorted(prefixes.kept) == sorted({place(events, ev) for ev in extra})
+    q = parse_query("open(d1)@7", True)
+    for ev in extra:
+        assert prefixes.answers_with(ev, q) == answers_with(fresh(), events, ev, q)
+
+
+def test_an_evaluator_that_cannot_resume_takes_the_whole_input_per_candidate() -> None:
+    fresh, events, extra = _doors(RunOptions(window=4, step=2))  # RTEC's windows
+    assert not fresh().resumes_mid_stream
+    prefixes = Prefixes(fresh, events, {place(events, ev) for ev in extra})
+    assert prefixes.kept == {}
+    q = parse_query("open(d1)@7", True)
+    for ev in extra:
+        assert prefixes.answers_with(ev, q) == answers_with(fresh(), events, ev, q)
+
+
+def test_a_failure_of_an_evaluator_that_says_it_resumes_is_not_hidden() -> None:
+    fresh, events, extra = _doors(RunOptions())
+
+    def broken():  # type: ignore[no-untyped-def]
+        evaluator = fresh()
+
+        def export_state() -> dict:
+            raise TypeError("a bug in export_state")
+
+        evaluator.export_state = export_state
+        return evaluator
+
+    with pytest.raises(TypeError, match="a bug in export_state"):
+        Prefixes(broken, events, {place(events, ev) for ev in extra})

@@ -245,6 +245,10 @@ class ExplanationNode(_Strict):
     literal: StrictStr | None = Field(default=None, description="a why-not's failing condition where no rule's "
                                                                 "literal names it (RTEC: terminated at t1)")
     negated: Literal[True] | None = Field(default=None, description="a negated literal (its why_not says why)")
+    operand: Literal["left", "right"] | None = Field(
+        default=None, description="a premise of a Since/Until literal (DatalogMTL): the right operand at the witness "
+                                  "time (its `time`) or the left operand throughout the open stretch between it and "
+                                  "the literal's time (its `window`)")
     source: StrictStr | None = Field(default=None, description="an input event's file:line, or topic offset")
     late: Literal[True] | None = Field(default=None, description="an input event that arrived after the stream "
                                                                  "had passed its time (a delayed event)")

@@ -33,6 +33,7 @@ class Node:
     literal: str = ""  # a why-not rule's failing body literal
     reason: str = ""  # why it fails
     negated: bool = False
+    operand: str = ""  # a Since/Until literal's premise: "right" (at the witness time) or "left" (the stretch to it)
     why_not: list[Node] | None = None  # why-not entries (a rule, its failing literal, why); None: not told
     late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
     missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
@@ -62,6 +63,8 @@ class Node:
             out["bindings"] = _bindings(self.bindings)
         if self.negated:
             out["negated"] = True
+        if self.operand:
+            out["operand"] = self.operand
         if self.where:
             out["source"] = self.where
         if self.late:

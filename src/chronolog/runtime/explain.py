@@ -25,7 +25,7 @@ from chronolog.core.explanation import Node, mark_late, missing_text
 from chronolog.core.reach import warm_up
 from chronolog.core.records import record
 from chronolog.core.source import Loc
-from chronolog.evaluator import Changes, Evaluator, Time, atom_text, time_text
+from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
@@ -448,7 +448,8 @@ class Prefixes:
     evaluated, ``pending``) with the lines written so far; a candidate's run is a new evaluator
     given that state (``import_state``) fed the candidate and the rest.  The lines of the two
     parts are those of one run, only some written earlier, so the sum is the same.  Where an
-    evaluator has no usable state, each candidate evaluates the whole input again."""
+    evaluator cannot resume mid-stream (``Evaluator.resumes_mid_stream`` False), each candidate
+    evaluates the whole input again; an evaluator that says it can and fails is an error."""
 
     def __init__(self, fresh: Callable[[], Evaluator], events: list[Event], places: set[int]) -> None:
         self.fresh, self.events = fresh, events
@@ -456,12 +457,11 @@ class Prefixes:
         if not places or not events:
             return
         self._inner, self._places, self._pushed = fresh(), places, 0
+        if not resumes_mid_stream(self._inner):
+            return  # its state cannot be kept mid-stream (LarsModels, RTEC's windows): each candidate from the start
         self._latest: Time | None = None
         self._lines: list[bytes] = []
-        try:
-            run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None)  # type: ignore[arg-type]
-        except (RuntimeError, TypeError, AttributeError, NotImplementedError):
-            self.kept = {}  # no state to keep mid-stream (e.g. LarsModels): every candidate from the start
+        run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None)  # type: ignore[arg-type]
 
     def derives_with(self, ev: Event, query: Query) -> bool:
         return query.holds(self.answers_with(ev, query))

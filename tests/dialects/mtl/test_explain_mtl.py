@@ -60,7 +60,8 @@ def test_why_not_by_hand(tmp_path, capsys):
 
 
 RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",
-         "Q(X):-P(X),R(X)", "S(X):-Diamondminus[0,1]Q(X)", "S(X):-R(X)", "S(X):-Q(X), not R(X)"]
+         "Q(X):-P(X),R(X)", "S(X):-Diamondminus[0,1]Q(X)", "S(X):-R(X)", "S(X):-Q(X), not R(X)",
+         "Q(X):-P(X) Since[0,2] R(X)", "Q(X):-P(X) Until[1,2] R(X)", "S(X):-Q(X) Since[1,2] R(X)"]
 FACT = st.builds(lambda lo, n, pred, arg: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]},
                  st.integers(0, 8), st.integers(0, 2), st.sampled_from(["P", "R"]), st.sampled_from(["a", "b"]))
 
@@ -100,13 +101,38 @@ def test_why_exactly_where_run_holds(tmp_path_factory, capsys, rules, facts, q, 
        pred=st.sampled_from(["Q", "S"]), arg=st.sampled_from(["a", "b"]))
 def test_why_is_sound_the_cited_facts_alone_derive_it(tmp_path_factory, capsys, rules, facts, q, pred, arg):
     """The input facts a --why cites, run on their own (the stream's span kept), derive the fact at T."""
-    tmp = tmp_path_factory.mktemp("sound")
+    _sound(tmp_path_factory.mktemp("sound"), capsys, rules, facts, q, pred, arg)
+
+
+THROUGH = RULES[-3:] + ["Q(X):-Boxminus[0,2]P(X)", "S(X):-Q(X) Until[0,1] P(X)", "Boxplus[0,1]S(X):-R(X)",
+                        "Boxminus[1,2]Q(X):-R(X)"]
+LONG = st.builds(lambda lo, n, pred, arg: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]},
+                 st.integers(0, 8), st.integers(0, 4), st.sampled_from(["P", "P", "R"]), st.sampled_from(["a", "b"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rules=st.lists(st.sampled_from(THROUGH), min_size=1, max_size=3, unique=True),
+       facts=st.lists(LONG, min_size=2, max_size=8), q=st.integers(0, 48),
+       pred=st.sampled_from(["Q", "S"]), arg=st.sampled_from(["a", "b"]))
+def test_since_and_until_witnesses_are_sound(tmp_path_factory, capsys, rules, facts, q, pred, arg):
+    """As above, for programs of Since, Until and Box over long, overlapping facts: the witness's
+    right operand and every input line of its left stretch are cited."""
+    _sound(tmp_path_factory.mktemp("through"), capsys, rules, facts, q, pred, arg)
+
+
+def _sound(tmp: Path, capsys, rules: list[str], facts: list[dict], q: int, pred: str, arg: str) -> None:  # noqa: ANN001
     prog, stream = _files(tmp, "\n".join(rules) + "\n", [{"t": 0}, *facts, {"t": 12}])
-    t = Fraction(q, 4)
+    capsys.readouterr()
+    assert main(["run", prog, "--input", stream]) == 0
+    meant = sampled_meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], 12)
+    held = [Fraction(k, 4) for k in range(49) if (pred, (arg,), Fraction(k, 4)) in meant]
+    t = held[q % len(held)] if held else Fraction(q, 4)  # a time where it holds, where there is one
     when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
     code, got, _ = explain(capsys, prog, stream, "why", f"{pred}({arg})@{when}")
     if code != 0:
+        event("does not hold")
         return
+    event("a Since/Until stretch" if any(n.get("operand") == "left" for n in walk(got)) else "holds")
     texts = Path(stream).read_text().splitlines()
     cited = sorted({int(n["source"].split(":")[-2]) for n in walk(got) if n["kind"] == "event"})
     alone = [{"t": 0}, *(json.loads(texts[n - 1]) for n in cited), {"t": 12}]

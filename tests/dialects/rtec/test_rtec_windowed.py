@@ -95,6 +95,24 @@ def test_late_events_are_reported(tmp_path: Path, capsys) -> None:
     assert "ignored 1 events older than the window (--window 10)" in capsys.readouterr().err
 
 
+def test_a_bad_input_line_stops_a_windowed_run_with_its_error(tmp_path: Path, capsys) -> None:
+    """The windows evaluated before the bad line are written (``pending``, which the windowed
+    evaluator once shadowed with a list of its own: a TypeError instead of the error)."""
+    ed = tmp_path / "lamp.prolog"
+    ed.write_text(LAMP)
+    stream = tmp_path / "s.jsonl"
+    stream.write_text('{"t": 3, "pred": "switch_on", "args": []}\n{"t": 12, "pred": "ping", "args": []}\n'
+                      '{"t": 14, "pred": "ping", "args": []}\nnot json\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["run", str(ed), "--input", str(stream), "--window", "10", "--step", "10", "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "s.jsonl:4:1: error: invalid JSON" in err and "Traceback" not in err
+    # the window (0,10] was evaluated when 14 arrived (time reached 12): on from 4, open; dark
+    # the rest of the window, from its first time 1
+    assert [json.loads(x) for x in out.read_text().splitlines()] == [
+        {"interval": "[1,4)", "pred": "dark", "args": []}, {"interval": "[4,inf)", "pred": "on", "args": []}]
+
+
 def test_window_is_refused_for_other_dialects(tmp_path: Path, capsys) -> None:
     prog = tmp_path / "p.lars"
     prog.write_text("b(X) :- a(X).\n")

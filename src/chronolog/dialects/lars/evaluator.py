@@ -102,6 +102,7 @@ class LarsEvaluator:
     and ``finish`` evaluate."""
 
     dialect: ClassVar[str] = "lars"
+    resumes_mid_stream: ClassVar[bool] = True
 
     def __init__(self, plan: Plan, *, answers: str = "changelog", retention: int | None = None,
                  warn: Callable[[str], None] = lambda m: None, eager: bool = False, model: int | None = None) -> None:
@@ -254,6 +255,7 @@ class LarsModels:
     model; at the end, each model's remaining lines."""
 
     dialect: ClassVar[str] = "lars"
+    resumes_mid_stream: ClassVar[bool] = False
 
     def __init__(self, plan: Plan, models: int, *, answers: str = "changelog", retention: int | None = None,
                  warn: Callable[[str], None] = lambda m: None) -> None:

@@ -205,6 +205,7 @@ def _num(x: Fraction | float) -> Time:
 
 class MtlEvaluator:
     dialect: ClassVar[str] = "mtl"
+    resumes_mid_stream: ClassVar[bool] = True
 
     def __init__(self, program: MtlProgram, mode: str | None = None,
                  warn: Callable[[str], None] = lambda m: None, retention: Time | None = None) -> None:

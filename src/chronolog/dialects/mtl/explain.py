@@ -5,24 +5,28 @@ intervals over rational time; a rule body's literals are read over them by the
 materialiser's own ``_instances`` (the metric operators as the evaluator applies them).  A
 derivation of P at T is a rule instance whose body holds at a time s with T in what its head
 puts P on (s itself, or s ± ρ under a head's Boxminus/Boxplus), each premise with the
-interval it holds on and the operator's range that applied, down to input facts with their
-input lines.  For an interval answer the explanation covers the maximal interval that
+interval it holds on and the operator's range that applied (a Box's operand over its whole
+range, a Since/Until's witness: its right operand at a time s in the range and its left one
+throughout the stretch between s and T), down to input facts with their input lines; of
+several derivations, one with the fewest rule applications.  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from math import inf
-from typing import Any
+from typing import Any, cast
 
 from chronolog.core import intervals as I
 from chronolog.core.events import Event, withdraw_counted
 from chronolog.core.explanation import Node
+from chronolog.dialects.mtl.intervals import diamond_minus, diamond_plus
 from chronolog.dialects.mtl.materialise import Materialiser
 from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, head_atom
-from chronolog.evaluator import atom_text, time_text
+from chronolog.evaluator import Time, atom_text, time_text
 
 Fact = tuple[str, tuple]
 Db = dict[tuple[str, int], dict[tuple, list[I.Iv]]]
@@ -37,8 +41,8 @@ class Facts:
         self.lines: dict[tuple[str, tuple, I.Iv], list[str]] = {}
         lo, hi = None, None
         for ev in events:
-            iv = ev.span if ev.span is not None else I.point(ev.t)
-            ends = [ev.t] + ([iv[2]] if ev.pred is not None and iv[2] != inf else [])  # type: ignore[index]
+            iv = I.of_span(ev.span) if ev.span is not None else I.point(ev.t)
+            ends = [ev.t] + ([iv[2]] if ev.pred is not None and iv[2] != inf else [])
             lo = min([*ends, lo]) if lo is not None else min(ends)
             hi = max([*ends, hi]) if hi is not None else max(ends)
             if ev.pred is None:
@@ -66,6 +70,11 @@ class Facts:
         self.db = db
         self.mat = Materialiser(program)
         self.mat.span = self.span
+        self.memo: dict[tuple, Node] = {}  # why's nodes of this query
+        # every time an interval of the input or the answers starts or ends: between two of them
+        # the same facts hold, so a derivation at a point and at each stretch between stands for all
+        self.ends = sorted({x for rows in db.values() for ivs in rows.values() for iv in ivs
+                            for x in (iv[0], iv[2]) if x not in (inf, -inf)})
 
     def holding(self, fact: Fact, t: Any) -> I.Iv | None:
         """The maximal interval of ``fact`` that contains ``t``."""
@@ -115,12 +124,13 @@ def _head_times(rule: Rule, t: Any) -> I.Iv:
     pre: I.Iv | None = I.point(t)
     head: Literal = rule.head
     while isinstance(head, Unary) and pre is not None:
-        pre = I.diamond_plus(pre, head.rho) if head.op == "Boxplus" else I.diamond_minus(pre, head.rho)
+        pre = diamond_plus(pre, head.rho) if head.op == "Boxplus" else diamond_minus(pre, head.rho)
         head = head.operand
     return pre if pre is not None else I.point(t)
 
 
-def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv], upto: int | None = None) -> list[tuple[dict, list]]:
+def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv],
+          upto: int | None = None) -> list[tuple[dict, list[I.Iv], list]]:
     """(binding, the times the body — its first ``upto`` literals — holds within ``within``, and
     per literal its intervals) for each ground instance consistent with ``b``."""
     partial: list[tuple[dict, list[I.Iv], list]] = [(b, within, [])]
@@ -142,12 +152,33 @@ def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv], upto: int | Non
 
 def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None = None,
         path: frozenset = frozenset()) -> Node:
+    """The derivation of ``fact`` at ``t``: an input fact that holds it where there is one, else
+    a smallest rule instance (fewest rule applications below, ``size``; ``every``: all of them).
+    Memoised per query (``Facts.memo``): premises recur across the alternatives compared."""
+    key = (fact, t, every, depth, path)
+    if key not in facts.memo:
+        facts.memo[key] = _why(facts, fact, t, every, depth, path)
+    return facts.memo[key]
+
+
+CYCLE = " (derived above: a cycle through time ends here)"
+
+
+def size(node: Node) -> float:
+    """The rule applications of a derivation (negated literals' why-not subtrees not counted);
+    infinite where it ends in a cycle, which derives nothing."""
+    if node.kind == "atom" and node.text.endswith(CYCLE):
+        return inf
+    return (node.kind == "rule") + sum(size(child) for child in node.children)
+
+
+def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path: frozenset) -> Node:
     held = facts.holding(fact, t)
     name = f"{atom_text(*fact)} on {I.text(held)}" if held else f"{atom_text(*fact)} at {time_text(t)}"
     about = {"atom": atom_text(*fact), "time": t, "interval": I.text(held) if held else ""}
     key = (fact[0], len(fact[1]))
     if (fact, held) in path:
-        return Node("atom", f"{name} (derived above: a cycle through time ends here)", **about)
+        return Node("atom", name + CYCLE, **about)
     if depth is not None and depth < 0:
         return Node("atom", f"{name} (cut at --depth)", **about)
     leaves = [Node("event", f"input {atom_text(*fact)} on {I.text(iv)}", where=line, atom=atom_text(*fact), interval=I.text(iv))
@@ -166,9 +197,15 @@ def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None
         for binding, ivs, used in _body(facts, rule, b, [_head_times(rule, t)]):
             options.append((rule, binding, ivs, used))
     nodes = list(leaves)
-    for rule, binding, ivs, used in options[: None if every else max(0, 1 - len(leaves))]:
-        nodes.append(_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1,
-                               path | {(fact, held)}, name, about))
+    below = path | {(fact, held)}
+    if every:
+        nodes += [_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1, below,
+                            name, about) for rule, binding, ivs, used in options]
+    elif options and not leaves:
+        # the first of the smallest (the rules' textual order), sized uncut: --depth only cuts the tree shown
+        whole = [_instance(facts, *option, t, False, None, below, name, about) for option in options]
+        k = min(range(len(whole)), key=lambda i: size(whole[i]))
+        nodes.append(whole[k] if depth is None else _instance(facts, *options[k], t, False, depth - 1, below, name, about))
     if not nodes:
         return Node("atom", f"{name}: in the answers, with no derivation found at {time_text(t)}", **about)
     if len(nodes) == 1:
@@ -191,7 +228,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
               depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
-    s = at[2] if at[2] != inf else at[0]
+    s = cast(Time, at[2] if at[2] != inf else at[0])
     children = []
     for i, lit_ivs in used:
         lit = rule.body[i]
@@ -204,18 +241,135 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
                 negated.why_not = why_not(facts, (lit.operand.pred, _ground(lit.operand, b)), s).entries
             children.append(negated)
             continue
-        premise = _premise(lit, b)
-        node = Node("literal", f"{shown} holds on {I.text(on)}" + _range(lit, s), atom=shown, interval=I.text(on),
-                    window=_range(lit, s).strip(" ()"))
-        if premise is not None:
-            fact, where = premise
-            point = _witness_time(facts, fact, lit, s)
-            if point is not None:
-                node.children.append(why(facts, fact, point, every, depth, path))
-        children.append(node)
+        children.append(_literal(facts, lit, b, s, on, every, depth, path))
     where = f"at {time_text(s)}" if at[0] == at[2] else f"on {I.text(at)}"
     return Node("rule", f"{name}: at {time_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule), **about,
                 bindings={k: v for k, v in b.items()}, children=children)
+
+
+def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool, depth: int | None,
+             path: frozenset) -> Node:
+    """How a positive body literal holds at ``s`` (on ``on``): a plain atom's or a Diamond's
+    derivation at the time it was met, a Box's over its whole range, a Since/Until's witness."""
+    shown = _lit_text(lit, b)
+    if isinstance(lit, Binary):
+        return _through(facts, lit, b, s, on, every, depth, path)
+    node = Node("literal", f"{shown} holds on {I.text(on)}" + _range(lit, s), atom=shown, interval=I.text(on),
+                window=_range(lit, s).strip(" ()"))
+    premise = _premise(lit, b)
+    if premise is None:
+        return node
+    fact, _ = premise
+    if isinstance(lit, Unary) and lit.op.startswith("Box") and isinstance(lit.operand, Atom):
+        node.children = _cover(facts, fact, _window(lit, s), every, depth, path)
+        return node
+    point = _witness_time(facts, fact, lit, s)
+    if point is not None:
+        node.children.append(why(facts, fact, point, every, depth, path))
+    return node
+
+
+def _window(lit: Unary, s: Any) -> I.Iv:
+    lo, lc, hi, hc = lit.rho
+    return (s - hi, hc, s - lo, lc) if lit.op.endswith("minus") else (s + lo, lc, s + hi, hc)
+
+
+def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None, path: frozenset) -> list[Node]:
+    """Derivations of ``fact`` throughout ``span`` (a Box's range, a Since/Until's left stretch):
+    a base predicate's input facts that meet it; a derived one's derivation at each time in it
+    where an interval starts or ends and at a point of each stretch between (the same facts
+    hold all along one), the latest first, each kept where it cites input a kept one does not."""
+    if (fact[0], len(fact[1])) not in facts.heads:
+        name = atom_text(*fact)
+        return [Node("event", f"input {name} on {I.text(iv)}", where=line, atom=name, interval=I.text(iv))
+                for iv, line in facts.inputs(fact, span)]
+    ends = facts.ends
+    inside = [x for x in ends[bisect_left(ends, span[0]):bisect_right(ends, span[2])] if I.contains(span, x)]
+    edges = [x for x in (span[0], span[2]) if x not in (inf, -inf)]
+    between = sorted({*inside, *edges})
+    points = [*inside, *((a + b) / 2 for a, b in zip(between, between[1:], strict=False))]
+    points += [x for x in edges if I.contains(span, x)] if not points else []
+    out: list[Node] = []
+    cited: set[str] = set()
+    for point in sorted(set(points), reverse=True)[:COVER]:
+        node = why(facts, fact, point, every, depth, path)
+        mine = {n.where for n in _walk(node) if n.kind == "event"}
+        if not out or not mine <= cited:
+            out.append(node)
+            cited |= mine
+    return out
+
+
+COVER = 256  # at most the points of a stretch a derived premise is explained at (a guard: past it, not all are cited)
+
+
+def _walk(node: Node) -> list[Node]:
+    return [node, *(n for child in node.children for n in _walk(child))]
+
+
+def _through(facts: Facts, lit: Binary, b: dict, t: Any, on: I.Iv, every: bool, depth: int | None,
+             path: frozenset) -> Node:
+    """A Since/Until literal at ``t`` with its witness: the right operand at a time s with
+    ±(t − s) in the operator's range (the nearest to t: the shortest stretch), and the left
+    operand throughout the open stretch between s and t."""
+    shown = _lit_text(lit, b)
+    right = facts.mat._value(lit.right, facts.db, b)
+    left = facts.mat._value(lit.left, facts.db, b)
+    witness = through_witness(left, right, lit.rho, t, lit.op == "Since")
+    window = f"{lit.op} within {I.text(lit.rho)}"
+    if witness is None:
+        return Node("literal", f"{shown} holds on {I.text(on)} ({window})", atom=shown, interval=I.text(on),
+                    window=window)
+    s, k, j = witness
+    stretch: I.Iv = (s, False, t, False) if s <= t else (t, False, s, False)
+    gap = abs(t - s)
+    text = (f"{shown} holds on {I.text(on)} ({window}: {_lit_text(lit.right, b)} at {time_text(s)}, "
+            f"{time_text(gap)} {'before' if s <= t else 'after'} {time_text(t)}"
+            + ("" if s == t else f", {_lit_text(lit.left, b)} throughout {I.text(stretch)}") + ")")
+    node = Node("literal", text, atom=shown, interval=I.text(on), window=window)
+    first = _literal(facts, lit.right, b, s, k, every, depth, path)
+    first.operand, first.time = "right", s
+    first.text = first.text.replace(" holds on ", f" holds at {time_text(s)}, on ", 1)
+    node.children.append(first)
+    if s != t and j is not None:
+        inner = _lit_text(lit.left, b)
+        second = Node("literal", f"{inner} holds throughout {I.text(stretch)} (on {I.text(j)})", atom=inner,
+                      interval=I.text(j), window=I.text(stretch), operand="left")
+        if isinstance(lit.left, Atom):
+            second.children = _cover(facts, (lit.left.pred, _ground(lit.left, b)), stretch, every, depth, path)
+        node.children.append(second)
+    return node
+
+
+def through_witness(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any,
+                    past: bool) -> tuple[Any, I.Iv, I.Iv | None] | None:
+    """(s, the right operand's interval holding s, the left operand's interval holding the open
+    stretch between s and t; None: s = t) for ``left Since/Until[rho] right`` at ``t`` (Since:
+    ``past``), s the nearest such time to t, or None where it does not hold at t (the
+    semantics of ``mtl.intervals.since``)."""
+    lo, lc, hi, hc = rho
+    reach: I.Iv = (t - hi, hc, t - lo, lc) if past else (t + lo, lc, t + hi, hc)
+    best: tuple[Any, I.Iv, I.Iv | None] | None = None
+
+    def nearer(s: Any) -> bool:
+        return best is None or abs(t - s) < abs(t - best[0])
+
+    for k in right:
+        if I.contains(k, t) and I.contains(rho, 0):
+            return t, k, None
+        for j in left:
+            # t within j's closure, s in k, in reach and in j's closure: (s, t) lies in j
+            if not I.contains((j[0], True, j[2], True), t):
+                continue
+            part = I.intersect(k, reach)
+            got = None if part is None else I.intersect(part, (j[0], True, j[2], True))
+            if got is None:
+                continue
+            end, closed = (got[2], got[3]) if past else (got[0], got[1])
+            s = end if closed else (got[0] + got[2]) / 2 if got[0] != got[2] else None
+            if s is not None and nearer(s):
+                best = (s, k, j)
+    return best
 
 
 def _premise(lit: Literal, b: dict) -> tuple[Fact, Literal] | None:
@@ -316,19 +470,20 @@ def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> li
     values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
                     | {str(v) for v in b.values()})
     out: list[Event] = []
-    for got, _, _ in (_body(facts, rule, b, [times], k - 1) or [(b, [], [])])[:3]:
+    ground: list[tuple[dict, list[I.Iv], list]] = _body(facts, rule, b, [times], k - 1) or [(b, [], [])]
+    for got, _, _ in ground[:3]:
         rows: list[tuple] = [()]
         for term in inner.args:
             if isinstance(term, Var) and term.name not in got:
                 rows = [(*row, v) for row in rows for v in values]
             else:
                 rows = [(*row, got[term.name] if isinstance(term, Var) else term) for row in rows]
-        out += [Event(window[0], inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
+        out += [Event(cast(Time, window[0]), inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
     return out
 
 
 def _times(iv: I.Iv) -> str:
-    return time_text(iv[0]) if iv[0] == iv[2] else f"any time of {I.text(iv)}"
+    return time_text(cast(Time, iv[0])) if iv[0] == iv[2] else f"any time of {I.text(iv)}"
 
 
 def explainer(program: Any) -> Callable[..., Any]:

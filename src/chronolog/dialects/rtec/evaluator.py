@@ -80,6 +80,7 @@ NEG_INF = -INF
 
 class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
     dialect: ClassVar[str] = "rtec"
+    resumes_mid_stream: ClassVar[bool] = True
 
     def __init__(self, program: RtecProgram, step: int | None = None,
                  warn: Callable[[str], None] = lambda m: None, retention: int | None = None) -> None:

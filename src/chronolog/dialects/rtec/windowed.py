@@ -27,7 +27,7 @@ the default evaluator's; this module only sets the window edges through its hook
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
+from typing import Any, ClassVar
 
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event, TimeRows
@@ -44,6 +44,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
     """The RTEC evaluator run as RTEC runs: windows (Q-ω, Q] at Q = step, 2·step, ..."""
 
     past_from_start = False
+    resumes_mid_stream: ClassVar[bool] = False  # (not checked against a whole run as RtecEvaluator's is)
 
     def __init__(self, program: RtecProgram, window: int, step: int | None = None, warn=lambda m: None) -> None:
         step = window if step is None else step
@@ -54,7 +55,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
         self.query = 0  # the last query time evaluated (the first one is `step`)
         self.init: float = NEG_INF  # Q-ω of the window being evaluated
         self.too_late = 0
-        self.pending: list[AnswerChange] = []
+        self._ready: list[AnswerChange] = []  # the changes of the windows evaluated, until advance returns them
         self._window_feeds = domain_feeds(program)  # input functor -> [(domain predicate, argument positions)]
 
     # ------------------------------------------------------------ input
@@ -82,7 +83,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
 
     def _advance(self, until: Time) -> list[AnswerChange]:
         self._catch_up(int(until))
-        out, self.pending = self.pending, []
+        out, self._ready = self._ready, []
         return out
 
     def _finish(self, until: Time | None = None) -> list[AnswerChange]:
@@ -90,7 +91,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
             self._catch_up(int(until))
         elif self.latest is not None:
             self._catch_up(self.latest + (-self.latest) % self.step if self.latest > 0 else self.step)
-        out, self.pending = self.pending, []
+        out, self._ready = self._ready, []
         return out
 
     def _catch_up(self, until: int) -> None:
@@ -100,7 +101,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
                 self.query = until - until % self.step  # nothing to evaluate yet
             return
         while self.query + self.step <= until:
-            self.pending += self._query(self.query + self.step)
+            self._ready += self._query(self.query + self.step)
 
     def _query(self, q: int) -> list[AnswerChange]:
         init = q - self.window
@@ -256,7 +257,7 @@ class WindowedRtecEvaluator(RtecEvaluator):
         data["windowed"] = {"window": self.window, "step": self.step, "query": self.query,
                             "too_late": self.too_late,
                             # changes of queries evaluated on input (push) that advance has not returned yet
-                            "pending": [[p, list(a), s.lo, s.hi, d] for p, a, s, d in self.pending]}
+                            "pending": [[p, list(a), s.lo, s.hi, d] for p, a, s, d in self._ready]}
         return data
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -267,6 +268,6 @@ class WindowedRtecEvaluator(RtecEvaluator):
             raise StateError(f"RTEC evaluator state: not of a windowed run with --window {self.window} "
                              f"--step {self.step}")
         self.query, self.too_late = int(got["query"]), int(got["too_late"])
-        self.pending = [(p, tuple(a), Span(int(lo), None if hi is None else int(hi), True, False), int(d))
+        self._ready = [(p, tuple(a), Span(int(lo), None if hi is None else int(hi), True, False), int(d))
                         for p, a, lo, hi, d in got["pending"]]
 
