@@ -147,6 +147,10 @@ class Versions:
         # restore a version is dropped only once evaluated again, ``_drop_unreachable``)
         self._evaluated: list[Time | None] = [None] * len(versions)
         self.dropped = 0  # old versions dropped since this process started (unreachable)
+        # per version: whether it may have changed since ``take_touched`` (given an event, evaluated
+        # to another time), so that a service writes again only the versions that did
+        # (``stages/evaluator.py``): an old version stopped at its end is written once
+        self._touched = [True] * len(versions)
 
     # -- input --------------------------------------------------------------------------
     def push(self, event: Event) -> None:
@@ -155,6 +159,7 @@ class Versions:
             bound = self._late_bound()
             if bound is not None and event.t < bound:  # too late for the stream: the newest counts it
                 versions[-1].evaluator.push(event)
+                self._touched[-1] = True
                 return
         for i, v in enumerate(versions):
             self._give(i, v, event)
@@ -174,13 +179,15 @@ class Versions:
     def _give(self, i: int, v: Version, event: Event) -> None:
         t = event.t
         if not v.causal or v.end is None or t < v.end:
+            self._touched[i] = True
             v.evaluator.push(event)
             if self._latest[i] is None or t > self._latest[i]:  # type: ignore[operator]
                 self._latest[i] = t
             if self._beyond[i]:
                 self._close(i, v)
             return
-        self._beyond[i] = True  # later than its part: it is evaluated up to its end, not beyond
+        if not self._beyond[i]:
+            self._beyond[i] = self._touched[i] = True  # later than its part: evaluated up to its end, not beyond
         if self._latest[i] is not None:
             self._close(i, v)
 
@@ -189,6 +196,7 @@ class Versions:
         end = cast(Time, v.end)
         last = end - 1 if self.discrete else end
         if self._latest[i] < last:  # type: ignore[operator]
+            self._touched[i] = True
             v.evaluator.push(Event(last))
             self._latest[i] = last
 
@@ -212,10 +220,13 @@ class Versions:
             if v.causal and v.end is not None:
                 if self._latest[i] is None:  # nothing given yet (the stream starts after its part)
                     if finishing:
+                        self._touched[i] = True
                         out.add(v.evaluator.finish(None), v, self.discrete)
                     continue
                 if cap is None or cap > self._latest[i]:  # type: ignore[operator]
                     cap = self._latest[i]
+            if finishing or cap is None or cap != self._evaluated[i]:  # (the same time again, nothing
+                self._touched[i] = True  # given since: evaluates nothing, changes nothing)
             out.add(call(v, cap), v, self.discrete)
             if cap is not None:
                 self._evaluated[i] = cap
@@ -241,7 +252,7 @@ class Versions:
                 break
             n += 1
         if n:
-            for kept in (self.versions, self._latest, self._beyond, self._evaluated):
+            for kept in (self.versions, self._latest, self._beyond, self._evaluated, self._touched):
                 del kept[:n]
             self.dropped += n
 
@@ -258,11 +269,25 @@ class Versions:
         return getattr(self.versions[-1].evaluator, name)
 
     def export_state(self) -> dict[str, Any]:
-        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete,
-                "versions": [{"sources": None if v.sources is None else [list(s) for s in v.sources],
-                              "start": _text(v.start), "end": _text(v.end), "causal": v.causal,
-                              "latest": _text(self._latest[i]), "beyond": self._beyond[i],
-                              "state": v.evaluator.export_state()} for i, v in enumerate(self.versions)]}
+        return self.export_head([self.export_row(i) for i in range(len(self.versions))])
+
+    def export_head(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The state of the versions whose rows (``export_row``, or what stands for one where it
+        is stored apart: ``stages/evaluator.py``) are ``rows``."""
+        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete, "versions": rows}
+
+    def export_row(self, i: int) -> dict[str, Any]:
+        """The i-th version's part of ``export_state``: its program, part of time and evaluator state."""
+        v = self.versions[i]
+        return {"sources": None if v.sources is None else [list(s) for s in v.sources],
+                "start": _text(v.start), "end": _text(v.end), "causal": v.causal,
+                "latest": _text(self._latest[i]), "beyond": self._beyond[i], "state": v.evaluator.export_state()}
+
+    def take_touched(self) -> list[bool]:
+        """Per version, whether its ``export_row`` may differ from the one it gave at the last call
+        (all True the first time); the marks are cleared."""
+        got, self._touched = self._touched, [False] * len(self.versions)
+        return got
 
     def import_state(self, data: dict[str, Any]) -> None:
         raise StateError("program versions restore through versions.restore (they build their evaluators)")
@@ -472,4 +497,6 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
     versions._evaluated.append(done)
+    versions._touched[-1] = True  # (its end is set)
+    versions._touched.append(True)
     return versions, [line for line in lines if line is not None]

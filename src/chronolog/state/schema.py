@@ -226,9 +226,17 @@ def _rows(value: object) -> list:
     return value
 
 
-# An evaluator's input log (EvaluatorStage) is every dialect's; the LARS stages
-# register their own journals' codecs (dialects/lars/stages.py).
-journal.register_journal_codecs({"inputs": (list, _rows)})
+def _version_row(value: object) -> dict:
+    """An older program version's row (``Versions.export_row``): an object, checked further by
+    ``versions.restore``."""
+    if type(value) is not dict:
+        raise TypeError("a program version entry is not an object")
+    return value
+
+
+# An evaluator's input log and its older program versions (EvaluatorStage) are every
+# dialect's; the LARS stages register their own journals' codecs (dialects/lars/stages.py).
+journal.register_journal_codecs({"inputs": (list, _rows), "versions": (dict, _version_row)})
 
 
 def journal_codec(name: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
