@@ -40,6 +40,7 @@ from chronolog.evaluator import (
     Span,
     StateError,
     Time,
+    interval_line,
     time_text,
 )
 
@@ -427,6 +428,28 @@ def _of(line: bytes, keys: frozenset[str]) -> bool:
     return "pred" in got and f"{got['pred']}/{len(got['args'])}" in keys
 
 
+def _restating(batch: Any, at: Time, kept: frozenset[str], discrete: bool, back: bool) -> list[bytes | None]:
+    """The lines of ``batch`` cut to ``at`` on, without the ``kept`` predicates' ones; ``back``:
+    taken back (negated, last first).  A batch of ``Changes`` is cut change by change, as
+    ``cut_line`` cuts the lines it renders to (an upgrade restates thousands: rendering, then
+    decoding each line again to cut it and to read its predicate, was most of its cost)."""
+    if not isinstance(batch, Changes):
+        lines = [part for line in batch.lines().splitlines()
+                 if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+        return [negated(line) for line in reversed(lines)] if back else list(lines)
+    out: list[bytes | None] = []
+    for pred, args, span, diff in batch:
+        if (kept and f"{pred}/{len(args)}" in kept) or _before(span, at):
+            continue
+        if span.lo < at or (span.lo == at and not span.lo_closed):  # (cut: as ``cut_line`` writes it)
+            hi, closed = span.hi, span.hi_closed
+            if discrete and hi is not None and not closed:
+                hi, closed = hi - 1, True
+            span = Span(at, hi, True, closed)
+        out.append(interval_line(pred, args, span, -diff if back else diff, batch.points))
+    return out[::-1] if back else out
+
+
 def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[bool], discrete: bool,
                 sources: list[Sources | None] | None = None) -> Versions:
     """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on;
@@ -482,16 +505,12 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         kept = frozenset()
         for ev in events:
             new.push(ev)
-    written = newest.evaluator.written()
-    if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
-        written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
-                          written.points)
+    old = newest.evaluator
+    written = old.written(kept) if kept and isinstance(old, KeepsStrata) else old.written()
     # taken back last line first, so that every prefix of what is written means something
-    lines = [negated(part) for line in reversed(written.lines().splitlines())
-             if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+    lines = _restating(written, at, kept, discrete, True)
     if done is not None:
-        lines += [part for line in new.advance(done).lines().splitlines()
-                  if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+        lines += _restating(new.advance(done), at, kept, discrete, False)
     newest.end = at
     versions.versions.append(Version(new, at, None, sources, causal(sources)))
     versions._latest.append(versions._latest[-1])

@@ -534,9 +534,11 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ state
 
-    def written(self) -> Changes:
-        """What the changes returned so far mean: the published intervals, as +1 changes."""
-        return Changes([(p, a, _span(iv), 1) for (p, a), ivs in sorted(self.published.items(), key=lambda x: _order(x[0]))
+    def written(self, without: frozenset[str] = frozenset()) -> Changes:
+        """What the changes returned so far mean: the published intervals, as +1 changes;
+        ``without``: answer predicates (``p/1``) left out (an upgrade's kept strata)."""
+        published = [x for x in self.published.items() if f"{x[0][0]}/{len(x[0][1])}" not in without]
+        return Changes([(p, a, _span(iv), 1) for (p, a), ivs in sorted(published, key=lambda x: _order(x[0]))
                         for iv in ivs], points=False)
 
     def late_bound(self) -> Time | None:
