@@ -103,7 +103,11 @@ class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=T
     done: str | None
     dirty: bool
     dead_letters: int
-    evaluator: dict[str, Any]  # the evaluator's export_state, without its input log
+    # the evaluator's export_state, without its input log; once upgraded, the program versions'
+    # (``Versions.export_head``): the newest version's row without its log, each older one
+    # ``{"journal": i}``, its row the ``versions`` journal's entry i (a state written before
+    # holds every row whole)
+    evaluator: dict[str, Any]
     # the input log items not in the ``inputs`` journal: only a record migrated
     # from version 1 has any (the next commit journals them)
     inputs: list[list[Any]] = []
