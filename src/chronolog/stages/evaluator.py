@@ -214,9 +214,12 @@ class EvaluatorStage:
         if data.get("dialect") == VERSIONS:  # upgraded: the versions build their evaluators
             if self.upgrader is None:
                 raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
-            versions = restore(self._versions_data(data, state.inputs), self.upgrader.make)
-            versions.take_touched()  # as stored
-            self.old_written = {i: id(v.evaluator) for i, v in enumerate(versions.versions[:-1])}
+            stored = self._versions_data(data, state.inputs)
+            versions = restore(stored, self.upgrader.make)
+            versions.take_touched()  # as stored: the journal's rows are written again when they change
+            self.old_written = {i: id(v.evaluator) for i, (v, row) in enumerate(zip(versions.versions[:-1],
+                                                                                      data["versions"], strict=False))
+                                if set(row) == {"journal"}}  # (a row stored whole: journaled at the next commit)
             self.evaluator = versions
             self.last_input = time.monotonic()
             return

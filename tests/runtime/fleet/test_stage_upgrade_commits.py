@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import orjson
 import pytest
 from meaning import sampled_meaning
@@ -18,6 +19,9 @@ from chronolog.bench.upgrade import CASES
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
 from chronolog.state import changelog
+from chronolog.state.codec import encode
+from chronolog.state.recovery import snapshot_records
+from chronolog.state.schema import KINDS
 from chronolog.state.store import MemoryStore
 from chronolog.versions import UpgradeRequest, version_id
 
@@ -133,3 +137,38 @@ def test_restored_from_the_incremental_commits_the_answers_are_the_same(dialect)
     assert sampled_meaning([json.loads(x) for x in plain.lines], POINTS + LATER) != \
         {k for k in want if k[2] <= POINTS + LATER}
     assert case.top != case.old
+
+
+@pytest.mark.parametrize("dialect", ["mtl", "rtec"])
+def test_a_state_stored_whole_after_an_upgrade_is_journaled_by_the_next_commit(dialect):
+    """A state an earlier build wrote after an upgrade (every version's row whole in the
+    snapshot, no journal entries) restores, and the commits after it write the journals,
+    so that a restart from them (the changelog read from its start) goes on as without one."""
+    want = _run(dialect).meaning()
+    case = CASES[dialect]
+    svc = Service(dialect)
+    svc.batch([v for t in range(POINTS) for v in _point(dialect, t)])
+    request = UpgradeRequest("r1", version_id((("new", case.top),)), dialect, str(AT), (("new", case.top),))
+    svc.batch([request.encode()])
+    for t in range(POINTS, POINTS + 3):  # (the old version stopped at its end: untouched from here)
+        svc.batch(_point(dialect, t))
+    stage = svc.stage
+    whole = msgspec.structs.replace(stage.export_state(), evaluator=stage.evaluator.export_state())
+    kind = KINDS["evaluator"]
+    blob = encode(kind.record(kind.version, whole))
+    svc.part, svc.store = Partition(), MemoryStore()  # a changelog holding only that snapshot
+    svc.part.records.append((0, snapshot_records(blob, {"chronolog.facts:0": svc.offset}, 1 << 20)[0][1]))
+    svc.restart(lose_store=True)
+    svc.batch([b"not an event"])  # a commit that evaluates nothing (a dead letter), then a restart from it
+    assert "j:versions:0" in svc.entries[-1]  # the old version journaled at the first commit after the restore
+    svc.restart(lose_store=True)
+    for n, t in enumerate(range(POINTS + 3, POINTS + LATER)):
+        svc.batch(_point(dialect, t))
+        if n in (0, 3):
+            svc.restart(lose_store=True)
+    late = [e for e in case.events(AT - 7) if e.get("pred") not in ("Clock", "opened")]
+    svc.batch([orjson.dumps({**e, "args": ["k-late" if dialect == "mtl" else "d1"]}) for e in late[:1]])
+    svc.restart(lose_store=True)
+    for t in range(POINTS + LATER, POINTS + LATER + 2):
+        svc.batch(_point(dialect, t))
+    assert svc.meaning() == want
