@@ -45,10 +45,10 @@ class Partition:
         return self.records[start or 0:]
 
 
-def _stage(dialect: str):  # type: ignore[no-untyped-def]
+def _stage(dialect: str, retention: int | None = None):  # type: ignore[no-untyped-def]
     row = lookup(dialect)
     program = row.parse([("old", CASES[dialect].old)])
-    return row.layout(program, RunOptions()).stage(StageSpec("chain", idle_flush=1000.0))
+    return row.layout(program, RunOptions()).stage(StageSpec("chain", idle_flush=1000.0, retention=retention))
 
 
 def _point(dialect: str, t: int) -> list[bytes]:
@@ -59,9 +59,9 @@ def _point(dialect: str, t: int) -> list[bytes]:
 class Service:
     """A stage committing after every batch, as a service does, restarted where asked."""
 
-    def __init__(self, dialect: str) -> None:
-        self.dialect = dialect
-        self.stage = changelog.track(_stage(dialect))
+    def __init__(self, dialect: str, retention: int | None = None) -> None:
+        self.dialect, self.retention = dialect, retention
+        self.stage = changelog.track(_stage(dialect, retention))
         self.part, self.store = Partition(), MemoryStore()
         self.offset = 0
         self.lines: list[bytes] = []
@@ -80,7 +80,7 @@ class Service:
     def restart(self, lose_store: bool) -> None:
         if lose_store:
             self.store = MemoryStore()  # a fresh state directory: the changelog is read
-        got = changelog.restore(self.store, _stage(self.dialect), self.part.read, "c", 0, "store: ")
+        got = changelog.restore(self.store, _stage(self.dialect, self.retention), self.part.read, "c", 0, "store: ")
         assert got is not None and got.offsets == {"chronolog.facts:0": self.offset}
         assert got.source == ("store" if not lose_store else "changelog")
         self.stage = changelog.track(got.stage)
@@ -172,3 +172,31 @@ def test_a_state_stored_whole_after_an_upgrade_is_journaled_by_the_next_commit(d
     for t in range(POINTS + LATER, POINTS + LATER + 2):
         svc.batch(_point(dialect, t))
     assert svc.meaning() == want
+
+
+@pytest.mark.parametrize("dialect", ["mtl"])  # (an RTEC program needs all earlier input: refused under a retention)
+def test_versions_dropped_under_a_retention_leave_the_journal(dialect):
+    """Two upgrades under a finite retention: once the retention passes a version's end it is
+    dropped (``Versions._drop_unreachable``), the versions after it move up, and the journal
+    follows (the entry of the last position deleted, the others written again); restarts from
+    the changelog go on as without them."""
+    case = CASES[dialect]
+
+    def run(restart_at: set[int]) -> tuple[list[list[str]], set]:
+        svc = Service(dialect, retention=20)
+        svc.batch([v for t in range(POINTS) for v in _point(dialect, t)])
+        for n, (at, text) in enumerate([(POINTS + 2, case.top), (POINTS + 6, case.bottom)]):
+            request = UpgradeRequest(f"r{n}", version_id((("new", text),)), dialect, str(at), (("new", text),))
+            svc.batch([request.encode()])
+        for t in range(POINTS, POINTS + 40):
+            svc.batch(_point(dialect, t))
+            if t in restart_at:
+                svc.restart(lose_store=True)
+        assert len(svc.stage.evaluator.versions) == 1 and not svc.stage.old  # both older ones dropped, and their entries
+        return svc.entries, {k for k in svc.meaning() if k[2] <= POINTS + 38}
+
+    entries, want = run(set())
+    olds = [sorted(k for k in keys if k.startswith("j:versions:")) for keys in entries]
+    assert ["j:versions:0", "j:versions:1"] in olds  # two older versions journaled
+    assert olds[-1] == [] and any(k == ["j:versions:0"] for k in olds[olds.index(["j:versions:0", "j:versions:1"]) + 1:])
+    assert run({POINTS + 5, POINTS + 21, POINTS + 25, POINTS + 27})[1] == want
