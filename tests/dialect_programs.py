@@ -3,6 +3,8 @@ command's options to every dialect (tests/cli/test_run_options.py, test_fleet_op
 runtime/backfill/test_backfill_options.py), and the rule pools random upgrade pairs are drawn
 from (runtime/test_upgrade.py's property tests, runtime/fleet/test_upgrade_fleet_random.py)."""
 
+from hypothesis import strategies as st
+
 PROGRAMS = {
     "lars": ("q(X) :- p(X) [2].", "p"),
     "laser": ("q(X) :- time_win(2, 0, 1, diamond(p(X)))\n", "p"),
@@ -52,3 +54,18 @@ STRATA_SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "ar
                  {"t": 3, "pred": "p", "args": ["z"], "op": "retract"}, {"t": 9, "pred": "p", "args": ["z"]},
                  {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
 STRATA_SPAN = (0, 14)
+
+# Random upgrade programs with @-heads (runtime/test_upgrade_lars_at.py,
+# runtime/fleet/test_stage_upgrade_lars_at.py): LARS_RULES and these, over p and r events
+LARS_AT_RULES = [
+    "w(X) at U :- p(X) at U [2].",
+    "w(X) at U :- p(X) at U [3], r(X).",
+    "w(X) at U :- q(X) at U [2].",
+    "w(X) at U :- p(X) at U [1], not r(X) [2].",
+    "v(X) :- w(X) at U [1].",
+    "w(X) at U :- r(X) at U [2], p(X).",
+]
+LARS_AT_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                          **({"op": "retract"} if retract else {})},
+                          st.integers(0, 10), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
+LARS_AT_PROGRAM = st.lists(st.sampled_from(LARS_RULES + LARS_AT_RULES), min_size=1, max_size=3, unique=True)

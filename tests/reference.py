@@ -15,7 +15,8 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from chronolog.core.events import Event
+from chronolog.core.events import Event, withdrawn
+from chronolog.dialects.lars.hooks import lars_parse
 from chronolog.dialects.lars.ir import (
     Atom,
     BinOp,
@@ -347,3 +348,37 @@ def _heads(rule: Rule, env: Env, ctx: _Context) -> list[TimedAtom | None]:
     if type(T) is not int or not ctx.t1 <= T <= ctx.t:
         return [None]
     return [(head.atom.pred, args, T)]
+
+
+def final_stream(events: list[dict]) -> list[TimedAtom]:
+    """The facts of a stream of input records (CONTRACT §2) after its retractions (each
+    withdraws the latest earlier equal event), in time order then arrival order."""
+    by_time: dict[int, list[tuple[str, tuple]]] = {}
+    for e in events:
+        if "pred" not in e:
+            continue
+        fact = (e["pred"], tuple(e["args"]))
+        kept = by_time.setdefault(e["t"], [])
+        if e.get("op") == "retract":
+            i = withdrawn(kept, fact)
+            if i is not None:
+                del kept[i]
+        else:
+            kept.append(fact)
+    return [(pred, args, t) for t in sorted(by_time) for pred, args in by_time[t]]
+
+
+def reference_splice(versions: list[tuple[int | None, str]], events: list[dict]) -> set[TimedAtom]:
+    """A program upgraded at times T (``versions``: (T, program text), the first with None):
+    the union over every evaluated point e of the output atoms that the program in force at
+    e (the last one whose T is <= e) derives at e, dated anywhere (docs/reference/contract.md
+    §6).  The points: from the stream's first time to its last."""
+    facts = final_stream(events)
+    times = [e["t"] for e in events]
+    t1, last = min(times), max(times)
+    programs = [(start, lars_parse([("p.lars", text)])) for start, text in versions]
+    out: set[TimedAtom] = set()
+    for e in range(t1, last + 1):
+        program = [prog for start, prog in programs if start is None or start <= e][-1]
+        out |= answer_at(program, [f for f in facts if f[2] <= e], t1, e)
+    return out

@@ -148,9 +148,16 @@ class Block(Protocol):
     """Input events of one time read in bulk by a dialect's reader (``Dialect.bulk_read``),
     for that dialect's ``push_block``: one call instead of an ``Event`` per line."""
 
-    t: int
-    events: int  # the input events it stands for
-    facts: Sized  # the facts asserted among them
+    @property
+    def t(self) -> int: ...
+
+    @property
+    def events(self) -> int:
+        """The input events it stands for."""
+
+    @property
+    def facts(self) -> Sized:
+        """The facts asserted among them."""
 
     def unpacked(self) -> Iterator[Event]:
         """The block's events one by one, as the dialect's line reader makes them."""

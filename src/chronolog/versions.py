@@ -122,13 +122,23 @@ class Version:
     """A program version and the part of time whose answers are its own: ``[start, end)``
     (``start`` None: from the beginning; ``end`` None: from then on).  ``sources``: the
     program's files (None: the program the process was started with).  ``causal``: its
-    answers at a time need no later input, so it is fed nothing from its end on."""
+    answers at a time need no later input, so it is fed nothing from its end on.  ``dated``:
+    its part is chosen by the time point evaluated (LARS ``@``-heads, ``Dialect.evaluations``):
+    its evaluator answers only what its evaluations from ``start`` on derive, which may lie up
+    to ``dated`` before the time evaluated (``inf``: anywhere), so before ``start`` too; its
+    lines are cut at its end only.  None: its lines are cut to ``[start, end)``."""
 
     evaluator: Any
     start: Time | None
     end: Time | None
     sources: Sources | None = None
     causal: bool = False
+    dated: Any = None  # Time | float (inf) | None
+
+    @property
+    def since(self) -> Time | None:
+        """Where its lines are cut at the start: ``start``, or nowhere for a ``dated`` version."""
+        return None if self.dated is not None else self.start
 
 
 class Versions:
@@ -152,6 +162,7 @@ class Versions:
         # to another time), so that a service writes again only the versions that did
         # (``stages/evaluator.py``): an old version stopped at its end is written once
         self._touched = [True] * len(versions)
+        self.union = Union.of(versions)
 
     # -- input --------------------------------------------------------------------------
     def push(self, event: Event) -> None:
@@ -211,7 +222,7 @@ class Versions:
     def pending(self) -> VersionAnswers:
         out = VersionAnswers()
         for v in self.versions:
-            out.add(v.evaluator.pending(), v, self.discrete)
+            out.add(v.evaluator.pending(), v, self.discrete, self.union)
         return out
 
     def _each(self, call: Callable[[Version, Any], Any], until: Time | None, finishing: bool = False) -> VersionAnswers:
@@ -222,13 +233,13 @@ class Versions:
                 if self._latest[i] is None:  # nothing given yet (the stream starts after its part)
                     if finishing:
                         self._touched[i] = True
-                        out.add(v.evaluator.finish(None), v, self.discrete)
+                        out.add(v.evaluator.finish(None), v, self.discrete, self.union)
                     continue
                 if cap is None or cap > self._latest[i]:  # type: ignore[operator]
                     cap = self._latest[i]
             if finishing or cap is None or cap != self._evaluated[i]:  # (the same time again, nothing
                 self._touched[i] = True  # given since: evaluates nothing, changes nothing)
-            out.add(call(v, cap), v, self.discrete)
+            out.add(call(v, cap), v, self.discrete, self.union)
             if cap is not None:
                 self._evaluated[i] = cap
         if until is not None:
@@ -265,7 +276,7 @@ class Versions:
     def __getattr__(self, name: str) -> Any:
         """Counters (``unmatched_retractions``, ``too_late``, ...) and ``retained``: the
         newest version's, which sees the whole stream."""
-        if name.startswith("_") or name in ("versions", "discrete", "dropped"):
+        if name.startswith("_") or name in ("versions", "discrete", "dropped", "union"):
             raise AttributeError(name)
         return getattr(self.versions[-1].evaluator, name)
 
@@ -275,13 +286,14 @@ class Versions:
     def export_head(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """The state of the versions whose rows (``export_row``, or what stands for one where it
         is stored apart: ``stages/evaluator.py``) are ``rows``."""
-        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete, "versions": rows}
+        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete, "versions": rows,
+                "union": None if self.union is None else self.union.export_state()}
 
     def export_row(self, i: int) -> dict[str, Any]:
         """The i-th version's part of ``export_state``: its program, part of time and evaluator state."""
         v = self.versions[i]
         return {"sources": None if v.sources is None else [list(s) for s in v.sources],
-                "start": _text(v.start), "end": _text(v.end), "causal": v.causal,
+                "start": _text(v.start), "end": _text(v.end), "causal": v.causal, "dated": _back_text(v.dated),
                 "latest": _text(self._latest[i]), "beyond": self._beyond[i], "state": v.evaluator.export_state()}
 
     def take_touched(self) -> list[bool]:
@@ -308,8 +320,11 @@ def restore(data: dict[str, Any], make: Callable[[Sources | None], Evaluator]) -
             evaluator.import_state(row["state"])
             # (states written before causality was per program: the dialect's, for all versions)
             causal = bool(row["causal"] if "causal" in row else data["causal"])
-            versions.append(Version(evaluator, _time(row["start"]), _time(row["end"]), sources, causal))
+            versions.append(Version(evaluator, _time(row["start"]), _time(row["end"]), sources, causal,
+                                    _back(row.get("dated"))))
         out = Versions(versions, bool(data["discrete"]))
+        if out.union is not None and data.get("union") is not None:
+            out.union.import_state(data["union"])
         out._latest = [_time(row["latest"]) for row in rows]
         out._beyond = [bool(row["beyond"]) for row in rows]
     except (KeyError, TypeError, ValueError) as exc:
@@ -328,6 +343,73 @@ def _time(text: str | None) -> Time | None:
     return value.numerator if value.denominator == 1 else value
 
 
+def _back_text(back: Any) -> str | None:
+    return None if back is None else "inf" if back == inf else time_text(back)
+
+
+def _back(text: str | None) -> Any:
+    return inf if text == "inf" else _time(text)
+
+
+class Union:
+    """The answer points that several versions can write: a ``dated`` version's atoms in
+    ``[start - dated, start)``, which the versions before it answer too.  Their lines there
+    are counted per point, so that the sum of the lines written is the union of the
+    versions' answers (a point written once, withdrawn when no version answers it any more).
+    Integer time points only (``Dialect.evaluations`` is LARS's)."""
+
+    def __init__(self, lo: Any, hi: Time) -> None:
+        self.lo, self.hi = lo, hi  # the points counted: [lo, hi)
+        self.claims: dict[tuple[bytes, int], int] = {}  # (the line without time and diff, point) -> versions
+
+    @staticmethod
+    def of(versions: list[Version]) -> Union | None:
+        """The points ``versions`` can share (None: none: no version is dated)."""
+        dated = [(v.start, v.dated) for v in versions if v.dated is not None and v.start is not None]
+        if not dated:
+            return None
+        return Union(min(start - back for start, back in dated), max(start for start, _ in dated))
+
+    def lines(self, line: bytes | None) -> list[bytes]:
+        """A version's line as the lines of the union: unchanged outside ``[lo, hi)``, inside it
+        one ``t`` line per point whose count of versions answering it leaves or reaches 0."""
+        if line is None:
+            return []
+        got = _decode(line)
+        if "pred" not in got:
+            return [line]
+        lo = None if self.lo == -inf else self.lo
+        out = [part for part in (cut_line(line, None, lo, True) if lo is not None else None,
+                                 cut_line(line, self.hi, None, True)) if part is not None]
+        inside = cut_line(line, lo, self.hi, True)
+        if inside is None:
+            return out
+        got = _decode(inside)
+        diff = got.pop("diff", 1)
+        if "t" in got:
+            first = last = got.pop("t")
+        else:
+            iv = I.parse(got.pop("interval"))
+            first, last = int(iv[0]) + (0 if iv[1] else 1), int(iv[2]) - (0 if iv[3] else 1)
+        key = _encode(got)
+        for t in range(first, last + 1):
+            before = self.claims.get((key, t), 0)
+            now = before + diff
+            if now:
+                self.claims[key, t] = now
+            else:
+                self.claims.pop((key, t), None)
+            if (before == 0) != (now == 0):
+                out.append(_encode({"t": t, **got, **({} if diff == 1 else {"diff": -1})}))
+        return out
+
+    def export_state(self) -> dict[str, Any]:
+        return {"claims": [[key.decode(), t, n] for (key, t), n in self.claims.items()]}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        self.claims = {(str(key).encode(), int(t)): int(n) for key, t, n in data["claims"]}
+
+
 class VersionAnswers:
     """Answer lines of several versions, each cut to its version's part of time."""
 
@@ -340,9 +422,10 @@ class VersionAnswers:
         self._changes: list[AnswerChange] = []  # the parts decoded so far (``__iter__``), in order
         self._decoded = 0  # how many parts ``_changes`` covers
 
-    def add(self, batch: Any, v: Version, discrete: bool) -> None:
+    def add(self, batch: Any, v: Version, discrete: bool, union: Union | None = None) -> None:
         if batch.line_count:
-            self.extend(cut_line(line, v.start, v.end, discrete) for line in batch.lines().splitlines())
+            cut = (cut_line(line, v.since, v.end, discrete) for line in batch.lines().splitlines())
+            self.extend(cut if union is None else (part for line in cut for part in union.lines(line)))
 
     def extend(self, lines: Iterable[bytes | None]) -> None:
         for line in lines:
@@ -451,25 +534,36 @@ def _restating(batch: Any, at: Time, kept: frozenset[str], discrete: bool, back:
 
 
 def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[bool], discrete: bool,
-                sources: list[Sources | None] | None = None) -> Versions:
+                sources: list[Sources | None] | None = None, dated: list[Any] | None = None) -> Versions:
     """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on;
-    ``causal[i]``: whether the i-th program is (``Dialect.causal``)."""
+    ``causal[i]``: whether the i-th program is (``Dialect.causal``); ``dated[i]``: whether the
+    i-th is chosen by the time point evaluated (``Version.dated``; its evaluator set so)."""
     if len(times) != len(evaluators) - 1 or len(causal) != len(evaluators):
         raise ValueError("one upgrade time per new version, one causal flag per version")
     if any(b <= a for a, b in zip(times, times[1:], strict=False)):
         raise ChronologError("error: upgrade times must increase")
     bounds: list[Time | None] = [None, *times, None]
     files = sources or [None] * len(evaluators)
-    return Versions([Version(e, bounds[i], bounds[i + 1], files[i], causal[i]) for i, e in enumerate(evaluators)],
-                    discrete)
+    marks = dated or [None] * len(evaluators)
+    return Versions([Version(e, bounds[i], bounds[i + 1], files[i], causal[i], marks[i])
+                     for i, e in enumerate(evaluators)], discrete)
 
 
 UNBOUNDED = None  # a program whose answers can need input from any time before (no bounded reach)
 
 
+# (Sources | None, its evaluator or None: only asked, first, last) -> Version.dated (Dialect.evaluations)
+Dated = Callable[[Any, Any, Any, Any], Any]
+
+
+def _undated(sources: Sources | None, evaluator: Any, first: Any, last: Any) -> Any:
+    return None
+
+
 def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done: Time | None,
            causal: Callable[[Sources | None], bool], discrete: bool,
-           back: Time | None = UNBOUNDED, kept: frozenset[str] = frozenset()) -> tuple[Versions, list[bytes]]:
+           back: Time | None = UNBOUNDED, kept: frozenset[str] = frozenset(), dated: Dated = _undated,
+           make: Callable[[Sources | None], Evaluator] | None = None) -> tuple[Versions, list[bytes]]:
     """A running evaluator upgraded to ``new`` (a fresh evaluator of the program ``sources``,
     whose answers at a time need input up to ``back`` before it) from ``at`` on, after it
     evaluated up to ``done``: the evaluator to go on with, and the lines that restate what
@@ -484,7 +578,16 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     given again, where the new evaluator ``KeepsStrata``: it takes their state over from the
     running one and evaluates only the other strata (else it reads the retained input whole
     and every answer from ``at`` on is restated: the running one may hold input not evaluated
-    yet, whose changes its cut part would no longer write)."""
+    yet, whose changes its cut part would no longer write).
+
+    ``dated``: sets a program's evaluator to answer only its evaluations in [first, last] when
+    its evaluations date atoms back (``Dialect.evaluations``; the ``Version.dated`` it
+    returns).  A new program that does answers what its evaluations from ``at`` on derive,
+    before ``at`` too (counted with the older versions' answers there, ``Union``); a running
+    one that does and has evaluated from ``at`` on already (a restatement) is evaluated again
+    by a fresh evaluator of its program (``make``) counting its evaluations up to ``at`` - 1
+    only, the difference of the lines is written, and the running one counts only those
+    from then on."""
     versions = (current if isinstance(current, Versions)
                 else Versions([Version(current, None, None, None, causal(None))], discrete))
     newest = versions.newest
@@ -499,23 +602,89 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         raise ChronologError(f"error: the retained input does not reach far enough back: the new program's "
                              f"answers from {time_text(at)} on need {need}, the retention kept it from "
                              f"{time_text(complete)} on")
+    new_dated = dated(sources, new, at, None)
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated
     if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
         kept = frozenset()
         for ev in events:
             new.push(ev)
+    again = None  # the running version evaluated again up to ``at`` - 1 (it dates atoms back)
+    last = at - 1 if discrete else at  # the running version's last evaluated point from now on
+    if done is not None and done >= at and make is not None and dated(newest.sources, None, None, None) is not None:
+        again = make(newest.sources)
+        dated(newest.sources, again, newest.start, last)
+    # what each version wrote, cut to its part (before the change), where the versions' parts
+    # come to share points with it: counted anew (``Union``) with the new version among them
+    before = [(v, v.since, v.end) for v in versions.versions]
     old = newest.evaluator
     written = old.written(kept) if kept and isinstance(old, KeepsStrata) else old.written()
-    # taken back last line first, so that every prefix of what is written means something
-    lines = _restating(written, at, kept, discrete, True)
-    if done is not None:
+    if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
+        written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
+                          written.points)
+    lines: list[bytes | None]
+    if again is None:
+        # taken back last line first, so that every prefix of what is written means something
+        lines = _restating(written, at, kept, discrete, True)
+    else:
+        for ev in events:
+            again.push(ev)
+        lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
+                            [cut_line(line, newest.since, at, discrete)
+                             for line in again.advance(cast(Time, done)).lines().splitlines()])
+    if done is not None and new_dated is None:
         lines += _restating(new.advance(done), at, kept, discrete, False)
+    elif done is not None:
+        lines += [part for line in new.advance(done).lines().splitlines()
+                  if (part := cut_line(line, None, None, discrete)) is not None and not _of(part, kept)]
     newest.end = at
-    versions.versions.append(Version(new, at, None, sources, causal(sources)))
+    if again is not None:  # its corrections from now on: of its evaluations before ``at`` only
+        dated(newest.sources, newest.evaluator, newest.start, last)
+    versions.versions.append(Version(new, at, None, sources, causal(sources), new_dated))
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
     versions._evaluated.append(done)
     versions._touched[-1] = True  # (its end is set)
     versions._touched.append(True)
+    if new_dated is not None:
+        versions.union = _counted(versions, before, written)
+    union = versions.union
+    if union is not None:
+        return versions, [part for line in lines for part in union.lines(line)]
     return versions, [line for line in lines if line is not None]
+
+
+def _difference(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:
+    """Lines whose sum added to ``old``'s makes ``new``'s: ``old``'s that ``new`` does not
+    have taken back (last first), ``new``'s that ``old`` does not have given."""
+    left: dict[bytes, int] = {}
+    for line in new:
+        if line is not None:
+            left[line] = left.get(line, 0) + 1
+    gone = []
+    for line in old:
+        if line is None:
+            continue
+        if left.get(line, 0):
+            left[line] -= 1
+        else:
+            gone.append(line)
+    out: list[bytes | None] = [back for line in reversed(gone) if (back := negated(line)) is not None]
+    for line in new:
+        if line is not None and left.get(line, 0):
+            left[line] -= 1
+            out.append(line)
+    return out
+
+
+def _counted(versions: Versions, before: list[tuple[Version, Time | None, Time | None]], newest_written: Any) -> Union:
+    """The ``Union`` of ``versions`` (a dated version added), its counts those of what each
+    older version wrote as it was cut before the change (``before``; the newest's lines
+    ``newest_written``), every point of it written once."""
+    union = Union.of(versions.versions)
+    assert union is not None
+    for v, since, end in before:
+        got = newest_written if v is before[-1][0] else v.evaluator.written()
+        for line in got.lines().splitlines():
+            union.lines(cut_line(line, since, end, versions.discrete))
+    return union

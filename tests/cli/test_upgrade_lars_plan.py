@@ -95,10 +95,17 @@ def test_per_stratum_plan_of_a_fleet_an_earlier_upgrade_grew(tmp_path, capsys):
     ({"chain": False}, OLD.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n", "through a window"),
     ({"chain": False, "retention": 5}, OLD, "--retention inf, or up --chain"),
     ({"partitions": 3, "retention": 10}, OLD, "--retention inf"),
-    ({}, "r(X) at T :- p(X) at T [2].\n", "@-heads"),
+    ({}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n", "@-heads and is not stratified"),
+    ({"chain": False}, "r(X) at T :- p(X) at T [2].\n", "@-heads, which date atoms"),
     ({}, "a(X) :- p(X) [2\n", "new.lars:2:1"),
 ])
 def test_refused_before_anything_is_sent(tmp_path, capsys, over, new, reason):
     code, out, err = _plan(tmp_path, capsys, new, **over)
     assert code == 2 and reason in err, (out, err)
     assert "upgrade plan" not in out
+
+
+def test_a_chained_fleet_takes_at_heads_and_the_plan_says_what_they_date(tmp_path, capsys):
+    code, out, err = _plan(tmp_path, capsys, OLD + "w(X) at U :- p(X) at U [3].\n")
+    assert code == 0, err
+    assert "@-heads: the new program's evaluations from T on date atoms up to 3 before the time evaluated" in out

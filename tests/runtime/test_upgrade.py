@@ -226,7 +226,6 @@ def test_rtec_upgrade_is_the_splice_of_two_plain_runs(tmp_path_factory, capsys, 
     ("Q(X):-P(X)\n", ".mtl", "4", "a DatalogMTL program cannot replace a LARS program"),
     ("q(X) :- p(X).\n", ".lars", "x", "'x' is not a time"),
     ("q(X) :- p(X).\n", ".lars", "7/2", "is not an integer"),
-    ("r(X) at T :- p(X) at T [2].\n", ".lars", "4", "@-heads"),
 ])
 def test_refusals(tmp_path, capsys, new_text, suffix, upgrade, message):
     old = _write(tmp_path / "old.lars", "q(X) :- p(X) [2].\n")

@@ -359,13 +359,13 @@ def main(args) -> int:  # type: ignore[no-untyped-def]
                       "produce idempotently and wait for the acknowledgement instead: what the transactions "
                       "cost; 'only the last exactly-once': the floor of one transaction per path, at the "
                       "answer topic (bench/floor.py, docs/design/one-transaction.md)")
-    for asked, (got, why) in real.items():
-        if got != asked:
+    for asked, (ran, why) in real.items():
+        if ran != asked:
             console.print(f"--partitions {asked}: this program runs as one partition ({why})")
     if hops:
-        for run, got in hops.items():
+        for run, measured in hops.items():
             console.print(hop_table(f"where the time goes, fleet {_name(run)} (throughput and latency runs; "
-                                    f"medians over {len(got)} runs)", got))
+                                    f"medians over {len(measured)} runs)", measured))
     return 0
 
 

@@ -33,6 +33,7 @@ every workload named.
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import json
 import subprocess
@@ -145,7 +146,7 @@ def evaluate_here(program_path: Path, stream: Path, mode: str | None = None) -> 
     facts = 0
     with open(stream, encoding="utf-8") as f:
         for ev in read_events(f, str(stream)):
-            entries = log.setdefault(ev.t, [])
+            entries = log.setdefault(int(ev.t), [])  # (LARS times are integers)
             if ev.pred is not None and not ev.retract:
                 entries.append(((ev.pred, len(ev.args)), ev.args))
                 facts += 1
@@ -332,7 +333,7 @@ def compile_package() -> None:
     compileall.compile_dir(Path(chronolog.__file__).parent, quiet=2)
 
 
-def main(args) -> int:  # noqa: ANN001 (argparse namespace)
+def main(args: argparse.Namespace) -> int:
     gen = find_generator(args.gen)
     compile_package()
     names = args.workload or list(WORKLOADS)
@@ -379,7 +380,7 @@ def main(args) -> int:  # noqa: ANN001 (argparse namespace)
     return 1 if any(r.error for r in rows) else 0
 
 
-def add_parser(sub) -> None:  # noqa: ANN001 (argparse subparsers)
+def add_parser(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help="benchmarks")
     kinds = bench.add_subparsers(dest="suite", required=True)
     lars = kinds.add_parser("lars", help="the public LARS workloads (Laser, Laser2, Ticker)")

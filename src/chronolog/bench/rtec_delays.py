@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rich.console import Console
 from rich.table import Table
 
 from chronolog.bench.process import BenchError, measured
@@ -65,7 +66,7 @@ def evaluate(files: list[str], stream: str, recompute: bool) -> dict:
     return {"seconds": seconds, "windows": evaluator.time_points, "delayed": evaluator.delayed, "meaning": digest}
 
 
-def run_table(data: Path, rows: int | None, percents: list[int], console) -> None:  # noqa: ANN001 (rich Console)
+def run_table(data: Path, rows: int | None, percents: list[int], console: Console) -> None:
     folder = data / "caviar"
     files = [str(folder / f) for f in ("rules.prolog", "pre-processing-portable.prolog", "settings.prolog")]
     lines = (folder / "stream.jsonl").read_text().splitlines()

@@ -14,6 +14,7 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 from rich.console import Console
@@ -25,6 +26,9 @@ from chronolog.core.reach import widest
 from chronolog.dialects.load import DIALECTS, load_program
 from chronolog.dialects.registry import RunOptions, lookup, refusal
 from chronolog.runtime.upgrade import new_versions
+
+if TYPE_CHECKING:  # (pyspark: imported only when a backfill runs)
+    from chronolog.runtime.backfill.spark_io import BackfillStats
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -187,7 +191,7 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _summary(stats, args: argparse.Namespace, total: float) -> None:  # noqa: ANN001
+def _summary(stats: BackfillStats, args: argparse.Namespace, total: float) -> None:
     table = Table(title=f"backfill [{args.t_from},{args.t_to}]", show_header=True, header_style="bold")
     for col in ("events read", "span", "segments", "key partitions", "evaluations", "answers recomputed", "corrections emitted", "time"):
         table.add_column(col, justify="right")

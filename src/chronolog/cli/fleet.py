@@ -9,7 +9,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import orjson
 
@@ -272,7 +274,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def tail_topic(
     bootstrap: str, topic: str, kafka_config: str | None = None, *, idle_exit: float | None = None,
-    count: int | None = None, stop=lambda: False, out=None,  # type: ignore[no-untyped-def]
+    count: int | None = None, stop: Callable[[], bool] = lambda: False, out: IO[str] | None = None,
 ) -> int:
     out = out or sys.stdout
     consumer = from_the_start(bootstrap, topic, settings_of(kafka_config), "chronolog-tail")

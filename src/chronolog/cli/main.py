@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import SimpleNamespace
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from chronolog import __version__
 from chronolog.cli import explain, retention_value
@@ -28,6 +28,10 @@ from chronolog.runtime.embedded import collecting_rarely, run_evaluator
 if TYPE_CHECKING:
     import argparse
 
+    from rich.progress import TaskID
+
+    from chronolog.evaluator import Evaluator
+
 EXIT_USAGE = 2
 EMBEDDED = ("run", "check", "topology", "schemas", "explain")  # the commands of the light parser
 # the other commands, by the group of modules that registers them (``build_parser``)
@@ -35,7 +39,7 @@ GROUPS = {**dict.fromkeys(("up", "down", "publish", "tail", "service", "create-t
           "backfill": "backfill", "archive": "backfill", "upgrade": "upgrade"}
 DIALECTS = list(_DIALECTS)
 # `chronolog run`'s options with a value: dest, default, and the choices (a list) or the type (a function).
-RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], object] | None]] = {
+RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], Any] | None]] = {
     "--input": ("input", None, None),
     "--output": ("output", "-", None),
     "--dialect": ("dialect", None, DIALECTS),
@@ -68,7 +72,7 @@ def build_parser(*, light: bool = False, command: str | None = None) -> argparse
 
     run = sub.add_parser("run", help="evaluate a program on an input stream (embedded mode, no broker)")
     run.add_argument("program", nargs="+", help="program file(s)")
-    run_help = {
+    run_help: dict[str, dict[str, Any]] = {
         "--input": {"required": True, "help": "input stream file, or - for stdin"},
         "--output": {"help": "answer stream file, or - for stdout (default)"},
         "--dialect": {"help": "rule language (default: by extension)"},
@@ -102,6 +106,8 @@ def build_parser(*, light: bool = False, command: str | None = None) -> argparse
             given = {k: v for k, v in run_help[option].items() if p is run or k != "required"}
             if isinstance(kind, list):
                 p.add_argument(option, default=default, choices=kind, **given)
+            elif kind is None:
+                p.add_argument(option, default=default, **given)
             else:
                 p.add_argument(option, default=default, type=kind, **given)
 
@@ -186,8 +192,8 @@ def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
         if spec is None or i + 1 == n:
             return None
         dest, _, kind = spec
-        value: object = argv[i + 1]
-        if not value or (value[0] == "-" and value != "-"):  # type: ignore[index]
+        value: Any = argv[i + 1]
+        if not value or (value[0] == "-" and value != "-"):
             return None
         if callable(kind):
             try:
@@ -289,7 +295,7 @@ def _progress(stream: IO[str], path: str) -> contextlib.AbstractContextManager:
     )
     buffer = getattr(stream, "buffer", None)
 
-    def tracked(task: int) -> Iterator[str]:
+    def tracked(task: TaskID) -> Iterator[str]:
         for n, line in enumerate(stream, 1):
             yield line
             if not n & 4095 and buffer is not None:
@@ -321,7 +327,7 @@ class _Skipped:
         _error(message)
 
 
-def _read_ahead(args: argparse.Namespace, report: _Skipped):  # noqa: ANN202 (a ReadAhead, or None)
+def _read_ahead(args: argparse.Namespace, report: _Skipped) -> readahead.ReadAhead | None:
     """A large regular JSONL input file is decoded by a child process, started
     before the program is loaded so that the two overlap (io/readahead.py);
     None where that does not apply (then the input is opened as usual, and its
@@ -338,7 +344,7 @@ def _read_ahead(args: argparse.Namespace, report: _Skipped):  # noqa: ANN202 (a 
     except OSError:
         return None
     with stream:
-        reader = EventReader(stream, args.input, "jsonl", on_error=args.on_error, report=report, raw=stream.buffer)
+        reader = EventReader(stream, args.input, "jsonl", on_error=args.on_error, report=report, raw=cast(IO[bytes], stream.buffer))
         return readahead.ReadAhead(reader)
 
 
@@ -352,7 +358,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             ahead.close()
 
 
-def evaluator_for(args: argparse.Namespace, warn: Callable[[str], None]):  # noqa: ANN201 (program, row, options, evaluator)
+def evaluator_for(args: argparse.Namespace, warn: Callable[[str], None]) -> tuple[Any, Any, RunOptions, Evaluator]:
     """The program of ``args`` and its row's evaluator with ``run``'s options (refused with the
     reason where the dialect cannot take one): what ``run`` and ``explain`` evaluate with."""
     program = load_program(args.program, args.dialect)
@@ -364,7 +370,7 @@ def evaluator_for(args: argparse.Namespace, warn: Callable[[str], None]):  # noq
     return program, row, options, row.evaluator(program, options, warn)
 
 
-def _run(args: argparse.Namespace, ahead, report: _Skipped) -> int:  # noqa: ANN001 (a ReadAhead, or None)
+def _run(args: argparse.Namespace, ahead: readahead.ReadAhead | None, report: _Skipped) -> int:
     """``chronolog run`` for every dialect: its row's evaluator, its reader, the one loop."""
     program, row, options, evaluator = evaluator_for(args, _error)  # program errors before any input is read
     if args.upgrade:

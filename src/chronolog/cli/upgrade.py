@@ -21,6 +21,7 @@ from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import DIALECTS, load_program
 from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.runtime.upgrade import dated_refusal
 from chronolog.versions import parse_time
 
 VERSIONS_FILE = "program-versions.jsonl"  # under the state directory: each upgrade applied, oldest first
@@ -67,15 +68,16 @@ def _running(state_dir: Path, info: dict) -> tuple[list[str] | None, str | None]
 def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
     """How many services of a LARS fleet say what they did with the upgrade (a chain per
     partition; a reasoner per stratum and partition); a refusal, before anything is sent,
-    for what they cannot do: a fleet known only by its broker, @-heads, a finite retention
+    for what they cannot do: a fleet known only by its broker, @-heads in a program that is
+    not stratified, a finite retention
     with several partitions (they could disagree on whether the input retained reaches back)
     or one service per stratum (where ``Dialect.strata_changes`` says what it cannot do)."""
     if not info:
         raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
                              "says how it runs (chained or one service per stratum)")
-    if row.dates_back(new):
-        raise ChronologError("error: the new program has @-heads, which date atoms before the time point "
-                             "evaluated; upgrades do not take them yet")
+    refusal = dated_refusal(new)  # (@-heads in a fleet of one service per stratum: per_stratum_refusal)
+    if refusal is not None:
+        raise ChronologError(f"error: {refusal}")
     layout = None if old is None else row.layout(old, RunOptions())
     keyed = layout is None or layout.partition_key is not None  # (a program without a key runs one partition)
     partitions = int(info.get("partitions") or 1) if keyed else 1

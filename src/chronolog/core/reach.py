@@ -3,6 +3,7 @@ history into segments that are each exact (``Dialect.reach``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chronolog.core.records import record
@@ -27,3 +28,15 @@ def widest(reaches: list[Reach | None]) -> Reach | None:
         return None
     bounded = [r for r in reaches if r is not None]
     return Reach(max(r.back for r in bounded), max(r.facts for r in bounded), max(r.ahead for r in bounded))
+
+
+def warm_up(start: Any, reach: Reach, facts_at: Callable[[Any], int], first: Any) -> Any:
+    """The time to start evaluating from so that the answers from ``start`` on are exact:
+    ``back`` before it, and earlier while the tuple windows' last ``facts`` facts are not all
+    held (LARS's ``Reasoner.warm_up_start``, on counts)."""
+    warm = start - reach.back if first is None else max(first, start - reach.back)
+    need, t = reach.facts, start
+    while need > 0 and (first is None or t > first):
+        t -= 1
+        need -= facts_at(t)
+    return min(warm, t)

@@ -27,7 +27,7 @@ def dialect_for(path: str, explicit: str | None = None) -> str:
 
 def parse_program(text: str, filename: str, dialect: str) -> Program:
     """One program file of ``dialect``."""
-    return lookup(dialect, filename).parse([(filename, text)])  # type: ignore[no-any-return]
+    return lookup(dialect, filename).parse([(filename, text)])
 
 
 def load_program(paths: list[str], dialect: str | None = None) -> Program:
@@ -58,4 +58,4 @@ def load_program(paths: list[str], dialect: str | None = None) -> Program:
 def program_from_sources(sources: list[tuple[str, str]] | tuple[tuple[str, str], ...], dialect: str) -> Program:
     """One program of the (file name, text) pairs of one dialect: what ``load_program``
     reads, and what a Spark task rebuilds from the texts it was sent."""
-    return lookup(dialect).parse(list(sources))  # type: ignore[no-any-return]
+    return lookup(dialect).parse(list(sources))

@@ -109,6 +109,12 @@ class Dialect:
     causal: Callable[[Any], bool] = lambda program: False
     # program -> whether an evaluation can derive answers at earlier times (LARS's @-heads)
     dates_back: Callable[[Any], bool] = lambda program: False
+    # (program, its evaluator, first, last) -> for a program that ``dates_back``: its evaluator set to
+    # answer only what its evaluations at points in [first, last] derive (None: no bound), and how far
+    # before the time evaluated they date atoms (inf: anywhere): a program version is chosen by the
+    # time point evaluated (``versions.Version.dated``); None: nothing set, its lines cut to its part
+    # (an evaluator None: nothing set either, only the answer)
+    evaluations: Callable[[Any, Any, Any, Any], Any] = lambda program, evaluator, first, last: None
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
     rational: bool = False
     # program -> explain(events, answer lines, atom, T, "why" | "why-not", every, depth, evaluator=E) ->
@@ -172,9 +178,12 @@ def upgrader(row: Dialect, program: Any, spec: Any) -> Any:
     def causal(sources: Any) -> bool:
         return bool(row.causal(program_of(sources)))
 
+    def dated(sources: Any, evaluator: Any, first: Any, last: Any) -> Any:
+        return row.evaluations(program_of(sources), evaluator, first, last)
+
     same = tuple(name for name, other in DIALECTS.items() if other.title == row.title)
     names = (row.name, *(n for n in same if n != row.name))
-    return Upgrader(make, back, causal, row.discrete, not row.rational, names, kept)
+    return Upgrader(make, back, causal, row.discrete, not row.rational, names, kept, dated)
 
 
 def fleet_evaluator(row: Dialect, program: Any, retention: Any = None, window: int | None = None,
@@ -230,7 +239,8 @@ def _lars_row(name: str, parse: Callable[[list[tuple[str, str]]], Any]) -> Diale
                    read_ahead=True, replay=_lars("lars_replay"), retaining=_lars("lars_retaining"),
                    reach=_lars("lars_reach"), partition_key=_lazy("chronolog.dialects.lars.partition:program_partition_key"), discrete=True,
                    strata=_lars("lars_plan"), layout=_lazy("chronolog.dialects.lars.layout:program_layout"), causal=_lars("lars_causal"),
-                   dates_back=_lars("lars_dates_back"), explain=_lazy("chronolog.dialects.lars.explain:explainer"),
+                   dates_back=_lars("lars_dates_back"), evaluations=_lars("lars_evaluations"),
+                   explain=_lazy("chronolog.dialects.lars.explain:explainer"),
                    strata_changes=_lazy("chronolog.dialects.lars.changes:strata_changes"),
                    keeps_choices=_lars("lars_keeps_choices"))
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 from operator import attrgetter
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from chronolog.contract.events import FACT_EVENT, OPS
 from chronolog.core.events import Event, OnePredicate
 from chronolog.core.records import record
 from chronolog.core.source import Loc
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 
 @record
@@ -67,7 +70,7 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
             "time": Int64,
             "pred": Pred | None,
             "args": tuple[str | Int64, ...],
-            "op": Literal[OPS] | None,  # type: ignore[valid-type]
+            "op": Literal[OPS] | None,
         }
         line = msgspec.defstruct(
             "_Line",
@@ -80,7 +83,7 @@ def _block_decoder() -> tuple[Callable, tuple[type[Exception], ...]]:
         # every line holds values and no line is blank, and with one element per line
         # each line holds exactly one value, as the per-line path requires.
         _decoder = (
-            msgspec.json.Decoder(list[line]).decode,
+            msgspec.json.Decoder(list[line]).decode,  # type: ignore[valid-type]  # a struct made at run time
             (msgspec.DecodeError, msgspec.ValidationError, UnicodeError),
         )
     return _decoder
@@ -109,12 +112,13 @@ def decode_block(array: str | bytes, n: int, filename: str, first: int) -> list[
     number = first
     # No "op" key anywhere (nor a key spelled with escapes): no check per run.
     check_ops = not isinstance(array, bytes) or b'"op"' in array or b"\\u" in array
-    for t, run in groupby(lines, _get_t):
-        run = list(run)
+    for t, group in groupby(lines, _get_t):
+        run = list(group)
         preds = set(map(_get_pred, run))
         if None not in preds and (not check_ops or set(map(_get_op, run)) == _NONE):
             # The engine's facts ((pred, arity), args), built without Python code per fact.
             args = list(map(_get_args, run))
+            facts: list | OnePredicate
             if len(preds) == 1 and len(arities := set(map(len, args))) == 1:
                 facts = OnePredicate((preds.pop(), arities.pop()), args)
             else:
@@ -136,7 +140,7 @@ def decode_block(array: str | bytes, n: int, filename: str, first: int) -> list[
                 if batch is None:
                     batch = FactBatch(t, [], filename, number, 0)
                     items.append(batch)
-                batch.facts.append(((e.pred, len(e.args)), e.args))
+                batch.facts.append(((e.pred, len(e.args)), e.args))  # type: ignore[union-attr]  # a list, made above
                 batch.events += 1
             number += 1
     return items
@@ -144,9 +148,9 @@ def decode_block(array: str | bytes, n: int, filename: str, first: int) -> list[
 
 def flatten(items: Iterable[FactBatch | Event]) -> Iterator[Event]:
     """The events of batches (``loc`` on delayed ones, as the per-line reader sets it)."""
-    latest: int | None = None
+    latest: int | Fraction | None = None
     for item in items:
-        if type(item) is FactBatch:
+        if isinstance(item, FactBatch):
             t = item.t
             delayed = latest is not None and t < latest
             if not delayed:

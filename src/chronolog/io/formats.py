@@ -49,6 +49,8 @@ from chronolog.io.event_checks import BadLine, check_event, decode_col, decode_m
 from chronolog.io.json_scan import WS, clip
 
 if TYPE_CHECKING:
+    from fractions import Fraction
+
     import orjson
 else:
     orjson: Any = None  # imported by _load_orjson() on first use: start-up time (files take the msgspec path)
@@ -104,7 +106,7 @@ class EventReader:
         self.report = report or (lambda msg: None)
         self.lines = 0
         self.skipped = 0
-        self._latest: int | None = None  # latest time seen (JSONL), for delayed events
+        self._latest: int | Fraction | None = None  # latest time seen (JSONL), for delayed events
         self._done = 0
         self.raw = raw
 

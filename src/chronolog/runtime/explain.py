@@ -22,10 +22,10 @@ from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
+from chronolog.core.reach import warm_up
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, time_text
-from chronolog.runtime.backfill.segments import warm_up
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
 
@@ -310,7 +310,8 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
             running = recorder.inner.newest.sources if isinstance(recorder.inner, Versions) else None
             recorder.inner, lines = switch(recorder.inner, new, request.sources, at, recorder.evaluated,
                                            upgrader.causal, upgrader.discrete, upgrader.back(request.sources),
-                                           upgrader.kept(running, request.sources))  # as the service does
+                                           upgrader.kept(running, request.sources), upgrader.dated,
+                                           upgrader.make)  # as the service does
             recorder.restated(lines, f"the upgrade to program version {request.version} from T={time_text(at)} "
                                      f"(its request: {where})")
             continue

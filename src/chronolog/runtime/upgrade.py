@@ -22,15 +22,27 @@ def parse_upgrade(value: str) -> tuple[str, list[str]]:
 
 
 def check_replacement(old: Any, new: Any, what: str) -> None:
-    """A new program may replace ``old``: the same language, and (LARS) no ``@``-heads dating
-    atoms back, which the versions do not split by the time point evaluated yet."""
+    """A new program may replace ``old``: the same language, and (LARS) ``@``-heads, which date
+    atoms back, only in a stratified program: its evaluations from T on are evaluated apart
+    from those before (``Dialect.evaluations``), which an answer set keeping the choices of
+    earlier time points (``Dialect.keeps_choices``, the TMS) does not allow."""
     row, new_row = lookup(old.dialect), lookup(new.dialect)
     if new_row.title != row.title:
         raise ChronologError(f"error: {what}: a {new_row.title} program cannot replace a "
                              f"{row.title} program (an upgrade keeps the language)")
-    if row.dates_back(new):
-        raise ChronologError(f"error: {what}: the new program has @-heads, which date atoms "
-                             "before the time point evaluated; upgrades do not take them yet")
+    refusal = dated_refusal(new)
+    if refusal is not None:
+        raise ChronologError(f"error: {what}: {refusal}")
+
+
+def dated_refusal(new: Any) -> str | None:
+    """Why a new program that dates atoms back cannot replace another from a time on (None: it can)."""
+    row = lookup(new.dialect)
+    if row.dates_back(new) and row.keeps_choices(new):
+        return ("the new program has @-heads and is not stratified: its answer sets follow the choices of "
+                "earlier time points, so its evaluations from T on cannot be taken apart from those before "
+                "(upgrades take @-heads in stratified programs only)")
+    return None
 
 
 def new_versions(program: Any, upgrades: list[str], dialect: str | None) -> list[tuple[Time, list[str], Any]]:
@@ -53,8 +65,15 @@ def new_versions(program: Any, upgrades: list[str], dialect: str | None) -> list
 def upgraded(program: Any, evaluator: Evaluator, options: Any, upgrades: list[str], dialect: str | None,
              warn: Any) -> Versions:
     """``chronolog run``'s evaluator with its ``--upgrade`` versions, each with the same options."""
-    row = lookup(program.dialect)
     versions = new_versions(program, upgrades, dialect)
     evaluators = [evaluator, *(lookup(new.dialect).evaluator(new, options, warn) for _, _, new in versions)]
-    causal = [row.causal(p) for p in (program, *(new for _, _, new in versions))]
-    return versions_of(evaluators, [t for t, _, _ in versions], causal, row.discrete)
+    return program_versions([program, *(new for _, _, new in versions)], evaluators, [t for t, _, _ in versions])
+
+
+def program_versions(programs: list[Any], evaluators: list[Evaluator], times: list[Time]) -> Versions:
+    """The versions of ``programs`` (oldest first, each with its fresh evaluator), the i-th from
+    ``times[i-1]`` on: ``run --upgrade``'s and the backfill's.  A new version whose evaluations
+    date atoms back answers what its evaluations from its T on derive (``Dialect.evaluations``)."""
+    row = lookup(programs[0].dialect)
+    dated = [None, *(row.evaluations(p, e, t, None) for p, e, t in zip(programs[1:], evaluators[1:], times, strict=True))]
+    return versions_of(evaluators, times, [row.causal(p) for p in programs], row.discrete, dated=dated)

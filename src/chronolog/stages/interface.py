@@ -126,6 +126,9 @@ class Upgrader:
     # (running program's files or None: the service's own, new files) -> the answer predicates ("p/1")
     # of the strata the change leaves unchanged by content (core.strata.kept_answers), kept by switch
     kept: Callable[[Any, Any], frozenset[str]] = field(default=lambda old, new: frozenset())
+    # (program files or None, its evaluator, first, last) -> ``Dialect.evaluations`` of that program
+    # (``versions.switch``'s ``dated``): None where its evaluations date no atom back
+    dated: Callable[[Any, Any, Any, Any], Any] = field(default=lambda sources, evaluator, first, last: None)
 
 
 @record(frozen=True)

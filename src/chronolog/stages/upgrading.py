@@ -97,5 +97,5 @@ def _switch(request: UpgradeRequest, evaluator: Evaluator, up: Upgrader | None, 
     assert at is not None
     running = evaluator.newest.sources if isinstance(evaluator, Versions) else None
     versions, lines = switch(evaluator, new, request.sources, at, done, up.causal, up.discrete,
-                             up.back(request.sources), up.kept(running, request.sources))
+                             up.back(request.sources), up.kept(running, request.sources), up.dated, up.make)
     return versions, lines, at

@@ -182,7 +182,8 @@ def test_refusals_change_nothing():
         (UpgradeRequest("r2", "v", "lars", None, (("new.lars", "q(X) :- p(X) [1\n"),)), "new.lars:2:1: error"),
         (UpgradeRequest("r3", "v", "lars", "x", (("new.lars", NEW),)), "'x' is not a time"),
         (UpgradeRequest("r4", "v", "lars", "7/2", (("new.lars", NEW),)), "not an integer"),
-        (UpgradeRequest("r5", "v", "lars", None, (("new.lars", "r(X) at T :- p(X) at T [2].\n"),)), "@-heads"),
+        (UpgradeRequest("r5", "v", "lars", None, (("new.lars", "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n"),)),
+         "@-heads and is not stratified"),
     ]:
         leaving, lines = stage.process([(None, "chronolog.facts", 0, 50, request.encode())], now=0.0)
         said = [orjson.loads(o.payload) for o in leaving]

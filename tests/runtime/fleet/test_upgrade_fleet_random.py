@@ -4,7 +4,8 @@ property tests — not only the hand-picked pairs of the other fleet tests: a ra
 the upgrade at a random T in the past (a restatement), in some cases the reasoner killed with
 SIGKILL while it applies it, then late events and retractions on both sides of T.  The answer
 topic must mean what ``chronolog run OLD --input S --upgrade T=NEW`` prints on the whole
-stream.  Fixed seeds keep CI deterministic."""
+stream (``lars-at``: a new LARS program with @-heads, also the naive evaluator's splice per
+evaluated point).  Fixed seeds keep CI deterministic."""
 
 from __future__ import annotations
 
@@ -19,16 +20,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dialect_programs import LARS_RULES, MTL_RULES, RTEC_NEW, RTEC_OLD
+from dialect_programs import LARS_AT_RULES, LARS_RULES, MTL_RULES, RTEC_NEW, RTEC_OLD
 from hosted_fleet import answers_until, fleet_up, lines
 from hosted_fleet import applying as _applying
 from hosted_fleet import chronolog as _chronolog
 from meaning import meaning, sampled_meaning
+from reference import reference_splice
 from test_rtec import meaning as rtec_meaning
 
 from chronolog.cli.fleet import publish_file
 from chronolog.dialects.lars.changes import per_stratum_refusal
-from chronolog.dialects.lars.hooks import lars_plan
+from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.partition import partition_key
 
@@ -47,13 +49,15 @@ def _plan(text: str):
     return lars_plan(parse_lars(text))
 
 
-def _lars_pair(rng: random.Random, strata: bool, layout: bool = False) -> tuple[str, str]:
+def _lars_pair(rng: random.Random, strata: bool, layout: bool = False, at_heads: bool = False) -> tuple[str, str]:
     """A random (old, new) pair of LARS programs; ``strata``: one a per-stratum fleet can switch to;
-    ``layout``: with another number of strata."""
-    pool = LAYOUT_RULES if layout else LARS_RULES
+    ``layout``: with another number of strata; ``at_heads``: the new one with @-heads."""
+    pool = LAYOUT_RULES if layout else [*LARS_RULES, *LARS_AT_RULES] if at_heads else LARS_RULES
     while True:
         old, new = ("\n".join(rng.sample(pool, rng.randint(1, 4 if layout else 3))) + "\n" for _ in range(2))
         if old == new or layout and _plan(old).fleet_strata == _plan(new).fleet_strata:
+            continue
+        if at_heads and not lars_dates_back(parse_lars(new)):
             continue
         if not strata or per_stratum_refusal(_plan(old), _plan(new)) is None:
             return old, new
@@ -74,12 +78,13 @@ def _late(rng: random.Random, first: list[dict], fresh: list[dict]) -> list[dict
 
 def _case(dialect: str, seed: int) -> dict:
     rng = random.Random(seed)
-    if dialect in ("lars-chain", "lars-strata", "lars-layout"):
-        old, new = _lars_pair(rng, dialect != "lars-chain", dialect == "lars-layout")
+    if dialect in ("lars-chain", "lars-strata", "lars-layout", "lars-at"):
+        old, new = _lars_pair(rng, dialect not in ("lars-chain", "lars-at"), dialect == "lars-layout",
+                              dialect == "lars-at")
         first = [{"t": 0}, *sorted(_point_events(rng, ["p", "r"], ["a", "b"], 10, 0, 8), key=lambda e: e["t"]), {"t": 8}]
         second = _late(rng, first, _point_events(rng, ["p", "r"], ["a", "b"], 6, 0, 12))
         at = str(rng.randint(2, 7))
-        if dialect == "lars-chain":
+        if dialect in ("lars-chain", "lars-at"):
             key = partition_key(_plan(old))[0]  # partitioned where the new program keeps the fleet's key
             parts = 3 if key is not None and partition_key(_plan(new))[0] == key else 1
             options: tuple[str, ...] = ("--chain", "--partitions", str(parts))
@@ -111,7 +116,8 @@ def _case(dialect: str, seed: int) -> dict:
 
 CASES = [("lars-chain", 6, True), ("lars-chain", 1, False), ("lars-strata", 8, True),
          ("lars-layout", 1, True), ("lars-layout", 3, True), ("lars-layout", 19, False),
-         ("mtl", 4, True), ("mtl", 5, False), ("rtec", 6, True), ("rtec", 11, True)]
+         ("mtl", 4, True), ("mtl", 5, False), ("rtec", 6, True), ("rtec", 11, True),
+         ("lars-at", 24, True), ("lars-at", 36, True)]  # @-heads: 24 dates atoms before T, 36 has 3 partitions
 
 
 @pytest.mark.parametrize(("dialect", "seed", "kill"), CASES, ids=[f"{d}-{s}{'-sigkill' * k}" for d, s, k in CASES])
@@ -128,6 +134,9 @@ def test_random_pair_upgrade_of_a_fleet_means_run_upgrade(tmp_path: Path, dialec
     want = mean(run.stdout.splitlines())
     plain = _chronolog("run", str(old), "--input", str(stream))
     assert want != mean(plain.stdout.splitlines())  # (the seeds are picked so that the upgrade changes answers)
+    if dialect == "lars-at":  # the version chosen by the time point evaluated, by the naive evaluator per point
+        assert want == reference_splice([(None, case["old"]), (int(case["at"]), case["new"])],
+                                        case["first"] + case["second"])
     state = tmp_path / "state"
     with fleet_up(old, state, case["options"]) as (info, deadline):
         bootstrap = info["bootstrap"]

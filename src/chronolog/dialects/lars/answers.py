@@ -88,6 +88,22 @@ class AnswerWriter:
         self.corrections = 0
         self.no_answer_sets = 0  # time points without an answer set (no_answer_set lines)
         self._names: dict[PredKey, bytes] = {}
+        # the evaluations whose answers it writes (``evaluations``): all, or [first, last]
+        self.first: int | None = None
+        self.last: int | None = None
+        self._bounded = False
+
+    def evaluations(self, first: int | None, last: int | None) -> None:
+        """Write only what the evaluations at points in [first, last] derive (None: no bound):
+        a program version chosen by the time point evaluated (an ``@``-head of an evaluation
+        from ``first`` on may date its atom before it).  The evaluation at ``first`` writes
+        everything it derives (the lines open there); later ones their changes, as always."""
+        self.first, self.last = first, last
+        self._bounded = first is not None or last is not None
+
+    def counts(self, t: int) -> bool:
+        """Whether the evaluation at ``t`` is one whose answers it writes."""
+        return (self.first is None or t >= self.first) and (self.last is None or t <= self.last)
 
     def _name(self, pred: PredKey) -> bytes:
         name = self._names.get(pred)
@@ -133,6 +149,10 @@ class AnswerWriter:
 
     def step(self, result: StepResult, engine: Engine) -> None:
         t = result.t
+        if self._bounded and (t == self.first or not self.counts(t)):
+            if self.counts(t):
+                self._first_step(result, engine)
+            return
         parts: list[bytes] = []
         count = 0
         if not result.consistent:
@@ -164,37 +184,7 @@ class AnswerWriter:
                 count += len(rows)
         groups = result.timed_groups()
         if groups:
-            # Atoms at explicit times: one t line when first published (recent[T]).
-            fresh: dict[tuple[PredKey, int], list[tuple]] = {}
-            recent = self.recent
-            for pred, added, _ in groups:
-                if not added:
-                    continue
-                times = {tup[-1] for tup in added}
-                if len(times) == 1:  # the common case: all at one time, as sets
-                    (T,) = times
-                    published = recent.get(T)
-                    if published is None:
-                        published = recent[T] = {}
-                    seen = published.get(pred)
-                    if seen is None:
-                        new = published[pred] = set(added)
-                    else:
-                        new = (added if type(added) is set else set(added)) - seen
-                        seen |= new
-                    if new:
-                        fresh.setdefault((pred, T), []).extend([tup[:-1] for tup in new])
-                    continue
-                for tup in added:
-                    T = tup[-1]
-                    seen = recent.setdefault(T, {}).setdefault(pred, set())
-                    if tup not in seen:
-                        seen.add(tup)
-                        fresh.setdefault((pred, T), []).append(tup[:-1])
-            for pred, T in sorted(fresh):
-                rows = fresh[pred, T]
-                parts.append(render(b'{"t":%d,"pred":' % T + self._name(pred) + b',"args":', b"}\n", _sorted(rows)))
-                count += len(rows)
+            count += self._timed(groups, parts)
         if count:
             self._emit(b"".join(parts), count)
         reach = self.plan.output_reach
@@ -202,14 +192,77 @@ class AnswerWriter:
             for T in [T for T in self.recent if T < t - reach]:
                 del self.recent[T]
 
+    def _timed(self, groups: list, parts: list[bytes]) -> int:
+        """The lines of atoms at explicit times (``@``-heads) derived, each once when first
+        published (``recent[T]``), appended to ``parts``; how many."""
+        count = 0
+        fresh: dict[tuple[PredKey, int], list[tuple]] = {}
+        recent = self.recent
+        for pred, added, _ in groups:
+            if not added:
+                continue
+            times = {tup[-1] for tup in added}
+            if len(times) == 1:  # the common case: all at one time, as sets
+                (T,) = times
+                published = recent.get(T)
+                if published is None:
+                    published = recent[T] = {}
+                seen = published.get(pred)
+                if seen is None:
+                    new = published[pred] = set(added)
+                else:
+                    new = (added if type(added) is set else set(added)) - seen
+                    seen |= new
+                if new:
+                    fresh.setdefault((pred, T), []).extend([tup[:-1] for tup in new])
+                continue
+            for tup in added:
+                T = tup[-1]
+                seen = recent.setdefault(T, {}).setdefault(pred, set())
+                if tup not in seen:
+                    seen.add(tup)
+                    fresh.setdefault((pred, T), []).append(tup[:-1])
+        for pred, T in sorted(fresh):
+            rows = fresh[pred, T]
+            parts.append(render(b'{"t":%d,"pred":' % T + self._name(pred) + b',"args":', b"}\n", _sorted(rows)))
+            count += len(rows)
+        return count
+
+    def _first_step(self, result: StepResult, engine: Engine) -> None:
+        """The evaluation at ``first``: every answer it derives (nothing was written before)."""
+        t = result.t
+        parts: list[bytes] = []
+        count = 0
+        if not result.consistent:
+            parts.append(b'{"t":%d,"no_answer_set":true}\n' % t)
+            count += 1
+            self.no_answer_sets += 1
+        head = b'{"interval":"[%d,inf)","pred":' % t if self.mode == "changelog" else b'{"t":%d,"pred":' % t
+        by_pred: dict[PredKey, list[tuple]] = {}
+        for p, args in engine.holding_now():
+            by_pred.setdefault(p, []).append(args)
+        for p in sorted(by_pred):
+            rows = by_pred[p]
+            parts.append(render(head + self._name(p) + b',"args":', b"}\n", _sorted(rows)))
+            count += len(rows)
+        timed: dict[PredKey, set[tuple]] = {}
+        for p, args, T in engine.derived_at():
+            if p in self.plan.timed:
+                timed.setdefault(p, set()).add(args + (T,))
+        count += self._timed([(p, timed[p], ()) for p in sorted(timed)], parts)
+        if count:
+            self._emit(b"".join(parts), count)
+
     # ------------------------------------------------------------ corrections
 
     def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None:
         """Lines for ``changes`` (the corrected span up to ``upto``); ``engine`` is
         the corrected state at ``upto``, ``previous`` the state the answers so
-        far were written from: its atoms holding now are the open lines."""
-        now = set(engine.holding_now())
-        opened = set(previous.holding_now()) if self.mode == "changelog" else set()
+        far were written from: its atoms holding now are the open lines (none where the
+        evaluation at ``upto`` is not one it writes: ``evaluations``)."""
+        counted = not self._bounded or self.counts(upto)
+        now = set(engine.holding_now()) if counted else set()
+        opened = set(previous.holding_now()) if self.mode == "changelog" and counted else set()
         by_atom: dict[Atom, list[tuple[int, int]]] = {}
         for pred, args, T, sign in changes:
             by_atom.setdefault((pred, args), []).append((T, sign))

@@ -71,7 +71,8 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     (they keep all input, as a stratum past the running program's last does), and the
     output serves every version's answer predicates (docs/fleet/upgrade.md)."""
     if lars_dates_back(new.program):
-        return "the new program has @-heads, which date atoms before the time point evaluated"
+        return ("the new program has @-heads, which date atoms before the time point evaluated (a stratum's "
+                "service does not know which evaluation derived what the strata below it send)")
     if not (old.stratified and new.stratified):
         return "a program that is not stratified runs as one reasoner evaluating it whole"
     flipped = sorted((old.timed ^ new.timed) & old.intensional & new.intensional)
@@ -111,7 +112,7 @@ def strata_changes(old: Any | None, new: Any, chained: bool) -> list[str]:
         if why is not None:
             raise ChronologError(f"error: this fleet of one service per stratum cannot change to the new program "
                                  f"while running: {why} (start the fleet with `chronolog up --chain`, whose "
-                                 "services take any program of the language, or restart it with the new program)")
+                                 "services take it, or restart it with the new program)")
     after = stratum_identities(lars_plan(new))
     if old is None:
         return [f"  stratum {i} ({', '.join(p)}): re-evaluated from T on (the running program is unknown)"

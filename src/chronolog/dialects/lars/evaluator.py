@@ -116,6 +116,13 @@ class LarsEvaluator:
             self.push = self.reasoner.push  # type: ignore[method-assign]
         self._lines = self._corrections = 0  # the writer's counts at the last batch
 
+    def evaluations(self, first: int | None, last: int | None = None) -> None:
+        """Answer only what the evaluations at points in [first, last] derive (None: no bound),
+        live and in corrections: a program version chosen by the time point evaluated, whose
+        ``@``-heads may date atoms before ``first`` (docs/reference/contract.md §6)."""
+        self.writer.evaluations(first, last)
+        self.reasoner.counted = (first, last)
+
     def _arrive(self, t: int) -> None:
         """Eager: evaluate the points before ``t`` not evaluated yet (a driver that advances
         to each previous time before pushing a later one leaves none: no call at all)."""
@@ -166,6 +173,7 @@ class LarsEvaluator:
         retained input evaluated again up to the same point gives them."""
         r = self.reasoner
         again = LarsEvaluator(self.plan, answers=self.writer.mode, retention=r.retention, eager=self.eager)
+        again.evaluations(*r.counted)
         if r.evaluated is None:
             return _NONE
         for ev in self.retained()[1]:
@@ -218,6 +226,7 @@ class LarsEvaluator:
             "log": [[t, facts_data(facts)] for t, facts in r.log.items()],
             "imports": [[t, imported_data(i)] for t, i in r.imports.items()],
             "writer": self.writer.export_state(),
+            "evaluations": list(self.reasoner.counted),
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -229,6 +238,8 @@ class LarsEvaluator:
             for t, imported in data["imports"]:
                 dict.__setitem__(r.imports, int(t), imported_from(imported))
             self.writer.import_state(data["writer"])
+            first, last = data.get("evaluations", (None, None))
+            self.evaluations(None if first is None else int(first), None if last is None else int(last))
             r.import_state(data["reasoner"])
         self._lines, self._corrections = self.writer.lines, self.writer.corrections
 
@@ -255,6 +266,10 @@ class LarsModels:
         self.first = self.each[0]
         self.latest: int | None = None
         self.ready: list[LarsAnswers] = []  # the lines of the arrivals since the last batch
+
+    def evaluations(self, first: int | None, last: int | None = None) -> None:
+        for one in self.each:
+            one.evaluations(first, last)
 
     def _arrive(self, t: int) -> None:
         if self.latest is not None and t > self.latest:

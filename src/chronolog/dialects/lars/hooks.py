@@ -111,3 +111,16 @@ def lars_retaining(program: Any, retention: Any) -> Any:
 def lars_dates_back(program: Any) -> bool:
     """An ``@``-head in a rule with a body: its evaluation at t may derive atoms before t."""
     return any(rule.head.time is not None and rule.body for rule in program.rules)
+
+
+def lars_evaluations(program: Any, evaluator: Any, first: int | None, last: int | None) -> int | float | None:
+    """A program with ``@``-heads answers only what its evaluations at points in [first, last]
+    derive (``LarsEvaluator.evaluations``); how far back they date atoms (inf: anywhere on the
+    timeline).  Without them each evaluation answers at its own point only, and cutting its
+    lines to a part of time is the same: None, nothing set."""
+    if not lars_dates_back(program):
+        return None
+    if evaluator is not None:  # (None: only asked how far back)
+        evaluator.evaluations(first, last)
+    back = lars_plan(program).output_reach
+    return float("inf") if back is None else back

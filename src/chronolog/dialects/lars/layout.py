@@ -16,7 +16,7 @@ from typing import Any
 from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
 from chronolog.dialects.lars.evaluator import LarsEvaluator
-from chronolog.dialects.lars.hooks import lars_causal, lars_dates_back, lars_parse, lars_plan
+from chronolog.dialects.lars.hooks import lars_causal, lars_dates_back, lars_evaluations, lars_parse, lars_plan
 from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan, plan_program
@@ -79,25 +79,30 @@ def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Up
     def causal(sources: Any) -> bool:
         return lars_causal(plan_of(sources).program)
 
-    return Upgrader(make, back, causal, True, True, (plan.program.dialect,))
+    def dated(sources: Any, evaluator: Any, first: Any, last: Any) -> Any:
+        return lars_evaluations(plan_of(sources).program, evaluator, first, last)
+
+    return Upgrader(make, back, causal, True, True, (plan.program.dialect,), dated=dated)
 
 
 def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Callable[[Any], Plan]:
     """The plan of a new program version given by its files (None: the service's own):
     parsed in the program's syntax, planned with the service's ``--mode`` and ``--seed``.
-    Refused: ``@``-heads (program versions split answers by the time point evaluated,
-    which they do not date), and, where the fleet is partitioned, a program that would
-    partition the facts otherwise (ingest routes them by the old key)."""
+    Refused: ``@``-heads in a program that is not stratified (its evaluations from T on
+    cannot be taken apart from those before: its answer sets keep earlier choices), and,
+    where the fleet is partitioned, a program that would partition the facts otherwise
+    (ingest routes them by the old key)."""
     parse = laser_program if plan.program.dialect == "laser" else lars_parse
 
     def plan_of(sources: Any) -> Plan:
         if sources is None:
             return plan
         program = parse(list(sources))
-        if lars_dates_back(program):
-            raise ChronologError("error: the new program has @-heads, which date atoms before the time point "
-                                 "evaluated; upgrades do not take them yet")
         new = plan_program(program)
+        if lars_dates_back(program) and not new.stratified:
+            raise ChronologError("error: the new program has @-heads and is not stratified: its answer sets "
+                                 "follow the choices of earlier time points, so its evaluations from T on cannot "
+                                 "be taken apart from those before (upgrades take @-heads in stratified programs only)")
         new.solver, new.seed = plan.solver, plan.seed
         if spec.partitions > 1 and not _same_routes(key, partition_key(new)[0], new):
             raise ChronologError(f"error: the new program is not partitioned by the fleet's key ({key}): its "

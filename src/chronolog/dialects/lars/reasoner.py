@@ -93,6 +93,10 @@ class Reasoner:
         self._dirty_from: int | None = None
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
+        # the evaluations whose atoms the answers hold (first, last; None: no bound): a program
+        # version chosen by the time point evaluated (LarsEvaluator.evaluations); replays count
+        # only theirs, as the sink writes only theirs
+        self.counted: tuple[int | None, int | None] = (None, None)
 
     # ------------------------------------------------------------ state as data
 
@@ -359,7 +363,7 @@ class Reasoner:
         if end < t1:
             return union, engine
         begin = self.warm_up_start(log, t1, max(start, t1))
-        self._run(engine, log, begin, end, start, union, self.observe if observe else None)
+        self._run(engine, log, begin, end, start, union, self.observe if observe else None, self.counted)
         self._inherit(engine, max(begin, start))
         return union, engine
 
@@ -387,14 +391,14 @@ class Reasoner:
         engine = self._replay_engine(self.t1)
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
-        self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared)
+        self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared, counted=self.counted)
         import pickle  # noqa: PLC0415 (start-up: only replays clone engines)
 
         with plan_by_reference(self.plan, "replay"):
             old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
         before, after = set(shared), set(shared)
-        self._run(old_engine, old_log, max(begin, dirty), end, start, before)
-        self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe)
+        self._run(old_engine, old_log, max(begin, dirty), end, start, before, counted=self.counted)
+        self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe, self.counted)
         self._inherit(engine, max(begin, start))
         return before, after, engine
 
@@ -402,13 +406,18 @@ class Reasoner:
     def _run(
         engine: Engine, log: Callable[[int], Entry], first: int, last: int, start: int, union: set,
         observe: Callable[[int, Engine, StepResult], None] | None = None,
+        counted: tuple[int | None, int | None] = (None, None),
     ) -> None:
+        """Evaluate ``[first, last]``; into ``union`` the atoms at times >= ``start`` that the
+        evaluations from ``start`` on derive (only those ``counted``: see ``Reasoner.counted``)."""
+        lo, hi = counted
+        since = start if lo is None else max(start, lo)
         for t in range(first, last + 1):
             facts, imported = log(t)
             result = engine.step(t, facts, imported)
             if observe is not None:
                 observe(t, engine, result)
-            if t >= start:
+            if t >= since and (hi is None or t <= hi):
                 union.update(a for a in engine.derived_at() if a[2] >= start)
 
     def warm_up_start(self, log: Callable[[int], Entry], t1: int, start: int) -> int:

@@ -39,6 +39,7 @@ import orjson
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.backfill.kafka_source import topic_partitions
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.topic_reader import FIRST_OFFSET
 
 _PART = re.compile(r"^part-(\d{20})-(\d{20})\.parquet$")
 _INTERVAL_START = re.compile(r"^[\[(]\s*(-?\d+)")
@@ -145,14 +146,14 @@ class Archiver:
     def run(self, *, once: bool = False, idle: float = 2.0) -> None:
         """Archive until stopped (SIGINT/SIGTERM or ``stop``), or with ``once`` until the
         topics have been idle for ``idle`` seconds."""
-        from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
+        from confluent_kafka import KafkaError, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
 
         assignment = []
         for topic in self.topics:
             done = archived_until(self.root, topic)
             for p in topic_partitions(self.bootstrap, topic):
-                start = done[p] + 1 if p in done else OFFSET_BEGINNING
+                start = done[p] + 1 if p in done else FIRST_OFFSET
                 assignment.append(TopicPartition(topic, p, start))
         consumer = kafka_clients.consumer({
             "bootstrap.servers": self.bootstrap, "group.id": f"chronolog-archive-{uuid.uuid4().hex[:8]}",

@@ -41,7 +41,7 @@ from chronolog.runtime.backfill.meaning import Atom, Domain, domain_of
 from chronolog.runtime.backfill.segments import Segment, covering, extent, keyer, plan_segments, replay
 from chronolog.runtime.backfill.spark_io import BackfillStats, Source, locator, raw_lines
 from chronolog.runtime.fleet import kafka_clients
-from chronolog.versions import versions_of
+from chronolog.runtime.upgrade import program_versions
 
 FACTS_TOPIC = TopicNames().facts
 ANSWERS_TOPIC = TopicNames().answers
@@ -73,7 +73,7 @@ def evaluator_of(dialect: str, program: Any, options: RunOptions, warn: Callable
         return evaluator
     programs = [program, *(program_of(src, dialect) for _, src in upgrades)]
     evaluators = [evaluator, *(row.evaluator(p, options, warn) for p in programs[1:])]
-    return versions_of(evaluators, [t for t, _ in upgrades], [row.causal(p) for p in programs], row.discrete)
+    return program_versions(programs, evaluators, [t for t, _ in upgrades])
 
 
 def programs_of(sources: Sources, dialect: str, upgrades: Upgrades) -> list[Any]:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet import kafka_clients
+from chronolog.runtime.fleet.topic_reader import FIRST_OFFSET
 
 SCHEMA = "partition int, offset long, timestamp long, key string, value string"
 Record = tuple[int, int, int, "str | None", str]
@@ -47,7 +48,7 @@ def read_partition(
 ) -> Iterator[Record]:
     """The committed records of one partition from ``start`` (default: the earliest) until
     the consumer has been idle for ``idle`` seconds."""
-    from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
+    from confluent_kafka import KafkaError, TopicPartition  # noqa: PLC0415 (confluent-kafka: ~80 ms, only with a broker)
 
 
     consumer = kafka_clients.consumer({
@@ -58,7 +59,7 @@ def read_partition(
         "auto.offset.reset": "earliest",
     })
     try:
-        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING if start is None else start)])
+        consumer.assign([TopicPartition(topic, partition, FIRST_OFFSET if start is None else start)])
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < idle:
             msgs = consumer.consume(500, timeout=min(0.25, idle))

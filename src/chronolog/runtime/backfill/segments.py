@@ -25,7 +25,7 @@ from typing import Any
 from chronolog.core import intervals as I
 from chronolog.core.events import Event
 from chronolog.core.intervals import Iv, meaning
-from chronolog.core.reach import Reach
+from chronolog.core.reach import Reach, warm_up
 from chronolog.core.records import record
 from chronolog.evaluator import Time
 from chronolog.runtime.backfill.meaning import Domain
@@ -75,18 +75,6 @@ def plan_segments(lo: Time, hi: Time, last: Time, reach: Reach | None, size: Tim
         if final:
             return out
         start = end
-
-
-def warm_up(start: Time, reach: Reach, facts_at: Callable[[Any], int], first: Time | None) -> Any:
-    """The time to start evaluating from so that the answers from ``start`` on are exact:
-    ``back`` before it, and earlier while the tuple windows' last ``facts`` facts are not all
-    held (LARS's ``Reasoner.warm_up_start``, on counts)."""
-    warm = start - reach.back if first is None else max(first, start - reach.back)
-    need, t = reach.facts, start
-    while need > 0 and (first is None or t > first):
-        t -= 1
-        need -= facts_at(t)
-    return min(warm, t)
 
 
 def extent(ev: Event) -> tuple[Time, Any]:

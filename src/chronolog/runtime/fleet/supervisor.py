@@ -10,6 +10,7 @@ SIGTERM/SIGINT stop everything.  ``chronolog down`` signals it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -30,6 +31,7 @@ from chronolog.runtime.fleet.topology import Topology, build_topology
 from chronolog.stages.interface import FleetLayout, with_strata
 
 FLEET_FILE = "fleet.json"
+LOCK_FILE = "fleet.lock"
 
 
 @dataclass
@@ -92,6 +94,33 @@ class Fleet:
     strata: FleetStrata | None = None  # per stratum: the strata it runs, as upgrades changed them (strata.py)
     watch: ControlWatch | None = None
     _common: list[str] = field(default_factory=list)  # every service's command line but its own part
+    _lock: IO[str] | None = None  # the state dir's lock, held while this supervisor runs
+
+    def claim(self) -> None:
+        """Make this the only supervisor of ``state_dir``: a second ``up`` on the same state
+        would start a second copy of every service, each fencing the other's transactions and
+        writing the same RocksDB state.  The lock goes with this process (kill -9 included);
+        services an earlier supervisor left running (it was killed, they were not: they run
+        in their own sessions) are refused too, with how to stop them."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(self.state_dir / LOCK_FILE, "a+")  # noqa: SIM115 - held until down()
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            pid = _fleet_info(self.state_dir).get("supervisor_pid", "unknown")
+            raise ChronologError(f"error: a fleet is already running from {self.state_dir} (supervisor pid {pid}): "
+                                 f"stop it with `chronolog down --state-dir {self.state_dir}`, or give this one "
+                                 "another --state-dir") from None
+        left = [svc for svc in _fleet_info(self.state_dir).get("services", [])
+                if svc.get("pid") and _is_service(svc["pid"])]
+        if left:
+            lock.close()
+            pids = ", ".join(f"{s['name']} pid {s['pid']}" for s in left)
+            raise ChronologError(f"error: services of an earlier fleet from {self.state_dir} still run ({pids}) "
+                                 f"although its supervisor is gone: stop them with "
+                                 f"`chronolog down --state-dir {self.state_dir}` first")
+        self._lock = lock
 
     @property
     def versions_file(self) -> Path:
@@ -199,7 +228,7 @@ class Fleet:
         self.write_fleet_file()
 
     def up(self, say: Callable[[str], None], timeout: float = 120.0) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.claim()
         if self.bootstrap is None:
             self.broker = LocalBroker.start(log=self.state_dir / "broker.log")
             self.bootstrap = self.broker.bootstrap
@@ -303,7 +332,28 @@ class Fleet:
             self.watch = None
         if self.broker is not None:
             self.broker.stop()
+        if self._lock is None:
+            return  # (not ours: another supervisor's fleet file stays)
         (self.state_dir / FLEET_FILE).unlink(missing_ok=True)
+        self._lock.close()
+        self._lock = None
+
+
+def _fleet_info(state_dir: Path) -> dict:
+    """The fleet file as an earlier supervisor left it, or nothing."""
+    try:
+        return json.loads((state_dir / FLEET_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _is_service(pid: int) -> bool:
+    """``pid`` runs a chronolog service (not a recycled pid of something else)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return _alive(pid) and b"chronolog" in argv and (b"service" in argv or b"archive" in argv)
 
 
 def read_fleet_file(state_dir: Path) -> dict:

@@ -57,6 +57,13 @@ def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: A
     elif row.keeps_strata:
         back += ", by the changed and added strata only"
     lines.append(f"  input read again: {back}")
+    if row.dates_back(new):  # (LARS @-heads: the version chosen by the time point evaluated)
+        far = "anywhere" if reach is None else f"up to {reach.ahead}"
+        lines.append(f"  @-heads: the new program's evaluations from T on date atoms {far} before the time "
+                     "evaluated, before T too: answers there beside the old program's")
+    if old is not None and row.dates_back(old):
+        lines.append("  @-heads of the running program: what its evaluations from T on dated (T in the past) "
+                     "is taken back")
     if retention is None or retention == float("inf"):
         lines.append("  retention: inf (the whole input is kept: it covers the span)")
     elif reach is None:

@@ -1,0 +1,79 @@
+"""``chronolog upgrade`` of a real LARS chain fleet (``up --chain`` on the bundled broker) to a
+program with ``@``-heads, T in the past, both programs dating atoms back, late input and a
+retraction on both sides of T; also with 2 partitions and a chain killed with SIGKILL right
+after the request is sent.  The answer topic means the splice per evaluated time point
+(tests/reference.py), which is also what ``chronolog run --upgrade`` prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import chronolog as _chronolog
+from meaning import meaning
+from reference import reference_splice
+
+from chronolog.cli.fleet import publish_file
+
+pytestmark = pytest.mark.fleet
+
+# both date atoms back, on the partition key X: the old one w over [1], the new one v over [3]
+OLD = "q(X) :- p(X) [1].\nr(X) :- q(X), s(X).\nw(X) at U :- p(X) at U [1], s(X).\n"
+NEW = "q(X) :- p(X) [3].\nr(X) :- q(X), s(X).\nv(X) at U :- p(X) at U [3], s(X).\n"
+FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "s", "args": ["a"]},
+         {"t": 3, "pred": "s", "args": ["a"]}, {"t": 4, "pred": "s", "args": ["a"]},
+         {"t": 4, "pred": "p", "args": ["d"]}, {"t": 5, "pred": "s", "args": ["d"]}, {"t": 6}]
+SECOND = [{"t": 2, "pred": "p", "args": ["b"]}, {"t": 4, "pred": "s", "args": ["b"]},
+          {"t": 3, "pred": "s", "args": ["a"], "op": "retract"}, {"t": 7, "pred": "p", "args": ["c"]},
+          {"t": 8, "pred": "s", "args": ["c"]}, {"t": 10}]
+SPAN = (0, 10)
+
+
+def points(answer_lines: list[str]) -> set:
+    return meaning([json.loads(x) for x in answer_lines if x.strip()], SPAN)
+
+
+@pytest.mark.parametrize(("parts", "kill"), [(1, False), (2, True)], ids=["plain", "2-partitions-sigkill"])
+def test_chain_fleet_upgraded_to_at_heads_means_the_splice(tmp_path: Path, parts: int, kill: bool):
+    (tmp_path / "old.lars").write_text(OLD)
+    (tmp_path / "new.lars").write_text(NEW)
+    (tmp_path / "all.jsonl").write_bytes(lines(FIRST + SECOND))
+    want = reference_splice([(None, OLD), (3, NEW)], FIRST + SECOND)
+    # the new program dates v(b)@2 and v(a)@1 before T; the old one's evaluation at 5 (>= T)
+    # would date w(d)@4: not an answer
+    assert {("v", ("a",), 1), ("v", ("b",), 2), ("w", ("a",), 1)} <= want and ("w", ("d",), 4) not in want
+    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"3={tmp_path / 'new.lars'}")
+    assert run.returncode == 0, run.stderr
+    assert points(run.stdout.splitlines()) == want
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state, ("--chain", "--partitions", str(parts))) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        chains = [s for s in info["services"] if s["name"] == "chain"]
+        assert len(chains) == parts
+        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)  # evaluated and committed: the upgrade restates [3, ...)
+        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "3", "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "@-heads: the new program's evaluations from T on date atoms up to 3" in plan.stdout, plan.stdout
+        assert "@-heads of the running program" in plan.stdout, plan.stdout
+        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
+                                    "--at", "3", "--state-dir", str(state), "--timeout", "90"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill:
+            time.sleep(0.3)  # the request is on its way or being applied
+            os.kill(chains[-1]["pid"], signal.SIGKILL)
+        out, err = upgrade.communicate(timeout=120)
+        assert upgrade.returncode == 0, err
+        assert "from T=3" in out
+        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, points, want, deadline + 90) == want
