@@ -237,6 +237,10 @@ class KeepsStrata(Protocol):
 
     def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool: ...
 
+    def written(self, without: frozenset[str] = ...) -> Answers:
+        """``Evaluator.written`` without the answers of the predicates ``without`` (``p/1``):
+        an upgrade that keeps their strata restates none of them."""
+
 
 def check_state_header(data: object, dialect: str) -> dict[str, Any]:
     """``data`` if it is a state of ``dialect`` in a format this code reads,

@@ -40,6 +40,7 @@ from chronolog.evaluator import (
     Span,
     StateError,
     Time,
+    interval_line,
     time_text,
 )
 
@@ -158,6 +159,10 @@ class Versions:
         # restore a version is dropped only once evaluated again, ``_drop_unreachable``)
         self._evaluated: list[Time | None] = [None] * len(versions)
         self.dropped = 0  # old versions dropped since this process started (unreachable)
+        # per version: whether it may have changed since ``take_touched`` (given an event, evaluated
+        # to another time), so that a service writes again only the versions that did
+        # (``stages/evaluator.py``): an old version stopped at its end is written once
+        self._touched = [True] * len(versions)
         self.union = Union.of(versions)
 
     # -- input --------------------------------------------------------------------------
@@ -167,6 +172,7 @@ class Versions:
             bound = self._late_bound()
             if bound is not None and event.t < bound:  # too late for the stream: the newest counts it
                 versions[-1].evaluator.push(event)
+                self._touched[-1] = True
                 return
         for i, v in enumerate(versions):
             self._give(i, v, event)
@@ -186,13 +192,15 @@ class Versions:
     def _give(self, i: int, v: Version, event: Event) -> None:
         t = event.t
         if not v.causal or v.end is None or t < v.end:
+            self._touched[i] = True
             v.evaluator.push(event)
             if self._latest[i] is None or t > self._latest[i]:  # type: ignore[operator]
                 self._latest[i] = t
             if self._beyond[i]:
                 self._close(i, v)
             return
-        self._beyond[i] = True  # later than its part: it is evaluated up to its end, not beyond
+        if not self._beyond[i]:
+            self._beyond[i] = self._touched[i] = True  # later than its part: evaluated up to its end, not beyond
         if self._latest[i] is not None:
             self._close(i, v)
 
@@ -201,6 +209,7 @@ class Versions:
         end = cast(Time, v.end)
         last = end - 1 if self.discrete else end
         if self._latest[i] < last:  # type: ignore[operator]
+            self._touched[i] = True
             v.evaluator.push(Event(last))
             self._latest[i] = last
 
@@ -224,10 +233,13 @@ class Versions:
             if v.causal and v.end is not None:
                 if self._latest[i] is None:  # nothing given yet (the stream starts after its part)
                     if finishing:
+                        self._touched[i] = True
                         out.add(v.evaluator.finish(None), v, self.discrete, self.union)
                     continue
                 if cap is None or cap > self._latest[i]:  # type: ignore[operator]
                     cap = self._latest[i]
+            if finishing or cap is None or cap != self._evaluated[i]:  # (the same time again, nothing
+                self._touched[i] = True  # given since: evaluates nothing, changes nothing)
             out.add(call(v, cap), v, self.discrete, self.union)
             if cap is not None:
                 self._evaluated[i] = cap
@@ -253,7 +265,7 @@ class Versions:
                 break
             n += 1
         if n:
-            for kept in (self.versions, self._latest, self._beyond, self._evaluated):
+            for kept in (self.versions, self._latest, self._beyond, self._evaluated, self._touched):
                 del kept[:n]
             self.dropped += n
 
@@ -270,13 +282,26 @@ class Versions:
         return getattr(self.versions[-1].evaluator, name)
 
     def export_state(self) -> dict[str, Any]:
-        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete,
-                "versions": [{"sources": None if v.sources is None else [list(s) for s in v.sources],
-                              "start": _text(v.start), "end": _text(v.end), "causal": v.causal,
-                              "dated": _back_text(v.dated), "latest": _text(self._latest[i]),
-                              "beyond": self._beyond[i], "state": v.evaluator.export_state()}
-                             for i, v in enumerate(self.versions)],
+        return self.export_head([self.export_row(i) for i in range(len(self.versions))])
+
+    def export_head(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The state of the versions whose rows (``export_row``, or what stands for one where it
+        is stored apart: ``stages/evaluator.py``) are ``rows``."""
+        return {"format": STATE_FORMAT, "dialect": DIALECT, "discrete": self.discrete, "versions": rows,
                 "union": None if self.union is None else self.union.export_state()}
+
+    def export_row(self, i: int) -> dict[str, Any]:
+        """The i-th version's part of ``export_state``: its program, part of time and evaluator state."""
+        v = self.versions[i]
+        return {"sources": None if v.sources is None else [list(s) for s in v.sources],
+                "start": _text(v.start), "end": _text(v.end), "causal": v.causal, "dated": _back_text(v.dated),
+                "latest": _text(self._latest[i]), "beyond": self._beyond[i], "state": v.evaluator.export_state()}
+
+    def take_touched(self) -> list[bool]:
+        """Per version, whether its ``export_row`` may differ from the one it gave at the last call
+        (all True the first time); the marks are cleared."""
+        got, self._touched = self._touched, [False] * len(self.versions)
+        return got
 
     def import_state(self, data: dict[str, Any]) -> None:
         raise StateError("program versions restore through versions.restore (they build their evaluators)")
@@ -487,6 +512,28 @@ def _of(line: bytes, keys: frozenset[str]) -> bool:
     return "pred" in got and f"{got['pred']}/{len(got['args'])}" in keys
 
 
+def _restating(batch: Any, at: Time, kept: frozenset[str], discrete: bool, back: bool) -> list[bytes | None]:
+    """The lines of ``batch`` cut to ``at`` on, without the ``kept`` predicates' ones; ``back``:
+    taken back (negated, last first).  A batch of ``Changes`` is cut change by change, as
+    ``cut_line`` cuts the lines it renders to (an upgrade restates thousands: rendering, then
+    decoding each line again to cut it and to read its predicate, was most of its cost)."""
+    if not isinstance(batch, Changes):
+        lines = [part for line in batch.lines().splitlines()
+                 if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+        return [negated(line) for line in reversed(lines)] if back else list(lines)
+    out: list[bytes | None] = []
+    for pred, args, span, diff in batch:
+        if (kept and f"{pred}/{len(args)}" in kept) or _before(span, at):
+            continue
+        if span.lo < at or (span.lo == at and not span.lo_closed):  # (cut: as ``cut_line`` writes it)
+            hi, closed = span.hi, span.hi_closed
+            if discrete and hi is not None and not closed:
+                hi, closed = hi - 1, True
+            span = Span(at, hi, True, closed)
+        out.append(interval_line(pred, args, span, -diff if back else diff, batch.points))
+    return out[::-1] if back else out
+
+
 def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[bool], discrete: bool,
                 sources: list[Sources | None] | None = None, dated: list[Any] | None = None) -> Versions:
     """The versions of ``evaluators`` (oldest first), the i-th from ``times[i-1]`` on;
@@ -571,25 +618,26 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     # what each version wrote, cut to its part (before the change), where the versions' parts
     # come to share points with it: counted anew (``Union``) with the new version among them
     before = [(v, v.since, v.end) for v in versions.versions]
-    written = newest.evaluator.written()
+    old = newest.evaluator
+    written = old.written(kept) if kept and isinstance(old, KeepsStrata) else old.written()
     if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
         written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
                           written.points)
     lines: list[bytes | None]
     if again is None:
         # taken back last line first, so that every prefix of what is written means something
-        lines = [negated(part) for line in reversed(written.lines().splitlines())
-                 if (part := cut_line(line, at, None, discrete)) is not None and not _of(part, kept)]
+        lines = _restating(written, at, kept, discrete, True)
     else:
         for ev in events:
             again.push(ev)
         lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
                             [cut_line(line, newest.since, at, discrete)
                              for line in again.advance(cast(Time, done)).lines().splitlines()])
-    if done is not None:
+    if done is not None and new_dated is None:
+        lines += _restating(new.advance(done), at, kept, discrete, False)
+    elif done is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
-                  if (part := cut_line(line, None if new_dated is not None else at, None, discrete)) is not None
-                  and not _of(part, kept)]
+                  if (part := cut_line(line, None, None, discrete)) is not None and not _of(part, kept)]
     newest.end = at
     if again is not None:  # its corrections from now on: of its evaluations before ``at`` only
         dated(newest.sources, newest.evaluator, newest.start, last)
@@ -597,6 +645,8 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     versions._latest.append(versions._latest[-1])
     versions._beyond.append(False)
     versions._evaluated.append(done)
+    versions._touched[-1] = True  # (its end is set)
+    versions._touched.append(True)
     if new_dated is not None:
         versions.union = _counted(versions, before, written)
     union = versions.union

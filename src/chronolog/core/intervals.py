@@ -135,16 +135,23 @@ def subtract(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
     return out
 
 
+def _num_text(x: Num) -> str:
+    kind = type(x)
+    if kind is int:  # (the common ends first: a state export writes every interval it keeps)
+        return str(x)
+    if kind is Fraction:
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"  # type: ignore[union-attr]
+    if x == inf:
+        return "inf"
+    if x == -inf:
+        return "-inf"
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
 def text(iv: Iv) -> str:
     """MeTeoR/CONTRACT notation: ``[3,7/2)``, ``[5,inf)``."""
-    def num(x: Num) -> str:
-        if x == inf:
-            return "inf"
-        if x == -inf:
-            return "-inf"
-        x = Fraction(x)
-        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-    return f"{'[' if iv[1] else '('}{num(iv[0])},{num(iv[2])}{']' if iv[3] else ')'}"
+    return f"{'[' if iv[1] else '('}{_num_text(iv[0])},{_num_text(iv[2])}{']' if iv[3] else ')'}"
 
 
 def bound(text: str) -> Num:

@@ -11,7 +11,10 @@ came in (as ingest routes LARS's), for a later backfill.  Its state is the
 evaluator's ``export_state``, except the input log when the evaluator says
 how to cut it by time (``log_bucket``): that is the ``inputs`` journal, one
 entry per time point, so a commit writes the points whose input changed, not
-the whole log (``EvaluatorStage.export_state``).
+the whole log (``EvaluatorStage.export_state``).  After a program upgrade
+the same holds: the newest version's log is that journal, and each older
+version's state is an entry of the ``versions`` journal, written again only
+when that version changed (an old version that stopped at its end: once).
 
 ``evaluator_layout`` is such a dialect's ``FleetLayout``: one stratum, one
 chain service, one partition.
@@ -34,7 +37,7 @@ from chronolog.stages.upgrading import apply_upgrade
 from chronolog.state.journal import Journal
 from chronolog.state.schema import EvaluatorState
 from chronolog.versions import DIALECT as VERSIONS
-from chronolog.versions import UPGRADE_KEY, restore
+from chronolog.versions import UPGRADE_KEY, Versions, restore
 
 
 class EvaluatorStage:
@@ -42,6 +45,7 @@ class EvaluatorStage:
 
     kind: ClassVar[str] = "evaluator"
     LOG = "inputs"  # the field of the evaluator's state that is its input log
+    OLD = "versions"  # the journal of the older program versions' states, by position (after an upgrade)
 
     def __init__(self, evaluator: Evaluator, read: Callable[[str, str], Iterator[Event]],
                  idle_flush: float = 1.0, upgrader: Upgrader | None = None, version: str | None = None) -> None:
@@ -55,6 +59,10 @@ class EvaluatorStage:
         self.bucket: Callable[[list], int] | None = getattr(evaluator, "log_bucket", None)
         # the input log as the last export wrote it, per time point (``export_state``)
         self.inputs: Journal = Journal()
+        # after an upgrade: the older versions' rows (``Versions.export_row``) by position, and
+        # per position the evaluator whose row the journal holds (``_export_versions``)
+        self.old: Journal = Journal()
+        self.old_written: dict[int, int] = {}
         self.read = read
         self.idle_flush = idle_flush
         self.latest: Time | None = None  # latest time pushed
@@ -106,9 +114,7 @@ class EvaluatorStage:
         from its time on, in this transaction (``stages.upgrading``)."""
         got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, self.latest, self.done, "chain")
         if got.evaluator is not None:
-            self.evaluator, self.bucket = got.evaluator, None
-            for key in list(self.inputs):  # the versions' state is one snapshot: the journal's entries go
-                del self.inputs[key]
+            self.evaluator = got.evaluator  # (its newest version's log stays the ``inputs`` journal)
         return got.said, got.lines
 
     @property
@@ -133,7 +139,7 @@ class EvaluatorStage:
         return got
 
     def journals(self) -> dict[str, Journal]:
-        return {} if self.bucket is None else {self.LOG: self.inputs}
+        return {} if self.bucket is None else {self.LOG: self.inputs, self.OLD: self.old}
 
     def program_refusal(self) -> str | None:
         return refusal(self.base_version, self.upgrades, self.version)
@@ -146,13 +152,41 @@ class EvaluatorStage:
         still cost the log's length; encoding, compressing and sending it at
         every commit cost several times more, and the bytes grew with the stream.)
         Take the journals' changes after this call."""
-        data = self.evaluator.export_state()
-        if self.bucket is not None:
-            data = dict(data)
-            self._journal(data.pop(self.LOG))
+        evaluator = self.evaluator
+        if isinstance(evaluator, Versions) and self.bucket is not None:
+            data = self._export_versions(evaluator)
+        else:
+            data = evaluator.export_state()
+            if self.bucket is not None:
+                data = dict(data)
+                self._journal(data.pop(self.LOG))
         return EvaluatorState(None if self.latest is None else time_text(self.latest),
                               None if self.done is None else time_text(self.done), self.dirty,
                               self.dead_letters, data, upgrades=list(self.upgrades), base_version=self.base_version)
+
+    def _export_versions(self, versions: Versions) -> dict[str, Any]:
+        """An upgraded evaluator's state, as incremental as before the upgrade: the newest
+        version's log to the ``inputs`` journal, the rest of it in the snapshot, and each older
+        version's row to the ``versions`` journal only where it may have changed
+        (``Versions.take_touched``) or another version now stands at its position (older ones
+        dropped)."""
+        touched = versions.take_touched()
+        n = len(versions.versions) - 1
+        rows: list[dict[str, Any]] = []
+        for i in range(n):
+            made = id(versions.versions[i].evaluator)
+            if touched[i] or self.old_written.get(i) != made:
+                self.old[i] = versions.export_row(i)
+                self.old_written[i] = made
+            rows.append({"journal": i})
+        for i in [k for k in self.old if k >= n]:
+            del self.old[i]
+            self.old_written.pop(i, None)
+        newest = versions.export_row(n)
+        state = dict(newest["state"])
+        self._journal(state.pop(self.LOG))
+        rows.append({**newest, "state": state})
+        return versions.export_head(rows)
 
     def _journal(self, items: list) -> None:
         bucket, log = self.bucket, self.inputs
@@ -180,9 +214,13 @@ class EvaluatorStage:
         if data.get("dialect") == VERSIONS:  # upgraded: the versions build their evaluators
             if self.upgrader is None:
                 raise StateError("the state holds program upgrades, and this service cannot make their evaluators")
-            self.evaluator, self.bucket = restore(data, self.upgrader.make), None
-            for key in list(self.inputs):
-                del self.inputs[key]
+            stored = self._versions_data(data, state.inputs)
+            versions = restore(stored, self.upgrader.make)
+            versions.take_touched()  # as stored: the journal's rows are written again when they change
+            self.old_written = {i: id(v.evaluator) for i, (v, row) in enumerate(zip(versions.versions[:-1],
+                                                                                      data["versions"], strict=False))
+                                if set(row) == {"journal"}}  # (a row stored whole: journaled at the next commit)
+            self.evaluator = versions
             self.last_input = time.monotonic()
             return
         if self.bucket is not None:  # the log: the journal's entries by time, then what a v1 record held
@@ -192,6 +230,23 @@ class EvaluatorStage:
             data = {**data, self.LOG: state.inputs}
         self.evaluator.import_state(data)
         self.last_input = time.monotonic()  # a restart counts as input: no idle flush at once
+
+
+    def _versions_data(self, data: dict[str, Any], extra: list) -> dict[str, Any]:
+        """A stored ``Versions`` state with the rows and the log its journals hold put back (a
+        state written whole, before the journals, is taken as it is)."""
+        rows = []
+        for row in data.get("versions", []):
+            if isinstance(row, dict) and set(row) == {"journal"}:
+                if row["journal"] not in self.old:
+                    raise StateError(f"program version {row['journal']!r}: no entry in the {self.OLD!r} journal")
+                row = self.old[row["journal"]]
+            rows.append(row)
+        if rows and isinstance(rows[-1], dict) and isinstance(rows[-1].get("state"), dict) \
+                and self.LOG not in rows[-1]["state"]:
+            log = [item for key in sorted(self.inputs) for item in self.inputs[key]] + extra
+            rows[-1] = {**rows[-1], "state": {**rows[-1]["state"], self.LOG: log}}
+        return {**data, "versions": rows}
 
 
 def _time(text: str | None) -> Time | None:

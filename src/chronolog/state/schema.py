@@ -103,7 +103,11 @@ class EvaluatorState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=T
     done: str | None
     dirty: bool
     dead_letters: int
-    evaluator: dict[str, Any]  # the evaluator's export_state, without its input log
+    # the evaluator's export_state, without its input log; once upgraded, the program versions'
+    # (``Versions.export_head``): the newest version's row without its log, each older one
+    # ``{"journal": i}``, its row the ``versions`` journal's entry i (a state written before
+    # holds every row whole)
+    evaluator: dict[str, Any]
     # the input log items not in the ``inputs`` journal: only a record migrated
     # from version 1 has any (the next commit journals them)
     inputs: list[list[Any]] = []
@@ -226,9 +230,17 @@ def _rows(value: object) -> list:
     return value
 
 
-# An evaluator's input log (EvaluatorStage) is every dialect's; the LARS stages
-# register their own journals' codecs (dialects/lars/stages.py).
-journal.register_journal_codecs({"inputs": (list, _rows)})
+def _version_row(value: object) -> dict:
+    """An older program version's row (``Versions.export_row``): an object, checked further by
+    ``versions.restore``."""
+    if type(value) is not dict:
+        raise TypeError("a program version entry is not an object")
+    return value
+
+
+# An evaluator's input log and its older program versions (EvaluatorStage) are every
+# dialect's; the LARS stages register their own journals' codecs (dialects/lars/stages.py).
+journal.register_journal_codecs({"inputs": (list, _rows), "versions": (dict, _version_row)})
 
 
 def journal_codec(name: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:

@@ -215,6 +215,9 @@ class MtlEvaluator:
         # an upgrade's kept strata (``keep``): the materialiser of the other rules, for the one
         # evaluation that follows, which reads the kept predicates as the old version wrote them
         self.changed_only: Materialiser | None = None
+        # with ``changed_only``: the predicates its rules read or derive (``keep``); nothing else
+        # of the input log or the kept answers can change what they derive
+        self.changed_reads: frozenset[tuple[str, int]] = frozenset()
         blocker = not_forward_propagating(program)
         if mode is None:
             mode = "stream" if blocker is None else "batch"
@@ -309,8 +312,9 @@ class MtlEvaluator:
                derive: Iv | None = None, lo_closed: bool = True) -> Db:
         window = (lo, lo_closed, until, True)
         grouped: dict[tuple, dict[tuple, list[Iv]]] = {}
+        reads = self.changed_reads if self.changed_only is not None else None
         for (pred, args, iv) in (self.inputs if whole else self.active):
-            if iv[2] < lo or iv[0] > until:
+            if iv[2] < lo or iv[0] > until or (reads is not None and (pred, len(args)) not in reads):
                 continue
             got = iv if (lo < iv[0] or (lo_closed and lo == iv[0])) and iv[2] <= until else I.intersect(iv, window)
             if got is not None:
@@ -356,13 +360,18 @@ class MtlEvaluator:
     def _recompute(self, until: Fraction, claim: bool) -> list[AnswerChange]:
         """Everything from the input log: the batch result, and every correction."""
         assert self.lo is not None
-        kept: Db = {}
+        kept: Db = {}  # (those the changed strata read)
+        kept_keys: set[tuple[str, int]] = set()
         if self.changed_only is not None:  # the kept strata's answers, as the old version published them
             span = (self.lo, True, until, True)
             for (pred, args), ivs in self.published.items():
+                key = (pred, len(args))
+                kept_keys.add(key)
+                if key not in self.changed_reads:
+                    continue
                 got = I.intersect_sets(ivs, [span])
                 if got:
-                    kept.setdefault((pred, len(args)), {})[args] = got
+                    kept.setdefault(key, {})[args] = got
         try:
             model = self._model(self.lo, until, kept, whole=True)
         finally:
@@ -370,8 +379,8 @@ class MtlEvaluator:
         self.active = dict(self.inputs)
         self.live = set(self.published)
         out: list[AnswerChange] = []
-        atoms = {(k[0], args) for k, rel in model.items() if k in self.heads and k not in kept for args in rel}
-        for atom in sorted(atoms | {a for a in self.published if (a[0], len(a[1])) not in kept}, key=_order):
+        atoms = {(k[0], args) for k, rel in model.items() if k in self.heads and k not in kept_keys for args in rel}
+        for atom in sorted(atoms | {a for a in self.published if (a[0], len(a[1])) not in kept_keys}, key=_order):
             ivs = model.get((atom[0], len(atom[1])), {}).get(atom[1], [])
             self._diff(atom, self._open(ivs, until) if claim else ivs, out)
         return out
@@ -529,15 +538,19 @@ class MtlEvaluator:
         self.live = set(self.published)
         self.lo, self.hi, self.latest = old.lo, old.hi, old.latest
         self.unmatched_retractions, self.delayed, self.too_late = old.unmatched_retractions, old.delayed, old.too_late
-        self.changed_only = Materialiser(MtlProgram(tuple(r for r in self.program.rules
-                                                          if head_atom(r.head).key not in keys), ()), self.fired)
+        changed = tuple(r for r in self.program.rules if head_atom(r.head).key not in keys)
+        self.changed_only = Materialiser(MtlProgram(changed, ()), self.fired)
+        self.changed_reads = frozenset({a.key for r in changed for lit in r.body for a in atoms_of(lit)}
+                                       | {head_atom(r.head).key for r in changed})
         return True
 
     # ------------------------------------------------------------ state
 
-    def written(self) -> Changes:
-        """What the changes returned so far mean: the published intervals, as +1 changes."""
-        return Changes([(p, a, _span(iv), 1) for (p, a), ivs in sorted(self.published.items(), key=lambda x: _order(x[0]))
+    def written(self, without: frozenset[str] = frozenset()) -> Changes:
+        """What the changes returned so far mean: the published intervals, as +1 changes;
+        ``without``: answer predicates (``p/1``) left out (an upgrade's kept strata)."""
+        published = [x for x in self.published.items() if f"{x[0][0]}/{len(x[0][1])}" not in without]
+        return Changes([(p, a, _span(iv), 1) for (p, a), ivs in sorted(published, key=lambda x: _order(x[0]))
                         for iv in ivs], points=False)
 
     def late_bound(self) -> Time | None:

@@ -555,11 +555,14 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
     def retained(self) -> tuple[Any, list[Event]]:
         return retained(self)
 
-    def written(self) -> Changes:
-        """What the changes returned so far mean: the published intervals, as +1 changes."""
+    def written(self, without: frozenset[str] = frozenset()) -> Changes:
+        """What the changes returned so far mean: the published intervals, as +1 changes;
+        ``without``: answer predicates (``p/1``) left out (an upgrade's kept strata)."""
         out = []
         for (key, args, value), ivs in sorted(self.published.items(), key=repr):
             name, jargs = _answer_atom(key, args, value)
+            if without and f"{name}/{len(jargs)}" in without:
+                continue
             out += [(name, jargs, _span(a, b), 1) for a, b in ivs]
         return Changes(out)
 

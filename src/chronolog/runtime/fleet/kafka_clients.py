@@ -25,8 +25,20 @@ LOGGER = logging.getLogger("chronolog.librdkafka")
 LOGGER.setLevel(os.environ.get("CHRONOLOG_LIBRDKAFKA_LOG", "WARNING").upper())
 
 
+# A new client's first connection: librdkafka connects to one bootstrap broker and, when a
+# request (the metadata ``list_topics`` asks for, a consumer's leader query) comes before that
+# connection is up, suppresses another attempt for half of ``reconnect.backoff.ms`` (at least
+# 11 ms) — 50 ms by default, which about half of the fresh clients measured on the bundled
+# broker waited (1-4 ms the others).  Every short-lived client paid it: ``chronolog upgrade``
+# makes two (its request was delivered after 50-60 ms, docs/benchmarks.md#program-upgrades),
+# ``tail`` and ``explain`` one or two.  A first backoff of 20 ms makes it the 11 ms floor; the
+# backoff still doubles up to ``reconnect.backoff.max.ms`` (10 s) while a broker stays
+# unreachable.  The user's settings come over it.
+CONNECT_TUNABLES = {"reconnect.backoff.ms": 20}
+
+
 def _with_logger(conf: dict[str, Any]) -> dict[str, Any]:
-    return {"logger": LOGGER, **conf}
+    return {"logger": LOGGER, **CONNECT_TUNABLES, **conf}
 
 
 def consumer(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
