@@ -14,6 +14,7 @@ explained once, at the latest time of its interval (or gap) read.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from chronolog.core.explanation import Node
@@ -36,6 +37,7 @@ class Blocking:
     tick: int
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
+    _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -199,8 +201,7 @@ class Blocking:
 
     @staticmethod
     def _negated(node: Node) -> Node:
-        node.negated = True
-        return node
+        return replace(node, negated=True)  # (a copy: the node given out may be cited elsewhere)
 
     def gap(self, f: Fluent, t: Any) -> tuple | None:
         """The maximal stretch around ``t`` where a derived fluent does not hold (None where it
@@ -208,19 +209,24 @@ class Blocking:
         key, args, value = f
         if not (self.simple(key) or self.sdf(key, value)):
             return None
-        lo: Any = -INF
-        for a, b in self.ev.store.fluent_list(key, args, value):
-            if a <= t < b:
-                return None
-            if a > t:
-                return (lo, a)
-            lo = b
-        return (lo, INF)
+        ivs = self.ev.store.fluent_list(key, args, value)
+        i = bisect_right(ivs, (t, INF))  # the intervals from i on start after t
+        if i and t < ivs[i - 1][1]:
+            return None
+        return (ivs[i - 1][1] if i else -INF, ivs[i][0] if i < len(ivs) else INF)
 
     def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
-        fluent, time)."""
+        fluent, time).  Once per rule and head: an explanation asks again where the spans it
+        checks overlap."""
+        memo = ("blockers", id(rule), head, budget)
+        got = self._memo.get(memo)
+        if got is None:
+            got = self._memo[memo] = self._solve_blockers(rule, head, budget)
+        return got
+
+    def _solve_blockers(self, rule: Rule, head: Any, budget: int) -> list[tuple[str, Any, Any]]:
         vs = [Var() for _ in range(rule.nvars)]
         make_head, make_body = rule.build or rule.compile()  # (faster than inst at every time checked)
         goals = [g for g in make_body(vs) if g not in ("!", "true")]
