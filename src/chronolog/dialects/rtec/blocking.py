@@ -25,7 +25,9 @@ from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
 from chronolog.dialects.rtec.solve import Solver
-from chronolog.dialects.rtec.terms import Rule, SolveError, Var, deref, inst, resolve
+from chronolog.dialects.rtec.terms import Rule, Slot, SolveError, Var, deref, inst, resolve
+
+_LOOSE = object()  # a head argument a blocking search does not depend on (left out of its memo key)
 
 
 class Blocking:
@@ -219,8 +221,12 @@ class Blocking:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
         fluent, time).  Once per rule and head: an explanation asks again where the spans it
-        checks overlap."""
-        memo = ("blockers", id(rule), head, budget)
+        checks overlap, and for the values of head arguments the search cannot depend on
+        (``_loose``: caviar's ``distance(P1,P2,Th)`` for each threshold Th)."""
+        loose = self._memo.get(("loose", id(rule)))
+        if loose is None:  # (an empty tuple: none)
+            loose = self._memo[("loose", id(rule))] = _loose(rule)
+        memo = ("blockers", id(rule), _loose_key(head, loose) if loose else head, budget)
         got = self._memo.get(memo)
         if got is None:
             got = self._memo[memo] = self._solve_blockers(rule, head, budget)
@@ -319,3 +325,55 @@ class Blocking:
                 return [("why", f, inside), ("why-not", f, outside)]
             return [("event", (e, at), at)]
         return []
+
+
+def _slots(term: Any, out: list[int]) -> list[int]:
+    """The variables (slot numbers) of a clause's term, each as often as it occurs."""
+    if type(term) is Slot:
+        out.append(term.i)
+    elif type(term) is tuple:
+        for x in term:
+            _slots(x, out)
+    return out
+
+
+def _loose(rule: Rule) -> tuple[tuple[int, ...], ...]:
+    """Where in the head the variables are whose value a blocking search (``Blocking._blockers``)
+    does not read: once in the head, and in the body at most in its last goal where that goal's
+    failure cites nothing (not a negation, ``holdsAt`` or ``happensAt``: ``_failed_by`` gives
+    nothing for it).  The goals before it are solved the same whatever the value, the last is
+    visited as often (one step of the budget each time), and what it finds or not adds no need."""
+    body = [g for g in rule.body if g not in ("!", "true")]
+    if not body or type(body[-1]) is Slot or (type(body[-1]) is tuple and body[-1][0] in
+                                              ("\\+", "not", "holdsAt", "happensAt")):
+        return ()
+    head = _slots(rule.head, [])
+    before = set(_slots(tuple(body[:-1]), []))
+    loose = {i for i in head if head.count(i) == 1 and i not in before}
+    out: list[tuple[int, ...]] = []
+
+    def walk(term: Any, path: tuple[int, ...]) -> None:
+        if type(term) is Slot and term.i in loose:
+            out.append(path)
+        elif type(term) is tuple:
+            for k, x in enumerate(term):
+                walk(x, (*path, k))
+
+    walk(rule.head, ())
+    return tuple(out)
+
+
+def _loose_key(ground: Any, paths: tuple[tuple[int, ...], ...]) -> Any:
+    """A ground head with its arguments at ``paths`` (``_loose``) left out."""
+    for path in paths:
+        ground = _put(ground, path)
+    return ground
+
+
+def _put(term: Any, path: tuple[int, ...]) -> Any:
+    if not path:
+        return _LOOSE
+    i = path[0]
+    if type(term) is not tuple or len(term) <= i:
+        return term  # (not of the head's shape: it does not unify, whatever is there)
+    return (*term[:i], _put(term[i], path[1:]), *term[i + 1:])
