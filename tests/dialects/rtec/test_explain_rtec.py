@@ -26,9 +26,13 @@ from rtec_expected import DATA, TICK, load_expected, rtec_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.core.events import Event
 from chronolog.dialects.load import load_program
+from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.dialects.rtec.parser import parse_rtec
 from chronolog.dialects.rtec.relevance import demands
+from chronolog.runtime.explain import explain as explain_query
+from chronolog.runtime.explain import parse_query
 
 DOORS = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
          "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
@@ -463,6 +467,23 @@ def test_the_rules_read_only_the_queried_entities_events():
     assert all(a in ("id1", "id2") for patterns in found.values() for p in patterns for a in p[:2] if a is not None)
     anything = "initiatedAt(f(X)=true, T) :- happensAt(a(X), T), holdsAt(G=true, T).\n"  # (a fluent named by G)
     assert demands(parse_rtec(anything, "v.prolog"), "f", ("x",)) is None
+
+
+def test_an_explanation_evaluates_only_the_entities_its_rules_read(tmp_path):
+    """``Dialect.narrow``: explaining ``open(d1)`` derives ``open`` and not ``lit`` (which reads
+    other events), and the explanation is the one with every entity evaluated."""
+    program = DOORS + ("initiatedAt(lit(D)=true, T) :- happensAt(switched(D), T).\n"
+                       "grounding(lit(D)=true) :- door(D).\n")
+    prog, stream = files(tmp_path, "doors.prolog", program, [*EVENTS[:2], {"t": 9, "pred": "switched", "args": ["d1"]},
+                                                             {"t": 12}])
+    loaded = load_program([prog])
+    row = lookup("rtec")
+    ev = row.evaluator(loaded, RunOptions(), lambda m: None)
+    events = [Event(e["t"], e.get("pred"), tuple(e.get("args", ()))) for e in map(json.loads, Path(stream).read_text().splitlines())]
+    explain_query(row, loaded, ev, events, parse_query("open(d1)@5", True), "why")
+    assert {e[1][0] for e in ev.derived} == {"open"}
+    _, sliced, whole, _ = sliced_and_whole([prog], stream, "open(d1)@5")
+    assert sliced == whole
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")
