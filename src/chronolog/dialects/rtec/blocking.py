@@ -77,9 +77,20 @@ class Blocking:
 
     def _read(self, key: Key, items: list, point: bool) -> bool:
         """Whether any of the events (points: (args, value)) stored at one time is read."""
-        if self.focus is None:
+        focus = self.focus
+        if focus is None:
             return True
-        return any(matches(self.focus, key[0], item[0] if point else item) for item in items)
+        read = self._memo.get(("read", key[0]))  # (args -> whether read: the same ones recur)
+        if read is None:
+            read = self._memo[("read", key[0])] = {}
+        for item in items:
+            args = item[0] if point else item
+            got = read.get(args)
+            if got is None:
+                got = read[args] = matches(focus, key[0], args)
+            if got:
+                return True
+        return False
 
     def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
         """Why nothing ends ``f`` in ``[lo, t)``: its terminatedAt rules, the initiatedAt rules of
