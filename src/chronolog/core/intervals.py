@@ -138,6 +138,8 @@ def subtract(xs: list[Iv], ys: list[Iv]) -> list[Iv]:
 def text(iv: Iv) -> str:
     """MeTeoR/CONTRACT notation: ``[3,7/2)``, ``[5,inf)``."""
     def num(x: Num) -> str:
+        if type(x) is int:  # (the usual case, and an explanation writes thousands)
+            return str(x)
         if x == inf:
             return "inf"
         if x == -inf:
