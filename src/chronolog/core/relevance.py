@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 from typing import Any
 
 from chronolog.core.events import Event
@@ -106,23 +107,24 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
 
     # what decides an event's test: its predicate, its arity and its arguments at the positions
     # a demand or a feed names (caviar's coord(id1,X,Y) by id1 alone: one test per person)
-    named: dict[str, tuple[int, ...]] = {}
+    deciding: dict[tuple[str, int], Callable[[tuple], Any]] = {}
 
-    def positions(pred: str) -> tuple[int, ...]:
-        got = {i for pos, _ in index.get(pred, ()) for i in pos} | {i for _, pos in feeding.get(pred, ()) for i in pos}
-        named[pred] = out = tuple(sorted(got))
-        return out
+    def decider(pred: str, n: int) -> Callable[[tuple], Any]:
+        pos = sorted({i for p, _ in index.get(pred, ()) for i in p} | {i for _, p in feeding.get(pred, ()) for i in p})
+        pos = [i for i in pos if i < n]
+        got = deciding[(pred, n)] = itemgetter(*pos) if pos else (lambda args: ())
+        return got
 
     def keep(ev: Event) -> bool:
         pred = ev.pred
         if pred is None:
             return True
         args = ev.args
-        pos = named.get(pred)
-        if pos is None:
-            pos = positions(pred)
-        n = len(args)
-        key = (pred, n, tuple([args[i] for i in pos if i < n]))
+        at = (pred, len(args))
+        get = deciding.get(at)
+        if get is None:
+            get = decider(*at)
+        key = (at, get(args))
         facts = known.get(key, _UNTESTED)
         if facts is _UNTESTED:
             facts = known[key] = None if hit(pred, args) else feeds_demand(pred, args)
