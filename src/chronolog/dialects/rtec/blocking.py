@@ -232,46 +232,93 @@ class Blocking:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
         fluent, time).  Once per rule and head: an explanation asks again where the spans it
-        checks overlap, and for the values of head arguments the search cannot depend on
-        (``_loose``: caviar's ``distance(P1,P2,Th)`` for each threshold Th)."""
-        loose = self._memo.get(("loose", id(rule)))
+        checks overlap; and a search is shared by the heads that differ only in arguments it
+        does not read (``_loose``: caviar's ``distance(P1,P2,Th)`` for each threshold Th), once
+        the rule's last goal is seen to raise no error for the other head where the search met it."""
+        memo = self._memo
+        exact = ("blockers", id(rule), head, budget)
+        got = memo.get(exact)
+        if got is not None:
+            return got
+        loose = memo.get(("loose", id(rule)))
         if loose is None:  # (an empty tuple: none)
-            loose = self._memo[("loose", id(rule))] = _loose(rule)
-        memo = ("blockers", id(rule), _loose_key(head, loose) if loose else head, budget)
-        got = self._memo.get(memo)
-        if got is None:
-            got = self._memo[memo] = self._solve_blockers(rule, head, budget)
+            loose = memo[("loose", id(rule))] = _loose(rule)
+        shared_key = ("blockers", id(rule), _loose_key(head, loose), budget) if loose else None
+        shared = memo.get(shared_key) if shared_key is not None else None
+        if shared is not None and self._last_goal_runs(rule, head, loose, shared[1]):
+            got = memo[exact] = shared[0]
+            return got
+        visits: list[list] | None = [] if shared_key is not None and shared is None else None
+        got, whole = self._solve_blockers(rule, head, budget, visits)
+        memo[exact] = got
+        if visits is not None and whole:  # (a search an error cut short stopped where this head made it)
+            memo[shared_key] = (got, visits)
         return got
 
-    def _solve_blockers(self, rule: Rule, head: Any, budget: int) -> list[tuple[str, Any, Any]]:
+    def _solve_blockers(self, rule: Rule, head: Any, budget: int,
+                        visits: list[list] | None) -> tuple[list[tuple[str, Any, Any]], bool]:
+        """The blockers, and whether the search ran to its end (no error cut it short);
+        ``visits`` gets the variables' values each time the search reaches the last goal."""
         vs = [Var() for _ in range(rule.nvars)]
         make_head, make_body = rule.build or rule.compile()  # (faster than inst at every time checked)
         goals = [g for g in make_body(vs) if g not in ("!", "true")]
         mark = len(self.solver.trail)
         out: list[tuple[str, Any, Any]] = []
+        whole = True
         try:
             if self.solver.unify(make_head(vs), head):
-                self._search(goals, 0, out, [budget])
+                self._search(goals, 0, out, [budget], None if visits is None else (vs, visits))
         except SolveError:
-            pass
+            whole = False
         finally:
             self.solver.undo(mark)
-        return out
+        return out, whole
 
-    def _search(self, goals: list, i: int, out: list, left: list[int]) -> None:
+    def _search(self, goals: list, i: int, out: list, left: list[int], visits: tuple[list, list] | None = None) -> None:
         if i == len(goals) or left[0] <= 0:
             return
         left[0] -= 1
+        if visits is not None and i == len(goals) - 1:
+            visits[1].append([resolve(v) for v in visits[0]])
         mark = len(self.solver.trail)
         found = False
         for _ in self.solver.body([goals[i]], 0, [False], 0):
             found = True
-            self._search(goals, i + 1, out, left)
+            self._search(goals, i + 1, out, left, visits)
             if left[0] <= 0:
                 break
         self.solver.undo(mark)
         if not found:
             out += self._failed_by(goals[i])
+
+    def _last_goal_runs(self, rule: Rule, head: Any, loose: tuple[tuple[int, tuple[int, ...]], ...],
+                        visits: list[list]) -> bool:
+        """Whether the rule's last goal, where another head's search reached it (``visits``),
+        raises no error with this head's values at the ``loose`` variables: then this head's
+        search finds what that one found."""
+        subs = []
+        for slot, path in loose:
+            at = head
+            for k in path:
+                if type(at) is not tuple or len(at) <= k:
+                    return False
+                at = at[k]
+            subs.append((slot, at))
+        _, make_body = rule.build or rule.compile()
+        for vals in visits:
+            now = list(vals)
+            for slot, at in subs:
+                now[slot] = at
+            goal = [g for g in make_body(now) if g not in ("!", "true")][-1]
+            mark = len(self.solver.trail)
+            try:
+                for _ in self.solver.body([goal], 0, [False], 0):
+                    pass
+            except SolveError:
+                return False
+            finally:
+                self.solver.undo(mark)
+        return True
 
     def _failed_by(self, goal: Any) -> list[tuple[str, Any, Any]]:
         """What the input must keep for a goal to stay failed: for ``\\+ G``, what makes G hold;
@@ -348,7 +395,7 @@ def _slots(term: Any, out: list[int]) -> list[int]:
     return out
 
 
-def _loose(rule: Rule) -> tuple[tuple[int, ...], ...]:
+def _loose(rule: Rule) -> tuple[tuple[int, tuple[int, ...]], ...]:
     """Where in the head the variables are whose value a blocking search (``Blocking._blockers``)
     does not read: once in the head, and in the body at most in its last goal where that goal's
     failure cites nothing (not a negation, ``holdsAt`` or ``happensAt``: ``_failed_by`` gives
@@ -361,11 +408,11 @@ def _loose(rule: Rule) -> tuple[tuple[int, ...], ...]:
     head = _slots(rule.head, [])
     before = set(_slots(tuple(body[:-1]), []))
     loose = {i for i in head if head.count(i) == 1 and i not in before}
-    out: list[tuple[int, ...]] = []
+    out: list[tuple[int, tuple[int, ...]]] = []
 
     def walk(term: Any, path: tuple[int, ...]) -> None:
         if type(term) is Slot and term.i in loose:
-            out.append(path)
+            out.append((term.i, path))
         elif type(term) is tuple:
             for k, x in enumerate(term):
                 walk(x, (*path, k))
@@ -374,9 +421,9 @@ def _loose(rule: Rule) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-def _loose_key(ground: Any, paths: tuple[tuple[int, ...], ...]) -> Any:
-    """A ground head with its arguments at ``paths`` (``_loose``) left out."""
-    for path in paths:
+def _loose_key(ground: Any, loose: tuple[tuple[int, tuple[int, ...]], ...]) -> Any:
+    """A ground head with its arguments at the loose variables' places (``_loose``) left out."""
+    for _, path in loose:
         ground = _put(ground, path)
     return ground
 
