@@ -49,11 +49,12 @@ def _entry_nodes(entry: dict) -> Iterator[dict]:
 
 def sliced_and_whole(progs: list[str], stream: str, query: str) -> tuple[str, Any, Any, int]:
     """The explanation of ``query`` (--why where it holds, else --why-not) computed in process
-    on the input events its rules can read (``Dialect.relevant``) and on the whole input, as
+    on the input events its rules can read (``Dialect.relevant``), evaluating only what they
+    read (``Dialect.narrow``), and on the whole input with the whole program evaluated, as
     JSON; with the mode and how many input events the slice left out."""
     program = load_program(progs)
     row = lookup(program.dialect)
-    whole_row = dataclasses.replace(row, relevant=lambda p: lambda atom, evaluator, events: None)
+    whole_row = dataclasses.replace(row, relevant=lambda p: lambda atom, evaluator, events: None, narrow=None)
     with open(stream, encoding="utf-8") as f:
         events = list(with_lines(row.read, program, stream, f, "jsonl", "fail", lambda m: None))
     q = parse_query(query, not row.rational)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 from typing import Any
 
 from chronolog.core.events import Event
@@ -22,6 +23,7 @@ from chronolog.core.events import Event
 ANY = None  # a pattern position any value matches
 Pattern = tuple  # constants (int, str) and ANY
 Demands = dict[str, set[Pattern]]  # predicate -> the patterns read
+_UNTESTED: Any = object()
 
 
 class GiveUp(Exception):
@@ -95,7 +97,7 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
         return False
 
     feeding = feeds or {}
-    known: dict[tuple[str, tuple], list[tuple[str, tuple]] | None] = {}  # (the same events recur: one test
+    known: dict[tuple, list[tuple[str, tuple]] | None] = {}  # (the same events recur: one test
     # each): None if a demand reads it, else the demanded domain facts it feeds
     fed: dict[tuple[str, tuple], Any] = {}  # a domain fact -> the earliest time of a kept event feeding it
 
@@ -103,15 +105,29 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
         return [(dom, sub) for dom, pos in feeding.get(pred, ()) if max(pos, default=-1) < len(args)
                 for sub in [tuple(args[p] for p in pos)] if hit(dom, sub)]
 
+    # what decides an event's test: its predicate, its arity and its arguments at the positions
+    # a demand or a feed names (caviar's coord(id1,X,Y) by id1 alone: one test per person)
+    deciding: dict[tuple[str, int], Callable[[tuple], Any]] = {}
+
+    def decider(pred: str, n: int) -> Callable[[tuple], Any]:
+        pos = sorted({i for p, _ in index.get(pred, ()) for i in p} | {i for _, p in feeding.get(pred, ()) for i in p})
+        pos = [i for i in pos if i < n]
+        got = deciding[(pred, n)] = itemgetter(*pos) if pos else (lambda args: ())
+        return got
+
     def keep(ev: Event) -> bool:
         pred = ev.pred
         if pred is None:
             return True
-        key = (pred, ev.args)
-        if key in known:
-            facts = known[key]
-        else:
-            facts = known[key] = None if hit(pred, ev.args) else feeds_demand(pred, ev.args)
+        args = ev.args
+        at = (pred, len(args))
+        get = deciding.get(at)
+        if get is None:
+            get = decider(*at)
+        key = (at, get(args))
+        facts = known.get(key, _UNTESTED)
+        if facts is _UNTESTED:
+            facts = known[key] = None if hit(pred, args) else feeds_demand(pred, args)
         if facts is None:
             return True  # a demand reads it
         if not facts or not first_feeders:

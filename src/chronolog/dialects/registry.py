@@ -126,6 +126,9 @@ class Dialect:
     # evaluates only those (runtime.explain.sliced; RTEC: rtec/relevance.py)
     relevant: Callable[[Any], Callable[[tuple[str, tuple], Any, list], Callable[[Any], bool] | None]] = \
         lambda program: lambda atom, evaluator, events: None
+    # program -> ((answer atom, the evaluator of the explanation) -> None): makes that evaluator
+    # derive only what the atom's explanation can read (RTEC: rtec/relevance.py); None: all of it
+    narrow: Callable[[Any], Callable[[tuple[str, tuple], Any], None]] | None = None
     # (old program or None, new program, chained) -> ``chronolog upgrade``'s plan line per stratum
     # (kept, changed, added, removed); None: the program is one stratum, re-evaluated whole
     strata_changes: Callable[[Any, Any, bool], list[str]] | None = None
@@ -260,7 +263,8 @@ DIALECTS: dict[str, Dialect] = {
                     replay=_rtec("rtec_replay"), retaining=_rtec("rtec_retaining"), origin=0,
                     windowed=_rtec("rtec_windowed"), interval_of=_interval_of, collect_rarely=False, causal=_rtec("rtec_causal"),
                     explain=_lazy("chronolog.dialects.rtec.explain:explainer"), content_strata=_rtec("rtec_strata"),
-                    keeps_strata=True, relevant=_lazy("chronolog.dialects.rtec.relevance:relevant")),
+                    keeps_strata=True, relevant=_lazy("chronolog.dialects.rtec.relevance:relevant"),
+                    narrow=_lazy("chronolog.dialects.rtec.relevance:narrow")),
 }
 DEFAULT = "lars"  # the dialect of a program file with no known extension
 

@@ -345,6 +345,8 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
         return sliced(row, program, stream, (query.pred, query.args), evaluator)
 
     seen = cut(reached)
+    if row.narrow is not None:  # (the answers of other atoms are not all written then: not read)
+        row.narrow(program)((query.pred, query.args), evaluator)
     out = io.StringIO()
     run_evaluator(evaluator, seen, out, warn=lambda m: None)
     lines = [_decode(raw) for raw in out.getvalue().splitlines()]
@@ -527,19 +529,25 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     if keep is None:
         return events
     out: list[Event] = []
-    latest: Time | None = None
-    first: Time | None = None
+    add = out.append
+    latest: Any = None
+    first: Any = None
     reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
-    for ev in events:
-        end = ev.t if ev.span is None else I.of_span(ev.span)[2]
-        if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != ev.t) or
-                                                  (first is not None and ev.t < first))):
-            out.append(ev)
-        elif latest is None or ev.t > latest:
-            out.append(Event(ev.t))
-        latest = ev.t if latest is None or ev.t > latest else latest
-        first = ev.t if first is None or ev.t < first else first
-        reach = end if reach is None or end > reach else reach
+    for ev in events:  # (a tight loop: it reads every event of the input once per explanation)
+        t = ev.t
+        span = ev.span
+        end = t if span is None else I.of_span(span)[2]
+        if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
+                                                  (first is not None and t < first))):
+            add(ev)
+        elif latest is None or t > latest:
+            add(Event(t))
+        if latest is None or t > latest:
+            latest = t
+        if first is None or t < first:
+            first = t
+        if reach is None or end > reach:
+            reach = end
     return out
 
 

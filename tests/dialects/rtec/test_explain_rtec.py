@@ -26,9 +26,14 @@ from rtec_expected import DATA, TICK, load_expected, rtec_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.core.events import Event
 from chronolog.dialects.load import load_program
+from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.dialects.rtec.blocking import _loose
 from chronolog.dialects.rtec.parser import parse_rtec
 from chronolog.dialects.rtec.relevance import demands
+from chronolog.runtime.explain import explain as explain_query
+from chronolog.runtime.explain import parse_query
 
 DOORS = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
          "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
@@ -465,6 +470,23 @@ def test_the_rules_read_only_the_queried_entities_events():
     assert demands(parse_rtec(anything, "v.prolog"), "f", ("x",)) is None
 
 
+def test_an_explanation_evaluates_only_the_entities_its_rules_read(tmp_path):
+    """``Dialect.narrow``: explaining ``open(d1)`` derives ``open`` and not ``lit`` (which reads
+    other events), and the explanation is the one with every entity evaluated."""
+    program = DOORS + ("initiatedAt(lit(D)=true, T) :- happensAt(switched(D), T).\n"
+                       "grounding(lit(D)=true) :- door(D).\n")
+    prog, stream = files(tmp_path, "doors.prolog", program, [*EVENTS[:2], {"t": 9, "pred": "switched", "args": ["d1"]},
+                                                             {"t": 12}])
+    loaded = load_program([prog])
+    row = lookup("rtec")
+    ev = row.evaluator(loaded, RunOptions(), lambda m: None)
+    events = [Event(e["t"], e.get("pred"), tuple(e.get("args", ()))) for e in map(json.loads, Path(stream).read_text().splitlines())]
+    explain_query(row, loaded, ev, events, parse_query("open(d1)@5", True), "why")
+    assert {e[1][0] for e in ev.derived} == {"open"}
+    _, sliced, whole, _ = sliced_and_whole([prog], stream, "open(d1)@5")
+    assert sliced == whole
+
+
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared RTEC data is not beside the repository")
 @pytest.mark.parametrize("app", ["caviar", "ctm", "voting"])
 def test_the_apps_explanations_on_the_events_their_rules_read_are_the_whole_inputs(app):
@@ -482,3 +504,20 @@ def test_the_apps_explanations_on_the_events_their_rules_read_are_the_whole_inpu
             assert sliced == whole, (pred, args, t)
             left_out += n
     assert left_out or app == "voting"  # (voting's rules read every voter)
+
+
+def test_a_blocking_search_is_shared_only_by_heads_it_does_not_read():
+    """``_loose``: a head argument used only by the rule's last goal, whose failure cites nothing,
+    does not change a blocking search (caviar's distance threshold); one a negation, an earlier
+    goal or a second place in the head reads does."""
+    prog = parse_rtec(
+        "initiatedAt(d(A,B,Th)=true, T) :- happensAt(start(c(A,X)=true), T), holdsAt(c(B,Y)=true, T), near(X,Y,Th).\n"
+        "terminatedAt(d(A,B,Th)=true, T) :- happensAt(start(c(A,X)=true), T), \\+ near(X,X,Th).\n"
+        "initiatedAt(e(A,Th)=true, T) :- happensAt(p(A,Th), T), near(A,A,Th).\n"
+        "initiatedAt(k(A,A)=true, T) :- happensAt(p(A), T), near(A,A,A).\n"
+        "near(X,Y,Th) :- X < Th, Y < Th.\n", "v.prolog")
+    by_head = {rule.head[1][1][0] + ":" + kind: rule for kind, rule in prog.rules}
+    (slot, path), = _loose(by_head["d:initiatedAt"])
+    assert path == (1, 1, 3) and by_head["d:initiatedAt"].names[slot] == "Th"
+    assert _loose(by_head["d:terminatedAt"]) == () and _loose(by_head["e:initiatedAt"]) == ()
+    assert _loose(by_head["k:initiatedAt"]) == ()

@@ -14,6 +14,7 @@ explained once, at the latest time of its interval (or gap) read.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from chronolog.core.explanation import Node
@@ -24,7 +25,9 @@ from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
 from chronolog.dialects.rtec.solve import Solver
-from chronolog.dialects.rtec.terms import Rule, SolveError, Var, deref, inst, resolve
+from chronolog.dialects.rtec.terms import Rule, Slot, SolveError, Var, deref, inst, resolve
+
+_LOOSE = object()  # a head argument a blocking search does not depend on (left out of its memo key)
 
 
 class Blocking:
@@ -36,6 +39,7 @@ class Blocking:
     tick: int
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
+    _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -73,9 +77,20 @@ class Blocking:
 
     def _read(self, key: Key, items: list, point: bool) -> bool:
         """Whether any of the events (points: (args, value)) stored at one time is read."""
-        if self.focus is None:
+        focus = self.focus
+        if focus is None:
             return True
-        return any(matches(self.focus, key[0], item[0] if point else item) for item in items)
+        read = self._memo.get(("read", key[0]))  # (args -> whether read: the same ones recur)
+        if read is None:
+            read = self._memo[("read", key[0])] = {}
+        for item in items:
+            args = item[0] if point else item
+            got = read.get(args)
+            if got is None:
+                got = read[args] = matches(focus, key[0], args)
+            if got:
+                return True
+        return False
 
     def _kept(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
         """Why nothing ends ``f`` in ``[lo, t)``: its terminatedAt rules, the initiatedAt rules of
@@ -199,8 +214,7 @@ class Blocking:
 
     @staticmethod
     def _negated(node: Node) -> Node:
-        node.negated = True
-        return node
+        return replace(node, negated=True)  # (a copy: the node given out may be cited elsewhere)
 
     def gap(self, f: Fluent, t: Any) -> tuple | None:
         """The maximal stretch around ``t`` where a derived fluent does not hold (None where it
@@ -208,47 +222,103 @@ class Blocking:
         key, args, value = f
         if not (self.simple(key) or self.sdf(key, value)):
             return None
-        lo: Any = -INF
-        for a, b in self.ev.store.fluent_list(key, args, value):
-            if a <= t < b:
-                return None
-            if a > t:
-                return (lo, a)
-            lo = b
-        return (lo, INF)
+        ivs = self.ev.store.fluent_list(key, args, value)
+        i = bisect_right(ivs, (t, INF))  # the intervals from i on start after t
+        if i and t < ivs[i - 1][1]:
+            return None
+        return (ivs[i - 1][1] if i else -INF, ivs[i][0] if i < len(ivs) else INF)
 
     def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
-        fluent, time)."""
+        fluent, time).  Once per rule and head: an explanation asks again where the spans it
+        checks overlap; and a search is shared by the heads that differ only in arguments it
+        does not read (``_loose``: caviar's ``distance(P1,P2,Th)`` for each threshold Th), once
+        the rule's last goal is seen to raise no error for the other head where the search met it."""
+        memo = self._memo
+        exact = ("blockers", id(rule), head, budget)
+        got = memo.get(exact)
+        if got is not None:
+            return got
+        loose = memo.get(("loose", id(rule)))
+        if loose is None:  # (an empty tuple: none)
+            loose = memo[("loose", id(rule))] = _loose(rule)
+        shared_key = ("blockers", id(rule), _loose_key(head, loose), budget) if loose else None
+        shared = memo.get(shared_key) if shared_key is not None else None
+        if shared is not None and self._last_goal_runs(rule, head, loose, shared[1]):
+            got = memo[exact] = shared[0]
+            return got
+        visits: list[list] | None = [] if shared_key is not None and shared is None else None
+        got, whole = self._solve_blockers(rule, head, budget, visits)
+        memo[exact] = got
+        if visits is not None and whole:  # (a search an error cut short stopped where this head made it)
+            memo[shared_key] = (got, visits)
+        return got
+
+    def _solve_blockers(self, rule: Rule, head: Any, budget: int,
+                        visits: list[list] | None) -> tuple[list[tuple[str, Any, Any]], bool]:
+        """The blockers, and whether the search ran to its end (no error cut it short);
+        ``visits`` gets the variables' values each time the search reaches the last goal."""
         vs = [Var() for _ in range(rule.nvars)]
         make_head, make_body = rule.build or rule.compile()  # (faster than inst at every time checked)
         goals = [g for g in make_body(vs) if g not in ("!", "true")]
         mark = len(self.solver.trail)
         out: list[tuple[str, Any, Any]] = []
+        whole = True
         try:
             if self.solver.unify(make_head(vs), head):
-                self._search(goals, 0, out, [budget])
+                self._search(goals, 0, out, [budget], None if visits is None else (vs, visits))
         except SolveError:
-            pass
+            whole = False
         finally:
             self.solver.undo(mark)
-        return out
+        return out, whole
 
-    def _search(self, goals: list, i: int, out: list, left: list[int]) -> None:
+    def _search(self, goals: list, i: int, out: list, left: list[int], visits: tuple[list, list] | None = None) -> None:
         if i == len(goals) or left[0] <= 0:
             return
         left[0] -= 1
+        if visits is not None and i == len(goals) - 1:
+            visits[1].append([resolve(v) for v in visits[0]])
         mark = len(self.solver.trail)
         found = False
         for _ in self.solver.body([goals[i]], 0, [False], 0):
             found = True
-            self._search(goals, i + 1, out, left)
+            self._search(goals, i + 1, out, left, visits)
             if left[0] <= 0:
                 break
         self.solver.undo(mark)
         if not found:
             out += self._failed_by(goals[i])
+
+    def _last_goal_runs(self, rule: Rule, head: Any, loose: tuple[tuple[int, tuple[int, ...]], ...],
+                        visits: list[list]) -> bool:
+        """Whether the rule's last goal, where another head's search reached it (``visits``),
+        raises no error with this head's values at the ``loose`` variables: then this head's
+        search finds what that one found."""
+        subs = []
+        for slot, path in loose:
+            at = head
+            for k in path:
+                if type(at) is not tuple or len(at) <= k:
+                    return False
+                at = at[k]
+            subs.append((slot, at))
+        _, make_body = rule.build or rule.compile()
+        for vals in visits:
+            now = list(vals)
+            for slot, at in subs:
+                now[slot] = at
+            goal = [g for g in make_body(now) if g not in ("!", "true")][-1]
+            mark = len(self.solver.trail)
+            try:
+                for _ in self.solver.body([goal], 0, [False], 0):
+                    pass
+            except SolveError:
+                return False
+            finally:
+                self.solver.undo(mark)
+        return True
 
     def _failed_by(self, goal: Any) -> list[tuple[str, Any, Any]]:
         """What the input must keep for a goal to stay failed: for ``\\+ G``, what makes G hold;
@@ -313,3 +383,55 @@ class Blocking:
                 return [("why", f, inside), ("why-not", f, outside)]
             return [("event", (e, at), at)]
         return []
+
+
+def _slots(term: Any, out: list[int]) -> list[int]:
+    """The variables (slot numbers) of a clause's term, each as often as it occurs."""
+    if type(term) is Slot:
+        out.append(term.i)
+    elif type(term) is tuple:
+        for x in term:
+            _slots(x, out)
+    return out
+
+
+def _loose(rule: Rule) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """Where in the head the variables are whose value a blocking search (``Blocking._blockers``)
+    does not read: once in the head, and in the body at most in its last goal where that goal's
+    failure cites nothing (not a negation, ``holdsAt`` or ``happensAt``: ``_failed_by`` gives
+    nothing for it).  The goals before it are solved the same whatever the value, the last is
+    visited as often (one step of the budget each time), and what it finds or not adds no need."""
+    body = [g for g in rule.body if g not in ("!", "true")]
+    if not body or type(body[-1]) is Slot or (type(body[-1]) is tuple and body[-1][0] in
+                                              ("\\+", "not", "holdsAt", "happensAt")):
+        return ()
+    head = _slots(rule.head, [])
+    before = set(_slots(tuple(body[:-1]), []))
+    loose = {i for i in head if head.count(i) == 1 and i not in before}
+    out: list[tuple[int, tuple[int, ...]]] = []
+
+    def walk(term: Any, path: tuple[int, ...]) -> None:
+        if type(term) is Slot and term.i in loose:
+            out.append((term.i, path))
+        elif type(term) is tuple:
+            for k, x in enumerate(term):
+                walk(x, (*path, k))
+
+    walk(rule.head, ())
+    return tuple(out)
+
+
+def _loose_key(ground: Any, loose: tuple[tuple[int, tuple[int, ...]], ...]) -> Any:
+    """A ground head with its arguments at the loose variables' places (``_loose``) left out."""
+    for _, path in loose:
+        ground = _put(ground, path)
+    return ground
+
+
+def _put(term: Any, path: tuple[int, ...]) -> Any:
+    if not path:
+        return _LOOSE
+    i = path[0]
+    if type(term) is not tuple or len(term) <= i:
+        return term  # (not of the head's shape: it does not unify, whatever is there)
+    return (*term[:i], _put(term[i], path[1:]), *term[i + 1:])

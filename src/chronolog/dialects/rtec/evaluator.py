@@ -158,6 +158,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         # an upgrade's changed and added entities (``keep``): the next window derives only them,
         # from the start; the kept ones are as the old version derived them
         self.redo_only: set[tuple] | None = None
+        # an explanation's evaluator (``narrow``): only these entities are derived (None: all)
+        self.only: set[tuple] | None = None
         self.derived: dict[tuple, int] = {}  # entity -> the windows that derived it (an upgrade's work, for tests)
     # ------------------------------------------------------------ declarations
 
@@ -234,6 +236,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         lowered: set = set()
         try:
             for comp in self.h.order:
+                if self.only is not None and not any(e in self.only for e in comp):
+                    continue  # nothing the explanation reads depends on it
                 if self.redo_only is not None:
                     if not any(e in self.redo_only for e in comp):
                         continue  # a kept stratum: derived already, by the same rules from the same input

@@ -30,7 +30,9 @@ held, so that the input events cited anywhere in a why derive the atom on their 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from chronolog.core import intervals as I
@@ -73,6 +75,10 @@ class Explainer(Blocking):
         self._inputs: dict[str, dict[tuple, list[Event]]] = {}
         self._feeders: dict[tuple, Event] | None = None
         self._texts: dict[Any, str] = {}  # an input argument -> its Prolog text (few distinct ones)
+        # one explanation asks the same things more than once (a fluent read by several rules,
+        # the rules that would end it solved at the same time): each answered once.  Nodes
+        # given out are never changed by the caller (a negated copy is made instead)
+        self._memo: dict[tuple, Any] = {}
 
     def _text(self, args: tuple) -> tuple:
         texts = self._texts
@@ -165,9 +171,10 @@ class Explainer(Blocking):
         key, args, value = f
         if self.point(key):
             return (t, t + self.tick) if (args, value) in self.ev.store.points[key].get(t, ()) else None
-        for a, b in self.ev.store.fluent_list(key, args, value):
-            if a <= t < b:
-                return (a, b)
+        ivs = self.ev.store.fluent_list(key, args, value)
+        i = bisect_right(ivs, (t, INF)) - 1  # the last interval that starts at or before t
+        if i >= 0 and ivs[i][0] <= t < ivs[i][1]:
+            return (ivs[i][0], ivs[i][1])
         return None
 
     # ------------------------------------------------------------ solving a rule again, with its trace
@@ -214,6 +221,13 @@ class Explainer(Blocking):
     # ------------------------------------------------------------ why
 
     def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+        memo = ("why", f, t, depth, path)
+        got = self._memo.get(memo)
+        if got is None:
+            got = self._memo[memo] = self._why(f, t, depth, path)
+        return got
+
+    def _why(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
         key, args, value = f
         name = self.name(f)
         held = self.interval(f, t)
@@ -239,6 +253,13 @@ class Explainer(Blocking):
     def _grounded(self, f: Fluent) -> list[Node]:
         """How ``grounding/1`` admits ``f`` where it reads the dynamic domain (``id(P)``): the
         input event that put each value there (without it the fluent is not evaluated)."""
+        memo = ("grounded", f)
+        got = self._memo.get(memo)
+        if got is None:
+            got = self._memo[memo] = self._grounding(f)
+        return list(got)
+
+    def _grounding(self, f: Fluent) -> list[Node]:
         fv = ("=", _fterm(f[0], f[1]), f[2])
         for rule in self.program.background.get(("grounding", 1), []):
             for vs, goals in self._solve(rule, ("grounding", fv)):
@@ -381,10 +402,7 @@ class Explainer(Blocking):
         if name == "holdsFor":
             f = _fv(resolve(maker[1]))
             assert f is not None
-            node = self.why(f, t, depth, path) if holds else self.why_not(f, t, depth, path, top)
-            if not holds:
-                node.negated = True
-            return [node]
+            return [self.why(f, t, depth, path) if holds else replace(self.why_not(f, t, depth, path, top), negated=True)]
         result = deref(maker[-1])
         text = f"{show(rule.body[made], rule.names)} = {show(result)}: {'contains' if holds else 'leaves out'} {t}"
         lists = from_list(maker[2] if name == "relative_complement_all" else maker[1]) or []
@@ -439,8 +457,8 @@ class Explainer(Blocking):
                 f = _fv(inner[1])
                 if f is not None and type(inner[2]) is int:
                     sub = self.why_not(f, inner[2], depth, path)
-                    node.children.append(sub)
-                    node.why_not, sub.why_not = sub.entries, None  # rule by rule, told once: on the literal
+                    node.children.append(replace(sub, why_not=None))
+                    node.why_not = sub.entries  # rule by rule, told once: on the literal
             elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
                 node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
                 node.children += self._no_boundary(inner[1], inner[2], depth, path)
@@ -512,6 +530,13 @@ class Explainer(Blocking):
         """Why ``f`` does not hold at ``t``.  Inside a why-explanation (not ``top``) also why
         nothing initiated it since it last held: what the cited input must keep for it to stay
         off; asked directly, the first failing condition per rule is what the user asks for."""
+        memo = ("why-not", f, t, depth, path, top)
+        got = self._memo.get(memo)
+        if got is None:
+            got = self._memo[memo] = self._why_not(f, t, depth, path, top)
+        return got
+
+    def _why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
         name = self.name(f)
         if depth is not None and depth < 0:

@@ -179,3 +179,28 @@ def relevant(program: RtecProgram) -> Callable[[tuple[str, tuple], Any, list], C
         return event_filter(found, feeds, first_feeders=not retracted)
 
     return for_atom
+
+
+def narrow(program: RtecProgram) -> Callable[[tuple[str, tuple], Any], None]:
+    """``Dialect.narrow``: an explanation's evaluator derives only the entities whose functor the
+    atom's demands name (every one the explanation reads) and what they depend on — caviar's
+    ``person(id1)`` needs neither ``distance`` nor ``meeting``.  The others' answers are then
+    not written; the atom's and everything its explanation reads are as on the whole program."""
+
+    def for_atom(atom: tuple[str, tuple], evaluator: Any) -> None:
+        if type(evaluator) is not RtecEvaluator or evaluator.retention is not None:
+            return
+        found = demands(program, atom[0], tuple(atom[1]))
+        if found is None:
+            return
+        h = evaluator.h
+        todo = [e for e in h.kind if e[1][0] in found]
+        seen = set(todo)
+        while todo:
+            for d in h.edges.get(todo.pop(), ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        evaluator.only = seen
+
+    return for_atom
