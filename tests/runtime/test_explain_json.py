@@ -49,12 +49,16 @@ def test_a_negated_literal_says_why_not_rule_by_rule(tmp_path, capsys):
     assert code == 0, err
     (negated,) = [n for n in walk(got) if n.get("negated")]
     assert (negated["kind"], negated["atom"]) == ("negated", "not clear(r1)")
-    # clear(r1) has one rule; its first literal fails: no green(r1) in [1,2] (green(r2) is another road)
+    # clear(r1) has one rule; its first literal fails: no green(r1) in [1,2] (green(r2) is another road);
+    # green(r1) at 2 added derives clear(r1) at 2 (nothing is blocked)
     assert negated["why_not"] == [{
-        "text": "fails at body element 1: green(r1) [1] fails: no matching fact in window [1,2]",
+        "text": "fails at body element 1: green(r1) [1] fails: no matching fact in window [1,2]; "
+                "adding green(r1) at 2 would derive it",
         "rule": {"file": prog, "line": 5, "text": "clear(R) :- green(R) [1], not blocked(R)."},
         "bindings": {"R": "r1"}, "literal": "green(R) [1]",
-        "reason": "green(r1) [1] fails: no matching fact in window [1,2]"}]
+        "reason": "green(r1) [1] fails: no matching fact in window [1,2]",
+        "missing": {"pred": "green", "args": ["r1"], "time": 2, "text": "green(r1) at 2",
+                    "derives": {"pred": "clear", "args": ["r1"], "time": 2}}}]
     _valid(got)
 
 

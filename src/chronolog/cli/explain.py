@@ -88,7 +88,8 @@ def _why(args: argparse.Namespace) -> int:
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
     if args.input is None:
-        program, row, evaluator, events, query = _why_on_fleet(args, text)
+        program, row, fresh, events, query = _why_on_fleet(args, text)
+        evaluator = fresh()
     else:
         if not args.program:
             raise ChronologError("error: explain --input needs the program file(s)")
@@ -100,8 +101,8 @@ def _why(args: argparse.Namespace) -> int:
             events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
+        fresh = lambda: evaluator_for(args, lambda m: None)[3]  # noqa: E731 (a new evaluator with run's options)
     try:
-        fresh = None if args.input is None else (lambda: evaluator_for(args, lambda m: None)[3])  # (the fleet: none)
         node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
@@ -186,10 +187,12 @@ def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     return False
 
 
-def _why_on_fleet(args: argparse.Namespace, text: str):  # noqa: ANN202 (program, row, evaluator, events, query)
+def _why_on_fleet(args: argparse.Namespace, text: str):  # noqa: ANN202 (program, row, fresh, events, query)
     """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
     version in force at T (the latest upgrade applied from a time at or before T): that
-    version's answers at T are its answers on the whole stream (contract section 6)."""
+    version's answers at T are its answers on the whole stream (contract section 6).  ``fresh``
+    makes a new evaluator of that version with the fleet's options: one explains, the others
+    check a missing event, as embedded."""
     from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
     from chronolog.runtime.explain import topic_events  # noqa: PLC0415
     from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
@@ -207,6 +210,6 @@ def _why_on_fleet(args: argparse.Namespace, text: str):  # noqa: ANN202 (program
         if at is None or parse_time(at, not row.rational, "upgrade") <= query.t:
             in_force = row.parse(list(request.sources))
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
-    evaluator = row.evaluator(in_force, options, lambda m: None)
+    fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731
     events = list(topic_events(records, lambda line, where: read_line(row.name, program, line, where)))
-    return in_force, row, evaluator, events, query
+    return in_force, row, fresh, events, query

@@ -197,6 +197,14 @@ class RuleRef(_Strict):
     text: StrictStr
 
 
+class DerivedAtom(_Strict):
+    """The atom at a time a nested why-not entry's missing event derives (not the query's)."""
+
+    pred: StrictStr
+    args: list[StrictStr | StrictInt]
+    time: StrictInt | StrictStr
+
+
 class MissingEvent(_Strict):
     """The one input event whose absence a why-not entry blames: with it added (in time order,
     the input evaluated to T) the rule derives the atom — checked by evaluating, never guessed."""
@@ -207,6 +215,9 @@ class MissingEvent(_Strict):
     interval: StrictStr | None = Field(default=None, description="DatalogMTL: the interval it holds on, where not "
                                                                  "a point")
     text: StrictStr = Field(description="as the text form names it: speed(a1, 20) at 4, P(a) on [1,2]")
+    derives: DerivedAtom | None = Field(default=None, description="a nested entry (a negated literal's why-not, one "
+                                                                   "below the top): the atom and time it derives; "
+                                                                   "absent: the queried atom")
 
 
 class WhyNotEntry(_Strict):

@@ -38,6 +38,7 @@ class Node:
     late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
     missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
     candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
+    goal: Any = None  # a nested entry's atom and time (pred, args, t) its candidates must derive; None: the query's
 
     @property
     def entries(self) -> list[Node]:
@@ -88,6 +89,10 @@ class Node:
                               "time": json_time(ev.t), "text": missing_text(ev)}
             if _spread(ev):
                 out["missing"]["interval"] = I.text(ev.span)
+            if self.goal is not None:  # a nested entry: the atom it derives is not the query's
+                pred, args, t = self.goal
+                out["missing"]["derives"] = {"pred": pred, "args": list(_bindings(dict(enumerate(args))).values()),
+                                             "time": json_time(t)}
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.why_not is not None:

@@ -341,10 +341,10 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     events = list(events)
     reached = reaching(row, program, events, query.t)
 
-    def cut(stream: list[Event]) -> list[Event]:
-        return sliced(row, program, stream, (query.pred, query.args), evaluator)
+    def cut(stream: list[Event], atom: tuple[str, tuple]) -> list[Event]:
+        return sliced(row, program, stream, atom, evaluator)
 
-    seen = cut(reached)
+    seen = cut(reached, (query.pred, query.args))
     if row.narrow is not None:  # (the answers of other atoms are not all written then: not read)
         row.narrow(program)((query.pred, query.args), evaluator)
     out = io.StringIO()
@@ -358,8 +358,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator)
-    if mode == "why-not":
-        confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
+    confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -380,33 +379,64 @@ MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input fro
 
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
-                    cut: Callable[[list[Event]], list[Event]] | None = None) -> None:
-    """Name the missing input event of each top-level why-not entry the dialect proposed one
-    for, where it is true: the input with the candidate added at its time (after the events of
-    that time, so not late), evaluated to T by a new evaluator, derives the atom at T (``cut``:
-    of the input with the candidate, the events that can matter, as ``sliced``; it is placed
-    among all of them, as a dropped late event decides whether it arrives late).  An
-    unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows it
-    shifts): the entry then names none.  The input before the candidates' places is evaluated
-    once (``Prefixes``), each candidate from its place on."""
+                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None) -> None:
+    """Name the missing input event of each why-not entry the dialect proposed one for, where
+    it is true: the input with the candidate added at its time (after the events of that time,
+    so not late), evaluated to T by a new evaluator, derives the entry's atom at its time — the
+    query's for a top-level entry, the one its ``goal`` names for a nested one (a negated
+    literal's, a failing literal's below; a nested entry without a goal names none).  ``cut``:
+    of the input with the candidate, the events that can matter to that atom, as ``sliced``;
+    it is placed among all of them, as a dropped late event decides whether it arrives late.
+    An unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows
+    it shifts): the entry then names none.  The input before the candidates' places is
+    evaluated once (``Prefixes``), each candidate from its place on; top-level entries are
+    tried first, then the nested ones breadth-first, within one budget."""
+    asked = _asked(node, query)
     if fresh is None:
-        for entry in node.entries:
+        for entry, _ in asked:
             entry.candidates = []
         return
-    tried = [ev for entry in node.entries for ev in entry.candidates[:MISSING_TRIES]]
+    tried = [ev for entry, goal in asked if goal is not None for ev in entry.candidates[:MISSING_TRIES]]
     # a sliced input is short: each candidate evaluates its slice whole (the candidate placed
     # among all events first, as a dropped late event decides whether it arrives late)
     prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried}) if cut is None else None
     budget = MISSING_BUDGET
-    for entry in node.entries:
+    for entry, goal in asked:
         candidates, entry.candidates = entry.candidates, []
+        if goal is None:
+            continue
+        part = None if cut is None else (lambda stream, g=goal: cut(stream, (g.pred, g.args)))
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if (prefixes.derives_with(ev, query) if prefixes is not None
-                    else derives_with(fresh(), events, ev, query, cut)):
+            if (prefixes.derives_with(ev, goal) if prefixes is not None
+                    else derives_with(fresh(), events, ev, goal, part)):
                 entry.missing = ev
                 entry.text += f"; adding {missing_text(ev)} would derive it"
                 break
+
+
+def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
+    """Every why-not entry of the tree, breadth-first, with the atom at a time its missing
+    event must derive (None: none is named).  A nested entry's atom counts only at T: the
+    input evaluated (``reaching``) gives the answers at T exactly, not those before it, so
+    an atom said not to hold at an earlier time may hold in ``run``'s answers."""
+    out: list[tuple[Node, Query | None]] = []
+    level: list[tuple[Node, bool]] = [(root, True)]
+    while level:
+        below: list[tuple[Node, bool]] = []
+        for node, top in level:
+            for entry in node.entries:
+                goal = entry.goal
+                if top and goal is None:
+                    out.append((entry, query))
+                elif goal is None or goal[2] != query.t:
+                    out.append((entry, None))
+                else:
+                    out.append((entry, Query(goal[0], tuple(goal[1]), goal[2], f"{atom_text(goal[0], goal[1])}@{goal[2]}")))
+                below.append((entry, False))
+            below += [(child, False) for child in node.children]
+        level = below
+    return out
 
 
 def place(events: list[Event], ev: Event) -> int:

@@ -4,11 +4,14 @@ value, an ``at`` literal's time, a negation the event would not get past, a tupl
 the event would shift), and a property over random programs and streams: for every entry
 naming a missing event, ``chronolog run`` on the stream with that event added (arriving in
 time order: after the events up to its time, before the first later one) derives the atom at
-T; and every rule whose head matches the atom is named, with a literal that fails."""
+T; and every rule whose head matches the atom is named, with a literal that fails.  Nested
+entries (a negated literal's why-not inside a ``--why``, entries below the top level) name one
+the same way, for the atom and time their ``derives`` says, checked alike."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from explaining import explain, files
@@ -36,6 +39,56 @@ def _holds(tmp: Path, capsys, prog: str, events: list[dict], pred: str, args: tu
     assert main(["run", prog, "--input", str(stream)]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     return (pred, args, t) in meaning(lines, (0, max(t, events[-1]["t"])))
+
+
+def _entries(node: dict, top: bool = True) -> Iterator[tuple[dict, bool]]:
+    """Every why-not entry of a tree (whether at its top level), in premises and entries alike."""
+    for entry in node.get("why_not", []):
+        yield entry, top
+        yield from _entries(entry, False)
+    for child in node.get("premises", []):
+        yield from _entries(child, False)
+
+
+def test_a_negated_window_names_the_missing_event_at_t_by_hand(tmp_path, capsys):
+    # alert(x) at 5: a(x) at 5, and ok(x) at none of 2..5 (window [3]); ok(X) needs b(X) at its
+    # point, so b(x) at 5 added derives ok(x) at 5.  The points before T name none: the input
+    # explained is the reach before T, exact for the answers at T only
+    program = "alert(X) :- a(X), not ok(X) [3].\nok(X) :- b(X).\n"
+    events = [{"t": 0}, {"t": 5, "pred": "a", "args": ["x"]}, {"t": 6}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why", "alert(x)@5")
+    assert code == 0
+    Explanation.model_validate(got)
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    assert [e.get("missing") for e in negated["why_not"]] == [None, None, None, {
+        "pred": "b", "args": ["x"], "time": 5, "text": "b(x) at 5", "derives": {"pred": "ok", "args": ["x"], "time": 5}}]
+    assert negated["why_not"][3]["text"].endswith("; adding b(x) at 5 would derive it")
+    assert not _holds(tmp_path, capsys, prog, events, "ok", ("x",), 5)
+    assert _holds(tmp_path, capsys, prog, _with(events, {"time": 5, "pred": "b", "args": ["x"]}), "ok", ("x",), 5)
+    # without the window: the negated literal's own why-not, at T
+    prog, stream = files(tmp_path, "p.lars", "alert(X) :- a(X), not ok(X).\nok(X) :- b(X).\n", events)
+    code, got, _ = explain(capsys, prog, stream, "why", "alert(x)@5")
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    assert code == 0 and [e["missing"]["text"] for e in negated["why_not"]] == ["b(x) at 5"]
+
+
+def test_a_why_not_below_the_top_level_names_the_missing_event_by_hand(tmp_path, capsys):
+    # s(a) at 3 fails at q(a), which is derived (no event of its own to add); q(a) fails at p(a):
+    # p(a) at 3 derives q(a) at 3 — but r(a) at 2 keeps s(a) out, so only the nested entry names one
+    program = "s(X) :- q(X), not r(X) [1].\nq(X) :- p(X).\n"
+    events = [{"t": 0}, {"t": 2, "pred": "r", "args": ["a"]}, {"t": 4}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "s(a)@3")
+    assert code == 0
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    assert top["literal"] == "q(X)" and "missing" not in top
+    (below,) = top["why_not"]
+    assert below["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3",
+                                "derives": {"pred": "q", "args": ["a"], "time": 3}}
+    assert not _holds(tmp_path, capsys, prog, _with(events, below["missing"]), "s", ("a",), 3)
+    assert _holds(tmp_path, capsys, prog, _with(events, below["missing"]), "q", ("a",), 3)
 
 
 def test_the_missing_speed_reading_by_hand(tmp_path, capsys):
@@ -111,6 +164,42 @@ def test_a_named_missing_event_derives_the_atom(tmp_path_factory, capsys, rules,
         name, _, var = entry.get("literal", "").partition("(")
         if name in derived and var.endswith(")") and var[:-1] in entry["bindings"]:  # an atom read at T
             assert (name, (entry["bindings"][var[:-1]],), t) not in reference, entry  # fails in run's answers
-        if "missing" in entry:
-            assert entry["missing"]["time"] <= t and entry["missing"]["pred"] not in derived  # an input predicate
-            assert _holds(tmp, capsys, prog, _with(stream_events, entry["missing"]), pred, (arg,), t), entry
+    _named_events_derive(tmp, capsys, prog, stream_events, got, (pred, (arg,), t), derived)
+
+
+def _named_events_derive(tmp: Path, capsys, prog: str, events: list[dict], tree: dict,  # noqa: ANN001
+                         query: tuple[str, tuple, int], derived: set[str]) -> None:
+    """Every missing event named anywhere in the tree, added alone, derives its atom: the
+    query's at the top level, the one ``derives`` names below it (which run's answers lack)."""
+    for entry, top in _entries(tree):
+        if "missing" not in entry:
+            continue
+        missing = entry["missing"]
+        assert ("derives" in missing) is not top, entry
+        goal = query if top else (missing["derives"]["pred"], tuple(missing["derives"]["args"]),
+                                  missing["derives"]["time"])
+        assert missing["time"] <= goal[2] and missing["pred"] not in derived  # an input predicate
+        assert not _holds(tmp, capsys, prog, events, *goal), entry
+        assert _holds(tmp, capsys, prog, _with(events, missing), *goal), entry
+
+
+# negated derived atoms that hold, so that a --why has their why-not entries to name events in
+NEGATING = ["w(X) :- r(X), not q(X).", "w(X) :- r(X), not q(X) [2].", "w(X) :- r(X), not s(X) [1]."]
+
+
+@SETTINGS
+@given(rules=st.lists(st.sampled_from(RULES), min_size=1, max_size=4, unique=True),
+       negating=st.lists(st.sampled_from(NEGATING), min_size=1, max_size=2, unique=True),
+       events=st.lists(EVENT, min_size=0, max_size=10), t=st.integers(0, 8), arg=st.sampled_from(["a", "b"]))
+def test_a_missing_event_named_in_a_why_derives_its_atom(tmp_path_factory, capsys, rules, negating, events, t,
+                                                        arg):
+    tmp = tmp_path_factory.mktemp("missing-why")
+    stream_events = [{"t": 0}, *events, {"t": t, "pred": "r", "args": [arg]}, {"t": 8}]  # (w's r: there)
+    rules = [*rules, *negating]
+    prog, stream = files(tmp, "p.lars", "\n".join(rules) + "\n", stream_events)
+    code, got, err = explain(capsys, prog, stream, "why", f"w({arg})@{t}")
+    if code == 1:
+        return  # it does not hold
+    assert code == 0, err
+    Explanation.model_validate(got)
+    _named_events_derive(tmp, capsys, prog, stream_events, got, ("w", (arg,), t), {r.split("(")[0] for r in rules})

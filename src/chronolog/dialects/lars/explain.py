@@ -503,28 +503,32 @@ def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
 
 
 def why_not(scene: Scene, atom: Atom) -> Node:
-    rules = _rule_failures(scene, atom)
+    rules = _rule_failures(scene, atom, nested=False)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom, its time last
         name, when = atom_text(atom[0], atom[1][:-1]), f"{atom[1][-1]} (the evaluation of {scene.t})"
     else:
         name, when = atom_text(*atom), str(scene.t)
     if not rules:
         return Node("none", f"{name} at {when}: no rule has a head that matches it", **_about(scene, atom))
-    if scene.key_of(atom) not in scene.timed:
-        matching = [(r, env) for r in scene.program.rules if r.body and (env := head_binding(r, atom)) is not None]
-        for entry, (rule, env) in zip(rules, matching, strict=True):
-            entry.candidates = missing_events(scene, rule, env)
     return Node("why-not", f"{name} does not hold at {when}", why_not=rules, **_about(scene, atom))
 
 
 NESTED = 3  # how many atoms deep a why-not follows failing intensional literals
 
 
-def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()) -> list[Node]:
+def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset(), nested: bool = True) -> list[Node]:
     """For each rule whose head matches the atom, its first failing body literal; where that
-    literal is an atom of the program at T (ground), why that atom does not hold in turn."""
-    return [_first_failure(scene, rule, env, seen | {atom}) for rule in scene.program.rules
-            if rule.body and (env := head_binding(rule, atom)) is not None]
+    literal is an atom of the program at T (ground), why that atom does not hold in turn.  Each
+    entry proposes the input events that might each make it derive the atom (``missing_events``;
+    the runtime names one only once checked), ``nested``: for the atom at the scene's time
+    (its ``goal``), else for the query."""
+    matching = [(rule, env) for rule in scene.program.rules if rule.body and (env := head_binding(rule, atom)) is not None]
+    out = [_first_failure(scene, rule, env, seen | {atom}) for rule, env in matching]
+    if scene.key_of(atom) not in scene.timed:  # (an @-head's atom: its time is not the scene's)
+        for entry, (rule, env) in zip(out, matching, strict=True):
+            entry.candidates = missing_events(scene, rule, env)
+            entry.goal = (atom[0], atom[1], scene.t) if nested else None
+    return out
 
 
 def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom] = frozenset()) -> Node:
