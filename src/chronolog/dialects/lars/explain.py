@@ -66,7 +66,6 @@ class Scene:
 
     def __init__(self, program: Program, plan: Plan, events: Iterable[Event], answer: set[Atom], t: int) -> None:
         self.program, self.plan, self.t = program, plan, t
-        self.at: Callable[[int], Scene] | None = None  # the evaluation of another time (``explainer``'s)
         self._indexes: dict[tuple[int, frozenset[str]], tuple[Any, ExtAtom, dict, list]] = {}  # (``matches``)
         self._times: dict[PredKey, tuple[frozenset, dict[tuple, list[int]]]] = {}  # (``times_of``)
         self.timed = at_head_predicates(program)
@@ -463,7 +462,7 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
     if scene.intensional(lit.atom.key) and lit.op is Op.NOW and lit.atom.key not in scene.timed:
         node.why_not = _rule_failures(scene, (lit.atom.pred, args))
     elif scene.intensional(lit.atom.key) and lit.op in (Op.DIAMOND, Op.BOX) and lit.atom.key not in scene.timed \
-            and not isinstance(lit.window, TupleWindow) and scene.at is not None:
+            and not isinstance(lit.window, TupleWindow):
         node.why_not = _window_failures(scene, lit, (lit.atom.pred, args))
     elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
         node.why_not = []
@@ -476,20 +475,29 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
 
 def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
     """Why a derived atom a negated window reads does not hold where the literal needs it not
-    to: at every point of a ``◇``'s window, at the first point of a ``□``'s where it does not
-    (each rule whose head matches, its first failing literal, told by the evaluation of that
-    point)."""
+    to, in the evaluation of T: a window over a derived atom sees only what that evaluation
+    derives (LARS.md: atoms of earlier evaluations are not carried over), and no ``@``-head
+    derives this one, so at the points before T nothing does; at T each rule whose head
+    matches, with its first failing literal.  A ``□`` fails at its first point, before T
+    unless its window is T alone."""
     lo, hi = scene.span(lit)
     out: list[Node] = []
-    for s in range(lo, hi + 1):
-        there = scene if s == scene.t else scene.at(s)  # type: ignore[misc]
-        if there.holds(atom):
-            continue
-        for entry in _rule_failures(there, atom):
-            entry.text = f"{atom_text(*atom)} at {s}: {entry.text}"
-            out.append(entry)
+    if lo < scene.t:
+        upto = lo if lit.op is Op.BOX else scene.t - 1
+        points = str(lo) if upto == lo else f"{lo}..{upto}"
+        reason = (f"not derived by the evaluation of {scene.t}, which derives this rule's head at {scene.t} only "
+                  "(atoms of earlier evaluations are not carried over)")
+        for rule in scene.program.rules:
+            if rule.body and (env := head_binding(rule, atom)) is not None:
+                out.append(Node("rule", f"{atom_text(*atom)} at {points}: {reason}",
+                                rule=_rule_text(rule), bindings={n: v for n, v in env.items() if not n.startswith("_")},
+                                reason=reason))
         if lit.op is Op.BOX:
-            break
+            return out
+    if hi >= scene.t and not scene.holds(atom):
+        for entry in _rule_failures(scene, atom):
+            entry.text = f"{atom_text(*atom)} at {scene.t}: {entry.text}"
+            out.append(entry)
     return out
 
 
@@ -646,13 +654,8 @@ def explainer(program: Any) -> Callable[..., Any]:
         events = list(events)
         lines = list(lines)
 
-        def at(s: int) -> Scene:
-            scene = Scene(program, plan, events, answer_at(lines, s), s)
-            scene.at = at
-            return scene
-
         if (atom[0], len(atom[1])) not in at_head_predicates(program):
-            scene = at(t)
+            scene = Scene(program, plan, events, answer_at(lines, t), t)
             return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
         timed = (atom[0], (*atom[1], t))
