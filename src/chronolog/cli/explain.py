@@ -4,21 +4,23 @@ Embedded (``PROGRAM... --input S``): the answer lines ``run`` writes (with the s
 that cover ATOM at T, each with the input events whose arrival caused it.  On a running
 fleet (no ``--input``; ``--state-dir`` or ``--bootstrap``): the same from its input topic,
 read again by offset (no service stops, nothing is written), program upgrades included.
-``--why`` and ``--why-not`` are named in the command line and refused until they are built
-(``runtime/explain.py``)."""
+``--why`` and ``--why-not``: the derivation of ATOM at T, or why it has none, against the
+same evaluation (``runtime/explain.py``; on a fleet, the program version in force at T)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from chronolog.core import explanation, explanation_page
 from chronolog.core.errors import ChronologError
 
 
-def register(sub: argparse._SubParsersAction, add_run_options) -> None:  # noqa: ANN001 (cli.main's helper)
+def register(sub: argparse._SubParsersAction, add_run_options: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser("explain", help="why an answer holds, why not, or why it changed")
     p.add_argument("program", nargs="*", help="program file(s) (on a fleet: default the fleet's)")
     mode = p.add_mutually_exclusive_group(required=True)
@@ -61,7 +63,7 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedded(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
+def _embedded(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
     from chronolog.runtime.explain import changes, parse_query, with_lines  # noqa: PLC0415
 
@@ -121,7 +123,7 @@ def _why(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fleet_input(args: argparse.Namespace, text: str):  # noqa: ANN202 (what a fleet's explanation reads)
+def _fleet_input(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # what a fleet's explanation reads
     """A running fleet's program (the one it started with), the query, its input topic's
     records and the outcomes of program upgrades, and the service options of its fleet file."""
     import orjson  # noqa: PLC0415
@@ -154,7 +156,7 @@ def _fleet_input(args: argparse.Namespace, text: str):  # noqa: ANN202 (what a f
     return program, row, query, read_topic(bootstrap, names.facts, conf), outcomes, retention, info.get("window")
 
 
-def _fleet(args: argparse.Namespace):  # noqa: ANN202 (changes, query)
+def _fleet(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
     from chronolog.dialects.registry import RunOptions, read_line, upgrader  # noqa: PLC0415
     from chronolog.runtime.explain import changes, fleet_changes, topic_events  # noqa: PLC0415
     from chronolog.stages.interface import StageSpec  # noqa: PLC0415
@@ -187,7 +189,7 @@ def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     return False
 
 
-def _why_on_fleet(args: argparse.Namespace, text: str):  # noqa: ANN202 (program, row, fresh, events, query)
+def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (program, row, fresh, events, query)
     """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
     version in force at T (the latest upgrade applied from a time at or before T): that
     version's answers at T are its answers on the whole stream (contract section 6).  ``fresh``
