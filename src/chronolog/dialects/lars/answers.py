@@ -153,14 +153,8 @@ class AnswerWriter:
             if self.counts(t):
                 self._first_step(result, engine)
             return
-        parts: list[bytes] = []
-        count = 0
-        if not result.consistent:
-            # No answer set at t (an odd loop, a constraint): said in the stream, not
-            # silently nothing; the answers of t are empty (open lines close at t).
-            parts.append(b'{"t":%d,"no_answer_set":true}\n' % t)
-            count += 1
-            self.no_answer_sets += 1
+        parts: list[bytes] = self._no_answer_set(result)
+        count = len(parts)
         if self.mode == "changelog":
             since = b'{"interval":"[%d,inf)","pred":' % t
             groups = result.now_groups()
@@ -228,15 +222,19 @@ class AnswerWriter:
             count += len(rows)
         return count
 
+    def _no_answer_set(self, result: StepResult) -> list[bytes]:
+        """No answer set at t (an odd loop, a constraint): said in the stream, not silently
+        nothing; the answers of t are empty (open lines close at t)."""
+        if result.consistent:
+            return []
+        self.no_answer_sets += 1
+        return [b'{"t":%d,"no_answer_set":true}\n' % result.t]
+
     def _first_step(self, result: StepResult, engine: Engine) -> None:
         """The evaluation at ``first``: every answer it derives (nothing was written before)."""
         t = result.t
-        parts: list[bytes] = []
-        count = 0
-        if not result.consistent:
-            parts.append(b'{"t":%d,"no_answer_set":true}\n' % t)
-            count += 1
-            self.no_answer_sets += 1
+        parts: list[bytes] = self._no_answer_set(result)
+        count = len(parts)
         head = b'{"interval":"[%d,inf)","pred":' % t if self.mode == "changelog" else b'{"t":%d,"pred":' % t
         by_pred: dict[PredKey, list[tuple]] = {}
         for p, args in engine.holding_now():
