@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction, add_run_options: Callable[[argpars
     p.add_argument("--all", action="store_true", help="--why: every derivation, not only a smallest one")
     p.add_argument("--depth", type=int, metavar="N", help="--why: cut the tree N rule applications deep")
     add_run_options(p)
+    p.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",
+                   help="as run's (with --input): --changes follows the lines run --upgrade writes; --why and "
+                        "--why-not explain with the program version in force at T")
     fleet = p.add_argument_group("a running fleet (without --input)")
     fleet.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", ".chronolog"),
                        help="the fleet's state directory (default .chronolog, as chronolog up's)")
@@ -53,6 +56,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from chronolog.runtime.explain import render_json, render_text  # noqa: PLC0415
 
+    if args.upgrade and args.input is None:
+        raise ChronologError("error: --upgrade goes with --input (a running fleet's explanation follows the "
+                             "upgrades the fleet applied)")
     if args.changes is None:
         return _why(args)
     if args.form in ("dot", "html"):
@@ -66,10 +72,13 @@ def _explain(args: argparse.Namespace) -> int:
 def _embedded(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
     from chronolog.runtime.explain import changes, parse_query, with_lines  # noqa: PLC0415
+    from chronolog.runtime.upgrade import upgraded  # noqa: PLC0415
 
     if not args.program:
         raise ChronologError("error: explain --input needs the program file(s)")
-    program, row, _, evaluator = evaluator_for(args, lambda m: None)
+    program, row, options, evaluator = evaluator_for(args, lambda m: None)
+    if args.upgrade:  # the lines `run --upgrade` writes
+        evaluator = upgraded(program, evaluator, options, args.upgrade, args.dialect, _error)
     query = parse_query(args.changes, integral=not row.rational)
     skipped: list[str] = []
     with _open_in(args.input) as stream:
@@ -87,6 +96,7 @@ def _why(args: argparse.Namespace) -> int:
 
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
     from chronolog.runtime.explain import NotSo, explain, parse_query, with_lines  # noqa: PLC0415
+    from chronolog.runtime.upgrade import new_versions  # noqa: PLC0415
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
     if args.input is None:
@@ -95,7 +105,7 @@ def _why(args: argparse.Namespace) -> int:
     else:
         if not args.program:
             raise ChronologError("error: explain --input needs the program file(s)")
-        program, row, _, evaluator = evaluator_for(args, lambda m: None)
+        program, row, options, evaluator = evaluator_for(args, lambda m: None)
         query = parse_query(text, integral=not row.rational)
         skipped: list[str] = []
         with _open_in(args.input) as stream:
@@ -103,7 +113,16 @@ def _why(args: argparse.Namespace) -> int:
             events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
-        fresh = lambda: evaluator_for(args, lambda m: None)[3]  # noqa: E731 (a new evaluator with run's options)
+        read = program
+        # the version in force at T (the last upgrade at or before it): its answers at T are its
+        # answers on the whole stream (contract section 6), as on a fleet
+        for at, _, new in new_versions(program, args.upgrade or [], args.dialect):
+            if at <= query.t:
+                program = new
+        in_force = program
+        fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731 (run's options)
+        if in_force is not read:
+            evaluator = fresh()
     try:
         node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
     except NotSo as exc:
