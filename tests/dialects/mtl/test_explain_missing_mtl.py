@@ -57,9 +57,27 @@ def test_a_diamond_and_a_box_by_hand(tmp_path, capsys):
     assert "missing" not in got["why_not"][0] and "would derive" not in got["why_not"][0]["text"]
 
 
+def test_since_and_until_name_the_right_operand_nearest_t_by_hand(tmp_path, capsys):
+    # R(a) on [0,5]: Since[1,2] at 4 needs P(a) in [2,3] and R(a) after it up to 4, so P(a) at 3
+    # (the nearest point: the shortest stretch); an open (1,2] just inside, at 5/2; Until[1,2]
+    # at 2 looks ahead to 3
+    events = [{"interval": "[0,5]", "pred": "R", "args": ["a"]}, {"t": 6}]
+    for rule, query, missing in (("Q(X):-R(X)Since[1,2]P(X)", "Q(a)@4", 3), ("Q(X):-R(X)Since(1,2]P(X)", "Q(a)@4", "5/2"),
+                                 ("Q(X):-R(X)Until[1,2]P(X)", "Q(a)@2", 3)):
+        prog, stream = files(tmp_path, "p.mtl", rule + "\n", events)
+        code, got, err = explain(capsys, prog, stream, "why-not", query)
+        assert code == 0, err
+        (entry,) = got["why_not"]
+        assert entry["missing"]["time"] == missing, (rule, entry)
+        t = Fraction(query.split("@")[1])
+        assert not _holds(tmp_path, capsys, prog, events, ("Q", ("a",)), t)
+        assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), ("Q", ("a",)), t)
+
+
 RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",
          "Q(X):-P(X),R(X)", "S(X):-Diamondminus[0,1]Q(X)", "S(X):-R(X)", "S(X):-Q(X), not R(X)",
-         "S(X):-Boxplus[0,1]P(X), not Diamondminus[0,1]R(X)"]
+         "S(X):-Boxplus[0,1]P(X), not Diamondminus[0,1]R(X)", "Q(X):-R(X)Since[1,2]P(X)",
+         "S(X):-R(X)Until(0,1]P(X)"]
 FACT = st.builds(lambda lo, n, pred, arg: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]},
                  st.integers(0, 8), st.integers(0, 2), st.sampled_from(["P", "R"]), st.sampled_from(["a", "b"]))
 

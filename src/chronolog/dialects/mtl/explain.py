@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
+from fractions import Fraction
 from math import inf
 from typing import Any, cast
 
@@ -452,10 +453,17 @@ def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> li
     if times[0] != times[2]:
         return []
     s = times[0]
-    inner: Literal = lit.operand if isinstance(lit, Unary) else lit
+    inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
     if not isinstance(inner, Atom) or inner.key in facts.heads:
         return []
-    if isinstance(lit, Unary):
+    if isinstance(lit, Binary):  # the right operand at the range's point nearest s: the shortest stretch
+        lo, lc, hi, hc = lit.rho  # of the left operand to hold (none where the range starts at 0, closed)
+        at = s - lo if lit.op == "Since" else s + lo
+        if not lc:  # an open end: just inside it, half-way to the other end (or one tick)
+            mid = (lo + min(hi, lo + 1)) * Fraction(1, 2)
+            at = s - mid if lit.op == "Since" else s + mid
+        window = I.point(at)
+    elif isinstance(lit, Unary):
         if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
             return []
         lo, lc, hi, hc = lit.rho
