@@ -102,3 +102,48 @@ def test_a_named_missing_fact_derives_it(tmp_path_factory, capsys, rules, facts,
         if "missing" in entry:
             assert entry["missing"]["pred"] not in {r.split("(")[0] for r in rules}  # an input predicate
             assert _holds(tmp, capsys, prog, _with(events, entry["missing"]), (pred, (arg,)), t), entry
+
+
+def test_a_negated_literal_names_the_event_that_would_derive_its_atom_by_hand(tmp_path, capsys):
+    # Alarm(a) at 3: Hot(a), and not Safe(a) — Safe(a) needs Cool(a): Cool(a) at 3 derives Safe(a) at 3
+    program = "Alarm(X):-Hot(X), not Safe(X)\nSafe(X):-Cool(X)\n"
+    events = [{"t": 0}, {"t": 3, "pred": "Hot", "args": ["a"]}, {"t": 5}]
+    prog, stream = files(tmp_path, "n.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "Alarm(a)@3")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    (entry,) = negated["why_not"]
+    assert entry["missing"] == {"pred": "Cool", "args": ["a"], "time": 3, "text": "Cool(a) at 3",
+                                "derives": {"pred": "Safe", "args": ["a"], "time": 3}}
+    assert not _holds(tmp_path, capsys, prog, events, ("Safe", ("a",)), Fraction(3))
+    assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), ("Safe", ("a",)), Fraction(3))
+
+
+Q_RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Boxminus[0,1]P(X)", "Q(X):-R(X)Since[1,2]P(X)", "Q(X):-P(X),R(X)"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rules=st.lists(st.sampled_from(Q_RULES), min_size=1, max_size=2, unique=True),
+       facts=st.lists(FACT, min_size=0, max_size=5), q=st.integers(0, 40), arg=st.sampled_from(["a", "b"]))
+def test_an_event_named_under_a_negated_literal_derives_its_atom(tmp_path_factory, capsys, rules, facts, q, arg):
+    """W(X) :- R(X), not Q(X): every event a --why names under the negated Q, added to the
+    input, makes run derive that Q at T (and Q does not hold there without it)."""
+    tmp = tmp_path_factory.mktemp("missing-nested")
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "R", "args": [arg]}, *facts, {"t": 12}]  # (W's R: there)
+    prog, stream = files(tmp, "p.mtl", "\n".join(["W(X):-R(X), not Q(X)", *rules]) + "\n", events)
+    t = Fraction(q, 4)
+    when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    code, got, err = explain(capsys, prog, stream, "why", f"W({arg})@{when}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for negated in (c for c in got["premises"] if c.get("negated")):
+        for entry in negated.get("why_not", []):
+            if "missing" in entry:
+                goal = entry["missing"]["derives"]
+                fact, at = (goal["pred"], tuple(goal["args"])), Fraction(goal["time"])
+                assert (fact, at) == (("Q", (arg,)), t)
+                assert not _holds(tmp, capsys, prog, events, fact, at)
+                assert _holds(tmp, capsys, prog, _with(events, entry["missing"]), fact, at), entry

@@ -239,7 +239,10 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
             negated = Node("negated", f"{shown}: holds on {I.text(on)} (the operand does not)", atom=shown,
                            interval=I.text(on), negated=True)
             if isinstance(lit.operand, Atom):  # why the atom does not hold at s, rule by rule
-                negated.why_not = why_not(facts, (lit.operand.pred, _ground(lit.operand, b)), s).entries
+                operand = (lit.operand.pred, _ground(lit.operand, b))
+                negated.why_not = why_not(facts, operand, s).entries
+                for entry in negated.why_not:  # a missing event must derive the operand at s
+                    entry.goal = (*operand, s)
             children.append(negated)
             continue
         children.append(_literal(facts, lit, b, s, on, every, depth, path))
