@@ -337,6 +337,10 @@ RULES = [
     "s(X) :- p(X), r(X) [2].",
     "u(X) :- s(X), not q(X).",
     "u(X) :- p(X), not s(X).",
+    # derived predicates read through windows (sent with their times in both programs when both read them so)
+    "s(X) :- q(X) [2], not r(X).",
+    "u(X) :- s(X) [1], not q(X) [1].",
+    "u(X) :- q(X) [3], p(X), not s(X) [2].",
 ]
 EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                   **({"op": "retract"} if retract else {})},
