@@ -239,7 +239,7 @@ def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new
 
 # a lower stratum changed and read through a window by the one above it: a window over a derived
 # predicate sees only what the evaluation at t derives (LARS.md), which the stratum below sends
-# with the content of t, from T on the new program's
+# with the content of t, from T on the new program's (and WIDER's a holds longer, so b does)
 WIDER = "a(X) :- p(X) [3].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n"
 NARROWER = "a(X) :- p(X) [1].\nb(X) :- a(X) [2], not c(X).\nc(X) :- q(X).\n"
 NEGATED = "a(X) :- p(X) [2], not q(X) [1].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n"
@@ -261,6 +261,23 @@ def test_a_stratum_reading_a_changed_one_through_a_window_means_run_upgrade(tmp_
     """T in the past (3, 4, 7: events already evaluated) and in the future (11), late events
     and a retraction on both sides of it; the fleet restarted 4 times on the way."""
     _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata)
+
+
+@pytest.mark.parametrize("cut", [4, len(EVENTS)], ids=["future", "past"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_window_over_a_changed_stratum_hand_derived(cut, seed):
+    """WINDOWED -> WIDER (a's window 2 -> 3) at T=5, on EVENTS (p(x)@1, q(x)@2, p(y)@3, q(y)@5).
+    b's window [1] over the derived a sees only what the evaluation at t derives (LARS.md: no
+    @-heads, so a at t), never the a of t-1: b = a and not c.  Old: a(x) 1..3, a(y) 3..5, b(x)
+    1,3, b(y) 3,4.  New: a(x) 1..4, a(y) 3..6, b(x) 1,3,4, b(y) 3,4,6.  The splice: the old
+    answers before 5, the new from 5 on.  T lies after the input read (future) or inside it,
+    already evaluated (past: a(y)@5 restated, b(y)@6 added)."""
+    got, said = per_stratum(EVENTS[:cut], _request("5", WIDER), EVENTS[cut:], seed=seed, restarts=3, old=WINDOWED)
+    assert [s.get("at") for s in said] == ["5", "5"], said
+    old = {("a", ("x",), t) for t in (1, 2, 3)} | {("a", ("y",), t) for t in (3, 4)} | {
+        ("b", ("x",), t) for t in (1, 3)} | {("b", ("y",), t) for t in (3, 4)} | {("c", ("x",), 2)}
+    new = {("a", ("y",), t) for t in (5, 6)} | {("b", ("y",), 6), ("c", ("y",), 5)}
+    assert meaning(got, (0, 8), running=True) == old | new
 
 
 THREE = OLD + "d(X) :- q(X) [3], not b(X).\n"  # a third stratum on top
