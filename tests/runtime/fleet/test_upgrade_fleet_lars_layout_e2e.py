@@ -151,3 +151,32 @@ def test_a_restarted_supervisor_starts_the_strata_an_upgrade_added(tmp_path: Pat
             assert answers_until(broker.bootstrap, _points, want, deadline + 150) == want
     finally:
         broker.stop()
+
+
+# b reads a through a window in both programs; the new one widens a's window (stratum 1 changes,
+# and stratum 2 with it: it reads a changed a)
+WINDOWED = "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n"
+WINDOWED_WIDER = "a(X) :- p(X) [3].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n"
+
+
+def test_strata_reading_a_changed_stratum_through_a_window_mean_run_upgrade(tmp_path: Path):
+    """The changed bottom reasoner and the one above it, which reads it through a window, killed
+    with SIGKILL during the upgrade."""
+    want = _reference(tmp_path, WINDOWED, WINDOWED_WIDER)
+    old = _reference(tmp_path, WINDOWED, WINDOWED)
+    assert {x for x in want ^ old if x[0] == "b"}  # (b's answers from T on change, read through the window)
+    _reference(tmp_path, WINDOWED, WINDOWED_WIDER)  # (old.lars and new.lars as the fleet takes them)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
+        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+        time.sleep(2.0)  # evaluated and committed: the upgrade restates [4, ...)
+        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", AT, "--state-dir", str(state), "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "stratum 1 (a/1, c/1): changed" in plan.stdout and "stratum 2 (b/1): changed" in plan.stdout, \
+            plan.stdout
+        _upgrade(tmp_path, state, ["reasoner-1", "reasoner-2"], deadline + 60)
+        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, _points, want, deadline + 150) == want

@@ -17,7 +17,7 @@ from chronolog.core.errors import ChronologError
 from chronolog.core.strata import identity
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
-from chronolog.dialects.lars.ir import ExtAtom, Op
+from chronolog.dialects.lars.ir import ExtAtom
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import make_engine
 
@@ -64,10 +64,13 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     a time T on, its strata apart (None: it can).  Each changed stratum's service evaluates
     ``new``'s rules from T on, reading the lower strata's content as they send it — the old
     program's before T — and the input it kept.  So every stratum must be evaluated on its
-    own (stratified, no ``@``-heads), a changed stratum may read a changed stratum's
-    predicates (its own included) only at the time evaluated (no window, no ``at``), and
-    it may read only the input predicates its service kept.  The number of strata and the
-    answer predicates may change: ``up``'s supervisor starts the reasoners of added strata
+    own (stratified, no ``@``-heads), a predicate is sent with its times in both programs or
+    in neither, and a changed stratum may read only the input predicates its service kept.
+    A stratum may read a changed one through a window or ``at``: without ``@``-heads a
+    window over a derived predicate sees only what the evaluation at t derives (LARS.md),
+    and the strata below send that with the content of t, which from T on is the new
+    program's — so no content the old program sent before T is read from T on.  The number
+    of strata and the answer predicates may change: ``up``'s supervisor starts the reasoners of added strata
     (they keep all input, as a stratum past the running program's last does), and the
     output serves every version's answer predicates (docs/fleet/upgrade.md)."""
     if lars_dates_back(new.program):
@@ -83,17 +86,6 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     if old.padded != new.padded:
         return "the new program derives other predicates of the stream (the output service writes the old ones)"
     changed = changed_strata(old, new)
-    place = {k: c.stratum for c in new.components for k in c.preds}
-    for c in new.components:
-        if not changed[c.stratum]:
-            continue
-        for rule in c.rules:
-            for b in rule.body:
-                if isinstance(b, ExtAtom) and (b.op is not Op.NOW or b.window is not None) \
-                        and b.atom.key in place and changed[place[b.atom.key]]:
-                    return (f"stratum {c.stratum + 1} reads {b.atom.pred}/{len(b.atom.args)} through a window or "
-                            "'at', and that predicate's stratum changes: before T it holds the old program's "
-                            "content")
     for k, differs in enumerate(changed):
         had = stream_keys(old, k)
         needs = stream_keys(new, k)
