@@ -4,7 +4,9 @@ a second copy of every service would fence the first one's transactions and shar
 
 from __future__ import annotations
 
+import io
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -15,7 +17,7 @@ import pytest
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.runtime.fleet.supervisor import FLEET_FILE, Fleet
+from chronolog.runtime.fleet.supervisor import FLEET_FILE, Fleet, stop_fleet
 
 PROGRAM = "slow(X) :- speed(X, V), V < 30.\n"
 
@@ -74,3 +76,32 @@ def test_up_on_a_state_dir_whose_fleet_runs_exits_2_without_starting_a_broker(tm
         assert "broker" not in got.stdout
     finally:
         holder.down()
+
+
+def _process(*argv: str) -> subprocess.Popen:
+    """A sleeping process whose command line reads ``argv`` (once it has exec'd)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *argv])
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    while argv[-1].encode() not in cmdline.read_bytes():
+        time.sleep(0.01)
+    return proc
+
+
+def test_down_stops_a_supervisor_started_by_the_script_and_spares_a_recycled_pid(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    supervisor = _process("/opt/venv/bin/chronolog", "up")  # started as the console script
+    stranger = _process("something", "else")  # a pid the fleet file names, now another program's
+    try:
+        (state / FLEET_FILE).write_text(json.dumps({"supervisor_pid": supervisor.pid, "services": [
+            {"name": "reasoner-1", "partition": 0, "pid": stranger.pid}]}))
+        stop_fleet(state, timeout=10, out=io.StringIO())
+        assert supervisor.wait(10) == -signal.SIGTERM
+        assert stranger.poll() is None
+        (state / FLEET_FILE).write_text(json.dumps({"supervisor_pid": stranger.pid, "services": []}))
+        stop_fleet(state, timeout=1, out=io.StringIO())
+        assert stranger.poll() is None and not (state / FLEET_FILE).exists()
+    finally:
+        for proc in (supervisor, stranger):
+            proc.kill()
+            proc.wait()

@@ -349,11 +349,17 @@ def _fleet_info(state_dir: Path) -> dict:
 
 def _is_service(pid: int) -> bool:
     """``pid`` runs a chronolog service (not a recycled pid of something else)."""
+    return _runs_chronolog(pid, b"service") or _runs_chronolog(pid, b"archive")
+
+
+def _runs_chronolog(pid: int, command: bytes) -> bool:
+    """``pid`` is alive and runs ``chronolog COMMAND`` (``python -m chronolog up ...``)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return _alive(pid) and b"chronolog" in argv and (b"service" in argv or b"archive" in argv)
+    named = any(a == b"chronolog" or a.endswith(b"/chronolog") for a in argv)  # -m chronolog, or the script
+    return _alive(pid) and named and command in argv
 
 
 def read_fleet_file(state_dir: Path) -> dict:
@@ -367,15 +373,16 @@ def read_fleet_file(state_dir: Path) -> dict:
 def stop_fleet(state_dir: Path, timeout: float = 30.0, out: IO[str] = sys.stdout) -> None:
     info = read_fleet_file(state_dir)
     pid = info["supervisor_pid"]
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.1)
+    if _runs_chronolog(pid, b"up"):  # (a supervisor killed earlier: its pid may be another process's now)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.1)
     for svc in info.get("services", []):  # anything the supervisor could not stop
-        if svc.get("pid") and _alive(svc["pid"]):
+        if svc.get("pid") and _is_service(svc["pid"]):
             os.kill(svc["pid"], signal.SIGKILL)
     (state_dir / FLEET_FILE).unlink(missing_ok=True)
     print(f"stopped fleet (supervisor pid {pid})", file=out)
