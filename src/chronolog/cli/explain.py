@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction, add_run_options: Callable[[argpars
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--changes", metavar="ATOM@T",
                       help="the answer lines covering ATOM at T, in order, each with the input that caused it")
-    mode.add_argument("--why", metavar="ATOM@T", help="the derivation of ATOM at T down to input events (LARS)")
+    mode.add_argument("--why", metavar="ATOM@T", help="the derivation of ATOM at T down to input events")
     mode.add_argument("--why-not", metavar="ATOM@T",
-                      help="for each rule whose head matches, the first body literal that fails at T (LARS)")
+                      help="for each rule whose head matches, the first body literal that fails at T")
     p.add_argument("--as", dest="form", default="text", choices=["text", "json", "dot", "html"],
                    help="output form (default text; dot: a Graphviz graph and html: a page, for --why and --why-not)")
     p.add_argument("--all", action="store_true", help="--why: every derivation, not only a smallest one")
