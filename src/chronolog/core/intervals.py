@@ -139,14 +139,13 @@ def _num_text(x: Num) -> str:
     kind = type(x)
     if kind is int:  # (the common ends first: a state export writes every interval it keeps)
         return str(x)
-    if kind is Fraction:
-        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"  # type: ignore[union-attr]
-    if x == inf:
-        return "inf"
-    if x == -inf:
-        return "-inf"
-    x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    if kind is not Fraction:
+        if x == inf:
+            return "inf"
+        if x == -inf:
+            return "-inf"
+        x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"  # type: ignore[union-attr]
 
 
 def text(iv: Iv) -> str:

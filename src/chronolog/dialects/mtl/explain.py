@@ -274,8 +274,14 @@ def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool,
 
 
 def _window(lit: Unary, s: Any) -> I.Iv:
-    lo, lc, hi, hc = lit.rho
-    return (s - hi, hc, s - lo, lc) if lit.op.endswith("minus") else (s + lo, lc, s + hi, hc)
+    """The times a one-place operator at ``s`` reads: ``s`` minus its range (``...minus``), or plus it."""
+    return _reach(lit.rho, s, lit.op.endswith("minus"))
+
+
+def _reach(rho: I.Iv, s: Any, past: bool) -> I.Iv:
+    """``s`` minus the range ``rho`` (``past``), or plus it."""
+    lo, lc, hi, hc = rho
+    return (s - hi, hc, s - lo, lc) if past else (s + lo, lc, s + hi, hc)
 
 
 def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None, path: frozenset) -> list[Node]:
@@ -351,8 +357,7 @@ def through_witness(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any,
     stretch between s and t; None: s = t) for ``left Since/Until[rho] right`` at ``t`` (Since:
     ``past``), s the nearest such time to t, or None where it does not hold at t (the
     semantics of ``mtl.intervals.since``)."""
-    lo, lc, hi, hc = rho
-    reach: I.Iv = (t - hi, hc, t - lo, lc) if past else (t + lo, lc, t + hi, hc)
+    reach = _reach(rho, t, past)
     best: tuple[Any, I.Iv, I.Iv | None] | None = None
 
     def nearer(s: Any) -> bool:
@@ -390,11 +395,7 @@ def _premise(lit: Literal, b: dict) -> tuple[Fact, Literal] | None:
 
 def _range(lit: Literal, s: Any) -> str:
     if isinstance(lit, Unary):
-        lo, lc, hi, hc = lit.rho
-        if lit.op.endswith("minus"):
-            window = (s - hi, hc, s - lo, lc)
-        else:
-            window = (s + lo, lc, s + hi, hc)
+        window = _window(lit, s)
         kind = "some point" if lit.op.startswith("Diamond") else "every point"
         return f" ({kind} of {I.text(window)} at {time_text(s)}, range {I.text(lit.rho)})"
     if isinstance(lit, Binary):
@@ -409,8 +410,7 @@ def _witness_time(facts: Facts, fact: Fact, lit: Literal, s: Any) -> Any:
     if isinstance(lit, Atom):
         return s
     if isinstance(lit, Unary):
-        lo, lc, hi, hc = lit.rho
-        window = (s - hi, hc, s - lo, lc) if lit.op.endswith("minus") else (s + lo, lc, s + hi, hc)
+        window = _window(lit, s)
         for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
             part = I.intersect(iv, window)
             if part is not None:
@@ -469,8 +469,7 @@ def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> li
     elif isinstance(lit, Unary):
         if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
             return []
-        lo, lc, hi, hc = lit.rho
-        window = (s - hi, hc, s - lo, lc) if lit.op.endswith("minus") else (s + lo, lc, s + hi, hc)
+        window = _window(lit, s)
         if window[0] == -inf or window[2] == inf:
             return []
         if lit.op.startswith("Diamond"):
