@@ -127,16 +127,8 @@ def known_values(program: RtecProgram, h: Hierarchy, grounding_rules: list[Rule]
 def needed_entities(h: Hierarchy, outputs: set[tuple[Key, Any]]) -> set[tuple]:
     """The entities worth computing: outputs and what they depend on (RTEC computes no
     statically determined fluent without a grounding, unless another entity uses it)."""
-    todo = [e for e in h.kind if e[0] == "event" or h.kind[e] == "simple"
-            or (e[1], e[2]) in outputs or any(k == e[1] for k, _ in outputs)]
-    seen = set(todo)
-    while todo:
-        e = todo.pop()
-        for d in h.edges.get(e, ()):
-            if d not in seen:
-                seen.add(d)
-                todo.append(d)
-    return seen
+    return h.closure([e for e in h.kind if e[0] == "event" or h.kind[e] == "simple"
+                      or (e[1], e[2]) in outputs or any(k == e[1] for k, _ in outputs)])
 
 
 def domain_wide(program: RtecProgram, h: Hierarchy, grounding_rules: list[Rule],

@@ -157,6 +157,17 @@ class Hierarchy:
                                    f"may depend on each other cyclically", loc)
         self.edges = edges
 
+    def closure(self, roots: list[tuple]) -> set[tuple]:
+        """``roots`` and every entity they depend on, directly or not (along ``edges``)."""
+        todo = list(roots)
+        seen = set(todo)
+        while todo:
+            for d in self.edges.get(todo.pop(), ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
     def nodes(self, dep: tuple) -> list[tuple]:
         """The defined entities a body reference stands for (none for input entities)."""
         if dep[0] == "event":

@@ -194,13 +194,6 @@ def narrow(program: RtecProgram) -> Callable[[tuple[str, tuple], Any], None]:
         if found is None:
             return
         h = evaluator.h
-        todo = [e for e in h.kind if e[1][0] in found]
-        seen = set(todo)
-        while todo:
-            for d in h.edges.get(todo.pop(), ()):
-                if d not in seen:
-                    seen.add(d)
-                    todo.append(d)
-        evaluator.only = seen
+        evaluator.only = h.closure([e for e in h.kind if e[1][0] in found])
 
     return for_atom
