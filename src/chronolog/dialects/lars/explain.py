@@ -406,7 +406,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
                 continue
         children.append(Node("literal", f"{shown}: {_met(scene, elem, seen)}", children=leaves, atom=shown,
                              window=_window_text(scene, elem)))
-    binding = {k: v for k, v in b.items() if not k.startswith("_")}
+    binding = _shown(b)
     return Node("rule", title, rule=_rule_text(rule), bindings=binding, children=children, **_about(scene, atom))
 
 
@@ -473,6 +473,11 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
     return node
 
 
+def _shown(b: Binding) -> dict:
+    """A rule's variable bindings as an explanation shows them (without the planner's ``_`` ones)."""
+    return {n: v for n, v in b.items() if not n.startswith("_")}
+
+
 def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
     """Why a derived atom a negated window reads does not hold where the literal needs it not
     to, in the evaluation of T: a window over a derived atom sees only what that evaluation
@@ -490,7 +495,7 @@ def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
         for rule in scene.program.rules:
             if rule.body and (env := head_binding(rule, atom)) is not None:
                 out.append(Node("rule", f"{atom_text(*atom)} at {points}: {reason}",
-                                rule=_rule_text(rule), bindings={n: v for n, v in env.items() if not n.startswith("_")},
+                                rule=_rule_text(rule), bindings=_shown(env),
                                 reason=reason))
         if lit.op is Op.BOX:
             return out
@@ -547,7 +552,7 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom]
         elem = rule.body[k - 1]
         reason = _failure(scene, elem, before, env)
         node = Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule),
-                    bindings={n: v for n, v in env.items() if not n.startswith("_")},
+                    bindings=_shown(env),
                     literal=str(elem), reason=reason)
         below = _failing_atom(scene, elem, before)
         if below is not None and below not in seen and len(seen) < NESTED:
@@ -555,7 +560,7 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom]
         return node
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
                         "(another choice of the answer set)", rule=_rule_text(rule),
-                bindings={n: v for n, v in env.items() if not n.startswith("_")})
+                bindings=_shown(env))
 
 
 def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
