@@ -27,7 +27,8 @@ from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
 from chronolog.runtime.embedded import run_evaluator
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Version, Versions, parse_time, switch
+from chronolog.stages.upgrading import switch_to
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time
 
 _decode = msgspec.json.Decoder().decode
 _UNTOLD = object()  # an evaluator that does not tell how far it has evaluated
@@ -302,18 +303,10 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
                 continue
             applied.add(request.id)
             at = None if outcome.get("at") is None else parse_time(outcome["at"], upgrader.integral, "upgrade")
-            new = upgrader.make(request.sources)
-            if at is None:
-                recorder.inner = Versions([Version(new, None, None, request.sources, upgrader.causal(request.sources))],
-                                          upgrader.discrete)
-                continue
-            running = recorder.inner.newest.sources if isinstance(recorder.inner, Versions) else None
-            recorder.inner, lines = switch(recorder.inner, new, request.sources, at, recorder.evaluated,
-                                           upgrader.causal, upgrader.discrete, upgrader.back(request.sources),
-                                           upgrader.kept(running, request.sources), upgrader.dated,
-                                           upgrader.make)  # as the service does
-            recorder.restated(lines, f"the upgrade to program version {request.version} from T={time_text(at)} "
-                                     f"(its request: {where})")
+            recorder.inner, lines = switch_to(upgrader, recorder.inner, request, at, recorder.evaluated)
+            if at is not None:
+                recorder.restated(lines, f"the upgrade to program version {request.version} from T={time_text(at)} "
+                                         f"(its request: {where})")
             continue
         for ev in read(value.decode("utf-8", errors="replace"), str(where)):
             if latest is not None and ev.t > latest:

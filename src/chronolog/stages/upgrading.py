@@ -89,13 +89,20 @@ def _switch(request: UpgradeRequest, evaluator: Evaluator, up: Upgrader | None, 
         raise ChronologError(f"error: a {request.dialect} program cannot replace this {up.dialects[0]} program "
                              "(an upgrade keeps the language)")
     at = request.time(up.integral)
-    new = up.make(request.sources)
-    if at is None and latest is None:  # nothing read yet: the new program from the start
-        return Versions([Version(new, None, None, request.sources, up.causal(request.sources))], up.discrete), [], None
-    if at is None:  # the first time not evaluated yet
+    if at is None and latest is not None:  # the first time not evaluated yet
         at = latest if done is None else (done + 1 if up.integral else done)
-    assert at is not None
-    running = evaluator.newest.sources if isinstance(evaluator, Versions) else None
-    versions, lines = switch(evaluator, new, request.sources, at, done, up.causal, up.discrete,
-                             up.back(request.sources), up.kept(running, request.sources), up.dated, up.make)
+    versions, lines = switch_to(up, evaluator, request, at, done)
     return versions, lines, at
+
+
+def switch_to(up: Upgrader, evaluator: Evaluator, request: UpgradeRequest, at: Time | None,
+              done: Time | None) -> tuple[Versions, list[bytes]]:
+    """``evaluator``, evaluated up to ``done``, upgraded to the request's program from ``at`` on
+    (None: nothing read yet, the new program from the start), and the lines that restate what
+    changes: as a service applies it, and as ``explain`` replays a fleet's history."""
+    new = up.make(request.sources)
+    if at is None:
+        return Versions([Version(new, None, None, request.sources, up.causal(request.sources))], up.discrete), []
+    running = evaluator.newest.sources if isinstance(evaluator, Versions) else None
+    return switch(evaluator, new, request.sources, at, done, up.causal, up.discrete, up.back(request.sources),
+                  up.kept(running, request.sources), up.dated, up.make)
