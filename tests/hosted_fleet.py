@@ -52,6 +52,19 @@ def answers_until(bootstrap: str, meaning: Callable[[list[str]], object], want: 
     return got
 
 
+def evaluated_then_planned(tmp_path: Path, bootstrap: str, state: Path, first: list[dict], new: Path,
+                           at: str) -> str:
+    """The first part of a stream published and given time to be evaluated and committed (so
+    that an upgrade at ``at`` restates from there on), then the plan ``chronolog upgrade new
+    --at AT --dry-run`` prints."""
+    (tmp_path / "first.jsonl").write_bytes(lines(first))
+    publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
+    time.sleep(2.0)
+    plan = chronolog("upgrade", str(new), "--at", at, "--state-dir", str(state), "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    return plan.stdout
+
+
 @contextmanager
 def fleet_up(prog: Path, state: Path, options: tuple[str, ...] = ()) -> Iterator[tuple[dict, float]]:
     """``chronolog up prog`` on the bundled broker until ``ready``; yields (fleet.json, the

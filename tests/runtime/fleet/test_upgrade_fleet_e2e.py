@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
 from meaning import sampled_meaning
 
@@ -60,12 +60,8 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.mtl", state) as (info, deadline):
         bootstrap = info["bootstrap"]
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)  # evaluated and committed: the upgrade restates [4, ...)
-        plan = _chronolog("upgrade", str(tmp_path / "new.mtl"), "--at", "4", "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "re-evaluated from T on" in plan.stdout and "T: 4" in plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.mtl", "4")
+        assert "re-evaluated from T on" in plan and "T: 4" in plan
         upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.mtl"),
                                     "--at", "4", "--state-dir", str(state), "--timeout", "90"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

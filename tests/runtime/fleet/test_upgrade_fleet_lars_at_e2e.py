@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
 from meaning import meaning
 from reference import reference_splice
@@ -58,13 +58,9 @@ def test_chain_fleet_upgraded_to_at_heads_means_the_splice(tmp_path: Path, parts
         bootstrap = info["bootstrap"]
         chains = [s for s in info["services"] if s["name"] == "chain"]
         assert len(chains) == parts
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)  # evaluated and committed: the upgrade restates [3, ...)
-        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "3", "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "@-heads: the new program's evaluations from T on date atoms up to 3" in plan.stdout, plan.stdout
-        assert "@-heads of the running program" in plan.stdout, plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", "3")
+        assert "@-heads: the new program's evaluations from T on date atoms up to 3" in plan, plan
+        assert "@-heads of the running program" in plan, plan
         upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
                                     "--at", "3", "--state-dir", str(state), "--timeout", "90"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from dialect_programs import LARS_TWO_STRATA, LARS_TWO_STRATA_TOP_CHANGED, STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
-from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
 from meaning import meaning
 
@@ -55,12 +55,8 @@ def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, part
         bootstrap = info["bootstrap"]
         chains = [s for s in info["services"] if s["name"] == "chain"]
         assert len(chains) == parts
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)  # evaluated and committed: the upgrade restates [3, ...)
-        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "3", "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "changed: re-evaluated from T on" in plan.stdout and "T: 3" in plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", "3")
+        assert "changed: re-evaluated from T on" in plan and "T: 3" in plan
         upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
                                     "--at", "3", "--state-dir", str(state), "--timeout", "90"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -103,13 +99,9 @@ def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_pat
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
         bootstrap = info["bootstrap"]
-        (tmp_path / "first.jsonl").write_bytes(lines(STRATA_FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)
-        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", "4", "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "stratum 1 (a/1, c/1): unchanged: keeps its state" in plan.stdout, plan.stdout
-        assert "stratum 2 (b/1): changed" in plan.stdout, plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, STRATA_FIRST, tmp_path / "new.lars", "4")
+        assert "stratum 1 (a/1, c/1): unchanged: keeps its state" in plan, plan
+        assert "stratum 2 (b/1): changed" in plan, plan
         # b read through a window in the new program only (sent with its times): refused before anything is sent
         (tmp_path / "three.lars").write_text(LARS_TWO_STRATA.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n")
         refused = _chronolog("upgrade", str(tmp_path / "three.lars"), "--state-dir", str(state))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from dialect_programs import LARS_TWO_STRATA, LARS_TWO_STRATA_TOP_CHANGED, STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
-from hosted_fleet import answers_until, fleet_up, lines
+from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
 from meaning import meaning
 
@@ -89,15 +89,11 @@ def test_an_upgrade_adding_a_stratum_starts_its_reasoner_and_means_run_upgrade(t
         assert sorted(s["name"] for s in info["services"] if s["name"].startswith("reasoner")) == \
             sorted(["reasoner-1", "reasoner-2"] * parts)
         bootstrap = info["bootstrap"]
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)  # evaluated and committed: the upgrade restates [4, ...)
-        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", AT, "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "stratum 3 (d/1): added: evaluated from T on by reasoner-3" in plan.stdout, plan.stdout
-        assert "services started by up's supervisor: reasoner-3" in plan.stdout, plan.stdout
-        assert "topics created: chronolog.stratum.3, " in plan.stdout, plan.stdout
-        assert "output: restarted" in plan.stdout, plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", AT)
+        assert "stratum 3 (d/1): added: evaluated from T on by reasoner-3" in plan, plan
+        assert "services started by up's supervisor: reasoner-3" in plan, plan
+        assert "topics created: chronolog.stratum.3, " in plan, plan
+        assert "output: restarted" in plan, plan
         _upgrade(tmp_path, state, kill, deadline + 60)
         info = json.loads((state / "fleet.json").read_text())
         assert info["strata"] == 3 and len([s for s in info["services"] if s["name"] == "reasoner-3"]) == parts
@@ -114,13 +110,9 @@ def test_an_upgrade_removing_a_stratum_withdraws_its_answers_from_t_and_means_ru
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
         bootstrap = info["bootstrap"]
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)
-        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", AT, "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "stratum 3 (d/1): removed: reasoner-3 withdraws its answers from T on" in plan.stdout, plan.stdout
-        assert "services stopped: none" in plan.stdout, plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", AT)
+        assert "stratum 3 (d/1): removed: reasoner-3 withdraws its answers from T on" in plan, plan
+        assert "services stopped: none" in plan, plan
         _upgrade(tmp_path, state, kill, deadline + 60)
         (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
@@ -169,13 +161,8 @@ def test_strata_reading_a_changed_stratum_through_a_window_mean_run_upgrade(tmp_
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
         bootstrap = info["bootstrap"]
-        (tmp_path / "first.jsonl").write_bytes(lines(FIRST))
-        publish_file(str(tmp_path / "first.jsonl"), bootstrap, "chronolog")
-        time.sleep(2.0)  # evaluated and committed: the upgrade restates [4, ...)
-        plan = _chronolog("upgrade", str(tmp_path / "new.lars"), "--at", AT, "--state-dir", str(state), "--dry-run")
-        assert plan.returncode == 0, plan.stderr
-        assert "stratum 1 (a/1, c/1): changed" in plan.stdout and "stratum 2 (b/1): changed" in plan.stdout, \
-            plan.stdout
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", AT)
+        assert "stratum 1 (a/1, c/1): changed" in plan and "stratum 2 (b/1): changed" in plan, plan
         _upgrade(tmp_path, state, ["reasoner-1", "reasoner-2"], deadline + 60)
         (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
