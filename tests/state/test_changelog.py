@@ -3,25 +3,11 @@ appended to a list standing for the changelog partition, a memory store."""
 
 from __future__ import annotations
 
+from changelog_partition import Partition
 from workloads import SINGLE, drive
 
 from chronolog.state import changelog
 from chronolog.state.store import MemoryStore
-
-
-class Partition:
-    """A changelog partition: records in commit order, read from an offset."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[int, bytes]] = []
-
-    def commit(self, store: MemoryStore, state: changelog.Captured) -> None:
-        for _, value in changelog.changelog_records(state):
-            self.records.append((len(self.records), value))
-        changelog.store_commit(store, state, len(self.records) - 1)
-
-    def read(self, start: int | None) -> list[tuple[int, bytes]]:
-        return self.records[start or 0:]
 
 
 def run(name: str, restart_every: int, lose_store: bool):  # type: ignore[no-untyped-def]

@@ -13,6 +13,7 @@ import json
 import msgspec
 import orjson
 import pytest
+from changelog_partition import Partition
 from meaning import sampled_meaning
 
 from chronolog.bench.upgrade import CASES
@@ -28,21 +29,6 @@ from chronolog.versions import UpgradeRequest, version_id
 POINTS = 60  # the input before the upgrade
 AT = 30  # the upgrade time (a restatement: the middle of that input)
 LATER = 12  # points after the upgrade
-
-
-class Partition:
-    """A changelog partition: records in commit order, read from an offset."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[int, bytes]] = []
-
-    def commit(self, store: MemoryStore, state: changelog.Captured) -> None:
-        for _, value in changelog.changelog_records(state):
-            self.records.append((len(self.records), value))
-        changelog.store_commit(store, state, len(self.records) - 1)
-
-    def read(self, start: int | None) -> list[tuple[int, bytes]]:
-        return self.records[start or 0:]
 
 
 def _stage(dialect: str, retention: int | None = None):  # type: ignore[no-untyped-def]
