@@ -16,6 +16,7 @@ from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.evaluator import time_text
 
 PROGRAM = "Alarm(X):-Diamondminus[1,2]Hot(X)\nPanic(X):-Boxminus[0,1]Heat(X), Smoke(X)\n"
 INPUT = [{"interval": "[3,4]", "pred": "Smoke", "args": ["s1"]}, {"t": 10}]
@@ -91,7 +92,7 @@ def test_a_named_missing_fact_derives_it(tmp_path_factory, capsys, rules, facts,
     events = [{"t": 0}, *facts, {"t": 12}]
     prog, stream = files(tmp, "p.mtl", "\n".join(rules) + "\n", events)
     t = Fraction(q, 4)
-    when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    when = time_text(t)
     code, got, err = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{when}")
     if code == 1:
         return
@@ -133,7 +134,7 @@ def test_an_event_named_under_a_negated_literal_derives_its_atom(tmp_path_factor
     events = [{"t": 0}, {"interval": "[0,10]", "pred": "R", "args": [arg]}, *facts, {"t": 12}]  # (W's R: there)
     prog, stream = files(tmp, "p.mtl", "\n".join(["W(X):-R(X), not Q(X)", *rules]) + "\n", events)
     t = Fraction(q, 4)
-    when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    when = time_text(t)
     code, got, err = explain(capsys, prog, stream, "why", f"W({arg})@{when}")
     if code == 1:
         return

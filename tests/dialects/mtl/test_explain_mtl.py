@@ -18,6 +18,7 @@ from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
 from chronolog.dialects.mtl.parser import parse_mtl
 from chronolog.dialects.mtl.relevance import demands
+from chronolog.evaluator import time_text
 
 HEAT = "Alarm(X):-Diamondminus[0,2]Hot(X)\nPanic(X):-Boxminus[0,1]Alarm(X), Smoke(X)\n"
 HEAT_IN = [{"interval": "[0,5]", "pred": "Hot", "args": ["s1"]}, {"interval": "[3,4]", "pred": "Smoke", "args": ["s1"]},
@@ -78,7 +79,7 @@ def test_why_exactly_where_run_holds(tmp_path_factory, capsys, rules, facts, q, 
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     t = Fraction(q, 4)
     holds = (pred, (arg,), t) in sampled_meaning(lines, 12)
-    when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    when = time_text(t)
     code, got, err = explain(capsys, prog, stream, "why", f"{pred}({arg})@{when}")
     assert code == (0 if holds else 1), err
     code_not, got_not, err_not = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{when}")
@@ -127,7 +128,7 @@ def _sound(tmp: Path, capsys, rules: list[str], facts: list[dict], q: int, pred:
     meant = sampled_meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], 12)
     held = [Fraction(k, 4) for k in range(49) if (pred, (arg,), Fraction(k, 4)) in meant]
     t = held[q % len(held)] if held else Fraction(q, 4)  # a time where it holds, where there is one
-    when = str(t.numerator) if t.denominator == 1 else f"{t.numerator}/{t.denominator}"
+    when = time_text(t)
     code, got, _ = explain(capsys, prog, stream, "why", f"{pred}({arg})@{when}")
     if code != 0:
         event("does not hold")
