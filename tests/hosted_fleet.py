@@ -65,6 +65,31 @@ def evaluated_then_planned(tmp_path: Path, bootstrap: str, state: Path, first: l
     return plan.stdout
 
 
+def upgraded(new: Path, at: str, state: Path, kill: int | None = None) -> str:
+    """``chronolog upgrade NEW --at AT`` against the fleet of ``state``, the service of pid
+    ``kill`` (if given) killed with SIGKILL 0.3 s after it starts (the request on its way or
+    being applied); its output, checked to say the upgrade applies from T=AT."""
+    upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(new), "--at", at,
+                                "--state-dir", str(state), "--timeout", "90"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if kill is not None:
+        time.sleep(0.3)
+        os.kill(kill, signal.SIGKILL)
+    out, err = upgrade.communicate(timeout=120)
+    assert upgrade.returncode == 0, err
+    assert f"from T={at}" in out, out
+    return out
+
+
+def rest_answered(tmp_path: Path, bootstrap: str, second: list[dict], meaning: Callable[[list[str]], object],
+                  want: object, deadline: float) -> object:
+    """The rest of the stream published; the meaning of the answer topic once it is ``want``
+    (or the deadline passed: ``answers_until``)."""
+    (tmp_path / "second.jsonl").write_bytes(lines(second))
+    publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+    return answers_until(bootstrap, meaning, want, deadline)
+
+
 @contextmanager
 def fleet_up(prog: Path, state: Path, options: tuple[str, ...] = ()) -> Iterator[tuple[dict, float]]:
     """``chronolog up prog`` on the bundled broker until ``ready``; yields (fleet.json, the

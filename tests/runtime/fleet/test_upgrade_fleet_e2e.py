@@ -6,20 +6,13 @@ request is sent (it resumes the upgrade from its state and the request on its in
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
+from hosted_fleet import evaluated_then_planned, fleet_up, lines, rest_answered, upgraded
 from meaning import sampled_meaning
-
-from chronolog.cli.fleet import publish_file
 
 pytestmark = pytest.mark.fleet
 
@@ -62,18 +55,10 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
         bootstrap = info["bootstrap"]
         plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.mtl", "4")
         assert "re-evaluated from T on" in plan and "T: 4" in plan
-        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.mtl"),
-                                    "--at", "4", "--state-dir", str(state), "--timeout", "90"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if kill:
-            time.sleep(0.3)  # the request is on its way or being applied
-            os.kill(next(s["pid"] for s in info["services"] if s["name"] == "chain"), signal.SIGKILL)
-        out, err = upgrade.communicate(timeout=120)
-        assert upgrade.returncode == 0, err
-        assert "upgraded: program version" in out and "from T=4" in out
-        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
-        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        assert answers_until(bootstrap, quarters, want, deadline + 90) == want
+        chain = next(s["pid"] for s in info["services"] if s["name"] == "chain")
+        out = upgraded(tmp_path / "new.mtl", "4", state, chain if kill else None)
+        assert "upgraded: program version" in out
+        assert rest_answered(tmp_path, bootstrap, SECOND, quarters, want, deadline + 90) == want
         versions = (state / "program-versions.jsonl").read_text().splitlines()
         assert len(versions) == 1 and json.loads(versions[0])["at"] == "4"
         version = json.loads(versions[0])["version"]

@@ -7,20 +7,13 @@ after the request is sent.  The answer topic means the splice per evaluated time
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
+from hosted_fleet import evaluated_then_planned, fleet_up, lines, rest_answered, upgraded
 from meaning import meaning
 from reference import reference_splice
-
-from chronolog.cli.fleet import publish_file
 
 pytestmark = pytest.mark.fleet
 
@@ -61,15 +54,5 @@ def test_chain_fleet_upgraded_to_at_heads_means_the_splice(tmp_path: Path, parts
         plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", "3")
         assert "@-heads: the new program's evaluations from T on date atoms up to 3" in plan, plan
         assert "@-heads of the running program" in plan, plan
-        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
-                                    "--at", "3", "--state-dir", str(state), "--timeout", "90"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if kill:
-            time.sleep(0.3)  # the request is on its way or being applied
-            os.kill(chains[-1]["pid"], signal.SIGKILL)
-        out, err = upgrade.communicate(timeout=120)
-        assert upgrade.returncode == 0, err
-        assert "from T=3" in out
-        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
-        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        assert answers_until(bootstrap, points, want, deadline + 90) == want
+        upgraded(tmp_path / "new.lars", "3", state, chains[-1]["pid"] if kill else None)
+        assert rest_answered(tmp_path, bootstrap, SECOND, points, want, deadline + 90) == want

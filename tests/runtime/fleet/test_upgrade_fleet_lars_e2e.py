@@ -7,21 +7,14 @@ and one service per stratum."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 from dialect_programs import LARS_TWO_STRATA, LARS_TWO_STRATA_TOP_CHANGED, STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
-from hosted_fleet import answers_until, evaluated_then_planned, fleet_up, lines
 from hosted_fleet import chronolog as _chronolog
+from hosted_fleet import evaluated_then_planned, fleet_up, lines, rest_answered, upgraded
 from meaning import meaning
-
-from chronolog.cli.fleet import publish_file
 
 pytestmark = pytest.mark.fleet
 
@@ -57,18 +50,9 @@ def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, part
         assert len(chains) == parts
         plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", "3")
         assert "changed: re-evaluated from T on" in plan and "T: 3" in plan
-        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
-                                    "--at", "3", "--state-dir", str(state), "--timeout", "90"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if kill:
-            time.sleep(0.3)  # the request is on its way or being applied
-            os.kill(chains[-1]["pid"], signal.SIGKILL)
-        out, err = upgrade.communicate(timeout=120)
-        assert upgrade.returncode == 0, err
-        assert "upgraded: program version" in out and "from T=3" in out
-        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
-        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        assert answers_until(bootstrap, points, want, deadline + 90) == want
+        out = upgraded(tmp_path / "new.lars", "3", state, chains[-1]["pid"] if kill else None)
+        assert "upgraded: program version" in out
+        assert rest_answered(tmp_path, bootstrap, SECOND, points, want, deadline + 90) == want
         versions = (state / "program-versions.jsonl").read_text().splitlines()
         assert len(versions) == 1 and json.loads(versions[0])["at"] == "3"
         if not kill:  # the service's metrics name the version it runs and count the upgrade
@@ -106,15 +90,6 @@ def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_pat
         (tmp_path / "three.lars").write_text(LARS_TWO_STRATA.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n")
         refused = _chronolog("upgrade", str(tmp_path / "three.lars"), "--state-dir", str(state))
         assert refused.returncode == 2 and "kept with its times" in refused.stderr, refused.stderr
-        upgrade = subprocess.Popen([sys.executable, "-m", "chronolog", "upgrade", str(tmp_path / "new.lars"),
-                                    "--at", "4", "--state-dir", str(state), "--timeout", "90"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if kill:
-            time.sleep(0.3)
-            os.kill(next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2"), signal.SIGKILL)
-        out, err = upgrade.communicate(timeout=120)
-        assert upgrade.returncode == 0, err
-        assert "from T=4" in out
-        (tmp_path / "second.jsonl").write_bytes(lines(STRATA_SECOND))
-        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        assert answers_until(bootstrap, pts, want, deadline + 90) == want
+        reasoner = next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2")
+        upgraded(tmp_path / "new.lars", "4", state, reasoner if kill else None)
+        assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, pts, want, deadline + 90) == want
