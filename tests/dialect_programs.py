@@ -55,6 +55,13 @@ STRATA_SECOND = [{"t": 2, "pred": "p", "args": ["z"]}, {"t": 6, "pred": "p", "ar
                  {"t": 10, "pred": "q", "args": ["v"]}, {"t": 12, "pred": "p", "args": ["y"]}, {"t": 14}]
 STRATA_SPAN = (0, 14)
 
+# the second part of the stream of the LARS chain fleets' upgrade tests (late events and a
+# retraction on both sides of T = 3), over p and s
+CHAIN_SECOND = [{"t": 2, "pred": "p", "args": ["b"]}, {"t": 4, "pred": "s", "args": ["b"]},
+                {"t": 3, "pred": "s", "args": ["a"], "op": "retract"}, {"t": 7, "pred": "p", "args": ["c"]},
+                {"t": 8, "pred": "s", "args": ["c"]}, {"t": 10}]
+CHAIN_SPAN = (0, 10)
+
 # Random upgrade programs with @-heads (runtime/test_upgrade_lars_at.py,
 # runtime/fleet/test_stage_upgrade_lars_at.py): LARS_RULES and these, over p and r events
 LARS_AT_RULES = [

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from dialect_programs import CHAIN_SECOND, CHAIN_SPAN
 from hosted_fleet import chronolog as _chronolog
 from hosted_fleet import evaluated_then_planned, fleet_up, lines, rest_answered, upgraded
 from meaning import meaning
@@ -23,10 +24,7 @@ NEW = "q(X) :- p(X) [3].\nr(X) :- q(X), s(X).\nv(X) at U :- p(X) at U [3], s(X).
 FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "s", "args": ["a"]},
          {"t": 3, "pred": "s", "args": ["a"]}, {"t": 4, "pred": "s", "args": ["a"]},
          {"t": 4, "pred": "p", "args": ["d"]}, {"t": 5, "pred": "s", "args": ["d"]}, {"t": 6}]
-SECOND = [{"t": 2, "pred": "p", "args": ["b"]}, {"t": 4, "pred": "s", "args": ["b"]},
-          {"t": 3, "pred": "s", "args": ["a"], "op": "retract"}, {"t": 7, "pred": "p", "args": ["c"]},
-          {"t": 8, "pred": "s", "args": ["c"]}, {"t": 10}]
-SPAN = (0, 10)
+SECOND, SPAN = CHAIN_SECOND, CHAIN_SPAN
 
 
 def points(answer_lines: list[str]) -> set:

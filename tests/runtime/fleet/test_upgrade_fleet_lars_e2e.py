@@ -11,7 +11,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from dialect_programs import LARS_TWO_STRATA, LARS_TWO_STRATA_TOP_CHANGED, STRATA_FIRST, STRATA_SECOND, STRATA_SPAN
+from dialect_programs import (
+    CHAIN_SECOND,
+    CHAIN_SPAN,
+    LARS_TWO_STRATA,
+    LARS_TWO_STRATA_TOP_CHANGED,
+    STRATA_FIRST,
+    STRATA_SECOND,
+    STRATA_SPAN,
+)
 from hosted_fleet import chronolog as _chronolog
 from hosted_fleet import evaluated_then_planned, fleet_up, lines, rest_answered, upgraded
 from meaning import meaning
@@ -22,10 +30,7 @@ OLD = "q(X) :- p(X) [1].\nr(X) :- q(X), s(X).\n"
 NEW = "q(X) :- p(X) [3].\nr(X) :- q(X), s(X).\nr(X) :- p(X).\n"
 FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "s", "args": ["a"]},
          {"t": 3, "pred": "s", "args": ["a"]}, {"t": 4, "pred": "s", "args": ["a"]}, {"t": 6}]
-SECOND = [{"t": 2, "pred": "p", "args": ["b"]}, {"t": 4, "pred": "s", "args": ["b"]},
-          {"t": 3, "pred": "s", "args": ["a"], "op": "retract"}, {"t": 7, "pred": "p", "args": ["c"]},
-          {"t": 8, "pred": "s", "args": ["c"]}, {"t": 10}]
-SPAN = (0, 10)
+SECOND, SPAN = CHAIN_SECOND, CHAIN_SPAN
 
 
 def points(answer_lines: list[str]) -> set:
