@@ -14,6 +14,7 @@ explained once, at the latest time of its interval (or gap) read.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,13 @@ class Blocking:
                                 got.update((a - tick, a, b - tick, b))
             self._moments = sorted(x for x in got if x != INF and x != -INF)
         return self._moments
+
+    def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """What ``make`` gives, worked out once per explanation (``_memo``)."""
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = make()
+        return got
 
     def _read(self, key: Key, items: list, point: bool) -> bool:
         """Whether any of the events (points: (args, value)) stored at one time is read."""

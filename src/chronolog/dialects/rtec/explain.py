@@ -221,11 +221,7 @@ class Explainer(Blocking):
     # ------------------------------------------------------------ why
 
     def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
-        memo = ("why", f, t, depth, path)
-        got = self._memo.get(memo)
-        if got is None:
-            got = self._memo[memo] = self._why(f, t, depth, path)
-        return got
+        return self._once(("why", f, t, depth, path), lambda: self._why(f, t, depth, path))
 
     def _why(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
         key, args, value = f
@@ -253,11 +249,7 @@ class Explainer(Blocking):
     def _grounded(self, f: Fluent) -> list[Node]:
         """How ``grounding/1`` admits ``f`` where it reads the dynamic domain (``id(P)``): the
         input event that put each value there (without it the fluent is not evaluated)."""
-        memo = ("grounded", f)
-        got = self._memo.get(memo)
-        if got is None:
-            got = self._memo[memo] = self._grounding(f)
-        return list(got)
+        return list(self._once(("grounded", f), lambda: self._grounding(f)))
 
     def _grounding(self, f: Fluent) -> list[Node]:
         fv = ("=", _fterm(f[0], f[1]), f[2])
@@ -530,11 +522,7 @@ class Explainer(Blocking):
         """Why ``f`` does not hold at ``t``.  Inside a why-explanation (not ``top``) also why
         nothing initiated it since it last held: what the cited input must keep for it to stay
         off; asked directly, the first failing condition per rule is what the user asks for."""
-        memo = ("why-not", f, t, depth, path, top)
-        got = self._memo.get(memo)
-        if got is None:
-            got = self._memo[memo] = self._why_not(f, t, depth, path, top)
-        return got
+        return self._once(("why-not", f, t, depth, path, top), lambda: self._why_not(f, t, depth, path, top))
 
     def _why_not(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
