@@ -625,17 +625,20 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
                           written.points)
     lines: list[bytes | None]
     if again is None:
-        # taken back last line first, so that every prefix of what is written means something
-        lines = _restating(written, at, kept, discrete, True)
+        # taken back last line first, so that every prefix of what is written means something;
+        # a line the new version gives again is neither taken back nor given (no +1/-1 pairs)
+        given = (_restating(new.advance(done), at, kept, discrete, False)
+                 if done is not None and new_dated is None else [])
+        lines = _difference(_restating(written, at, kept, discrete, False), given)
     else:
         for ev in events:
             again.push(ev)
         lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
                             [cut_line(line, newest.since, at, discrete)
                              for line in again.advance(cast(Time, done)).lines().splitlines()])
-    if done is not None and new_dated is None:
+    if done is not None and new_dated is None and again is not None:
         lines += _restating(new.advance(done), at, kept, discrete, False)
-    elif done is not None:
+    elif done is not None and new_dated is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
                   if (part := cut_line(line, None, None, discrete)) is not None and not _of(part, kept)]
     newest.end = at

@@ -15,14 +15,14 @@ from chronolog.versions import UpgradeRequest, version_id
 OLD = "Q(X):-Diamondminus[0,1]P(X)\nS(X):-Q(X),R(X)\n"
 NEW = OLD.replace("S(X):-Q(X),R(X)", "S(X):-Diamondminus[0,2]Q(X),R(X)")
 FIRST = [{"t": 0}, {"interval": "[1,2]", "pred": "P", "args": ["a"]}, {"interval": "[2,6]", "pred": "R", "args": ["a"]},
-         {"t": 6}]
+         {"t": 6}, {"t": 9}]  # (evaluated past T before the upgrade: S(a)'s end written)
 
 
 def _changes(query: str) -> list:
     row = lookup("mtl")
     program = row.parse([("old.mtl", OLD)])
     request = UpgradeRequest("r1", version_id((("new.mtl", NEW),)), "mtl", "3", (("new.mtl", NEW),))
-    values = [orjson.dumps(e) for e in FIRST] + [request.encode(), orjson.dumps({"t": 8})]
+    values = [orjson.dumps(e) for e in FIRST] + [request.encode(), orjson.dumps({"t": 10})]
     records = [("chronolog.facts", 0, i, v, 0.0) for i, v in enumerate(values)]
     outcomes = {"r1": {"upgrade": "r1", "version": request.version, "at": "3", "service": "chain"}}
     read = lambda line, where: read_line("mtl", program, line, where)  # noqa: E731

@@ -222,10 +222,10 @@ def publish_file(path: str, bootstrap: str, prefix: str, kafka_config: str | Non
 
     conf = {"bootstrap.servers": bootstrap, **settings_of(kafka_config)}
     topic = TopicNames(prefix).facts
-    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
-    if topic not in meta.topics or meta.topics[topic].error is not None:
+    meta = kafka_clients.topic_metadata(kafka_clients.admin(conf), topic, timeout=15)
+    if meta is None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (start the fleet with `chronolog up`)")
-    parts = max(1, len(meta.topics[topic].partitions))
+    parts = max(1, len(meta.partitions))
     producer = kafka_clients.producer(publish_settings(conf, linger_ms))
     produce = kafka_clients.sender(producer)  # a file longer than the producer's queue waits, never fails
     latest: int | None = None

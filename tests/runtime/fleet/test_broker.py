@@ -121,3 +121,27 @@ def test_the_bundled_broker_runs_one_worker_thread_unless_told_otherwise():
     with LocalBroker.start() as broker:  # the broker really takes it: its worker threads are gone
         threads = len(os.listdir(f"/proc/{broker.process.pid}/task"))
     assert threads <= 2, threads
+
+
+def test_reading_a_missing_topic_is_an_error_and_leaves_no_topic_behind(tmp_path):
+    """The bundled broker creates a topic asked for by name in a metadata request; a
+    mistyped prefix given to ``tail``, ``explain``, ``publish``, ``upgrade`` or the
+    backfill's Kafka source must fail naming the topic, not leave an empty topic behind."""
+    from chronolog.cli.fleet import publish_file
+    from chronolog.core.errors import ChronologError
+    from chronolog.runtime.backfill.kafka_source import topic_partitions
+    from chronolog.runtime.fleet.topic_reader import read_topic
+    from chronolog.runtime.fleet.upgrade import new_request, send_request
+
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"t": 1, "facts": ["p(a)"]}\n')
+    with LocalBroker.start(log=tmp_path / "broker.log") as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        for attempt in (lambda: read_topic(broker.bootstrap, "typo.answers", {}, timeout=10),
+                        lambda: topic_partitions(broker.bootstrap, "typo.facts"),
+                        lambda: publish_file(str(events), broker.bootstrap, "typo"),
+                        lambda: send_request(broker.bootstrap, "typo",
+                                             new_request((("p.lars", "q(X) :- p(X).\n"),), "lars", None), {})):
+            with pytest.raises(ChronologError, match="typo"):
+                attempt()
+        assert [t for t in admin.list_topics(timeout=10).topics if t.startswith("typo")] == []

@@ -81,6 +81,13 @@ def _fleet(dialect: str, old: str, new: str, at, first, second, restart: bool = 
     return [json.loads(x) for x in out], said
 
 
+def _cancelling(lines: list[bytes]) -> list[dict]:
+    """The lines of one batch that another line of it takes back (same answer, opposite diff)."""
+    seen = [json.loads(x) for x in lines]
+    keys = [(json.dumps({k: v for k, v in d.items() if k != "diff"}, sort_keys=True), d.get("diff", 1)) for d in seen]
+    return [d for d, (k, diff) in zip(seen, keys, strict=True) if (k, -diff) in keys]
+
+
 def _run_upgrade(tmp_path, capsys, dialect: str, old: str, new: str, at: str, events: list[dict]) -> list[dict]:
     suffix = {"mtl": ".mtl", "rtec": ".prolog"}[dialect]
     (tmp_path / f"old{suffix}").write_text(old)
@@ -350,6 +357,7 @@ def test_chained_upgrades_keeping_strata_mean_run_upgrade(tmp_path, capsys, dial
         request = UpgradeRequest(f"r{i}", version_id((("new", text),)), dialect, at, (("new", text),))
         leaving, lines = stage.process([(None, "chronolog.facts", 0, 100 + i, request.encode())], now=0.0)
         assert [orjson.loads(o.payload)["at"] for o in leaving] == [at]
+        assert not _cancelling(lines), lines  # (the restatement is the difference, no +1/-1 pairs)
         out += lines
         stage = _restart(dialect, texts[0], stage)
         if i == 0:

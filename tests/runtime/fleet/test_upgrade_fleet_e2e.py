@@ -68,14 +68,14 @@ def test_upgrade_of_a_running_fleet_means_run_upgrade(tmp_path, kill):
             assert f'chronolog_program_info{{partition="0",service="chain",stratum="",version="{version}"}} 1.0' in text
             assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
         # explain on the fleet: its input topic read again, the upgrade among the causes
-        for query, holds in (("Q(b)@8", 1), ("Q(a)@2", 0)):
+        for query, holds in (("Q(b)@8", 1), ("S(b)@6", 1), ("Q(a)@2", 0)):
             got = _chronolog("explain", "--changes", query, "--state-dir", str(state), "--as", "json")
             assert got.returncode == 0, got.stderr
             found = json.loads(got.stdout)["changes"]
             assert sum(c["answer"].get("diff", 1) for c in found) == holds, found
-            if query == "Q(b)@8":  # the old program never had Q(b) at 8: the upgrade restated it
+            if query == "S(b)@6":  # the old program never had S(b) (no R(b)): the upgrade gave it
                 assert any(c["kind"] == "upgrade" and "from T=4" in c["upgrade"] for c in found), found
-            else:  # withdrawn by the late retraction of P(a), read from the input topic
+            elif query == "Q(a)@2":  # withdrawn by the late retraction of P(a), read from the input topic
                 fix = [c for c in found if c["kind"] == "correction"]
                 assert fix and any(x["retract"] and x["where"].startswith("chronolog.facts[0] offset ")
                                    for x in fix[-1]["causes"]), found

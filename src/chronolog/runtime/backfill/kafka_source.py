@@ -31,11 +31,9 @@ Record = tuple[int, int, int, "str | None", str]
 
 def topic_partitions(bootstrap: str, topic: str, timeout: float = 10.0) -> list[int]:
     """The partition ids of ``topic``; an error if it does not exist."""
-    meta = kafka_clients.admin({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=timeout)
-    t = meta.topics.get(topic)
-    if t is None or t.error is not None or not t.partitions:
-        why = f": {t.error}" if t is not None and t.error is not None else ""
-        raise ChronologError(f"error: cannot read topic {topic} on {bootstrap}{why}")
+    t = kafka_clients.topic_metadata(kafka_clients.admin({"bootstrap.servers": bootstrap}), topic, timeout)
+    if t is None or not t.partitions:
+        raise ChronologError(f"error: cannot read topic {topic} on {bootstrap}: it does not exist")
     return sorted(t.partitions)
 
 

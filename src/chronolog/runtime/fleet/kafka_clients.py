@@ -53,6 +53,15 @@ def admin(conf: dict[str, Any]):  # type: ignore[no-untyped-def]
     return AdminClient(_with_logger(conf))
 
 
+def topic_metadata(client, topic: str, timeout: float):  # type: ignore[no-untyped-def]
+    """``topic``'s metadata (a ``TopicMetadata``), or None where it does not exist or has an
+    error.  It asks for every topic's metadata: asked for one missing topic by name, a broker
+    that auto-creates topics (the bundled one does, with 4 partitions) creates it, so a
+    mistyped prefix would leave an empty topic behind instead of an error."""
+    found = client.list_topics(timeout=timeout).topics.get(topic)
+    return None if found is None or found.error is not None else found
+
+
 def sender(producer, timeout: float = 60.0):  # type: ignore[no-untyped-def]
     """``producer.produce`` (same arguments) that waits while the producer's
     local queue is full instead of failing.

@@ -30,13 +30,13 @@ def from_the_start(bootstrap: str, topic: str, conf: dict[str, Any], name: str) 
     at ``FIRST_OFFSET`` (``chronolog upgrade``, ``tail`` and ``explain`` waited for the logical
     beginning)."""
     conf = {"bootstrap.servers": bootstrap, **conf}
-    meta = kafka_clients.admin(conf).list_topics(topic, timeout=15)
-    if topic not in meta.topics or meta.topics[topic].error is not None:
+    meta = kafka_clients.topic_metadata(kafka_clients.admin(conf), topic, timeout=15)
+    if meta is None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap}")
     consumer = kafka_clients.consumer({**conf, "group.id": f"{name}-{os.getpid()}", "enable.auto.commit": False,
                                        "isolation.level": "read_committed", "fetch.wait.max.ms": 10,
                                        "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(topic, p, FIRST_OFFSET) for p in meta.topics[topic].partitions])
+    consumer.assign([TopicPartition(topic, p, FIRST_OFFSET) for p in meta.partitions])
     return consumer
 
 

@@ -162,11 +162,13 @@ def _chained(layout: FleetLayout, names: TopicNames, topics: list[Topic], n: int
         services.append(Service("ingest", "chronolog service ingest", [names.facts],
                                 [names.ingested, names.dlq, names.late], names.changelog("ingest")))
         services.append(Service("chain", "chronolog service chain", [names.ingested],
-                                [names.answers], names.changelog("chain"), preds))
+                                [names.answers, names.control], names.changelog("chain"), preds))
     else:
         services.append(Service("chain", "chronolog service chain", [names.facts],
-                                [names.answers, names.dlq, names.late], names.changelog("chain"), preds))
+                                [names.answers, names.control, names.dlq, names.late], names.changelog("chain"), preds))
     topics.append(Topic(names.answers, 1, "null", "delete", "answer lines (CONTRACT §3)"))
+    topics.append(Topic(names.control, 1, "upgrade request and service", "compact",
+                        "each service's outcome of a program upgrade (chronolog upgrade waits for it)"))
     reason += f"; {layout.chain_note(n)}"
     for s in services:
         topics.append(Topic(s.state, n, "state key", "compact", f"changelog of {s.name}'s RocksDB state"))  # type: ignore[arg-type]

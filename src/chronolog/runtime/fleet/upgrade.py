@@ -85,12 +85,11 @@ def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dic
     topic = TopicNames(prefix).facts
     conf = {"bootstrap.servers": bootstrap, **conf}
     producer = kafka_clients.producer({**conf, "linger.ms": 0})  # (one client: its metadata, then the request)
-    # every topic's metadata: asked for one missing topic by name, the bundled broker creates it
-    meta = producer.list_topics(timeout=15)
-    if topic not in meta.topics or meta.topics[topic].error is not None:
+    meta = kafka_clients.topic_metadata(producer, topic, timeout=15)
+    if meta is None:
         raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (no fleet runs there)")
     value = request.encode()
-    for p in meta.topics[topic].partitions:
+    for p in meta.partitions:
         producer.produce(topic, value, partition=p)
     if producer.flush(30):
         raise ChronologError(f"error: the upgrade request was not delivered to {topic} on {bootstrap}")
