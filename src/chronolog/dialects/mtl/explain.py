@@ -25,7 +25,7 @@ from chronolog.core import intervals as I
 from chronolog.core.events import Event, withdraw_counted
 from chronolog.core.explanation import Node
 from chronolog.dialects.mtl.intervals import diamond_minus, diamond_plus
-from chronolog.dialects.mtl.materialise import Materialiser
+from chronolog.dialects.mtl.materialise import Materialiser, facts_db
 from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, head_atom
 from chronolog.evaluator import Time, atom_text, time_text
 
@@ -72,8 +72,11 @@ class Facts:
         self.mat = Materialiser(program)
         self.mat.span = self.span
         self.memo: dict[tuple, Node] = {}  # why's nodes of this query
+        # an input fact by how an event leaf names it (its atom and interval)
+        self.leaf = {(atom_text(pred, args), I.text(iv)): (pred, args, iv) for pred, args, iv in counts}
+        self.derived: dict[frozenset, Db] = {}  # ``derives``' materialisations of this query
         # every time an interval of the input or the answers starts or ends: between two of them
-        # the same facts hold, so a derivation at a point and at each stretch between stands for all
+        # the same facts hold (a Diamond's witness is tried at them)
         self.ends = sorted({x for rows in db.values() for ivs in rows.values() for iv in ivs
                             for x in (iv[0], iv[2]) if x not in (inf, -inf)})
 
@@ -94,6 +97,19 @@ class Facts:
             if (f.pred, tuple(f.args)) == fact and I.intersect(f.interval, within) is not None:
                 out.append((f.interval, "" if f.loc is None else f"{f.loc} (a program fact)"))
         return out
+
+    def cited(self, node: Node) -> frozenset[tuple[str, tuple, I.Iv]]:
+        """The input facts ``node``'s derivation cites (its event leaves)."""
+        return frozenset(self.leaf[(n.atom, n.interval)] for n in _walk(node)
+                         if n.kind == "event" and (n.atom, n.interval) in self.leaf)
+
+    def derives(self, cited: frozenset[tuple[str, tuple, I.Iv]]) -> Db:
+        """What the program derives from the input facts ``cited`` alone (and its own facts),
+        over the input's span: the meaning ``run`` gives them (memoised)."""
+        if cited not in self.derived:
+            db = facts_db([*cited, *((f.pred, tuple(f.args), f.interval) for f in self.program.facts)])
+            self.derived[cited] = Materialiser(self.program).run(db, self.span)
+        return self.derived[cited]
 
     def instances(self, lit: Literal, binding: dict) -> list[tuple[dict, list[I.Iv]]]:
         return list(self.mat._instances(lit, self.db, binding, None))
@@ -267,9 +283,20 @@ def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool,
     if isinstance(lit, Unary) and lit.op.startswith("Box") and isinstance(lit.operand, Atom):
         node.children = _cover(facts, fact, _window(lit, s), every, depth, path)
         return node
-    point = _witness_time(facts, fact, lit, s)
-    if point is not None:
-        node.children.append(why(facts, fact, point, every, depth, path))
+    points = _witness_times(facts, fact, lit, s)
+    if not every:  # the witness whose derivation is smallest (the latest of those), sized uncut
+        best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path)), default=None)
+        node.children += [] if best is None else [why(facts, fact, best, every, depth, path)]
+        return node
+    seen: dict[tuple, Node] = {}  # --all: each different derivation over the witness times
+    for p in points:
+        got = why(facts, fact, p, every, depth, path)
+        seen.setdefault((facts.cited(got), frozenset(n.rule for n in _walk(got))), got)
+    if len(seen) > 1:
+        node.children.append(Node("alternatives", f"{atom_text(*fact)}: {len(seen)} derivations within the window",
+                                  children=list(seen.values()), atom=atom_text(*fact)))
+    else:
+        node.children += list(seen.values())
     return node
 
 
@@ -286,31 +313,47 @@ def _reach(rho: I.Iv, s: Any, past: bool) -> I.Iv:
 
 def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None, path: frozenset) -> list[Node]:
     """Derivations of ``fact`` throughout ``span`` (a Box's range, a Since/Until's left stretch):
-    a base predicate's input facts that meet it; a derived one's derivation at each time in it
-    where an interval starts or ends and at a point of each stretch between (the same facts
-    hold all along one), the latest first, each kept where it cites input a kept one does not."""
+    a base predicate's input facts that meet it; a derived one's derivations, each at a time of
+    ``span`` the input facts cited so far do not yet derive it on (the latest such time first),
+    until they do throughout: what they derive is the program materialised on them alone
+    (``Facts.derives``), so the cited facts derive ``fact`` over all of ``span`` by
+    construction, not only at sample points.  At most ``COVER`` derivations (a guard: a stretch
+    they do not cover says so)."""
+    name = atom_text(*fact)
     if (fact[0], len(fact[1])) not in facts.heads:
-        name = atom_text(*fact)
         return [Node("event", f"input {name} on {I.text(iv)}", where=line, atom=name, interval=I.text(iv))
                 for iv, line in facts.inputs(fact, span)]
-    ends = facts.ends
-    inside = [x for x in ends[bisect_left(ends, span[0]):bisect_right(ends, span[2])] if I.contains(span, x)]
-    edges = [x for x in (span[0], span[2]) if x not in (inf, -inf)]
-    between = sorted({*inside, *edges})
-    points = [*inside, *((a + b) / 2 for a, b in zip(between, between[1:], strict=False))]
-    points += [x for x in edges if I.contains(span, x)] if not points else []
-    out: list[Node] = []
-    cited: set[str] = set()
-    for point in sorted(set(points), reverse=True)[:COVER]:
-        node = why(facts, fact, point, every, depth, path)
-        mine = {n.where for n in _walk(node) if n.kind == "event"}
-        if not out or not mine <= cited:
-            out.append(node)
-            cited |= mine
-    return out
+    out: list[tuple[Any, Node]] = []
+    cited: frozenset[tuple[str, tuple, I.Iv]] = frozenset()
+    for _ in range(COVER):
+        gaps = I.subtract([span], facts.derives(cited).get((fact[0], len(fact[1])), {}).get(fact[1], []))
+        if not gaps:
+            return _latest_first(out)
+        point = _inside(gaps[-1])
+        whole = why(facts, fact, point, every, None, path)  # (--depth only cuts the tree shown)
+        mine = cited | facts.cited(whole)
+        if mine == cited:  # it cites nothing new (a cycle): what is left is not covered
+            break
+        out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path)))
+        cited = mine
+    return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}: not covered by the derivations above"
+                            f" (past {COVER}, or through a cycle)", atom=name, interval=I.text(span))]
 
 
-COVER = 256  # at most the points of a stretch a derived premise is explained at (a guard: past it, not all are cited)
+def _latest_first(nodes: list[tuple[Any, Node]]) -> list[Node]:
+    return [node for _, node in sorted(nodes, key=lambda pair: pair[0], reverse=True)]
+
+
+def _inside(iv: I.Iv) -> Any:
+    """The latest point of ``iv``: its right end where closed, else its middle (its only point)."""
+    if iv[3] and iv[2] != inf:
+        return iv[2]
+    if iv[2] == inf:
+        return iv[0] + 1 if iv[0] != -inf else 0
+    return Fraction(iv[0] + iv[2]) / 2 if iv[0] != -inf else iv[2] - 1
+
+
+COVER = 64  # at most the derivations that cover a stretch of a derived premise (a guard)
 
 
 def _walk(node: Node) -> list[Node]:
@@ -403,19 +446,32 @@ def _range(lit: Literal, s: Any) -> str:
     return ""
 
 
-def _witness_time(facts: Facts, fact: Fact, lit: Literal, s: Any) -> Any:
-    """A time where the premise ``fact`` holds for ``lit`` at ``s``: s itself for a plain atom,
-    the latest point of the operator's window where it holds for a diamond, the window's end
-    for a box."""
+def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
+    """The times where the premise ``fact`` holds for ``lit`` at ``s``, latest first: s itself
+    for a plain atom; for a diamond, in each stretch of its window where the premise holds
+    (latest first), the latest point, every time an interval starts or ends inside it and a
+    point between each two (the same facts hold along one), at most ``WITNESSES``."""
     if isinstance(lit, Atom):
-        return s
-    if isinstance(lit, Unary):
-        window = _window(lit, s)
-        for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
-            part = I.intersect(iv, window)
-            if part is not None:
-                return part[2] if part[3] else part[0] if part[0] == part[2] else (part[0] + part[2]) / 2
-    return None
+        return [s]
+    if not isinstance(lit, Unary):
+        return []
+    window = _window(lit, s)
+    out: list[Any] = []
+    for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
+        part = I.intersect(iv, window)
+        if part is None:
+            continue
+        ends = facts.ends
+        inside = [x for x in ends[bisect_left(ends, part[0]):bisect_right(ends, part[2])] if I.contains(part, x)]
+        cuts = sorted({part[0], *inside, part[2]} - {inf, -inf})
+        points = {_inside(part), *inside, *(Fraction(a + b) / 2 for a, b in zip(cuts, cuts[1:], strict=False))}
+        out += sorted((x for x in points if I.contains(part, x)), reverse=True)
+        if len(out) >= WITNESSES:
+            break
+    return out[:WITNESSES]
+
+
+WITNESSES = 16  # at most the witness times of a diamond tried for the smallest derivation
 
 
 def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
