@@ -244,6 +244,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
               depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
+    head = (head_atom(rule.head).pred, _ground(head_atom(rule.head), b), t)  # the atom it derives, at t
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
     s = cast(Time, at[2] if at[2] != inf else at[0])
     children = []
@@ -259,6 +260,8 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
                 negated.why_not = why_not(facts, operand, s).entries
                 for entry in negated.why_not:  # a missing event must derive the operand at s
                     entry.goal = (*operand, s)
+            else:  # a metric operand (a Since/Until, a Diamond, a Box): why it does not hold at s
+                negated.why_not = [_blocking(facts, rule, b, lit.operand, s, head)]
             children.append(negated)
             continue
         children.append(_literal(facts, lit, b, s, on, every, depth, path))
@@ -502,16 +505,51 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
                 time=t)
 
 
+def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tuple) -> Node:
+    """Why the metric operand ``lit`` of a negated body literal does not hold at ``s`` (the
+    negation's why-not), with the single input facts that, each added, would make it hold
+    there (checked on the facts: its right operand, or its Diamond's or Box's, added) — so
+    this rule instance would no longer derive ``head`` (pred, args, t): the runtime names
+    one only where ``run`` then no longer holds that atom (``Node.blocks``)."""
+    shown = _lit_text(lit, b)
+    if isinstance(lit, Binary):
+        reason = (f"{shown} does not hold at {time_text(s)}: no {_lit_text(lit.right, b)} at a time within "
+                  f"{I.text(lit.rho)} {'before' if lit.op == 'Since' else 'after'} it with {_lit_text(lit.left, b)} "
+                  f"throughout the stretch between")
+    else:
+        reason = f"{shown} does not hold at {time_text(s)}"
+    proposed = [ev for ev in _proposals(facts, lit, [b], s) if _holds_with(facts, lit, b, s, ev)]
+    return Node("rule", reason, rule=_rule_text(rule), bindings=dict(b), literal=_lit_text(lit, {}), reason=reason,
+                candidates=proposed, goal=head, blocks=True)
+
+
+def _holds_with(facts: Facts, lit: Literal, b: dict, s: Any, ev: Event) -> bool:
+    """Whether ``lit`` holds at ``s`` over the facts with the input fact ``ev`` added (an input
+    predicate's: the answers derived from it are not re-derived here; ``run`` confirms)."""
+    key = (cast(str, ev.pred), len(ev.args))
+    db = dict(facts.db)
+    db[key] = dict(db.get(key, {}))
+    args = next((a for a in db[key] if tuple(map(str, a)) == tuple(ev.args)), tuple(ev.args))  # (as the input has them)
+    db[key][args] = I.coalesce([*db[key].get(args, []), I.of_span(ev.span)])
+    return any(I.contains(iv, s) for iv in facts.mat._value(lit, db, b))
+
+
 def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> list[Event]:
     """The input facts that might, each alone, make the rule derive the fact at ``times`` (a
-    point): where its ``k``-th literal fails and is a base predicate's atom, plain or under a
-    Diamond (a fact at one point of its window) or a Box (a fact on its window), that fact,
-    the variables the body leaves open read from the values the input has.  Only candidates:
-    the runtime names one after evaluating the input with it."""
-    lit = rule.body[k - 1]
+    point): where its ``k``-th literal fails (``_proposals``), the variables the body leaves
+    open read from the values the input has.  Only candidates: the runtime names one after
+    evaluating the input with it."""
     if times[0] != times[2]:
         return []
-    s = times[0]
+    ground: list[tuple[dict, list[I.Iv], list]] = _body(facts, rule, b, [times], k - 1) or [(b, [], [])]
+    return _proposals(facts, rule.body[k - 1], [got for got, _, _ in ground[:3]], times[0])
+
+
+def _proposals(facts: Facts, lit: Literal, bindings: list[dict], s: Any) -> list[Event]:
+    """The input facts that might, each alone, make ``lit`` hold at ``s`` where it is a base
+    predicate's atom, plain or under a Diamond (a fact at one point of its window), a Box (a
+    fact on its window) or as a Since/Until's right operand (at the range's point nearest
+    ``s``: the shortest stretch of the left operand), for each of ``bindings``."""
     inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
     if not isinstance(inner, Atom) or inner.key in facts.heads:
         return []
@@ -530,14 +568,13 @@ def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> li
             return []
         if lit.op.startswith("Diamond"):
             near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
-            window = near if near[1] == (window[3] or window[1]) else I.point((window[0] + window[2]) / 2)
+            window = near if near[1] == (window[3] or window[1]) else I.point(Fraction(window[0] + window[2]) / 2)
     else:
         window = I.point(s)
     values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
-                    | {str(v) for v in b.values()})
+                    | {str(v) for got in bindings for v in got.values()})
     out: list[Event] = []
-    ground: list[tuple[dict, list[I.Iv], list]] = _body(facts, rule, b, [times], k - 1) or [(b, [], [])]
-    for got, _, _ in ground[:3]:
+    for got in bindings:
         rows: list[tuple] = [()]
         for term in inner.args:
             if isinstance(term, Var) and term.name not in got:
