@@ -7,8 +7,11 @@ derivation of P at T is a rule instance whose body holds at a time s with T in w
 puts P on (s itself, or s ± ρ under a head's Boxminus/Boxplus), each premise with the
 interval it holds on and the operator's range that applied (a Box's operand over its whole
 range, a Since/Until's witness: its right operand at a time s in the range and its left one
-throughout the stretch between s and T), down to input facts with their input lines; of
-several derivations, one with the fewest rule applications.  For an interval answer the explanation covers the maximal interval that
+throughout the stretch between s and T, a derived operand over a range by derivations whose
+cited input derives it all along, ``_cover``), down to input facts with their input lines; of
+several derivations (a Diamond's witness times among them), one with the fewest rule
+applications.  A negated metric literal's why-not proposes the input fact that makes it hold
+(``_blocking``).  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
 """
@@ -291,9 +294,9 @@ def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool,
         best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path)), default=None)
         node.children += [] if best is None else [why(facts, fact, best, every, depth, path)]
         return node
-    seen: dict[tuple, Node] = {}  # --all: each different derivation over the witness times
-    for p in points:
-        got = why(facts, fact, p, every, depth, path)
+    seen: dict[tuple, Node] = {}  # --all: each different smallest derivation over the witness times
+    for p in points:  # (each smallest below: all of them at every level would multiply)
+        got = why(facts, fact, p, False, depth, path)
         seen.setdefault((facts.cited(got), frozenset(n.rule for n in _walk(got))), got)
     if len(seen) > 1:
         node.children.append(Node("alternatives", f"{atom_text(*fact)}: {len(seen)} derivations within the window",
