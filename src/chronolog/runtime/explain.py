@@ -377,7 +377,8 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
     it is true: the input with the candidate added at its time (after the events of that time,
     so not late), evaluated to T by a new evaluator, derives the entry's atom at its time — the
     query's for a top-level entry, the one its ``goal`` names for a nested one (a negated
-    literal's, a failing literal's below; a nested entry without a goal names none).  ``cut``:
+    literal's, a failing literal's below; a nested entry without a goal names none) — or, for
+    a blocking entry (``Node.blocks``: a negated metric literal's), no longer holds it.  ``cut``:
     of the input with the candidate, the events that can matter to that atom, as ``sliced``;
     it is placed among all of them, as a dropped late event decides whether it arrives late.
     An unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows
@@ -401,10 +402,13 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
         part = None if cut is None else (lambda stream, g=goal: cut(stream, (g.pred, g.args)))
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if (prefixes.derives_with(ev, goal) if prefixes is not None
-                    else derives_with(fresh(), events, ev, goal, part)):
+            derived = (prefixes.derives_with(ev, goal) if prefixes is not None
+                       else derives_with(fresh(), events, ev, goal, part))
+            if derived != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
-                entry.text += f"; adding {missing_text(ev)} would derive it"
+                entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
+                               f"{atom_text(goal.pred, goal.args)} not hold at {time_text(goal.t)}" if entry.blocks
+                               else f"; adding {missing_text(ev)} would derive it")
                 break
 
 
