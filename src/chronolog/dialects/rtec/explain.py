@@ -79,6 +79,7 @@ class Explainer(Blocking):
         # the rules that would end it solved at the same time): each answered once.  Nodes
         # given out are never changed by the caller (a negated copy is made instead)
         self._memo: dict[tuple, Any] = {}
+        self._names: dict[Fluent, str] = {}  # (a fluent named again and again)
 
     def _text(self, args: tuple) -> tuple:
         texts = self._texts
@@ -221,6 +222,9 @@ class Explainer(Blocking):
     # ------------------------------------------------------------ why
 
     def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+        if not (self.simple(f[0]) or self.sdf(f[0], f[2])):  # an input fluent, a leaf: the same on every path
+            cut = depth is not None and depth < 0  # (and at every depth but past the cut)
+            return self._once(("why-input", f, t, cut), lambda: self._why(f, t, -1 if cut else None, frozenset()))
         return self._once(("why", f, t, depth, path), lambda: self._why(f, t, depth, path))
 
     def _why(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
@@ -747,8 +751,12 @@ class Explainer(Blocking):
 
     def name(self, f: Fluent) -> str:
         """F=V as answer lines name it: ``open(d1)``, ``status(3,voting)``."""
-        key, args, value = f
-        return atom_text(key[0], tuple(show(a) for a in args) + (() if value == "true" else (show(value),)))
+        got = self._names.get(f)
+        if got is None:
+            key, args, value = f
+            got = self._names[f] = atom_text(key[0], tuple(show(a) for a in args) +
+                                             (() if value == "true" else (show(value),)))
+        return got
 
 
 def _plain(a: Any) -> Any:
