@@ -30,7 +30,7 @@ from chronolog.contract.models import Explanation
 from chronolog.core.events import Event
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.dialects.rtec.blocking import _loose
+from chronolog.dialects.rtec.blocking import Blocking, _first_goal, _loose
 from chronolog.dialects.rtec.parser import parse_rtec
 from chronolog.dialects.rtec.relevance import demands
 from chronolog.runtime.explain import explain as explain_query
@@ -629,3 +629,40 @@ def test_an_explanation_with_a_retention_evaluates_only_the_entities_its_rules_r
     assert out[:3] == out[3:]
     assert out[1]["text"].startswith("open(d1) does not hold at 10: initiated at 3, terminated at 8 by closed(d1)")
     assert out[2]["why_not"][0]["missing"]["text"] == "opened(d2) at 5"
+
+
+def test_rules_that_start_alike_share_a_search_that_fails_at_their_first_goal(tmp_path, monkeypatch):
+    """``Blocking._first_key``: the initiation and the terminations of ``d`` start from the same
+    goal (their own variable names), so where it fails one search serves both terminations
+    (checked at the same times: why d(p) holds at 3); a rule starting from ``c`` with its
+    arguments swapped does not share it.  The explanations are the ones made with every
+    search run."""
+    program = ("initiatedAt(d(A)=true, T) :- happensAt(start(c(A,X)=true), T), big(X).\n"
+               "terminatedAt(d(B)=true, T) :- happensAt(start(c(B,Y)=true), T), \\+ big(Y).\n"
+               "terminatedAt(d(B)=true, T) :- happensAt(start(c(B,W)=true), T), W > 100.\n"
+               "initiatedAt(e(A)=true, T) :- happensAt(start(c(X,A)=true), T), X @< q.\n"
+               "initiatedAt(c(A,X)=true, T) :- happensAt(put(A,X), T).\n"
+               "terminatedAt(c(A,X)=true, T) :- happensAt(take(A,X), T).\n"
+               "big(X) :- X > 5.\nid(p).\nid(q).\nv(3).\nv(7).\n"
+               "grounding(c(A,X)=true) :- id(A), v(X).\ngrounding(d(A)=true) :- id(A).\n"
+               "grounding(e(A)=true) :- v(A).\n")
+    prog = parse_rtec(program, "s.prolog")
+    firsts = {kind + ":" + rule.head[1][1][0]: _first_goal(rule) for kind, rule in prog.rules if len(rule.body) > 1}
+    assert _first_goal(prog.rules[1][1])[0] == _first_goal(prog.rules[2][1])[0]
+    # the same goal, its variables in order; e's head variable is the second (a different key for e(7) than d(7))
+    assert firsts["initiatedAt:d"][0] == firsts["terminatedAt:d"][0] == firsts["initiatedAt:e"][0]
+    by_name = {kind + ":" + rule.head[1][1][0]: rule for kind, rule in prog.rules if len(rule.body) > 1}
+    assert [by_name["initiatedAt:e"].names[i] for i in firsts["initiatedAt:e"][1]][:2] == ["X", "A"]
+    calls = []
+    real = Blocking._failed_by
+    monkeypatch.setattr(Blocking, "_failed_by", lambda self, goal: calls.append(1) or real(self, goal))
+    stream = [{"t": 1, "pred": "put", "args": ["p", 7]}, {"t": 4, "pred": "take", "args": ["p", 7]},
+              {"t": 5, "pred": "put", "args": ["p", 3]}, {"t": 6, "pred": "put", "args": ["q", 7]}, {"t": 12}]
+    path, data = files(tmp_path, "s.prolog", program, stream)
+    queries = ["d(p)@3", "d(p)@9", "d(q)@9", "e(7)@9", "e(3)@9"]
+    shared = [sliced_and_whole([path], data, q)[1] for q in queries]
+    with_sharing = len(calls)
+    monkeypatch.setattr(Blocking, "_first_key", lambda self, rule, vs, budget: None)
+    assert [sliced_and_whole([path], data, q)[1] for q in queries] == shared
+    assert with_sharing < len(calls) - with_sharing  # (one search served both terminations somewhere)
+    assert any("checked at the" in json.dumps(tree) for tree in shared)
