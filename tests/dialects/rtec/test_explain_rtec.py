@@ -661,6 +661,9 @@ def test_rules_that_start_alike_share_a_search_that_fails_at_their_first_goal(tm
     path, data = files(tmp_path, "s.prolog", program, stream)
     queries = ["d(p)@3", "d(p)@9", "d(q)@9", "e(7)@9", "e(3)@9"]
     shared = [sliced_and_whole([path], data, q)[1] for q in queries]
+    # d(p) held from 2 (c(p,7) started at 1), until c(p,3) started at 5 (put at 5; 3 is not big)
+    assert shared[1]["text"] == "d(p) does not hold at 9: initiated at 1, terminated at 5 by " \
+                                "happensAt(start(c(p,3)=true),5)"
     with_sharing = len(calls)
     monkeypatch.setattr(Blocking, "_first_key", lambda self, rule, vs, budget: None)
     assert [sliced_and_whole([path], data, q)[1] for q in queries] == shared

@@ -660,6 +660,8 @@ class Explainer(Blocking):
             f"terminated at {t1} by the initiation of {other}"
         cause = next((c.children[0] for c in kids if c.children and c.children[0].kind == "event"), None)
         by = "" if cause is None else f"{cause.atom}" + (f" ({cause.where})" if cause.where else "")
+        if not by:  # no input event: the derived event it starts from (a start or end, a happensAt rule's)
+            by = next((c.atom for c in kids if c.atom.startswith("happensAt(")), "")
         return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=bindings(rule, vs),
                     time=t1, children=kids, reason=by)
 
