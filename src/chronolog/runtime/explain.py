@@ -351,7 +351,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator)
-    confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
+    confirm_missing(node, reached, query, fresh, None if seen is reached else cut, anytime=not row.discrete)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -372,7 +372,8 @@ MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input fro
 
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
-                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None) -> None:
+                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None,
+                    anytime: bool = False) -> None:
     """Name the missing input event of each why-not entry the dialect proposed one for, where
     it is true: the input with the candidate added at its time (after the events of that time,
     so not late), evaluated to T by a new evaluator, derives the entry's atom at its time — the
@@ -384,8 +385,10 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
     An unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows
     it shifts): the entry then names none.  The input before the candidates' places is
     evaluated once (``Prefixes``), each candidate from its place on; top-level entries are
-    tried first, then the nested ones breadth-first, within one budget."""
-    asked = _asked(node, query)
+    tried first, then the nested ones breadth-first, within one budget.  ``anytime``: the
+    answers of the input evaluated are exact at every time (an interval dialect evaluates all
+    of it), so a nested entry's atom counts at any time, not only at T."""
+    asked = _asked(node, query, anytime)
     if fresh is None:
         for entry, _ in asked:
             entry.candidates = []
@@ -412,11 +415,12 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
                 break
 
 
-def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
+def _asked(root: Node, query: Query, anytime: bool = False) -> list[tuple[Node, Query | None]]:
     """Every why-not entry of the tree, breadth-first, with the atom at a time its missing
-    event must derive (None: none is named).  A nested entry's atom counts only at T: the
-    input evaluated (``reaching``) gives the answers at T exactly, not those before it, so
-    an atom said not to hold at an earlier time may hold in ``run``'s answers."""
+    event must derive (None: none is named).  A nested entry's atom counts only at T unless
+    ``anytime``: a discrete dialect's input evaluated (``reaching``) gives the answers at T
+    exactly, not those before it, so an atom said not to hold at an earlier time may hold in
+    ``run``'s answers."""
     out: list[tuple[Node, Query | None]] = []
     level: list[tuple[Node, bool]] = [(root, True)]
     while level:
@@ -426,7 +430,7 @@ def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
                 goal = entry.goal
                 if top and goal is None:
                     out.append((entry, query))
-                elif goal is None or goal[2] != query.t:
+                elif goal is None or (goal[2] != query.t and not anytime):
                     out.append((entry, None))
                 else:
                     out.append((entry, Query(goal[0], tuple(goal[1]), goal[2], f"{atom_text(goal[0], goal[1])}@{goal[2]}")))
