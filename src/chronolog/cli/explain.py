@@ -92,13 +92,12 @@ def _embedded(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
 
 def _why(args: argparse.Namespace) -> int:
     """``--why`` / ``--why-not``: the tree, or exit 1 saying the atom does (not) hold."""
-    import msgspec  # noqa: PLC0415
-
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
     from chronolog.runtime.explain import NotSo, explain, parse_query, with_lines  # noqa: PLC0415
     from chronolog.runtime.upgrade import new_versions  # noqa: PLC0415
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
+    upgrades: list[tuple[Any, Any]] = []
     if args.input is None:
         program, row, fresh, events, query = _why_on_fleet(args, text)
         evaluator = fresh()
@@ -113,21 +112,69 @@ def _why(args: argparse.Namespace) -> int:
             events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
-        read = program
-        # the version in force at T (the last upgrade at or before it): its answers at T are its
-        # answers on the whole stream (contract section 6), as on a fleet
-        for at, _, new in new_versions(program, args.upgrade or [], args.dialect):
-            if at <= query.t:
-                program = new
-        in_force = program
-        fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731 (run's options)
-        if in_force is not read:
-            evaluator = fresh()
+        upgrades = [(at, new) for at, _, new in new_versions(program, args.upgrade or [], args.dialect)]
+        fresh = lambda: row.evaluator(program, options, lambda m: None)  # noqa: E731 (run's options)
     try:
-        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
+        if upgrades:
+            node = _versioned(row, options, [(None, program), *upgrades], events, query, mode, args)
+        else:
+            node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
+    return _show(node, args, mode, query)
+
+
+def _versioned(row: Any, options: Any, versions: list[tuple[Any, Any]], events: list, query: Any, mode: str,
+               args: argparse.Namespace) -> Any:
+    """``--why`` / ``--why-not`` with ``--upgrade``: as ``run --upgrade`` chooses a program by the
+    time point evaluated (contract section 6), the version in force at T explains, each counting
+    only its own evaluations (``Dialect.evaluations``: a version whose ``@``-heads date atoms
+    back answers only what its evaluations from its T until the next T derive), and then each
+    later version that dates atoms back, whose evaluation from its T on may derive the atom
+    at T.  ``--why``: the first that derives it; ``--why-not``: the version in force at T,
+    unless a later one derives it (then it holds)."""
+    from chronolog.evaluator import atom_text, time_text  # noqa: PLC0415
+    from chronolog.runtime.explain import NotSo, explain  # noqa: PLC0415
+
+    bounds = [at for at, _ in versions[1:]] + [None]
+    spans = [(program, at, None if end is None else end - 1) for (at, program), end in zip(versions, bounds, strict=True)]
+    k = max(i for i, (_, at, _) in enumerate(spans) if at is None or at <= query.t)
+    later = [span for span in spans[k + 1:] if row.dates_back(span[0])]
+
+    def counted(program: Any, first: Any, last: Any) -> Any:
+        evaluator = row.evaluator(program, options, lambda m: None)
+        if row.dates_back(program):
+            row.evaluations(program, evaluator, first, last)
+        return evaluator
+
+    def explained(span: tuple[Any, Any, Any], how: str) -> Any:
+        program, first, last = span
+        return explain(row, program, counted(program, first, last), events, query, how, args.all, args.depth,
+                       lambda: counted(program, first, last), points=(first, last))
+
+    if mode == "why-not":
+        for span in later:
+            try:
+                explained(span, "why")
+            except NotSo:
+                continue
+            raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
+        return explained(spans[k], mode)
+    first_refusal: NotSo | None = None
+    for span in [spans[k], *later]:
+        try:
+            return explained(span, mode)
+        except NotSo as exc:
+            first_refusal = first_refusal or exc
+    assert first_refusal is not None
+    raise first_refusal
+
+
+def _show(node: Any, args: argparse.Namespace, mode: str, query: Any) -> int:
+    """The explanation written in the ``--as`` format."""
+    import msgspec  # noqa: PLC0415
+
     # --all: every derivation, each a tree (the dialect gathers them under one "alternatives" node)
     trees = node.children if args.all and mode == "why" and node.kind == "alternatives" else [node]
     if args.form == "json":  # one node; --all: a list of them (schemas/explanation.schema.json)

@@ -324,11 +324,14 @@ class NotSo(ChronologError):
 
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
-            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None) -> Node:
+            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None,
+            points: tuple[Any, Any] = (None, None)) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
     the explanation needs (``reaching``), then the dialect's explanation against them.  A
     why-not entry names a missing input event only where ``fresh`` (a new evaluator with
-    ``run``'s options) re-derives the atom with that event added (``confirm_missing``)."""
+    ``run``'s options) re-derives the atom with that event added (``confirm_missing``).
+    ``points``: the first and last time points whose evaluations count (None: no bound; a
+    program version's span under ``--upgrade``, where an ``@``-head dates atoms back)."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
@@ -350,7 +353,7 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
-                                      evaluator=evaluator)
+                                      evaluator=evaluator, points=points)
     confirm_missing(node, reached, query, fresh, None if seen is reached else cut, anytime=not row.discrete)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
