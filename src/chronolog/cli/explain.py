@@ -97,14 +97,12 @@ def _why(args: argparse.Namespace) -> int:
     from chronolog.runtime.upgrade import new_versions  # noqa: PLC0415
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
-    upgrades: list[tuple[Any, Any]] = []
     if args.input is None:
-        program, row, fresh, events, query = _why_on_fleet(args, text)
-        evaluator = fresh()
+        row, options, events, query, versions = _why_on_fleet(args, text)
     else:
         if not args.program:
             raise ChronologError("error: explain --input needs the program file(s)")
-        program, row, options, evaluator = evaluator_for(args, lambda m: None)
+        program, row, options, _ = evaluator_for(args, lambda m: None)
         query = parse_query(text, integral=not row.rational)
         skipped: list[str] = []
         with _open_in(args.input) as stream:
@@ -112,13 +110,14 @@ def _why(args: argparse.Namespace) -> int:
             events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
-        upgrades = [(at, new) for at, _, new in new_versions(program, args.upgrade or [], args.dialect)]
-        fresh = lambda: row.evaluator(program, options, lambda m: None)  # noqa: E731 (run's options)
+        versions = [(None, program), *((at, new) for at, _, new in new_versions(program, args.upgrade or [], args.dialect))]
     try:
-        if upgrades:
-            node = _versioned(row, options, [(None, program), *upgrades], events, query, mode, args)
+        if len(versions) > 1:
+            node = _versioned(row, options, versions, events, query, mode, args)
         else:
-            node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
+            program = versions[0][1]
+            fresh = lambda: row.evaluator(program, options, lambda m: None)  # noqa: E731 (run's options)
+            node = explain(row, program, fresh(), events, query, mode, args.all, args.depth, fresh)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
@@ -255,29 +254,32 @@ def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     return False
 
 
-def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (program, row, fresh, events, query)
-    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
-    version in force at T (the latest upgrade applied from a time at or before T): that
-    version's answers at T are its answers on the whole stream (contract section 6).  ``fresh``
-    makes a new evaluator of that version with the fleet's options: one explains, the others
-    check a missing event, as embedded."""
+def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (row, options, events, query, versions)
+    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, the fleet's
+    options, and the program versions it applied as ``--upgrade`` gives them embedded ((T,
+    program), the first (None, the program it started with)): each version's answers in its
+    span are its answers on the whole stream (contract section 6)."""
     from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
     from chronolog.runtime.explain import topic_events  # noqa: PLC0415
     from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
 
     program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
-    in_force = program
+    versions: list[tuple[Any, Any]] = [(None, program)]
+    applied: set[str] = set()
     for _, _, _, value, _ in records:
         if not value.startswith(UPGRADE_KEY):
             continue
         request = UpgradeRequest.decode(value)
         outcome = outcomes.get(request.id)
-        if outcome is None or "refused" in outcome:
-            continue
+        if outcome is None or "refused" in outcome or request.id in applied:
+            continue  # (a request is on every input partition: applied once)
+        applied.add(request.id)
         at = outcome.get("at")
-        if at is None or parse_time(at, not row.rational, "upgrade") <= query.t:
-            in_force = row.parse(list(request.sources))
+        new = row.parse(list(request.sources))
+        if at is None:  # (in force from the start: what came before it is not known)
+            versions = [(None, new)]
+        else:
+            versions.append((parse_time(at, not row.rational, "upgrade"), new))
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
-    fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731
     events = list(topic_events(records, lambda line, where: read_line(row.name, program, line, where)))
-    return in_force, row, fresh, events, query
+    return row, options, events, query, versions
