@@ -12,7 +12,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from meaning import meaning, sampled_meaning
 
@@ -150,6 +150,10 @@ LARS_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "arg
 @given(old=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
        new=st.lists(st.sampled_from(LARS_RULES), min_size=1, max_size=3, unique=True),
        events=st.lists(LARS_EVENT, min_size=2, max_size=12), cut=st.integers(1, 11), at=st.integers(0, 11))
+# q(a) given again by the new program's first line, then closed and given again: only that
+# first line may cancel the old one (cancelling the last gave q(a) twice at 2 for a moment)
+@example(old=["q(X) :- p(X) [2]."], new=["q(X) :- p(X)."], at=2, cut=3,
+         events=[{"t": 0, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "p", "args": ["a"]}])
 def test_lars_switch_while_running_means_run_upgrade(tmp_path_factory, capsys, old, new, events, cut, at):
     old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
     stream = [{"t": 0}, *events, {"t": 10}]

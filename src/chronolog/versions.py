@@ -629,7 +629,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         # a line the new version gives again is neither taken back nor given (no +1/-1 pairs)
         given = (_restating(new.advance(done), at, kept, discrete, False)
                  if done is not None and new_dated is None else [])
-        lines = _difference(_restating(written, at, kept, discrete, False), given)
+        lines = _restated(_restating(written, at, kept, discrete, False), given)
     else:
         for ev in events:
             again.push(ev)
@@ -656,6 +656,38 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     if union is not None:
         return versions, [part for line in lines for part in union.lines(line)]
     return versions, [line for line in lines if line is not None]
+
+
+def _restated(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:
+    """``old``'s lines (an answer state from the upgrade time on) taken back, last first, then
+    ``new``'s (a changelog from nothing on) given, every prefix meaning something — except
+    that where an atom's first new line is one of its old lines (the same answer, given
+    again), that line is neither taken back nor given: the atom then holds just that line
+    when its new lines go on, as it would after their first.  (Cancelling any equal lines
+    could give a later line while an earlier one still holds: a prefix summing to 2.)"""
+    atom = lambda line: line.split(b',"diff"', 1)[0].split(b'"pred"', 1)[1].rstrip(b"}")  # noqa: E731 (pred, args)
+    first: dict[bytes, bytes] = {}
+    for line in new:
+        if line is not None:
+            first.setdefault(atom(line), line)
+    changelog = {atom(line) for line in old if line is not None and b'"diff"' in line}  # (not a state)
+    kept: set[bytes] = set()
+    back: list[bytes] = []
+    for line in old:
+        if line is None:
+            continue
+        key = atom(line)
+        if key not in kept and key not in changelog and first.get(key) == line:
+            kept.add(key)
+        else:
+            back.append(line)
+    out: list[bytes | None] = [b for line in reversed(back) if (b := negated(line)) is not None]
+    for line in new:
+        if line is not None and (key := atom(line)) in kept and first.get(key) is line:
+            first.pop(key)  # (its first new line: the old one stays)
+            continue
+        out.append(line)
+    return out
 
 
 def _difference(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:

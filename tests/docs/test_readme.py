@@ -43,9 +43,9 @@ def test_readme_test_command_is_what_ci_runs():
     commands = [b.strip() for b in fences(README.read_text()) if "pytest" in b]
     assert commands and commands[0].startswith("python3 -m venv --clear .venv && ")
     steps = commands[0].split(" && ")
-    assert steps[-1] == ".venv/bin/python -m pytest -q"
+    assert steps[-1] == ".venv/bin/python -m pytest -q -n 2"
     ci = (ROOT / ".ci" / "run").read_text()
-    assert re.search(r"^\.venv/bin/python -m pytest -q \|\|", ci, re.M), "CI runs the README's test command"
+    assert re.search(r"^\.venv/bin/python -m pytest -q -n 2 \|\|", ci, re.M), "CI runs the README's test command"
     install = next(s for s in steps if "pip install" in s)
     assert install.split("pip install", 1)[1].strip() in ci, install
     assert commands[0].count("'.[test]'") == 1

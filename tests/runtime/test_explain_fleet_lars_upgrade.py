@@ -95,3 +95,32 @@ def test_changes_on_an_upgraded_lars_fleet_name_the_upgrade(fleet, capsys):
     upgrades = [c for c in got if c["kind"] == "upgrade"]
     assert upgrades and all(c["upgrade"].startswith("the upgrade to program version ") and "from T=5" in c["upgrade"]
                             and "chronolog.facts[0] offset 5" in c["upgrade"] for c in upgrades)
+
+
+def test_an_atom_a_later_version_dates_back_is_explained_by_it_on_a_fleet(tmp_path, monkeypatch, capsys):
+    """P0, P1 (an @-head) from 3, P2 from 6, each request on two input partitions: P1's
+    evaluation at 3 dates r(a)@1 (an answer of run --upgrade), its evaluation at 7 would date
+    r(d)@5 but 7 is P2's (not an answer), as embedded (test_explain_upgrade.py)."""
+    texts = ["q(X) :- p(X).\n", "r(X) at U :- p(X) at U [2], c.\n", "q(X) :- p(X).\n"]
+    events = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 3, "pred": "c", "args": []},
+              {"t": 5, "pred": "p", "args": ["d"]}, {"t": 7, "pred": "c", "args": []}, {"t": 8}]
+    (tmp_path / "p0.lars").write_text(texts[0])
+    records = [("chronolog.facts", 0, k, json.dumps(e).encode(), 0.0) for k, e in enumerate(events)]
+    outcomes = {}
+    for i, at in ((1, 3), (2, 6)):
+        request = UpgradeRequest(f"r{i}", version_id(((f"p{i}.lars", texts[i]),)), "lars", str(at),
+                                 ((f"p{i}.lars", texts[i]),))
+        records += [("chronolog.facts", part, 10 + i, request.encode(), 0.0) for part in (0, 1)]
+        outcomes[f"r{i}"] = {"upgrade": f"r{i}", "service": "chain", "at": str(at), "version": request.version}
+
+    def fleet_input(args, text):  # noqa: ANN001, ANN202
+        program = load_program([str(tmp_path / "p0.lars")], None)
+        return program, lookup(program.dialect), parse_query(text, True), list(records), outcomes, None, None
+
+    monkeypatch.setattr(cli_explain, "_fleet_input", fleet_input)
+    code, out = _cli(capsys, "explain", "--why", "r(a)@1", "--as", "json")
+    assert code == 0 and json.loads(out)["rule"]["file"] == "p1.lars", out
+    code, _ = _cli(capsys, "explain", "--why", "r(d)@5")
+    assert code == 1
+    code, out = _cli(capsys, "explain", "--why", "q(a)@1", "--as", "json")
+    assert code == 0 and json.loads(out)["rule"]["file"].endswith("p0.lars"), out

@@ -94,3 +94,35 @@ def test_changes_follows_run_upgrade_in_every_dialect(tmp_path, capsys, dialect)
         code, got, err = explain(capsys, prog, stream, "changes", f"{atom}@{t}", "--upgrade", upgrade)
         assert code == 0, err
         assert [c["answer"] for c in got["changes"]] == _covering(written, t), t
+
+
+# P0 until 3, P1 (an @-head) in [3, 6), P2 from 6 (tests/runtime/test_upgrade_lars_at.py): P1's
+# evaluation at 3 dates r(a)@1, r(b)@2 and the late r(f)@2 before its own T; its evaluation at 7
+# would date r(d)@5, but 7 is P2's
+AT_PROGRAMS = ["q(X) :- p(X).\n", "r(X) at U :- p(X) at U [2], c.\n", "q(X) :- p(X).\n"]
+AT_EVENTS = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "p", "args": ["b"]},
+             {"t": 3, "pred": "c", "args": []}, {"t": 4, "pred": "p", "args": ["c"]}, {"t": 5, "pred": "p", "args": ["d"]},
+             {"t": 7, "pred": "c", "args": []}, {"t": 7, "pred": "p", "args": ["e"]}, {"t": 8},
+             {"t": 2, "pred": "p", "args": ["f"]}]
+
+
+def test_an_atom_a_later_version_dates_back_is_explained_by_that_version(tmp_path, capsys):
+    """As ``run --upgrade`` counts it: the version whose evaluation (from its T on) derived it."""
+    prog, stream = files(tmp_path, "p0.lars", AT_PROGRAMS[0], AT_EVENTS)
+    for i in (1, 2):
+        (tmp_path / f"p{i}.lars").write_text(AT_PROGRAMS[i])
+    ups = ["--upgrade", f"3={tmp_path / 'p1.lars'}", "--upgrade", f"6={tmp_path / 'p2.lars'}"]
+    for query, source in (("r(a)@1", ":2:1"), ("r(f)@2", ":10:1")):
+        code, got, err = explain(capsys, prog, stream, "why", query, *ups)
+        assert code == 0, err
+        assert got["rule"]["file"].endswith("p1.lars"), got
+        assert any(n.get("source", "").endswith(source) for n in walk(got)), got
+    code, _, err = explain(capsys, prog, stream, "why-not", "r(a)@1", *ups)
+    assert code == 1 and "holds at 1 (ask --why)" in err
+    # P1's evaluation at 7 would derive r(d)@5, but 7 is P2's: not an answer of run --upgrade
+    code, _, err = explain(capsys, prog, stream, "why", "r(d)@5", *ups)
+    assert code == 1 and "does not hold at 5" in err
+    code, got, err = explain(capsys, prog, stream, "why-not", "r(d)@5", *ups)
+    assert code == 0 and got["why_not"][0]["rule"]["file"].endswith("p1.lars"), err
+    code, got, err = explain(capsys, prog, stream, "why", "q(e)@7", *ups)
+    assert code == 0 and got["rule"]["file"].endswith("p2.lars"), err

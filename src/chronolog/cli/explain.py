@@ -92,20 +92,17 @@ def _embedded(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
 
 def _why(args: argparse.Namespace) -> int:
     """``--why`` / ``--why-not``: the tree, or exit 1 saying the atom does (not) hold."""
-    import msgspec  # noqa: PLC0415
-
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
     from chronolog.runtime.explain import NotSo, explain, parse_query, with_lines  # noqa: PLC0415
     from chronolog.runtime.upgrade import new_versions  # noqa: PLC0415
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
     if args.input is None:
-        program, row, fresh, events, query = _why_on_fleet(args, text)
-        evaluator = fresh()
+        row, options, events, query, versions = _why_on_fleet(args, text)
     else:
         if not args.program:
             raise ChronologError("error: explain --input needs the program file(s)")
-        program, row, options, evaluator = evaluator_for(args, lambda m: None)
+        program, row, options, _ = evaluator_for(args, lambda m: None)
         query = parse_query(text, integral=not row.rational)
         skipped: list[str] = []
         with _open_in(args.input) as stream:
@@ -113,21 +110,70 @@ def _why(args: argparse.Namespace) -> int:
             events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
-        read = program
-        # the version in force at T (the last upgrade at or before it): its answers at T are its
-        # answers on the whole stream (contract section 6), as on a fleet
-        for at, _, new in new_versions(program, args.upgrade or [], args.dialect):
-            if at <= query.t:
-                program = new
-        in_force = program
-        fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731 (run's options)
-        if in_force is not read:
-            evaluator = fresh()
+        versions = [(None, program), *((at, new) for at, _, new in new_versions(program, args.upgrade or [], args.dialect))]
     try:
-        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
+        if len(versions) > 1:
+            node = _versioned(row, options, versions, events, query, mode, args)
+        else:
+            program = versions[0][1]
+            fresh = lambda: row.evaluator(program, options, lambda m: None)  # noqa: E731 (run's options)
+            node = explain(row, program, fresh(), events, query, mode, args.all, args.depth, fresh)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
+    return _show(node, args, mode, query)
+
+
+def _versioned(row: Any, options: Any, versions: list[tuple[Any, Any]], events: list, query: Any, mode: str,
+               args: argparse.Namespace) -> Any:
+    """``--why`` / ``--why-not`` with ``--upgrade``: as ``run --upgrade`` chooses a program by the
+    time point evaluated (contract section 6), the version in force at T explains, each counting
+    only its own evaluations (``Dialect.evaluations``: a version whose ``@``-heads date atoms
+    back answers only what its evaluations from its T until the next T derive), and then each
+    later version that dates atoms back, whose evaluation from its T on may derive the atom
+    at T.  ``--why``: the first that derives it; ``--why-not``: the version in force at T,
+    unless a later one derives it (then it holds)."""
+    from chronolog.evaluator import atom_text, time_text  # noqa: PLC0415
+    from chronolog.runtime.explain import NotSo, explain  # noqa: PLC0415
+
+    bounds = [at for at, _ in versions[1:]] + [None]
+    spans = [(program, at, None if end is None else end - 1) for (at, program), end in zip(versions, bounds, strict=True)]
+    k = max(i for i, (_, at, _) in enumerate(spans) if at is None or at <= query.t)
+    later = [span for span in spans[k + 1:] if row.dates_back(span[0])]
+
+    def counted(program: Any, first: Any, last: Any) -> Any:
+        evaluator = row.evaluator(program, options, lambda m: None)
+        if row.dates_back(program):
+            row.evaluations(program, evaluator, first, last)
+        return evaluator
+
+    def explained(span: tuple[Any, Any, Any], how: str) -> Any:
+        program, first, last = span
+        return explain(row, program, counted(program, first, last), events, query, how, args.all, args.depth,
+                       lambda: counted(program, first, last), points=(first, last))
+
+    if mode == "why-not":
+        for span in later:
+            try:
+                explained(span, "why")
+            except NotSo:
+                continue
+            raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
+        return explained(spans[k], mode)
+    first_refusal: NotSo | None = None
+    for span in [spans[k], *later]:
+        try:
+            return explained(span, mode)
+        except NotSo as exc:
+            first_refusal = first_refusal or exc
+    assert first_refusal is not None
+    raise first_refusal
+
+
+def _show(node: Any, args: argparse.Namespace, mode: str, query: Any) -> int:
+    """The explanation written in the ``--as`` format."""
+    import msgspec  # noqa: PLC0415
+
     # --all: every derivation, each a tree (the dialect gathers them under one "alternatives" node)
     trees = node.children if args.all and mode == "why" and node.kind == "alternatives" else [node]
     if args.form == "json":  # one node; --all: a list of them (schemas/explanation.schema.json)
@@ -208,29 +254,32 @@ def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     return False
 
 
-def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (program, row, fresh, events, query)
-    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
-    version in force at T (the latest upgrade applied from a time at or before T): that
-    version's answers at T are its answers on the whole stream (contract section 6).  ``fresh``
-    makes a new evaluator of that version with the fleet's options: one explains, the others
-    check a missing event, as embedded."""
+def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (row, options, events, query, versions)
+    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, the fleet's
+    options, and the program versions it applied as ``--upgrade`` gives them embedded ((T,
+    program), the first (None, the program it started with)): each version's answers in its
+    span are its answers on the whole stream (contract section 6)."""
     from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
     from chronolog.runtime.explain import topic_events  # noqa: PLC0415
     from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
 
     program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
-    in_force = program
+    versions: list[tuple[Any, Any]] = [(None, program)]
+    applied: set[str] = set()
     for _, _, _, value, _ in records:
         if not value.startswith(UPGRADE_KEY):
             continue
         request = UpgradeRequest.decode(value)
         outcome = outcomes.get(request.id)
-        if outcome is None or "refused" in outcome:
-            continue
+        if outcome is None or "refused" in outcome or request.id in applied:
+            continue  # (a request is on every input partition: applied once)
+        applied.add(request.id)
         at = outcome.get("at")
-        if at is None or parse_time(at, not row.rational, "upgrade") <= query.t:
-            in_force = row.parse(list(request.sources))
+        new = row.parse(list(request.sources))
+        if at is None:  # (in force from the start: what came before it is not known)
+            versions = [(None, new)]
+        else:
+            versions.append((parse_time(at, not row.rational, "upgrade"), new))
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
-    fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731
     events = list(topic_events(records, lambda line, where: read_line(row.name, program, line, where)))
-    return in_force, row, fresh, events, query
+    return row, options, events, query, versions

@@ -198,7 +198,8 @@ class RuleRef(_Strict):
 
 
 class DerivedAtom(_Strict):
-    """The atom at a time a nested why-not entry's missing event derives (not the query's)."""
+    """The atom at a time a nested why-not entry's missing event derives (not the query's), or,
+    for a negated metric literal's entry, no longer holds with it."""
 
     pred: StrictStr
     args: list[StrictStr | StrictInt]
@@ -218,6 +219,10 @@ class MissingEvent(_Strict):
     derives: DerivedAtom | None = Field(default=None, description="a nested entry (a negated literal's why-not, one "
                                                                    "below the top): the atom and time it derives; "
                                                                    "absent: the queried atom")
+    blocks: DerivedAtom | None = Field(default=None, description="a negated metric literal's why-not (DatalogMTL: "
+                                                                  "not A Since B, not Diamondminus...): with the event "
+                                                                  "its operand holds, and this atom at this time no "
+                                                                  "longer does")
 
 
 class WhyNotEntry(_Strict):

@@ -39,6 +39,7 @@ class Node:
     missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
     candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
     goal: Any = None  # a nested entry's atom and time (pred, args, t) its candidates must derive; None: the query's
+    blocks: bool = False  # a negated metric literal's entry: its candidates make the operand hold, so ``goal`` fails
 
     @property
     def entries(self) -> list[Node]:
@@ -89,10 +90,10 @@ class Node:
                               "time": json_time(ev.t), "text": missing_text(ev)}
             if _spread(ev):
                 out["missing"]["interval"] = I.text(ev.span)
-            if self.goal is not None:  # a nested entry: the atom it derives is not the query's
+            if self.goal is not None:  # a nested entry: the atom it derives (or blocks) is not the query's
                 pred, args, t = self.goal
-                out["missing"]["derives"] = {"pred": pred, "args": list(_bindings(dict(enumerate(args))).values()),
-                                             "time": json_time(t)}
+                out["missing"]["blocks" if self.blocks else "derives"] = {
+                    "pred": pred, "args": list(_bindings(dict(enumerate(args))).values()), "time": json_time(t)}
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.why_not is not None:

@@ -97,8 +97,8 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
         return False
 
     feeding = feeds or {}
-    known: dict[tuple, list[tuple[str, tuple]] | None] = {}  # (the same events recur: one test
-    # each): None if a demand reads it, else the demanded domain facts it feeds
+    # (the same events recur: one test each): None if a demand reads one, else the demanded
+    # domain facts it feeds — kept per predicate and arity (``deciding``)
     fed: dict[tuple[str, tuple], Any] = {}  # a domain fact -> the earliest time of a kept event feeding it
 
     def feeds_demand(pred: str, args: tuple) -> list[tuple[str, tuple]]:
@@ -106,13 +106,14 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
                 for sub in [tuple(args[p] for p in pos)] if hit(dom, sub)]
 
     # what decides an event's test: its predicate, its arity and its arguments at the positions
-    # a demand or a feed names (caviar's coord(id1,X,Y) by id1 alone: one test per person)
-    deciding: dict[tuple[str, int], Callable[[tuple], Any]] = {}
+    # a demand or a feed names (caviar's coord(id1,X,Y) by id1 alone: one test per person);
+    # per predicate and arity, that getter and the outcomes by those arguments
+    deciding: dict[tuple[str, int], tuple[Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None]]] = {}
 
-    def decider(pred: str, n: int) -> Callable[[tuple], Any]:
+    def decider(pred: str, n: int) -> tuple[Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None]]:
         pos = sorted({i for p, _ in index.get(pred, ()) for i in p} | {i for _, p in feeding.get(pred, ()) for i in p})
         pos = [i for i in pos if i < n]
-        got = deciding[(pred, n)] = itemgetter(*pos) if pos else (lambda args: ())
+        got = deciding[(pred, n)] = (itemgetter(*pos) if pos else (lambda args: ()), {})
         return got
 
     def keep(ev: Event) -> bool:
@@ -121,10 +122,11 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
             return True
         args = ev.args
         at = (pred, len(args))
-        get = deciding.get(at)
-        if get is None:
-            get = decider(*at)
-        key = (at, get(args))
+        entry = deciding.get(at)
+        if entry is None:
+            entry = decider(*at)
+        get, known = entry
+        key = get(args)
         facts = known.get(key, _UNTESTED)
         if facts is _UNTESTED:
             facts = known[key] = None if hit(pred, args) else feeds_demand(pred, args)

@@ -117,7 +117,8 @@ class Dialect:
     evaluations: Callable[[Any, Any, Any, Any], Any] = lambda program, evaluator, first, last: None
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
     rational: bool = False
-    # program -> explain(events, answer lines, atom, T, "why" | "why-not", every, depth, evaluator=E) ->
+    # program -> explain(events, answer lines, atom, T, "why" | "why-not", every, depth, evaluator=E,
+    # points=(first, last): the evaluations that count for an @-head's atom, None no bound) ->
     # core.explanation.Node: ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the
     # answer lines, having evaluated the events, for a dialect to read; None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None

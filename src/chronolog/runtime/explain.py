@@ -324,11 +324,14 @@ class NotSo(ChronologError):
 
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
-            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None) -> Node:
+            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None,
+            points: tuple[Any, Any] = (None, None)) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
     the explanation needs (``reaching``), then the dialect's explanation against them.  A
     why-not entry names a missing input event only where ``fresh`` (a new evaluator with
-    ``run``'s options) re-derives the atom with that event added (``confirm_missing``)."""
+    ``run``'s options) re-derives the atom with that event added (``confirm_missing``).
+    ``points``: the first and last time points whose evaluations count (None: no bound; a
+    program version's span under ``--upgrade``, where an ``@``-head dates atoms back)."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
@@ -350,8 +353,8 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
-                                      evaluator=evaluator)
-    confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
+                                      evaluator=evaluator, points=points)
+    confirm_missing(node, reached, query, fresh, None if seen is reached else cut, anytime=not row.discrete)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -372,19 +375,23 @@ MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input fro
 
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
-                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None) -> None:
+                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None,
+                    anytime: bool = False) -> None:
     """Name the missing input event of each why-not entry the dialect proposed one for, where
     it is true: the input with the candidate added at its time (after the events of that time,
     so not late), evaluated to T by a new evaluator, derives the entry's atom at its time — the
     query's for a top-level entry, the one its ``goal`` names for a nested one (a negated
-    literal's, a failing literal's below; a nested entry without a goal names none).  ``cut``:
+    literal's, a failing literal's below; a nested entry without a goal names none) — or, for
+    a blocking entry (``Node.blocks``: a negated metric literal's), no longer holds it.  ``cut``:
     of the input with the candidate, the events that can matter to that atom, as ``sliced``;
     it is placed among all of them, as a dropped late event decides whether it arrives late.
     An unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows
     it shifts): the entry then names none.  The input before the candidates' places is
     evaluated once (``Prefixes``), each candidate from its place on; top-level entries are
-    tried first, then the nested ones breadth-first, within one budget."""
-    asked = _asked(node, query)
+    tried first, then the nested ones breadth-first, within one budget.  ``anytime``: the
+    answers of the input evaluated are exact at every time (an interval dialect evaluates all
+    of it), so a nested entry's atom counts at any time, not only at T."""
+    asked = _asked(node, query, anytime)
     if fresh is None:
         for entry, _ in asked:
             entry.candidates = []
@@ -401,18 +408,22 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
         part = None if cut is None else (lambda stream, g=goal: cut(stream, (g.pred, g.args)))
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if (prefixes.derives_with(ev, goal) if prefixes is not None
-                    else derives_with(fresh(), events, ev, goal, part)):
+            derived = (prefixes.derives_with(ev, goal) if prefixes is not None
+                       else derives_with(fresh(), events, ev, goal, part))
+            if derived != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
-                entry.text += f"; adding {missing_text(ev)} would derive it"
+                entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
+                               f"{atom_text(goal.pred, goal.args)} not hold at {time_text(goal.t)}" if entry.blocks
+                               else f"; adding {missing_text(ev)} would derive it")
                 break
 
 
-def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
+def _asked(root: Node, query: Query, anytime: bool = False) -> list[tuple[Node, Query | None]]:
     """Every why-not entry of the tree, breadth-first, with the atom at a time its missing
-    event must derive (None: none is named).  A nested entry's atom counts only at T: the
-    input evaluated (``reaching``) gives the answers at T exactly, not those before it, so
-    an atom said not to hold at an earlier time may hold in ``run``'s answers."""
+    event must derive (None: none is named).  A nested entry's atom counts only at T unless
+    ``anytime``: a discrete dialect's input evaluated (``reaching``) gives the answers at T
+    exactly, not those before it, so an atom said not to hold at an earlier time may hold in
+    ``run``'s answers."""
     out: list[tuple[Node, Query | None]] = []
     level: list[tuple[Node, bool]] = [(root, True)]
     while level:
@@ -422,7 +433,7 @@ def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
                 goal = entry.goal
                 if top and goal is None:
                     out.append((entry, query))
-                elif goal is None or goal[2] != query.t:
+                elif goal is None or (goal[2] != query.t and not anytime):
                     out.append((entry, None))
                 else:
                     out.append((entry, Query(goal[0], tuple(goal[1]), goal[2], f"{atom_text(goal[0], goal[1])}@{goal[2]}")))

@@ -9,13 +9,14 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-from explaining import explain, files
-from hypothesis import HealthCheck, given, settings
+from explaining import explain, files, walk
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.core.explanation import json_time
 from chronolog.evaluator import time_text
 
 PROGRAM = "Alarm(X):-Diamondminus[1,2]Hot(X)\nPanic(X):-Boxminus[0,1]Heat(X), Smoke(X)\n"
@@ -148,3 +149,87 @@ def test_an_event_named_under_a_negated_literal_derives_its_atom(tmp_path_factor
                 assert (fact, at) == (("Q", (arg,)), t)
                 assert not _holds(tmp, capsys, prog, events, fact, at)
                 assert _holds(tmp, capsys, prog, _with(events, entry["missing"]), fact, at), entry
+
+
+def _probe(tmp: Path, capsys, program: str, literal: str, events: list[dict], t: Fraction) -> bool:  # noqa: ANN001
+    """Whether ``literal`` (of X) holds for X = a at ``t`` over ``events``: ``run`` of the program
+    with ``Probe(X) :- literal`` added (an independent reading of the metric literal)."""
+    (tmp / "probe.mtl").write_text(program + f"Probe(X):-H(X), {literal}\n")
+    return _holds(tmp, capsys, str(tmp / "probe.mtl"), events, ("Probe", ("a",)), t)
+
+
+def test_a_negated_since_names_the_event_that_would_make_it_hold_by_hand(tmp_path, capsys):
+    # W(a) at 4: H(a), and not (A(a) Since[1,2] B(a)) — A(a) holds on [0,10], B(a) never: B(a) at 3
+    # (the range's nearest point: the shortest stretch (3,4) of A) makes the Since hold at 4, and W(a)
+    # then does not hold at 4
+    program = "W(X):-H(X), not A(X) Since[1,2] B(X)\n"
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "A", "args": ["a"]}, {"interval": "[4,4]", "pred": "H", "args": ["a"]},
+              {"t": 12}]
+    prog, stream = files(tmp_path, "n.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "W(a)@4")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    (entry,) = negated["why_not"]
+    assert entry["literal"] == "A(X) Since[1,2] B(X)"
+    assert entry["missing"] == {"pred": "B", "args": ["a"], "time": 3, "text": "B(a) at 3",
+                                "blocks": {"pred": "W", "args": ["a"], "time": 4}}
+    assert entry["text"].endswith("; adding B(a) at 3 would make it hold, and W(a) not hold at 4")
+    plus = _with(events, entry["missing"])
+    assert _holds(tmp_path, capsys, prog, events, ("W", ("a",)), Fraction(4))
+    assert not _holds(tmp_path, capsys, prog, plus, ("W", ("a",)), Fraction(4))
+    assert _probe(tmp_path, capsys, program, "A(X) Since[1,2] B(X)", plus, Fraction(4))
+    # A(a) only from 7/2 on: no single B(a) makes the Since hold at 4 (its stretch needs A on (3,4)
+    # at least), so none is named
+    events[1] = {"interval": "[7/2,10]", "pred": "A", "args": ["a"]}
+    prog, stream = files(tmp_path, "n.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "W(a)@4")
+    assert code == 0, err
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    assert "missing" not in negated["why_not"][0]
+
+
+def test_a_blocking_event_is_not_named_where_another_derivation_stays(tmp_path, capsys):
+    # W(a) also from C(a): with B(a) at 3 the Since holds, but W(a) still holds at 4
+    program = "W(X):-H(X), not A(X) Since[1,2] B(X)\nW(X):-C(X)\n"
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "A", "args": ["a"]}, {"interval": "[4,4]", "pred": "H", "args": ["a"]},
+              {"interval": "[4,4]", "pred": "C", "args": ["a"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "n.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "W(a)@4", "--all")
+    assert code == 0, err
+    entries = [e for top in (got if isinstance(got, list) else [got]) for n in walk(top) if n.get("negated")
+               for e in n["why_not"]]
+    assert entries and all("missing" not in e for e in entries)
+
+
+NEGATED = ["A(X) Since[1,2] B(X)", "A(X) Since(0,2] B(X)", "A(X) Until[1,2] B(X)", "A(X) Until[0,1] B(X)",
+           "Diamondminus[0,2]B(X)", "Diamondplus(0,1]B(X)", "Boxminus[0,1]B(X)", "D(X) Since[1,2] B(X)"]
+MORE = ["D(X):-Diamondminus[1/2,1/2]A(X)", "W(X):-Diamondminus[0,1]C(X)", "D(X):-C(X)"]
+ANY = st.builds(lambda lo, n, pred: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": ["a"]},
+                st.integers(0, 8), st.integers(0, 4), st.sampled_from(["A", "A", "B", "C"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(negated=st.sampled_from(NEGATED), more=st.lists(st.sampled_from(MORE), max_size=2, unique=True),
+       facts=st.lists(ANY, max_size=5), q=st.integers(0, 40))
+def test_an_event_named_under_a_negated_metric_literal_makes_it_hold(tmp_path_factory, capsys, negated, more, facts, q):
+    """W(X) :- H(X), not L: every event a --why names under the negated L, added to the input,
+    makes L hold at T (run of the program with Probe(X) :- H(X), L) and W not hold there."""
+    tmp = tmp_path_factory.mktemp("blocking")
+    program = "\n".join([f"W(X):-H(X), not {negated}", *more]) + "\n"
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "H", "args": ["a"]}, *facts, {"t": 12}]
+    prog, stream = files(tmp, "p.mtl", program, events)
+    t = Fraction(q, 4)
+    code, got, err = explain(capsys, prog, stream, "why", f"W(a)@{time_text(t)}")
+    if code == 1:
+        event("does not hold")
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    named = [e["missing"] for n in walk(got) if n.get("negated") for e in n["why_not"] if "missing" in e]
+    event("named" if named else "none named")
+    for missing in named:
+        assert missing["blocks"] == {"pred": "W", "args": ["a"], "time": json_time(t)}
+        plus = _with(events, missing)
+        assert not _holds(tmp, capsys, prog, plus, ("W", ("a",)), t), missing
+        assert _probe(tmp, capsys, program, negated, plus, t), missing

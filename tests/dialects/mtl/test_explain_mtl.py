@@ -121,6 +121,30 @@ def test_since_and_until_witnesses_are_sound(tmp_path_factory, capsys, rules, fa
     _sound(tmp_path_factory.mktemp("through"), capsys, rules, facts, q, pred, arg)
 
 
+# a derived left operand that varies along the stretch: T from P shifted (a Diamond over a
+# point range), boxed, or from R; P given as adjacent pieces (input lines one coalesced
+# interval splits into), so one derivation of T at a point cites only a part of the stretch
+VARYING = ["T(X):-Diamondminus[1/2,1/2]P(X)", "T(X):-Diamondminus[1,1]P(X)", "T(X):-Boxminus[0,1/2]P(X)",
+           "T(X):-R(X)", "T(X):-Diamondplus[1/4,1/4]P(X)"]
+OVER = ["S(X):-T(X) Since[1,2] R(X)", "S(X):-T(X) Since(0,3] R(X)", "S(X):-T(X) Until[1/2,2] R(X)",
+        "S(X):-Boxminus[0,1]T(X)"]
+PIECES = st.builds(lambda lo, cuts: [
+    {"interval": f"[{time_text(Fraction(a, 4))},{time_text(Fraction(b, 4))}]", "pred": "P", "args": ["a"]}
+    for a, b in zip([lo, *(lo + c for c in cuts)], [*(lo + c for c in cuts), lo + 16], strict=False)],
+    st.integers(0, 16), st.lists(st.integers(1, 15), max_size=4, unique=True).map(sorted))
+POINT = st.builds(lambda at: {"interval": f"[{at},{at}]", "pred": "R", "args": ["a"]}, st.integers(0, 10))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(varying=st.lists(st.sampled_from(VARYING), min_size=1, max_size=2, unique=True),
+       over=st.sampled_from(OVER), pieces=PIECES, points=st.lists(POINT, min_size=1, max_size=3), q=st.integers(0, 48))
+def test_a_derived_varying_left_operand_is_covered_soundly(tmp_path_factory, capsys, varying, over, pieces, points, q):
+    """The left stretch (and a Box's range) over a derived operand: the derivations cited cover
+    it, so the cited input lines alone re-derive the fact (a derivation at a sample point of the
+    stretch, citing one piece of P, would not)."""
+    _sound(tmp_path_factory.mktemp("varying"), capsys, [*varying, over], [*pieces, *points], q, "S", "a")
+
+
 def _sound(tmp: Path, capsys, rules: list[str], facts: list[dict], q: int, pred: str, arg: str) -> None:  # noqa: ANN001
     prog, stream = _files(tmp, "\n".join(rules) + "\n", [{"t": 0}, *facts, {"t": 12}])
     capsys.readouterr()

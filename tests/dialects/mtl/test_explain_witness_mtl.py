@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from explaining import explain, files, walk
+from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
@@ -137,3 +138,96 @@ def test_a_head_operator_is_explained_from_the_time_its_body_holds(tmp_path, cap
     code, got, err = explain(capsys, prog, stream, "why-not", "A(a)@5")
     assert code == 0, err
     assert [e["reason"] for e in got["why_not"]] == ["B(a) does not hold at any time of [3,5]"]
+
+
+def _alone(tmp: Path, capsys, prog: str, stream: str, got: dict) -> set:  # noqa: ANN001
+    """What ``run`` derives from the input lines ``got`` cites, on their own (the stream's first
+    and last times kept): (pred, args, t) at the quarter times up to 12."""
+    texts = Path(stream).read_text().splitlines()
+    cited = sorted({int(s.split(":")[-2]) for s in _sources(got)})
+    alone = tmp / "alone.jsonl"
+    alone.write_text("".join(json.dumps(e) + "\n" for e in [json.loads(texts[0]), *(json.loads(texts[n - 1]) for n in cited),
+                                                            json.loads(texts[-1])]))
+    capsys.readouterr()
+    assert main(["run", prog, "--input", str(alone)]) == 0
+    return sampled_meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], 12)
+
+
+# Q(a) at 3/2 on (1,2) reads P(a) on (0,1) (one back), and P(a)'s three input lines split that:
+# a derivation of Q(a) at one point of the stretch (3/2: P at 1/2) cites one of them only
+VARYING = "Q(X):-Diamondminus[1,1]P(X)\nW(X):-Q(X) Since[1,1] R(X)\n"
+VARYING_IN = [{"t": 0}, {"interval": "[0,3/10]", "pred": "P", "args": ["a"]},
+              {"interval": "[3/10,3/5]", "pred": "P", "args": ["a"]}, {"interval": "[3/5,2]", "pred": "P", "args": ["a"]},
+              {"interval": "[1,1]", "pred": "R", "args": ["a"]}, {"t": 4}]
+
+
+def test_a_derived_left_operand_is_covered_over_the_whole_stretch(tmp_path, capsys):
+    prog, stream = files(tmp_path, "p.mtl", VARYING, VARYING_IN)
+    code, got, err = explain(capsys, prog, stream, "why", "W(a)@2")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (since,) = got["premises"]
+    right, left = since["premises"]
+    assert (right["time"], left["window"]) == (1, "(1,2)")
+    # Q(a) on (1,2) needs P(a) on (0,1): all three P lines, each cited by the derivation of Q(a)
+    # at a time of the stretch the ones before leave uncovered (the latest first)
+    assert [n["time"] for n in left["premises"]] == ["9/5", "3/2", "23/20"]
+    assert [_sources(n) for n in left["premises"]] == [[f"{stream}:4:1"], [f"{stream}:3:1"], [f"{stream}:2:1"]]
+    assert ("W", ("a",), 2) in _alone(tmp_path, capsys, prog, stream, got)
+
+
+def test_a_derived_box_operand_is_covered_over_its_range(tmp_path, capsys):
+    # Boxminus[0,1]Q(a) at 2 needs Q(a) on [1,2], so P(a) on [0,1]: again all three lines
+    prog, stream = files(tmp_path, "p.mtl", "Q(X):-Diamondminus[1,1]P(X)\nW(X):-Boxminus[0,1]Q(X)\n", VARYING_IN)
+    code, got, err = explain(capsys, prog, stream, "why", "W(a)@2")
+    assert code == 0, err
+    assert _sources(got) == [f"{stream}:2:1", f"{stream}:3:1", f"{stream}:4:1"]
+    assert ("W", ("a",), 2) in _alone(tmp_path, capsys, prog, stream, got)
+
+
+# Q(a) at 3 reads P(a) anywhere in [0,3]: P(a) holds at 2 from R(a) through S (two rule
+# applications) and at 1 from the input (none): the nearest witness is the costlier one
+NEAR = "Q(X):-Diamondminus[0,3]P(X)\nP(X):-S(X)\nS(X):-R(X)\n"
+NEAR_IN = [{"t": 0}, {"interval": "[1,1]", "pred": "P", "args": ["a"]}, {"interval": "[2,2]", "pred": "R", "args": ["a"]},
+           {"t": 6}]
+
+
+def test_a_diamond_is_explained_by_its_cheapest_witness_not_the_nearest(tmp_path, capsys):
+    prog, stream = files(tmp_path, "p.mtl", NEAR, NEAR_IN)
+    code, got, err = explain(capsys, prog, stream, "why", "Q(a)@3")
+    assert code == 0, err
+    assert [n["rule"]["line"] for n in walk(got) if n.get("rule")] == [1]
+    assert _sources(got) == [f"{stream}:2:1"]
+    (diamond,) = got["premises"]
+    assert [n["interval"] for n in diamond["premises"]] == ["[1,1]"]
+    assert ("Q", ("a",), 3) in _alone(tmp_path, capsys, prog, stream, got)
+    # --all: both witnesses, the nearest (two rule applications) and the cheaper one
+    code, every, err = explain(capsys, prog, stream, "why", "Q(a)@3", "--all")
+    assert code == 0, err
+    (top,) = every if isinstance(every, list) else [every]
+    (alternatives,) = top["premises"][0]["premises"]
+    assert alternatives["kind"] == "alternatives"
+    assert [_sources(n) for n in alternatives["premises"]] == [[f"{stream}:3:1"], [f"{stream}:2:1"]]
+    assert sorted(n["rule"]["line"] for n in walk(top) if n.get("rule")) == [1, 2, 3]
+
+
+# P(a) at 3 by P :- B, B :- C (two applications), at 1 by P :- A (one): Q's smallest is 2 in all
+DEEPER = "Q(X):-Diamondminus[0,4]P(X)\nP(X):-B(X)\nB(X):-C(X)\nP(X):-A(X)\n"
+DEEPER_IN = [{"t": 0}, {"interval": "[0,1]", "pred": "A", "args": ["a"]}, {"interval": "[3,3]", "pred": "C", "args": ["a"]},
+             {"t": 6}]
+
+
+def test_the_cheapest_witness_counts_the_rules_below_it(tmp_path, capsys):
+    prog, stream = files(tmp_path, "p.mtl", DEEPER, DEEPER_IN)
+    code, got, err = explain(capsys, prog, stream, "why", "Q(a)@4")
+    assert code == 0, err
+    assert [n["rule"]["line"] for n in walk(got) if n.get("rule")] == [1, 4]
+    assert _sources(got) == [f"{stream}:2:1"]
+    # at 5 the window [1,5] still meets A(a) at 1 only at its start: still the cheaper one
+    code, got, err = explain(capsys, prog, stream, "why", "Q(a)@5")
+    assert code == 0, err
+    assert [n["rule"]["line"] for n in walk(got) if n.get("rule")] == [1, 4]
+    # at 6 the window [2,6] has only C's: the two-rule derivation is all there is
+    code, got, err = explain(capsys, prog, stream, "why", "Q(a)@6")
+    assert code == 0, err
+    assert [n["rule"]["line"] for n in walk(got) if n.get("rule")] == [1, 2, 3]

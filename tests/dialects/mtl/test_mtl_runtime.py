@@ -151,7 +151,7 @@ def test_check_and_topology_describe_strata_streaming_and_the_partition_key(tmp_
     assert topo.returncode == 0 and topo.stdout.startswith(got.stdout)  # the description, then the fleet
     rest = topo.stdout[len(got.stdout):]
     assert "chronolog.late" in rest and "  chain: `chronolog service chain`" in rest
-    assert "writes: chronolog.answers, chronolog.dlq, chronolog.late" in rest
+    assert "writes: chronolog.answers, chronolog.control, chronolog.dlq, chronolog.late" in rest
     assert "partitioning: one partition: the mtl evaluator is not split by key" in rest
     mermaid = chronolog("topology", str(prog), "--format", "mermaid")
     assert mermaid.stdout.startswith("flowchart LR") and "S0[chain]" in mermaid.stdout

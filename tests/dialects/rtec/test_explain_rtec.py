@@ -11,6 +11,7 @@ why-not node, each failing condition (read in the input and the answers), and so
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -29,11 +30,11 @@ from chronolog.contract.models import Explanation
 from chronolog.core.events import Event
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
-from chronolog.dialects.rtec.blocking import _loose
+from chronolog.dialects.rtec.blocking import Blocking, _first_goal, _loose
 from chronolog.dialects.rtec.parser import parse_rtec
 from chronolog.dialects.rtec.relevance import demands
 from chronolog.runtime.explain import explain as explain_query
-from chronolog.runtime.explain import parse_query
+from chronolog.runtime.explain import parse_query, with_lines
 
 DOORS = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
          "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
@@ -273,11 +274,13 @@ def _check(tmp: Path, capsys, prog: str, stream: str, groups: list[str], held: s
         if node["kind"] == "why-not" and node.get("atom") and node.get("time") is not None:
             pred, fargs = _atom(node["atom"])
             assert (pred, fargs, node["time"]) not in held, node["text"]
+    _check_missing(tmp, capsys, prog, [json.loads(line) for line in Path(stream).read_text().splitlines()], tree,
+                   (name, args, t))
     for entry in _entries(tree):
         if entry["reason"].endswith(" does not hold"):
             goal = entry["reason"].removesuffix(" does not hold")  # the first failing condition fails
             assert not _goal_holds(goal, held, inputs), (goal, entry)
-            _note(f"failing condition {entry['text'].split(':')[0]}")
+            _note(f"failing condition {entry['text'].split(':')[0].split(' at ')[0]}")
     if not holds:
         rules = [n for n in tree.get("why_not", []) if "initiatedAt(" + name in n["rule"]["text"].split(" :- ")[0]]
         if name not in ("u", "v", "w", "n") and t > 0:  # every initiatedAt rule of the value is named
@@ -413,14 +416,21 @@ def test_a_named_missing_event_derives_the_fluent(tmp_path_factory, capsys, drop
         return
     assert code == 0, err
     Explanation.model_validate(got)
-    for entry in got.get("why_not", []):
+    _check_missing(tmp, capsys, prog, stream_events, got, (name, args, t))
+
+
+def _check_missing(tmp: Path, capsys, prog: str, stream_events: list[dict], tree: dict,  # noqa: ANN001
+                   query: tuple[str, tuple, int]) -> None:
+    """Every missing event named anywhere in the tree (nested entries too: the atom they
+    derive) makes ``run`` derive its atom at its time once added to the input."""
+    for entry in _entries(tree):
         if "missing" in entry:
-            assert entry["missing"]["pred"] in ("a", "b", "c") and entry["missing"]["time"] < t
-            (tmp / "plus.jsonl").write_text("".join(json.dumps(e) + "\n" for e in _with(stream_events, entry["missing"])))
-            capsys.readouterr()
-            assert main(["run", prog, "--input", str(tmp / "plus.jsonl")]) == 0
-            lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-            assert (name, args, t) in _reference(stream_events, lines)[0], entry
+            missing = entry["missing"]
+            derives = missing.get("derives")
+            name, args, t = query if derives is None else (derives["pred"], tuple(derives["args"]), derives["time"])
+            assert missing["pred"] in ("a", "b", "c") and missing["time"] < t
+            _note("a missing event named" + (" (nested)" if derives else ""))
+            assert _holds_with(tmp, capsys, prog, stream_events, missing, name, args, t), entry
 
 
 # rules that read other entities than their head's: any value (k), a constant (p), a domain (q)
@@ -521,3 +531,141 @@ def test_a_blocking_search_is_shared_only_by_heads_it_does_not_read():
     assert path == (1, 1, 3) and by_head["d:initiatedAt"].names[slot] == "Th"
     assert _loose(by_head["d:terminatedAt"]) == () and _loose(by_head["e:initiatedAt"]) == ()
     assert _loose(by_head["k:initiatedAt"]) == ()
+
+
+# g=on needs a c while f holds: f held on [3,5) (a at 2, b at 4), c came at 6
+NESTED = ("initiatedAt(f(X)=true, T) :- happensAt(a(X), T).\n"
+          "terminatedAt(f(X)=true, T) :- happensAt(b(X), T).\n"
+          "initiatedAt(g(X)=on, T) :- happensAt(c(X), T), holdsAt(f(X)=true, T).\n"
+          "id(x1).\ngrounding(f(X)=true) :- id(X).\ngrounding(g(X)=on) :- id(X).\n")
+NESTED_EVENTS = [{"t": 0}, {"t": 2, "pred": "a", "args": ["x1"]}, {"t": 4, "pred": "b", "args": ["x1"]},
+                 {"t": 6, "pred": "c", "args": ["x1"]}, {"t": 12}]
+
+
+def _holds_with(tmp: Path, capsys, prog: str, events: list[dict], missing: dict, pred: str, args: tuple,  # noqa: ANN001
+                t: int) -> bool:
+    """Whether ``run`` on the input with the missing event added holds ``pred(args)`` at ``t``."""
+    (tmp / "plus.jsonl").write_text("".join(json.dumps(e) + "\n" for e in _with(events, missing)))
+    capsys.readouterr()
+    assert main(["run", prog, "--input", str(tmp / "plus.jsonl")]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return (pred, args, t) in meaning(lines, (0, END))
+
+
+def test_a_direct_why_not_reports_where_the_rule_came_closest_and_a_nested_one_names_its_event(tmp_path, capsys):
+    """By hand: g(x1)=on does not hold at 10 — its rule came closest at 6 (c happened; f did
+    not hold: terminated at 4 by b), not at 9; below it, f(x1) would hold at 6 with an a at 5,
+    which run confirms (and then g(x1)=on holds at 10 too)."""
+    prog, stream = files(tmp_path, "ec.prolog", NESTED, NESTED_EVENTS)
+    code, got, err = explain(capsys, prog, stream, "why-not", "g(x1)=on@10")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["bindings"] == {"X": "x1", "T": 6} and entry["literal"] == "holdsAt(f(X)=true,T)"
+    assert entry["reason"] == "holdsAt(f(x1)=true,6) does not hold" and "missing" not in entry
+    assert entry["text"].startswith("fails at condition 2 at 6, the latest time in [0,10) its event happens")
+    (below,) = entry["premises"]
+    assert below["text"] == f"f(x1) does not hold at 6: initiated at 2, terminated at 4 by b(x1) ({stream}:3:1)"
+    (inner,) = below["why_not"]
+    assert inner["reason"] == "happensAt(a(x1),5) does not hold"
+    assert inner["missing"] == {"pred": "a", "args": ["x1"], "time": 5, "text": "a(x1) at 5",
+                                "derives": {"pred": "f", "args": ["x1"], "time": 6}}
+    assert _holds_with(tmp_path, capsys, prog, NESTED_EVENTS, inner["missing"], "f", ("x1",), 6)
+    assert _holds_with(tmp_path, capsys, prog, NESTED_EVENTS, inner["missing"], "g", ("x1", "on"), 10)
+    assert not _holds_with(tmp_path, capsys, prog, NESTED_EVENTS, {"pred": "b", "args": ["x1"], "time": 1}, "f",
+                           ("x1",), 6)  # (the oracle can fail)
+    # no c since the termination: the latest initiation that would make it hold, T - 1
+    prog, stream = _files(tmp_path, EVENTS)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "open(d1)@10")
+    (entry,) = got["why_not"]
+    assert entry["bindings"] == {"D": "d1", "T": 9} and entry["text"].startswith("fails at condition 1: ")
+    assert entry["missing"]["time"] == 9
+
+
+def test_background_conditions_are_leaves_with_their_source(tmp_path, capsys):
+    """A static condition is shown with the clause that gives it (a fact, a rule: its line),
+    not unfolded; one of the dynamic domain with the input event that put it there."""
+    program = ("initiatedAt(f(X)=true, T) :- happensAt(a(X), T), limit(X, L), L > 2, big(X), id(X).\n"
+               "terminatedAt(f(X)=true, T) :- happensAt(b(X), T).\n"
+               "limit(x1, 5).\nlimit(x2, 1).\n"
+               "big(X) :- limit(X, L), L > 4.\n"
+               "dynamicDomain(id(_P)).\ngrounding(f(X)=true) :- id(X).\ngrounding(a(X)) :- id(X).\n")
+    events = [{"t": 0}, {"t": 2, "pred": "a", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "bg.prolog", program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "f(x1)@5")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    static = [(n["text"], n.get("rule", {}).get("line"), n.get("bindings"),
+               [c["source"] for c in n.get("premises", [])]) for n in walk(got) if n["kind"] == "background"]
+    assert static == [
+        ("limit(x1,5): background knowledge, a fact of the program", 3, None, []),
+        ("big(x1): background knowledge, a rule of the program", 5, {"L": 5, "X": "x1"}, []),
+        ("id(x1): in the dynamic domain, from the input", None, None, [f"{stream}:2:1"])]
+    assert [n["text"] for n in walk(got) if n["kind"] == "condition"] == ["5>2 holds"]
+
+
+def test_an_explanation_with_a_retention_evaluates_only_the_entities_its_rules_read(tmp_path):
+    """``Dialect.narrow`` with ``--retention``: the evaluator ``run`` drives and the one the
+    explanation reads derive ``open`` only, and the explanation (a late event repaired within
+    the retention included) is the one with every entity evaluated."""
+    program = DOORS + ("initiatedAt(lit(D)=true, T) :- happensAt(switched(D), T).\n"
+                       "grounding(lit(D)=true) :- door(D).\n")
+    stream = [{"t": 3, "pred": "opened", "args": ["d1"]}, {"t": 9, "pred": "switched", "args": ["d1"]},
+              {"t": 11, "pred": "switched", "args": ["d2"]}, {"t": 8, "pred": "closed", "args": ["d1"]}, {"t": 14}]
+    prog, path = files(tmp_path, "doors.prolog", program, stream)
+    loaded = load_program([prog])
+    row = lookup("rtec")
+    with open(path, encoding="utf-8") as f:
+        events = list(with_lines(row.read, loaded, path, f, "jsonl", "fail", lambda m: None))
+    options = RunOptions(retention=10)
+    out = []
+    for r in (row, dataclasses.replace(row, narrow=None)):
+        for query, mode in (("open(d1)@5", "why"), ("open(d1)@10", "why-not"), ("open(d2)@6", "why-not")):
+            make = lambda r=r: r.evaluator(loaded, options, lambda m: None)  # noqa: E731
+            ev = make()
+            node = explain_query(r, loaded, ev, events, parse_query(query, True), mode, fresh=make)
+            out.append(node.data())
+            assert ({e[1][0] for e in ev.derived} == {"open"}) is (r is row), ev.derived
+    assert out[:3] == out[3:]
+    assert out[1]["text"].startswith("open(d1) does not hold at 10: initiated at 3, terminated at 8 by closed(d1)")
+    assert out[2]["why_not"][0]["missing"]["text"] == "opened(d2) at 5"
+
+
+def test_rules_that_start_alike_share_a_search_that_fails_at_their_first_goal(tmp_path, monkeypatch):
+    """``Blocking._first_key``: the initiation and the terminations of ``d`` start from the same
+    goal (their own variable names), so where it fails one search serves both terminations
+    (checked at the same times: why d(p) holds at 3); a rule starting from ``c`` with its
+    arguments swapped does not share it.  The explanations are the ones made with every
+    search run."""
+    program = ("initiatedAt(d(A)=true, T) :- happensAt(start(c(A,X)=true), T), big(X).\n"
+               "terminatedAt(d(B)=true, T) :- happensAt(start(c(B,Y)=true), T), \\+ big(Y).\n"
+               "terminatedAt(d(B)=true, T) :- happensAt(start(c(B,W)=true), T), W > 100.\n"
+               "initiatedAt(e(A)=true, T) :- happensAt(start(c(X,A)=true), T), X @< q.\n"
+               "initiatedAt(c(A,X)=true, T) :- happensAt(put(A,X), T).\n"
+               "terminatedAt(c(A,X)=true, T) :- happensAt(take(A,X), T).\n"
+               "big(X) :- X > 5.\nid(p).\nid(q).\nv(3).\nv(7).\n"
+               "grounding(c(A,X)=true) :- id(A), v(X).\ngrounding(d(A)=true) :- id(A).\n"
+               "grounding(e(A)=true) :- v(A).\n")
+    prog = parse_rtec(program, "s.prolog")
+    firsts = {kind + ":" + rule.head[1][1][0]: _first_goal(rule) for kind, rule in prog.rules if len(rule.body) > 1}
+    assert _first_goal(prog.rules[1][1])[0] == _first_goal(prog.rules[2][1])[0]
+    # the same goal, its variables in order; e's head variable is the second (a different key for e(7) than d(7))
+    assert firsts["initiatedAt:d"][0] == firsts["terminatedAt:d"][0] == firsts["initiatedAt:e"][0]
+    by_name = {kind + ":" + rule.head[1][1][0]: rule for kind, rule in prog.rules if len(rule.body) > 1}
+    assert [by_name["initiatedAt:e"].names[i] for i in firsts["initiatedAt:e"][1]][:2] == ["X", "A"]
+    calls = []
+    real = Blocking._failed_by
+    monkeypatch.setattr(Blocking, "_failed_by", lambda self, goal: calls.append(1) or real(self, goal))
+    stream = [{"t": 1, "pred": "put", "args": ["p", 7]}, {"t": 4, "pred": "take", "args": ["p", 7]},
+              {"t": 5, "pred": "put", "args": ["p", 3]}, {"t": 6, "pred": "put", "args": ["q", 7]}, {"t": 12}]
+    path, data = files(tmp_path, "s.prolog", program, stream)
+    queries = ["d(p)@3", "d(p)@9", "d(q)@9", "e(7)@9", "e(3)@9"]
+    shared = [sliced_and_whole([path], data, q)[1] for q in queries]
+    # d(p) held from 2 (c(p,7) started at 1), until c(p,3) started at 5 (put at 5; 3 is not big)
+    assert shared[1]["text"] == "d(p) does not hold at 9: initiated at 1, terminated at 5 by " \
+                                "happensAt(start(c(p,3)=true),5)"
+    with_sharing = len(calls)
+    monkeypatch.setattr(Blocking, "_first_key", lambda self, rule, vs, budget: None)
+    assert [sliced_and_whole([path], data, q)[1] for q in queries] == shared
+    assert with_sharing < len(calls) - with_sharing  # (one search served both terminations somewhere)
+    assert any("checked at the" in json.dumps(tree) for tree in shared)

@@ -655,7 +655,7 @@ def explainer(program: Any) -> Callable[..., Any]:
     plan = plan_program(program)
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None) -> Any:
+                evaluator: Any = None, points: tuple[Any, Any] = (None, None)) -> Any:
         events = list(events)
         lines = list(lines)
 
@@ -664,8 +664,10 @@ def explainer(program: Any) -> Callable[..., Any]:
             return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
         timed = (atom[0], (*atom[1], t))
-        last = max((e.t for e in events), default=t)
-        for at in range(t, last + 1):
+        # (``points``: the first and last evaluations that count, a program version's under --upgrade)
+        first, last = points
+        last = min(max((e.t for e in events), default=t), last if last is not None else t + 10**12)
+        for at in range(max(t, first if first is not None else t), last + 1):
             scene = Scene(program, plan, events, answer_at(lines, at), at)
             if scene.holds(timed):
                 return why(scene, timed, every, depth) if mode == "why" else why_not(scene, timed)

@@ -7,8 +7,11 @@ derivation of P at T is a rule instance whose body holds at a time s with T in w
 puts P on (s itself, or s ± ρ under a head's Boxminus/Boxplus), each premise with the
 interval it holds on and the operator's range that applied (a Box's operand over its whole
 range, a Since/Until's witness: its right operand at a time s in the range and its left one
-throughout the stretch between s and T), down to input facts with their input lines; of
-several derivations, one with the fewest rule applications.  For an interval answer the explanation covers the maximal interval that
+throughout the stretch between s and T, a derived operand over a range by derivations whose
+cited input derives it all along, ``_cover``), down to input facts with their input lines; of
+several derivations (a Diamond's witness times among them), one with the fewest rule
+applications.  A negated metric literal's why-not proposes the input fact that makes it hold
+(``_blocking``).  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
 """
@@ -25,7 +28,7 @@ from chronolog.core import intervals as I
 from chronolog.core.events import Event, withdraw_counted
 from chronolog.core.explanation import Node
 from chronolog.dialects.mtl.intervals import diamond_minus, diamond_plus
-from chronolog.dialects.mtl.materialise import Materialiser
+from chronolog.dialects.mtl.materialise import Materialiser, facts_db
 from chronolog.dialects.mtl.syntax import Atom, Binary, Literal, MtlProgram, Negated, Rule, Unary, Var, head_atom
 from chronolog.evaluator import Time, atom_text, time_text
 
@@ -72,8 +75,11 @@ class Facts:
         self.mat = Materialiser(program)
         self.mat.span = self.span
         self.memo: dict[tuple, Node] = {}  # why's nodes of this query
+        # an input fact by how an event leaf names it (its atom and interval)
+        self.leaf = {(atom_text(pred, args), I.text(iv)): (pred, args, iv) for pred, args, iv in counts}
+        self.derived: dict[frozenset, Db] = {}  # ``derives``' materialisations of this query
         # every time an interval of the input or the answers starts or ends: between two of them
-        # the same facts hold, so a derivation at a point and at each stretch between stands for all
+        # the same facts hold (a Diamond's witness is tried at them)
         self.ends = sorted({x for rows in db.values() for ivs in rows.values() for iv in ivs
                             for x in (iv[0], iv[2]) if x not in (inf, -inf)})
 
@@ -94,6 +100,19 @@ class Facts:
             if (f.pred, tuple(f.args)) == fact and I.intersect(f.interval, within) is not None:
                 out.append((f.interval, "" if f.loc is None else f"{f.loc} (a program fact)"))
         return out
+
+    def cited(self, node: Node) -> frozenset[tuple[str, tuple, I.Iv]]:
+        """The input facts ``node``'s derivation cites (its event leaves)."""
+        return frozenset(self.leaf[(n.atom, n.interval)] for n in _walk(node)
+                         if n.kind == "event" and (n.atom, n.interval) in self.leaf)
+
+    def derives(self, cited: frozenset[tuple[str, tuple, I.Iv]]) -> Db:
+        """What the program derives from the input facts ``cited`` alone (and its own facts),
+        over the input's span: the meaning ``run`` gives them (memoised)."""
+        if cited not in self.derived:
+            db = facts_db([*cited, *((f.pred, tuple(f.args), f.interval) for f in self.program.facts)])
+            self.derived[cited] = Materialiser(self.program).run(db, self.span)
+        return self.derived[cited]
 
     def instances(self, lit: Literal, binding: dict) -> list[tuple[dict, list[I.Iv]]]:
         return list(self.mat._instances(lit, self.db, binding, None))
@@ -228,6 +247,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
               depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
+    head = (head_atom(rule.head).pred, _ground(head_atom(rule.head), b), t)  # the atom it derives, at t
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
     s = cast(Time, at[2] if at[2] != inf else at[0])
     children = []
@@ -243,6 +263,8 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
                 negated.why_not = why_not(facts, operand, s).entries
                 for entry in negated.why_not:  # a missing event must derive the operand at s
                     entry.goal = (*operand, s)
+            else:  # a metric operand (a Since/Until, a Diamond, a Box): why it does not hold at s
+                negated.why_not = [_blocking(facts, rule, b, lit.operand, s, head)]
             children.append(negated)
             continue
         children.append(_literal(facts, lit, b, s, on, every, depth, path))
@@ -267,9 +289,20 @@ def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool,
     if isinstance(lit, Unary) and lit.op.startswith("Box") and isinstance(lit.operand, Atom):
         node.children = _cover(facts, fact, _window(lit, s), every, depth, path)
         return node
-    point = _witness_time(facts, fact, lit, s)
-    if point is not None:
-        node.children.append(why(facts, fact, point, every, depth, path))
+    points = _witness_times(facts, fact, lit, s)
+    if not every:  # the witness whose derivation is smallest (the latest of those), sized uncut
+        best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path)), default=None)
+        node.children += [] if best is None else [why(facts, fact, best, every, depth, path)]
+        return node
+    seen: dict[tuple, Node] = {}  # --all: each different smallest derivation over the witness times
+    for p in points:  # (each smallest below: all of them at every level would multiply)
+        got = why(facts, fact, p, False, depth, path)
+        seen.setdefault((facts.cited(got), frozenset(n.rule for n in _walk(got))), got)
+    if len(seen) > 1:
+        node.children.append(Node("alternatives", f"{atom_text(*fact)}: {len(seen)} derivations within the window",
+                                  children=list(seen.values()), atom=atom_text(*fact)))
+    else:
+        node.children += list(seen.values())
     return node
 
 
@@ -286,31 +319,47 @@ def _reach(rho: I.Iv, s: Any, past: bool) -> I.Iv:
 
 def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None, path: frozenset) -> list[Node]:
     """Derivations of ``fact`` throughout ``span`` (a Box's range, a Since/Until's left stretch):
-    a base predicate's input facts that meet it; a derived one's derivation at each time in it
-    where an interval starts or ends and at a point of each stretch between (the same facts
-    hold all along one), the latest first, each kept where it cites input a kept one does not."""
+    a base predicate's input facts that meet it; a derived one's derivations, each at a time of
+    ``span`` the input facts cited so far do not yet derive it on (the latest such time first),
+    until they do throughout: what they derive is the program materialised on them alone
+    (``Facts.derives``), so the cited facts derive ``fact`` over all of ``span`` by
+    construction, not only at sample points.  At most ``COVER`` derivations (a guard: a stretch
+    they do not cover says so)."""
+    name = atom_text(*fact)
     if (fact[0], len(fact[1])) not in facts.heads:
-        name = atom_text(*fact)
         return [Node("event", f"input {name} on {I.text(iv)}", where=line, atom=name, interval=I.text(iv))
                 for iv, line in facts.inputs(fact, span)]
-    ends = facts.ends
-    inside = [x for x in ends[bisect_left(ends, span[0]):bisect_right(ends, span[2])] if I.contains(span, x)]
-    edges = [x for x in (span[0], span[2]) if x not in (inf, -inf)]
-    between = sorted({*inside, *edges})
-    points = [*inside, *((a + b) / 2 for a, b in zip(between, between[1:], strict=False))]
-    points += [x for x in edges if I.contains(span, x)] if not points else []
-    out: list[Node] = []
-    cited: set[str] = set()
-    for point in sorted(set(points), reverse=True)[:COVER]:
-        node = why(facts, fact, point, every, depth, path)
-        mine = {n.where for n in _walk(node) if n.kind == "event"}
-        if not out or not mine <= cited:
-            out.append(node)
-            cited |= mine
-    return out
+    out: list[tuple[Any, Node]] = []
+    cited: frozenset[tuple[str, tuple, I.Iv]] = frozenset()
+    for _ in range(COVER):
+        gaps = I.subtract([span], facts.derives(cited).get((fact[0], len(fact[1])), {}).get(fact[1], []))
+        if not gaps:
+            return _latest_first(out)
+        point = _inside(gaps[-1])
+        whole = why(facts, fact, point, every, None, path)  # (--depth only cuts the tree shown)
+        mine = cited | facts.cited(whole)
+        if mine == cited:  # it cites nothing new (a cycle): what is left is not covered
+            break
+        out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path)))
+        cited = mine
+    return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}: not covered by the derivations above"
+                            f" (past {COVER}, or through a cycle)", atom=name, interval=I.text(span))]
 
 
-COVER = 256  # at most the points of a stretch a derived premise is explained at (a guard: past it, not all are cited)
+def _latest_first(nodes: list[tuple[Any, Node]]) -> list[Node]:
+    return [node for _, node in sorted(nodes, key=lambda pair: pair[0], reverse=True)]
+
+
+def _inside(iv: I.Iv) -> Any:
+    """The latest point of ``iv``: its right end where closed, else its middle (its only point)."""
+    if iv[3] and iv[2] != inf:
+        return iv[2]
+    if iv[2] == inf:
+        return iv[0] + 1 if iv[0] != -inf else 0
+    return Fraction(iv[0] + iv[2]) / 2 if iv[0] != -inf else iv[2] - 1
+
+
+COVER = 64  # at most the derivations that cover a stretch of a derived premise (a guard)
 
 
 def _walk(node: Node) -> list[Node]:
@@ -403,19 +452,32 @@ def _range(lit: Literal, s: Any) -> str:
     return ""
 
 
-def _witness_time(facts: Facts, fact: Fact, lit: Literal, s: Any) -> Any:
-    """A time where the premise ``fact`` holds for ``lit`` at ``s``: s itself for a plain atom,
-    the latest point of the operator's window where it holds for a diamond, the window's end
-    for a box."""
+def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
+    """The times where the premise ``fact`` holds for ``lit`` at ``s``, latest first: s itself
+    for a plain atom; for a diamond, in each stretch of its window where the premise holds
+    (latest first), the latest point, every time an interval starts or ends inside it and a
+    point between each two (the same facts hold along one), at most ``WITNESSES``."""
     if isinstance(lit, Atom):
-        return s
-    if isinstance(lit, Unary):
-        window = _window(lit, s)
-        for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
-            part = I.intersect(iv, window)
-            if part is not None:
-                return part[2] if part[3] else part[0] if part[0] == part[2] else (part[0] + part[2]) / 2
-    return None
+        return [s]
+    if not isinstance(lit, Unary):
+        return []
+    window = _window(lit, s)
+    out: list[Any] = []
+    for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
+        part = I.intersect(iv, window)
+        if part is None:
+            continue
+        ends = facts.ends
+        inside = [x for x in ends[bisect_left(ends, part[0]):bisect_right(ends, part[2])] if I.contains(part, x)]
+        cuts = sorted({part[0], *inside, part[2]} - {inf, -inf})
+        points = {_inside(part), *inside, *(Fraction(a + b) / 2 for a, b in zip(cuts, cuts[1:], strict=False))}
+        out += sorted((x for x in points if I.contains(part, x)), reverse=True)
+        if len(out) >= WITNESSES:
+            break
+    return out[:WITNESSES]
+
+
+WITNESSES = 16  # at most the witness times of a diamond tried for the smallest derivation
 
 
 def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
@@ -446,16 +508,51 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
                 time=t)
 
 
+def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tuple) -> Node:
+    """Why the metric operand ``lit`` of a negated body literal does not hold at ``s`` (the
+    negation's why-not), with the single input facts that, each added, would make it hold
+    there (checked on the facts: its right operand, or its Diamond's or Box's, added) — so
+    this rule instance would no longer derive ``head`` (pred, args, t): the runtime names
+    one only where ``run`` then no longer holds that atom (``Node.blocks``)."""
+    shown = _lit_text(lit, b)
+    if isinstance(lit, Binary):
+        reason = (f"{shown} does not hold at {time_text(s)}: no {_lit_text(lit.right, b)} at a time within "
+                  f"{I.text(lit.rho)} {'before' if lit.op == 'Since' else 'after'} it with {_lit_text(lit.left, b)} "
+                  f"throughout the stretch between")
+    else:
+        reason = f"{shown} does not hold at {time_text(s)}"
+    proposed = [ev for ev in _proposals(facts, lit, [b], s) if _holds_with(facts, lit, b, s, ev)]
+    return Node("rule", reason, rule=_rule_text(rule), bindings=dict(b), literal=_lit_text(lit, {}), reason=reason,
+                candidates=proposed, goal=head, blocks=True)
+
+
+def _holds_with(facts: Facts, lit: Literal, b: dict, s: Any, ev: Event) -> bool:
+    """Whether ``lit`` holds at ``s`` over the facts with the input fact ``ev`` added (an input
+    predicate's: the answers derived from it are not re-derived here; ``run`` confirms)."""
+    key = (cast(str, ev.pred), len(ev.args))
+    db = dict(facts.db)
+    db[key] = dict(db.get(key, {}))
+    args = next((a for a in db[key] if tuple(map(str, a)) == tuple(ev.args)), tuple(ev.args))  # (as the input has them)
+    db[key][args] = I.coalesce([*db[key].get(args, []), I.of_span(ev.span)])
+    return any(I.contains(iv, s) for iv in facts.mat._value(lit, db, b))
+
+
 def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> list[Event]:
     """The input facts that might, each alone, make the rule derive the fact at ``times`` (a
-    point): where its ``k``-th literal fails and is a base predicate's atom, plain or under a
-    Diamond (a fact at one point of its window) or a Box (a fact on its window), that fact,
-    the variables the body leaves open read from the values the input has.  Only candidates:
-    the runtime names one after evaluating the input with it."""
-    lit = rule.body[k - 1]
+    point): where its ``k``-th literal fails (``_proposals``), the variables the body leaves
+    open read from the values the input has.  Only candidates: the runtime names one after
+    evaluating the input with it."""
     if times[0] != times[2]:
         return []
-    s = times[0]
+    ground: list[tuple[dict, list[I.Iv], list]] = _body(facts, rule, b, [times], k - 1) or [(b, [], [])]
+    return _proposals(facts, rule.body[k - 1], [got for got, _, _ in ground[:3]], times[0])
+
+
+def _proposals(facts: Facts, lit: Literal, bindings: list[dict], s: Any) -> list[Event]:
+    """The input facts that might, each alone, make ``lit`` hold at ``s`` where it is a base
+    predicate's atom, plain or under a Diamond (a fact at one point of its window), a Box (a
+    fact on its window) or as a Since/Until's right operand (at the range's point nearest
+    ``s``: the shortest stretch of the left operand), for each of ``bindings``."""
     inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
     if not isinstance(inner, Atom) or inner.key in facts.heads:
         return []
@@ -474,14 +571,13 @@ def missing_events(facts: Facts, rule: Rule, b: dict, times: I.Iv, k: int) -> li
             return []
         if lit.op.startswith("Diamond"):
             near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
-            window = near if near[1] == (window[3] or window[1]) else I.point((window[0] + window[2]) / 2)
+            window = near if near[1] == (window[3] or window[1]) else I.point(Fraction(window[0] + window[2]) / 2)
     else:
         window = I.point(s)
     values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
-                    | {str(v) for v in b.values()})
+                    | {str(v) for got in bindings for v in got.values()})
     out: list[Event] = []
-    ground: list[tuple[dict, list[I.Iv], list]] = _body(facts, rule, b, [times], k - 1) or [(b, [], [])]
-    for got, _, _ in ground[:3]:
+    for got in bindings:
         rows: list[tuple] = [()]
         for term in inner.args:
             if isinstance(term, Var) and term.name not in got:
@@ -500,7 +596,7 @@ def explainer(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a DatalogMTL program (``Dialect.explain``)."""
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None) -> Any:
+                evaluator: Any = None, points: Any = None) -> Any:  # (points: no @-heads, every answer its time's)
         facts = Facts(program, events, I.answers(lines))
         return why(facts, atom, t, every, depth) if mode == "why" else why_not(facts, atom, t)
 

@@ -26,7 +26,7 @@ from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
 from chronolog.dialects.rtec.solve import Solver
-from chronolog.dialects.rtec.terms import Rule, Slot, SolveError, Var, deref, inst, resolve
+from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, inst, resolve
 
 _LOOSE = object()  # a head argument a blocking search does not depend on (left out of its memo key)
 
@@ -269,20 +269,52 @@ class Blocking:
         ``visits`` gets the variables' values each time the search reaches the last goal."""
         vs = [Var() for _ in range(rule.nvars)]
         make_head, make_body = rule.build or rule.compile()  # (faster than inst at every time checked)
-        goals = [g for g in make_body(vs) if g not in ("!", "true")]
         mark = len(self.solver.trail)
         out: list[tuple[str, Any, Any]] = []
         whole = True
         try:
             if self.solver.unify(make_head(vs), head):
-                self._search(goals, 0, out, [budget], None if visits is None else (vs, visits))
+                first = self._first_key(rule, vs, budget)
+                got = self._memo.get(("fails-first", first)) if first is not None else None
+                if got is not None:
+                    return got, True
+                goals = [g for g in make_body(vs) if g not in ("!", "true")]
+                failed = [False]
+                self._search(goals, 0, out, [budget], None if visits is None else (vs, visits), failed)
+                if failed[0] and first is not None:
+                    self._memo[("fails-first", first)] = out
         except SolveError:
             whole = False
         finally:
             self.solver.undo(mark)
         return out, whole
 
-    def _search(self, goals: list, i: int, out: list, left: list[int], visits: tuple[list, list] | None = None) -> None:
+    def _first_key(self, rule: Rule, vs: list, budget: int) -> Any:
+        """The rule's first goal as the head makes it (its variables numbered in order, the
+        head's values in place), where the rule has a second: rules that start with the same
+        goal fail there alike (caviar's ``start(coord(Id1,X1,Y1)=true)``, read by four
+        ``distance`` rules), so a search that failed at it is not run again (``fails-first``).
+        None where the goal or the values cannot be a key."""
+        info = self._memo.get(("first", id(rule)))
+        if info is None:
+            info = self._memo[("first", id(rule))] = _first_goal(rule)
+        if not info:
+            return None
+        template, slots = info
+        values = []
+        for i in slots:
+            v = resolve(vs[i])
+            if has_var(v):
+                if type(v) is not Var:
+                    return None  # (a partly bound value: its variables would need numbering too)
+                v = _LOOSE
+            elif type(v) is Ivs:
+                return None
+            values.append(v)
+        return template, tuple(values), budget
+
+    def _search(self, goals: list, i: int, out: list, left: list[int], visits: tuple[list, list] | None = None,
+                failed: list[bool] | None = None) -> None:
         if i == len(goals) or left[0] <= 0:
             return
         left[0] -= 1
@@ -298,6 +330,8 @@ class Blocking:
         self.solver.undo(mark)
         if not found:
             out += self._failed_by(goals[i])
+            if failed is not None:
+                failed[0] = True  # (at the first goal: the only call given ``failed``)
 
     def _last_goal_runs(self, rule: Rule, head: Any, loose: tuple[tuple[int, tuple[int, ...]], ...],
                         visits: list[list]) -> bool:
@@ -391,6 +425,44 @@ class Blocking:
                 return [("why", f, inside), ("why-not", f, outside)]
             return [("event", (e, at), at)]
         return []
+
+
+class _Nth:
+    """The k-th variable of a goal, in a key (``_first_goal``): no term of a program equals it."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Nth and other.k == self.k
+
+    def __hash__(self) -> int:
+        return hash((_Nth, self.k))
+
+
+def _first_goal(rule: Rule) -> tuple[Any, tuple[int, ...]] | tuple[()]:
+    """A rule's first goal (cuts and ``true`` left out) with its variables as their order of
+    first appearance, and those variables' slots in that order; () where the rule has one goal
+    (a search that reaches its last goal records where: ``_blockers``) or the goal is a variable."""
+    body = [g for g in rule.body if g not in ("!", "true")]
+    if len(body) < 2 or type(body[0]) is Slot:
+        return ()
+    order: list[int] = []
+    for i in _slots(body[0], []):
+        if i not in order:
+            order.append(i)
+    at = {i: k for k, i in enumerate(order)}
+
+    def rename(term: Any) -> Any:
+        if type(term) is Slot:
+            return _Nth(at[term.i])
+        if type(term) is tuple:
+            return tuple(rename(x) for x in term)
+        return term
+
+    return rename(body[0]), tuple(order)
 
 
 def _slots(term: Any, out: list[int]) -> list[int]:

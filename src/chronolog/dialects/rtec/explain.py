@@ -79,6 +79,7 @@ class Explainer(Blocking):
         # the rules that would end it solved at the same time): each answered once.  Nodes
         # given out are never changed by the caller (a negated copy is made instead)
         self._memo: dict[tuple, Any] = {}
+        self._names: dict[Fluent, str] = {}  # (a fluent named again and again)
 
     def _text(self, args: tuple) -> tuple:
         texts = self._texts
@@ -221,6 +222,9 @@ class Explainer(Blocking):
     # ------------------------------------------------------------ why
 
     def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = frozenset()) -> Node:
+        if not (self.simple(f[0]) or self.sdf(f[0], f[2])):  # an input fluent, a leaf: the same on every path
+            cut = depth is not None and depth < 0  # (and at every depth but past the cut)
+            return self._once(("why-input", f, t, cut), lambda: self._why(f, t, -1 if cut else None, frozenset()))
         return self._once(("why", f, t, depth, path), lambda: self._why(f, t, depth, path))
 
     def _why(self, f: Fluent, t: Any, depth: int | None, path: frozenset) -> Node:
@@ -449,12 +453,35 @@ class Explainer(Blocking):
                 f = _fv(inner[1])
                 if f is not None and type(inner[2]) is int:
                     sub = self.why_not(f, inner[2], depth, path)
+                    self._aim(sub, f, inner[2])
                     node.children.append(replace(sub, why_not=None))
                     node.why_not = sub.entries  # rule by rule, told once: on the literal
             elif isinstance(inner, tuple) and inner[0] == "happensAt" and len(inner) == 3:
                 node.text = f"{text}: no {show(inner[1])} at {show(inner[2])}"
                 node.children += self._no_boundary(inner[1], inner[2], depth, path)
             return node
+        return self._static(g, text)
+
+    def _static(self, g: Any, text: str) -> Node:
+        """A background (static) condition, a leaf: the clause of the program that gives it
+        (its line, not unfolded further), or, for a fact of the dynamic domain (``id(id4)``),
+        the input event that put it there; a built-in (``X > 2``, ``@<``) just holds."""
+        key = _key(g)
+        if key is None:
+            return Node("condition", f"{text} holds", atom=text)
+        if key in self.program.dynamic_domain:
+            args = tuple(term_text(a) for a in g[1:]) if isinstance(g, tuple) else ()
+            e = self.feeders.get((key, args))
+            return Node("background", f"{text}: in the dynamic domain, from the input", atom=text,
+                        children=[] if e is None else [self._leaf(e)])
+        return self._once(("static", g), lambda: self._clause(g, key, text))
+
+    def _clause(self, g: Any, key: Key, text: str) -> Node:
+        for clause in self.program.background.get(key, []):
+            for vs, _ in self._solve(clause, g):
+                what = "a fact" if not clause.body else "a rule"
+                return Node("background", f"{text}: background knowledge, {what} of the program", atom=text,
+                            rule=rule_text(clause), bindings=bindings(clause, vs))
         return Node("condition", f"{text} holds", atom=text)
 
     def _no_boundary(self, e: Any, at: Any, depth: int | None, path: frozenset) -> list[Node]:
@@ -564,16 +591,48 @@ class Explainer(Blocking):
             children.append(Node("test", f"not initiated in [{lo},{t}) (an initiation there would make it hold "
                                          f"at {t})", window=f"[{lo},{t})",
                                  children=self._unstarted(f, lo, t, depth, path)))
-        at = t - self.tick
-        if at >= 0:
-            fv = ("=", _fterm(key, args), value)
-            for rule in self.rules("initiatedAt", key):
-                if value_of(rule) not in (value, None):
-                    continue
-                node = self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f)
-                if node is not None:
-                    entries.append(node)
+        lo = before[-1][1] - self.tick if before else -INF  # an initiation in [lo, t) would make it hold at t
+        fv = ("=", _fterm(key, args), value)
+        for rule in self.rules("initiatedAt", key):
+            if value_of(rule) not in (value, None):
+                continue
+            at = self._closest(rule, fv, lo, t)
+            if at < 0:
+                continue
+            node = self._failing(rule, ("initiatedAt", fv, at), at, depth, path, f)
+            if node is not None:
+                if at != t - self.tick:
+                    node.text = node.text.replace(":", f" at {at}, the latest time in [{max(lo, 0)},{t}) its event "
+                                                       "happens:", 1)
+                entries.append(node)
         return Node("why-not", text, atom=name, time=t, children=children, why_not=entries, **fields)
+
+    def _closest(self, rule: Rule, fv: Any, lo: Any, t: Any) -> Any:
+        """When an initiation by ``rule`` came closest to happening in ``[lo, t)``: the latest
+        time there its first condition, an event, happens for the head ``fv`` (the rule fired
+        or failed later in its body), else ``t − tick``, the latest initiation that would make
+        the fluent hold at ``t``."""
+        first = rule.body[0] if rule.body else None
+        if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3 and \
+                not (isinstance(first[1], tuple) and first[1][0] in ("start", "end")):
+            for at in reversed(self._times(rule, lo, t)):
+                if self._first_holds(rule, ("initiatedAt", fv, at)):
+                    return at
+        return t - self.tick
+
+    def _first_holds(self, rule: Rule, head: Any) -> bool:
+        """Whether the rule's first body goal holds for the ground ``head``."""
+        vs = [Var() for _ in range(rule.nvars)]
+        make_head, make_body = rule.build or rule.compile()
+        goals = make_body(vs)
+        mark = len(self.solver.trail)
+        try:
+            return self.solver.unify(make_head(vs), head) and \
+                next(iter(self.solver.body(goals[:1], 0, [False], 0)), _DONE) is not _DONE
+        except SolveError:
+            return False
+        finally:
+            self.solver.undo(mark)
 
     def _terminations(self, f: Fluent, t1: Any, depth: int | None, path: frozenset) -> list[Node]:
         """What ended ``f`` at ``t1``: a terminatedAt rule of it, or an initiation of another value."""
@@ -601,6 +660,8 @@ class Explainer(Blocking):
             f"terminated at {t1} by the initiation of {other}"
         cause = next((c.children[0] for c in kids if c.children and c.children[0].kind == "event"), None)
         by = "" if cause is None else f"{cause.atom}" + (f" ({cause.where})" if cause.where else "")
+        if not by:  # no input event: the derived event it starts from (a start or end, a happensAt rule's)
+            by = next((c.atom for c in kids if c.atom.startswith("happensAt(")), "")
         return Node("rule", what + (f": {by}" if by else ""), rule=rule_text(rule), bindings=bindings(rule, vs),
                     time=t1, children=kids, reason=by)
 
@@ -627,11 +688,22 @@ class Explainer(Blocking):
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
             sub = _fv(g[1])
             if sub is not None and not has_var(g[1]):
-                node.children.append(self.why_not(sub, g[2], depth, path))
+                node.children.append(self._aim(self.why_not(sub, g[2], depth, path), sub, g[2]))
         elif isinstance(g, tuple) and g[0] in ("\\+", "not") and isinstance(g[1], tuple) and g[1][0] == "holdsAt":
             sub = _fv(g[1][1])
             if sub is not None and not has_var(g[1][1]) and type(g[1][2]) is int:
                 node.children.append(self.why(sub, g[1][2], depth, path))
+        return node
+
+    def _aim(self, node: Node, f: Fluent, t: Any) -> Node:
+        """A nested why-not of ``f`` at ``t``: the missing events its entries propose must make
+        ``f`` hold at ``t`` (their ``goal``, the answer atom as answer lines write it), which the
+        runtime checks by evaluating the input with each (``runtime.explain.confirm_missing``)."""
+        key, args, value = f
+        answer = (key[0], tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),)))
+        for entry in node.entries:
+            if entry.candidates and entry.goal is None:
+                entry.goal = (*answer, t)
         return node
 
     def _missing(self, g: Any) -> list[Event]:
@@ -643,7 +715,7 @@ class Explainer(Blocking):
         e, key = g[1], _key(g[1])
         if key is None or has_var(e) or self.rules("happensAt", key):
             return []
-        args = tuple(a if type(a) in (int, str) else term_text(a) for a in e[1:]) if isinstance(e, tuple) else ()
+        args = tuple(_plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
         return [Event(g[2], key[0], args)]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
@@ -681,16 +753,28 @@ class Explainer(Blocking):
 
     def name(self, f: Fluent) -> str:
         """F=V as answer lines name it: ``open(d1)``, ``status(3,voting)``."""
-        key, args, value = f
-        return atom_text(key[0], tuple(show(a) for a in args) + (() if value == "true" else (show(value),)))
+        got = self._names.get(f)
+        if got is None:
+            key, args, value = f
+            got = self._names[f] = atom_text(key[0], tuple(show(a) for a in args) +
+                                             (() if value == "true" else (show(value),)))
+        return got
+
+
+def _plain(a: Any) -> Any:
+    """A term as input and answer lines write it: a number or a constant as is, a compound by its text."""
+    return a if type(a) in (int, str) else term_text(a)
 
 
 def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEvaluator:
     """The evaluator ``run`` used, if it kept everything (no retention, not windowed); else
-    one evaluation of the events again."""
+    one evaluation of the events again, of the entities ``run``'s was narrowed to
+    (``Dialect.narrow``) where it was."""
     if type(given) is RtecEvaluator and given.retention is None and given.done == INF:
         return given
     ev = RtecEvaluator(program)
+    if type(given) is RtecEvaluator:
+        ev.only = given.only
     for e in events:
         ev.push(e)
     ev.finish()
@@ -701,7 +785,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of an RTEC event description (``Dialect.explain``)."""
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None) -> Any:
+                evaluator: Any = None, points: Any = None) -> Any:  # (points: no @-heads, every answer its time's)
         seen = list(events)
         ex = Explainer(program, evaluated(program, seen, evaluator), seen, every, demands(program, atom[0], atom[1]))
         key = (atom[0], len(atom[1]))

@@ -185,10 +185,12 @@ def narrow(program: RtecProgram) -> Callable[[tuple[str, tuple], Any], None]:
     """``Dialect.narrow``: an explanation's evaluator derives only the entities whose functor the
     atom's demands name (every one the explanation reads) and what they depend on — caviar's
     ``person(id1)`` needs neither ``distance`` nor ``meeting``.  The others' answers are then
-    not written; the atom's and everything its explanation reads are as on the whole program."""
+    not written; the atom's and everything its explanation reads are as on the whole program.
+    With a retention too: what it forgets is by time, whatever the entity.  Not a windowed
+    evaluator (``--window``): each window grounds its own domain."""
 
     def for_atom(atom: tuple[str, tuple], evaluator: Any) -> None:
-        if type(evaluator) is not RtecEvaluator or evaluator.retention is not None:
+        if type(evaluator) is not RtecEvaluator:
             return
         found = demands(program, atom[0], tuple(atom[1]))
         if found is None:
