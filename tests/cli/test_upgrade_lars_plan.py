@@ -96,7 +96,8 @@ def test_per_stratum_plan_of_a_fleet_an_earlier_upgrade_grew(tmp_path, capsys):
     ({"chain": False, "retention": 5}, OLD, "--retention inf, or up --chain"),
     ({"partitions": 3, "retention": 10}, OLD, "--retention inf"),
     ({}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n", "@-heads and is not stratified"),
-    ({"chain": False}, "r(X) at T :- p(X) at T [2].\n", "@-heads, which date atoms"),
+    ({"chain": False}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n",
+     "@-heads and is not stratified"),
     ({}, "a(X) :- p(X) [2\n", "new.lars:2:1"),
 ])
 def test_refused_before_anything_is_sent(tmp_path, capsys, over, new, reason):
@@ -105,7 +106,8 @@ def test_refused_before_anything_is_sent(tmp_path, capsys, over, new, reason):
     assert "upgrade plan" not in out
 
 
-def test_a_chained_fleet_takes_at_heads_and_the_plan_says_what_they_date(tmp_path, capsys):
-    code, out, err = _plan(tmp_path, capsys, OLD + "w(X) at U :- p(X) at U [3].\n")
+@pytest.mark.parametrize("chain", [True, False], ids=["chained", "per-stratum"])
+def test_a_fleet_takes_at_heads_and_the_plan_says_what_they_date(tmp_path, capsys, chain):
+    code, out, err = _plan(tmp_path, capsys, OLD + "w(X) at U :- p(X) at U [3].\n", chain=chain)
     assert code == 0, err
     assert "@-heads: the new program's evaluations from T on date atoms up to 3 before the time evaluated" in out

@@ -75,7 +75,7 @@ def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
     if not info:
         raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
                              "says how it runs (chained or one service per stratum)")
-    refusal = dated_refusal(new)  # (@-heads in a fleet of one service per stratum: per_stratum_refusal)
+    refusal = dated_refusal(new)
     if refusal is not None:
         raise ChronologError(f"error: {refusal}")
     layout = None if old is None else row.layout(old, RunOptions())

@@ -82,6 +82,9 @@ class OutputState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     # the predicates it imported ("p/1"), so that one restarted to serve an upgrade's added
     # predicates re-evaluates where their stored content begins; None: not recorded
     known: list[str] | None = None
+    # how far back its evaluations' answer atoms may lie (``Reasoner.output_reach``, widened by
+    # a later program version's @-heads: ``OutputStage.widen``); None: unbounded, or not recorded
+    reach: int | None = None
 
 
 class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

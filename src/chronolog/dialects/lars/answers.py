@@ -92,6 +92,7 @@ class AnswerWriter:
         self.first: int | None = None
         self.last: int | None = None
         self._bounded = False
+        self.reach: int | None = plan.output_reach  # how long ``recent`` keeps a time (Reasoner.output_reach)
 
     def evaluations(self, first: int | None, last: int | None) -> None:
         """Write only what the evaluations at points in [first, last] derive (None: no bound):
@@ -181,7 +182,7 @@ class AnswerWriter:
             count += self._timed(groups, parts)
         if count:
             self._emit(b"".join(parts), count)
-        reach = self.plan.output_reach
+        reach = self.reach
         if reach is not None and self.recent:
             for T in [T for T in self.recent if T < t - reach]:
                 del self.recent[T]

@@ -16,7 +16,7 @@ from typing import Any
 from chronolog.core.errors import ChronologError
 from chronolog.core.strata import identity
 from chronolog.dialects.lars.engine.core import Engine
-from chronolog.dialects.lars.hooks import lars_dates_back, lars_plan
+from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.lars.ir import ExtAtom
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import make_engine
@@ -64,18 +64,18 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     a time T on, its strata apart (None: it can).  Each changed stratum's service evaluates
     ``new``'s rules from T on, reading the lower strata's content as they send it — the old
     program's before T — and the input it kept.  So every stratum must be evaluated on its
-    own (stratified, no ``@``-heads), a predicate is sent with its times in both programs or
-    in neither, and a changed stratum may read only the input predicates its service kept.
-    A stratum may read a changed one through a window or ``at``: without ``@``-heads a
-    window over a derived predicate sees only what the evaluation at t derives (LARS.md),
-    and the strata below send that with the content of t, which from T on is the new
-    program's — so no content the old program sent before T is read from T on.  The number
-    of strata and the answer predicates may change: ``up``'s supervisor starts the reasoners of added strata
-    (they keep all input, as a stratum past the running program's last does), and the
-    output serves every version's answer predicates (docs/fleet/upgrade.md)."""
-    if lars_dates_back(new.program):
-        return ("the new program has @-heads, which date atoms before the time point evaluated (a stratum's "
-                "service does not know which evaluation derived what the strata below it send)")
+    own (stratified), a predicate is sent with its times in both programs or in neither,
+    and a changed stratum may read only the input predicates its service kept.
+    A stratum may read a changed one through a window or ``at``: a window over a derived
+    predicate sees only what the evaluation at t derives (LARS.md), and the strata below
+    send that as the content of t, which from T on is the new program's — so no content the
+    old program sent before T is read from T on.  ``@``-heads too: the atoms an evaluation
+    dates back are part of its content, so the version is chosen by the time point
+    evaluated, as ``run --upgrade`` chooses it; the output widens how far back it looks as
+    the content shows (``OutputStage.widen``).  The number of strata and the answer
+    predicates may change: ``up``'s supervisor starts the reasoners of added strata (they
+    keep all input, as a stratum past the running program's last does), and the output
+    serves every version's answer predicates (docs/fleet/upgrade.md)."""
     if not (old.stratified and new.stratified):
         return "a program that is not stratified runs as one reasoner evaluating it whole"
     flipped = sorted((old.timed ^ new.timed) & old.intensional & new.intensional)

@@ -97,6 +97,9 @@ class Reasoner:
         # version chosen by the time point evaluated (LarsEvaluator.evaluations); replays count
         # only theirs, as the sink writes only theirs
         self.counted: tuple[int | None, int | None] = (None, None)
+        # how far back an evaluation derives atoms (None: unbounded): the plan's, or wider where
+        # the atoms are imported from strata a later program version evaluates (OutputStage.widen)
+        self.output_reach: int | None = plan.output_reach
 
     # ------------------------------------------------------------ state as data
 
@@ -299,9 +302,9 @@ class Reasoner:
     def _prune(self, now: int) -> None:
         """Forget log entries no repair within the retention horizon can read."""
         assert self.retention is not None
-        if self.plan.output_reach is None or self.plan.state_reach is None:
+        if self.output_reach is None or self.plan.state_reach is None:
             return  # a repair replays from the first time point: the whole log is needed
-        keep_from = now - self.retention - self.plan.output_reach - self.plan.state_reach
+        keep_from = now - self.retention - self.output_reach - self.plan.state_reach
         need = self.plan.tuple_reach
         t = keep_from
         old = sorted(k for k in self.log if k < keep_from)
@@ -327,7 +330,7 @@ class Reasoner:
         old_t1 = self._old_t1 if self._old_t1 is not None else self.t1
         first = min(old_t1, self.t1)
         end = self.evaluated
-        reach = self.plan.output_reach
+        reach = self.output_reach
         start = first if reach is None else max(first, self._dirty_from - reach)
         old_entries = self._old_entries
         old_imports = self._old_imports

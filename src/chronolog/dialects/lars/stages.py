@@ -713,7 +713,10 @@ def serving(plan: Plan, versions: list[Plan]) -> Plan:
                 known.update(fresh)
                 components.append(Component(fresh, [], False, True, c.stratum))
     timed = set(plan.timed).union(*(later.timed - plan.intensional for later in versions))
-    return dataclasses.replace(plan, components=components, intensional=known, output=output, timed=timed)
+    reaches = [p.output_reach for p in (plan, *versions)]  # (how far back any version dates its atoms)
+    reach = None if None in reaches else max(r for r in reaches if r is not None)
+    return dataclasses.replace(plan, components=components, intensional=known, output=output, timed=timed,
+                               output_reach=reach)
 
 
 class OutputStage(_Answering, _ImportingStage):
@@ -722,7 +725,13 @@ class OutputStage(_Answering, _ImportingStage):
     After an upgrade that adds strata or answer predicates, ``up``'s supervisor restarts it
     with the program versions applied (``serving``) and their number of strata: it reads the
     added strata's topics from their start, and re-evaluates from the first time point whose
-    stored content holds a predicate its state's program did not know (``import_state``)."""
+    stored content holds a predicate its state's program did not know (``import_state``).
+
+    An evaluation's content may hold atoms an ``@``-head dates before it; how far back bounds
+    its corrections' replays and how long it remembers the dated atoms it wrote (each is
+    written once).  A later program version may date further back than the program it serves
+    (an upgrade that keeps the strata and answer predicates does not restart it), so it widens
+    that reach as the content it imports shows (``widen``), before evaluating it."""
 
     kind: ClassVar[str] = "output"
 
@@ -736,10 +745,62 @@ class OutputStage(_Answering, _ImportingStage):
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=horizon(retention))
+        # the answer predicates whose atoms carry their time (an @-head may date them back)
+        self.dated = {p for p in plan.output if p in plan.timed}
+
+    def on_stratum(self, j: int, rec: dict) -> None:
+        back = self._back(rec)
+        if back is not None:
+            self.widen(back)
+        super().on_stratum(j, rec)
+
+    def _back(self, rec: dict) -> int | None:
+        """How far before its time a stratum record adds a dated answer atom, where that is
+        beyond the reach (None: it is not)."""
+        reach = self.reasoner.output_reach
+        if reach is None or not self.dated or not rec.get("add"):
+            return None
+        t = rec["t"]
+        low = t - reach
+        for key, rows in rec["add"]:
+            k = (key[1][0], key[1][1]) if key[0] == ANSWERS else (key[0], key[1])
+            if k not in self.dated or not rows:
+                continue
+            for row in rows if type(rows[0]) is list else (rows,):  # (one atom per item: earlier releases)
+                when = row[-1]
+                if type(when) is int and when < low:
+                    low = when
+        return None if low == t - reach else t - low
+
+    def widen(self, reach: int | None) -> None:
+        """Answer atoms may lie ``reach`` points before the evaluation deriving them (None: any
+        way back), further than the reach so far: the dated atoms written at the times it no
+        longer remembered are recalled (the union of what the evaluations from there on
+        imported, as evaluated), then corrections replay from that far back."""
+        r, w = self.reasoner, self.writer
+        had = r.output_reach
+        if had is None or (reach is not None and reach <= had):
+            return
+        if r.t1 is not None and r.evaluated is not None:
+            first = min(r.t1, r._old_t1 if r._old_t1 is not None else r.t1)
+            start = first if reach is None else max(first, r.evaluated - reach)
+            old = r._old_imports
+
+            def as_evaluated(t: int) -> tuple[list, Imported | None]:
+                return [], old[t] if t in old else r.imports.get(t)
+
+            atoms, _ = r.replay(as_evaluated, first, start, r.evaluated)
+            forgotten = r.evaluated - had  # ``recent`` holds the times from here on
+            for T in [T for T in w.recent if start <= T < forgotten]:
+                del w.recent[T]
+            for p, args, T in atoms:
+                if T < forgotten and p in r.plan.timed:
+                    w.recent.setdefault(T, {}).setdefault(p, set()).add((*args, T))
+        r.output_reach = w.reach = reach
 
     def export_state(self) -> OutputState:
         return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state(),
-                           self.base_version, self.base_layout, self.known())
+                           self.base_version, self.base_layout, self.known(), self.reasoner.output_reach)
 
     def import_state(self, state: OutputState) -> None:
         self.base_version, self.base_layout = state.base_version, state.layout
@@ -752,6 +813,10 @@ class OutputStage(_Answering, _ImportingStage):
                     k: v for k, v in got.content.items() if (k[1] if k[0] == ANSWERS else k) not in fresh}))
         self.writer.import_state(state.writer)
         self.reasoner.import_state(state.reasoner)
+        if state.reach is not None:  # what it wrote was kept for that reach: widened to the plan's if less
+            planned, self.reasoner.output_reach = self.reasoner.output_reach, state.reach
+            self.writer.reach = self.reasoner.output_reach
+            self.widen(planned)
         evaluated = self.reasoner.evaluated
         for t in sorted(imports) if fresh else ():
             full = _combine(self.lower, t)
