@@ -624,21 +624,18 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
                           written.points)
     lines: list[bytes | None]
+    given = _restating(new.advance(done), at, kept, discrete, False) if done is not None and new_dated is None else []
     if again is None:
         # taken back last line first, so that every prefix of what is written means something;
         # a line the new version gives again is neither taken back nor given (no +1/-1 pairs)
-        given = (_restating(new.advance(done), at, kept, discrete, False)
-                 if done is not None and new_dated is None else [])
         lines = _restated(_restating(written, at, kept, discrete, False), given)
     else:
         for ev in events:
             again.push(ev)
         lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
                             [cut_line(line, newest.since, at, discrete)
-                             for line in again.advance(cast(Time, done)).lines().splitlines()])
-    if done is not None and new_dated is None and again is not None:
-        lines += _restating(new.advance(done), at, kept, discrete, False)
-    elif done is not None and new_dated is not None:
+                             for line in again.advance(cast(Time, done)).lines().splitlines()]) + given
+    if done is not None and new_dated is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
                   if (part := cut_line(line, None, None, discrete)) is not None and not _of(part, kept)]
     newest.end = at

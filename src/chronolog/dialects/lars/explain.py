@@ -666,8 +666,9 @@ def explainer(program: Any) -> Callable[..., Any]:
         timed = (atom[0], (*atom[1], t))
         # (``points``: the first and last evaluations that count, a program version's under --upgrade)
         first, last = points
-        last = min(max((e.t for e in events), default=t), last if last is not None else t + 10**12)
-        for at in range(max(t, first if first is not None else t), last + 1):
+        end = max((e.t for e in events), default=t)
+        end = end if last is None else min(end, last)
+        for at in range(t if first is None else max(t, first), end + 1):
             scene = Scene(program, plan, events, answer_at(lines, at), at)
             if scene.holds(timed):
                 return why(scene, timed, every, depth) if mode == "why" else why_not(scene, timed)
