@@ -95,36 +95,31 @@ def _why(args: argparse.Namespace) -> int:
     import msgspec  # noqa: PLC0415
 
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
-    from chronolog.runtime.explain import NotSo, explain, parse_query, with_lines  # noqa: PLC0415
+    from chronolog.runtime.explain import NotSo, explain, in_force, parse_query, with_lines  # noqa: PLC0415
     from chronolog.runtime.upgrade import new_versions  # noqa: PLC0415
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
     if args.input is None:
-        program, row, fresh, events, query = _why_on_fleet(args, text)
-        evaluator = fresh()
+        programs, row, options, events, query = _why_on_fleet(args, text)
     else:
         if not args.program:
             raise ChronologError("error: explain --input needs the program file(s)")
-        program, row, options, evaluator = evaluator_for(args, lambda m: None)
+        first, row, options, _ = evaluator_for(args, lambda m: None)
         query = parse_query(text, integral=not row.rational)
         skipped: list[str] = []
         with _open_in(args.input) as stream:
             name = "<stdin>" if args.input == "-" else args.input
-            events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
+            events = list(with_lines(row.read, first, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
-        read = program
-        # the version in force at T (the last upgrade at or before it): its answers at T are its
-        # answers on the whole stream (contract section 6), as on a fleet
-        for at, _, new in new_versions(program, args.upgrade or [], args.dialect):
-            if at <= query.t:
-                program = new
-        in_force = program
-        fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731 (run's options)
-        if in_force is not read:
-            evaluator = fresh()
+        programs = [(None, first), *((at, new) for at, _, new in new_versions(first, args.upgrade or [], args.dialect))]
+    # the version in force at T (the last upgrade at or before it), as on a fleet; where a
+    # version dates atoms back, run --upgrade's answers, each evaluation with its own version
+    program, fresh, versions = in_force(row, programs, query.t,
+                                        lambda p: row.evaluator(p, options, lambda m: None))  # (run's options)
+    evaluator = fresh()
     try:
-        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh)
+        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh, versions)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
@@ -208,18 +203,17 @@ def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     return False
 
 
-def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (program, row, fresh, events, query)
+def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (programs, row, options, events, query)
     """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
-    version in force at T (the latest upgrade applied from a time at or before T): that
-    version's answers at T are its answers on the whole stream (contract section 6).  ``fresh``
-    makes a new evaluator of that version with the fleet's options: one explains, the others
-    check a missing event, as embedded."""
+    versions it applied, each from its T on (``at`` None: from the start, in place of all
+    before), for ``in_force`` to choose from as embedded ``--upgrade``'s (contract section 6),
+    with the fleet's options."""
     from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
     from chronolog.runtime.explain import topic_events  # noqa: PLC0415
     from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
 
     program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
-    in_force = program
+    programs: list[tuple[Any, Any]] = [(None, program)]
     for _, _, _, value, _ in records:
         if not value.startswith(UPGRADE_KEY):
             continue
@@ -228,9 +222,11 @@ def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (p
         if outcome is None or "refused" in outcome:
             continue
         at = outcome.get("at")
-        if at is None or parse_time(at, not row.rational, "upgrade") <= query.t:
-            in_force = row.parse(list(request.sources))
+        new = row.parse(list(request.sources))
+        if at is None:
+            programs = [(None, new)]
+        else:
+            programs.append((parse_time(at, not row.rational, "upgrade"), new))
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
-    fresh = lambda: row.evaluator(in_force, options, lambda m: None)  # noqa: E731
     events = list(topic_events(records, lambda line, where: read_line(row.name, program, line, where)))
-    return in_force, row, fresh, events, query
+    return programs, row, options, events, query

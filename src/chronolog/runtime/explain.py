@@ -22,11 +22,12 @@ from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
-from chronolog.core.reach import warm_up
+from chronolog.core.reach import warm_up, widest
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
 from chronolog.runtime.embedded import run_evaluator
+from chronolog.runtime.upgrade import program_versions
 from chronolog.stages.upgrading import switch_to
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time
 
@@ -98,9 +99,10 @@ def _constant(text: str) -> Any:
 @record
 class Change:
     """One answer line covering the queried atom: its number among ``run``'s answer lines, the
-    line, why it was written (``advance``: time reached ``until``; ``correction``: it changes
-    a time already evaluated; ``end``: the end of the input) and the input events whose
-    arrival caused it."""
+    line, why it was written (``advance``: time reached ``until``, the line about that time or,
+    dated back by the evaluation, an earlier one; ``correction``: late events or retractions
+    change a time already evaluated; ``end``: the end of the input) and the input events
+    whose arrival caused it."""
 
     number: int
     line: dict
@@ -153,7 +155,9 @@ class Recorder:
                 line = _decode(raw)
                 if not self.query.covers(line):
                     continue
-                if before is not None and _start(line) <= before:
+                # (a line about a time already evaluated that no late event caused: the newest
+                # evaluation dates it back, as a LARS @-head does: written as time advanced)
+                if before is not None and _start(line) <= before and (late or not fresh):
                     self.changes.append(Change(self.lines, line, "correction", until, late))
                 elif end:
                     self.changes.append(Change(self.lines, line, "end", until, fresh))
@@ -235,6 +239,9 @@ def render_text(query: Query, found: list[Change]) -> str:
         elif change.why == "end":
             out.append("     written at the end of the input" + (f" (evaluated up to {time_text(change.until)})"
                                                                   if change.until is not None else "") + ", after:")
+        elif change.until is not None and change.line.get("t", change.until) < change.until:  # a point dated back
+            out.append(f"     written when time reached {time_text(change.until)} (a later time arrived; its "
+                       f"evaluation dates the atom back to {time_text(change.line['t'])}), after:")
         else:
             out.append(f"     written when time reached {time_text(change.until)} (a later time arrived), after:"
                        if change.until is not None else "     written after:")
@@ -323,16 +330,42 @@ class NotSo(ChronologError):
     """``--why`` of an atom that does not hold (or ``--why-not`` of one that does): exit 1."""
 
 
+def in_force(row: Any, programs: list[tuple[Time | None, Any]], t: Time,
+             make: Callable[[Any], Evaluator]) -> tuple[Any, Callable[[], Evaluator], list[tuple[Time, Any]]]:
+    """What an explanation at ``t`` reads of a program and its upgrades (``programs``: the
+    first one, then each new version from its T on, times increasing; ``make``: a version's
+    evaluator with ``run``'s options): the program it explains with, a maker of the evaluator
+    whose answers it explains, and the later versions that evaluator follows.  Where no
+    version dates atoms back (``Dialect.dates_back``), the version in force at ``t`` alone:
+    its answers at ``t`` are the upgraded run's (contract section 6).  Where one does (LARS's
+    ``@``-heads), an answer at ``t`` may come from a later point's evaluation under a later
+    version (the version is chosen by the point evaluated): the answers are ``run
+    --upgrade``'s (``program_versions``), and the dialect picks each evaluation's version."""
+    if len(programs) > 1 and any(row.dates_back(p) for _, p in programs):
+        first, later = programs[0][1], [(at, p) for at, p in programs[1:] if at is not None]
+        return first, lambda: program_versions([first, *(p for _, p in later)], [make(first), *(make(p) for _, p in later)],
+                                               [at for at, _ in later]), later
+    chosen = programs[0][1]
+    for at, p in programs[1:]:
+        if at is None or at <= t:
+            chosen = p
+    return chosen, lambda: make(chosen), []
+
+
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
-            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None) -> Node:
+            every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None,
+            versions: list[tuple[Time, Any]] | None = None) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
     the explanation needs (``reaching``), then the dialect's explanation against them.  A
     why-not entry names a missing input event only where ``fresh`` (a new evaluator with
-    ``run``'s options) re-derives the atom with that event added (``confirm_missing``)."""
+    ``run``'s options) re-derives the atom with that event added (``confirm_missing``).
+    ``versions``: the program's later versions (T, program) that ``evaluator`` follows, as
+    ``run --upgrade`` (``in_force``); the dialect explains each evaluation with its own."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
-    reached = reaching(row, program, events, query.t)
+    versions = versions or []
+    reached = reaching(row, [program, *(p for _, p in versions)], events, query.t)
 
     def cut(stream: list[Event], atom: tuple[str, tuple]) -> list[Event]:
         return sliced(row, program, stream, atom, evaluator)
@@ -349,8 +382,9 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     if mode == "why-not" and holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
+    more = {"versions": versions} if versions else {}
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
-                                      evaluator=evaluator)
+                                      evaluator=evaluator, **more)
     confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
@@ -574,7 +608,7 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     return out
 
 
-def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
+def reaching(row: Any, programs: list[Any], events: list[Event], t: Time) -> list[Event]:
     """The input an explanation at ``t`` evaluates.
 
     A discrete dialect's (LARS's) explanation is about its evaluation at ``t``; where the
@@ -588,9 +622,10 @@ def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event
     and RTEC's reach is unbounded (inertia reaches back to the origin, and an entity's first
     event grounds its statically determined fluents from 0, as caviar's ``close_34``).  So
     does a program whose answers keep earlier choices (``Dialect.keeps_choices``: a LARS
-    program that is not stratified), which an evaluation from the warm-up would choose anew."""
-    reach = row.reach(program)
-    if not row.discrete or reach is None or not events or row.keeps_choices(program):
+    program that is not stratified), which an evaluation from the warm-up would choose anew.
+    ``programs``: the versions evaluated (an upgrade's), their reach the widest of theirs."""
+    reach = widest([row.reach(p) for p in programs])
+    if not row.discrete or reach is None or not events or any(row.keeps_choices(p) for p in programs):
         return events
     first = last = events[0].t  # (``span_of``'s first and last, for time points: one pass, no intervals)
     for ev in events:

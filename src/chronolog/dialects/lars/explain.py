@@ -647,28 +647,63 @@ def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str
     if scene.intensional(elem.atom.key):
         inside = "" if elem.op is Op.NOW else f" ({_window_text(scene, elem)})"
         return f"{shown} fails: no such atom in the answer at {scene.t}{inside}"
-    return f"{shown} fails: no matching fact in {_window_text(scene, elem)}"
+    return f"{shown} fails: no matching fact {'' if elem.op is Op.NOW else 'in '}{_window_text(scene, elem)}"
 
 
 def explainer(program: Any) -> Callable[..., Any]:
-    """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``)."""
-    plan = plan_program(program)
+    """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``).
+    ``versions``: later program versions (T, program) whose answers the lines are (``run
+    --upgrade``'s): each evaluation is explained with the version in force at the point it
+    evaluates (contract section 6), so an ``@``-head's atom dated before T that an evaluation
+    from T on derives is explained with the new version, one before T's with the old."""
+    plans = {id(program): plan_program(program)}
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None) -> Any:
+                evaluator: Any = None, versions: Any = ()) -> Any:
         events = list(events)
         lines = list(lines)
+        chain = [(None, program), *versions]
 
-        if (atom[0], len(atom[1])) not in at_head_predicates(program):
-            scene = Scene(program, plan, events, answer_at(lines, t), t)
-            return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+        def scene(at: int) -> Scene:
+            """The evaluation of ``at``, by the version in force there."""
+            version = [p for since, p in chain if since is None or since <= at][-1]
+            plan = plans.get(id(version))
+            if plan is None:
+                plan = plans[id(version)] = plan_program(version)
+            return Scene(version, plan, events, answer_at(lines, at), at)
+
+        key = (atom[0], len(atom[1]))
+        if all(key not in at_head_predicates(p) for _, p in chain):
+            here = scene(t)
+            return why(here, atom, every, depth) if mode == "why" else why_not(here, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
         timed = (atom[0], (*atom[1], t))
         last = max((e.t for e in events), default=t)
         for at in range(t, last + 1):
-            scene = Scene(program, plan, events, answer_at(lines, at), at)
-            if scene.holds(timed):
-                return why(scene, timed, every, depth) if mode == "why" else why_not(scene, timed)
-        return why_not(Scene(program, plan, events, answer_at(lines, t), t), timed)
+            got = scene(at)
+            asked = timed if key in got.timed else atom if at == t else None  # (a plain head derives at its point only)
+            if asked is not None and got.holds(asked):
+                return why(got, asked, every, depth) if mode == "why" else why_not(got, asked)
+        here = scene(t)
+        node = why_not(here, timed if key in here.timed else atom)
+        return _later_versions(node, timed, key, [scene(since) for since, _ in versions if t < since <= last])
 
     return explain
+
+
+def _later_versions(node: Node, timed: Atom, key: PredKey, scenes: list[Scene]) -> Node:
+    """A why-not of an ``@``-head's atom (at the evaluation of its time) with, for each later
+    program version whose evaluations could still date it back (its first point within its
+    rules' reach), why that version's first evaluation does not derive it either."""
+    for first in scenes:
+        back = first.plan.output_reach
+        if key not in first.timed or (back is not None and first.t - back > timed[1][-1]):
+            continue
+        entries = _rule_failures(first, timed, nested=False)
+        for entry in entries:
+            entry.text = f"at the evaluation of {first.t} (the program version from {first.t}): {entry.text}"
+        if entries:
+            node.why_not = [*node.entries, *entries]
+            if node.kind == "none":
+                node.kind, node.text = "why-not", f"{atom_text(timed[0], timed[1][:-1])} does not hold at {timed[1][-1]}"
+    return node

@@ -1,0 +1,102 @@
+"""``chronolog explain --upgrade T=FILE`` for LARS ``@``-heads (issue 38): an atom dated before
+T can be derived by an evaluation from T on, which the new version makes (contract section 6:
+the version is chosen by the time point evaluated).  ``--why`` explains it with the version
+that derived it, ``--why-not`` and ``--changes`` follow the lines ``run --upgrade`` writes.
+
+By hand, with T = 4: the old program needs ``a(X)`` at the evaluated point, the new one
+``b(X)``; ``p(x)`` and ``p(y)`` at 3, ``p(z)`` at 2.
+* ``late(x)@3``: b(x) at 5, so the new version's evaluation of 5 (window [2,5]) derives it;
+  the old one's of 6 (a(x) at 6) would too, but that evaluation is the new version's.
+* ``late(y)@3``: only the old version's evaluation of 6 (a(y) at 6) would: not an answer.
+* ``late(z)@2``: a(z) at 3, so the old version's evaluation of 3 derives it (before T)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dialect_programs import LARS_DATED_EVENTS, LARS_DATED_NEW, LARS_DATED_OLD
+from explaining import explain, files, walk
+from meaning import meaning
+
+from chronolog.cli.main import main
+from chronolog.contract.models import Explanation
+
+OLD, NEW, EVENTS = LARS_DATED_OLD, LARS_DATED_NEW, LARS_DATED_EVENTS
+
+
+def _setup(tmp_path: Path) -> tuple[str, str, str]:
+    prog, stream = files(tmp_path, "old.lars", OLD, EVENTS)
+    (tmp_path / "new.lars").write_text(NEW)
+    return prog, stream, f"4={tmp_path / 'new.lars'}"
+
+
+def _run(capsys, prog: str, stream: str, *more: str) -> list[dict]:  # noqa: ANN001
+    capsys.readouterr()
+    assert main(["run", prog, "--input", stream, *more]) == 0
+    return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
+def test_run_upgrade_answers_by_hand(tmp_path, capsys):
+    prog, stream, upgrade = _setup(tmp_path)
+    assert meaning(_run(capsys, prog, stream, "--upgrade", upgrade), (0, 8)) == {("late", ("x",), 3),
+                                                                                ("late", ("z",), 2)}
+    assert meaning(_run(capsys, prog, stream), (0, 8)) == {("late", (a,), t) for a, t in
+                                                           (("x", 3), ("y", 3), ("z", 2))}
+
+
+def test_why_explains_with_the_version_of_the_evaluation_that_derived_it(tmp_path, capsys):
+    prog, stream, upgrade = _setup(tmp_path)
+    code, got, err = explain(capsys, prog, stream, "why", "late(x)@3", "--upgrade", upgrade)
+    assert code == 0, err
+    Explanation.model_validate(got)
+    assert got["text"] == "late(x) at 3 (derived by the evaluation of 5)"
+    assert got["rule"]["file"].endswith("new.lars") and got["bindings"] == {"X": "x", "U": 3}
+    cited = [n["source"] for n in walk(got) if n["kind"] == "event"]
+    assert cited == [f"{stream}:3:1", f"{stream}:6:1"]  # p(x) at 3, b(x) at 5
+    # sound: the cited events alone (the first time kept, time advanced to the evaluation) derive it
+    lines = Path(stream).read_text().splitlines()
+    (tmp_path / "alone.jsonl").write_text("\n".join([json.dumps({"t": 0}), lines[2], lines[5], json.dumps({"t": 5})]))
+    assert ("late", ("x",), 3) in meaning(_run(capsys, prog, str(tmp_path / "alone.jsonl"), "--upgrade", upgrade),
+                                          (0, 5))
+    # before T, the old version's evaluation derives late(z) at 2
+    code, got, err = explain(capsys, prog, stream, "why", "late(z)@2", "--upgrade", upgrade)
+    assert code == 0, err
+    assert got["text"] == "late(z) at 2 (derived by the evaluation of 3)" and got["rule"]["file"].endswith("old.lars")
+    code, _, err = explain(capsys, prog, stream, "why-not", "late(x)@3", "--upgrade", upgrade)
+    assert code == 1 and "late(x) holds at 3 (ask --why)" in err
+
+
+def test_why_not_follows_run_upgrade(tmp_path, capsys):
+    prog, stream, upgrade = _setup(tmp_path)
+    # the old program alone derives late(y) at 3 (its evaluation of 6): run --upgrade does not
+    code, _, err = explain(capsys, prog, stream, "why", "late(y)@3")
+    assert code == 0, err
+    code, _, err = explain(capsys, prog, stream, "why", "late(y)@3", "--upgrade", upgrade)
+    assert code == 1 and "late(y) does not hold at 3 (ask --why-not)" in err
+    code, got, err = explain(capsys, prog, stream, "why-not", "late(y)@3", "--upgrade", upgrade)
+    assert code == 0, err
+    Explanation.model_validate(got)
+    # the evaluation of 3 by the old version, and the new version's first evaluation (4)
+    assert [(e["rule"]["file"].rsplit("/", 1)[-1], e["literal"]) for e in got["why_not"]] == \
+        [("old.lars", "a(X)"), ("new.lars", "b(X)")]
+    assert got["why_not"][0]["text"] == "fails at body element 2: a(y) fails: no matching fact at 3"
+    assert got["why_not"][1]["text"] == ("at the evaluation of 4 (the program version from 4): fails at body "
+                                         "element 2: b(y) fails: no matching fact at 4")
+
+
+def test_changes_name_the_evaluation_that_dates_the_atom_back(tmp_path, capsys):
+    prog, stream, upgrade = _setup(tmp_path)
+    written = _run(capsys, prog, stream, "--upgrade", upgrade)
+    code, got, err = explain(capsys, prog, stream, "changes", "late(x)@3", "--upgrade", upgrade)
+    assert code == 0, err
+    (change,) = got["changes"]
+    assert change["answer"] == {"t": 3, "pred": "late", "args": ["x"]} and change["answer"] in written
+    # written when the evaluation of 5 dated it back, after b(x) at 5 arrived: not a correction
+    assert (change["kind"], change["until"]) == ("advance", "5")
+    assert [(c["pred"], c["args"], c["t"]) for c in change["causes"]] == [("b", ["x"], "5")]
+    code, got, _ = explain(capsys, prog, stream, "changes", "late(y)@3", "--upgrade", upgrade)
+    assert code == 0 and got["changes"] == []
+    capsys.readouterr()
+    assert main(["explain", prog, "--input", stream, "--changes", "late(x)@3", "--upgrade", upgrade]) == 0
+    assert "its evaluation dates the atom back to 3" in capsys.readouterr().out
