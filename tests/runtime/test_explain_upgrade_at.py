@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dialect_programs import LARS_DATED_EVENTS, LARS_DATED_NEW, LARS_DATED_OLD
+from dialect_programs import LARS_AT_EVENT, LARS_AT_PROGRAM, LARS_AT_RULES, LARS_DATED_EVENTS, LARS_DATED_NEW, LARS_DATED_OLD
 from explaining import explain, files, walk
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from meaning import meaning
 
 from chronolog.cli.main import main
@@ -100,3 +102,62 @@ def test_changes_name_the_evaluation_that_dates_the_atom_back(tmp_path, capsys):
     capsys.readouterr()
     assert main(["explain", prog, "--input", stream, "--changes", "late(x)@3", "--upgrade", upgrade]) == 0
     assert "its evaluation dates the atom back to 3" in capsys.readouterr().out
+
+
+# new programs with an @-head that dates atoms back (and whatever else LARS_AT_PROGRAM draws)
+DATING = st.tuples(st.sampled_from(LARS_AT_RULES[:4] + LARS_AT_RULES[5:]), LARS_AT_PROGRAM).map(
+    lambda d: list(dict.fromkeys([d[0], *d[1]])))
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _evaluated(node: dict, t: int) -> int:
+    """The point whose evaluation a rule node's atom comes from: an @-head's names it, else its own time."""
+    text = node["text"]
+    if "(derived by the evaluation of " in text:
+        return int(text.split("(derived by the evaluation of ")[1].split(")")[0])
+    return node.get("time", t)
+
+
+@SETTINGS
+@given(old=LARS_AT_PROGRAM, new=DATING, at=st.integers(1, 9), events=st.lists(LARS_AT_EVENT, min_size=2, max_size=12),
+       t=st.integers(0, 10), pred=st.sampled_from(["w", "v", "q", "s"]), arg=st.sampled_from(["a", "b"]),
+       answer=st.none() | st.integers(0, 99))
+def test_random_upgrades_with_at_heads_explain_run_upgrades_answers(tmp_path_factory, capsys, old, new, at, events, t,
+                                                                     pred, arg, answer):
+    """``--why`` exactly for ``run --upgrade``'s answers and ``--why-not`` for the others; every
+    rule node cites the version in force at the point whose evaluation it is; the events a
+    ``--why`` cites, alone (the first time kept, time advanced to the latest evaluation it
+    names), derive the atom under ``run --upgrade``.  (``answer``: the query is one of the
+    answers, most often one an ``@``-head dates back, else any atom.)"""
+    tmp = tmp_path_factory.mktemp("dated")
+    stream_events = [{"t": 0}, *events, {"t": 10}]
+    prog, stream = files(tmp, "old.lars", "\n".join(old) + "\n", stream_events)
+    (tmp / "new.lars").write_text("\n".join(new) + "\n")
+    upgrade = f"{at}={tmp / 'new.lars'}"
+    answers = sorted(meaning(_run(capsys, prog, stream, "--upgrade", upgrade), (0, 10)))
+    if answer is not None and answers:
+        dated = [a for a in answers if a[0] == "w"] or answers
+        pred, (arg,), t = dated[answer % len(dated)]
+    holds = (pred, (arg,), t) in answers
+    query = f"{pred}({arg})@{t}"
+    code, got, err = explain(capsys, prog, stream, "why", query, "--upgrade", upgrade)
+    assert code == (0 if holds else 1), err
+    code_not, got_not, err_not = explain(capsys, prog, stream, "why-not", query, "--upgrade", upgrade)
+    assert code_not == (1 if holds else 0), err_not
+    for output in (got, got_not):
+        if output is not None:
+            Explanation.model_validate(output)
+    if not holds:
+        return
+    points = [t]
+    for node in walk(got):
+        if node["kind"] == "rule":
+            e = _evaluated(node, t)
+            points.append(e)
+            assert node["rule"]["file"].endswith("old.lars" if e < at else "new.lars"), (e, node)
+    texts = Path(stream).read_text().splitlines()
+    cited = sorted({int(n["source"].split(":")[-2]) for n in walk(got) if n["kind"] == "event"})
+    alone = [{"t": 0}, *(json.loads(texts[n - 1]) for n in cited), {"t": max(points)}]
+    (tmp / "alone.jsonl").write_text("".join(json.dumps(e) + "\n" for e in alone))
+    assert (pred, (arg,), t) in meaning(_run(capsys, prog, str(tmp / "alone.jsonl"), "--upgrade", upgrade),
+                                        (0, max(points))), (cited, got)

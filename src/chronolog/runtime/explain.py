@@ -14,6 +14,7 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -330,21 +331,26 @@ class NotSo(ChronologError):
     """``--why`` of an atom that does not hold (or ``--why-not`` of one that does): exit 1."""
 
 
+Programs = list[tuple[Time | None, Any, Callable[[], Evaluator]]]  # (from T or None, program, its evaluator's maker)
+
+
 def in_force(row: Any, programs: list[tuple[Time | None, Any]], t: Time,
-             make: Callable[[Any], Evaluator]) -> tuple[Any, Callable[[], Evaluator], list[tuple[Time, Any]]]:
+             make: Callable[[Any], Evaluator]) -> tuple[Any, Callable[[], Evaluator], Programs]:
     """What an explanation at ``t`` reads of a program and its upgrades (``programs``: the
     first one, then each new version from its T on, times increasing; ``make``: a version's
     evaluator with ``run``'s options): the program it explains with, a maker of the evaluator
-    whose answers it explains, and the later versions that evaluator follows.  Where no
-    version dates atoms back (``Dialect.dates_back``), the version in force at ``t`` alone:
-    its answers at ``t`` are the upgraded run's (contract section 6).  Where one does (LARS's
-    ``@``-heads), an answer at ``t`` may come from a later point's evaluation under a later
-    version (the version is chosen by the point evaluated): the answers are ``run
-    --upgrade``'s (``program_versions``), and the dialect picks each evaluation's version."""
+    whose answers it explains, and the versions the dialect explains with.  Where no version
+    dates atoms back (``Dialect.dates_back``), the version in force at ``t`` alone: its
+    answers at ``t`` are the upgraded run's (contract section 6), and no versions.  Where one
+    does (LARS's ``@``-heads), an answer at ``t`` may come from a later point's evaluation
+    under a later version (the version is chosen by the point evaluated): the answers are
+    ``run --upgrade``'s (``program_versions``), and every version is handed to the dialect,
+    which explains each evaluation with the version in force there."""
     if len(programs) > 1 and any(row.dates_back(p) for _, p in programs):
-        first, later = programs[0][1], [(at, p) for at, p in programs[1:] if at is not None]
-        return first, lambda: program_versions([first, *(p for _, p in later)], [make(first), *(make(p) for _, p in later)],
-                                               [at for at, _ in later]), later
+        chain = [programs[0][1]] + [p for at, p in programs[1:] if at is not None]
+        times = [at for at, _ in programs[1:] if at is not None]
+        every: Programs = [(at, p, partial(make, p)) for at, p in zip([None, *times], chain, strict=True)]
+        return chain[0], lambda: program_versions(chain, [make(p) for p in chain], times), every
     chosen = programs[0][1]
     for at, p in programs[1:]:
         if at is None or at <= t:
@@ -354,18 +360,19 @@ def in_force(row: Any, programs: list[tuple[Time | None, Any]], t: Time,
 
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
             every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None,
-            versions: list[tuple[Time, Any]] | None = None) -> Node:
+            versions: Programs | None = None) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
     the explanation needs (``reaching``), then the dialect's explanation against them.  A
     why-not entry names a missing input event only where ``fresh`` (a new evaluator with
     ``run``'s options) re-derives the atom with that event added (``confirm_missing``).
-    ``versions``: the program's later versions (T, program) that ``evaluator`` follows, as
-    ``run --upgrade`` (``in_force``); the dialect explains each evaluation with its own."""
+    ``versions`` (``in_force``'s): every program version that ``evaluator`` follows, as ``run
+    --upgrade``; the dialect is given each with its own answers on the same input (contract
+    section 6: a version's answers are its answers on the whole stream)."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
     versions = versions or []
-    reached = reaching(row, [program, *(p for _, p in versions)], events, query.t)
+    reached = reaching(row, [program, *(p for _, p, _ in versions)], events, query.t)
 
     def cut(stream: list[Event], atom: tuple[str, tuple]) -> list[Event]:
         return sliced(row, program, stream, atom, evaluator)
@@ -373,21 +380,26 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     seen = cut(reached, (query.pred, query.args))
     if row.narrow is not None:  # (the answers of other atoms are not all written then: not read)
         row.narrow(program)((query.pred, query.args), evaluator)
-    out = io.StringIO()
-    run_evaluator(evaluator, seen, out, warn=lambda m: None)
-    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
+    lines = _answers(evaluator, seen)
     holds = query.holds(lines)
     if mode == "why" and not holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} does not hold at {time_text(query.t)} (ask --why-not)")
     if mode == "why-not" and holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
-    more = {"versions": versions} if versions else {}
+    more = {"versions": [(at, p, _answers(make(), seen)) for at, p, make in versions]} if versions else {}
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator, **more)
     confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
+
+
+def _answers(evaluator: Evaluator, events: list[Event]) -> list[dict]:
+    """The answer lines ``run`` writes with ``evaluator`` on ``events``."""
+    out = io.StringIO()
+    run_evaluator(evaluator, events, out, warn=lambda m: None)
+    return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 
 def late_events(events: Iterable[Event]) -> Iterator[Event]:

@@ -652,28 +652,28 @@ def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str
 
 def explainer(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``).
-    ``versions``: later program versions (T, program) whose answers the lines are (``run
-    --upgrade``'s): each evaluation is explained with the version in force at the point it
-    evaluates (contract section 6), so an ``@``-head's atom dated before T that an evaluation
-    from T on derives is explained with the new version, one before T's with the old."""
+    ``versions``: every program version (from T or None, program, its own answer lines on the
+    input) of an upgraded run, whose answers ``lines`` are: each evaluation is explained with
+    the version in force at the point it evaluates, against that version's answers (contract
+    section 6), so an ``@``-head's atom dated before T that an evaluation from T on derives is
+    explained with the new version, one an evaluation before T derives with the old."""
     plans = {id(program): plan_program(program)}
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None, versions: Any = ()) -> Any:
+                evaluator: Any = None, versions: Any = None) -> Any:
         events = list(events)
-        lines = list(lines)
-        chain = [(None, program), *versions]
+        chain = versions or [(None, program, list(lines))]
 
         def scene(at: int) -> Scene:
-            """The evaluation of ``at``, by the version in force there."""
-            version = [p for since, p in chain if since is None or since <= at][-1]
+            """The evaluation of ``at``, by the version in force there, against its answers."""
+            _, version, answers = [v for v in chain if v[0] is None or v[0] <= at][-1]
             plan = plans.get(id(version))
             if plan is None:
                 plan = plans[id(version)] = plan_program(version)
-            return Scene(version, plan, events, answer_at(lines, at), at)
+            return Scene(version, plan, events, answer_at(answers, at), at)
 
         key = (atom[0], len(atom[1]))
-        if all(key not in at_head_predicates(p) for _, p in chain):
+        if all(key not in at_head_predicates(p) for _, p, _ in chain):
             here = scene(t)
             return why(here, atom, every, depth) if mode == "why" else why_not(here, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
@@ -686,7 +686,7 @@ def explainer(program: Any) -> Callable[..., Any]:
                 return why(got, asked, every, depth) if mode == "why" else why_not(got, asked)
         here = scene(t)
         node = why_not(here, timed if key in here.timed else atom)
-        return _later_versions(node, timed, key, [scene(since) for since, _ in versions if t < since <= last])
+        return _later_versions(node, timed, key, [scene(since) for since, _, _ in chain[1:] if t < since <= last])
 
     return explain
 
