@@ -82,9 +82,19 @@ def test_why_not_follows_run_upgrade(tmp_path, capsys):
     # the evaluation of 3 by the old version, and the new version's first evaluation (4)
     assert [(e["rule"]["file"].rsplit("/", 1)[-1], e["literal"]) for e in got["why_not"]] == \
         [("old.lars", "a(X)"), ("new.lars", "b(X)")]
-    assert got["why_not"][0]["text"] == "fails at body element 2: a(y) fails: no matching fact at 3"
+    assert got["why_not"][0]["text"] == ("fails at body element 2: a(y) fails: no matching fact at 3; adding a(y) "
+                                         "at 3 would derive it")
     assert got["why_not"][1]["text"] == ("at the evaluation of 4 (the program version from 4): fails at body "
-                                         "element 2: b(y) fails: no matching fact at 4")
+                                         "element 2: b(y) fails: no matching fact at 4; adding b(y) at 4 would derive it")
+    # each named event, added, makes run --upgrade answer late(y) at 3 (the old version's
+    # evaluation of 3, the new one's of 4)
+    for entry in got["why_not"]:
+        missing = entry["missing"]
+        plus = [*EVENTS[:-1], {"t": missing["time"], "pred": missing["pred"], "args": missing["args"]}, EVENTS[-1]]
+        plus.sort(key=lambda e: e["t"])
+        (tmp_path / "plus.jsonl").write_text("".join(json.dumps(e) + "\n" for e in plus))
+        assert ("late", ("y",), 3) in meaning(_run(capsys, prog, str(tmp_path / "plus.jsonl"), "--upgrade", upgrade),
+                                              (0, 8))
 
 
 def test_changes_name_the_evaluation_that_dates_the_atom_back(tmp_path, capsys):

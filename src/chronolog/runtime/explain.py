@@ -390,7 +390,9 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     more = {"versions": [(at, p, _answers(make(), seen)) for at, p, make in versions]} if versions else {}
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator, **more)
-    confirm_missing(node, reached, query, fresh, None if seen is reached else cut)
+    programs = [program, *(p for _, p, _ in versions)]
+    confirm_missing(node, reached, query, fresh, None if seen is reached else cut,
+                    lambda t: reaching(row, programs, events, t))
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
 
@@ -418,48 +420,84 @@ MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input fro
 
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
-                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None) -> None:
+                    cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None,
+                    input_at: Callable[[Time], list[Event]] | None = None) -> None:
     """Name the missing input event of each why-not entry the dialect proposed one for, where
     it is true: the input with the candidate added at its time (after the events of that time,
     so not late), evaluated to T by a new evaluator, derives the entry's atom at its time — the
     query's for a top-level entry, the one its ``goal`` names for a nested one (a negated
-    literal's, a failing literal's below; a nested entry without a goal names none).  ``cut``:
-    of the input with the candidate, the events that can matter to that atom, as ``sliced``;
-    it is placed among all of them, as a dropped late event decides whether it arrives late.
-    An unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows
-    it shifts): the entry then names none.  The input before the candidates' places is
-    evaluated once (``Prefixes``), each candidate from its place on; top-level entries are
-    tried first, then the nested ones breadth-first, within one budget."""
-    asked = _asked(node, query)
+    literal's, a failing literal's below; a nested entry without a goal names none).  ``events``
+    is the input the explanation evaluated, whose answers at T are exact (``reaching``); a goal
+    at another time is checked on ``input_at`` its time (None: such goals name none), and only
+    where its atom does not hold there already.  A goal that names the point whose evaluation
+    must derive it (a LARS ``@``-head's atom, dated back: ``_by_evaluation``) is checked there.
+    ``cut``: of the input with the candidate, the events that can matter to that atom, as
+    ``sliced``; it is placed among all of them, as a dropped late event decides whether it
+    arrives late.  An unconfirmed candidate is dropped (windows, negations a new event blocks,
+    tuple windows it shifts): the entry then names none.  The input before the candidates'
+    places is evaluated once (``Prefixes``), each candidate from its place on; top-level
+    entries are tried first, then the nested ones breadth-first, within one budget."""
+    asked = [(entry, goal if goal is None or (goal.t == query.t and by is None) or input_at is not None else None, by)
+             for entry, goal, by in _asked(node, query)]
     if fresh is None:
-        for entry, _ in asked:
+        for entry, _, _ in asked:
             entry.candidates = []
         return
-    tried = [ev for entry, goal in asked if goal is not None for ev in entry.candidates[:MISSING_TRIES]]
+    tried = [ev for entry, goal, by in asked if goal is not None and goal.t == query.t and by is None
+             for ev in entry.candidates[:MISSING_TRIES]]
     # a sliced input is short: each candidate evaluates its slice whole (the candidate placed
     # among all events first, as a dropped late event decides whether it arrives late)
     prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried}) if cut is None else None
+    inputs: dict[Time, list[Event]] = {query.t: events}
+    answered: dict[Time, list[dict]] = {}  # the answers of a goal's own input, without a candidate
     budget = MISSING_BUDGET
-    for entry, goal in asked:
+    for entry, goal, by in asked:
         candidates, entry.candidates = entry.candidates, []
-        if goal is None:
+        if goal is None or not candidates or budget <= 0:
             continue
         part = None if cut is None else (lambda stream, g=goal: cut(stream, (g.pred, g.args)))
+        if goal.t not in inputs and input_at is not None:
+            inputs[goal.t] = input_at(goal.t)
+        stream = inputs[goal.t]
+        if goal.t != query.t and by is None:
+            # (an atom that holds there already: a candidate's check would say nothing)
+            if goal.t not in answered:
+                answered[goal.t] = _answers_to(fresh(), stream, goal)
+            if goal.holds(answered[goal.t]):
+                continue
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            if (prefixes.derives_with(ev, goal) if prefixes is not None
-                    else derives_with(fresh(), events, ev, goal, part)):
+            if by is not None:
+                found = _by_evaluation(fresh, stream, ev, goal, by)
+            elif prefixes is not None and goal.t == query.t:
+                found = prefixes.derives_with(ev, goal)
+            else:
+                found = derives_with(fresh(), stream, ev, goal, part)
+            if found:
                 entry.missing = ev
                 entry.text += f"; adding {missing_text(ev)} would derive it"
                 break
 
 
-def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
+def _by_evaluation(fresh: Callable[[], Evaluator], events: list[Event], ev: Event, goal: Query, at: Time) -> bool:
+    """Whether, with ``ev`` added, the evaluation of the point ``at`` derives the goal's atom
+    (a discrete dialect, each point evaluated on the input up to it): the answers of the input
+    up to ``at`` hold it and those of the input up to the point before do not (the
+    evaluations before ``at`` are the same in both; those after it are in neither)."""
+    stream = with_event(events, ev)
+
+    def holds_upto(t: Time) -> bool:
+        part = [e for e in stream if e.t <= t]
+        return bool(part) and goal.holds(_answers_to(fresh(), [*part, Event(t)], goal))
+
+    return holds_upto(at) and not holds_upto(at - 1)
+
+
+def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None, Time | None]]:
     """Every why-not entry of the tree, breadth-first, with the atom at a time its missing
-    event must derive (None: none is named).  A nested entry's atom counts only at T: the
-    input evaluated (``reaching``) gives the answers at T exactly, not those before it, so
-    an atom said not to hold at an earlier time may hold in ``run``'s answers."""
-    out: list[tuple[Node, Query | None]] = []
+    event must derive (None: none is named) — the query for a top-level entry, its ``goal``
+    for a nested one — and the point whose evaluation must derive it, where the goal names one."""
+    out: list[tuple[Node, Query | None, Time | None]] = []
     level: list[tuple[Node, bool]] = [(root, True)]
     while level:
         below: list[tuple[Node, bool]] = []
@@ -467,11 +505,13 @@ def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None]]:
             for entry in node.entries:
                 goal = entry.goal
                 if top and goal is None:
-                    out.append((entry, query))
-                elif goal is None or goal[2] != query.t:
-                    out.append((entry, None))
+                    out.append((entry, query, None))
+                elif goal is None:
+                    out.append((entry, None, None))
                 else:
-                    out.append((entry, Query(goal[0], tuple(goal[1]), goal[2], f"{atom_text(goal[0], goal[1])}@{goal[2]}")))
+                    pred, args, t = goal[:3]
+                    out.append((entry, Query(pred, tuple(args), t, f"{atom_text(pred, args)}@{t}"),
+                                goal[3] if len(goal) > 3 else None))
                 below.append((entry, False))
             below += [(child, False) for child in node.children]
         level = below
@@ -504,6 +544,13 @@ def answers_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Qu
     stream = with_event(events, ev)
     stream = stream if cut is None else cut(stream)
     run_evaluator(evaluator, stream, out, until=_until(stream, query), warn=lambda m: None)
+    return [_decode(raw) for raw in out.getvalue().splitlines()]
+
+
+def _answers_to(evaluator: Evaluator, stream: list[Event], query: Query) -> list[dict]:
+    """The answer lines of ``stream``, evaluated to at least the query's time."""
+    out = io.StringIO()
+    run_evaluator(evaluator, stream, out, until=_until(stream, query) if stream else None, warn=lambda m: None)
     return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 

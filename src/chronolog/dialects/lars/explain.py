@@ -464,6 +464,8 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
     elif scene.intensional(lit.atom.key) and lit.op in (Op.DIAMOND, Op.BOX) and lit.atom.key not in scene.timed \
             and not isinstance(lit.window, TupleWindow):
         node.why_not = _window_failures(scene, lit, (lit.atom.pred, args))
+    elif scene.intensional(lit.atom.key) and not isinstance(lit.window, TupleWindow):  # an @-head's, at its times
+        node.why_not = _timed_failures(scene, (lit.atom.pred, args), _points(scene, lit, b))
     elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
         node.why_not = []
     if isinstance(lit.window, TupleWindow):
@@ -537,10 +539,47 @@ def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()
     (its ``goal``), else for the query."""
     matching = [(rule, env) for rule in scene.program.rules if rule.body and (env := head_binding(rule, atom)) is not None]
     out = [_first_failure(scene, rule, env, seen | {atom}) for rule, env in matching]
-    if scene.key_of(atom) not in scene.timed:  # (an @-head's atom: its time is not the scene's)
-        for entry, (rule, env) in zip(out, matching, strict=True):
-            entry.candidates = missing_events(scene, rule, env)
-            entry.goal = (atom[0], atom[1], scene.t) if nested else None
+    # (an @-head's atom carries its own time last: the goal is the atom at that time, derived
+    # by the evaluation of the scene's point, not by another point's)
+    goal = (atom[0], atom[1][:-1], atom[1][-1], scene.t) if scene.key_of(atom) in scene.timed \
+        else (atom[0], atom[1], scene.t)
+    for entry, (rule, env) in zip(out, matching, strict=True):
+        entry.candidates = missing_events(scene, rule, env)
+        entry.goal = goal if nested else None
+    return out
+
+
+POINTS = 8  # the latest points of a window whose @-head atoms a why-not follows
+
+
+def _points(scene: Scene, lit: ExtAtom, b: Binding) -> list[int]:
+    """The points at which an ``@``-head predicate's atom, missing from the evaluation of T,
+    keeps the (positive reading of the) literal from holding, latest first: T for one without
+    a window, the time an ``at`` names, else every point of the window where it is missing
+    (a box: those; a diamond: all), at most ``POINTS`` of them."""
+    lo, hi = scene.span(lit)
+    args = tuple(_eval(a, b) for a in lit.atom.args)
+    if lit.op is Op.NOW:
+        points = [scene.t]
+    elif lit.op is Op.AT and lit.time is not None and (isinstance(lit.time, Const) or lit.time.name in b):
+        at = _eval(lit.time, b)
+        points = [at] if type(at) is int and lo <= at <= hi else []
+    else:
+        points = list(range(hi, lo - 1, -1))
+    return [u for u in points if not scene.holds((lit.atom.pred, (*args, u)))][:POINTS]
+
+
+def _timed_failures(scene: Scene, atom: Atom, points: list[int], seen: frozenset[Atom] = frozenset()) -> list[Node]:
+    """Why the evaluation of T derives an ``@``-head predicate's atom at none of ``points``:
+    each point's rule failures, named by the atom and its time (each its own goal)."""
+    out = []
+    for u in points:
+        timed = (atom[0], (*atom[1], u))
+        if timed in seen:
+            continue
+        for entry in _rule_failures(scene, timed, seen):
+            entry.text = f"{atom_text(*atom)} at {u}: {entry.text}"
+            out.append(entry)
     return out
 
 
@@ -555,8 +594,11 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom]
                     bindings=_shown(env),
                     literal=str(elem), reason=reason)
         below = _failing_atom(scene, elem, before)
-        if below is not None and below not in seen and len(seen) < NESTED:
-            node.why_not = _rule_failures(scene, below, seen)
+        if below is not None and len(seen) < NESTED:
+            if (below[0], len(below[1])) in scene.timed:  # an @-head's, at the window's points
+                node.why_not = _timed_failures(scene, below, _points(scene, elem, before[0]), seen)
+            elif below not in seen:
+                node.why_not = _rule_failures(scene, below, seen)
         return node
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
                         "(another choice of the answer set)", rule=_rule_text(rule),
@@ -620,12 +662,23 @@ def _groundings(terms: tuple, b: Binding, values: list[Any]) -> list[tuple[tuple
 
 
 def _failing_atom(scene: Scene, elem: Any, envs: list[Binding]) -> Atom | None:
-    """The atom a failing positive literal asks for at T, when it is one atom: the literal
-    reads the answer at T (no window, not an ``@``-head's) and the part before binds it."""
-    if not isinstance(elem, ExtAtom) or elem.negated or elem.op is not Op.NOW or len(envs) != 1:
+    """The atom a failing positive literal asks for, when it is one atom the part before binds
+    (an ``@``-head predicate's: without its time, which ``_points`` gives).  A window over any
+    other derived predicate sees what the evaluation of T derives, at T only (LARS.md), so a
+    diamond (and an ``at`` or a box whose window is T alone) asks for the atom at T."""
+    if not isinstance(elem, ExtAtom) or elem.negated or len(envs) != 1 or isinstance(elem.window, TupleWindow):
         return None
-    if not scene.intensional(elem.atom.key) or elem.atom.key in scene.timed:
+    if not scene.intensional(elem.atom.key):
         return None
+    if elem.atom.key not in scene.timed and elem.op is not Op.NOW:
+        if elem.op is Op.BOX and scene.span(elem)[0] < scene.t:
+            return None  # it needs the atom before T, which the evaluation of T never derives
+        if elem.op is Op.AT and elem.time is not None and not (isinstance(elem.time, Var) and elem.time.name not in envs[0]):
+            try:
+                if _eval(elem.time, envs[0]) != scene.t:
+                    return None
+            except (KeyError, _Undefined):
+                return None
     try:
         return elem.atom.pred, tuple(_eval(a, envs[0]) for a in elem.atom.args)
     except (KeyError, _Undefined):
