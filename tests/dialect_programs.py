@@ -76,3 +76,12 @@ LARS_AT_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "
                                                           **({"op": "retract"} if retract else {})},
                           st.integers(0, 10), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
 LARS_AT_PROGRAM = st.lists(st.sampled_from(LARS_RULES + LARS_AT_RULES), min_size=1, max_size=3, unique=True)
+
+# An @-head dated before an upgrade's T = 4 by an evaluation from T on
+# (runtime/test_explain_upgrade_at.py, by hand, and runtime/test_explain_fleet_lars_upgrade.py)
+LARS_DATED_OLD = "late(X) at U :- p(X) at U [3], a(X).\n"
+LARS_DATED_NEW = "late(X) at U :- p(X) at U [3], b(X).\n"
+LARS_DATED_EVENTS = [{"t": 0}, {"t": 2, "pred": "p", "args": ["z"]}, {"t": 3, "pred": "p", "args": ["x"]},
+                     {"t": 3, "pred": "p", "args": ["y"]}, {"t": 3, "pred": "a", "args": ["z"]},
+                     {"t": 5, "pred": "b", "args": ["x"]}, {"t": 6, "pred": "a", "args": ["x"]},
+                     {"t": 6, "pred": "a", "args": ["y"]}, {"t": 8}]

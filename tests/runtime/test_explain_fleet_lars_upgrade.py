@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from dialect_programs import LARS_DATED_EVENTS, LARS_DATED_NEW, LARS_DATED_OLD
 
 from chronolog.cli import explain as cli_explain
 from chronolog.cli.main import main
@@ -25,17 +26,18 @@ EVENTS = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 4, "pred": "p", 
 AT = 5  # the upgrade's time; its request arrives after time 9 (so it restates 5..9)
 
 
-@pytest.fixture
-def fleet(tmp_path, monkeypatch):
-    """The fleet's program file, and its topics as the command would read them."""
+def _topics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old_text: str, new_text: str, events: list[dict],
+            at: int) -> Path:
+    """A fleet started with ``old_text`` and upgraded to ``new_text`` from ``at`` on (its request
+    after the events): its program files, and its topics as the command would read them."""
     old = tmp_path / "old.lars"
-    old.write_text(OLD)
-    (tmp_path / "new.lars").write_text(NEW)
-    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in EVENTS))
-    request = UpgradeRequest("r1", version_id((("new.lars", NEW),)), "lars", str(AT), (("new.lars", NEW),))
-    records = [("chronolog.facts", 0, k, json.dumps(e).encode(), 0.0) for k, e in enumerate(EVENTS)]
-    records.append(("chronolog.facts", 0, len(EVENTS), request.encode(), 0.0))
-    outcomes = {"r1": {"upgrade": "r1", "service": "reasoner.1", "at": str(AT), "version": request.version}}
+    old.write_text(old_text)
+    (tmp_path / "new.lars").write_text(new_text)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    request = UpgradeRequest("r1", version_id((("new.lars", new_text),)), "lars", str(at), (("new.lars", new_text),))
+    records = [("chronolog.facts", 0, k, json.dumps(e).encode(), 0.0) for k, e in enumerate(events)]
+    records.append(("chronolog.facts", 0, len(events), request.encode(), 0.0))
+    outcomes = {"r1": {"upgrade": "r1", "service": "reasoner.1", "at": str(at), "version": request.version}}
 
     def fleet_input(args, text):  # noqa: ANN001, ANN202 (cli.explain._fleet_input, its topics given)
         program = load_program([str(old)], None)
@@ -44,6 +46,12 @@ def fleet(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli_explain, "_fleet_input", fleet_input)
     return tmp_path
+
+
+@pytest.fixture
+def fleet(tmp_path, monkeypatch):
+    """The fleet's program file, and its topics as the command would read them."""
+    return _topics(tmp_path, monkeypatch, OLD, NEW, EVENTS, AT)
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str]:
@@ -124,3 +132,36 @@ def test_an_atom_a_later_version_dates_back_is_explained_by_it_on_a_fleet(tmp_pa
     assert code == 1
     code, out = _cli(capsys, "explain", "--why", "q(a)@1", "--as", "json")
     assert code == 0 and json.loads(out)["rule"]["file"].endswith("p0.lars"), out
+
+
+def test_an_at_head_dated_before_t_on_a_fleet_is_explained_with_the_version_that_derived_it(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """The hand case of tests/runtime/test_explain_upgrade_at.py on a fleet upgraded from 4:
+    late(x) at 3 is the new version's (its evaluation of 5, b(x) at 5), late(y) at 3 only the
+    old version's evaluation of 6 would derive (not an answer)."""
+    tmp = _topics(tmp_path, monkeypatch, LARS_DATED_OLD, LARS_DATED_NEW, LARS_DATED_EVENTS, 4)
+    code, out = _cli(capsys, "run", str(tmp / "old.lars"), "--input", str(tmp / "in.jsonl"),
+                     "--upgrade", f"4={tmp / 'new.lars'}")
+    assert code == 0 and [json.loads(x) for x in out.splitlines() if '"late"' in x and '"x"' in x] == \
+        [{"t": 3, "pred": "late", "args": ["x"]}]
+    code, out = _cli(capsys, "explain", "--why", "late(x)@3", "--as", "json", "--state-dir", str(tmp))
+    assert code == 0
+    got = json.loads(out)
+    assert got["text"] == "late(x) at 3 (derived by the evaluation of 5)" and got["rule"]["file"] == "new.lars"
+    assert sorted(n["source"] for n in _nodes(got) if n["kind"] == "event") == \
+        ["chronolog.facts[0] offset 2", "chronolog.facts[0] offset 5"]
+    code, _ = _cli(capsys, "explain", "--why", "late(y)@3", "--state-dir", str(tmp))
+    assert code == 1
+    code, out = _cli(capsys, "explain", "--why-not", "late(y)@3", "--as", "json", "--state-dir", str(tmp))
+    assert code == 0
+    assert [e["rule"]["file"] for e in json.loads(out)["why_not"]] == [str(tmp / "old.lars"), "new.lars"]
+    code, out = _cli(capsys, "explain", "--changes", "late(x)@3", "--as", "json", "--state-dir", str(tmp))
+    got = json.loads(out)["changes"]
+    # the old version's evaluation of 6 wrote it; the upgrade (its request after 8) restates it from 4 on
+    assert code == 0 and [(c["kind"], c["answer"].get("diff", 1)) for c in got] == \
+        [("advance", 1), ("upgrade", -1), ("upgrade", 1)]
+    assert [(c["pred"], c["args"]) for c in got[0]["causes"]] == [("a", ["x"]), ("a", ["y"])]
+
+
+def _nodes(node: dict) -> list[dict]:
+    return [node, *(n for child in node.get("premises", []) for n in _nodes(child))]

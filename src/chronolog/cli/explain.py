@@ -92,88 +92,37 @@ def _embedded(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
 
 def _why(args: argparse.Namespace) -> int:
     """``--why`` / ``--why-not``: the tree, or exit 1 saying the atom does (not) hold."""
+    import msgspec  # noqa: PLC0415
+
     from chronolog.cli.main import _error, _open_in, evaluator_for  # noqa: PLC0415 (cli.main imports this module)
-    from chronolog.runtime.explain import NotSo, explain, parse_query, with_lines  # noqa: PLC0415
+    from chronolog.runtime.explain import NotSo, explain, in_force, parse_query, with_lines  # noqa: PLC0415
     from chronolog.runtime.upgrade import new_versions  # noqa: PLC0415
 
     mode, text = ("why", args.why) if args.why is not None else ("why-not", args.why_not)
     if args.input is None:
-        row, options, events, query, versions = _why_on_fleet(args, text)
+        programs, row, options, events, query = _why_on_fleet(args, text)
     else:
         if not args.program:
             raise ChronologError("error: explain --input needs the program file(s)")
-        program, row, options, _ = evaluator_for(args, lambda m: None)
+        first, row, options, _ = evaluator_for(args, lambda m: None)
         query = parse_query(text, integral=not row.rational)
         skipped: list[str] = []
         with _open_in(args.input) as stream:
             name = "<stdin>" if args.input == "-" else args.input
-            events = list(with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append))
+            events = list(with_lines(row.read, first, name, stream, args.format, args.on_error, skipped.append))
         for message in skipped:
             _error(message)
-        versions = [(None, program), *((at, new) for at, _, new in new_versions(program, args.upgrade or [], args.dialect))]
+        programs = [(None, first), *((at, new) for at, _, new in new_versions(first, args.upgrade or [], args.dialect))]
+    # the version in force at T (the last upgrade at or before it), as on a fleet; where a
+    # version dates atoms back, run --upgrade's answers, each evaluation with its own version
+    program, fresh, versions = in_force(row, programs, query.t,
+                                        lambda p: row.evaluator(p, options, lambda m: None))  # (run's options)
+    evaluator = fresh()
     try:
-        if len(versions) > 1:
-            node = _versioned(row, options, versions, events, query, mode, args)
-        else:
-            program = versions[0][1]
-            fresh = lambda: row.evaluator(program, options, lambda m: None)  # noqa: E731 (run's options)
-            node = explain(row, program, fresh(), events, query, mode, args.all, args.depth, fresh)
+        node = explain(row, program, evaluator, events, query, mode, args.all, args.depth, fresh, versions)
     except NotSo as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
-    return _show(node, args, mode, query)
-
-
-def _versioned(row: Any, options: Any, versions: list[tuple[Any, Any]], events: list, query: Any, mode: str,
-               args: argparse.Namespace) -> Any:
-    """``--why`` / ``--why-not`` with ``--upgrade``: as ``run --upgrade`` chooses a program by the
-    time point evaluated (contract section 6), the version in force at T explains, each counting
-    only its own evaluations (``Dialect.evaluations``: a version whose ``@``-heads date atoms
-    back answers only what its evaluations from its T until the next T derive), and then each
-    later version that dates atoms back, whose evaluation from its T on may derive the atom
-    at T.  ``--why``: the first that derives it; ``--why-not``: the version in force at T,
-    unless a later one derives it (then it holds)."""
-    from chronolog.evaluator import atom_text, time_text  # noqa: PLC0415
-    from chronolog.runtime.explain import NotSo, explain  # noqa: PLC0415
-
-    bounds = [at for at, _ in versions[1:]] + [None]
-    spans = [(program, at, None if end is None else end - 1) for (at, program), end in zip(versions, bounds, strict=True)]
-    k = max(i for i, (_, at, _) in enumerate(spans) if at is None or at <= query.t)
-    later = [span for span in spans[k + 1:] if row.dates_back(span[0])]
-
-    def counted(program: Any, first: Any, last: Any) -> Any:
-        evaluator = row.evaluator(program, options, lambda m: None)
-        if row.dates_back(program):
-            row.evaluations(program, evaluator, first, last)
-        return evaluator
-
-    def explained(span: tuple[Any, Any, Any], how: str) -> Any:
-        program, first, last = span
-        return explain(row, program, counted(program, first, last), events, query, how, args.all, args.depth,
-                       lambda: counted(program, first, last), points=(first, last))
-
-    if mode == "why-not":
-        for span in later:
-            try:
-                explained(span, "why")
-            except NotSo:
-                continue
-            raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
-        return explained(spans[k], mode)
-    first_refusal: NotSo | None = None
-    for span in [spans[k], *later]:
-        try:
-            return explained(span, mode)
-        except NotSo as exc:
-            first_refusal = first_refusal or exc
-    assert first_refusal is not None
-    raise first_refusal
-
-
-def _show(node: Any, args: argparse.Namespace, mode: str, query: Any) -> int:
-    """The explanation written in the ``--as`` format."""
-    import msgspec  # noqa: PLC0415
-
     # --all: every derivation, each a tree (the dialect gathers them under one "alternatives" node)
     trees = node.children if args.all and mode == "why" and node.kind == "alternatives" else [node]
     if args.form == "json":  # one node; --all: a list of them (schemas/explanation.schema.json)
@@ -254,17 +203,17 @@ def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     return False
 
 
-def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (row, options, events, query, versions)
-    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, the fleet's
-    options, and the program versions it applied as ``--upgrade`` gives them embedded ((T,
-    program), the first (None, the program it started with)): each version's answers in its
-    span are its answers on the whole stream (contract section 6)."""
+def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (programs, row, options, events, query)
+    """What ``--why`` / ``--why-not`` read on a running fleet: its input topic, and the program
+    versions it applied, each from its T on (``at`` None: from the start, in place of all
+    before), for ``in_force`` to choose from as embedded ``--upgrade``'s (contract section 6),
+    with the fleet's options."""
     from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
     from chronolog.runtime.explain import topic_events  # noqa: PLC0415
     from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
 
     program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
-    versions: list[tuple[Any, Any]] = [(None, program)]
+    programs: list[tuple[Any, Any]] = [(None, program)]
     applied: set[str] = set()
     for _, _, _, value, _ in records:
         if not value.startswith(UPGRADE_KEY):
@@ -276,10 +225,10 @@ def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (r
         applied.add(request.id)
         at = outcome.get("at")
         new = row.parse(list(request.sources))
-        if at is None:  # (in force from the start: what came before it is not known)
-            versions = [(None, new)]
+        if at is None:
+            programs = [(None, new)]
         else:
-            versions.append((parse_time(at, not row.rational, "upgrade"), new))
+            programs.append((parse_time(at, not row.rational, "upgrade"), new))
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
     events = list(topic_events(records, lambda line, where: read_line(row.name, program, line, where)))
-    return row, options, events, query, versions
+    return programs, row, options, events, query

@@ -204,6 +204,10 @@ class DerivedAtom(_Strict):
     pred: StrictStr
     args: list[StrictStr | StrictInt]
     time: StrictInt | StrictStr
+    evaluation: StrictInt | None = Field(default=None, description="LARS: an @-head's atom dated back, the time "
+                                                                   "point whose evaluation derives it with the event "
+                                                                   "(the one the entry is about; absent: the atom "
+                                                                   "holds at its time)")
 
 
 class MissingEvent(_Strict):

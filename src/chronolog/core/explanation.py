@@ -38,7 +38,9 @@ class Node:
     late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
     missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
     candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
-    goal: Any = None  # a nested entry's atom and time (pred, args, t) its candidates must derive; None: the query's
+    # a nested entry's atom and time (pred, args, t) its candidates must derive, and (a LARS @-head's
+    # atom dated back) the point e whose evaluation must: (pred, args, t, e); None: the query's
+    goal: Any = None
     blocks: bool = False  # a negated metric literal's entry: its candidates make the operand hold, so ``goal`` fails
 
     @property
@@ -91,9 +93,12 @@ class Node:
             if _spread(ev):
                 out["missing"]["interval"] = I.text(ev.span)
             if self.goal is not None:  # a nested entry: the atom it derives (or blocks) is not the query's
-                pred, args, t = self.goal
-                out["missing"]["blocks" if self.blocks else "derives"] = {
-                    "pred": pred, "args": list(_bindings(dict(enumerate(args))).values()), "time": json_time(t)}
+                pred, args, t = self.goal[:3]
+                key = "blocks" if self.blocks else "derives"
+                out["missing"][key] = {"pred": pred, "args": list(_bindings(dict(enumerate(args))).values()),
+                                       "time": json_time(t)}
+                if len(self.goal) > 3:  # (a LARS @-head's atom: the point whose evaluation derives it)
+                    out["missing"][key]["evaluation"] = self.goal[3]
         if self.children:
             out["premises"] = [c.data() for c in self.children]
         if self.why_not is not None:

@@ -14,6 +14,7 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -22,11 +23,12 @@ from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
-from chronolog.core.reach import warm_up
+from chronolog.core.reach import warm_up, widest
 from chronolog.core.records import record
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
 from chronolog.runtime.embedded import run_evaluator
+from chronolog.runtime.upgrade import program_versions
 from chronolog.stages.upgrading import switch_to
 from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time
 
@@ -98,9 +100,10 @@ def _constant(text: str) -> Any:
 @record
 class Change:
     """One answer line covering the queried atom: its number among ``run``'s answer lines, the
-    line, why it was written (``advance``: time reached ``until``; ``correction``: it changes
-    a time already evaluated; ``end``: the end of the input) and the input events whose
-    arrival caused it."""
+    line, why it was written (``advance``: time reached ``until``, the line about that time or,
+    dated back by the evaluation, an earlier one; ``correction``: late events or retractions
+    change a time already evaluated; ``end``: the end of the input) and the input events
+    whose arrival caused it."""
 
     number: int
     line: dict
@@ -153,7 +156,9 @@ class Recorder:
                 line = _decode(raw)
                 if not self.query.covers(line):
                     continue
-                if before is not None and _start(line) <= before:
+                # (a line about a time already evaluated that no late event caused: the newest
+                # evaluation dates it back, as a LARS @-head does: written as time advanced)
+                if before is not None and _start(line) <= before and (late or not fresh):
                     self.changes.append(Change(self.lines, line, "correction", until, late))
                 elif end:
                     self.changes.append(Change(self.lines, line, "end", until, fresh))
@@ -235,6 +240,9 @@ def render_text(query: Query, found: list[Change]) -> str:
         elif change.why == "end":
             out.append("     written at the end of the input" + (f" (evaluated up to {time_text(change.until)})"
                                                                   if change.until is not None else "") + ", after:")
+        elif change.until is not None and change.line.get("t", change.until) < change.until:  # a point dated back
+            out.append(f"     written when time reached {time_text(change.until)} (a later time arrived; its "
+                       f"evaluation dates the atom back to {time_text(change.line['t'])}), after:")
         else:
             out.append(f"     written when time reached {time_text(change.until)} (a later time arrived), after:"
                        if change.until is not None else "     written after:")
@@ -323,19 +331,48 @@ class NotSo(ChronologError):
     """``--why`` of an atom that does not hold (or ``--why-not`` of one that does): exit 1."""
 
 
+Programs = list[tuple[Time | None, Any, Callable[[], Evaluator]]]  # (from T or None, program, its evaluator's maker)
+
+
+def in_force(row: Any, programs: list[tuple[Time | None, Any]], t: Time,
+             make: Callable[[Any], Evaluator]) -> tuple[Any, Callable[[], Evaluator], Programs]:
+    """What an explanation at ``t`` reads of a program and its upgrades (``programs``: the
+    first one, then each new version from its T on, times increasing; ``make``: a version's
+    evaluator with ``run``'s options): the program it explains with, a maker of the evaluator
+    whose answers it explains, and the versions the dialect explains with.  Where no version
+    dates atoms back (``Dialect.dates_back``), the version in force at ``t`` alone: its
+    answers at ``t`` are the upgraded run's (contract section 6), and no versions.  Where one
+    does (LARS's ``@``-heads), an answer at ``t`` may come from a later point's evaluation
+    under a later version (the version is chosen by the point evaluated): the answers are
+    ``run --upgrade``'s (``program_versions``), and every version is handed to the dialect,
+    which explains each evaluation with the version in force there."""
+    if len(programs) > 1 and any(row.dates_back(p) for _, p in programs):
+        chain = [programs[0][1]] + [p for at, p in programs[1:] if at is not None]
+        times = [at for at, _ in programs[1:] if at is not None]
+        every: Programs = [(at, p, partial(make, p)) for at, p in zip([None, *times], chain, strict=True)]
+        return chain[0], lambda: program_versions(chain, [make(p) for p in chain], times), every
+    chosen = programs[0][1]
+    for at, p in programs[1:]:
+        if at is None or at <= t:
+            chosen = p
+    return chosen, lambda: make(chosen), []
+
+
 def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event], query: Query, mode: str,
             every: bool = False, depth: int | None = None, fresh: Callable[[], Evaluator] | None = None,
-            points: tuple[Any, Any] = (None, None)) -> Node:
+            versions: Programs | None = None) -> Node:
     """``--why`` / ``--why-not`` of the query: the answers as ``run`` writes them on the input
     the explanation needs (``reaching``), then the dialect's explanation against them.  A
     why-not entry names a missing input event only where ``fresh`` (a new evaluator with
     ``run``'s options) re-derives the atom with that event added (``confirm_missing``).
-    ``points``: the first and last time points whose evaluations count (None: no bound; a
-    program version's span under ``--upgrade``, where an ``@``-head dates atoms back)."""
+    ``versions`` (``in_force``'s): every program version that ``evaluator`` follows, as ``run
+    --upgrade``; the dialect is given each with its own answers on the same input (contract
+    section 6: a version's answers are its answers on the whole stream)."""
     if row.explain is None:
         raise ChronologError(f"error: --{mode} is not built for {row.title} programs yet; --changes is")
     events = list(events)
-    reached = reaching(row, program, events, query.t)
+    versions = versions or []
+    reached = reaching(row, [program, *(p for _, p, _ in versions)], events, query.t)
 
     def cut(stream: list[Event], atom: tuple[str, tuple]) -> list[Event]:
         return sliced(row, program, stream, atom, evaluator)
@@ -343,20 +380,28 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     seen = cut(reached, (query.pred, query.args))
     if row.narrow is not None:  # (the answers of other atoms are not all written then: not read)
         row.narrow(program)((query.pred, query.args), evaluator)
-    out = io.StringIO()
-    run_evaluator(evaluator, seen, out, warn=lambda m: None)
-    lines = [_decode(raw) for raw in out.getvalue().splitlines()]
+    lines = _answers(evaluator, seen)
     holds = query.holds(lines)
     if mode == "why" and not holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} does not hold at {time_text(query.t)} (ask --why-not)")
     if mode == "why-not" and holds:
         raise NotSo(f"{query.text}: {atom_text(query.pred, query.args)} holds at {time_text(query.t)} (ask --why)")
     # (the evaluator, having evaluated ``seen``, is the dialect's to read: RTEC solves rules on its store)
+    more = {"versions": [(at, p, _answers(make(), seen)) for at, p, make in versions]} if versions else {}
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
-                                      evaluator=evaluator, points=points)
-    confirm_missing(node, reached, query, fresh, None if seen is reached else cut, anytime=not row.discrete)
+                                      evaluator=evaluator, **more)
+    programs = [program, *(p for _, p, _ in versions)]
+    confirm_missing(node, reached, query, fresh, None if seen is reached else cut,
+                    lambda t: reaching(row, programs, events, t), anytime=not row.discrete)
     mark_late([node], {str(ev.loc) for ev in late_events(events) if ev.loc is not None})
     return node
+
+
+def _answers(evaluator: Evaluator, events: list[Event]) -> list[dict]:
+    """The answer lines ``run`` writes with ``evaluator`` on ``events``."""
+    out = io.StringIO()
+    run_evaluator(evaluator, events, out, warn=lambda m: None)
+    return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 
 def late_events(events: Iterable[Event]) -> Iterator[Event]:
@@ -376,41 +421,62 @@ MISSING_BUDGET = 16  # ... and per query: each is an evaluation of the input fro
 
 def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator] | None,
                     cut: Callable[[list[Event], tuple[str, tuple]], list[Event]] | None = None,
-                    anytime: bool = False) -> None:
+                    input_at: Callable[[Time], list[Event]] | None = None, anytime: bool = False) -> None:
     """Name the missing input event of each why-not entry the dialect proposed one for, where
     it is true: the input with the candidate added at its time (after the events of that time,
     so not late), evaluated to T by a new evaluator, derives the entry's atom at its time — the
     query's for a top-level entry, the one its ``goal`` names for a nested one (a negated
     literal's, a failing literal's below; a nested entry without a goal names none) — or, for
-    a blocking entry (``Node.blocks``: a negated metric literal's), no longer holds it.  ``cut``:
-    of the input with the candidate, the events that can matter to that atom, as ``sliced``;
-    it is placed among all of them, as a dropped late event decides whether it arrives late.
-    An unconfirmed candidate is dropped (windows, negations a new event blocks, tuple windows
-    it shifts): the entry then names none.  The input before the candidates' places is
-    evaluated once (``Prefixes``), each candidate from its place on; top-level entries are
-    tried first, then the nested ones breadth-first, within one budget.  ``anytime``: the
-    answers of the input evaluated are exact at every time (an interval dialect evaluates all
-    of it), so a nested entry's atom counts at any time, not only at T."""
-    asked = _asked(node, query, anytime)
+    a blocking entry (``Node.blocks``: a negated metric literal's), no longer holds it.
+    ``events`` is the input the explanation evaluated, whose answers at T are exact
+    (``reaching``) — at every time where ``anytime`` (an interval dialect evaluates all of
+    it).  Otherwise a goal at another time is checked on ``input_at`` its time (None: such
+    goals name none), and only where its atom does not hold there already.  A goal that names
+    the point whose evaluation must derive it (a LARS ``@``-head's atom, dated back:
+    ``_by_evaluation``) is checked there.  ``cut``: of the input with the candidate, the
+    events that can matter to that atom, as ``sliced``; it is placed among all of them, as a
+    dropped late event decides whether it arrives late.  An unconfirmed candidate is dropped
+    (windows, negations a new event blocks, tuple windows it shifts): the entry then names
+    none.  The input before the candidates' places is evaluated once (``Prefixes``), each
+    candidate from its place on; top-level entries are tried first, then the nested ones
+    breadth-first, within one budget."""
+    asked = [(entry, goal if goal is None or by is None and (goal.t == query.t or anytime) or input_at is not None
+              else None, by) for entry, goal, by in _asked(node, query)]
     if fresh is None:
-        for entry, _ in asked:
+        for entry, _, _ in asked:
             entry.candidates = []
         return
-    tried = [ev for entry, goal in asked if goal is not None for ev in entry.candidates[:MISSING_TRIES]]
+    tried = [ev for entry, goal, by in asked if goal is not None and by is None and (goal.t == query.t or anytime)
+             for ev in entry.candidates[:MISSING_TRIES]]
     # a sliced input is short: each candidate evaluates its slice whole (the candidate placed
     # among all events first, as a dropped late event decides whether it arrives late)
     prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried}) if cut is None else None
+    inputs: dict[Time, list[Event]] = {query.t: events}
+    answered: dict[Time, list[dict]] = {}  # the answers of a goal's own input, without a candidate
     budget = MISSING_BUDGET
-    for entry, goal in asked:
+    for entry, goal, by in asked:
         candidates, entry.candidates = entry.candidates, []
-        if goal is None:
+        if goal is None or not candidates or budget <= 0:
             continue
         part = None if cut is None else (lambda stream, g=goal: cut(stream, (g.pred, g.args)))
+        if goal.t not in inputs:
+            inputs[goal.t] = events if anytime or input_at is None else input_at(goal.t)
+        stream = inputs[goal.t]
+        if stream is not events and by is None and not entry.blocks:
+            # (an atom that holds there already: a candidate's check would say nothing)
+            if goal.t not in answered:
+                answered[goal.t] = _answers_to(fresh(), stream, goal)
+            if goal.holds(answered[goal.t]):
+                continue
         for ev in candidates[:min(MISSING_TRIES, budget)]:
             budget -= 1
-            derived = (prefixes.derives_with(ev, goal) if prefixes is not None
-                       else derives_with(fresh(), events, ev, goal, part))
-            if derived != entry.blocks:  # (a blocking entry's event must end the goal's holding)
+            if by is not None:
+                found = _by_evaluation(fresh, stream, ev, goal, by)
+            elif prefixes is not None and stream is events:
+                found = prefixes.derives_with(ev, goal)
+            else:
+                found = derives_with(fresh(), stream, ev, goal, part)
+            if found != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
                 entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
                                f"{atom_text(goal.pred, goal.args)} not hold at {time_text(goal.t)}" if entry.blocks
@@ -418,13 +484,25 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
                 break
 
 
-def _asked(root: Node, query: Query, anytime: bool = False) -> list[tuple[Node, Query | None]]:
+def _by_evaluation(fresh: Callable[[], Evaluator], events: list[Event], ev: Event, goal: Query, at: Time) -> bool:
+    """Whether, with ``ev`` added, the evaluation of the point ``at`` derives the goal's atom
+    (a discrete dialect, each point evaluated on the input up to it): the answers of the input
+    up to ``at`` hold it and those of the input up to the point before do not (the
+    evaluations before ``at`` are the same in both; those after it are in neither)."""
+    stream = with_event(events, ev)
+
+    def holds_upto(t: Time) -> bool:
+        part = [e for e in stream if e.t <= t]
+        return bool(part) and goal.holds(_answers_to(fresh(), [*part, Event(t)], goal))
+
+    return holds_upto(at) and not holds_upto(at - 1)
+
+
+def _asked(root: Node, query: Query) -> list[tuple[Node, Query | None, Time | None]]:
     """Every why-not entry of the tree, breadth-first, with the atom at a time its missing
-    event must derive (None: none is named).  A nested entry's atom counts only at T unless
-    ``anytime``: a discrete dialect's input evaluated (``reaching``) gives the answers at T
-    exactly, not those before it, so an atom said not to hold at an earlier time may hold in
-    ``run``'s answers."""
-    out: list[tuple[Node, Query | None]] = []
+    event must derive (None: none is named) — the query for a top-level entry, its ``goal``
+    for a nested one — and the point whose evaluation must derive it, where the goal names one."""
+    out: list[tuple[Node, Query | None, Time | None]] = []
     level: list[tuple[Node, bool]] = [(root, True)]
     while level:
         below: list[tuple[Node, bool]] = []
@@ -432,11 +510,13 @@ def _asked(root: Node, query: Query, anytime: bool = False) -> list[tuple[Node, 
             for entry in node.entries:
                 goal = entry.goal
                 if top and goal is None:
-                    out.append((entry, query))
-                elif goal is None or (goal[2] != query.t and not anytime):
-                    out.append((entry, None))
+                    out.append((entry, query, None))
+                elif goal is None:
+                    out.append((entry, None, None))
                 else:
-                    out.append((entry, Query(goal[0], tuple(goal[1]), goal[2], f"{atom_text(goal[0], goal[1])}@{goal[2]}")))
+                    pred, args, t = goal[:3]
+                    out.append((entry, Query(pred, tuple(args), t, f"{atom_text(pred, args)}@{t}"),
+                                goal[3] if len(goal) > 3 else None))
                 below.append((entry, False))
             below += [(child, False) for child in node.children]
         level = below
@@ -469,6 +549,13 @@ def answers_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Qu
     stream = with_event(events, ev)
     stream = stream if cut is None else cut(stream)
     run_evaluator(evaluator, stream, out, until=_until(stream, query), warn=lambda m: None)
+    return [_decode(raw) for raw in out.getvalue().splitlines()]
+
+
+def _answers_to(evaluator: Evaluator, stream: list[Event], query: Query) -> list[dict]:
+    """The answer lines of ``stream``, evaluated to at least the query's time."""
+    out = io.StringIO()
+    run_evaluator(evaluator, stream, out, until=_until(stream, query) if stream else None, warn=lambda m: None)
     return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 
@@ -585,7 +672,7 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     return out
 
 
-def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event]:
+def reaching(row: Any, programs: list[Any], events: list[Event], t: Time) -> list[Event]:
     """The input an explanation at ``t`` evaluates.
 
     A discrete dialect's (LARS's) explanation is about its evaluation at ``t``; where the
@@ -599,9 +686,10 @@ def reaching(row: Any, program: Any, events: list[Event], t: Time) -> list[Event
     and RTEC's reach is unbounded (inertia reaches back to the origin, and an entity's first
     event grounds its statically determined fluents from 0, as caviar's ``close_34``).  So
     does a program whose answers keep earlier choices (``Dialect.keeps_choices``: a LARS
-    program that is not stratified), which an evaluation from the warm-up would choose anew."""
-    reach = row.reach(program)
-    if not row.discrete or reach is None or not events or row.keeps_choices(program):
+    program that is not stratified), which an evaluation from the warm-up would choose anew.
+    ``programs``: the versions evaluated (an upgrade's), their reach the widest of theirs."""
+    reach = widest([row.reach(p) for p in programs])
+    if not row.discrete or reach is None or not events or any(row.keeps_choices(p) for p in programs):
         return events
     first = last = events[0].t  # (``span_of``'s first and last, for time points: one pass, no intervals)
     for ev in events:

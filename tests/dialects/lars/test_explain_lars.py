@@ -208,3 +208,102 @@ def test_why_is_sound_the_cited_events_alone_derive_the_atom(tmp_path_factory, c
     assert main(["run", prog, "--input", str(tmp / "alone.jsonl")]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert (pred, (arg,), t) in meaning(lines, (0, max(t, 0))), (cited, got)
+
+
+def _sound(tmp: Path, capsys, prog: str, stream: str, got: dict, atom: tuple[str, tuple, int]) -> list[int]:  # noqa: ANN001
+    """The input lines a --why cites; asserts that they alone (the first time kept, time
+    advanced to the atom's time) derive the atom with ``run``."""
+    texts = Path(stream).read_text().splitlines()
+    cited = sorted({int(n["source"].split(":")[-2]) for n in walk(got) if n["kind"] == "event"})
+    alone = [{"t": 0}, *(json.loads(texts[n - 1]) for n in cited), {"t": atom[2]}]
+    (tmp / "alone.jsonl").write_text("".join(json.dumps(e) + "\n" for e in alone))
+    capsys.readouterr()
+    assert main(["run", prog, "--input", str(tmp / "alone.jsonl")]) == 0
+    assert atom in meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], (0, atom[2]))
+    return cited
+
+
+def test_a_box_over_a_tuple_window_cites_every_tuple(tmp_path, capsys):
+    # the last 2 facts at 1 are p(a) and p(b), both at 1: the window spans [1,1], where p(a)
+    # holds; with p(a) alone it would span [0,1] (fewer than 2 facts: from the stream's start)
+    program = "q(X) :- p(X) always [2 #].\n"
+    events = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 1, "pred": "p", "args": ["b"]}, {"t": 3}]
+    prog, stream = _files(tmp_path, program, events)
+    code, got, _ = explain(capsys, prog, stream, "why", "q(a)@1")
+    assert code == 0
+    assert _sound(tmp_path, capsys, prog, stream, got, ("q", ("a",), 1)) == [2, 3]
+
+
+def test_a_negated_literal_cites_what_blocks_its_rules(tmp_path, capsys):
+    """A why-not under a negated literal cites the input that makes its rule fail: the facts
+    filling a tuple window (p(a) after r(a) keeps r(a) out of [1 #]), the fact a failing
+    negation sees; without them the negated atom would hold and the --why not re-derive."""
+    program = ("w(X) at U :- r(X) at U [2 #], not q(X).\nq(X) :- r(X) [1 #], not p(X) [3].\n"
+               "s(X) :- r(X), not k(X).\nk(X) :- r(X) [2], not p(X) [3].\n")
+    events = [{"t": 0}, {"t": 0, "pred": "r", "args": ["a"]}, {"t": 0, "pred": "p", "args": ["a"]},
+              {"t": 1, "pred": "r", "args": ["a"]}, {"t": 3}]
+    prog, stream = _files(tmp_path, program, events)
+    code, got, _ = explain(capsys, prog, stream, "why", "w(a)@0")
+    assert code == 0
+    Explanation.model_validate(got)
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    (entry,) = negated["why_not"]
+    assert entry["literal"] == "r(X) [1 #]" and [p["source"] for p in entry["premises"]] == [f"{stream}:3:1"]
+    assert _sound(tmp_path, capsys, prog, stream, got, ("w", ("a",), 0)) == [2, 3]
+    code, got, _ = explain(capsys, prog, stream, "why", "s(a)@1")
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    (entry,) = negated["why_not"]
+    assert entry["literal"] == "not p(X) [3]" and [p["source"] for p in entry["premises"]] == [f"{stream}:3:1"]
+    assert code == 0 and _sound(tmp_path, capsys, prog, stream, got, ("s", ("a",), 1)) == [3, 4]
+    # --why-not itself names the failing literal and why, without premises
+    code, got, _ = explain(capsys, prog, stream, "why-not", "k(a)@1")
+    assert code == 0 and "premises" not in got["why_not"][0]
+
+
+# @-heads and tuple windows combined with negation (issue 38: random programs with both)
+MIXED = ["q(X) :- p(X) [2 #], not r(X) [2 #].", "w(X) at U :- p(X) at U [3], not r(X) [1 #].",
+         "x(X) :- r(X) [3 #], not w(X) [2].", "q(X) :- p(X) always [2 #].", "w(X) at U :- r(X) at U [2 #], not q(X).",
+         "y(X) :- w(X) at U [3], not p(X) [1 #].", "y(X) :- q(X), not w(X).", "w(X) at U :- p(X) at U [2], r(X) [1 #].",
+         "x(X) :- w(X) always [1], not r(X) [3 #].", "q(X) :- r(X) [1 #], not p(X) [3]."]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rules=st.lists(st.sampled_from(MIXED + RULES[:5]), min_size=1, max_size=5, unique=True),
+       events=st.lists(EVENT, min_size=1, max_size=12), t=st.integers(0, 8),
+       pred=st.sampled_from(["q", "w", "x", "y"]), arg=st.sampled_from(["a", "b"]),
+       answer=st.none() | st.integers(0, 99))
+def test_why_with_at_heads_and_tuple_windows_under_negation_is_sound(tmp_path_factory, capsys, rules, events, t, pred,
+                                                                      arg, answer):
+    """``--why`` exactly for ``run``'s answers; the events it cites alone (the stream's first
+    time kept, time advanced to the latest evaluation the tree names) derive the atom; every
+    rule node's rule has the head it explains.  (``answer``: the query is one of run's
+    answers, else any atom.)"""
+    tmp = tmp_path_factory.mktemp("mixed")
+    stream_events = [{"t": 0}, *events, {"t": 8}]
+    prog, stream = _files(tmp, "\n".join(rules) + "\n", stream_events)
+    capsys.readouterr()
+    assert main(["run", prog, "--input", stream]) == 0
+    answers = sorted(meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], (0, 8)))
+    if answer is not None and answers:
+        pred, (arg,), t = answers[answer % len(answers)]
+    holds = (pred, (arg,), t) in answers
+    code, got, err = explain(capsys, prog, stream, "why", f"{pred}({arg})@{t}")
+    assert code == (0 if holds else 1), err
+    if not holds:
+        return
+    Explanation.model_validate(got)
+    from hypothesis import event
+    event(f"holds {pred} neg={any(n.get('negated') for n in walk(got))} tuple={'#' in json.dumps(got)}")
+    points = [t] + [int(n["text"].split("(derived by the evaluation of ")[1].split(")")[0]) for n in walk(got)
+                    if "(derived by the evaluation of " in n["text"]]
+    for node in walk(got):
+        if node["kind"] == "rule":
+            assert node["text"].startswith(node["rule"]["text"].split("(")[0] + "("), node
+    texts = Path(stream).read_text().splitlines()
+    cited = sorted({int(n["source"].split(":")[-2]) for n in walk(got) if n["kind"] == "event"})
+    alone = [{"t": 0}, *(json.loads(texts[n - 1]) for n in cited), {"t": max(points)}]
+    (tmp / "alone.jsonl").write_text("".join(json.dumps(e) + "\n" for e in alone))
+    capsys.readouterr()
+    assert main(["run", prog, "--input", str(tmp / "alone.jsonl")]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert (pred, (arg,), t) in meaning(lines, (0, max(points))), (cited, got)

@@ -92,6 +92,53 @@ def test_a_why_not_below_the_top_level_names_the_missing_event_by_hand(tmp_path,
     assert _holds(tmp_path, capsys, prog, _with(events, below["missing"]), "q", ("a",), 3)
 
 
+def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_hand(tmp_path, capsys):
+    # v(a) at 5 needs w(a) at some point of [3,5] in the evaluation of 5; w(X) at U needs p(X)
+    # at U and r(X) at the evaluated point.  p(a) is at 3 only, so w(a) at 5 and 4 miss p (and
+    # r: one event cannot do), w(a) at 3 misses r(a) at 5 alone: adding it, the evaluation of 5
+    # derives w(a) at 3 (and, with s(a) at 5, v(a) at 5)
+    program = "v(X) :- w(X) [2], s(X).\nw(X) at U :- p(X) at U [2], r(X).\n"
+    events = [{"t": 0}, {"t": 3, "pred": "p", "args": ["a"]}, {"t": 5, "pred": "s", "args": ["a"]}, {"t": 7}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "v(a)@5")
+    assert code == 0
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    assert top["literal"] == "w(X) [2]" and "missing" not in top
+    assert [(e["text"].split(":")[0], e["literal"], e.get("missing")) for e in top["why_not"]] == [
+        ("w(a) at 5", "p(X) at U [2]", None), ("w(a) at 4", "p(X) at U [2]", None),
+        ("w(a) at 3", "r(X)", {"pred": "r", "args": ["a"], "time": 5, "text": "r(a) at 5",
+                               "derives": {"pred": "w", "args": ["a"], "time": 3, "evaluation": 5}})]
+    plus = _with(events, {"time": 5, "pred": "r", "args": ["a"]})
+    assert not _holds(tmp_path, capsys, prog, events, "w", ("a",), 3)
+    assert _holds(tmp_path, capsys, prog, plus, "w", ("a",), 3)
+    assert not _holds(tmp_path, capsys, prog, [*plus[:2], {"t": 4}], "w", ("a",), 3)  # not before 5's evaluation
+    # the same as a negated window in a --why: not w(b) [2] holds at 5, r(b) at 5 would end it
+    program = "v(X) :- s(X), not w(X) [2].\nw(X) at U :- p(X) at U [2], r(X).\n"
+    prog, stream = files(tmp_path, "p.lars", program, [{**e, "args": ["b"]} if "args" in e else e for e in events])
+    code, got, _ = explain(capsys, prog, stream, "why", "v(b)@5")
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    assert code == 0 and [e.get("missing", {}).get("text") for e in negated["why_not"]] == [None, None, "r(b) at 5"]
+
+
+def test_a_negated_literal_of_a_later_evaluation_names_the_event_at_its_point_by_hand(tmp_path, capsys):
+    # d(a) at 3 is derived by the evaluation of 5: r(a) at 3 makes k(a) hold at 3 and 4
+    # (window [1]), so the evaluations of 3 and 4 do not; at 5, not k(a) holds — and r(a) at 5
+    # would make k(a) hold there (the nested atom's time is 5, not the query's 3)
+    program = "d(X) at U :- p(X) at U [2], not k(X).\nk(X) :- r(X) [1].\n"
+    events = [{"t": 0}, {"t": 3, "pred": "p", "args": ["a"]}, {"t": 3, "pred": "r", "args": ["a"]}, {"t": 8}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why", "d(a)@3")
+    assert code == 0 and got["text"] == "d(a) at 3 (derived by the evaluation of 5)"
+    Explanation.model_validate(got)
+    (negated,) = [c for c in got["premises"] if c.get("negated")]
+    (entry,) = negated["why_not"]
+    assert entry["missing"] == {"pred": "r", "args": ["a"], "time": 5, "text": "r(a) at 5",
+                                "derives": {"pred": "k", "args": ["a"], "time": 5}}
+    assert not _holds(tmp_path, capsys, prog, events, "k", ("a",), 5)
+    assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "k", ("a",), 5)
+
+
 def test_the_missing_speed_reading_by_hand(tmp_path, capsys):
     program = "slow(V) :- speed(V, S) [3], S < 30.\n"
     events = [{"t": 0, "pred": "speed", "args": ["a1", 50]}, {"t": 5}]
@@ -134,7 +181,10 @@ def test_no_claim_where_a_negation_blocks_or_a_tuple_window_shifts(tmp_path, cap
 RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p(X) always [1].",
          "q(X) :- p(X) [2], not r(X) [1].", "s(X) :- q(X), not r(X).", "s(X) :- p(X), r(X) [2].",
          "u(X) :- s(X), q(X) [1].", "q(X) :- p(X) at T [3], T > 1.", "s(X) :- r(X) at T [2], p(X) [1].",
-         "u(X) :- p(X) [3], not s(X).", "v(X) :- r(X), not p(X) [2]."]
+         "u(X) :- p(X) [3], not s(X).", "v(X) :- r(X), not p(X) [2].",
+         # an @-head's atoms at the points of a window: nested entries at times other than T
+         "d(X) at U :- p(X) at U [2], r(X).", "s(X) :- d(X) [2].", "v(X) :- p(X), not d(X) [2].",
+         "u(X) :- d(X) always [1]."]
 EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                   **({"op": "retract"} if retract else {})},
                   st.integers(0, 8), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
@@ -171,7 +221,11 @@ def test_a_named_missing_event_derives_the_atom(tmp_path_factory, capsys, rules,
 def _named_events_derive(tmp: Path, capsys, prog: str, events: list[dict], tree: dict,  # noqa: ANN001
                          query: tuple[str, tuple, int], derived: set[str]) -> None:
     """Every missing event named anywhere in the tree, added alone, derives its atom: the
-    query's at the top level, the one ``derives`` names below it (which run's answers lack)."""
+    query's at the top level, the one ``derives`` names below it (which run's answers lack;
+    an @-head's atom: which the evaluation ``derives`` names derives only with the event)."""
+    # the point whose evaluation the tree is about: T, or the one an @-head's --why names
+    point = int(tree["text"].split("(derived by the evaluation of ")[1].split(")")[0]) \
+        if "(derived by the evaluation of " in tree["text"] else query[2]
     for entry, top in _entries(tree):
         if "missing" not in entry:
             continue
@@ -179,13 +233,33 @@ def _named_events_derive(tmp: Path, capsys, prog: str, events: list[dict], tree:
         assert ("derives" in missing) is not top, entry
         goal = query if top else (missing["derives"]["pred"], tuple(missing["derives"]["args"]),
                                   missing["derives"]["time"])
-        assert missing["time"] <= goal[2] and missing["pred"] not in derived  # an input predicate
-        assert not _holds(tmp, capsys, prog, events, *goal), entry
-        assert _holds(tmp, capsys, prog, _with(events, missing), *goal), entry
+        # an input predicate, on the timeline of the evaluation of T (an @-head's atom below
+        # it may be dated earlier than the event)
+        assert missing["time"] <= point and missing["pred"] not in derived
+        evaluation = None if top else missing["derives"].get("evaluation")
+        if evaluation is None:
+            assert not _holds(tmp, capsys, prog, events, *goal), entry
+            assert _holds(tmp, capsys, prog, _with(events, missing), *goal), entry
+        else:  # an @-head's atom: that point's evaluation derives it with the event, not without
+            assert evaluation == point and goal[2] <= evaluation, entry
+            assert not _evaluation_derives(tmp, capsys, prog, events, goal, evaluation), entry
+            assert _evaluation_derives(tmp, capsys, prog, _with(events, missing), goal, evaluation), entry
+
+
+def _evaluation_derives(tmp: Path, capsys, prog: str, events: list[dict], goal: tuple[str, tuple, int],  # noqa: ANN001
+                        e: int) -> bool:
+    """Whether the evaluation of the point ``e`` derives the goal: ``run`` on the stream up to
+    ``e`` holds it, and on the stream up to ``e - 1`` (the same evaluations before ``e``) not."""
+    def upto(t: int) -> bool:
+        part = [ev for ev in events if ev["t"] <= t]
+        return bool(part) and _holds(tmp, capsys, prog, [*part, {"t": t}], *goal)
+
+    return upto(e) and not upto(e - 1)
 
 
 # negated derived atoms that hold, so that a --why has their why-not entries to name events in
-NEGATING = ["w(X) :- r(X), not q(X).", "w(X) :- r(X), not q(X) [2].", "w(X) :- r(X), not s(X) [1]."]
+NEGATING = ["w(X) :- r(X), not q(X).", "w(X) :- r(X), not q(X) [2].", "w(X) :- r(X), not s(X) [1].",
+            "w(X) :- r(X), not d(X) [2]."]
 
 
 @SETTINGS
@@ -204,3 +278,35 @@ def test_a_missing_event_named_in_a_why_derives_its_atom(tmp_path_factory, capsy
     assert code == 0, err
     Explanation.model_validate(got)
     _named_events_derive(tmp, capsys, prog, stream_events, got, ("w", (arg,), t), {r.split("(")[0] for r in rules})
+
+
+# @-head rules dating d back, and rules reading d through a window (its atoms at the window's
+# points, which the evaluation of T derives or not: nested entries at times before T)
+DATING = ["d(X) at U :- p(X) at U [2], r(X).", "d(X) at U :- r(X) at U [2], p(X).",
+          "d(X) at U :- p(X) at U [1], not r(X) [2].", "d(X) at U :- p(X) at U [2], not k(X)."]
+READING = ["s(X) :- d(X) [2].", "v(X) :- p(X), not d(X) [2].", "u(X) :- d(X) always [1].", "v(X) :- d(X) at 2 [3].",
+           "u(X) :- r(X), not d(X).", "k(X) :- r(X) [1]."]
+
+
+@SETTINGS
+@given(dating=st.lists(st.sampled_from(DATING), min_size=1, max_size=2, unique=True),
+       reading=st.lists(st.sampled_from(READING), min_size=1, max_size=3, unique=True),
+       events=st.lists(EVENT, min_size=1, max_size=10), t=st.integers(0, 8),
+       pred=st.sampled_from(["s", "u", "v", "d"]), arg=st.sampled_from(["a", "b"]))
+def test_nested_entries_at_other_times_name_events_that_derive_their_atoms(tmp_path_factory, capsys, dating, reading,
+                                                                          events, t, pred, arg):
+    """An atom an ``@``-head dates back, read at a window's points: a nested entry for each
+    point names a missing event only where, added, it makes that point's evaluation derive
+    that atom (checked with ``run``; it did not without it), in --why (a negated window) and
+    --why-not (a failing diamond or box) alike; and a --why of an atom an @-head dates back
+    names, for a negated literal of the later evaluation that derives it, events at that point."""
+    tmp = tmp_path_factory.mktemp("dated")
+    stream_events = [{"t": 0}, *events, {"t": 8}]
+    rules = [*dating, *reading]
+    prog, stream = files(tmp, "p.lars", "\n".join(rules) + "\n", stream_events)
+    code, got, err = explain(capsys, prog, stream, "why", f"{pred}({arg})@{t}")
+    if code == 1:
+        code, got, err = explain(capsys, prog, stream, "why-not", f"{pred}({arg})@{t}")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    _named_events_derive(tmp, capsys, prog, stream_events, got, (pred, (arg,), t), {r.split("(")[0] for r in rules})

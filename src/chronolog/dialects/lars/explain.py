@@ -69,6 +69,8 @@ class Scene:
         self._indexes: dict[tuple[int, frozenset[str]], tuple[Any, ExtAtom, dict, list]] = {}  # (``matches``)
         self._times: dict[PredKey, tuple[frozenset, dict[tuple, list[int]]]] = {}  # (``times_of``)
         self.timed = at_head_predicates(program)
+        self.citing = 0  # how many blockers' derivations deep an explanation is (``_blockers``)
+        self.deriving: list[Atom] = []  # the atoms whose derivations are being built, outermost first
         facts: dict[int, list[tuple[PredKey, tuple, Loc | None]]] = {}
         t1: int | None = None
         for ev in events:
@@ -337,6 +339,15 @@ def _rule_text(rule: Rule) -> str:
 
 def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every: bool, depth: int | None,
             path: set[Atom]) -> Node:
+    scene.deriving.append(atom)  # (a blocker a why-not cites is not one being derived: ``_blockers``)
+    try:
+        return _derive_atom(scene, atom, inst, sizes, every, depth, path)
+    finally:
+        scene.deriving.pop()
+
+
+def _derive_atom(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every: bool, depth: int | None,
+                 path: set[Atom]) -> Node:
     t = scene.t
     fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
     if fact is not None:
@@ -395,9 +406,12 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
                 children += reads
             continue
         seen = scene.witnesses(elem, b)
-        leaves = [Node("event", f"input {atom_text(elem.atom.pred, args)} at {at}", where=str(loc) if loc else "",
-                       atom=atom_text(elem.atom.pred, args), time=at)
-                  for at, args, loc in _witness_cut(elem, seen)]
+        if isinstance(elem.window, TupleWindow) and elem.op is Op.BOX:
+            leaves = _tuples(scene, elem)  # (the window's oldest tuple sets the span the box covers)
+        else:
+            leaves = [Node("event", f"input {atom_text(elem.atom.pred, args)} at {at}", where=str(loc) if loc else "",
+                           atom=atom_text(elem.atom.pred, args), time=at)
+                      for at, args, loc in _witness_cut(elem, seen)]
         if not seen:  # a program fact (background knowledge, at every time point)
             args = tuple(_eval(a, b) for a in elem.atom.args)
             fact = scene.program_facts.get(elem.atom.key, {}).get(args)
@@ -460,17 +474,27 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
                 reason=reason)
     args = tuple(_eval(a, b) for a in lit.atom.args)
     if scene.intensional(lit.atom.key) and lit.op is Op.NOW and lit.atom.key not in scene.timed:
-        node.why_not = _rule_failures(scene, (lit.atom.pred, args))
+        node.why_not = _rule_failures(scene, (lit.atom.pred, args), cite=True)
     elif scene.intensional(lit.atom.key) and lit.op in (Op.DIAMOND, Op.BOX) and lit.atom.key not in scene.timed \
             and not isinstance(lit.window, TupleWindow):
         node.why_not = _window_failures(scene, lit, (lit.atom.pred, args))
+    elif scene.intensional(lit.atom.key) and not isinstance(lit.window, TupleWindow):  # an @-head's, at its times
+        node.why_not = _timed_failures(scene, (lit.atom.pred, args), _points(scene, lit, b), cite=True)
     elif not scene.intensional(lit.atom.key):  # an input predicate: no rule derives it
         node.why_not = []
     if isinstance(lit.window, TupleWindow):
-        node.children = [Node("event", f"input {atom_text(key[0], row)} at {at}",
-                              where=str(loc) if loc else "", atom=atom_text(key[0], row), time=at)
-                         for at, key, row, loc in (scene.stream[-lit.window.size:] if lit.window.size else [])]
+        node.children = _tuples(scene, lit)
     return node
+
+
+def _tuples(scene: Scene, lit: ExtAtom) -> list[Node]:
+    """The facts that fill a tuple window at T (every predicate's), as input leaves: what a
+    negated tuple window keeps out, and what a box over one spans (its oldest sets the
+    window's first point: with fewer facts the box would reach back to the stream's start)."""
+    assert isinstance(lit.window, TupleWindow)
+    return [Node("event", f"input {atom_text(key[0], row)} at {at}", where=str(loc) if loc else "",
+                 atom=atom_text(key[0], row), time=at)
+            for at, key, row, loc in (scene.stream[-lit.window.size:] if lit.window.size else [])]
 
 
 def _shown(b: Binding) -> dict:
@@ -500,7 +524,7 @@ def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
         if lit.op is Op.BOX:
             return out
     if hi >= scene.t and not scene.holds(atom):
-        for entry in _rule_failures(scene, atom):
+        for entry in _rule_failures(scene, atom, cite=True):
             entry.text = f"{atom_text(*atom)} at {scene.t}: {entry.text}"
             out.append(entry)
     return out
@@ -529,22 +553,65 @@ def why_not(scene: Scene, atom: Atom) -> Node:
 NESTED = 3  # how many atoms deep a why-not follows failing intensional literals
 
 
-def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset(), nested: bool = True) -> list[Node]:
+def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset(), nested: bool = True,
+                   cite: bool = False) -> list[Node]:
     """For each rule whose head matches the atom, its first failing body literal; where that
     literal is an atom of the program at T (ground), why that atom does not hold in turn.  Each
     entry proposes the input events that might each make it derive the atom (``missing_events``;
     the runtime names one only once checked), ``nested``: for the atom at the scene's time
     (its ``goal``), else for the query."""
     matching = [(rule, env) for rule in scene.program.rules if rule.body and (env := head_binding(rule, atom)) is not None]
-    out = [_first_failure(scene, rule, env, seen | {atom}) for rule, env in matching]
-    if scene.key_of(atom) not in scene.timed:  # (an @-head's atom: its time is not the scene's)
-        for entry, (rule, env) in zip(out, matching, strict=True):
-            entry.candidates = missing_events(scene, rule, env)
-            entry.goal = (atom[0], atom[1], scene.t) if nested else None
+    out = [_first_failure(scene, rule, env, seen | {atom}, cite) for rule, env in matching]
+    # (an @-head's atom carries its own time last: the goal is the atom at that time, derived
+    # by the evaluation of the scene's point, not by another point's)
+    goal = (atom[0], atom[1][:-1], atom[1][-1], scene.t) if scene.key_of(atom) in scene.timed \
+        else (atom[0], atom[1], scene.t)
+    for entry, (rule, env) in zip(out, matching, strict=True):
+        entry.candidates = missing_events(scene, rule, env)
+        entry.goal = goal if nested else None
     return out
 
 
-def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom] = frozenset()) -> Node:
+POINTS = 8  # the latest points of a window whose @-head atoms a why-not follows
+
+
+def _points(scene: Scene, lit: ExtAtom, b: Binding) -> list[int]:
+    """The points at which an ``@``-head predicate's atom, missing from the evaluation of T,
+    keeps the (positive reading of the) literal from holding, latest first: T for one without
+    a window, the time an ``at`` names, else every point of the window where it is missing
+    (a box: those; a diamond: all), at most ``POINTS`` of them."""
+    lo, hi = scene.span(lit)
+    args = tuple(_eval(a, b) for a in lit.atom.args)
+    if lit.op is Op.NOW:
+        points = [scene.t]
+    elif lit.op is Op.AT and lit.time is not None and (isinstance(lit.time, Const) or lit.time.name in b):
+        at = _eval(lit.time, b)
+        points = [at] if type(at) is int and lo <= at <= hi else []
+    else:
+        points = list(range(hi, lo - 1, -1))
+    return [u for u in points if not scene.holds((lit.atom.pred, (*args, u)))][:POINTS]
+
+
+def _timed_failures(scene: Scene, atom: Atom, points: list[int], seen: frozenset[Atom] = frozenset(),
+                    cite: bool = False) -> list[Node]:
+    """Why the evaluation of T derives an ``@``-head predicate's atom at none of ``points``:
+    each point's rule failures, named by the atom and its time (each its own goal)."""
+    out = []
+    for u in points:
+        timed = (atom[0], (*atom[1], u))
+        if timed in seen:
+            continue
+        for entry in _rule_failures(scene, timed, seen, cite=cite):
+            entry.text = f"{atom_text(*atom)} at {u}: {entry.text}"
+            out.append(entry)
+    return out
+
+
+def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom] = frozenset(),
+                   cite: bool = False) -> Node:
+    """The rule's first body element that fails for ``env``, with why (and, nested, why its
+    atom fails in turn); ``cite``: with the input that makes it fail as its premises, so that
+    the events a ``--why`` cites re-derive the atom on their own (``_blockers``)."""
     for k in range(1, len(rule.body) + 1):
         if solutions(scene, rule, env, k):
             continue
@@ -555,12 +622,64 @@ def _first_failure(scene: Scene, rule: Rule, env: Binding, seen: frozenset[Atom]
                     bindings=_shown(env),
                     literal=str(elem), reason=reason)
         below = _failing_atom(scene, elem, before)
-        if below is not None and below not in seen and len(seen) < NESTED:
-            node.why_not = _rule_failures(scene, below, seen)
+        if below is not None and len(seen) < NESTED:
+            if (below[0], len(below[1])) in scene.timed:  # an @-head's, at the window's points
+                node.why_not = _timed_failures(scene, below, _points(scene, elem, before[0]), seen, cite)
+            elif below not in seen:
+                node.why_not = _rule_failures(scene, below, seen, cite=cite)
+        if cite:
+            node.children = _blockers(scene, elem, before, seen)
         return node
     return Node("rule", "its body holds, but the answer set at this time does not contain the head "
                         "(another choice of the answer set)", rule=_rule_text(rule),
                 bindings=_shown(env))
+
+
+BLOCKED = 4  # the bindings of a failing literal whose blockers a why-not entry cites
+
+
+def _blockers(scene: Scene, elem: Any, envs: list[Binding], seen: frozenset[Atom]) -> list[Node]:
+    """What keeps a failing body element from holding, as premises whose input events go
+    with the explanation (issue 38, item 6: the events a ``--why`` cites, on their own,
+    re-derive its atom, so a negated literal's why-not cites what blocks its rules): for a
+    failing negation, the fact that holds (an input predicate's latest in the window) or the
+    derivation of the atom that holds, for each binding the part before it leaves; for a
+    tuple window, the facts that fill it (they keep the needed one out).  A failing positive
+    time window or comparison needs nothing: fewer events give no more facts."""
+    if not isinstance(elem, ExtAtom):
+        return []
+    if not elem.negated:
+        return _tuples(scene, elem) if isinstance(elem.window, TupleWindow) else []
+    positive = ExtAtom(elem.atom, elem.op, elem.window, elem.time)
+    box = elem.op is Op.BOX  # (a box holds by every point: all of them, else the latest one)
+    out: list[Node] = _tuples(scene, elem) if box and isinstance(elem.window, TupleWindow) else []
+    for b in envs[:BLOCKED]:
+        if not scene.intensional(elem.atom.key):
+            seen_facts = scene.witnesses(positive, b)
+            out += [Node("event", f"input {atom_text(elem.atom.pred, args)} at {at}", where=str(loc) if loc else "",
+                         atom=atom_text(elem.atom.pred, args), time=at)
+                    for at, args, loc in (seen_facts if box else seen_facts[-1:])]
+            continue
+        try:
+            args = tuple(_eval(a, b) for a in elem.atom.args)
+        except (KeyError, _Undefined):
+            continue
+        if elem.atom.key in scene.timed:  # an @-head's atoms at the points where they hold
+            lo, hi = scene.span(elem)
+            times = [u for u in scene.times_of(elem.atom.key, args) if lo <= u <= hi]
+            atoms = [(elem.atom.pred, (*args, u)) for u in (times if box else times[-1:])]
+        else:
+            atoms = [(elem.atom.pred, args)] if scene.holds((elem.atom.pred, args)) else []
+        for atom in atoms:
+            # (a blocker's own derivation may cite others: bounded, and never one being derived,
+            # which only a program that is not stratified has: its answer set is a choice)
+            if atom not in seen and atom not in scene.deriving and scene.citing < NESTED:
+                scene.citing += 1
+                try:
+                    out.append(why(scene, atom))
+                finally:
+                    scene.citing -= 1
+    return out
 
 
 def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
@@ -620,12 +739,23 @@ def _groundings(terms: tuple, b: Binding, values: list[Any]) -> list[tuple[tuple
 
 
 def _failing_atom(scene: Scene, elem: Any, envs: list[Binding]) -> Atom | None:
-    """The atom a failing positive literal asks for at T, when it is one atom: the literal
-    reads the answer at T (no window, not an ``@``-head's) and the part before binds it."""
-    if not isinstance(elem, ExtAtom) or elem.negated or elem.op is not Op.NOW or len(envs) != 1:
+    """The atom a failing positive literal asks for, when it is one atom the part before binds
+    (an ``@``-head predicate's: without its time, which ``_points`` gives).  A window over any
+    other derived predicate sees what the evaluation of T derives, at T only (LARS.md), so a
+    diamond (and an ``at`` or a box whose window is T alone) asks for the atom at T."""
+    if not isinstance(elem, ExtAtom) or elem.negated or len(envs) != 1 or isinstance(elem.window, TupleWindow):
         return None
-    if not scene.intensional(elem.atom.key) or elem.atom.key in scene.timed:
+    if not scene.intensional(elem.atom.key):
         return None
+    if elem.atom.key not in scene.timed and elem.op is not Op.NOW:
+        if elem.op is Op.BOX and scene.span(elem)[0] < scene.t:
+            return None  # it needs the atom before T, which the evaluation of T never derives
+        if elem.op is Op.AT and elem.time is not None and not (isinstance(elem.time, Var) and elem.time.name not in envs[0]):
+            try:
+                if _eval(elem.time, envs[0]) != scene.t:
+                    return None
+            except (KeyError, _Undefined):
+                return None
     try:
         return elem.atom.pred, tuple(_eval(a, envs[0]) for a in elem.atom.args)
     except (KeyError, _Undefined):
@@ -647,31 +777,63 @@ def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str
     if scene.intensional(elem.atom.key):
         inside = "" if elem.op is Op.NOW else f" ({_window_text(scene, elem)})"
         return f"{shown} fails: no such atom in the answer at {scene.t}{inside}"
-    return f"{shown} fails: no matching fact in {_window_text(scene, elem)}"
+    return f"{shown} fails: no matching fact {'' if elem.op is Op.NOW else 'in '}{_window_text(scene, elem)}"
 
 
 def explainer(program: Any) -> Callable[..., Any]:
-    """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``)."""
-    plan = plan_program(program)
+    """``chronolog explain --why / --why-not`` of a LARS program (``Dialect.explain``).
+    ``versions``: every program version (from T or None, program, its own answer lines on the
+    input) of an upgraded run, whose answers ``lines`` are: each evaluation is explained with
+    the version in force at the point it evaluates, against that version's answers (contract
+    section 6), so an ``@``-head's atom dated before T that an evaluation from T on derives is
+    explained with the new version, one an evaluation before T derives with the old."""
+    plans = {id(program): plan_program(program)}
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None, points: tuple[Any, Any] = (None, None)) -> Any:
+                evaluator: Any = None, versions: Any = None) -> Any:
         events = list(events)
-        lines = list(lines)
+        chain = versions or [(None, program, list(lines))]
 
-        if (atom[0], len(atom[1])) not in at_head_predicates(program):
-            scene = Scene(program, plan, events, answer_at(lines, t), t)
-            return why(scene, atom, every, depth) if mode == "why" else why_not(scene, atom)
+        def scene(at: int) -> Scene:
+            """The evaluation of ``at``, by the version in force there, against its answers."""
+            _, version, answers = [v for v in chain if v[0] is None or v[0] <= at][-1]
+            plan = plans.get(id(version))
+            if plan is None:
+                plan = plans[id(version)] = plan_program(version)
+            return Scene(version, plan, events, answer_at(answers, at), at)
+
+        key = (atom[0], len(atom[1]))
+        if all(key not in at_head_predicates(p) for _, p, _ in chain):
+            here = scene(t)
+            return why(here, atom, every, depth) if mode == "why" else why_not(here, atom)
         # an @-head's atom at t: derived by the evaluation of t or of a later point (its rule's window)
         timed = (atom[0], (*atom[1], t))
-        # (``points``: the first and last evaluations that count, a program version's under --upgrade)
-        first, last = points
-        end = max((e.t for e in events), default=t)
-        end = end if last is None else min(end, last)
-        for at in range(t if first is None else max(t, first), end + 1):
-            scene = Scene(program, plan, events, answer_at(lines, at), at)
-            if scene.holds(timed):
-                return why(scene, timed, every, depth) if mode == "why" else why_not(scene, timed)
-        return why_not(Scene(program, plan, events, answer_at(lines, t), t), timed)
+        last = max((e.t for e in events), default=t)
+        for at in range(t, last + 1):
+            got = scene(at)
+            asked = timed if key in got.timed else atom if at == t else None  # (a plain head derives at its point only)
+            if asked is not None and got.holds(asked):
+                return why(got, asked, every, depth) if mode == "why" else why_not(got, asked)
+        here = scene(t)
+        node = why_not(here, timed if key in here.timed else atom)
+        return _later_versions(node, timed, key, [scene(since) for since, _, _ in chain[1:] if t < since <= last])
 
     return explain
+
+
+def _later_versions(node: Node, timed: Atom, key: PredKey, scenes: list[Scene]) -> Node:
+    """A why-not of an ``@``-head's atom (at the evaluation of its time) with, for each later
+    program version whose evaluations could still date it back (its first point within its
+    rules' reach), why that version's first evaluation does not derive it either."""
+    for first in scenes:
+        back = first.plan.output_reach
+        if key not in first.timed or (back is not None and first.t - back > timed[1][-1]):
+            continue
+        entries = _rule_failures(first, timed, nested=False)
+        for entry in entries:
+            entry.text = f"at the evaluation of {first.t} (the program version from {first.t}): {entry.text}"
+        if entries:
+            node.why_not = [*node.entries, *entries]
+            if node.kind == "none":
+                node.kind, node.text = "why-not", f"{atom_text(timed[0], timed[1][:-1])} does not hold at {timed[1][-1]}"
+    return node

@@ -596,7 +596,7 @@ def explainer(program: Any) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of a DatalogMTL program (``Dialect.explain``)."""
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None, points: Any = None) -> Any:  # (points: no @-heads, every answer its time's)
+                evaluator: Any = None) -> Any:
         facts = Facts(program, events, I.answers(lines))
         return why(facts, atom, t, every, depth) if mode == "why" else why_not(facts, atom, t)
 

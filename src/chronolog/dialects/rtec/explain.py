@@ -785,7 +785,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of an RTEC event description (``Dialect.explain``)."""
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
-                evaluator: Any = None, points: Any = None) -> Any:  # (points: no @-heads, every answer its time's)
+                evaluator: Any = None) -> Any:
         seen = list(events)
         ex = Explainer(program, evaluated(program, seen, evaluator), seen, every, demands(program, atom[0], atom[1]))
         key = (atom[0], len(atom[1]))
