@@ -224,6 +224,27 @@ def _goal_holds(goal: str, held: set, inputs: set) -> bool:
     return (name, args, int(m.group(2))) in held
 
 
+def test_an_end_a_deadline_would_move_is_blocked_up_to_the_end_of_the_window(tmp_path, capsys):
+    """m(x2) holds on [9,13) until end(g(x2)=on) at 12 (g=on from a(x2) at 9, off 3 later).
+    Without b(x2) at 0, f(x2) would hold at 8 (initially), g=on start from a(x2) at 8 and its
+    deadline end it at 11, inside m's window [8,12), where nothing happens with the input: so
+    the explanation must keep end(g=on) from happening up to 11 and cite b(x2) at 0 (found by
+    the random test below; its soundness check runs here)."""
+    events = [{"t": 0}, {"t": 0, "pred": "a", "args": ["x1"]}, {"t": 0, "pred": "b", "args": ["x2"]},
+              {"t": 8, "pred": "a", "args": ["x2"]}, {"t": 9, "pred": "a", "args": ["x2"]}, {"t": END}]
+    groups = sorted(POOL)
+    prog, stream = files(tmp_path, "ec.prolog", _program(groups), events)
+    capsys.readouterr()
+    assert main(["run", prog, "--input", stream]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    held, inputs = _reference(events, lines)
+    assert ("m", ("x2",), 12) in held and ("m", ("x2",), 13) not in held
+    code, got, err = explain(capsys, prog, stream, "why", "m(x2)@12")
+    assert code == 0, err
+    assert f"{stream}:3:1" in {n["source"] for n in walk(got) if n["kind"] == "event"}  # b(x2) at 0
+    _check(tmp_path, capsys, prog, stream, groups, held, inputs, "m", ("x2",), 12)
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(dropped=st.sets(st.sampled_from(sorted(POOL)), max_size=2),
        events=st.lists(EC_EVENT, min_size=3, max_size=14), data=st.data())

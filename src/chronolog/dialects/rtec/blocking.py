@@ -191,8 +191,12 @@ class Blocking:
     def _times(self, rule: Rule, lo: Any, t: Any) -> list:
         """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
         where that is an event (no other time can block it by what is there), else every time
-        something happens."""
+        something happens — and, for a ``start``/``end`` event, the window's last time: a
+        fluent's boundary can move there with fewer input events (a deadline from an earlier
+        initiation), and the fluent that keeps it from happening there is then explained up
+        to the end of the window, not only to the last time something happens."""
         first = rule.body[0] if rule.body else None
+        boundary = False
         if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3:
             e = first[1]
             if not (isinstance(e, tuple) and e[0] in ("start", "end")):
@@ -201,8 +205,13 @@ class Blocking:
                 at = self.ev.store.events.get(key, {}) if key is not None else {}
                 return [x for x in times[bisect_left(times, lo):bisect_left(times, t)]
                         if self._read(key, at.get(x, ()), False)]  # type: ignore[arg-type]
+            boundary = True
         moments = self.moments()
-        return moments[bisect_left(moments, lo):bisect_left(moments, t)]
+        got = moments[bisect_left(moments, lo):bisect_left(moments, t)]
+        last = t - self.tick
+        if boundary and type(t) is int and lo <= last and (not got or got[-1] != last):
+            got.append(last)
+        return got
 
     def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
         """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
