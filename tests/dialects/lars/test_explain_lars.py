@@ -96,6 +96,26 @@ def test_at_heads_are_unfolded_at_the_evaluation_that_derives_them(tmp_path, cap
     assert got["why_not"][0]["text"] == "fails at body element 2: V < 30 is false (V=80)"
 
 
+def test_why_not_of_an_at_head_atom_says_why_later_evaluations_do_not_date_it_back(tmp_path, capsys):
+    """r(a) at 1 could be dated by the evaluations of 1 and 2 (window [1]): at 1 ``c`` fails;
+    at 2 ``c`` holds and ``not k(a)`` fails (k(a) at 2), an entry of its own; at 3 p(a) at 1
+    is out of the window (beyond the rule's reach: not asked).  Adding the missing event at 1
+    alone would not do: the evaluation of 2 is what the user must also change."""
+    program = "r(X) at U :- p(X) at U [1], c, not k(X).\n"
+    events = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 2, "pred": "c", "args": []},
+              {"t": 2, "pred": "k", "args": ["a"]}, {"t": 3, "pred": "c", "args": []}, {"t": 4}]
+    prog, stream = _files(tmp_path, program, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "r(a)@1")
+    assert code == 0, err
+    texts = [e["text"] for e in got["why_not"]]
+    assert len(texts) == 2 and texts[0].startswith("fails at body element 2: ") and "c" in texts[0], texts
+    assert texts[1].startswith("at the evaluation of 2: fails at body element 3: "), texts
+    # the program's own answers agree: no evaluation dates r(a) at 1
+    capsys.readouterr()
+    assert main(["run", prog, "--input", stream]) == 0
+    assert '"pred":"r"' not in capsys.readouterr().out
+
+
 def test_asking_the_other_way_round_exits_1(tmp_path, capsys):
     prog, stream = _files(tmp_path, JAM, JAM_IN)
     code, got, err = explain(capsys, prog, stream, "why", "jam(r1)@4")

@@ -816,22 +816,35 @@ def explainer(program: Any) -> Callable[..., Any]:
                 return why(got, asked, every, depth) if mode == "why" else why_not(got, asked)
         here = scene(t)
         node = why_not(here, timed if key in here.timed else atom)
-        return _later_versions(node, timed, key, [scene(since) for since, _, _ in chain[1:] if t < since <= last])
+        starts = {since for since, _, _ in chain[1:] if t < since <= last}
+        reaches = [plans[id(p)].output_reach if id(p) in plans else plan_program(p).output_reach for _, p, _ in chain]
+        ahead = POINTS if None in reaches else max(r for r in reaches if r is not None)
+        times = sorted({*range(t + 1, min(last, t + ahead) + 1), *starts})
+        return _later_evaluations(node, timed, key, (scene(at) for at in times), starts)
 
     return explain
 
 
-def _later_versions(node: Node, timed: Atom, key: PredKey, scenes: list[Scene]) -> Node:
-    """A why-not of an ``@``-head's atom (at the evaluation of its time) with, for each later
-    program version whose evaluations could still date it back (its first point within its
-    rules' reach), why that version's first evaluation does not derive it either."""
-    for first in scenes:
-        back = first.plan.output_reach
-        if key not in first.timed or (back is not None and first.t - back > timed[1][-1]):
+def _later_evaluations(node: Node, timed: Atom, key: PredKey, scenes: Iterable[Scene], starts: set[int]) -> Node:
+    """A why-not of an ``@``-head's atom (at the evaluation of its time) with why the later
+    evaluations that could still date it back (within their rules' reach; ``POINTS`` of
+    them where a reach is unbounded) do not derive it either: the first evaluation of each
+    later program version (``starts``) in full, and each other evaluation's rules whose
+    first failing literal is not the one that failed at the evaluation before (the same
+    literal failing again says nothing new)."""
+    failed = {entry.rule: entry.literal for entry in node.entries}
+    for later in scenes:
+        back = later.plan.output_reach
+        if key not in later.timed or (back is not None and later.t - back > timed[1][-1]):
             continue
-        entries = _rule_failures(first, timed, nested=False)
-        for entry in entries:
-            entry.text = f"at the evaluation of {first.t} (the program version from {first.t}): {entry.text}"
+        first = later.t in starts
+        entries = []
+        for entry in _rule_failures(later, timed, nested=False):
+            if first or failed.get(entry.rule) != entry.literal:
+                version = f" (the program version from {later.t})" if first else ""
+                entry.text = f"at the evaluation of {later.t}{version}: {entry.text}"
+                entries.append(entry)
+            failed[entry.rule] = entry.literal
         if entries:
             node.why_not = [*node.entries, *entries]
             if node.kind == "none":
