@@ -164,6 +164,10 @@ class Versions:
         # (``stages/evaluator.py``): an old version stopped at its end is written once
         self._touched = [True] * len(versions)
         self.union = Union.of(versions)
+        # the last upgrade applied in this process (``switch``): the answer predicates of the
+        # unchanged strata it planned to keep, and those it kept with their state (none where
+        # the new version read the retained input whole); None: no upgrade applied here
+        self.kept: tuple[frozenset[str], frozenset[str]] | None = None
 
     # -- input --------------------------------------------------------------------------
     def push(self, event: Event) -> None:
@@ -606,6 +610,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     new_dated = dated(sources, new, at, None)
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated
+    planned = kept
     if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
         kept = frozenset()
         for ev in events:
@@ -649,6 +654,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     versions._touched.append(True)
     if new_dated is not None:
         versions.union = _counted(versions, before, written)
+    versions.kept = (planned, kept)
     union = versions.union
     if union is not None:
         return versions, [part for line in lines for part in union.lines(line)]

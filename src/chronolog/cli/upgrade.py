@@ -175,7 +175,29 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
                                 "programs": [os.path.abspath(p) for p in args.program]}) + "\n")
     at = outcome["at"] if outcome["at"] is not None else "the start of the stream"
     print(f"upgraded: program version {outcome['version']} from T={at}", flush=True)
+    for line in kept_lines(outcome.get("outcomes", [outcome])):
+        print(line, flush=True)
     return 0
+
+
+def kept_lines(outcomes: list[dict]) -> list[str]:
+    """What the services that keep unchanged strata did with them (``UpgradeOutcome.kept``):
+    the plan's "keeps its state" holds where the running version can hand its state over
+    when the request is applied; where it cannot, the service evaluated the new program whole
+    on the retained input — the same answers, more work — and the user is told so."""
+    out = []
+    for got in outcomes:
+        kept = got.get("kept")
+        if kept is None:
+            continue
+        service = got.get("service", "?")
+        if kept:
+            out.append(f"  {service}: kept with their state: {', '.join(kept)}")
+        else:
+            out.append(f"  {service}: evaluated the new program whole on the retained input (the unchanged strata "
+                       "could not be handed over at that moment, e.g. late events not evaluated yet); the answers "
+                       "are the same")
+    return out
 
 
 

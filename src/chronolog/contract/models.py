@@ -189,6 +189,11 @@ class UpgradeOutcome(_Strict):
     strata: list[list[StrictStr]] | None = Field(default=None, description="the new program's strata, lowest "
                                                  "first: the predicates (\"p/1\") each one's reasoner evaluates")
     sources: list[list[StrictStr]] | None = Field(default=None, description="the new program's files: [name, text]")
+    kept: list[StrictStr] | None = Field(default=None, description="a service that keeps unchanged strata "
+                                         "(DatalogMTL, RTEC): the answer predicates (\"p/1\") it kept with their "
+                                         "state; [] where it evaluated the new program whole on the retained input "
+                                         "(the same answers: the plan's \"keeps its state\" did not hold at that "
+                                         "moment); absent: no stratum to keep")
 
 
 class RuleRef(_Strict):

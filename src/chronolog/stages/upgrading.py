@@ -18,7 +18,7 @@ import orjson
 
 from chronolog.core.errors import ChronologError
 from chronolog.core.records import record
-from chronolog.evaluator import Evaluator, Time, time_text
+from chronolog.evaluator import Evaluator, KeepsStrata, Time, time_text
 from chronolog.stages.interface import Out, Upgrader
 from chronolog.versions import UpgradeRequest, Version, Versions, switch
 
@@ -58,8 +58,15 @@ def apply_upgrade(value: bytes, evaluator: Evaluator, upgrader: Upgrader | None,
         return Upgraded(None, [Out("control", 0, orjson.dumps(said), outcome_key(request, service))], [])
     row: dict[str, Any] = {"id": request.id, "version": request.version, "at": None if at is None else time_text(at)}
     applied.append(row)
-    said = {"upgrade": request.id, "version": request.version, "at": row["at"], "service": service}
-    return Upgraded(versions, [Out("control", 0, orjson.dumps(said), outcome_key(request, service))], lines)
+    outcome: dict[str, Any] = {"upgrade": request.id, "version": request.version, "at": row["at"],
+                               "service": service}
+    planned, kept = versions.kept or (frozenset(), frozenset())
+    if planned and isinstance(versions.newest.evaluator, KeepsStrata):  # (the plan's unchanged strata, or none)
+        outcome["kept"] = sorted(kept)
+        if kept != planned:
+            log.info("upgrade %s: the unchanged strata were evaluated again on the retained input (the running "
+                     "version could not hand its state over now: docs/fleet/upgrade.md)", request.id)
+    return Upgraded(versions, [Out("control", 0, orjson.dumps(outcome), outcome_key(request, service))], lines)
 
 
 def outcome_key(request: UpgradeRequest, service: str) -> bytes:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from meaning import sampled_meaning
 
 from chronolog.cli.main import main
+from chronolog.cli.upgrade import kept_lines
 from chronolog.contract.models import UpgradeOutcome
 from chronolog.contract.models import UpgradeRequest as UpgradeRequestRecord
 from chronolog.dialects.registry import RunOptions, lookup
@@ -179,7 +180,9 @@ def test_mtl_unchanged_strata_are_not_evaluated_again():
     stage.process([], now=10_000.0)
     old = stage.evaluator
     request = UpgradeRequest("r1", version_id((("new", MTL_KEEP_TOP),)), "mtl", "1", (("new", MTL_KEEP_TOP),))
-    _, lines = stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    leaving, lines = stage.process([(None, "chronolog.facts", 0, 100, request.encode())], now=0.0)
+    said = [UpgradeOutcome.model_validate_json(o.payload) for o in leaving if o.topic == "control"]
+    assert [o.kept for o in said] == [["Q/1", "U/1"]]  # what chronolog upgrade prints
     new = stage.evaluator.newest.evaluator
     assert new.fired.get(("S", 1), 0) > 0
     assert new.fired.get(("Q", 1), 0) == 0 and new.fired.get(("U", 1), 0) == 0
@@ -198,6 +201,28 @@ def test_mtl_unchanged_strata_are_not_evaluated_again():
     _, lines = stage.process(_records([{"interval": "[7,8]", "pred": "P", "args": ["c"]}, {"t": 9}], 200), now=0.0)
     _, more = stage.process([], now=20_000.0)
     assert "Q" in {json.loads(x)["pred"] for x in lines + more}
+
+
+def test_an_upgrade_that_cannot_hand_the_kept_strata_over_says_so():
+    """The request read right after a late event the service has not evaluated yet: the new
+    program is evaluated whole on the retained input, and the outcome says it kept nothing,
+    where the plan said "keeps its state" — as ``chronolog upgrade`` prints it."""
+    stage = _stage("mtl", MTL_KEEP_OLD)
+    first = [{"t": 0}, {"interval": "[1,2]", "pred": "P", "args": ["a"]}, {"t": 6}]
+    stage.process(_records(first, 0), now=0.0)
+    stage.process([], now=10_000.0)  # evaluated up to 6
+    request = UpgradeRequest("r1", version_id((("new", MTL_KEEP_TOP),)), "mtl", "1", (("new", MTL_KEEP_TOP),))
+    late = _records([{"interval": "[2,3]", "pred": "P", "args": ["b"]}], 50)
+    leaving, _ = stage.process([*late, (None, "chronolog.facts", 0, 100, request.encode())], now=10_000.0)
+    said = [orjson.loads(o.payload) for o in leaving if o.topic == "control"]
+    assert [o.get("kept") for o in said] == [[]], said
+    new = stage.evaluator.newest.evaluator
+    stage.process([], now=10_000.0)
+    assert new.fired.get(("Q", 1), 0) > 0  # evaluated again: not kept
+    lines = kept_lines(said)
+    assert len(lines) == 1 and "evaluated the new program whole on the retained input" in lines[0]
+    assert kept_lines([{"service": "chain", "kept": ["Q/1"]}]) == ["  chain: kept with their state: Q/1"]
+    assert kept_lines([{"service": "chain"}]) == []
 
 
 MTL_POOL = [

@@ -129,6 +129,9 @@ def test_upgrade_killed_during_the_switch_means_run_upgrade(tmp_path, dialect, p
             applied = out.rsplit("from T=", 1)[1].split()[0]
             assert applied == "11", out
             want = _expected(old, new, stream, applied, meaning)
+        if "keeps its state" in out:  # each partition's service says what it did with the unchanged strata
+            assert out.count(": kept with their state: ") + out.count(": evaluated the new program whole") \
+                == partitions, out
         # killed before its commit: the restarted service read the request again and applied it
         assert _applying(log) == 2, log.read_text()[-3000:]
         (tmp_path / "second.jsonl").write_bytes(lines(second))

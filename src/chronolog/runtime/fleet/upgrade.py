@@ -98,8 +98,9 @@ def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dic
 def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
                   timeout: float, services: int = 1) -> dict[str, Any]:
     """The outcome of ``request`` on the control topic once ``services`` services applied it
-    (one per partition of a partitioned chain fleet: its version and T), or the first
-    refusal (the reason); a ``ChronologError`` after ``timeout`` seconds."""
+    (one per partition of a partitioned chain fleet: its version and T, and under
+    ``outcomes`` each service's), or the first refusal (the reason); a ``ChronologError``
+    after ``timeout`` seconds."""
     consumer = from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
     deadline = time.monotonic() + timeout
     applied: dict[str, dict[str, Any]] = {}
@@ -114,7 +115,7 @@ def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: di
                 return got
             applied[str(got.get("service"))] = got
             if len(applied) >= services:
-                return got
+                return {**got, "outcomes": list(applied.values())}
     finally:
         consumer.close()
     raise ChronologError(f"error: {len(applied)} of {services} service(s) applied the upgrade within {timeout:.0f} s "
