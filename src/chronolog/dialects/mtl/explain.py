@@ -480,7 +480,11 @@ def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
 WITNESSES = 16  # at most the witness times of a diamond tried for the smallest derivation
 
 
-def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
+def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = frozenset()) -> Node:
+    """For each rule whose head matches ``fact``, its first body literal that fails for the
+    fact's bindings at ``t``, with the input facts that might, each alone, derive it
+    (``missing_events``) and, ``nest`` levels deep, why a derived atom that literal reads does
+    not hold at the point it is read (``_nested``: its own entries, each to derive that atom)."""
     key = (fact[0], len(fact[1]))
     rules = []
     for rule in facts.program.rules:
@@ -494,9 +498,12 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
                 continue
             lit = rule.body[k - 1]
             reason = f"{_lit_text(lit, b)} does not hold at {_times(times[0])}"
-            rules.append(Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule), bindings=dict(b),
-                              literal=_lit_text(lit, {}), reason=reason,
-                              candidates=missing_events(facts, rule, b, times[0], k)))
+            entry = Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule), bindings=dict(b),
+                         literal=_lit_text(lit, {}), reason=reason, candidates=missing_events(facts, rule, b, times[0], k))
+            if nest > 0 and times[0][0] == times[0][2]:
+                ground = _body(facts, rule, b, times, k - 1) or [(b, [], [])]
+                entry.why_not = _nested(facts, lit, ground[0][0], times[0][0], nest - 1, path | {(fact, t)}) or None
+            rules.append(entry)
             break
         else:
             rules.append(Node("rule", "its body holds, yet the fact is not entailed there", rule=_rule_text(rule)))
@@ -506,6 +513,30 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
         return Node("none", f"{atom_text(*fact)} at {time_text(t)}: no rule has a head that matches it")
     return Node("why-not", f"{atom_text(*fact)} does not hold at {time_text(t)}", why_not=rules, atom=atom_text(*fact),
                 time=t)
+
+
+def _nested(facts: Facts, lit: Literal, b: dict, s: Any, nest: int, path: frozenset) -> list[Node]:
+    """Why the derived atom a failing positive literal reads at ``s`` does not hold at the
+    point it is read (``_read_at``: a plain atom at s, a Diamond's or a Since/Until's right
+    operand at the point its missing event would be proposed at), rule by rule — each entry's
+    missing event to derive that atom there (``Node.goal``, checked by ``run`` at any time: an
+    interval dialect's answers are exact at every time).  None where the atom is not ground,
+    holds there already (a Since's left operand failing), or is on the path (a cycle)."""
+    if isinstance(lit, Negated):
+        return []
+    inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
+    at = _read_at(lit, s)
+    if not isinstance(inner, Atom) or inner.key not in facts.heads or at is None or at[0] != at[2]:
+        return []
+    if any(isinstance(term, Var) and term.name not in b for term in inner.args):
+        return []
+    fact, p = (inner.pred, _ground(inner, b)), at[0]
+    if (fact, p) in path or facts.holding(fact, p) is not None:
+        return []
+    entries = why_not(facts, fact, p, nest, path).entries
+    for entry in entries:
+        entry.goal = (*fact, p)
+    return entries
 
 
 def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tuple) -> Node:
@@ -522,8 +553,12 @@ def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tup
     else:
         reason = f"{shown} does not hold at {time_text(s)}"
     proposed = [ev for ev in _proposals(facts, lit, [b], s) if _holds_with(facts, lit, b, s, ev)]
+    # a derived operand: why it does not hold where it is read, each entry's event to derive it
+    # there — which, as this entry's candidate too, may end the head's holding (``run`` decides)
+    nested = _nested(facts, lit, b, s, 1, frozenset())
+    proposed += [ev for entry in nested for ev in entry.candidates]
     return Node("rule", reason, rule=_rule_text(rule), bindings=dict(b), literal=_lit_text(lit, {}), reason=reason,
-                candidates=proposed, goal=head, blocks=True)
+                candidates=proposed, goal=head, blocks=True, why_not=nested or None)
 
 
 def _holds_with(facts: Facts, lit: Literal, b: dict, s: Any, ev: Event) -> bool:
@@ -554,26 +589,9 @@ def _proposals(facts: Facts, lit: Literal, bindings: list[dict], s: Any) -> list
     fact on its window) or as a Since/Until's right operand (at the range's point nearest
     ``s``: the shortest stretch of the left operand), for each of ``bindings``."""
     inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
-    if not isinstance(inner, Atom) or inner.key in facts.heads:
+    window = _read_at(lit, s)
+    if not isinstance(inner, Atom) or inner.key in facts.heads or window is None:
         return []
-    if isinstance(lit, Binary):  # the right operand at the range's point nearest s: the shortest stretch
-        lo, lc, hi, hc = lit.rho  # of the left operand to hold (none where the range starts at 0, closed)
-        at = s - lo if lit.op == "Since" else s + lo
-        if not lc:  # an open end: just inside it, half-way to the other end (or one tick)
-            mid = (lo + min(hi, lo + 1)) * Fraction(1, 2)
-            at = s - mid if lit.op == "Since" else s + mid
-        window = I.point(at)
-    elif isinstance(lit, Unary):
-        if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
-            return []
-        window = _window(lit, s)
-        if window[0] == -inf or window[2] == inf:
-            return []
-        if lit.op.startswith("Diamond"):
-            near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
-            window = near if near[1] == (window[3] or window[1]) else I.point(Fraction(window[0] + window[2]) / 2)
-    else:
-        window = I.point(s)
     values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
                     | {str(v) for got in bindings for v in got.values()})
     out: list[Event] = []
@@ -586,6 +604,32 @@ def _proposals(facts: Facts, lit: Literal, bindings: list[dict], s: Any) -> list
                 rows = [(*row, got[term.name] if isinstance(term, Var) else term) for row in rows]
         out += [Event(cast(Time, window[0]), inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
     return out
+
+
+def _read_at(lit: Literal, s: Any) -> I.Iv | None:
+    """Where one fact of the atom ``lit`` reads would make it hold at ``s``: a plain atom at s; a
+    Diamond's at one point of its window (its right end where closed, else its left where
+    closed, else its middle); a Box's over its window; a Since/Until's right operand at the
+    range's point nearest ``s`` (the shortest stretch of the left operand; just inside an open
+    end, half-way to the other or one tick).  None: an unbounded window, another operator."""
+    if isinstance(lit, Binary):
+        lo, lc, hi, hc = lit.rho
+        at = s - lo if lit.op == "Since" else s + lo
+        if not lc:
+            mid = (lo + min(hi, lo + 1)) * Fraction(1, 2)
+            at = s - mid if lit.op == "Since" else s + mid
+        return I.point(at)
+    if isinstance(lit, Unary):
+        if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
+            return None
+        window = _window(lit, s)
+        if window[0] == -inf or window[2] == inf:
+            return None
+        if lit.op.startswith("Diamond"):
+            near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
+            window = near if near[1] == (window[3] or window[1]) else I.point(Fraction(window[0] + window[2]) / 2)
+        return window
+    return I.point(s)
 
 
 def _times(iv: I.Iv) -> str:
