@@ -9,8 +9,8 @@ interval it holds on and the operator's range that applied (a Box's operand over
 range, a Since/Until's witness: its right operand at a time s in the range and its left one
 throughout the stretch between s and T, a derived operand over a range by derivations whose
 cited input derives it all along, ``_cover``), down to input facts with their input lines; of
-several derivations (a Diamond's witness times among them), one with the fewest rule
-applications.  A negated metric literal's why-not proposes the input fact that makes it hold
+several derivations (a Diamond's or a Since/Until's witness times among them), one with the
+fewest rule applications.  A negated metric literal's why-not proposes the input fact that makes it hold
 (``_blocking``).  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
@@ -19,7 +19,7 @@ path (recursion through time terminates because premises lie at other times).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from math import inf
 from typing import Any, cast
@@ -186,9 +186,9 @@ CYCLE = " (derived above: a cycle through time ends here)"
 
 def size(node: Node) -> float:
     """The rule applications of a derivation (negated literals' why-not subtrees not counted);
-    infinite where it ends in a cycle, which derives nothing."""
-    if node.kind == "atom" and node.text.endswith(CYCLE):
-        return inf
+    infinite where it ends in a cycle, which derives nothing, or leaves a stretch uncovered."""
+    if node.kind == "atom" and (node.text.endswith(CYCLE) or node.text.endswith(UNCOVERED)):
+        return inf  # (a stretch left uncovered: the facts cited may not derive it all along)
     return (node.kind == "rule") + sum(size(child) for child in node.children)
 
 
@@ -342,8 +342,8 @@ def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None,
             break
         out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path)))
         cited = mine
-    return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}: not covered by the derivations above"
-                            f" (past {COVER}, or through a cycle)", atom=name, interval=I.text(span))]
+    return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}{UNCOVERED}", atom=name,
+                                      interval=I.text(span))]
 
 
 def _latest_first(nodes: list[tuple[Any, Node]]) -> list[Node]:
@@ -360,6 +360,7 @@ def _inside(iv: I.Iv) -> Any:
 
 
 COVER = 64  # at most the derivations that cover a stretch of a derived premise (a guard)
+UNCOVERED = f": not covered by the derivations above (past {COVER}, or through a cycle)"
 
 
 def _walk(node: Node) -> list[Node]:
@@ -369,16 +370,40 @@ def _walk(node: Node) -> list[Node]:
 def _through(facts: Facts, lit: Binary, b: dict, t: Any, on: I.Iv, every: bool, depth: int | None,
              path: frozenset) -> Node:
     """A Since/Until literal at ``t`` with its witness: the right operand at a time s with
-    ±(t − s) in the operator's range (the nearest to t: the shortest stretch), and the left
-    operand throughout the open stretch between s and t."""
+    ±(t − s) in the operator's range, and the left operand throughout the open stretch between
+    s and t — of the witness times tried (``through_witnesses``: the nearest first), the one
+    whose derivation is smallest (the nearest on a tie: the shortest stretch); ``every``: each
+    different one, the smallest below it, as alternatives."""
     shown = _lit_text(lit, b)
     right = facts.mat._value(lit.right, facts.db, b)
     left = facts.mat._value(lit.left, facts.db, b)
-    witness = through_witness(left, right, lit.rho, t, lit.op == "Since")
+    options = through_witnesses(left, right, lit.rho, t, lit.op == "Since", facts.ends)
     window = f"{lit.op} within {I.text(lit.rho)}"
-    if witness is None:
+    if not options:
         return Node("literal", f"{shown} holds on {I.text(on)} ({window})", atom=shown, interval=I.text(on),
                     window=window)
+    if not every:  # sized uncut: --depth only cuts the tree shown
+        whole = [_witnessed(facts, lit, b, t, on, option, False, None, path) for option in options]
+        k = min(range(len(whole)), key=lambda i: size(whole[i]))
+        return whole[k] if depth is None else _witnessed(facts, lit, b, t, on, options[k], False, depth, path)
+    seen: dict[tuple, Node] = {}  # --all: each different smallest derivation over the witness times
+    for option in options:
+        got = _witnessed(facts, lit, b, t, on, option, False, depth, path)
+        seen.setdefault((facts.cited(got), frozenset(n.rule for n in _walk(got))), got)
+    if len(seen) == 1:
+        return _witnessed(facts, lit, b, t, on, options[0], True, depth, path)
+    return Node("literal", f"{shown} holds on {I.text(on)} ({window}: {len(seen)} witnesses)", atom=shown,
+                interval=I.text(on), window=window,
+                children=[Node("alternatives", f"{shown}: {len(seen)} derivations within the range",
+                               children=list(seen.values()), atom=shown)])
+
+
+def _witnessed(facts: Facts, lit: Binary, b: dict, t: Any, on: I.Iv, witness: tuple[Any, I.Iv, I.Iv | None],
+               every: bool, depth: int | None, path: frozenset) -> Node:
+    """A Since/Until literal at ``t`` by one witness (s, the right operand's interval there, the
+    left operand's over the stretch)."""
+    shown = _lit_text(lit, b)
+    window = f"{lit.op} within {I.text(lit.rho)}"
     s, k, j = witness
     stretch: I.Iv = (s, False, t, False) if s <= t else (t, False, s, False)
     gap = abs(t - s)
@@ -406,15 +431,22 @@ def through_witness(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any,
     stretch between s and t; None: s = t) for ``left Since/Until[rho] right`` at ``t`` (Since:
     ``past``), s the nearest such time to t, or None where it does not hold at t (the
     semantics of ``mtl.intervals.since``)."""
+    options = through_witnesses(left, right, rho, t, past)
+    return options[0] if options else None
+
+
+def through_witnesses(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any, past: bool,
+                      ends: Sequence[Any] = ()) -> list[tuple[Any, I.Iv, I.Iv | None]]:
+    """The witnesses of ``left Since/Until[rho] right`` at ``t`` (as ``through_witness``), the
+    nearest to t first: t itself where the right operand holds there and 0 is in the range;
+    in each stretch of times s that would do, its end nearest t (just inside where open), each
+    of ``ends`` (where an interval of the facts starts or ends: between two of them the same
+    facts hold) inside it and a point between each two; at most ``WITNESSES``."""
     reach = _reach(rho, t, past)
-    best: tuple[Any, I.Iv, I.Iv | None] | None = None
-
-    def nearer(s: Any) -> bool:
-        return best is None or abs(t - s) < abs(t - best[0])
-
+    found: dict[Any, tuple[Any, I.Iv, I.Iv | None]] = {}
     for k in right:
         if I.contains(k, t) and I.contains(rho, 0):
-            return t, k, None
+            found.setdefault(t, (t, k, None))
         for j in left:
             # t within j's closure, s in k, in reach and in j's closure: (s, t) lies in j
             if not I.contains((j[0], True, j[2], True), t):
@@ -424,10 +456,14 @@ def through_witness(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any,
             if got is None:
                 continue
             end, closed = (got[2], got[3]) if past else (got[0], got[1])
-            s = end if closed else (got[0] + got[2]) / 2 if got[0] != got[2] else None
-            if s is not None and nearer(s):
-                best = (s, k, j)
-    return best
+            near = end if closed else (got[0] + got[2]) / 2 if got[0] != got[2] else None
+            inside = [x for x in ends[bisect_left(ends, got[0]):bisect_right(ends, got[2])] if I.contains(got, x)]
+            cuts = sorted({got[0], *inside, got[2]} - {inf, -inf})
+            points = {*inside, *(Fraction(a + b_) / 2 for a, b_ in zip(cuts, cuts[1:], strict=False))}
+            for x in [near, *sorted(points, key=lambda x: abs(t - x))]:
+                if x is not None and I.contains(got, x) and (x != t or I.contains(rho, 0)):
+                    found.setdefault(x, (x, k, j if x != t else None))
+    return sorted(found.values(), key=lambda w: abs(t - w[0]))[:WITNESSES]
 
 
 def _premise(lit: Literal, b: dict) -> tuple[Fact, Literal] | None:
