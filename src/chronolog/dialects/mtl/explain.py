@@ -171,13 +171,14 @@ def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv],
 
 
 def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None = None,
-        path: frozenset = frozenset()) -> Node:
+        path: frozenset = frozenset(), early: bool = False) -> Node:
     """The derivation of ``fact`` at ``t``: an input fact that holds it where there is one, else
     a smallest rule instance (fewest rule applications below, ``size``; ``every``: all of them).
+    ``early``: a Diamond's witness the earliest of the smallest, not the latest (``_cover``).
     Memoised per query (``Facts.memo``): premises recur across the alternatives compared."""
-    key = (fact, t, every, depth, path)
+    key = (fact, t, every, depth, path, early)
     if key not in facts.memo:
-        facts.memo[key] = _why(facts, fact, t, every, depth, path)
+        facts.memo[key] = _why(facts, fact, t, every, depth, path, early)
     return facts.memo[key]
 
 
@@ -192,7 +193,7 @@ def size(node: Node) -> float:
     return (node.kind == "rule") + sum(size(child) for child in node.children)
 
 
-def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path: frozenset) -> Node:
+def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path: frozenset, early: bool) -> Node:
     held = facts.holding(fact, t)
     name = f"{atom_text(*fact)} on {I.text(held)}" if held else f"{atom_text(*fact)} at {time_text(t)}"
     about = {"atom": atom_text(*fact), "time": t, "interval": I.text(held) if held else ""}
@@ -220,12 +221,13 @@ def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path:
     below = path | {(fact, held)}
     if every:
         nodes += [_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1, below,
-                            name, about) for rule, binding, ivs, used in options]
+                            name, about, early) for rule, binding, ivs, used in options]
     elif options and not leaves:
         # the first of the smallest (the rules' textual order), sized uncut: --depth only cuts the tree shown
-        whole = [_instance(facts, *option, t, False, None, below, name, about) for option in options]
+        whole = [_instance(facts, *option, t, False, None, below, name, about, early) for option in options]
         k = min(range(len(whole)), key=lambda i: size(whole[i]))
-        nodes.append(whole[k] if depth is None else _instance(facts, *options[k], t, False, depth - 1, below, name, about))
+        nodes.append(whole[k] if depth is None
+                     else _instance(facts, *options[k], t, False, depth - 1, below, name, about, early))
     if not nodes:
         return Node("atom", f"{name}: in the answers, with no derivation found at {time_text(t)}", **about)
     if len(nodes) == 1:
@@ -246,7 +248,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 
 
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
-              depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
+              depth: int | None, path: frozenset, name: str, about: dict[str, Any], early: bool = False) -> Node:
     head = (head_atom(rule.head).pred, _ground(head_atom(rule.head), b), t)  # the atom it derives, at t
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
     s = cast(Time, at[2] if at[2] != inf else at[0])
@@ -267,14 +269,14 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
                 negated.why_not = [_blocking(facts, rule, b, lit.operand, s, head)]
             children.append(negated)
             continue
-        children.append(_literal(facts, lit, b, s, on, every, depth, path))
+        children.append(_literal(facts, lit, b, s, on, every, depth, path, early))
     where = f"at {time_text(s)}" if at[0] == at[2] else f"on {I.text(at)}"
     return Node("rule", f"{name}: at {time_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule), **about,
                 bindings={k: v for k, v in b.items()}, children=children)
 
 
 def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool, depth: int | None,
-             path: frozenset) -> Node:
+             path: frozenset, early: bool = False) -> Node:
     """How a positive body literal holds at ``s`` (on ``on``): a plain atom's or a Diamond's
     derivation at the time it was met, a Box's over its whole range, a Since/Until's witness."""
     shown = _lit_text(lit, b)
@@ -289,10 +291,10 @@ def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool,
     if isinstance(lit, Unary) and lit.op.startswith("Box") and isinstance(lit.operand, Atom):
         node.children = _cover(facts, fact, _window(lit, s), every, depth, path)
         return node
-    points = _witness_times(facts, fact, lit, s)
-    if not every:  # the witness whose derivation is smallest (the latest of those), sized uncut
-        best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path)), default=None)
-        node.children += [] if best is None else [why(facts, fact, best, every, depth, path)]
+    points = _witness_times(facts, fact, lit, s, early)
+    if not every:  # the witness whose derivation is smallest (the latest of those, or earliest), sized uncut
+        best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path, early)), default=None)
+        node.children += [] if best is None else [why(facts, fact, best, every, depth, path, early)]
         return node
     seen: dict[tuple, Node] = {}  # --all: each different smallest derivation over the witness times
     for p in points:  # (each smallest below: all of them at every level would multiply)
@@ -335,12 +337,12 @@ def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None,
         gaps = I.subtract([span], facts.derives(cited).get((fact[0], len(fact[1])), {}).get(fact[1], []))
         if not gaps:
             return _latest_first(out)
-        point = _inside(gaps[-1])
-        whole = why(facts, fact, point, every, None, path)  # (--depth only cuts the tree shown)
+        point = _latest(gaps[-1], facts.ends)
+        whole = why(facts, fact, point, every, None, path, True)  # (--depth only cuts the tree shown)
         mine = cited | facts.cited(whole)
         if mine == cited:  # it cites nothing new (a cycle): what is left is not covered
             break
-        out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path)))
+        out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path, True)))
         cited = mine
     return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}{UNCOVERED}", atom=name,
                                       interval=I.text(span))]
@@ -348,6 +350,18 @@ def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None,
 
 def _latest_first(nodes: list[tuple[Any, Node]]) -> list[Node]:
     return [node for _, node in sorted(nodes, key=lambda pair: pair[0], reverse=True)]
+
+
+def _latest(iv: I.Iv, ends: list[Any]) -> Any:
+    """A point of ``iv`` in its latest stretch: its right end where closed, else half-way to it
+    from the latest of ``ends`` (where an interval starts or ends) before it in ``iv``."""
+    if iv[3] or iv[2] == inf:
+        return _inside(iv)
+    k = bisect_left(ends, iv[2])
+    before = ends[k - 1] if k > 0 and I.contains(iv, ends[k - 1]) else iv[0]
+    if before == -inf:
+        return iv[2] - 1
+    return Fraction(before + iv[2]) / 2
 
 
 def _inside(iv: I.Iv) -> Any:
@@ -488,18 +502,20 @@ def _range(lit: Literal, s: Any) -> str:
     return ""
 
 
-def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
+def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any, early: bool = False) -> list[Any]:
     """The times where the premise ``fact`` holds for ``lit`` at ``s``, latest first: s itself
     for a plain atom; for a diamond, in each stretch of its window where the premise holds
     (latest first), the latest point, every time an interval starts or ends inside it and a
-    point between each two (the same facts hold along one), at most ``WITNESSES``."""
+    point between each two (the same facts hold along one), at most ``WITNESSES``; ``early``:
+    earliest first, from the earliest stretches."""
     if isinstance(lit, Atom):
         return [s]
     if not isinstance(lit, Unary):
         return []
     window = _window(lit, s)
     out: list[Any] = []
-    for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
+    held = facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])
+    for iv in held if early else reversed(held):
         part = I.intersect(iv, window)
         if part is None:
             continue
@@ -507,7 +523,7 @@ def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
         inside = [x for x in ends[bisect_left(ends, part[0]):bisect_right(ends, part[2])] if I.contains(part, x)]
         cuts = sorted({part[0], *inside, part[2]} - {inf, -inf})
         points = {_inside(part), *inside, *(Fraction(a + b) / 2 for a, b in zip(cuts, cuts[1:], strict=False))}
-        out += sorted((x for x in points if I.contains(part, x)), reverse=True)
+        out += sorted((x for x in points if I.contains(part, x)), reverse=not early)
         if len(out) >= WITNESSES:
             break
     return out[:WITNESSES]
