@@ -90,16 +90,24 @@ def test_a_diamond_over_a_derived_atom_says_why_it_fails_at_its_point_and_names_
     assert code == 0, err
     Explanation.model_validate(got)
     (top,) = got["why_not"]
-    assert top["literal"] == "Diamondminus[1,2]W(X)" and "missing" not in top
+    assert top["literal"] == "Diamondminus[1,2]W(X)"  # the event below derives Z(a) too: named at the top
+    assert top["missing"] == {"pred": "C", "args": ["a"], "time": 4, "text": "C(a) at 4"}
     (inner,) = top["why_not"]
     assert inner["literal"] == "C(X)" and inner["rule"]["line"] == 2
     assert inner["missing"] == {"pred": "C", "args": ["a"], "time": 4, "text": "C(a) at 4",
                                 "derives": {"pred": "W", "args": ["a"], "time": 4}}
-    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 1
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 2
     capsys.readouterr()  # (the text form: nested under "why not:")
     assert main(["explain", prog, "--input", stream, "--why-not", "Z(a)@5"]) == 0
     out = capsys.readouterr().out
     assert "    why not:\n      fails at body element 2: C(a) does not hold at 4; adding C(a) at 4 would derive it" in out
+    # where Z also needs G(a), which fails too, the event that derives W(a) does not derive Z(a):
+    # named below only
+    prog, stream = files(tmp_path, "w.mtl", program.replace("W(X)\n", "W(X), G(X)\n", 1), events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
+    assert code == 0, err
+    (top,) = got["why_not"]
+    assert "missing" not in top and top["why_not"][0]["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": 4}
 
 
 def test_a_since_over_a_derived_right_operand_names_the_event_at_its_nearest_point(tmp_path, capsys):
@@ -111,7 +119,8 @@ def test_a_since_over_a_derived_right_operand_names_the_event_at_its_nearest_poi
     assert code == 0, err
     (inner,) = got["why_not"][0]["why_not"]
     assert inner["missing"]["derives"] == {"pred": "P", "args": ["a"], "time": 3}
-    assert _check(tmp_path, capsys, prog, events, ("Q", ("a",)), Fraction(4), got) == 1
+    assert got["why_not"][0]["missing"]["time"] == 3
+    assert _check(tmp_path, capsys, prog, events, ("Q", ("a",)), Fraction(4), got) == 2
 
 
 def test_a_negated_diamond_over_a_derived_atom_names_the_event_that_ends_its_head(tmp_path, capsys):

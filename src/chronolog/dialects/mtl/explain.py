@@ -555,6 +555,8 @@ def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = f
             if nest > 0 and times[0][0] == times[0][2]:
                 ground = _body(facts, rule, b, times, k - 1) or [(b, [], [])]
                 entry.why_not = _nested(facts, lit, ground[0][0], times[0][0], nest - 1, path | {(fact, t)}) or None
+                # (an event that derives that atom there may derive this one too: ``run`` decides)
+                entry.candidates += [ev for inner in entry.entries for ev in inner.candidates]
             rules.append(entry)
             break
         else:
