@@ -188,14 +188,15 @@ def test_every_event_named_at_any_depth_does_what_its_entry_says(tmp_path_factor
 
 NEGATED = ["A(X) Since[1,2] B(X)", "Diamondminus[0,2]W(X)", "Diamondplus(0,1]W(X)", "A(X) Since[0,1] W(X)",
            "A(X) Until[1,2] B(X)", "W(X)"]
-W_RULES = ["W(X):-A(X), B(X)", "W(X):-Diamondminus[0,1]B(X)", "W(X):-A(X) Since(0,1] B(X)", "W(X):-B(X), not C(X)"]
+W_RULES = ["W(X):-A(X), B(X)", "W(X):-Diamondminus[0,1]B(X)", "W(X):-A(X) Since(0,1] B(X)", "W(X):-B(X), not C(X)",
+           "W(X):-Diamondminus[1/2,1]D(X)\nD(X):-B(X), C(X)"]
 ANY = st.builds(lambda lo, n, pred: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": ["a"]},
                 st.integers(0, 8), st.integers(0, 4), st.sampled_from(["A", "A", "B", "C"]))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(negated=st.sampled_from(NEGATED), shift=st.sampled_from(["[1,1]", "[0,2]", "(0,1]"]),
-       more=st.lists(st.sampled_from(W_RULES), min_size=1, max_size=2, unique=True),
+       more=st.lists(st.sampled_from(W_RULES), min_size=1, max_size=3, unique=True),
        facts=st.lists(ANY, max_size=5), q=st.integers(0, 48))
 def test_events_named_in_rule_instances_at_other_times_do_what_they_say(tmp_path_factory, capsys, negated, shift,
                                                                          more, facts, q):
