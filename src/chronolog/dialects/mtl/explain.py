@@ -10,8 +10,11 @@ range, a Since/Until's witness: its right operand at a time s in the range and i
 throughout the stretch between s and T, a derived operand over a range by derivations whose
 cited input derives it all along, ``_cover``), down to input facts with their input lines; of
 several derivations (a Diamond's or a Since/Until's witness times among them), one with the
-fewest rule applications.  A negated metric literal's why-not proposes the input fact that makes it hold
-(``_blocking``).  For an interval answer the explanation covers the maximal interval that
+fewest rule applications.  A why-not entry proposes the input facts that might, each alone, derive its
+atom (``missing_events``), and follows a failing literal over a derived atom down to why that
+atom does not hold where it is read (``_nested``); a negated metric literal's why-not proposes
+the input fact that makes it hold (``_blocking``).  The runtime names only what ``run``
+confirms.  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
 """
