@@ -9,9 +9,12 @@ interval it holds on and the operator's range that applied (a Box's operand over
 range, a Since/Until's witness: its right operand at a time s in the range and its left one
 throughout the stretch between s and T, a derived operand over a range by derivations whose
 cited input derives it all along, ``_cover``), down to input facts with their input lines; of
-several derivations (a Diamond's witness times among them), one with the fewest rule
-applications.  A negated metric literal's why-not proposes the input fact that makes it hold
-(``_blocking``).  For an interval answer the explanation covers the maximal interval that
+several derivations (a Diamond's or a Since/Until's witness times among them), one with the
+fewest rule applications.  A why-not entry proposes the input facts that might, each alone, derive its
+atom (``missing_events``), and follows a failing literal over a derived atom down to why that
+atom does not hold where it is read (``_nested``); a negated metric literal's why-not proposes
+the input fact that makes it hold (``_blocking``).  The runtime names only what ``run``
+confirms.  For an interval answer the explanation covers the maximal interval that
 contains T.  Recursion is cut where a premise leads back to a fact and time already on the
 path (recursion through time terminates because premises lie at other times).
 """
@@ -19,7 +22,7 @@ path (recursion through time terminates because premises lie at other times).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from math import inf
 from typing import Any, cast
@@ -171,13 +174,14 @@ def _body(facts: Facts, rule: Rule, b: dict, within: list[I.Iv],
 
 
 def why(facts: Facts, fact: Fact, t: Any, every: bool = False, depth: int | None = None,
-        path: frozenset = frozenset()) -> Node:
+        path: frozenset = frozenset(), early: bool = False) -> Node:
     """The derivation of ``fact`` at ``t``: an input fact that holds it where there is one, else
     a smallest rule instance (fewest rule applications below, ``size``; ``every``: all of them).
+    ``early``: a Diamond's witness the earliest of the smallest, not the latest (``_cover``).
     Memoised per query (``Facts.memo``): premises recur across the alternatives compared."""
-    key = (fact, t, every, depth, path)
+    key = (fact, t, every, depth, path, early)
     if key not in facts.memo:
-        facts.memo[key] = _why(facts, fact, t, every, depth, path)
+        facts.memo[key] = _why(facts, fact, t, every, depth, path, early)
     return facts.memo[key]
 
 
@@ -186,13 +190,13 @@ CYCLE = " (derived above: a cycle through time ends here)"
 
 def size(node: Node) -> float:
     """The rule applications of a derivation (negated literals' why-not subtrees not counted);
-    infinite where it ends in a cycle, which derives nothing."""
-    if node.kind == "atom" and node.text.endswith(CYCLE):
-        return inf
+    infinite where it ends in a cycle, which derives nothing, or leaves a stretch uncovered."""
+    if node.kind == "atom" and (node.text.endswith(CYCLE) or node.text.endswith(UNCOVERED)):
+        return inf  # (a stretch left uncovered: the facts cited may not derive it all along)
     return (node.kind == "rule") + sum(size(child) for child in node.children)
 
 
-def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path: frozenset) -> Node:
+def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path: frozenset, early: bool) -> Node:
     held = facts.holding(fact, t)
     name = f"{atom_text(*fact)} on {I.text(held)}" if held else f"{atom_text(*fact)} at {time_text(t)}"
     about = {"atom": atom_text(*fact), "time": t, "interval": I.text(held) if held else ""}
@@ -220,12 +224,13 @@ def _why(facts: Facts, fact: Fact, t: Any, every: bool, depth: int | None, path:
     below = path | {(fact, held)}
     if every:
         nodes += [_instance(facts, rule, binding, ivs, used, t, every, None if depth is None else depth - 1, below,
-                            name, about) for rule, binding, ivs, used in options]
+                            name, about, early) for rule, binding, ivs, used in options]
     elif options and not leaves:
         # the first of the smallest (the rules' textual order), sized uncut: --depth only cuts the tree shown
-        whole = [_instance(facts, *option, t, False, None, below, name, about) for option in options]
+        whole = [_instance(facts, *option, t, False, None, below, name, about, early) for option in options]
         k = min(range(len(whole)), key=lambda i: size(whole[i]))
-        nodes.append(whole[k] if depth is None else _instance(facts, *options[k], t, False, depth - 1, below, name, about))
+        nodes.append(whole[k] if depth is None
+                     else _instance(facts, *options[k], t, False, depth - 1, below, name, about, early))
     if not nodes:
         return Node("atom", f"{name}: in the answers, with no derivation found at {time_text(t)}", **about)
     if len(nodes) == 1:
@@ -246,7 +251,7 @@ def _bind(atom: Atom, args: tuple) -> dict | None:
 
 
 def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t: Any, every: bool,
-              depth: int | None, path: frozenset, name: str, about: dict[str, Any]) -> Node:
+              depth: int | None, path: frozenset, name: str, about: dict[str, Any], early: bool = False) -> Node:
     head = (head_atom(rule.head).pred, _ground(head_atom(rule.head), b), t)  # the atom it derives, at t
     at = max(I.intersect(iv, _head_times(rule, t)) or iv for iv in ivs)  # where the body puts the head at t
     s = cast(Time, at[2] if at[2] != inf else at[0])
@@ -267,14 +272,14 @@ def _instance(facts: Facts, rule: Rule, b: dict, ivs: list[I.Iv], used: list, t:
                 negated.why_not = [_blocking(facts, rule, b, lit.operand, s, head)]
             children.append(negated)
             continue
-        children.append(_literal(facts, lit, b, s, on, every, depth, path))
+        children.append(_literal(facts, lit, b, s, on, every, depth, path, early))
     where = f"at {time_text(s)}" if at[0] == at[2] else f"on {I.text(at)}"
     return Node("rule", f"{name}: at {time_text(t)} by a rule whose body holds {where}", rule=_rule_text(rule), **about,
                 bindings={k: v for k, v in b.items()}, children=children)
 
 
 def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool, depth: int | None,
-             path: frozenset) -> Node:
+             path: frozenset, early: bool = False) -> Node:
     """How a positive body literal holds at ``s`` (on ``on``): a plain atom's or a Diamond's
     derivation at the time it was met, a Box's over its whole range, a Since/Until's witness."""
     shown = _lit_text(lit, b)
@@ -289,10 +294,10 @@ def _literal(facts: Facts, lit: Literal, b: dict, s: Any, on: I.Iv, every: bool,
     if isinstance(lit, Unary) and lit.op.startswith("Box") and isinstance(lit.operand, Atom):
         node.children = _cover(facts, fact, _window(lit, s), every, depth, path)
         return node
-    points = _witness_times(facts, fact, lit, s)
-    if not every:  # the witness whose derivation is smallest (the latest of those), sized uncut
-        best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path)), default=None)
-        node.children += [] if best is None else [why(facts, fact, best, every, depth, path)]
+    points = _witness_times(facts, fact, lit, s, early)
+    if not every:  # the witness whose derivation is smallest (the latest of those, or earliest), sized uncut
+        best = min(points, key=lambda p: size(why(facts, fact, p, False, None, path, early)), default=None)
+        node.children += [] if best is None else [why(facts, fact, best, every, depth, path, early)]
         return node
     seen: dict[tuple, Node] = {}  # --all: each different smallest derivation over the witness times
     for p in points:  # (each smallest below: all of them at every level would multiply)
@@ -335,19 +340,31 @@ def _cover(facts: Facts, fact: Fact, span: I.Iv, every: bool, depth: int | None,
         gaps = I.subtract([span], facts.derives(cited).get((fact[0], len(fact[1])), {}).get(fact[1], []))
         if not gaps:
             return _latest_first(out)
-        point = _inside(gaps[-1])
-        whole = why(facts, fact, point, every, None, path)  # (--depth only cuts the tree shown)
+        point = _latest(gaps[-1], facts.ends)
+        whole = why(facts, fact, point, every, None, path, True)  # (--depth only cuts the tree shown)
         mine = cited | facts.cited(whole)
         if mine == cited:  # it cites nothing new (a cycle): what is left is not covered
             break
-        out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path)))
+        out.append((point, whole if depth is None else why(facts, fact, point, every, depth, path, True)))
         cited = mine
-    return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}: not covered by the derivations above"
-                            f" (past {COVER}, or through a cycle)", atom=name, interval=I.text(span))]
+    return _latest_first(out) + [Node("atom", f"{name} throughout {I.text(span)}{UNCOVERED}", atom=name,
+                                      interval=I.text(span))]
 
 
 def _latest_first(nodes: list[tuple[Any, Node]]) -> list[Node]:
     return [node for _, node in sorted(nodes, key=lambda pair: pair[0], reverse=True)]
+
+
+def _latest(iv: I.Iv, ends: list[Any]) -> Any:
+    """A point of ``iv`` in its latest stretch: its right end where closed, else half-way to it
+    from the latest of ``ends`` (where an interval starts or ends) before it in ``iv``."""
+    if iv[3] or iv[2] == inf:
+        return _inside(iv)
+    k = bisect_left(ends, iv[2])
+    before = ends[k - 1] if k > 0 and I.contains(iv, ends[k - 1]) else iv[0]
+    if before == -inf:
+        return iv[2] - 1
+    return Fraction(before + iv[2]) / 2
 
 
 def _inside(iv: I.Iv) -> Any:
@@ -360,6 +377,7 @@ def _inside(iv: I.Iv) -> Any:
 
 
 COVER = 64  # at most the derivations that cover a stretch of a derived premise (a guard)
+UNCOVERED = f": not covered by the derivations above (past {COVER}, or through a cycle)"
 
 
 def _walk(node: Node) -> list[Node]:
@@ -369,16 +387,40 @@ def _walk(node: Node) -> list[Node]:
 def _through(facts: Facts, lit: Binary, b: dict, t: Any, on: I.Iv, every: bool, depth: int | None,
              path: frozenset) -> Node:
     """A Since/Until literal at ``t`` with its witness: the right operand at a time s with
-    ±(t − s) in the operator's range (the nearest to t: the shortest stretch), and the left
-    operand throughout the open stretch between s and t."""
+    ±(t − s) in the operator's range, and the left operand throughout the open stretch between
+    s and t — of the witness times tried (``through_witnesses``: the nearest first), the one
+    whose derivation is smallest (the nearest on a tie: the shortest stretch); ``every``: each
+    different one, the smallest below it, as alternatives."""
     shown = _lit_text(lit, b)
     right = facts.mat._value(lit.right, facts.db, b)
     left = facts.mat._value(lit.left, facts.db, b)
-    witness = through_witness(left, right, lit.rho, t, lit.op == "Since")
+    options = through_witnesses(left, right, lit.rho, t, lit.op == "Since", facts.ends)
     window = f"{lit.op} within {I.text(lit.rho)}"
-    if witness is None:
+    if not options:
         return Node("literal", f"{shown} holds on {I.text(on)} ({window})", atom=shown, interval=I.text(on),
                     window=window)
+    if not every:  # sized uncut: --depth only cuts the tree shown
+        whole = [_witnessed(facts, lit, b, t, on, option, False, None, path) for option in options]
+        k = min(range(len(whole)), key=lambda i: size(whole[i]))
+        return whole[k] if depth is None else _witnessed(facts, lit, b, t, on, options[k], False, depth, path)
+    seen: dict[tuple, Node] = {}  # --all: each different smallest derivation over the witness times
+    for option in options:
+        got = _witnessed(facts, lit, b, t, on, option, False, depth, path)
+        seen.setdefault((facts.cited(got), frozenset(n.rule for n in _walk(got))), got)
+    if len(seen) == 1:
+        return _witnessed(facts, lit, b, t, on, options[0], True, depth, path)
+    return Node("literal", f"{shown} holds on {I.text(on)} ({window}: {len(seen)} witnesses)", atom=shown,
+                interval=I.text(on), window=window,
+                children=[Node("alternatives", f"{shown}: {len(seen)} derivations within the range",
+                               children=list(seen.values()), atom=shown)])
+
+
+def _witnessed(facts: Facts, lit: Binary, b: dict, t: Any, on: I.Iv, witness: tuple[Any, I.Iv, I.Iv | None],
+               every: bool, depth: int | None, path: frozenset) -> Node:
+    """A Since/Until literal at ``t`` by one witness (s, the right operand's interval there, the
+    left operand's over the stretch)."""
+    shown = _lit_text(lit, b)
+    window = f"{lit.op} within {I.text(lit.rho)}"
     s, k, j = witness
     stretch: I.Iv = (s, False, t, False) if s <= t else (t, False, s, False)
     gap = abs(t - s)
@@ -406,15 +448,22 @@ def through_witness(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any,
     stretch between s and t; None: s = t) for ``left Since/Until[rho] right`` at ``t`` (Since:
     ``past``), s the nearest such time to t, or None where it does not hold at t (the
     semantics of ``mtl.intervals.since``)."""
+    options = through_witnesses(left, right, rho, t, past)
+    return options[0] if options else None
+
+
+def through_witnesses(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any, past: bool,
+                      ends: Sequence[Any] = ()) -> list[tuple[Any, I.Iv, I.Iv | None]]:
+    """The witnesses of ``left Since/Until[rho] right`` at ``t`` (as ``through_witness``), the
+    nearest to t first: t itself where the right operand holds there and 0 is in the range;
+    in each stretch of times s that would do, its end nearest t (just inside where open), each
+    of ``ends`` (where an interval of the facts starts or ends: between two of them the same
+    facts hold) inside it and a point between each two; at most ``WITNESSES``."""
     reach = _reach(rho, t, past)
-    best: tuple[Any, I.Iv, I.Iv | None] | None = None
-
-    def nearer(s: Any) -> bool:
-        return best is None or abs(t - s) < abs(t - best[0])
-
+    found: dict[Any, tuple[Any, I.Iv, I.Iv | None]] = {}
     for k in right:
         if I.contains(k, t) and I.contains(rho, 0):
-            return t, k, None
+            found.setdefault(t, (t, k, None))
         for j in left:
             # t within j's closure, s in k, in reach and in j's closure: (s, t) lies in j
             if not I.contains((j[0], True, j[2], True), t):
@@ -424,10 +473,14 @@ def through_witness(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any,
             if got is None:
                 continue
             end, closed = (got[2], got[3]) if past else (got[0], got[1])
-            s = end if closed else (got[0] + got[2]) / 2 if got[0] != got[2] else None
-            if s is not None and nearer(s):
-                best = (s, k, j)
-    return best
+            near = end if closed else (got[0] + got[2]) / 2 if got[0] != got[2] else None
+            inside = [x for x in ends[bisect_left(ends, got[0]):bisect_right(ends, got[2])] if I.contains(got, x)]
+            cuts = sorted({got[0], *inside, got[2]} - {inf, -inf})
+            points = {*inside, *(Fraction(a + b_) / 2 for a, b_ in zip(cuts, cuts[1:], strict=False))}
+            for x in [near, *sorted(points, key=lambda x: abs(t - x))]:
+                if x is not None and I.contains(got, x) and (x != t or I.contains(rho, 0)):
+                    found.setdefault(x, (x, k, j if x != t else None))
+    return sorted(found.values(), key=lambda w: abs(t - w[0]))[:WITNESSES]
 
 
 def _premise(lit: Literal, b: dict) -> tuple[Fact, Literal] | None:
@@ -452,18 +505,20 @@ def _range(lit: Literal, s: Any) -> str:
     return ""
 
 
-def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
+def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any, early: bool = False) -> list[Any]:
     """The times where the premise ``fact`` holds for ``lit`` at ``s``, latest first: s itself
     for a plain atom; for a diamond, in each stretch of its window where the premise holds
     (latest first), the latest point, every time an interval starts or ends inside it and a
-    point between each two (the same facts hold along one), at most ``WITNESSES``."""
+    point between each two (the same facts hold along one), at most ``WITNESSES``; ``early``:
+    earliest first, from the earliest stretches."""
     if isinstance(lit, Atom):
         return [s]
     if not isinstance(lit, Unary):
         return []
     window = _window(lit, s)
     out: list[Any] = []
-    for iv in reversed(facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])):
+    held = facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])
+    for iv in held if early else reversed(held):
         part = I.intersect(iv, window)
         if part is None:
             continue
@@ -471,7 +526,7 @@ def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
         inside = [x for x in ends[bisect_left(ends, part[0]):bisect_right(ends, part[2])] if I.contains(part, x)]
         cuts = sorted({part[0], *inside, part[2]} - {inf, -inf})
         points = {_inside(part), *inside, *(Fraction(a + b) / 2 for a, b in zip(cuts, cuts[1:], strict=False))}
-        out += sorted((x for x in points if I.contains(part, x)), reverse=True)
+        out += sorted((x for x in points if I.contains(part, x)), reverse=not early)
         if len(out) >= WITNESSES:
             break
     return out[:WITNESSES]
@@ -480,7 +535,11 @@ def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any) -> list[Any]:
 WITNESSES = 16  # at most the witness times of a diamond tried for the smallest derivation
 
 
-def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
+def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = frozenset()) -> Node:
+    """For each rule whose head matches ``fact``, its first body literal that fails for the
+    fact's bindings at ``t``, with the input facts that might, each alone, derive it
+    (``missing_events``) and, ``nest`` levels deep, why a derived atom that literal reads does
+    not hold at the point it is read (``_nested``: its own entries, each to derive that atom)."""
     key = (fact[0], len(fact[1]))
     rules = []
     for rule in facts.program.rules:
@@ -494,9 +553,14 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
                 continue
             lit = rule.body[k - 1]
             reason = f"{_lit_text(lit, b)} does not hold at {_times(times[0])}"
-            rules.append(Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule), bindings=dict(b),
-                              literal=_lit_text(lit, {}), reason=reason,
-                              candidates=missing_events(facts, rule, b, times[0], k)))
+            entry = Node("rule", f"fails at body element {k}: {reason}", rule=_rule_text(rule), bindings=dict(b),
+                         literal=_lit_text(lit, {}), reason=reason, candidates=missing_events(facts, rule, b, times[0], k))
+            if nest > 0 and times[0][0] == times[0][2]:
+                ground = _body(facts, rule, b, times, k - 1) or [(b, [], [])]
+                entry.why_not = _nested(facts, lit, ground[0][0], times[0][0], nest - 1, path | {(fact, t)}) or None
+                # (an event that derives that atom there may derive this one too: ``run`` decides)
+                entry.candidates += [ev for inner in entry.entries for ev in inner.candidates]
+            rules.append(entry)
             break
         else:
             rules.append(Node("rule", "its body holds, yet the fact is not entailed there", rule=_rule_text(rule)))
@@ -506,6 +570,30 @@ def why_not(facts: Facts, fact: Fact, t: Any) -> Node:
         return Node("none", f"{atom_text(*fact)} at {time_text(t)}: no rule has a head that matches it")
     return Node("why-not", f"{atom_text(*fact)} does not hold at {time_text(t)}", why_not=rules, atom=atom_text(*fact),
                 time=t)
+
+
+def _nested(facts: Facts, lit: Literal, b: dict, s: Any, nest: int, path: frozenset) -> list[Node]:
+    """Why the derived atom a failing positive literal reads at ``s`` does not hold at the
+    point it is read (``_read_at``: a plain atom at s, a Diamond's or a Since/Until's right
+    operand at the point its missing event would be proposed at), rule by rule — each entry's
+    missing event to derive that atom there (``Node.goal``, checked by ``run`` at any time: an
+    interval dialect's answers are exact at every time).  None where the atom is not ground,
+    holds there already (a Since's left operand failing), or is on the path (a cycle)."""
+    if isinstance(lit, Negated):
+        return []
+    inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
+    at = _read_at(lit, s)
+    if not isinstance(inner, Atom) or inner.key not in facts.heads or at is None or at[0] != at[2]:
+        return []
+    if any(isinstance(term, Var) and term.name not in b for term in inner.args):
+        return []
+    fact, p = (inner.pred, _ground(inner, b)), at[0]
+    if (fact, p) in path or facts.holding(fact, p) is not None:
+        return []
+    entries = why_not(facts, fact, p, nest, path).entries
+    for entry in entries:
+        entry.goal = (*fact, p)
+    return entries
 
 
 def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tuple) -> Node:
@@ -522,8 +610,12 @@ def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tup
     else:
         reason = f"{shown} does not hold at {time_text(s)}"
     proposed = [ev for ev in _proposals(facts, lit, [b], s) if _holds_with(facts, lit, b, s, ev)]
+    # a derived operand: why it does not hold where it is read, each entry's event to derive it
+    # there — which, as this entry's candidate too, may end the head's holding (``run`` decides)
+    nested = _nested(facts, lit, b, s, 1, frozenset())
+    proposed += [ev for entry in nested for ev in entry.candidates]
     return Node("rule", reason, rule=_rule_text(rule), bindings=dict(b), literal=_lit_text(lit, {}), reason=reason,
-                candidates=proposed, goal=head, blocks=True)
+                candidates=proposed, goal=head, blocks=True, why_not=nested or None)
 
 
 def _holds_with(facts: Facts, lit: Literal, b: dict, s: Any, ev: Event) -> bool:
@@ -554,26 +646,9 @@ def _proposals(facts: Facts, lit: Literal, bindings: list[dict], s: Any) -> list
     fact on its window) or as a Since/Until's right operand (at the range's point nearest
     ``s``: the shortest stretch of the left operand), for each of ``bindings``."""
     inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
-    if not isinstance(inner, Atom) or inner.key in facts.heads:
+    window = _read_at(lit, s)
+    if not isinstance(inner, Atom) or inner.key in facts.heads or window is None:
         return []
-    if isinstance(lit, Binary):  # the right operand at the range's point nearest s: the shortest stretch
-        lo, lc, hi, hc = lit.rho  # of the left operand to hold (none where the range starts at 0, closed)
-        at = s - lo if lit.op == "Since" else s + lo
-        if not lc:  # an open end: just inside it, half-way to the other end (or one tick)
-            mid = (lo + min(hi, lo + 1)) * Fraction(1, 2)
-            at = s - mid if lit.op == "Since" else s + mid
-        window = I.point(at)
-    elif isinstance(lit, Unary):
-        if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
-            return []
-        window = _window(lit, s)
-        if window[0] == -inf or window[2] == inf:
-            return []
-        if lit.op.startswith("Diamond"):
-            near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
-            window = near if near[1] == (window[3] or window[1]) else I.point(Fraction(window[0] + window[2]) / 2)
-    else:
-        window = I.point(s)
     values = sorted({a for (pred, _), rows in facts.db.items() if pred == inner.pred for args in rows for a in args}
                     | {str(v) for got in bindings for v in got.values()})
     out: list[Event] = []
@@ -586,6 +661,32 @@ def _proposals(facts: Facts, lit: Literal, bindings: list[dict], s: Any) -> list
                 rows = [(*row, got[term.name] if isinstance(term, Var) else term) for row in rows]
         out += [Event(cast(Time, window[0]), inner.pred, tuple(str(a) for a in row), span=window) for row in rows]
     return out
+
+
+def _read_at(lit: Literal, s: Any) -> I.Iv | None:
+    """Where one fact of the atom ``lit`` reads would make it hold at ``s``: a plain atom at s; a
+    Diamond's at one point of its window (its right end where closed, else its left where
+    closed, else its middle); a Box's over its window; a Since/Until's right operand at the
+    range's point nearest ``s`` (the shortest stretch of the left operand; just inside an open
+    end, half-way to the other or one tick).  None: an unbounded window, another operator."""
+    if isinstance(lit, Binary):
+        lo, lc, hi, hc = lit.rho
+        at = s - lo if lit.op == "Since" else s + lo
+        if not lc:
+            mid = (lo + min(hi, lo + 1)) * Fraction(1, 2)
+            at = s - mid if lit.op == "Since" else s + mid
+        return I.point(at)
+    if isinstance(lit, Unary):
+        if lit.op not in ("Diamondminus", "Diamondplus", "Boxminus", "Boxplus"):
+            return None
+        window = _window(lit, s)
+        if window[0] == -inf or window[2] == inf:
+            return None
+        if lit.op.startswith("Diamond"):
+            near = (window[2], True, window[2], True) if window[3] else (window[0], True, window[0], True)
+            window = near if near[1] == (window[3] or window[1]) else I.point(Fraction(window[0] + window[2]) / 2)
+        return window
+    return I.point(s)
 
 
 def _times(iv: I.Iv) -> str:
