@@ -156,6 +156,21 @@ class Reasoner:
             self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
         return engine
 
+    def skip_to(self, last: int) -> bool:
+        """Take the points up to ``last`` as evaluated without evaluating them for answers: the
+        engine is warmed up on the log before ``last + 1`` (``warm_up_start``: from the first
+        point where the reach is unbounded), so the evaluations from ``last + 1`` on are what
+        evaluating every point would give.  Not for a program that is not stratified (its
+        answer sets follow the choices of every earlier point) nor with corrections pending:
+        False, nothing done."""
+        if self.t1 is None or self.evaluated is None or last <= self.evaluated or self._dirty_from is not None:
+            return False
+        if not self.plan.stratified or self.plan.solver in ("tms!", "oneshot!"):
+            return False
+        self.evaluated = last
+        self.engine = self._rebuilt_engine()
+        return True
+
     # ------------------------------------------------------------ input
 
     def _arrive(self, t: int) -> None:
