@@ -356,7 +356,9 @@ class Reasoner:
             return (got if got is not None else self.log.get(t, [])), imp
 
         new_log = lambda t: (self.log.get(t, []), self.imports.get(t))  # noqa: E731
-        if old_t1 == self.t1:
+        if old_t1 == self.t1 and not old_entries and self._imports_only():
+            before, after, engine = self._imported_changes(new_log, start, end)
+        elif old_t1 == self.t1:
             before, after, engine = self._replay_shared(old_log, new_log, self._dirty_from, start, end)
         else:  # the first time point moved: every window's clipping changed
             before, _ = self.replay(old_log, old_t1, start, end)
@@ -370,6 +372,33 @@ class Reasoner:
         self._old_t1 = None
         assert previous is not None
         self.sink.correct(changes, engine, end, previous)
+
+    def _imports_only(self) -> bool:
+        """Whether each evaluation's answers are what it imports at its own time: the output
+        service's reasoner, above every stratum, of a program without atoms at other times
+        (``@``-heads), counting every evaluation and observed by nobody."""
+        return (self.stratum is not None and not self.plan.timed and self.observe is None
+                and self.counted == (None, None) and all(c.stratum < self.stratum for c in self.plan.components))
+
+    def _imported_changes(self, new_log: Callable[[int], Entry], start: int, end: int) -> tuple[set, set, Engine]:
+        """``_replay_shared``'s result where the answers are the imports (``_imports_only``):
+        the old and new content of the points whose imports changed, compared without
+        evaluating the span again (an upgrade's corrections reach the output as thousands of
+        points: two replays of them were most of its work), and the engine at ``end`` made
+        from its warm-up."""
+        before: set[tuple[PredKey, tuple, int]] = set()
+        after: set[tuple[PredKey, tuple, int]] = set()
+        output = self.plan.output
+        for t, was in self._old_imports.items():
+            if start <= t <= end:
+                for got, into in ((was, before), (self.imports.get(t), after)):
+                    if got is not None and got.consistent:
+                        content = got.content
+                        into.update((p, args, t) for p in output for args in content.get(p, ()))
+        assert self.t1 is not None
+        engine = self._replay_engine(self.t1)
+        self._run(engine, new_log, self.warm_up_start(new_log, self.t1, end), end, end + 1, set())
+        return before, after, engine
 
     def replay(
         self, log: Callable[[int], Entry], t1: int, start: int, end: int, observe: bool = False
