@@ -359,7 +359,10 @@ class Reasoner:
         if old_t1 == self.t1 and not old_entries and self._imports_only():
             before, after, engine = self._imported_changes(new_log, start, end)
         elif old_t1 == self.t1:
-            before, after, engine = self._replay_shared(old_log, new_log, self._dirty_from, start, end)
+            # a sink that takes no changes (a stratum's: its records are the observed evaluations,
+            # each diffed against what was sent) needs no replay of the old content
+            before, after, engine = self._replay_shared(old_log if getattr(self.sink, "changes", True) else None,
+                                                        new_log, self._dirty_from, start, end)
         else:  # the first time point moved: every window's clipping changed
             before, _ = self.replay(old_log, old_t1, start, end)
             after, engine = self.replay(new_log, self.t1, start, end, observe=True)
@@ -430,15 +433,21 @@ class Reasoner:
             engine.inherit(self.engine, start)  # type: ignore[attr-defined]
 
     def _replay_shared(
-        self, old_log: Callable[[int], Entry], new_log: Callable[[int], Entry], dirty: int, start: int, end: int
+        self, old_log: Callable[[int], Entry] | None, new_log: Callable[[int], Entry], dirty: int, start: int,
+        end: int
     ) -> tuple[set, set, Engine]:
         """Both replays at once: the logs agree before ``dirty``, so the warm-up and
-        the evaluations before it run once and the engine is cloned there."""
+        the evaluations before it run once and the engine is cloned there (``old_log``
+        None: the new one only, the old answers left empty)."""
         assert self.t1 is not None
         engine = self._replay_engine(self.t1)
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared, counted=self.counted)
+        if old_log is None:
+            self._run(engine, new_log, max(begin, dirty), end, start, shared, self.observe, self.counted)
+            self._inherit(engine, max(begin, start))
+            return set(), shared, engine
         import pickle  # noqa: PLC0415 (start-up: only replays clone engines)
 
         with plan_by_reference(self.plan, "replay"):
