@@ -12,12 +12,16 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from meaning import meaning, sampled_meaning
 
 from chronolog.cli.main import main
 from chronolog.core.errors import InputError
+from chronolog.dialects.lars.engine.core import Engine
+from chronolog.dialects.lars.evaluator import LarsEvaluator
+from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.evaluator import Span
 from chronolog.versions import VersionAnswers, Versions, restore, switch, version_id
@@ -216,3 +220,42 @@ def test_version_answers_read_as_changes_however_often_they_are_read() -> None:
     assert len(batch) == 2 and list(batch) == first and batch.line_count == 3 and batch.corrections == 1
     batch.extend([b'{"interval":"[6,inf)","pred":"r","args":["a"]}'])
     assert list(batch) == [*first, ("r", ("a",), Span(6, None, True, False), 1)] and len(batch) == 3
+
+
+@pytest.mark.parametrize(("old", "new", "first"), [
+    # reach 3: the state at T - 1 (the last point skipped) made exact from T - 1 - 3 on
+    ("q(X) :- p(X) [2].\n", "q(X) :- p(X) [3].\ns(X) :- q(X), not r(X) [1].\n", 40 - 1 - 3),
+    # a tuple window: the state at T - 1 = 39 holds the last 2 facts before it (p at 37, 38; r at 39)
+    ("q(X) :- p(X) [2].\n", "q(X) :- p(X) [2 #].\n", 37),
+    ("q(X) :- p(X) [2].\n", "q(X) :- p(X) at T, T > 1.\n", 0),  # a windowless at: unbounded, from the start
+])
+def test_lars_switch_evaluates_the_new_version_from_t_minus_its_reach(tmp_path_factory, capsys, monkeypatch,
+                                                                    old, new, first):
+    """The new version (and the running one's answers taken back) evaluated only from T minus
+    the new program's reach, not over the whole retained history: the evaluations made during
+    the switch start there, and the answers still mean ``run --upgrade``'s."""
+    stream = [{"t": 0}] + [{"t": t, "pred": "p" if t % 3 else "r", "args": [f"k{t % 4}"]} for t in range(1, 60)]
+    stream.append({"t": 70})
+    stepped: list[int] = []
+    real = Engine.step
+
+    def step(self, t, *args):  # type: ignore[no-untyped-def]
+        stepped.append(t)
+        return real(self, t, *args)
+
+    row = lookup("lars")
+    events = _read("lars", old, [json.dumps(e) for e in stream])
+    made = lambda text: LarsEvaluator(lars_plan(row.parse([("prog", text)])))  # noqa: E731 (as a fleet's: not eager)
+    running = made(old)
+    out, latest = _drive(running, events[:-1])
+    assert latest == 59
+    monkeypatch.setattr(Engine, "step", step)
+    running, restated = switch(running, made(new), (("new", new),), 40, latest,
+                               lambda src: row.causal(row.parse(list(src or (("old", old),)))), row.discrete)
+    monkeypatch.undo()
+    assert min(stepped) == first
+    assert sorted(set(stepped)) == list(range(first, 60))
+    more, _ = _drive(running, events[-1:], latest)
+    got = [json.loads(x) for x in out + restated + more + running.finish(None).lines().splitlines()]
+    want = _upgrade_run(tmp_path_factory.mktemp("lars"), capsys, "lars", old, new, 40, stream)
+    assert meaning(got, (0, 70), running=True) == meaning(want, (0, 70))

@@ -242,6 +242,26 @@ class KeepsStrata(Protocol):
         an upgrade that keeps their strata restates none of them."""
 
 
+@runtime_checkable
+class EvaluatesFrom(Protocol):
+    """An evaluator whose answers at a time are a function of the input within its reach
+    before it (``Dialect.reach``), so that given the whole retained input it can evaluate
+    from a time on only: an upgrade's new version (``versions.switch``) is wanted from T on,
+    and evaluating the retained history before T - reach only to cut its lines away was most
+    of an upgrade's work on a long history."""
+
+    def evaluate_from(self, at: Time, done: Time) -> bool:
+        """Take the points before ``at`` (before ``done`` at most: what holds at ``done`` is
+        then written, for the caller to cut at ``at``) as evaluated, writing nothing for them,
+        the state warmed up on the input before them (from the start where the reach is
+        unbounded): its next ``advance`` evaluates from there on.  Every event pushed
+        stays held (``retained`` is whole).  False where that is not exact: nothing skipped."""
+
+    def written(self, since: Time | None = ...) -> Answers:
+        """``Evaluator.written``, or with ``since`` what it means from ``since`` on only (lines
+        starting there; the evaluations before ``since`` - reach are not made again)."""
+
+
 def check_state_header(data: object, dialect: str) -> dict[str, Any]:
     """``data`` if it is a state of ``dialect`` in a format this code reads,
     else ``StateError`` saying what is wrong."""

@@ -35,6 +35,7 @@ from chronolog.evaluator import (
     AnswerChange,
     Block,
     Changes,
+    EvaluatesFrom,
     Evaluator,
     KeepsStrata,
     Span,
@@ -574,7 +575,9 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     evaluated up to ``done``: the evaluator to go on with, and the lines that restate what
     was written from ``at`` on — the newest program's answers from ``at`` on taken back
     (``Evaluator.written``), the new program's added, computed from the retained input
-    (``Evaluator.retained``).  From then on each version writes only its own part.
+    (``Evaluator.retained``).  Where both can (``EvaluatesFrom``: LARS's stratified programs)
+    they are evaluated from ``at`` - reach only, not over the whole retained history to cut
+    the lines before ``at`` away.  From then on each version writes only its own part.
     ``causal``: whether a program (its files; None: the one ``current`` was started with) is
     (``Dialect.causal``).
 
@@ -615,6 +618,8 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         kept = frozenset()
         for ev in events:
             new.push(ev)
+        if done is not None and isinstance(new, EvaluatesFrom):  # its answers from ``at`` on only
+            new.evaluate_from(at, done)
     again = None  # the running version evaluated again up to ``at`` - 1 (it dates atoms back)
     last = at - 1 if discrete else at  # the running version's last evaluated point from now on
     if done is not None and done >= at and make is not None and dated(newest.sources, None, None, None) is not None:
@@ -624,7 +629,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     # come to share points with it: counted anew (``Union``) with the new version among them
     before = [(v, v.since, v.end) for v in versions.versions]
     old = newest.evaluator
-    written = old.written(kept) if kept and isinstance(old, KeepsStrata) else old.written()
+    written = _written(old, kept, at if again is None and new_dated is None else None)
     if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
         written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
                           written.points)
@@ -659,6 +664,17 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     if union is not None:
         return versions, [part for line in lines for part in union.lines(line)]
     return versions, [line for line in lines if line is not None]
+
+
+def _written(old: Evaluator, kept: frozenset[str], since: Time | None) -> Any:
+    """What ``old`` wrote (``Evaluator.written``): without the ``kept`` predicates' answers,
+    or from ``since`` on only where it can evaluate from there (``EvaluatesFrom``; the caller
+    restates only that part)."""
+    if kept and isinstance(old, KeepsStrata):
+        return old.written(kept)
+    if since is not None and isinstance(old, EvaluatesFrom):
+        return old.written(since)
+    return old.written()
 
 
 def _restated(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:

@@ -11,6 +11,7 @@ import pytest
 
 from chronolog.bench.upgrade import CASES, CHANGES, DEFAULT, _start
 from chronolog.dialects.load import load_program
+from chronolog.dialects.registry import RunOptions, lookup
 
 
 def _changed(old: str, new: str) -> tuple[set[str], set[str]]:
@@ -22,7 +23,8 @@ def _changed(old: str, new: str) -> tuple[set[str], set[str]]:
 def test_each_row_changes_one_rule_of_the_stratum_it_names(tmp_path, name):
     """Top: a rule of the atom nothing depends on; bottom: a rule of one the top depends on."""
     case = CASES[name]
-    heads = {"mtl": {"top": "S(X)", "bottom": "Q(X)"}, "lars": {"top": "s(X)", "bottom": "q(X)"},
+    lars = {"top": "s(X)", "bottom": "q(X)"}
+    heads = {"mtl": {"top": "S(X)", "bottom": "Q(X)"}, "lars": lars, "lars-strata": lars,
              "rtec": {"top": "holdsFor(alarm(D)=true", "bottom": "initiatedAt(armed(D)=true"}}[name]
     for change in CHANGES:
         new = case.top if change == "top" else case.bottom
@@ -34,7 +36,17 @@ def test_each_row_changes_one_rule_of_the_stratum_it_names(tmp_path, name):
         load_program([str(path)])  # a valid program of the dialect
     # the top atom's rule reads the bottom one's atom
     top_rule = next(line for line in case.old.splitlines() if line.startswith(heads["top"]))
-    assert {"mtl": "Q(X)", "lars": "q(X)", "rtec": "armed(D)=true"}[name] in top_rule.split(":-")[1]
+    assert {"mtl": "Q(X)", "lars": "q(X)", "lars-strata": "q(X)", "rtec": "armed(D)=true"}[name] in top_rule.split(":-")[1]
+
+
+def test_the_lars_rows_fleet_strata():
+    """LARS's strata are negation's: the lars row's q and s are one reasoner service's, the
+    lars-strata row's s (negating b) a stratum of its own, unchanged by either change."""
+    row = lookup("lars")
+    for name, want in (("lars", [("q/1", "s/1", "tick/1")]), ("lars-strata", [("b/1", "q/1", "tick/1"), ("s/1",)])):
+        case = CASES[name]
+        for text in (case.old, case.top, case.bottom):
+            assert [tuple(s) for s in row.layout(row.parse([("p.lars", text)]), RunOptions()).strata] == want, name
 
 
 def test_every_point_of_a_workload_has_its_events():

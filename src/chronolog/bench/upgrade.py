@@ -125,6 +125,17 @@ def _lars_events(t: int) -> list[dict[str, Any]]:
             {"t": t, "pred": "r", "args": [f"k{(3 * t) % KEYS}"]}]
 
 
+# LARS's strata are those of negation: LARS_OLD's q and s are one stratum (one reasoner service),
+# so its "top" change re-evaluates that whole stratum from T on; here s, negating b, is a stratum
+# of its own (a second reasoner service), and its change re-evaluates only it
+LARS_STRATA_OLD = """\
+% bench upgrade: two strata; tick, q and b the lower one, s (negating b) the top one
+tick(T) :- clock(T) [0].
+q(X) :- p(X) [2].
+b(X) :- r(X) [0].
+s(X) :- q(X), not b(X).
+"""
+
 CASES: dict[str, Case] = {
     "mtl": Case("DatalogMTL", "mtl", MTL_OLD,
                 MTL_OLD.replace("S(X) :- Q(X), R(X)", "S(X) :- Q(X), Diamondminus[0,1] R(X)"),
@@ -134,8 +145,11 @@ CASES: dict[str, Case] = {
                  RTEC_OLD.replace("happensAt(arm(D), T)", "happensAt(opened(D), T)"), _rtec_events, shift=1),
     "lars": Case("LARS", "lars", LARS_OLD, LARS_OLD.replace("r(X) [0].", "r(X) [1]."),
                  LARS_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events),
+    "lars-strata": Case("LARS, two strata", "lars", LARS_STRATA_OLD,
+                        LARS_STRATA_OLD.replace("not b(X).", "not b(X), X != k0."),
+                        LARS_STRATA_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events),
 }
-DEFAULT = ("mtl", "rtec", "lars")
+DEFAULT = ("mtl", "rtec", "lars")  # (lars-strata: a LARS program whose top is a stratum of its own)
 CHANGES = ("top", "bottom")
 
 
@@ -201,10 +215,10 @@ class _Watcher(threading.Thread):
 class _Running:
     """A fleet of one program on a fresh state directory, with its answer watcher and a producer."""
 
-    def __init__(self, program: Path, work: Path, bootstrap: str | None, prefix: str) -> None:
+    def __init__(self, program: Path, work: Path, bootstrap: str | None, prefix: str, chain: bool = False) -> None:
         parsed = load_program([str(program)])
         self.fleet = Fleet([str(program)], lookup(parsed.dialect).layout(parsed, RunOptions()), work,
-                           bootstrap=bootstrap, idle_flush=0.5, prefix=prefix)
+                           bootstrap=bootstrap, idle_flush=0.5, prefix=prefix, chain=chain)
         self.prefix = prefix
         self.names = TopicNames(prefix)
         self.steps = (math.nan, math.nan)  # an upgrade's: seconds to the request's delivery, to its outcome
@@ -242,9 +256,9 @@ class Result:
 
 
 def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, work: Path,
-             bootstrap: str | None, say: Callable[[str], None], prefix: str = "bench") -> Result:
+             bootstrap: str | None, say: Callable[[str], None], prefix: str = "bench", chain: bool = False) -> Result:
     """One paired measurement (module docstring); its two fleets' topics are named
-    ``PREFIX-upgrade.*`` and ``PREFIX-cold.*``."""
+    ``PREFIX-upgrade.*`` and ``PREFIX-cold.*``; ``chain``: both fleets ``up --chain``'s."""
     work.mkdir(parents=True)
     old, new = work / f"old.{case.ext}", work / f"new.{case.ext}"
     old.write_text(case.old)
@@ -252,7 +266,7 @@ def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, wor
     per_tp = len(case.events(0))
     points = max(4, int(rate * seconds / per_tp))
     at = tps // 2
-    with _Running(old, work / "upgrade", bootstrap, f"{prefix}-upgrade") as fleet:
+    with _Running(old, work / "upgrade", bootstrap, f"{prefix}-upgrade", chain) as fleet:
         bulk = _lines(case, 0, tps)
         fleet.publish([line for _, line in bulk] + [orjson.dumps({"t": tps})])
         fleet.watcher.wait_for(tps - 1 + case.shift, 300)
@@ -276,7 +290,7 @@ def run_case(case: Case, change: str, tps: int, rate: float, seconds: float, wor
     later = [lat[p] for c, p in after[len(during):]]
     say(f"{case.title} ({change}): upgrade {done - sent:.2f} s (request delivered after {steps[0]:.2f} s, the "
         f"outcome read from the control topic after {steps[1]:.2f} s), {len(fixed)} corrected lines")
-    cold = _cold(case, new, work / "cold", bootstrap, retained, tps, points, f"{prefix}-cold")
+    cold = _cold(case, new, work / "cold", bootstrap, retained, tps, points, f"{prefix}-cold", chain)
     say(f"{case.title} ({change}): cold start {cold:.2f} s, ratio {(done - sent) / cold:.2f}")
     return Result(done - sent, cold, retained, len(fixed), steady, during, later)
 
@@ -331,11 +345,11 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
 
 
 def _cold(case: Case, new: Path, work: Path, bootstrap: str | None, retained: int, tps: int, points: int,
-          prefix: str) -> float:
+          prefix: str, chain: bool = False) -> float:
     """A fresh fleet of the new program given the old one's retained input at once."""
     lines = (_lines(case, 0, tps) + _paced_lines(case, tps, points))[:retained]
     last = lines[-1][0]
-    with _Running(new, work, bootstrap, prefix) as fleet:
+    with _Running(new, work, bootstrap, prefix, chain) as fleet:
         start = time.monotonic()
         fleet.publish([line for _, line in lines] + [orjson.dumps({"t": last + 1})])
         return fleet.watcher.wait_for(last + case.shift, 300) - start
@@ -382,7 +396,7 @@ def main(args: Any) -> int:
                     for change in CHANGES:
                         got = run_case(CASES[name], change, args.tps, args.rate, args.seconds,
                                        Path(tmp) / f"{r}-{name}-{change}", bootstrap, say,
-                                       f"bench{os.getpid()}-{r}-{name}-{change}")
+                                       f"bench{os.getpid()}-{r}-{name}-{change}", args.chain)
                         results.setdefault((name, change), []).append(got)
         finally:
             if broker is not None:
@@ -390,6 +404,7 @@ def main(args: Any) -> int:
     rounds = f", medians of {args.repeat} rounds (the ratio's of the paired ratios)" if args.repeat > 1 else ""
     table = Table(title=f"chronolog bench upgrade: {args.tps} time points retained, then {args.rate:g} events/s "
                         f"for {args.seconds:g} s, the upgrade restating from the middle of the retained input; "
+                        f"{'chained fleets (up --chain); ' if args.chain else ''}"
                         f"{os.cpu_count()} cores{rounds}")
     for col in ("dialect", "change", "retained events", "corrected lines", "upgrade to last corrected answer",
                 "cold start of the new program", "ratio (target <= 0.2 for top)", "steady p50", "steady p99",
@@ -423,4 +438,6 @@ def add_parser(kinds: Any) -> None:
     p.add_argument("--seconds", type=float, default=4.0, help="length of the paced run (default 4)")
     p.add_argument("--bootstrap", help="use this Kafka instead of the bundled broker")
     p.add_argument("--repeat", type=int, default=1, help="rounds; medians are printed (default 1)")
+    p.add_argument("--chain", action="store_true", help="chained fleets (up --chain: one service evaluates the "
+                                                        "whole program) instead of the dialect's default layout")
     p.set_defaults(func=main)

@@ -168,10 +168,12 @@ class LarsEvaluator:
     def pending(self) -> LarsAnswers:
         return self._taken()
 
-    def written(self) -> LarsAnswers:
+    def written(self, since: Time | None = None) -> LarsAnswers:
         """What the lines returned so far mean, as lines: LARS keeps no record of its past
         answers (only the open intervals), but evaluates every point on its own, so its
-        retained input evaluated again up to the same point gives them."""
+        retained input evaluated again up to the same point gives them.  ``since``: what they
+        mean from ``since`` on only, evaluated from there (``evaluate_from``: cut at ``since``,
+        they mean what the whole span's lines cut there mean)."""
         r = self.reasoner
         again = LarsEvaluator(self.plan, answers=self.writer.mode, retention=r.retention, eager=self.eager)
         again.evaluations(*r.counted)
@@ -179,7 +181,24 @@ class LarsEvaluator:
             return _NONE
         for ev in self.retained()[1]:
             again.push(ev)
+        if since is not None:  # (its lines from ``since`` on: those the caller cuts there)
+            again.evaluate_from(since, r.evaluated)
         return again.advance(r.evaluated)
+
+    def evaluate_from(self, at: Time, done: Time) -> bool:
+        """(``evaluator.EvaluatesFrom``) The points before ``at`` taken as evaluated without a
+        line (``Reasoner.skip_to``: exact for a stratified program); before ``done`` at most,
+        so that the evaluation at ``done`` opens what holds there when ``at`` lies after it."""
+        point = int(min(at, done))
+        if self.eager or not self.reasoner.skip_to(point - 1):
+            return False
+        # its first evaluation writes all it derives (``AnswerWriter._first_step``), not the
+        # changes from the warm-up's state, which was never written; the evaluations before it
+        # are not made, so counting from it leaves out only atoms before it (the caller's cut)
+        first, last = self.reasoner.counted
+        if first is None or first < point:
+            self.evaluations(point, last)
+        return True
 
     def late_bound(self) -> Time | None:
         """The earliest event time it still applies (older events are too late: the

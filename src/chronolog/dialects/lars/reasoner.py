@@ -159,6 +159,21 @@ class Reasoner:
             self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
         return engine
 
+    def skip_to(self, last: int) -> bool:
+        """Take the points up to ``last`` as evaluated without evaluating them for answers: the
+        engine is warmed up on the log before ``last + 1`` (``warm_up_start``: from the first
+        point where the reach is unbounded), so the evaluations from ``last + 1`` on are what
+        evaluating every point would give.  Not for a program that is not stratified (its
+        answer sets follow the choices of every earlier point) nor with corrections pending:
+        False, nothing done."""
+        if self.t1 is None or self.evaluated is None or last <= self.evaluated or self._dirty_from is not None:
+            return False
+        if not self.plan.stratified or self.plan.solver in ("tms!", "oneshot!"):
+            return False
+        self.evaluated = last
+        self.engine = self._rebuilt_engine()
+        return True
+
     # ------------------------------------------------------------ input
 
     def _arrive(self, t: int) -> None:
@@ -351,8 +366,13 @@ class Reasoner:
             return (got if got is not None else self.log.get(t, [])), imp
 
         new_log = lambda t: (self.log.get(t, []), self.imports.get(t))  # noqa: E731
-        if old_t1 == self.t1:
-            before, after, engine = self._replay_shared(old_log, new_log, self._dirty_from, start, end)
+        if old_t1 == self.t1 and not old_entries and self._imports_only():
+            before, after, engine = self._imported_changes(new_log, start, end)
+        elif old_t1 == self.t1:
+            # a sink that takes no changes (a stratum's: its records are the observed evaluations,
+            # each diffed against what was sent) needs no replay of the old content
+            before, after, engine = self._replay_shared(old_log if getattr(self.sink, "changes", True) else None,
+                                                        new_log, self._dirty_from, start, end)
         else:  # the first time point moved: every window's clipping changed
             before, _ = self.replay(old_log, old_t1, start, end)
             after, engine = self.replay(new_log, self.t1, start, end, observe=True)
@@ -365,6 +385,33 @@ class Reasoner:
         self._old_t1 = None
         assert previous is not None
         self.sink.correct(changes, engine, end, previous)
+
+    def _imports_only(self) -> bool:
+        """Whether each evaluation's answers are what it imports at its own time: the output
+        service's reasoner, above every stratum, of a program without atoms at other times
+        (``@``-heads), counting every evaluation and observed by nobody."""
+        return (self.stratum is not None and not self.plan.timed and self.observe is None
+                and self.counted == (None, None) and all(c.stratum < self.stratum for c in self.plan.components))
+
+    def _imported_changes(self, new_log: Callable[[int], Entry], start: int, end: int) -> tuple[set, set, Engine]:
+        """``_replay_shared``'s result where the answers are the imports (``_imports_only``):
+        the old and new content of the points whose imports changed, compared without
+        evaluating the span again (an upgrade's corrections reach the output as thousands of
+        points: two replays of them were most of its work), and the engine at ``end`` made
+        from its warm-up."""
+        before: set[tuple[PredKey, tuple, int]] = set()
+        after: set[tuple[PredKey, tuple, int]] = set()
+        output = self.plan.output
+        for t, was in self._old_imports.items():
+            if start <= t <= end:
+                for got, into in ((was, before), (self.imports.get(t), after)):
+                    if got is not None and got.consistent:
+                        content = got.content
+                        into.update((p, args, t) for p in output for args in content.get(p, ()))
+        assert self.t1 is not None
+        engine = self._replay_engine(self.t1)
+        self._run(engine, new_log, self.warm_up_start(new_log, self.t1, end), end, end + 1, set())
+        return before, after, engine
 
     def replay(
         self, log: Callable[[int], Entry], t1: int, start: int, end: int, observe: bool = False
@@ -396,15 +443,21 @@ class Reasoner:
             engine.inherit(self.engine, start)  # type: ignore[attr-defined]
 
     def _replay_shared(
-        self, old_log: Callable[[int], Entry], new_log: Callable[[int], Entry], dirty: int, start: int, end: int
+        self, old_log: Callable[[int], Entry] | None, new_log: Callable[[int], Entry], dirty: int, start: int,
+        end: int
     ) -> tuple[set, set, Engine]:
         """Both replays at once: the logs agree before ``dirty``, so the warm-up and
-        the evaluations before it run once and the engine is cloned there."""
+        the evaluations before it run once and the engine is cloned there (``old_log``
+        None: the new one only, the old answers left empty)."""
         assert self.t1 is not None
         engine = self._replay_engine(self.t1)
         shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
         self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared, counted=self.counted)
+        if old_log is None:
+            self._run(engine, new_log, max(begin, dirty), end, start, shared, self.observe, self.counted)
+            self._inherit(engine, max(begin, start))
+            return set(), shared, engine
         import pickle  # noqa: PLC0415 (start-up: only replays clone engines)
 
         with plan_by_reference(self.plan, "replay"):

@@ -257,6 +257,8 @@ class StratumSender:
 class _StepSink:
     """Reasoners publish through ``observe``; the answer sink interface is unused."""
 
+    changes: ClassVar[bool] = False  # ``correct`` needs no changes: a replay skips the old content
+
     def step(self, result: StepResult, engine: Engine) -> None:
         pass
 
