@@ -85,6 +85,8 @@ class OutputState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     # how far back its evaluations' answer atoms may lie (``Reasoner.output_reach``, widened by
     # a later program version's @-heads: ``OutputStage.widen``); None: unbounded, or not recorded
     reach: int | None = None
+    # whether a later program version sends a predicate in another shape (``Reasoner.shaped``)
+    reshape: bool = False
 
 
 class ChainState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -228,7 +228,8 @@ def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_
 
 @pytest.mark.parametrize(("old", "new", "reason"), [
     (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), r(X).\nc(X) :- q(X).\n", "did not keep"),
-    (OLD, "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X).\nc(X) :- q(X).\n", "kept with its times"),
+    # a dated by an @-head in the new program only: its atoms before t do not convert
+    (OLD, "a(X) at U :- p(X) at U [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n", "kept with its times"),
 ])
 def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new, reason):
     got, said = per_stratum(EVENTS, _request("4", new), LATE, old=old)
@@ -278,6 +279,37 @@ def test_a_window_over_a_changed_stratum_hand_derived(cut, seed):
         ("b", ("x",), t) for t in (1, 3)} | {("b", ("y",), t) for t in (3, 4)} | {("c", ("x",), 2)}
     new = {("a", ("y",), t) for t in (5, 6)} | {("b", ("y",), 6), ("c", ("y",), 5)}
     assert meaning(got, (0, 8), running=True) == old | new
+
+
+@pytest.mark.parametrize(("old", "new"), [(OLD, WINDOWED_TOP), (WINDOWED, TOP)], ids=["window-added", "window-dropped"])
+@pytest.mark.parametrize("at", ["3", "4", "7", "11", None])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_predicate_read_through_a_window_in_one_program_only_means_run_upgrade(tmp_path, capsys, old, new, at,
+                                                                                 seed):
+    """a is kept with its times where b reads it through a window (WINDOWED's), without them
+    where b reads it now: a's stratum sends each time point in the shape of the version
+    evaluating it, and each reader (the reasoners' versions, the output) takes it in its own."""
+    _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata=2)
+
+
+@pytest.mark.parametrize("cut", [4, len(EVENTS) + 1], ids=["future", "past"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_window_added_over_a_derived_predicate_with_stream_facts_hand_derived(cut, seed):
+    """OLD -> WINDOWED_TOP at T=4: b reads a through [1] and not z from then on; the stream also
+    has a fact of the derived a, a(u)@7.  a: p within [2], or a(u) at 7; c: q now.  OLD's b = a
+    and not c at each point.  From 4 on a is kept with its times: the evaluation at 8 derives
+    a(u)@7 through a's stream facts (within b's window, not an answer: a's answers are those at
+    the time evaluated), so b(u)@8 too; b(z) goes from 4 on.  The output serves a without its
+    times (OLD's shape): a(u) only at 7."""
+    stream = [*EVENTS, {"t": 7, "pred": "a", "args": ["u"]}, *LATE]
+    got, said = per_stratum(stream[:cut], _request("4", WINDOWED_TOP), stream[cut:], seed=seed, restarts=3)
+    assert [s.get("at") for s in said] == ["4", "4"], said
+    a = {("a", ("x",), t) for t in (1, 2, 3)} | {("a", ("y",), t) for t in (3, 4, 5)} | {
+        ("a", ("z",), t) for t in (2, 3, 4, 12, 13, 14)} | {("a", ("w",), t) for t in (6, 7, 8)} | {
+        ("a", ("v",), t) for t in (9, 10, 11)} | {("a", ("u",), 7)}
+    b = {("b", ("x",), t) for t in (1, 3)} | {("b", ("y",), t) for t in (3, 4, 5)} | {("b", ("z",), t) for t in (2, 3)} | {
+        ("b", ("w",), t) for t in (6, 7, 8)} | {("b", ("v",), t) for t in (9, 11)} | {("b", ("u",), t) for t in (7, 8)}
+    assert meaning(got, SPAN, running=True) == a | b | {("c", ("x",), 2), ("c", ("v",), 10)}
 
 
 THREE = OLD + "d(X) :- q(X) [3], not b(X).\n"  # a third stratum on top

@@ -91,8 +91,9 @@ def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_pat
         plan = evaluated_then_planned(tmp_path, bootstrap, state, STRATA_FIRST, tmp_path / "new.lars", "4")
         assert "stratum 1 (a/1, c/1): unchanged: keeps its state" in plan, plan
         assert "stratum 2 (b/1): changed" in plan, plan
-        # b read through a window in the new program only (sent with its times): refused before anything is sent
-        (tmp_path / "three.lars").write_text(LARS_TWO_STRATA.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n")
+        # a dated by an @-head in the new program only (its atoms before t do not convert into the
+        # shape without times): refused before anything is sent
+        (tmp_path / "three.lars").write_text(LARS_TWO_STRATA.replace("a(X) :- p(X) [2]", "a(X) at U :- p(X) at U [2]"))
         refused = _chronolog("upgrade", str(tmp_path / "three.lars"), "--state-dir", str(state))
         assert refused.returncode == 2 and "kept with its times" in refused.stderr, refused.stderr
         reasoner = next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2")

@@ -167,3 +167,22 @@ def test_strata_reading_a_changed_stratum_through_a_window_mean_run_upgrade(tmp_
         (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
         publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
         assert answers_until(bootstrap, _points, want, deadline + 150) == want
+
+
+def test_a_predicate_read_through_a_window_in_the_new_program_only_means_run_upgrade(tmp_path: Path):
+    """TWO's b reads a now, the new program's through a window (and not z): a is kept with its
+    times from T on, which a's stratum sends in that shape and the output takes back into its
+    own; both changed reasoners killed with SIGKILL during the upgrade."""
+    new = "a(X) :- p(X) [2].\nb(X) :- a(X) [1], not c(X), X != z.\nc(X) :- q(X).\n"
+    want = _reference(tmp_path, TWO, new)
+    assert want != _reference(tmp_path, TWO, TWO)
+    _reference(tmp_path, TWO, new)  # (old.lars and new.lars as the fleet takes them)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", AT)
+        assert "stratum 1 (a/1, c/1): changed" in plan and "stratum 2 (b/1): changed" in plan, plan
+        _upgrade(tmp_path, state, ["reasoner-1", "reasoner-2"], deadline + 60)
+        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
+        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
+        assert answers_until(bootstrap, _points, want, deadline + 150) == want

@@ -78,12 +78,14 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     serves every version's answer predicates (docs/fleet/upgrade.md)."""
     if not (old.stratified and new.stratified):
         return "a program that is not stratified runs as one reasoner evaluating it whole"
-    flipped = sorted((old.timed ^ new.timed) & old.intensional & new.intensional)
-    if flipped:  # (a predicate read through a window or 'at' is sent with its times)
-        p, n = flipped[0]
+    flipped = reshaped(old, new)
+    dated = sorted(flipped & (dated_preds(old) | dated_preds(new)))
+    if dated:  # (a predicate read through a window or 'at' is sent with its times)
+        p, n = dated[0]
         return (f"{p}/{n} is kept with its times in one program and not in the other (read through a window or "
-                "'at' in one only): the services before and after T would send its content differently")
-    if old.padded != new.padded:
+                "'at' in one only) and an @-head dates it: the atoms the services before and after T send "
+                "for it do not convert into each other's shape")
+    if (old.padded ^ new.padded) - flipped:
         return "the new program derives other predicates of the stream (the output service writes the old ones)"
     changed = changed_strata(old, new)
     for k, differs in enumerate(changed):
@@ -92,6 +94,18 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
         if differs and had is not None and (needs is None or not needs <= had):
             return f"stratum {k + 1} of the new program reads input predicates its service did not keep"
     return None
+
+
+def reshaped(old: Plan, new: Plan) -> set[PredKey]:
+    """The predicates both programs derive that one keeps with their times and the other does
+    not (read through a window or ``at`` in one only): their stratum sends each time point in
+    the shape of the version evaluating it, and its readers convert (``reasoner.shaped``)."""
+    return (old.timed ^ new.timed) & old.intensional & new.intensional
+
+
+def dated_preds(plan: Plan) -> set[PredKey]:
+    """The predicates an ``@``-head of the program derives (at other times than evaluated)."""
+    return {r.head.atom.key for r in plan.program.rules if r.head.time is not None and r.body}
 
 
 def strata_changes(old: Any | None, new: Any, chained: bool) -> list[str]:

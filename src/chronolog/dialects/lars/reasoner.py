@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from chronolog.core.events import Event, OnePredicate, withdrawn
-from chronolog.dialects.lars.engine.core import Engine, Fact, Imported, StepResult
+from chronolog.dialects.lars.engine.content import Content
+from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Fact, Imported, StepResult
 from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
@@ -100,6 +101,8 @@ class Reasoner:
         # how far back an evaluation derives atoms (None: unbounded): the plan's, or wider where
         # the atoms are imported from strata a later program version evaluates (OutputStage.widen)
         self.output_reach: int | None = plan.output_reach
+        # the lower strata's content may come in another program version's shape (``shaped``)
+        self.reshape = False
 
     # ------------------------------------------------------------ state as data
 
@@ -259,6 +262,8 @@ class Reasoner:
 
     def set_imported(self, t: int, imported: Imported) -> None:
         """What the lower strata derived at ``t`` (new, or revised by their corrections)."""
+        if self.reshape:
+            imported = self.shaped(t, imported)
         if self.t1 is None:
             self.push(Event(t))
         assert self.evaluated is not None
@@ -267,6 +272,11 @@ class Reasoner:
         self.imports[t] = imported
         if t <= self.evaluated:
             self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
+
+    def shaped(self, t: int, imported: Imported) -> Imported:
+        """``imported`` (of time ``t``) in this reasoner's plan's shape (``shaped``)."""
+        content = shaped(imported.content, t, self.plan)
+        return imported if content is imported.content else Imported(imported.consistent, content)
 
     def advance(self, until: int) -> None:
         """Apply pending corrections, then evaluate every time point up to ``until``."""
@@ -435,3 +445,37 @@ class Reasoner:
             t -= 1
             need -= len(log(t)[0])
         return min(begin, t)
+
+
+def shaped(content: Content, t: int, plan: Plan) -> Content:
+    """A lower stratum's ``content`` of the evaluation at ``t`` in the shape ``plan`` keeps it.
+
+    A predicate read through a window or ``at`` is kept with its times (and, as it may have
+    stream facts, its answers apart: padded); after an upgrade where one program version
+    reads it so and another does not, its stratum sends each time point in the shape of the
+    version evaluating it.  Without an ``@``-head every atom of it the evaluation at t
+    derives lies at t (its stream facts and program facts may lie earlier): so the time-less
+    shape is the atoms at t, and the timed one those atoms at t — exact for the answers at t,
+    which are the atoms at t (``Plan.hidden_rules``), and for the shape of what a warm-up
+    before T reads (its evaluations are not observed; the one at T reads T's content whole).
+    (``changes.per_stratum_refusal`` refuses a predicate read so in one program only when an
+    ``@``-head dates it.)"""
+    out: dict | None = None
+    for key, rows in content.items():
+        if key[0] == ANSWERS or key not in plan.intensional:
+            continue
+        timed = key in plan.timed
+        if len(next(iter(rows))) == key[1] + timed:
+            continue
+        if out is None:
+            out = dict(content)
+        got = frozenset(r + (t,) for r in rows) if timed else frozenset(r[:-1] for r in rows if r[-1] == t)
+        if got:
+            out[key] = got
+        else:
+            del out[key]
+        if timed and got and key in plan.padded:
+            out[(ANSWERS, key)] = got
+        else:
+            out.pop((ANSWERS, key), None)
+    return content if out is None else out

@@ -54,7 +54,7 @@ import orjson
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, stream_keys
+from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, reshaped, stream_keys
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.dialects.lars.evaluator import LarsEvaluator
@@ -301,7 +301,7 @@ class _ImportingStage:
         # at its time (on_stratum sets it after every change), so they are rebuilt
         times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
         for t in sorted(times):
-            dict.__setitem__(self.reasoner.imports, t, _combine(self.lower, t))
+            dict.__setitem__(self.reasoner.imports, t, self.reasoner.shaped(t, _combine(self.lower, t)))
 
     def on_stratum(self, j: int, rec: dict) -> None:
         """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
@@ -482,7 +482,18 @@ class ReasonerStage(_ImportingStage):
         self.plan, self.program = new, request.sources
         if changed:
             self._add_version(new, request.sources, at, newest)
+        self._reshaping()
         return at
+
+    def _reshaping(self) -> None:
+        """Where program versions keep a predicate in different shapes (read through a window
+        in one only), every reasoner brings what the strata below send into its own
+        (``reasoner.shaped``): they send each time point in the shape of its version."""
+        reasoners = [r for r, _ in self._parts()]
+        plans = [self.plan, *(r.plan for r in reasoners)]
+        on = any(reshaped(a, b) for a in plans for b in plans)
+        for r in reasoners:
+            r.reshape = on
 
     def _add_version(self, plan: Plan, sources: Sources, at: int, newest: Reasoner) -> None:
         """A reasoner of ``plan`` from ``at`` on: the newest one's log and imports, evaluated up
@@ -518,7 +529,7 @@ class ReasonerStage(_ImportingStage):
         """``r`` continued from ``state`` (its log poured in): its imports rebuilt from the lower strata."""
         times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
         for t in sorted(times):
-            dict.__setitem__(r.imports, t, _combine(self.lower, t))
+            dict.__setitem__(r.imports, t, r.shaped(t, _combine(self.lower, t)))
         r.import_state(state)
 
     def progress(self) -> dict[str, Any]:
@@ -568,6 +579,7 @@ class ReasonerStage(_ImportingStage):
             (self.later[-1].reasoner if self.later else self.reasoner).observe = _Gate(
                 self.sender, self.later[-1].start if self.later else None, start)
             self.later.append(_Later(r, start, sources))
+        self._reshaping()
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
@@ -752,7 +764,22 @@ class OutputStage(_Answering, _ImportingStage):
         back = self._back(rec)
         if back is not None:
             self.widen(back)
+        if not self.reasoner.reshape and self._misshaped(rec):
+            self.reasoner.reshape = True  # (from now on: the content it holds came in its shape)
         super().on_stratum(j, rec)
+
+    def _misshaped(self, rec: dict) -> bool:
+        """Whether a stratum record adds atoms of a predicate in another shape than the plan
+        it serves keeps it in (with or without its times: a later program version reads it
+        through a window, or no longer does; ``reasoner.shaped``)."""
+        plan = self.reasoner.plan
+        for key, rows in rec.get("add") or ():
+            if key[0] == ANSWERS or not rows or type(rows[0]) is not list:
+                continue
+            k = (key[0], key[1])
+            if k in plan.intensional and len(rows[0]) != k[1] + (k in plan.timed):
+                return True
+        return False
 
     def _back(self, rec: dict) -> int | None:
         """How far before its time a stratum record adds a dated answer atom, where that is
@@ -800,10 +827,12 @@ class OutputStage(_Answering, _ImportingStage):
 
     def export_state(self) -> OutputState:
         return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state(),
-                           self.base_version, self.base_layout, self.known(), self.reasoner.output_reach)
+                           self.base_version, self.base_layout, self.known(), self.reasoner.output_reach,
+                           self.reasoner.reshape)
 
     def import_state(self, state: OutputState) -> None:
         self.base_version, self.base_layout = state.base_version, state.layout
+        self.reasoner.reshape = state.reshape
         self._import_lower(state.lower)
         fresh = self._fresh(state.known)
         imports = self.reasoner.imports
@@ -819,7 +848,7 @@ class OutputStage(_Answering, _ImportingStage):
             self.widen(planned)
         evaluated = self.reasoner.evaluated
         for t in sorted(imports) if fresh else ():
-            full = _combine(self.lower, t)
+            full = self.reasoner.shaped(t, _combine(self.lower, t))
             if evaluated is not None and t <= evaluated and len(full.content) != len(imports[t].content):
                 self.reasoner.set_imported(t, full)  # corrected from there on, answers written
             else:
