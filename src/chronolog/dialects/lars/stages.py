@@ -54,7 +54,7 @@ import orjson
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, reshaped, stream_keys
+from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, reshaped, stream_keys, unkept
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.dialects.lars.evaluator import LarsEvaluator
@@ -475,10 +475,9 @@ class ReasonerStage(_ImportingStage):
         assert isinstance(at, int)
         changed = changed_at(self.plan, new, self.stratum)
         needs = stream_keys(new, self.stratum)  # (also for a stratum a version before removed, now back)
-        if changed and self.stratum < new.fleet_strata and self.keeps is not None \
-                and (needs is None or not needs <= self.keeps):
-            raise ChronologError(f"error: stratum {self.stratum + 1} of the new program reads input predicates "
-                                 "its service did not keep")
+        unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
+        if unread is not None:
+            raise ChronologError(f"error: {unread}")
         self.plan, self.program = new, request.sources
         if changed:
             self._add_version(new, request.sources, at, newest)
