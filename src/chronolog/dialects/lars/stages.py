@@ -758,6 +758,10 @@ class OutputStage(_Answering, _ImportingStage):
                                  auto_advance=False, retention=horizon(retention))
         # the answer predicates whose atoms carry their time (an @-head may date them back)
         self.dated = {p for p in plan.output if p in plan.timed}
+        # per derived predicate's name, per arity: its atoms' width in this plan (with its time if timed)
+        self.shapes: dict[str, dict[int, int]] = {}
+        for p, n in plan.intensional:
+            self.shapes.setdefault(p, {})[n] = n + ((p, n) in plan.timed)
 
     def on_stratum(self, j: int, rec: dict) -> None:
         back = self._back(rec)
@@ -771,13 +775,13 @@ class OutputStage(_Answering, _ImportingStage):
         """Whether a stratum record adds atoms of a predicate in another shape than the plan
         it serves keeps it in (with or without its times: a later program version reads it
         through a window, or no longer does; ``reasoner.shaped``)."""
-        plan = self.reasoner.plan
+        shapes = self.shapes
         for key, rows in rec.get("add") or ():
-            if key[0] == ANSWERS or not rows or type(rows[0]) is not list:
-                continue
-            k = (key[0], key[1])
-            if k in plan.intensional and len(rows[0]) != k[1] + (k in plan.timed):
-                return True
+            widths = shapes.get(key[0])  # (None for the answers apart: their key is (ANSWERS, key))
+            if widths is not None and rows and type(rows[0]) is list:
+                width = widths.get(key[1])
+                if width is not None and len(rows[0]) != width:
+                    return True
         return False
 
     def _back(self, rec: dict) -> int | None:
