@@ -18,7 +18,7 @@ from chronolog.core.strata import identity
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.lars.ir import ExtAtom
-from chronolog.dialects.lars.plan import Plan
+from chronolog.dialects.lars.plan import INPUT_SUFFIX, Plan
 from chronolog.dialects.lars.reasoner import make_engine
 
 PredKey = tuple[str, int]
@@ -89,11 +89,24 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
         return "the new program derives other predicates of the stream (the output service writes the old ones)"
     changed = changed_strata(old, new)
     for k, differs in enumerate(changed):
-        had = stream_keys(old, k)
-        needs = stream_keys(new, k)
-        if differs and had is not None and (needs is None or not needs <= had):
-            return f"stratum {k + 1} of the new program reads input predicates its service did not keep"
+        why = unkept(k, stream_keys(new, k), stream_keys(old, k)) if differs else None
+        if why is not None:
+            return why
     return None
+
+
+def unkept(stratum: int, needs: frozenset | None, kept: frozenset | None) -> str | None:
+    """Why the service of 0-based ``stratum``, which kept the stream facts of ``kept`` (None:
+    all), cannot evaluate a version needing those of ``needs`` (None: all) from T on: its
+    log, which the new version starts from, lacks the others' facts (None: it can).  A
+    predicate the new version derives counts too: its stream facts are input (``p#in``)."""
+    if kept is None or (needs is not None and needs <= kept):
+        return None
+    if needs is None:
+        what = "all of them (a tuple window or truth maintenance counts every fact)"
+    else:
+        what = ", ".join(f"{p}/{n}" for p, n in sorted({(p.removesuffix(INPUT_SUFFIX), n) for p, n in needs - kept}))
+    return f"stratum {stratum + 1} of the new program reads input predicates its service did not keep: {what}"
 
 
 def reshaped(old: Plan, new: Plan) -> set[PredKey]:

@@ -54,7 +54,7 @@ import orjson
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, reshaped, stream_keys
+from chronolog.dialects.lars.changes import changed_at, per_stratum_refusal, reshaped, stream_keys, unkept
 from chronolog.dialects.lars.engine.content import NOTHING, Content, changed, difference, merged
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Imported, StepResult
 from chronolog.dialects.lars.evaluator import LarsEvaluator
@@ -477,10 +477,9 @@ class ReasonerStage(_ImportingStage):
         assert isinstance(at, int)
         changed = changed_at(self.plan, new, self.stratum)
         needs = stream_keys(new, self.stratum)  # (also for a stratum a version before removed, now back)
-        if changed and self.stratum < new.fleet_strata and self.keeps is not None \
-                and (needs is None or not needs <= self.keeps):
-            raise ChronologError(f"error: stratum {self.stratum + 1} of the new program reads input predicates "
-                                 "its service did not keep")
+        unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
+        if unread is not None:
+            raise ChronologError(f"error: {unread}")
         self.plan, self.program = new, request.sources
         if changed:
             self._add_version(new, request.sources, at, newest)
@@ -761,6 +760,10 @@ class OutputStage(_Answering, _ImportingStage):
                                  auto_advance=False, retention=horizon(retention))
         # the answer predicates whose atoms carry their time (an @-head may date them back)
         self.dated = {p for p in plan.output if p in plan.timed}
+        # per derived predicate's name, per arity: its atoms' width in this plan (with its time if timed)
+        self.shapes: dict[str, dict[int, int]] = {}
+        for p, n in plan.intensional:
+            self.shapes.setdefault(p, {})[n] = n + ((p, n) in plan.timed)
 
     def on_stratum(self, j: int, rec: dict) -> None:
         back = self._back(rec)
@@ -774,13 +777,13 @@ class OutputStage(_Answering, _ImportingStage):
         """Whether a stratum record adds atoms of a predicate in another shape than the plan
         it serves keeps it in (with or without its times: a later program version reads it
         through a window, or no longer does; ``reasoner.shaped``)."""
-        plan = self.reasoner.plan
+        shapes = self.shapes
         for key, rows in rec.get("add") or ():
-            if key[0] == ANSWERS or not rows or type(rows[0]) is not list:
-                continue
-            k = (key[0], key[1])
-            if k in plan.intensional and len(rows[0]) != k[1] + (k in plan.timed):
-                return True
+            widths = shapes.get(key[0])  # (None for the answers apart: their key is (ANSWERS, key))
+            if widths is not None and rows and type(rows[0]) is list:
+                width = widths.get(key[1])
+                if width is not None and len(rows[0]) != width:
+                    return True
         return False
 
     def _back(self, rec: dict) -> int | None:
