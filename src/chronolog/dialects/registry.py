@@ -117,10 +117,11 @@ class Dialect:
     evaluations: Callable[[Any, Any, Any, Any], Any] = lambda program, evaluator, first, last: None
     # time is rational (DatalogMTL: an upgrade time may be 7/2); else integer times
     rational: bool = False
-    # program -> explain(events, answer lines, atom, T, "why" | "why-not", every, depth, evaluator=E,
-    # points=(first, last): the evaluations that count for an @-head's atom, None no bound) ->
-    # core.explanation.Node: ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the
-    # answer lines, having evaluated the events, for a dialect to read; None: not built for this dialect yet)
+    # program -> explain(events, answer lines, atom, T, "why" | "why-not", every, depth, evaluator=E
+    # [, versions=[(from T or None, program, its answer lines)]: a dialect whose programs date atoms
+    # back, each evaluation explained with the version in force at its point]) -> core.explanation.Node:
+    # ``chronolog explain --why / --why-not`` (E: the evaluator that wrote the answer lines, having
+    # evaluated the events, for a dialect to read; None: not built for this dialect yet)
     explain: Callable[[Any], Callable[..., Any]] | None = None
     # program -> ((answer atom (pred, args), the evaluator of the explanation, the input events) ->
     # which input events can matter to the atom, as a test of an event; None: all): an explanation
