@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +72,16 @@ def sliced_and_whole(progs: list[str], stream: str, query: str) -> tuple[str, An
               if e.pred is not None)
     assert out[0][0] == out[1][0], (query, out[0][0], out[1][0])
     return out[0][0], out[0][1], out[1][1], left_out
+
+
+def _left(e: dict) -> Fraction:
+    return Fraction(e["interval"][1:].split(",")[0]) if "interval" in e else Fraction(e["t"])
+
+
+def with_missing(events: list[dict], missing: dict) -> list[dict]:
+    """The input with a why-not's missing fact (its JSON ``missing``) arriving right after the
+    last event up to its (left end's) time, as ``confirm_missing`` places it."""
+    ev = {"pred": missing["pred"], "args": missing["args"],
+          **({"interval": missing["interval"]} if "interval" in missing else {"t": missing["time"]})}
+    at = max((i + 1 for i, e in enumerate(events) if _left(e) <= _left(ev)), default=0)
+    return [*events[:at], ev, *events[at:]]

@@ -9,7 +9,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-from explaining import explain, files, walk
+from explaining import explain, files, walk, with_missing
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
@@ -22,17 +22,6 @@ from chronolog.evaluator import time_text
 PROGRAM = "Alarm(X):-Diamondminus[1,2]Hot(X)\nPanic(X):-Boxminus[0,1]Heat(X), Smoke(X)\n"
 INPUT = [{"interval": "[3,4]", "pred": "Smoke", "args": ["s1"]}, {"t": 10}]
 
-
-def _left(e: dict) -> Fraction:
-    return Fraction(e["interval"][1:].split(",")[0]) if "interval" in e else Fraction(e["t"])
-
-
-def _with(events: list[dict], missing: dict) -> list[dict]:
-    """The input with the missing fact arriving right after the last event up to its (left end's) time."""
-    ev = {"pred": missing["pred"], "args": missing["args"],
-          **({"interval": missing["interval"]} if "interval" in missing else {"t": missing["time"]})}
-    at = max((i + 1 for i, e in enumerate(events) if _left(e) <= _left(ev)), default=0)
-    return [*events[:at], ev, *events[at:]]
 
 
 def _holds(tmp: Path, capsys, prog: str, events: list[dict], fact: tuple, t: Fraction) -> bool:  # noqa: ANN001
@@ -54,7 +43,7 @@ def test_a_diamond_and_a_box_by_hand(tmp_path, capsys):
     assert entry["missing"] == {"pred": "Heat", "args": ["s1"], "time": "5/2", "interval": "[5/2,7/2]",
                                 "text": "Heat(s1) on [5/2,7/2]"}
     Explanation.model_validate(got)
-    assert _holds(tmp_path, capsys, prog, _with(INPUT, entry["missing"]), ("Panic", ("s1",)), Fraction(7, 2))
+    assert _holds(tmp_path, capsys, prog, with_missing(INPUT, entry["missing"]), ("Panic", ("s1",)), Fraction(7, 2))
     code, got, _ = explain(capsys, prog, stream, "why-not", "Panic(s1)@6")  # Smoke fails too: no claim
     assert "missing" not in got["why_not"][0] and "would derive" not in got["why_not"][0]["text"]
 
@@ -73,7 +62,7 @@ def test_since_and_until_name_the_right_operand_nearest_t_by_hand(tmp_path, caps
         assert entry["missing"]["time"] == missing, (rule, entry)
         t = Fraction(query.split("@")[1])
         assert not _holds(tmp_path, capsys, prog, events, ("Q", ("a",)), t)
-        assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), ("Q", ("a",)), t)
+        assert _holds(tmp_path, capsys, prog, with_missing(events, entry["missing"]), ("Q", ("a",)), t)
 
 
 RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Diamondminus[1,3]P(X)", "Q(X):-Boxminus[0,1]P(X)",
@@ -103,7 +92,7 @@ def test_a_named_missing_fact_derives_it(tmp_path_factory, capsys, rules, facts,
     for entry in got.get("why_not", []):
         if "missing" in entry:
             assert entry["missing"]["pred"] not in {r.split("(")[0] for r in rules}  # an input predicate
-            assert _holds(tmp, capsys, prog, _with(events, entry["missing"]), (pred, (arg,)), t), entry
+            assert _holds(tmp, capsys, prog, with_missing(events, entry["missing"]), (pred, (arg,)), t), entry
 
 
 def test_a_negated_literal_names_the_event_that_would_derive_its_atom_by_hand(tmp_path, capsys):
@@ -119,7 +108,7 @@ def test_a_negated_literal_names_the_event_that_would_derive_its_atom_by_hand(tm
     assert entry["missing"] == {"pred": "Cool", "args": ["a"], "time": 3, "text": "Cool(a) at 3",
                                 "derives": {"pred": "Safe", "args": ["a"], "time": 3}}
     assert not _holds(tmp_path, capsys, prog, events, ("Safe", ("a",)), Fraction(3))
-    assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), ("Safe", ("a",)), Fraction(3))
+    assert _holds(tmp_path, capsys, prog, with_missing(events, entry["missing"]), ("Safe", ("a",)), Fraction(3))
 
 
 Q_RULES = ["Q(X):-Diamondminus[0,2]P(X)", "Q(X):-Boxminus[0,1]P(X)", "Q(X):-R(X)Since[1,2]P(X)", "Q(X):-P(X),R(X)"]
@@ -148,7 +137,7 @@ def test_an_event_named_under_a_negated_literal_derives_its_atom(tmp_path_factor
                 fact, at = (goal["pred"], tuple(goal["args"])), Fraction(goal["time"])
                 assert (fact, at) == (("Q", (arg,)), t)
                 assert not _holds(tmp, capsys, prog, events, fact, at)
-                assert _holds(tmp, capsys, prog, _with(events, entry["missing"]), fact, at), entry
+                assert _holds(tmp, capsys, prog, with_missing(events, entry["missing"]), fact, at), entry
 
 
 def _probe(tmp: Path, capsys, program: str, literal: str, events: list[dict], t: Fraction) -> bool:  # noqa: ANN001
@@ -175,7 +164,7 @@ def test_a_negated_since_names_the_event_that_would_make_it_hold_by_hand(tmp_pat
     assert entry["missing"] == {"pred": "B", "args": ["a"], "time": 3, "text": "B(a) at 3",
                                 "blocks": {"pred": "W", "args": ["a"], "time": 4}}
     assert entry["text"].endswith("; adding B(a) at 3 would make it hold, and W(a) not hold at 4")
-    plus = _with(events, entry["missing"])
+    plus = with_missing(events, entry["missing"])
     assert _holds(tmp_path, capsys, prog, events, ("W", ("a",)), Fraction(4))
     assert not _holds(tmp_path, capsys, prog, plus, ("W", ("a",)), Fraction(4))
     assert _probe(tmp_path, capsys, program, "A(X) Since[1,2] B(X)", plus, Fraction(4))
@@ -230,6 +219,6 @@ def test_an_event_named_under_a_negated_metric_literal_makes_it_hold(tmp_path_fa
     event("named" if named else "none named")
     for missing in named:
         assert missing["blocks"] == {"pred": "W", "args": ["a"], "time": json_time(t)}
-        plus = _with(events, missing)
+        plus = with_missing(events, missing)
         assert not _holds(tmp, capsys, prog, plus, ("W", ("a",)), t), missing
         assert _probe(tmp, capsys, program, negated, plus, t), missing

@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from explaining import explain, files, walk
+from explaining import explain, files, walk, with_missing
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import covers
@@ -21,18 +21,6 @@ from meaning import covers
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
 from chronolog.evaluator import time_text
-
-
-def _left(e: dict) -> Fraction:
-    return Fraction(e["interval"][1:].split(",")[0]) if "interval" in e else Fraction(e["t"])
-
-
-def _with(events: list[dict], missing: dict) -> list[dict]:
-    """The input with the missing fact arriving right after the last event up to its (left end's) time."""
-    ev = {"pred": missing["pred"], "args": missing["args"],
-          **({"interval": missing["interval"]} if "interval" in missing else {"t": missing["time"]})}
-    at = max((i + 1 for i, e in enumerate(events) if _left(e) <= _left(ev)), default=0)
-    return [*events[:at], ev, *events[at:]]
 
 
 def _holds(tmp: Path, capsys: Any, prog: str, events: list[dict], fact: tuple, t: Fraction) -> bool:
@@ -76,7 +64,7 @@ def _check(tmp: Path, capsys: Any, prog: str, events: list[dict], query: tuple, 
         fact, at = (query, t) if goal is None else ((goal["pred"], tuple(goal["args"])), Fraction(goal["time"]))
         blocks = "blocks" in missing
         assert _holds(tmp, capsys, prog, events, fact, at) == blocks, entry
-        assert _holds(tmp, capsys, prog, _with(events, missing), fact, at) != blocks, entry
+        assert _holds(tmp, capsys, prog, with_missing(events, missing), fact, at) != blocks, entry
     return named
 
 
