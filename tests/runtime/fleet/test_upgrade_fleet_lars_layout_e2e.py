@@ -158,6 +158,12 @@ def test_strata_reading_a_changed_stratum_through_a_window_mean_run_upgrade(tmp_
     old = _reference(tmp_path, WINDOWED, WINDOWED)
     assert {x for x in want ^ old if x[0] == "b"}  # (b's answers from T on change, read through the window)
     _reference(tmp_path, WINDOWED, WINDOWED_WIDER)  # (old.lars and new.lars as the fleet takes them)
+    _both_strata_changed_mean(tmp_path, want)
+
+
+def _both_strata_changed_mean(tmp_path: Path, want: set) -> None:
+    """The fleet of old.lars upgraded to new.lars at AT, both strata changed (their reasoners
+    killed with SIGKILL during the upgrade), answers what ``want`` (run --upgrade) says."""
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
         bootstrap = info["bootstrap"]
@@ -177,12 +183,4 @@ def test_a_predicate_read_through_a_window_in_the_new_program_only_means_run_upg
     want = _reference(tmp_path, TWO, new)
     assert want != _reference(tmp_path, TWO, TWO)
     _reference(tmp_path, TWO, new)  # (old.lars and new.lars as the fleet takes them)
-    state = tmp_path / "state"
-    with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
-        bootstrap = info["bootstrap"]
-        plan = evaluated_then_planned(tmp_path, bootstrap, state, FIRST, tmp_path / "new.lars", AT)
-        assert "stratum 1 (a/1, c/1): changed" in plan and "stratum 2 (b/1): changed" in plan, plan
-        _upgrade(tmp_path, state, ["reasoner-1", "reasoner-2"], deadline + 60)
-        (tmp_path / "second.jsonl").write_bytes(lines(SECOND))
-        publish_file(str(tmp_path / "second.jsonl"), bootstrap, "chronolog")
-        assert answers_until(bootstrap, _points, want, deadline + 150) == want
+    _both_strata_changed_mean(tmp_path, want)
