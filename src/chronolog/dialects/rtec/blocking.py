@@ -144,12 +144,11 @@ class Blocking:
             text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
                    f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
             out.append(Node("rule", text, rule=rule_text(rule), window=f"[{lo},{t})"))
-        moments = self.moments()
         for rule, source, d, v in deadlines:
             skey, sargs, svalue = source
             inits = set(self.ev.fi_inits.get(source, ()))
             terms = self.ev.fi_terms.get(source, [])
-            for q in moments[bisect_left(moments, lo - d):bisect_left(moments, t - d)]:
+            for q in self.stretches(lo - d, t - d):
                 if q in inits:
                     if bisect_left(terms, q + d) > bisect_right(terms, q):  # terminated before the deadline
                         need("why-not", source, q + d)
@@ -191,12 +190,11 @@ class Blocking:
     def _times(self, rule: Rule, lo: Any, t: Any) -> list:
         """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
         where that is an event (no other time can block it by what is there), else every time
-        something happens — and, for a ``start``/``end`` event, the window's last time: a
+        something happens and the last time of each stretch between them (``stretches``): a
         fluent's boundary can move there with fewer input events (a deadline from an earlier
         initiation), and the fluent that keeps it from happening there is then explained up
-        to the end of the window, not only to the last time something happens."""
+        to the end of the stretch, not only to the last time something happens."""
         first = rule.body[0] if rule.body else None
-        boundary = False
         if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3:
             e = first[1]
             if not (isinstance(e, tuple) and e[0] in ("start", "end")):
@@ -205,13 +203,23 @@ class Blocking:
                 at = self.ev.store.events.get(key, {}) if key is not None else {}
                 return [x for x in times[bisect_left(times, lo):bisect_left(times, t)]
                         if self._read(key, at.get(x, ()), False)]  # type: ignore[arg-type]
-            boundary = True
-        moments = self.moments()
-        got = moments[bisect_left(moments, lo):bisect_left(moments, t)]
-        last = t - self.tick
-        if boundary and type(t) is int and lo <= last and (not got or got[-1] != last):
-            got.append(last)
-        return got
+        return self.stretches(lo, t)
+
+    def stretches(self, lo: Any, t: Any) -> list:
+        """The times in ``[lo, t)`` a rule that reads no event of its own can fire at, in a
+        smaller input too: every time something happens, and the last time of each stretch
+        between two of them (or before ``t``).  Nothing changes inside a stretch, so a body
+        fails alike at each of its times, but what keeps it failing there is read at later
+        times at its end (``end(F=V)`` at the stretch's last time fails while F=V holds a tick
+        after it): checking only the times something happens would leave that unexplained,
+        and the cited events alone could end F=V there."""
+        moments, tick = self.moments(), self.tick
+        i, j = bisect_left(moments, lo), bisect_left(moments, t)
+        got = set(moments[i:j])
+        got.update(m - tick for m in moments[i:j + 1] if m - tick >= lo)
+        if t != INF and t - tick >= lo:
+            got.add(t - tick)
+        return sorted(got)
 
     def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
         """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
