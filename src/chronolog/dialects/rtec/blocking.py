@@ -41,6 +41,7 @@ class Blocking:
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
     _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
+    aiming: bool  # a why-not: nested why-nots propose missing events (explain.Explainer)
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -48,6 +49,7 @@ class Blocking:
         def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node: ...
         def _initiations(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]: ...
         def rules(self, kind: str, key: Any) -> list[Rule]: ...
+        def _aim(self, node: Node, f: Fluent, t: Any) -> Node: ...
         def interval(self, f: Fluent, t: Any) -> tuple | None: ...
         def name(self, f: Fluent) -> str: ...
         def simple(self, key: Any) -> bool: ...
@@ -165,12 +167,18 @@ class Blocking:
                             rule=rule_text(rule), window=f"[{lo},{t})"))
         children = [self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
                     if mode == "why" else self._cancelling(g, at, depth, path) if mode == "initiated"
-                    else self._negated(self.why_not(g, at, depth, path))
+                    else self._negated(self._kept_off(g, at, depth, path))
                     for (mode, g, _), at in needs.items()]
         children = [c for c in children if c is not None]
         if children:
             out.append(Node("test", "what keeps those rules from firing there", children=children))
         return out
+
+    def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset) -> Node:
+        """Why ``g`` does not hold at ``at``, where that keeps a rule from firing; in a why-not
+        (``aiming``) its entries propose the input event that would make ``g`` hold there."""
+        node = self.why_not(g, at, depth, path)
+        return self._aim(node, g, at) if self.aiming else node
 
     def _other_values(self, key: Any, value: Any) -> list:
         """The values other than ``value`` an initiatedAt rule of ``key`` names."""
