@@ -30,7 +30,9 @@ from chronolog.contract.models import Explanation
 from chronolog.core.events import Event
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.dialects.rtec import explain as rtec_explain
 from chronolog.dialects.rtec.blocking import Blocking, _first_goal, _loose
+from chronolog.dialects.rtec.explain import Explainer
 from chronolog.dialects.rtec.parser import parse_rtec
 from chronolog.dialects.rtec.relevance import demands
 from chronolog.runtime.explain import explain as explain_query
@@ -690,3 +692,87 @@ def test_rules_that_start_alike_share_a_search_that_fails_at_their_first_goal(tm
     assert [sliced_and_whole([path], data, q)[1] for q in queries] == shared
     assert with_sharing < len(calls) - with_sharing  # (one search served both terminations somewhere)
     assert any("checked at the" in json.dumps(tree) for tree in shared)
+
+
+# h needs an e while k holds: k held on [3,5) (c at 2, b at 4), e came at 1 and at 5
+KEPT = ("initiatedAt(k(X)=true, T) :- happensAt(c(X), T).\n"
+        "terminatedAt(k(X)=true, T) :- happensAt(b(X), T).\n"
+        "initiatedAt(h(X)=true, T) :- happensAt(e(X), T), holdsAt(k(X)=true, T).\n"
+        "initiatedAt(q(X)=true, T) :- happensAt(z(X), T), holdsAt(h(X)=true, T).\n"
+        "id(x1).\n" + "".join(f"grounding({f}(X)=true) :- id(X).\n" for f in "khq"))
+KEPT_EVENTS = [{"t": 0}, {"t": 1, "pred": "e", "args": ["x1"]}, {"t": 2, "pred": "c", "args": ["x1"]},
+               {"t": 4, "pred": "b", "args": ["x1"]}, {"t": 5, "pred": "e", "args": ["x1"]},
+               {"t": 7, "pred": "z", "args": ["x1"]}, {"t": 12}]
+
+
+def test_a_why_not_names_the_missing_event_of_what_keeps_a_rule_from_firing(tmp_path, capsys):
+    """By hand: q(x1) does not hold at 8 — h(x1) does not hold at 7, its rule kept from firing at
+    1 and at 5 by k(x1) not holding there.  At 5 an initiation of k at 4 would be ended at once
+    (b at 4): none named; at 1, a c(x1) at 0 would make k hold at 1, which run confirms (only
+    the failing condition's why-not at 5 named one before)."""
+    prog, stream = files(tmp_path, "kept.prolog", KEPT, KEPT_EVENTS)
+    code, got, err = explain(capsys, prog, stream, "why-not", "q(x1)@8")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (keeps,) = [n for n in walk(got) if n["text"] == "what keeps those rules from firing there"]
+    at1, at5 = keeps["premises"]
+    assert at1["negated"] and at1["text"] == "k(x1) does not hold at 1: first initiated at 2, it holds from 3"
+    (entry,) = at1["why_not"]
+    assert entry["missing"] == {"pred": "c", "args": ["x1"], "time": 0, "text": "c(x1) at 0",
+                                "derives": {"pred": "k", "args": ["x1"], "time": 1}}
+    assert _holds_with(tmp_path, capsys, prog, KEPT_EVENTS, entry["missing"], "k", ("x1",), 1)
+    assert at5["text"].startswith("k(x1) does not hold at 5: initiated at 2, terminated at 4")
+    assert all("missing" not in e for e in at5["why_not"])
+    _check_missing(tmp_path, capsys, prog, KEPT_EVENTS, got, ("q", ("x1",), 8))
+
+
+STARTS = ("initiatedAt(f(X)=true, T) :- happensAt(a(X), T).\n"
+          "terminatedAt(f(X)=true, T) :- happensAt(b(X), T).\n"
+          "initiatedAt(k(X)=true, T) :- happensAt(c(X), T).\n"
+          "initiatedAt(s(X)=true, T) :- happensAt(start(f(X)=true), T), holdsAt(k(X)=true, T).\n"
+          "id(x1).\n" + "".join(f"grounding({f}(X)=true) :- id(X).\n" for f in "fks"))
+
+
+def test_a_direct_why_not_reports_where_a_rule_from_a_start_came_closest(tmp_path, capsys):
+    """By hand: s(x1) (f starting while k holds) does not hold at 10 — f started at 2 (a at 2),
+    when k did not hold yet (c at 6): the rule came closest at 2, not at 9 where f does not
+    start; with a c(x1) at 1, k holds at 2 and so s(x1) from 3 on."""
+    events = [{"t": 0}, {"t": 2, "pred": "a", "args": ["x1"]}, {"t": 4, "pred": "b", "args": ["x1"]},
+              {"t": 6, "pred": "c", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "starts.prolog", STARTS, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "s(x1)@10")
+    assert code == 0, err
+    (entry,) = got["why_not"]
+    assert entry["bindings"] == {"X": "x1", "T": 2} and entry["reason"] == "holdsAt(k(x1)=true,2) does not hold"
+    assert entry["text"].startswith("fails at condition 2 at 2, the latest time in [0,10) its event happens")
+    (below,) = entry["premises"]
+    (inner,) = below["why_not"]
+    assert inner["missing"]["text"] == "c(x1) at 1"
+    assert _holds_with(tmp_path, capsys, prog, events, inner["missing"], "s", ("x1",), 10)
+
+
+BUSY = ("happensAt(a(X), T) :- happensAt(p(X), T).\n"
+        "initiatedAt(f(X)=true, T) :- happensAt(a(X), T), holdsAt(g(X)=true, T).\n"
+        "terminatedAt(f(X)=true, T) :- happensAt(a(Y), T), Y \\= X, holdsAt(g(Y)=true, T).\n"
+        "initiatedAt(g(X)=true, T) :- happensAt(q(X), T).\n"
+        "id(x1).\nid(x2).\ngrounding(f(X)=true) :- id(X).\ngrounding(g(X)=true) :- id(X).\n")
+
+
+def test_the_closest_time_search_is_bounded_on_a_busy_event_type(tmp_path, capsys, monkeypatch):
+    """f(x1) reads the derived a(x1), and its termination a(Y) of anyone: x2's 19 a events come
+    after x1's only one, at 1.  The search finds 1 within ``CLOSEST_TRIES`` tries; with fewer
+    tries than x2's events it gives up for T − tick (and tries no more than that)."""
+    events = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x1"]},
+              *({"t": t, "pred": "p", "args": ["x2"]} for t in range(2, 21)), {"t": 30}]
+    prog, stream = files(tmp_path, "busy.prolog", BUSY, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "f(x1)@25")
+    assert code == 0, err
+    assert got["why_not"][0]["bindings"]["T"] == 1 and got["why_not"][0]["literal"] == "holdsAt(g(X)=true,T)"
+    calls = []
+    real = Explainer._first_holds
+    monkeypatch.setattr(Explainer, "_first_holds", lambda self, rule, head: calls.append(head) or real(self, rule, head))
+    monkeypatch.setattr(rtec_explain, "CLOSEST_TRIES", 3)
+    code, got, err = explain(capsys, prog, stream, "why-not", "f(x1)@25")
+    assert code == 0, err
+    assert got["why_not"][0]["bindings"]["T"] == 24 and got["why_not"][0]["literal"] == "happensAt(a(X),T)"
+    assert [h[2] for h in calls] == [20, 19, 18]

@@ -41,6 +41,7 @@ class Blocking:
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
     _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
+    aiming: bool  # a why-not: nested why-nots propose missing events (explain.Explainer)
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -48,6 +49,7 @@ class Blocking:
         def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node: ...
         def _initiations(self, f: Fluent, t0: Any, depth: int | None, path: frozenset) -> list[Node]: ...
         def rules(self, kind: str, key: Any) -> list[Rule]: ...
+        def _aim(self, node: Node, f: Fluent, t: Any) -> Node: ...
         def interval(self, f: Fluent, t: Any) -> tuple | None: ...
         def name(self, f: Fluent) -> str: ...
         def simple(self, key: Any) -> bool: ...
@@ -144,12 +146,11 @@ class Blocking:
             text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
                    f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
             out.append(Node("rule", text, rule=rule_text(rule), window=f"[{lo},{t})"))
-        moments = self.moments()
         for rule, source, d, v in deadlines:
             skey, sargs, svalue = source
             inits = set(self.ev.fi_inits.get(source, ()))
             terms = self.ev.fi_terms.get(source, [])
-            for q in moments[bisect_left(moments, lo - d):bisect_left(moments, t - d)]:
+            for q in self.stretches(lo - d, t - d):
                 if q in inits:
                     if bisect_left(terms, q + d) > bisect_right(terms, q):  # terminated before the deadline
                         need("why-not", source, q + d)
@@ -166,12 +167,18 @@ class Blocking:
                             rule=rule_text(rule), window=f"[{lo},{t})"))
         children = [self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
                     if mode == "why" else self._cancelling(g, at, depth, path) if mode == "initiated"
-                    else self._negated(self.why_not(g, at, depth, path))
+                    else self._negated(self._kept_off(g, at, depth, path))
                     for (mode, g, _), at in needs.items()]
         children = [c for c in children if c is not None]
         if children:
             out.append(Node("test", "what keeps those rules from firing there", children=children))
         return out
+
+    def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset) -> Node:
+        """Why ``g`` does not hold at ``at``, where that keeps a rule from firing; in a why-not
+        (``aiming``) its entries propose the input event that would make ``g`` hold there."""
+        node = self.why_not(g, at, depth, path)
+        return self._aim(node, g, at) if self.aiming else node
 
     def _other_values(self, key: Any, value: Any) -> list:
         """The values other than ``value`` an initiatedAt rule of ``key`` names."""
@@ -191,12 +198,11 @@ class Blocking:
     def _times(self, rule: Rule, lo: Any, t: Any) -> list:
         """The times in ``[lo, t)`` a rule could fire at: those of its first condition's event
         where that is an event (no other time can block it by what is there), else every time
-        something happens — and, for a ``start``/``end`` event, the window's last time: a
+        something happens and the last time of each stretch between them (``stretches``): a
         fluent's boundary can move there with fewer input events (a deadline from an earlier
         initiation), and the fluent that keeps it from happening there is then explained up
-        to the end of the window, not only to the last time something happens."""
+        to the end of the stretch, not only to the last time something happens."""
         first = rule.body[0] if rule.body else None
-        boundary = False
         if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3:
             e = first[1]
             if not (isinstance(e, tuple) and e[0] in ("start", "end")):
@@ -205,13 +211,23 @@ class Blocking:
                 at = self.ev.store.events.get(key, {}) if key is not None else {}
                 return [x for x in times[bisect_left(times, lo):bisect_left(times, t)]
                         if self._read(key, at.get(x, ()), False)]  # type: ignore[arg-type]
-            boundary = True
-        moments = self.moments()
-        got = moments[bisect_left(moments, lo):bisect_left(moments, t)]
-        last = t - self.tick
-        if boundary and type(t) is int and lo <= last and (not got or got[-1] != last):
-            got.append(last)
-        return got
+        return self.stretches(lo, t)
+
+    def stretches(self, lo: Any, t: Any) -> list:
+        """The times in ``[lo, t)`` a rule that reads no event of its own can fire at, in a
+        smaller input too: every time something happens, and the last time of each stretch
+        between two of them (or before ``t``).  Nothing changes inside a stretch, so a body
+        fails alike at each of its times, but what keeps it failing there is read at later
+        times at its end (``end(F=V)`` at the stretch's last time fails while F=V holds a tick
+        after it): checking only the times something happens would leave that unexplained,
+        and the cited events alone could end F=V there."""
+        moments, tick = self.moments(), self.tick
+        i, j = bisect_left(moments, lo), bisect_left(moments, t)
+        got = set(moments[i:j])
+        got.update(m - tick for m in moments[i:j + 1] if m - tick >= lo)
+        if t != INF and t - tick >= lo:
+            got.add(t - tick)
+        return sorted(got)
 
     def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
         """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another

@@ -30,7 +30,7 @@ held, so that the input events cited anywhere in a why derive the atom on their 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -52,6 +52,7 @@ from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
 _DONE = object()
+CLOSEST_TRIES = 64  # times a direct why-not's closest-time search tries where it cannot look one event up
 _OPS = {("union_all", 2), ("intersect_all", 2), ("relative_complement_all", 3), ("complement_all", 2)}
 
 
@@ -65,6 +66,9 @@ class Explainer(Blocking):
         self.ev = ev
         self.tick = program.clock_tick
         self.every = every
+        # a why-not: the why-nots that keep rules from firing propose missing events too (a
+        # why pays for none of them: each is an evaluation of the input, confirm_missing)
+        self.aiming = False
         ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
         self.solver = ev.solver
         self._moments: list | None = None
@@ -609,16 +613,48 @@ class Explainer(Blocking):
 
     def _closest(self, rule: Rule, fv: Any, lo: Any, t: Any) -> Any:
         """When an initiation by ``rule`` came closest to happening in ``[lo, t)``: the latest
-        time there its first condition, an event, happens for the head ``fv`` (the rule fired
-        or failed later in its body), else ``t − tick``, the latest initiation that would make
-        the fluent hold at ``t``."""
+        time there its first condition, an event (``start``/``end`` of a fluent too), happens
+        for the head ``fv`` (the rule fired or failed later in its body), else ``t − tick``, the
+        latest initiation that would make the fluent hold at ``t``.  An input event the head
+        makes ground is looked up among its own events; otherwise the latest
+        ``CLOSEST_TRIES`` times its event type (or anything) happens are tried, so that a busy
+        type read for other entities costs a bounded search."""
         first = rule.body[0] if rule.body else None
-        if isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3 and \
-                not (isinstance(first[1], tuple) and first[1][0] in ("start", "end")):
-            for at in reversed(self._times(rule, lo, t)):
-                if self._first_holds(rule, ("initiatedAt", fv, at)):
-                    return at
+        if not (isinstance(first, tuple) and first[0] == "happensAt" and len(first) == 3):
+            return t - self.tick
+        boundary = isinstance(first[1], tuple) and first[1][0] in ("start", "end")
+        own = None if boundary else self._own_times(rule, fv, lo, t)
+        if own is not None:
+            return own[-1] if own else t - self.tick
+        if boundary:  # (a fluent starts or ends only where an interval does: a time something happens)
+            moments = self.moments()
+            times = moments[bisect_left(moments, lo):bisect_left(moments, t)]
+        else:
+            times = self._times(rule, lo, t)
+        for at in times[:-CLOSEST_TRIES - 1:-1]:
+            if self._first_holds(rule, ("initiatedAt", fv, at)):
+                return at
         return t - self.tick
+
+    def _own_times(self, rule: Rule, fv: Any, lo: Any, t: Any) -> list | None:
+        """The times in ``[lo, t)`` of the input event the rule's first condition reads, where
+        the head ``fv`` makes it ground and no rule derives it (None otherwise)."""
+        vs = [Var() for _ in range(rule.nvars)]
+        make_head, make_body = rule.build or rule.compile()
+        at = Var()
+        mark = len(self.solver.trail)
+        try:
+            if not self.solver.unify(make_head(vs), ("initiatedAt", fv, at)):
+                return None
+            first = make_body(vs)[0]
+            e = resolve(first[1])
+            key = _key(e)
+            if key is None or has_var(e) or deref(first[2]) is not deref(at) or self.rules("happensAt", key):
+                return None
+            args = self._text(e[1:]) if isinstance(e, tuple) else ()
+            return sorted(x.t for x in self.inputs(key[0], args) if x.span is None and lo <= x.t < t)
+        finally:
+            self.solver.undo(mark)
 
     def _first_holds(self, rule: Rule, head: Any) -> bool:
         """Whether the rule's first body goal holds for the ground ``head``."""
@@ -788,6 +824,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
                 evaluator: Any = None) -> Any:
         seen = list(events)
         ex = Explainer(program, evaluated(program, seen, evaluator), seen, every, demands(program, atom[0], atom[1]))
+        ex.aiming = mode == "why-not"
         key = (atom[0], len(atom[1]))
         if ("event", key) in ex.ev.h.kind:  # an output event (punctuality_change): its happensAt rules
             term = ex.event_term(key, atom[1])
