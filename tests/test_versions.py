@@ -167,6 +167,27 @@ def test_lars_switch_while_running_means_run_upgrade(tmp_path_factory, capsys, o
     assert meaning(got, (0, 10), running=True) == meaning(want, (0, 10))
 
 
+@pytest.mark.parametrize("answers", ["changelog", "points"])
+def test_a_lars_restatement_writes_only_the_points_where_the_versions_differ(answers):
+    """q(a) from p(a) at 1, 4, 6, upgraded at 5 to a window [2] after the stream reached 9: the
+    old program wrote q(a) at 6 from 5 on, the new one holds it at 5..8, so the restatement is
+    q(a) at 5 and at 7..8 — not every line of both versions from 5 on taken back and given
+    again — and the stream then means run --upgrade's answers."""
+    old, new = "q(X) :- p(X).\n", "q(X) :- p(X) [2].\n"
+    stream = [{"t": 0}, *({"t": t, "pred": "p", "args": ["a"]} for t in (1, 4, 6)), {"t": 9}]
+    row = lookup("lars")
+    options = RunOptions(answers=answers)
+    running = row.evaluator(row.parse([("prog", old)]), options, lambda m: None)
+    written, latest = _drive(running, _read("lars", old, [json.dumps(e) for e in stream]))
+    running, restated = switch(running, row.evaluator(row.parse([("new", new)]), options, lambda m: None),
+                               (("new", new),), 5, latest, lambda src: True, True)
+    got = [json.loads(x) for x in restated]
+    assert got == ([{"t": 5, "pred": "q", "args": ["a"]}, {"interval": "[7,8]", "pred": "q", "args": ["a"]}]
+                   if answers == "changelog" else [{"t": t, "pred": "q", "args": ["a"]} for t in (5, 7, 8)])
+    lines = [json.loads(x) for x in written] + got + [json.loads(x) for x in running.finish(None).lines().splitlines()]
+    assert meaning(lines, (0, 9), running=True) == {("q", ("a",), t) for t in (1, 4, 5, 6, 7, 8)}
+
+
 def test_retained_input_evaluated_again_gives_the_same_answers():
     """A fresh evaluator fed ``retained()`` and advanced as far means what the original does."""
     for dialect, text, lines in [

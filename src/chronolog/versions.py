@@ -638,7 +638,8 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     if again is None:
         # taken back last line first, so that every prefix of what is written means something;
         # a line the new version gives again is neither taken back nor given (no +1/-1 pairs)
-        lines = _restated(_restating(written, at, kept, discrete, False), given)
+        restating = _restated_points if discrete else _restated
+        lines = restating(_restating(written, at, kept, discrete, False), given)
     else:
         for ev in events:
             again.push(ev)
@@ -707,6 +708,59 @@ def _restated(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | 
             continue
         out.append(line)
     return out
+
+
+def _restated_points(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:
+    """``_restated`` for integer time points: per atom only the points where ``old``'s lines
+    (from the upgrade time on) and ``new``'s (a changelog from nothing on) differ — the old
+    ones taken back, then the new ones given, so that every prefix means something — as
+    ``t`` lines where the atom's lines all are, else as intervals (a stream means the points
+    whose diffs sum to 1, CONTRACT section 3: restating every line from T on wrote what each
+    version's changelog had written again).  The new version's writer goes on from its own
+    lines (closing ``[s,inf)`` with ``[e,inf)`` -1), which applies point by point to what the
+    stream then holds: the new version's answers."""
+    atoms: dict[bytes, tuple[dict, dict[float, int]]] = {}  # atom -> (its line's other fields, steps)
+    points = True
+    for sign, lines in ((-1, old), (1, new)):
+        for line in lines:
+            if line is None:
+                continue
+            got = _decode(line)
+            diff = sign * got.pop("diff", 1)
+            if "t" in got:
+                lo = got.pop("t")
+                hi = lo + 1
+            else:
+                points = False
+                iv = I.parse(got.pop("interval"))
+                lo = int(iv[0]) + (0 if iv[1] else 1)
+                hi = inf if iv[2] == inf else int(iv[2]) + (1 if iv[3] else 0)
+            if lo >= hi:
+                continue
+            entry = atoms.setdefault(_encode(got), (got, {}))[1]
+            entry[lo] = entry.get(lo, 0) + diff
+            entry[hi] = entry.get(hi, 0) - diff
+    back: list[bytes | None] = []
+    given: list[bytes | None] = []
+    for fields, steps in atoms.values():
+        level, run = 0, None  # the difference new - old from the previous step on
+        for t in sorted(steps):
+            if run is not None and level:
+                (given if level > 0 else back).extend(_run_lines(fields, run, t, level, points))
+            level += steps[t]
+            run = t
+    return back + given
+
+
+def _run_lines(fields: dict, lo: Any, hi: Any, diff: int, points: bool) -> list[bytes | None]:
+    """The lines of ``diff`` (1 or -1) over the points ``[lo, hi)`` (``hi`` inf: from ``lo`` on)."""
+    if diff not in (1, -1):
+        raise ValueError(f"an upgrade's restatement sums to {diff} at {lo}")
+    if points and hi != inf:
+        return [_encode({"t": t, **fields, **({} if diff == 1 else {"diff": -1})}) for t in range(lo, hi)]
+    span = f"[{lo},inf)" if hi == inf else f"[{lo},{hi - 1}]" if hi - 1 > lo else None
+    head = {"t": lo} if span is None else {"interval": span}
+    return [_encode({**head, **fields, **({} if diff == 1 else {"diff": -1})})]
 
 
 def _difference(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:
