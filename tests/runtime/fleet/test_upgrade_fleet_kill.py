@@ -58,7 +58,8 @@ RTEC_SECOND = [{"t": 400, "pred": "opened", "args": ["d1"]},  # late, before T
                {"t": 1100, "pred": "closed", "args": ["d2"]}, {"t": 1200}]
 
 # kept strata: only S changes (Q keeps its state, not evaluated again); in RTEC a stratum is added
-# over open, which keeps its state
+# over open — which the plan calls changed, as the added grounding/1 clause counts for every
+# stratum (rtec/changes.py: conservative), so open is evaluated again from T on
 MTL_TOP = MTL_OLD + "S(X):-P(X)\n"
 RTEC_ADDED = RTEC_OLD + ("holdsFor(shut(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
                          "grounding(shut(D)=true) :- door(D).\n")
