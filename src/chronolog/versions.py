@@ -392,13 +392,9 @@ class Union:
             return out
         got = _decode(inside)
         diff = got.pop("diff", 1)
-        if "t" in got:
-            first = last = got.pop("t")
-        else:
-            iv = I.parse(got.pop("interval"))
-            first, last = int(iv[0]) + (0 if iv[1] else 1), int(iv[2]) - (0 if iv[3] else 1)
+        first, end = _points_of(got)
         key = _encode(got)
-        for t in range(first, last + 1):
+        for t in range(first, end):
             before = self.claims.get((key, t), 0)
             now = before + diff
             if now:
@@ -727,14 +723,8 @@ def _restated_points(old: list[bytes | None], new: list[bytes | None]) -> list[b
                 continue
             got = _decode(line)
             diff = sign * got.pop("diff", 1)
-            if "t" in got:
-                lo = got.pop("t")
-                hi = lo + 1
-            else:
-                points = False
-                iv = I.parse(got.pop("interval"))
-                lo = int(iv[0]) + (0 if iv[1] else 1)
-                hi = inf if iv[2] == inf else int(iv[2]) + (1 if iv[3] else 0)
+            points = points and "t" in got
+            lo, hi = _points_of(got)
             if lo >= hi:
                 continue
             entry = atoms.setdefault(_encode(got), (got, {}))[1]
@@ -756,11 +746,20 @@ def _run_lines(fields: dict, lo: Any, hi: Any, diff: int, points: bool) -> list[
     """The lines of ``diff`` (1 or -1) over the points ``[lo, hi)`` (``hi`` inf: from ``lo`` on)."""
     if diff not in (1, -1):
         raise ValueError(f"an upgrade's restatement sums to {diff} at {lo}")
+    pred, args = fields["pred"], tuple(fields["args"])
     if points and hi != inf:
-        return [_encode({"t": t, **fields, **({} if diff == 1 else {"diff": -1})}) for t in range(lo, hi)]
-    span = f"[{lo},inf)" if hi == inf else f"[{lo},{hi - 1}]" if hi - 1 > lo else None
-    head = {"t": lo} if span is None else {"interval": span}
-    return [_encode({**head, **fields, **({} if diff == 1 else {"diff": -1})})]
+        return [interval_line(pred, args, Span.point(t), diff) for t in range(lo, hi)]
+    return [interval_line(pred, args, Span(lo, None) if hi == inf else Span(lo, hi - 1, True, True), diff)]
+
+
+def _points_of(line: dict) -> tuple[int, Any]:
+    """The integer points ``[lo, hi)`` of a decoded answer line (its ``t`` or ``interval``
+    taken out of it; ``hi`` inf for an interval open to the right)."""
+    if "t" in line:
+        t = line.pop("t")
+        return t, t + 1
+    lo, lo_closed, hi, hi_closed = I.parse(line.pop("interval"))
+    return int(lo) + (0 if lo_closed else 1), inf if hi == inf else int(hi) + (1 if hi_closed else 0)
 
 
 def _difference(old: list[bytes | None], new: list[bytes | None]) -> list[bytes | None]:

@@ -397,10 +397,12 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     return node
 
 
-def _answers(evaluator: Evaluator, events: list[Event]) -> list[dict]:
-    """The answer lines ``run`` writes with ``evaluator`` on ``events``."""
+def _answers(evaluator: Evaluator, events: list[Event], query: Query | None = None) -> list[dict]:
+    """The answer lines ``run`` writes with ``evaluator`` on ``events`` (with ``query``:
+    evaluated to at least its time, ``_until``)."""
     out = io.StringIO()
-    run_evaluator(evaluator, events, out, warn=lambda m: None)
+    until = _until(events, query) if query is not None and events else None
+    run_evaluator(evaluator, events, out, until=until, warn=lambda m: None)
     return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 
@@ -465,7 +467,7 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
         if stream is not events and by is None and not entry.blocks:
             # (an atom that holds there already: a candidate's check would say nothing)
             if goal.t not in answered:
-                answered[goal.t] = _answers_to(fresh(), stream, goal)
+                answered[goal.t] = _answers(fresh(), stream, goal)
             if goal.holds(answered[goal.t]):
                 continue
         for ev in candidates[:min(MISSING_TRIES, budget)]:
@@ -493,7 +495,7 @@ def _by_evaluation(fresh: Callable[[], Evaluator], events: list[Event], ev: Even
 
     def holds_upto(t: Time) -> bool:
         part = [e for e in stream if e.t <= t]
-        return bool(part) and goal.holds(_answers_to(fresh(), [*part, Event(t)], goal))
+        return bool(part) and goal.holds(_answers(fresh(), [*part, Event(t)], goal))
 
     return holds_upto(at) and not holds_upto(at - 1)
 
@@ -545,18 +547,8 @@ def derives_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Qu
 def answers_with(evaluator: Evaluator, events: list[Event], ev: Event, query: Query,
                  cut: Callable[[list[Event]], list[Event]] | None = None) -> list[dict]:
     """The answer lines of the input plus ``ev`` (of that, ``cut``'s part), evaluated to at least T."""
-    out = io.StringIO()
     stream = with_event(events, ev)
-    stream = stream if cut is None else cut(stream)
-    run_evaluator(evaluator, stream, out, until=_until(stream, query), warn=lambda m: None)
-    return [_decode(raw) for raw in out.getvalue().splitlines()]
-
-
-def _answers_to(evaluator: Evaluator, stream: list[Event], query: Query) -> list[dict]:
-    """The answer lines of ``stream``, evaluated to at least the query's time."""
-    out = io.StringIO()
-    run_evaluator(evaluator, stream, out, until=_until(stream, query) if stream else None, warn=lambda m: None)
-    return [_decode(raw) for raw in out.getvalue().splitlines()]
+    return _answers(evaluator, stream if cut is None else cut(stream), query)
 
 
 def _until(stream: list[Event], query: Query) -> Time | None:
