@@ -299,11 +299,14 @@ class _ImportingStage:
     def _import_lower(self, lower: list[tuple[int, int | None]]) -> None:
         for j, upto in lower:
             self.lower[j].upto = upto
-        # the reasoner's imports are not stored: each is the lower strata's content
-        # at its time (on_stratum sets it after every change), so they are rebuilt
+        self._rebuild_imports(self.reasoner)
+
+    def _rebuild_imports(self, r: Reasoner) -> None:
+        """A reasoner's imports are not stored: each is the lower strata's content at its time
+        (on_stratum sets it after every change), in its plan's shape, so they are rebuilt."""
         times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
         for t in sorted(times):
-            dict.__setitem__(self.reasoner.imports, t, self.reasoner.shaped(t, _combine(self.lower, t)))
+            dict.__setitem__(r.imports, t, r.shaped(t, _combine(self.lower, t)))
 
     def on_stratum(self, j: int, rec: dict) -> None:
         """A ``chronolog.stratum.j`` record (0-based ``j``) from the wire."""
@@ -528,9 +531,7 @@ class ReasonerStage(_ImportingStage):
 
     def _version(self, r: Reasoner, state: dict) -> None:
         """``r`` continued from ``state`` (its log poured in): its imports rebuilt from the lower strata."""
-        times = set().union(*(s.content.keys() | s.ok.keys() for s in self.lower.values()))
-        for t in sorted(times):
-            dict.__setitem__(r.imports, t, r.shaped(t, _combine(self.lower, t)))
+        self._rebuild_imports(r)
         r.import_state(state)
 
     def progress(self) -> dict[str, Any]:
