@@ -793,14 +793,22 @@ def explainer(program: Any) -> Callable[..., Any]:
                 evaluator: Any = None, versions: Any = None) -> Any:
         events = list(events)
         chain = versions or [(None, program, list(lines))]
+        scenes: dict[int, Scene] = {}
 
-        def scene(at: int) -> Scene:
-            """The evaluation of ``at``, by the version in force there, against its answers."""
-            _, version, answers = [v for v in chain if v[0] is None or v[0] <= at][-1]
+        def plan_of(version: Any) -> Plan:
             plan = plans.get(id(version))
             if plan is None:
                 plan = plans[id(version)] = plan_program(version)
-            return Scene(version, plan, events, answer_at(answers, at), at)
+            return plan
+
+        def scene(at: int) -> Scene:
+            """The evaluation of ``at``, by the version in force there, against its answers
+            (made once: the search for the deriving evaluation and the why-not read the same)."""
+            got = scenes.get(at)
+            if got is None:
+                _, version, answers = [v for v in chain if v[0] is None or v[0] <= at][-1]
+                got = scenes[at] = Scene(version, plan_of(version), events, answer_at(answers, at), at)
+            return got
 
         key = (atom[0], len(atom[1]))
         if all(key not in at_head_predicates(p) for _, p, _ in chain):
@@ -817,7 +825,7 @@ def explainer(program: Any) -> Callable[..., Any]:
         here = scene(t)
         node = why_not(here, timed if key in here.timed else atom)
         starts = {since for since, _, _ in chain[1:] if t < since <= last}
-        reaches = [plans[id(p)].output_reach if id(p) in plans else plan_program(p).output_reach for _, p, _ in chain]
+        reaches = [plan_of(p).output_reach for _, p, _ in chain]
         ahead = POINTS if None in reaches else max(r for r in reaches if r is not None)
         times = sorted({*range(t + 1, min(last, t + ahead) + 1), *starts})
         return _later_evaluations(node, timed, key, (scene(at) for at in times), starts)
