@@ -474,10 +474,7 @@ def through_witnesses(left: list[I.Iv], right: list[I.Iv], rho: I.Iv, t: Any, pa
                 continue
             end, closed = (got[2], got[3]) if past else (got[0], got[1])
             near = end if closed else (got[0] + got[2]) / 2 if got[0] != got[2] else None
-            inside = [x for x in ends[bisect_left(ends, got[0]):bisect_right(ends, got[2])] if I.contains(got, x)]
-            cuts = sorted({got[0], *inside, got[2]} - {inf, -inf})
-            points = {*inside, *(Fraction(a + b_) / 2 for a, b_ in zip(cuts, cuts[1:], strict=False))}
-            for x in [near, *sorted(points, key=lambda x: abs(t - x))]:
+            for x in [near, *sorted(_stretch_points(got, ends), key=lambda x: abs(t - x))]:
                 if x is not None and I.contains(got, x) and (x != t or I.contains(rho, 0)):
                     found.setdefault(x, (x, k, j if x != t else None))
     return sorted(found.values(), key=lambda w: abs(t - w[0]))[:WITNESSES]
@@ -522,10 +519,7 @@ def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any, early: bool =
         part = I.intersect(iv, window)
         if part is None:
             continue
-        ends = facts.ends
-        inside = [x for x in ends[bisect_left(ends, part[0]):bisect_right(ends, part[2])] if I.contains(part, x)]
-        cuts = sorted({part[0], *inside, part[2]} - {inf, -inf})
-        points = {_inside(part), *inside, *(Fraction(a + b) / 2 for a, b in zip(cuts, cuts[1:], strict=False))}
+        points = {_inside(part), *_stretch_points(part, facts.ends)}
         out += sorted((x for x in points if I.contains(part, x)), reverse=not early)
         if len(out) >= WITNESSES:
             break
@@ -533,6 +527,15 @@ def _witness_times(facts: Facts, fact: Fact, lit: Literal, s: Any, early: bool =
 
 
 WITNESSES = 16  # at most the witness times of a diamond tried for the smallest derivation
+
+
+def _stretch_points(part: I.Iv, ends: Sequence[Any]) -> set[Any]:
+    """Candidate witness times in ``part``: each of ``ends`` (where an interval of the facts
+    starts or ends) inside it and a point between each two — between two of them the same
+    facts hold, so one time stands for the stretch (the caller keeps those ``part`` contains)."""
+    inside = [x for x in ends[bisect_left(ends, part[0]):bisect_right(ends, part[2])] if I.contains(part, x)]
+    cuts = sorted({part[0], *inside, part[2]} - {inf, -inf})
+    return {*inside, *(Fraction(a + b) / 2 for a, b in zip(cuts, cuts[1:], strict=False))}
 
 
 def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = frozenset()) -> Node:
