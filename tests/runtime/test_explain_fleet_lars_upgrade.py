@@ -17,7 +17,7 @@ from chronolog.cli.main import main
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import lookup
 from chronolog.runtime.explain import parse_query
-from chronolog.versions import UpgradeRequest, version_id
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, version_id
 
 OLD = "q(X) :- p(X).\n"
 NEW = "q(X) :- p(X) [2].\n"
@@ -93,6 +93,22 @@ def test_why_on_an_upgraded_lars_fleet_uses_the_program_in_force(fleet, capsys):
     code, out = _cli(capsys, "explain", "--why-not", "q(a)@3", "--as", "json", "--state-dir", str(fleet))
     assert code == 0 and json.loads(out)["why_not"][0]["rule"]["file"].endswith("old.lars")
     assert _holds(_run_upgraded(capsys, fleet), 3) == 0
+
+
+def test_a_malformed_upgrade_record_on_the_topic_is_passed_over(tmp_path, monkeypatch, capsys):
+    """A record that starts as an upgrade request but is none (the fleet refused it) does not
+    stop an explanation: --why, --why-not and --changes read past it, as the services did."""
+    events = [*EVENTS[:-1], {"t": 9}]
+    _topics(tmp_path, monkeypatch, OLD, NEW, events, AT)
+    records = cli_explain._fleet_input(None, "q(a)@7")[3]
+    records.insert(2, ("chronolog.facts", 0, 99, UPGRADE_KEY + b"not json", 0.0))
+    fleet_input = cli_explain._fleet_input
+    monkeypatch.setattr(cli_explain, "_fleet_input",
+                        lambda args, text: (*fleet_input(args, text)[:3], records, *fleet_input(args, text)[4:]))
+    code, out = _cli(capsys, "explain", "--why", "q(a)@7", "--as", "json", "--state-dir", str(tmp_path))
+    assert code == 0 and json.loads(out)["rule"]["file"] == "new.lars"
+    code, out = _cli(capsys, "explain", "--changes", "q(a)@5", "--as", "json", "--state-dir", str(tmp_path))
+    assert code == 0 and any(c["kind"] == "upgrade" for c in json.loads(out)["changes"])
 
 
 def test_changes_on_an_upgraded_lars_fleet_name_the_upgrade(fleet, capsys):

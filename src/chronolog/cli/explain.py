@@ -190,17 +190,9 @@ def _fleet(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
 
 def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
     """Whether the input topic holds an upgrade request the fleet applied."""
-    from chronolog.versions import UPGRADE_KEY, UpgradeRequest  # noqa: PLC0415
+    from chronolog.runtime.explain import applied_upgrade  # noqa: PLC0415
 
-    for _, _, _, value, _ in records:
-        if value.startswith(UPGRADE_KEY):
-            try:
-                outcome = outcomes.get(UpgradeRequest.decode(value).id)
-            except ValueError:  # a malformed request: the fleet refused it
-                continue
-            if outcome is not None and "refused" not in outcome:
-                return True
-    return False
+    return any(applied_upgrade(value, outcomes, set()) is not None for _, _, _, value, _ in records)
 
 
 def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (programs, row, options, events, query)
@@ -209,20 +201,17 @@ def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (p
     before), for ``in_force`` to choose from as embedded ``--upgrade``'s (contract section 6),
     with the fleet's options."""
     from chronolog.dialects.registry import RunOptions, read_line  # noqa: PLC0415
-    from chronolog.runtime.explain import topic_events  # noqa: PLC0415
-    from chronolog.versions import UPGRADE_KEY, UpgradeRequest, parse_time  # noqa: PLC0415
+    from chronolog.runtime.explain import applied_upgrade, topic_events  # noqa: PLC0415
+    from chronolog.versions import parse_time  # noqa: PLC0415
 
     program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
     programs: list[tuple[Any, Any]] = [(None, program)]
     applied: set[str] = set()
     for _, _, _, value, _ in records:
-        if not value.startswith(UPGRADE_KEY):
+        got = applied_upgrade(value, outcomes, applied)
+        if got is None:
             continue
-        request = UpgradeRequest.decode(value)
-        outcome = outcomes.get(request.id)
-        if outcome is None or "refused" in outcome or request.id in applied:
-            continue  # (a request is on every input partition: applied once)
-        applied.add(request.id)
+        request, outcome = got
         at = outcome.get("at")
         new = row.parse(list(request.sources))
         if at is None:

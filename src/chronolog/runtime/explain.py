@@ -293,6 +293,24 @@ def topic_events(records: Iterable[tuple[str, int, int, bytes, float]],
             yield Event(ev.t, ev.pred, ev.args, ev.retract, where, ev.span)
 
 
+def applied_upgrade(value: bytes, outcomes: dict[str, dict], applied: set[str]) -> tuple[UpgradeRequest, dict] | None:
+    """The upgrade request an input topic's record holds and its outcome (the control topic's),
+    where the fleet applied it and it is not in ``applied`` yet (then added: a request is on
+    every input partition, applied once); None for other records, refused requests and
+    malformed ones (which the fleet refused too)."""
+    if not value.startswith(UPGRADE_KEY):
+        return None
+    try:
+        request = UpgradeRequest.decode(value)
+    except ValueError:
+        return None
+    outcome = outcomes.get(request.id)
+    if outcome is None or "refused" in outcome or request.id in applied:
+        return None
+    applied.add(request.id)
+    return request, outcome
+
+
 def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: Callable[[str, str], Iterator[Event]],
                   upgrader: Any, outcomes: dict[str, dict], query: Query) -> list[Change]:
     """The answer lines a fleet service (``EvaluatorStage``) writes about the query, read again
@@ -305,11 +323,10 @@ def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: C
     for topic, partition, offset, value, _ in records:
         where = Offset(f"{topic}[{partition}]", offset, 1)
         if value.startswith(UPGRADE_KEY):
-            request = UpgradeRequest.decode(value)
-            outcome = outcomes.get(request.id)
-            if outcome is None or "refused" in outcome or request.id in applied:
+            got = applied_upgrade(value, outcomes, applied)
+            if got is None:
                 continue
-            applied.add(request.id)
+            request, outcome = got
             at = None if outcome.get("at") is None else parse_time(outcome["at"], upgrader.integral, "upgrade")
             recorder.inner, lines = switch_to(upgrader, recorder.inner, request, at, recorder.evaluated)
             if at is not None:
