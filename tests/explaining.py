@@ -63,7 +63,7 @@ def sliced_and_whole(progs: list[str], stream: str, query: str) -> tuple[str, An
     for r in (row, whole_row):
         make = lambda r=r: r.evaluator(program, RunOptions(), lambda m: None)  # noqa: E731
         try:
-            node, mode = explain_query(r, program, make(), events, q, "why"), "why"
+            node, mode = explain_query(r, program, make(), events, q, "why", fresh=make), "why"
         except NotSo:
             node, mode = explain_query(r, program, make(), events, q, "why-not", fresh=make), "why-not"
         out.append((mode, node.data()))

@@ -776,3 +776,67 @@ def test_the_closest_time_search_is_bounded_on_a_busy_event_type(tmp_path, capsy
     assert code == 0, err
     assert got["why_not"][0]["bindings"]["T"] == 24 and got["why_not"][0]["literal"] == "happensAt(a(X),T)"
     assert [h[2] for h in calls] == [20, 19, 18]
+
+
+# f from a, h from f's start, u the union of f and h, s f's start with a c, g a c without f starting,
+# f ended by b only while j holds
+ABSENT = ("initiatedAt(f(X)=true, T) :- happensAt(a(X), T).\n"
+          "terminatedAt(f(X)=true, T) :- happensAt(b(X), T), holdsAt(j(X)=true, T).\n"
+          "initiatedAt(j(X)=true, T) :- happensAt(c(X), T).\n"
+          "initiatedAt(h(X)=true, T) :- happensAt(start(f(X)=true), T).\n"
+          "holdsFor(u(X)=true, I) :- holdsFor(f(X)=true, I1), holdsFor(h(X)=true, I2), union_all([I1,I2], I).\n"
+          "initiatedAt(s(X)=true, T) :- happensAt(start(f(X)=true), T), happensAt(c(X), T).\n"
+          "initiatedAt(g(X)=true, T) :- happensAt(c(X), T), \\+ happensAt(start(f(X)=true), T).\n"
+          "id(x1).\n" + "".join(f"grounding({f}(X)=true) :- id(X).\n" for f in "fjhusg"))
+
+
+def _named(tree: dict) -> list[tuple[str, str, tuple]]:
+    """(missing text, derived atom or '', its pred/args/time) of every entry that names one."""
+    out = []
+    for entry in _entries(tree):
+        if "missing" in entry:
+            d = entry["missing"].get("derives")
+            out.append((entry["missing"]["text"], "" if d is None else f"{d['pred']}{tuple(d['args'])}@{d['time']}"))
+    return out
+
+
+def test_missing_events_of_operands_boundaries_and_what_keeps_a_rule_from_firing(tmp_path, capsys):
+    """By hand, with only c(x1) at 2: u(x1) (f or h) does not hold at 6 — neither operand
+    does, and an a(x1) at 5 makes both hold at 6: named on u's own entry and on f's below it;
+    h(x1)'s rule fails at start(f(x1)=true): an a(x1) at 5 starts f, named on h's entry; s(x1)
+    needs a c at the same time too: named for f below, not for s.  In --why trees: g(x1)
+    holds since c at 2 came without f starting (an a at 2 would start it: named, deriving f at
+    3); with a(x1) at 1 and b(x1) at 4, f(x1) holds at 6 because j(x1) did not hold at 4 (an
+    c(x1) at 3 would make it hold: named, deriving j at 4).  run confirms each."""
+    events = [{"t": 0}, {"t": 2, "pred": "c", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "absent.prolog", ABSENT, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "u(x1)@6")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["text"].startswith("its interval operations give [], without 6") and \
+        entry["missing"]["text"] == "a(x1) at 5" and "derives" not in entry["missing"]
+    assert ("a(x1) at 5", "f('x1',)@6") in _named(got)
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "u", ("x1",), 6)
+    code, got, err = explain(capsys, prog, stream, "why-not", "h(x1)@6")
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "happensAt(start(f(x1)=true),5) does not hold"
+    assert entry["missing"]["text"] == "a(x1) at 5" and "derives" not in entry["missing"]
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "h", ("x1",), 6)
+    code, got, err = explain(capsys, prog, stream, "why-not", "s(x1)@6")
+    (entry,) = got["why_not"]
+    assert "missing" not in entry and _named(got) == [("a(x1) at 5", "f('x1',)@6")]
+    assert not _holds_with(tmp_path, capsys, prog, events, {"pred": "a", "args": ["x1"], "time": 5}, "s", ("x1",), 6)
+    code, got, err = explain(capsys, prog, stream, "why", "g(x1)@6")
+    assert code == 0, err
+    assert _named(got) == [("a(x1) at 2", "f('x1',)@3")]
+    _check_missing(tmp_path, capsys, prog, events, got, ("g", ("x1",), 6))
+    events = [{"t": 0}, {"t": 1, "pred": "a", "args": ["x1"]}, {"t": 4, "pred": "b", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "absent.prolog", ABSENT, events)
+    code, got, err = explain(capsys, prog, stream, "why", "f(x1)@6")
+    assert code == 0, err
+    (keeps,) = [n for n in walk(got) if n["text"] == "what keeps those rules from firing there"]
+    assert keeps["premises"][0]["text"] == "j(x1) never holds: never initiated"
+    assert _named(got) == [("c(x1) at 3", "j('x1',)@4")]
+    _check_missing(tmp_path, capsys, prog, events, got, ("f", ("x1",), 6))
+    assert not _holds_with(tmp_path, capsys, prog, events, {"pred": "c", "args": ["x1"], "time": 4}, "j", ("x1",), 4)

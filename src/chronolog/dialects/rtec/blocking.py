@@ -41,7 +41,6 @@ class Blocking:
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
     _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
-    aiming: bool  # a why-not: nested why-nots propose missing events (explain.Explainer)
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -175,10 +174,10 @@ class Blocking:
         return out
 
     def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset) -> Node:
-        """Why ``g`` does not hold at ``at``, where that keeps a rule from firing; in a why-not
-        (``aiming``) its entries propose the input event that would make ``g`` hold there."""
-        node = self.why_not(g, at, depth, path)
-        return self._aim(node, g, at) if self.aiming else node
+        """Why ``g`` does not hold at ``at``, where that keeps a rule from firing: its entries
+        propose the input event that would make ``g`` hold there (in a why too: the event whose
+        absence the cited input relies on)."""
+        return self._aim(self.why_not(g, at, depth, path), g, at)
 
     def _other_values(self, key: Any, value: Any) -> list:
         """The values other than ``value`` an initiatedAt rule of ``key`` names."""

@@ -66,9 +66,6 @@ class Explainer(Blocking):
         self.ev = ev
         self.tick = program.clock_tick
         self.every = every
-        # a why-not: the why-nots that keep rules from firing propose missing events too (a
-        # why pays for none of them: each is an evaluation of the input, confirm_missing)
-        self.aiming = False
         ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
         self.solver = ev.solver
         self._moments: list | None = None
@@ -402,7 +399,9 @@ class Explainer(Blocking):
         if name == "holdsFor":
             f = _fv(resolve(maker[1]))
             assert f is not None
-            return [self.why(f, t, depth, path) if holds else replace(self.why_not(f, t, depth, path, top), negated=True)]
+            if holds:
+                return [self.why(f, t, depth, path)]
+            return [replace(self._aim(self.why_not(f, t, depth, path, top), f, t), negated=True)]
         result = deref(maker[-1])
         text = f"{show(rule.body[made], rule.names)} = {show(result)}: {'contains' if holds else 'leaves out'} {t}"
         lists = from_list(maker[2] if name == "relative_complement_all" else maker[1]) or []
@@ -498,7 +497,9 @@ class Explainer(Blocking):
         if f is None:
             return []
         first, then = (at, at + self.tick) if e[0] == "start" else (at + self.tick, at)
-        return [self.why(f, first, depth, path) if self.interval(f, first) else self.why_not(f, then, depth, path)]
+        if self.interval(f, first):
+            return [self.why(f, first, depth, path)]
+        return [self._aim(self.why_not(f, then, depth, path), f, then)]
 
     def event(self, e: Any, at: Any, depth: int | None, path: frozenset) -> Node:
         """``happensAt(e, at)``: the input event (with its line) or the derived event's rule."""
@@ -725,6 +726,11 @@ class Explainer(Blocking):
             sub = _fv(g[1])
             if sub is not None and not has_var(g[1]):
                 node.children.append(self._aim(self.why_not(sub, g[2], depth, path), sub, g[2]))
+        elif isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3 and _boundary(g[1]):
+            # (an event that is not there: the one that would make the fluent start or end there
+            # is a candidate for this entry too, as for a missing input event)
+            node.children += self._no_boundary(g[1], g[2], depth, path)
+            node.candidates = _lifted(node.children)
         elif isinstance(g, tuple) and g[0] in ("\\+", "not") and isinstance(g[1], tuple) and g[1][0] == "holdsAt":
             sub = _fv(g[1][1])
             if sub is not None and not has_var(g[1][1]) and type(g[1][2]) is int:
@@ -749,7 +755,7 @@ class Explainer(Blocking):
         if not (isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3 and type(g[2]) is int):
             return []
         e, key = g[1], _key(g[1])
-        if key is None or has_var(e) or self.rules("happensAt", key):
+        if key is None or has_var(e) or self.rules("happensAt", key) or _boundary(e):
             return []
         args = tuple(_plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
         return [Event(g[2], key[0], args)]
@@ -781,8 +787,7 @@ class Explainer(Blocking):
                 children.append(Node("rule", f"its interval operations give {show(deref(out))}, without {t}",
                                      rule=rule_text(rule), bindings=bindings(rule, vs),
                                      literal=show(culprit, rule.names) if culprit is not None else "",
-                                     reason=reason,
-                                     children=ops))
+                                     reason=reason, children=ops, candidates=_lifted(ops)))
                 break
         text = f"{name} does not hold at {t}" + (": statically determined" if children else ": no holdsFor rule gives it")
         return Node("why-not", text, atom=name, time=t, why_not=children)
@@ -795,6 +800,29 @@ class Explainer(Blocking):
             got = self._names[f] = atom_text(key[0], tuple(show(a) for a in args) +
                                              (() if value == "true" else (show(value),)))
         return got
+
+
+def _boundary(e: Any) -> bool:
+    """``start(F=V)`` or ``end(F=V)``: a derived event, of a fluent's interval."""
+    return isinstance(e, tuple) and e[0] in ("start", "end") and len(e) == 2
+
+
+def _lifted(ops: list[Node]) -> list[Event]:
+    """The missing events the operands that keep a statically determined fluent from holding
+    propose (their why-nots' entries, below the interval operations): each makes its operand
+    hold, so it may make the fluent hold too — a candidate for the fluent's own entry, which
+    the runtime names only once an evaluation with it derives the fluent."""
+    out: list[Event] = []
+    level = list(ops)
+    while level:
+        below: list[Node] = []
+        for node in level:
+            if node.kind == "why-not":
+                out += [ev for entry in node.entries for ev in entry.candidates if ev not in out]
+            else:
+                below += node.children
+        level = below
+    return out
 
 
 def _plain(a: Any) -> Any:
@@ -824,7 +852,6 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
                 evaluator: Any = None) -> Any:
         seen = list(events)
         ex = Explainer(program, evaluated(program, seen, evaluator), seen, every, demands(program, atom[0], atom[1]))
-        ex.aiming = mode == "why-not"
         key = (atom[0], len(atom[1]))
         if ("event", key) in ex.ev.h.kind:  # an output event (punctuality_change): its happensAt rules
             term = ex.event_term(key, atom[1])
