@@ -100,6 +100,9 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
     # (the same events recur: one test each): None if a demand reads one, else the demanded
     # domain facts it feeds — kept per predicate and arity (``deciding``)
     fed: dict[tuple[str, tuple], Any] = {}  # a domain fact -> the earliest time of a kept event feeding it
+    # per list of demanded facts one event feeds (kept in ``deciding``, so alive): a time after
+    # which such an event feeds none of them first (the latest ``fed`` time of its facts)
+    ceiling: dict[int, Any] = {}
 
     def feeds_demand(pred: str, args: tuple) -> list[tuple[str, tuple]]:
         return [(dom, sub) for dom, pos in feeding.get(pred, ()) if max(pos, default=-1) < len(args)
@@ -134,9 +137,14 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
             return True  # a demand reads it
         if not facts or not first_feeders:
             return bool(facts)
-        fresh = [f for f in facts if f not in fed or ev.t <= fed[f]]  # (all of the earliest time: which one is cited)
+        t = ev.t
+        if t > ceiling.get(facts_id := id(facts), t):  # (most are: fed already, earlier)
+            return False
+        fresh = [f for f in facts if f not in fed or t <= fed[f]]  # (all of the earliest time: which one is cited)
         for f in fresh:
-            fed[f] = ev.t
+            fed[f] = t
+        if all(f in fed for f in facts):  # (a time a fact is fed at only ever moves earlier: a bound)
+            ceiling[facts_id] = max(fed[f] for f in facts)
         return bool(fresh)
 
     return keep

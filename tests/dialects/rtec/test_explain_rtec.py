@@ -299,6 +299,10 @@ def _check(tmp: Path, capsys, prog: str, stream: str, groups: list[str], held: s
             assert (pred, fargs, node["time"]) not in held, node["text"]
     _check_missing(tmp, capsys, prog, [json.loads(line) for line in Path(stream).read_text().splitlines()], tree,
                    (name, args, t))
+    if any("missing" in entry for entry in _entries(tree)):
+        _note("a missing event named in a why" if holds else "a missing event named")
+    if not holds and name in ("u", "v", "w", "n") and any("missing" in entry for entry in tree.get("why_not", [])):
+        _note("a statically determined fluent's own entry names one")
     for entry in _entries(tree):
         if entry["reason"].endswith(" does not hold"):
             goal = entry["reason"].removesuffix(" does not hold")  # the first failing condition fails

@@ -63,11 +63,26 @@ class Blocking:
         if self._moments is None:
             store, tick = self.ev.store, self.tick
             got: set = set()
-            for by_key in (store.events, store.points):
+            focus, add = self.focus, got.add
+            for by_key, point in ((store.events, False), (store.points, True)):
                 for key, by_t in by_key.items():
+                    if focus is None:
+                        got.update(by_t)
+                        got.update(x - tick for x in by_t)
+                        continue
+                    read = self._memo.setdefault(("read", key[0]), {})  # (as ``_read``, inline: once a time)
                     for x, items in by_t.items():
-                        if x not in got and self._read(key, items, by_key is store.points):
-                            got.update((x, x - tick))
+                        if x in got:
+                            continue
+                        for item in items:
+                            args = item[0] if point else item
+                            hit = read.get(args)
+                            if hit is None:
+                                hit = read[args] = matches(focus, key[0], args)
+                            if hit:
+                                add(x)
+                                add(x - tick)
+                                break
             for key, by_args in store.fluents.items():
                 for args, vals in by_args.items():
                     if self.focus is None or matches(self.focus, key[0], args):
@@ -138,9 +153,8 @@ class Blocking:
 
         for kind, rule, v in rules:
             times = self._times(rule, lo, t)
-            for p in times:
-                for mode, g, at in self._blockers(rule, (kind, ("=", fterm, v), p)):
-                    need(mode, g, at)
+            for mode, g, at in self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times):
+                need(mode, g, at)
             what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
             text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
                    f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
@@ -260,6 +274,49 @@ class Blocking:
             return None
         return (ivs[i - 1][1] if i else -INF, ivs[i][0] if i < len(ivs) else INF)
 
+    def _blockers_over(self, rule: Rule, head: tuple, lo: Any, t: Any, times: list) -> list[tuple[str, Any, Any]]:
+        """``_blockers`` of ``rule`` for ``head`` (without its time) at each of ``times`` (those
+        ``_times`` gives in ``[lo, t)``), in order.  A head that differs from one asked over the
+        same span only in arguments the search does not read (``_loose``) gets that one's,
+        once the rule's last goal, everywhere that search reached it, raises no error with its
+        values — as ``_blockers`` shares a search at each time, without going through the
+        times again (caviar's ``distance(P1,P2,Th)``, not initiated over the whole stream
+        before T, for each threshold Th)."""
+        memo = self._memo
+        loose = memo.get(("loose", id(rule)))
+        if loose is None:
+            loose = memo[("loose", id(rule))] = _loose(rule)
+        span = None
+        if loose and not _time_loose(loose, len(head) + 1):
+            span = ("blockers-over", id(rule), _loose_key(head, loose), lo, t)
+            got = memo.get(span)
+            if got is not None and self._last_goal_runs(rule, head, loose, got[1]):
+                return got[0]
+        out: list[tuple[str, Any, Any]] = []
+        visits: list[list] = []
+        whole = span is not None and span not in memo
+        for p in times:
+            found = self._blockers(rule, (*head, p))
+            out += found
+            if whole:  # (this head's blockers at p are the search's whose visits are kept: shared)
+                shared = memo.get(self._shared_key(rule, (*head, p), loose, 16))
+                if shared is None or shared[0] is not found:
+                    whole = False
+                else:
+                    visits += shared[1]
+        if whole:
+            memo[span] = (out, visits)
+        return out
+
+    def _shared_key(self, rule: Rule, head: Any, loose: tuple, budget: int) -> tuple:
+        """The key of a blocking search shared by the heads that differ only at ``loose`` places
+        (the head but its time recurs at every time checked: its part made once)."""
+        rest = self._memo.get(("loose-key", id(rule), head[:-1]))
+        if rest is None:
+            rest = self._memo[("loose-key", id(rule), head[:-1])] = (_loose_key(head[:-1], loose),
+                                                                      _time_loose(loose, len(head)))
+        return ("blockers", id(rule), (*rest[0], _LOOSE if rest[1] else head[-1]), budget)
+
     def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
@@ -275,7 +332,7 @@ class Blocking:
         loose = memo.get(("loose", id(rule)))
         if loose is None:  # (an empty tuple: none)
             loose = memo[("loose", id(rule))] = _loose(rule)
-        shared_key = ("blockers", id(rule), _loose_key(head, loose), budget) if loose else None
+        shared_key = self._shared_key(rule, head, loose, budget) if loose else None
         shared = memo.get(shared_key) if shared_key is not None else None
         if shared is not None and self._last_goal_runs(rule, head, loose, shared[1]):
             got = memo[exact] = shared[0]
@@ -321,7 +378,11 @@ class Blocking:
         None where the goal or the values cannot be a key."""
         info = self._memo.get(("first", id(rule)))
         if info is None:
-            info = self._memo[("first", id(rule))] = _first_goal(rule)
+            got = _first_goal(rule)
+            if got:  # (the goal as a number, the same for the same goal: a key hashed at every time)
+                numbers = self._memo.setdefault(("first-goals",), {})
+                got = (numbers.setdefault(got[0], len(numbers)), got[1])
+            info = self._memo[("first", id(rule))] = got
         if not info:
             return None
         template, slots = info
@@ -530,6 +591,11 @@ def _loose_key(ground: Any, loose: tuple[tuple[int, tuple[int, ...]], ...]) -> A
     for _, path in loose:
         ground = _put(ground, path)
     return ground
+
+
+def _time_loose(loose: tuple[tuple[int, tuple[int, ...]], ...], n: int) -> bool:
+    """Whether the head's last argument, its time, is one of the ``loose`` places."""
+    return any(path == (n - 1,) for _, path in loose)
 
 
 def _put(term: Any, path: tuple[int, ...]) -> Any:

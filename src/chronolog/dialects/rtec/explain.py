@@ -115,15 +115,59 @@ class Explainer(Blocking):
         if self._feeders is None:
             self._feeders = {}
             for pred, got in domain_feeds(self.program).items():
-                self.inputs(pred, ())
-                for same in self._inputs[pred].values():
-                    for e in same:
-                        for dom, pos in got:
-                            if max(pos, default=-1) < len(e.args):
-                                fact = (dom, self._text(tuple(e.args[p] for p in pos)))
-                                if fact not in self._feeders or e.t < self._feeders[fact].t:
-                                    self._feeders[fact] = e
+                for fact, e in self._earliest(pred, got).items():
+                    if fact not in self._feeders or e.t < self._feeders[fact].t:
+                        self._feeders[fact] = e
         return self._feeders
+
+    def _earliest(self, pred: str, got: list[tuple[Key, list[int]]]) -> dict[tuple, Event]:
+        """The earliest input event of ``pred`` that puts each domain fact there (``got``: the
+        domain predicate and the argument positions); of several at that time, the first of
+        ``inputs``' order (by the first arrival of their arguments, then arrival).  Read
+        straight off the events — the arguments a fact does not name are made text only where
+        such a tie needs the order — unless one is retracted (then ``inputs``' index)."""
+        events = self._events.get(pred, ())
+        tied: dict[tuple, list[Event]] = {}  # a fact -> its events of the earliest time
+        places = list(dict.fromkeys((dom, tuple(pos)) for dom, pos in got))
+        texts = self._texts
+        for e in events:
+            if e.retract:
+                return self._earliest_indexed(pred, got)
+            args = e.args
+            for dom, pos in places:
+                if len(pos) == 1 and pos[0] < len(args):  # (the usual: one argument, its text cached)
+                    a = args[pos[0]]
+                    text = texts.get(a)
+                    if text is None:
+                        text = texts[a] = term_text(a)
+                    fact = (dom, (text,))
+                elif max(pos, default=-1) < len(args):
+                    fact = (dom, self._text(tuple(args[p] for p in pos)))
+                else:
+                    continue
+                now = tied.get(fact)
+                if now is None or e.t < now[0].t:
+                    tied[fact] = [e]
+                elif e.t == now[0].t:
+                    now.append(e)
+        if all(len(same) == 1 for same in tied.values()):
+            return {fact: same[0] for fact, same in tied.items()}
+        first: dict[tuple, int] = {}
+        for i, e in enumerate(events):
+            first.setdefault(self._text(e.args), i)
+        return {fact: min(same, key=lambda e: first[self._text(e.args)]) for fact, same in tied.items()}
+
+    def _earliest_indexed(self, pred: str, got: list[tuple[Key, list[int]]]) -> dict[tuple, Event]:
+        self.inputs(pred, ())
+        out: dict[tuple, Event] = {}
+        for same in self._inputs[pred].values():
+            for e in same:
+                for dom, pos in got:
+                    if max(pos, default=-1) < len(e.args):
+                        fact = (dom, self._text(tuple(e.args[p] for p in pos)))
+                        if fact not in out or e.t < out[fact].t:
+                            out[fact] = e
+        return out
 
     # ------------------------------------------------------------ what is what
 
