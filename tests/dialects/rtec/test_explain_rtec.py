@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from explaining import explain, files, sliced_and_whole, walk
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 from meaning import meaning
@@ -844,3 +844,23 @@ def test_missing_events_of_operands_boundaries_and_what_keeps_a_rule_from_firing
     assert _named(got) == [("c(x1) at 3", "j('x1',)@4")]
     _check_missing(tmp_path, capsys, prog, events, got, ("f", ("x1",), 6))
     assert not _holds_with(tmp_path, capsys, prog, events, {"pred": "c", "args": ["x1"], "time": 4}, "j", ("x1",), 4)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(events=st.lists(st.tuples(st.integers(0, 6), st.sampled_from("abc"), st.sampled_from(["x1", "x2", "x3"]),
+                                 st.integers(0, 2), st.booleans()), max_size=14))
+@example(events=[(5, "a", "x1", 0, False), (2, "a", "x1", 1, False), (2, "a", "x1", 0, False)])  # a(x1,0) first
+def test_the_earliest_domain_feeders_are_those_of_the_input_index(events):
+    """The earliest event that puts each value in the dynamic domain, read straight off the
+    events (``Explainer._earliest``), is the one the index of the input gives (``inputs``'
+    order: the first arrival of its arguments, then arrival), ties at the earliest time, late
+    events and retractions included."""
+    program = parse_rtec("dynamicDomain(id(_P)).\n" + "".join(f"grounding({e}(X,Y)) :- id(X).\n" for e in "abc")
+                         + "initiatedAt(f(X)=true, T) :- happensAt(a(X,_), T).\n"
+                         + "grounding(f(X)=true) :- id(X).\n", "feeds.prolog")
+    evs = [Event(t, p, (x, y), retract) for t, p, x, y, retract in events]
+    ev = lookup("rtec").evaluator(program, RunOptions(), print)  # (its solver: nothing is evaluated)
+    got, want = Explainer(program, ev, evs), Explainer(program, ev, evs)
+    for pred in "abc":
+        feeds = [(("id", 1), [0])]
+        assert got._earliest(pred, feeds) == want._earliest_indexed(pred, feeds), pred
