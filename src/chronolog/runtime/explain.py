@@ -503,8 +503,7 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
             elif prefixes is not None and stream is events:
                 found = prefixes.derives_with(ev, goal)
             else:
-                found = derives_with(fresh(), stream, ev, goal,
-                                     None if cut is None else (lambda s, g=goal: cut(s, (g.pred, g.args))))
+                found = derives_with(fresh(), stream, ev, goal, None if cut is None else partial(_cut_for, cut, goal))
             if found != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
                 entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
@@ -513,6 +512,12 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
             elif rest:
                 later.append((entry, goal, by, rest))
         queue = later
+
+
+def _cut_for(cut: Callable[[list[Event], tuple[str, tuple]], list[Event]], goal: Query,
+             stream: list[Event]) -> list[Event]:
+    """Of ``stream``, the events that can matter to the goal's atom (``cut``'s)."""
+    return cut(stream, (goal.pred, goal.args))
 
 
 def _by_evaluation(fresh: Callable[[], Evaluator], events: list[Event], ev: Event, goal: Query, at: Time) -> bool:

@@ -139,6 +139,43 @@ def test_a_negated_literal_of_a_later_evaluation_names_the_event_at_its_point_by
     assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "k", ("a",), 5)
 
 
+def test_a_diamond_names_an_earlier_point_where_an_event_at_t_would_be_kept_out_by_hand(tmp_path, capsys):
+    # q(a) at 4 needs p(a) in [2,4] and not p(a) at 4: p(a) at 4 fails the negation, at 3 it derives q(a)
+    program = "q(X) :- p(X) [2], not p(X).\n"
+    events = [{"t": 0}, {"t": 6}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "q(a)@4")
+    assert code == 0
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3"}
+    assert not _holds(tmp_path, capsys, prog, _with(events, {"time": 4, "pred": "p", "args": ["a"]}), "q", ("a",), 4)
+    assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "q", ("a",), 4)
+
+
+def test_a_box_names_the_one_point_of_its_window_that_lacks_the_event_by_hand(tmp_path, capsys):
+    # s(a) at 4 reads q(a) at 4 (a window over a derived atom: the evaluation of 4's only), and
+    # q(a) needs p(a) at 3 and 4: p(a) at 4 is there, so p(a) at 3 derives q(a) (and s(a), with r(a))
+    program = "s(X) :- q(X) [3], r(X).\nq(X) :- p(X) always [1].\n"
+    events = [{"t": 0}, {"t": 4, "pred": "p", "args": ["a"]}, {"t": 4, "pred": "r", "args": ["a"]}, {"t": 6}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "s(a)@4")
+    assert code == 0
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    (below,) = top["why_not"]
+    assert below["reason"] == "p(a) always [1] fails: no matching fact at 3 (window [3,4])"
+    assert below["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3",
+                                "derives": {"pred": "q", "args": ["a"], "time": 4}}
+    plus = _with(events, below["missing"])
+    assert not _holds(tmp_path, capsys, prog, events, "q", ("a",), 4)
+    assert _holds(tmp_path, capsys, prog, plus, "q", ("a",), 4) and _holds(tmp_path, capsys, prog, plus, "s", ("a",), 4)
+    # a box whose window lacks two points: no single event fills it, none is proposed
+    prog, stream = files(tmp_path, "p.lars", program.replace("[1]", "[2]"), events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "s(a)@4")
+    assert code == 0 and "missing" not in got["why_not"][0]["why_not"][0]
+
+
 def test_the_missing_speed_reading_by_hand(tmp_path, capsys):
     program = "slow(V) :- speed(V, S) [3], S < 30.\n"
     events = [{"t": 0, "pred": "speed", "args": ["a1", 50]}, {"t": 5}]
@@ -184,7 +221,7 @@ RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p
          "u(X) :- p(X) [3], not s(X).", "v(X) :- r(X), not p(X) [2].",
          # an @-head's atoms at the points of a window: nested entries at times other than T
          "d(X) at U :- p(X) at U [2], r(X).", "s(X) :- d(X) [2].", "v(X) :- p(X), not d(X) [2].",
-         "u(X) :- d(X) always [1]."]
+         "u(X) :- d(X) always [1].", "q(X) :- p(X) [2], not p(X).", "u(X) :- q(X) [2], r(X) always [2]."]
 EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                   **({"op": "retract"} if retract else {})},
                   st.integers(0, 8), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
