@@ -96,7 +96,7 @@ def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_ha
     # v(a) at 5 needs w(a) at some point of [3,5] in the evaluation of 5; w(X) at U needs p(X)
     # at U and r(X) at the evaluated point.  p(a) is at 3 only, so w(a) at 5 and 4 miss p (and
     # r: one event cannot do), w(a) at 3 misses r(a) at 5 alone: adding it, the evaluation of 5
-    # derives w(a) at 3 (and, with s(a) at 5, v(a) at 5)
+    # derives w(a) at 3 (and, with s(a) at 5, v(a) at 5: named at the top too)
     program = "v(X) :- w(X) [2], s(X).\nw(X) at U :- p(X) at U [2], r(X).\n"
     events = [{"t": 0}, {"t": 3, "pred": "p", "args": ["a"]}, {"t": 5, "pred": "s", "args": ["a"]}, {"t": 7}]
     prog, stream = files(tmp_path, "p.lars", program, events)
@@ -104,7 +104,7 @@ def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_ha
     assert code == 0
     Explanation.model_validate(got)
     (top,) = got["why_not"]
-    assert top["literal"] == "w(X) [2]" and "missing" not in top
+    assert top["literal"] == "w(X) [2]" and top["missing"] == {"pred": "r", "args": ["a"], "time": 5, "text": "r(a) at 5"}
     assert [(e["text"].split(":")[0], e["literal"], e.get("missing")) for e in top["why_not"]] == [
         ("w(a) at 5", "p(X) at U [2]", None), ("w(a) at 4", "p(X) at U [2]", None),
         ("w(a) at 3", "r(X)", {"pred": "r", "args": ["a"], "time": 5, "text": "r(a) at 5",
@@ -113,6 +113,7 @@ def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_ha
     assert not _holds(tmp_path, capsys, prog, events, "w", ("a",), 3)
     assert _holds(tmp_path, capsys, prog, plus, "w", ("a",), 3)
     assert not _holds(tmp_path, capsys, prog, [*plus[:2], {"t": 4}], "w", ("a",), 3)  # not before 5's evaluation
+    assert not _holds(tmp_path, capsys, prog, events, "v", ("a",), 5) and _holds(tmp_path, capsys, prog, plus, "v", ("a",), 5)
     # the same as a negated window in a --why: not w(b) [2] holds at 5, r(b) at 5 would end it
     program = "v(X) :- s(X), not w(X) [2].\nw(X) at U :- p(X) at U [2], r(X).\n"
     prog, stream = files(tmp_path, "p.lars", program, [{**e, "args": ["b"]} if "args" in e else e for e in events])
@@ -167,6 +168,7 @@ def test_a_box_names_the_one_point_of_its_window_that_lacks_the_event_by_hand(tm
     assert below["reason"] == "p(a) always [1] fails: no matching fact at 3 (window [3,4])"
     assert below["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3",
                                 "derives": {"pred": "q", "args": ["a"], "time": 4}}
+    assert top["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3"}  # (it derives s(a) too)
     plus = _with(events, below["missing"])
     assert not _holds(tmp_path, capsys, prog, events, "q", ("a",), 4)
     assert _holds(tmp_path, capsys, prog, plus, "q", ("a",), 4) and _holds(tmp_path, capsys, prog, plus, "s", ("a",), 4)

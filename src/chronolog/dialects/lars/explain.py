@@ -559,7 +559,9 @@ def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()
     literal is an atom of the program at T (ground), why that atom does not hold in turn.  Each
     entry proposes the input events that might each make it derive the atom (``missing_events``;
     the runtime names one only once checked), ``nested``: for the atom at the scene's time
-    (its ``goal``), else for the query."""
+    (its ``goal``), else for the query; in a ``--why-not`` tree (not ``cite``) also those of
+    the entries below it, as MTL's do: an event that derives the failing literal's atom may
+    derive this one too (``run`` decides; a ``--why`` does not pay for these checks)."""
     matching = [(rule, env) for rule in scene.program.rules if rule.body and (env := head_binding(rule, atom)) is not None]
     out = [_first_failure(scene, rule, env, seen | {atom}, cite) for rule, env in matching]
     # (an @-head's atom carries its own time last: the goal is the atom at that time, derived
@@ -568,6 +570,8 @@ def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()
         else (atom[0], atom[1], scene.t)
     for entry, (rule, env) in zip(out, matching, strict=True):
         entry.candidates = missing_events(scene, rule, env)
+        if not cite:
+            entry.candidates += [ev for inner in entry.entries for ev in inner.candidates if ev not in entry.candidates]
         entry.goal = goal if nested else None
     return out
 
