@@ -66,7 +66,7 @@ from chronolog.dialects.lars.facts import (
     imported_data,
     imported_from,
 )
-from chronolog.dialects.lars.plan import Component, Plan
+from chronolog.dialects.lars.plan import Component, Plan, plan_back
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
@@ -75,7 +75,7 @@ from chronolog.stages.program import refusal
 from chronolog.stages.upgrading import apply_upgrade, outcome_key, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore, retained_from, retention_refusal
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 _quiet = quiet
@@ -460,9 +460,6 @@ class ReasonerStage(_ImportingStage):
         if request.dialect != dialect:
             raise ChronologError(f"error: a {request.dialect} program cannot replace this {dialect} program "
                                  "(an upgrade keeps the language)")
-        if self.retention is not None:
-            raise ChronologError("error: a LARS fleet of one service per stratum with a finite --retention cannot "
-                                 "change its program while running (run it with --retention inf, or up --chain)")
         at = request.time(True)
         new = self.plan_of(request.sources)
         why = per_stratum_refusal(self.plan, new)
@@ -478,6 +475,8 @@ class ReasonerStage(_ImportingStage):
             raise ChronologError(f"error: the upgrade time {at} is not after the latest upgrade's "
                                  f"({self.upgrades[-1]['at']})")
         assert isinstance(at, int)
+        if self.retention is not None:
+            self._check_retained(request, at, new)
         changed = changed_at(self.plan, new, self.stratum)
         needs = stream_keys(new, self.stratum)  # (also for a stratum a version before removed, now back)
         unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
@@ -488,6 +487,20 @@ class ReasonerStage(_ImportingStage):
             self._add_version(new, request.sources, at, newest)
         self._reshaping()
         return at
+
+    def _check_retained(self, request: UpgradeRequest, at: int, new: Plan) -> None:
+        """Refused (a ``ChronologError``) where the input retained does not reach back to what
+        the new program's answers from ``at`` on read: decided on ingest's stamp of the
+        request (``IngestStage.stamped``) and the whole new program's reach, never on this
+        reasoner's own log, so that every reasoner of every partition decides alike — even
+        one whose stratum is unchanged (the fleet takes the upgrade whole or not at all)."""
+        if request.retained is None:
+            raise ChronologError("error: the request does not say from when the input is retained (ingest sets it "
+                                 "on its way to the reasoners): a fleet with a finite --retention takes upgrades "
+                                 "through its ingest service")
+        refused = retention_refusal(at, plan_back(new), retained_from(request, True))
+        if refused is not None:
+            raise ChronologError(f"{refused} (--retention {self.retention})")
 
     def _reshaping(self) -> None:
         """Where program versions keep a predicate in different shapes (read through a window
@@ -527,7 +540,7 @@ class ReasonerStage(_ImportingStage):
 
     def _reasoner(self, plan: Plan, start: int) -> Reasoner:
         return Reasoner(plan, _StepSink(), warn=self.warn, stratum=self.stratum, auto_advance=False,
-                        observe=_Gate(self.sender, start, None))
+                        observe=_Gate(self.sender, start, None), retention=horizon(self.retention))
 
     def _version(self, r: Reasoner, state: dict) -> None:
         """``r`` continued from ``state`` (its log poured in): its imports rebuilt from the lower strata."""
@@ -983,7 +996,14 @@ class ChainStage:
         return leaving, lines + self.flush()
 
     def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
-        """The program changes from the record's time on, in this transaction."""
+        """The program changes from the record's time on, in this transaction.  With ingest
+        chained, the record is stamped here with the input retained, as ingest stamps it for
+        a partitioned chain (``IngestStage.stamped``): one rule for every LARS fleet."""
+        if self.ingest is not None:
+            try:
+                value = self.ingest.stamped(UpgradeRequest.decode(value)).encode()
+            except ValueError:
+                pass  # (``apply_upgrade`` says why it is no upgrade)
         latest = self.grounding.latest
         before = self.newest  # (taken first: the upgrade appends the new version to the same Versions)
         got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,
