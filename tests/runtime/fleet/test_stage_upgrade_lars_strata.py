@@ -53,7 +53,8 @@ def _request(at, new: str, rid: str = "r1") -> bytes:
 
 
 def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int = 0,
-                restarts: int = 0, old: str = OLD, stages: dict | None = None) -> tuple[list[dict], list[dict]]:
+                restarts: int = 0, old: str = OLD, stages: dict | None = None,
+                retention: int | None = None) -> tuple[list[dict], list[dict]]:
     """The fleet of ``old`` (ingest, grounding, a reasoner per stratum, output) fed ``first``,
     the upgrade record, ``second`` and then idle; the answers and the control records."""
     layout = _layout(old)
@@ -62,7 +63,7 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
     served = {p for s in layout.strata for p in s}
 
     def fresh(role: str, k: int | None = None):
-        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0, versions=tuple(versions)))
+        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0, versions=tuple(versions), retention=retention))
 
     stages = {} if stages is None else stages  # (the caller sees them after)
     stages |= {"ingest": fresh("ingest"), "grounding": fresh("grounding"), "output": fresh("output")}
