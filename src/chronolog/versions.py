@@ -588,7 +588,7 @@ def retention_back(reach: Any) -> Time | None:
     none or counts facts (tuple windows: the facts they count may lie anywhere before)."""
     if reach is None or reach.facts:
         return UNBOUNDED
-    return reach.back  # type: ignore[no-any-return]
+    return reach.back
 
 
 # (Sources | None, its evaluator or None: only asked, first, last) -> Version.dated (Dialect.evaluations)

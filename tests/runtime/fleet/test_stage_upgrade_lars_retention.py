@@ -175,3 +175,26 @@ def test_partitioned_chains_decide_alike_on_ingests_stamp(tmp_path, capsys):
     _, said = _partitioned("9", 2)
     assert sorted(s["service"] for s in said) == ["chain.0", "chain.1"] and all(
         "need input from 6 on ([T - 3, now]), the retention kept it from 7 on" in s["refused"] for s in said), said
+
+
+def test_an_unreachable_old_version_is_dropped_and_memory_stays_flat(tmp_path, capsys):
+    """Once every reasoner has evaluated past T + retention + 1, no event can reach the old
+    program's part of time (older than the newest version's horizon): its version is dropped
+    (the new one in its place, restarts included), and the logs, the lower strata's content
+    and what was sent are pruned as before the upgrade.  The answers still mean run --upgrade."""
+    more = [e for t in range(151, 450) for e in (
+        [{"t": t, "pred": "p", "args": [f"k{t % 7}"]}] + ([{"t": t, "pred": "q", "args": [f"k{t % 5}"]}] if t % 3 == 0 else []))]
+    second = LONG_LATE[:-1] + more + [{"t": 300, "pred": "p", "args": ["late"]}, {"t": 140, "pred": "p", "args": ["gone"]},
+                                      {"t": 452}]
+    stages: dict = {}
+    got, said = per_stratum(LONG, _request("149", BOTTOM), second, seed=3, restarts=40, retention=4, stages=stages)
+    assert [s.get("at") for s in said] == ["149", "149"], said
+    for k in (1, 2):
+        stage = stages[f"reasoner.{k}"]
+        assert stage.later == [] and stage.first is not None and stage.first[1] == 149
+        assert stage.reasoner.plan.state_reach == 4  # BOTTOM's
+        assert len(stage.reasoner.log) < 150 and not stage.vlog
+        assert len(stage.sender.sent) < 150
+        assert all(len(store.content) < 150 for store in stage.lower.values())
+    span = (0, 452)
+    assert meaning(got, span, running=True) == _run_upgrade(tmp_path, capsys, "149", BOTTOM, LONG + second, 4, span)

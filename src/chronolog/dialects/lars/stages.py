@@ -385,6 +385,8 @@ class ReasonerStage(_ImportingStage):
         self.program: Sources | None = None  # its files (None: the program the service started with)
         self.upgrades: list[dict[str, Any]] = []
         self.later: list[_Later] = []  # the stratum's later program versions, oldest first
+        # the oldest version's files and start, once the one before it was dropped (``_drop_unreachable``)
+        self.first: tuple[Sources, int] | None = None
         self.vlog: Journal = Journal()  # the newest later version's log (``_add_version``)
 
     def journals(self) -> dict[str, Journal]:
@@ -400,10 +402,56 @@ class ReasonerStage(_ImportingStage):
         if not self.later:
             self.closed = _feed_grounded(self.reasoner, rec, self.closed, self.keeps)
             return
+        if "late" in rec and self.retention is not None:
+            rec = self._in_time(rec)
         closed = self.closed
         for r, end in self._parts():
             closed = _feed_grounded(r if end is None else _Before(r, end), rec, self.closed, self.keeps)  # type: ignore[arg-type]
         self.closed = closed
+
+    def _in_time(self, rec: dict) -> dict:
+        """A ``late`` record without the events too late for the stream: older than the newest
+        version's retention horizon, as ``run --upgrade`` has it (``Versions``) — an older
+        version, evaluated only up to its end, would still take them."""
+        newest = self._parts()[-1][0]
+        bound = None if newest.evaluated is None or newest.retention is None else newest.evaluated - newest.retention
+        if bound is None or all(t >= bound for t, *_ in rec["late"]):
+            return rec
+        for t, *_ in rec["late"]:
+            if t < bound:
+                newest.too_late += 1
+                self.warn(f"warning: event at t={t} is older than the retention horizon ({bound}); ignored")
+        return {"late": [item for item in rec["late"] if item[0] >= bound]}
+
+    def _drop_unreachable(self) -> None:
+        """Drop the oldest program version once no event can reach its part of time any more
+        (older than the newest version's retention horizon: ``_in_time``; the strata below
+        are ahead of this one, so their records of those times are final too) and it is
+        evaluated to its end: its log and the lower strata's content it could read are
+        forgotten as the newest version prunes (a finite retention; docs/fleet/upgrade.md).
+        The next version takes its place, its log in the ``log`` journal."""
+        while self.later and self.retention is not None:
+            newest, end = self._parts()[-1][0], self.later[0].start
+            old = self.reasoner
+            if newest.evaluated is None or newest.retention is None or newest.evaluated - newest.retention < end:
+                return
+            if old._dirty_from is not None or (old.evaluated is not None and old.evaluated < end - 1):
+                return
+            nxt = self.later.pop(0)
+            journal, r = old.log, nxt.reasoner
+            for key in [k for k in journal if k not in r.log]:
+                del journal[key]
+            for key, facts in r.log.items():
+                journal[key] = facts
+            if r.log is self.vlog:  # it was the newest: the ``log`` journal holds it now
+                for key in list(self.vlog):
+                    del self.vlog[key]
+            r.log = journal  # type: ignore[assignment]
+            self.reasoner, self.first = r, (nxt.sources, nxt.start)
+
+    @property
+    def _first_start(self) -> int | None:
+        return None if self.first is None else self.first[1]
 
     def on_stratum(self, j: int, rec: dict) -> None:
         if not self.later:
@@ -533,7 +581,7 @@ class ReasonerStage(_ImportingStage):
         for key, facts in r.log.items():
             self.vlog[key] = facts
         r.log = self.vlog  # the newest version's log grows with the stream: journaled
-        newest.observe = _Gate(self.sender, self.later[-1].start if self.later else None, at)
+        newest.observe = _Gate(self.sender, self.later[-1].start if self.later else self._first_start, at)
         self.later.append(_Later(r, at, sources))
         if done is not None:
             r.advance(done)
@@ -562,12 +610,21 @@ class ReasonerStage(_ImportingStage):
         versions = [{"sources": [list(f) for f in v.sources], "start": v.start, "reasoner": v.reasoner.export_state(),
                      **({"journal": "vlog", "log": []} if v.reasoner.log is self.vlog else
                         {"log": [[t, facts_data(f)] for t, f in v.reasoner.log.items()]})} for v in self.later]
+        first = None if self.first is None else {"sources": [list(f) for f in self.first[0]], "start": self.first[1]}
         return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
                              [b.decode() for b in self.sender.outbox], list(self.upgrades),
                              None if self.program is None else [list(f) for f in self.program], versions,
-                             base_version=self.base_version)
+                             base_version=self.base_version, first=first)
 
     def import_state(self, state: ReasonerState) -> None:
+        if state.first is not None:  # the versions before it were dropped: it evaluates from its start
+            if self.plan_of is None:
+                raise StateError("the state holds program upgrades, and this service cannot make their plans")
+            sources = tuple((str(n), str(t)) for n, t in state.first["sources"])
+            self.first = (sources, int(state.first["start"]))
+            log = self.reasoner.log  # (the ``log`` journal, its entries restored already)
+            self.reasoner = self._reasoner(self.plan_of(sources), self.first[1])
+            self.reasoner.log = log
         self._import_lower(state.lower)
         self.closed = state.closed
         self.sender.outbox = [line.encode() for line in state.outbox]
@@ -592,7 +649,7 @@ class ReasonerStage(_ImportingStage):
                 dict.__setitem__(r.log, int(t), facts_from(facts))
             self._version(r, row["reasoner"])
             (self.later[-1].reasoner if self.later else self.reasoner).observe = _Gate(
-                self.sender, self.later[-1].start if self.later else None, start)
+                self.sender, self.later[-1].start if self.later else self._first_start, start)
             self.later.append(_Later(r, start, sources))
         self._reshaping()
 
@@ -605,6 +662,7 @@ class ReasonerStage(_ImportingStage):
             until = min(ends)  # type: ignore[type-var]
             for r, end in self._parts():  # each version up to its end (the points before T: the old one)
                 r.advance(until if end is None else min(until, end - 1))  # type: ignore[type-var]
+            self._drop_unreachable()
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
         return out
