@@ -100,6 +100,9 @@ def test_per_stratum_plan_of_a_fleet_an_earlier_upgrade_grew(tmp_path, capsys):
     ({}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n", "@-heads and is not stratified"),
     ({"chain": False}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n",
      "@-heads and is not stratified"),
+    # without @-heads too: one reasoner would evaluate it whole, not the fleet's stratum by stratum
+    ({"chain": False}, "r(X) :- p(X) [2], not s(X).\ns(X) :- p(X), not r(X).\n",
+     "the new program is not stratified: a fleet of one service per stratum runs such a program as one reasoner"),
     ({}, "a(X) :- p(X) [2\n", "new.lars:2:1"),
 ])
 def test_refused_before_anything_is_sent(tmp_path, capsys, over, new, reason):

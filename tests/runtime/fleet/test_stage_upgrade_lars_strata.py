@@ -233,6 +233,9 @@ def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_
     (OLD, OLD.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n", "did not keep: d/1"),
     # a dated by an @-head in the new program only: its atoms before t do not convert
     (OLD, "a(X) at U :- p(X) at U [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n", "kept with its times"),
+    # not stratified (a request sent by hand: `chronolog upgrade` refuses it before sending)
+    (OLD, "a(X) :- p(X) [2], not c(X).\nc(X) :- q(X), not a(X).\nb(X) :- a(X).\n", "the new program is not stratified"),
+    (OLD, "a(X) at U :- p(X) at U [2], not c(X).\nc(X) :- q(X), not a(X).\n", "@-heads and is not stratified"),
 ])
 def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new, reason):
     got, said = per_stratum(EVENTS, _request("4", new), LATE, old=old)
