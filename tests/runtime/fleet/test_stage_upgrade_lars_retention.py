@@ -8,17 +8,24 @@ prints on the same stream (late events on both sides of T, some too late for bot
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 from meaning import meaning
 from test_stage_upgrade_lars import FIRST, SECOND, _records
 from test_stage_upgrade_lars import NEW as CHAIN_NEW
 from test_stage_upgrade_lars import OLD as CHAIN_OLD
 from test_stage_upgrade_lars import _request as chain_request
-from test_stage_upgrade_lars_strata import OLD, THREE, _request, per_stratum
+from test_stage_upgrade_lars_strata import OLD, RULES, THREE, _request, per_stratum
 
 from chronolog.cli.main import main
+from chronolog.dialects.lars.changes import per_stratum_refusal
+from chronolog.dialects.lars.hooks import lars_plan
+from chronolog.dialects.lars.plan import plan_back
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
 from chronolog.state.snapshots import roundtrip
@@ -37,15 +44,24 @@ SPAN = (0, 16)
 
 
 def _run_upgrade(tmp_path, capsys, at: str, new: str, events: list[dict], retention: int,  # noqa: ANN001
-                 span: tuple[int, int] = SPAN) -> set:
-    """What ``chronolog run --upgrade AT=new --retention R`` means on ``events``."""
-    (tmp_path / "old.lars").write_text(OLD)
+                 span: tuple[int, int] = SPAN, old: str = OLD) -> set:
+    """What ``chronolog run old --upgrade AT=new --retention R`` means on ``events``
+    (``capsys``: pytest's, or None to take the output here)."""
+    (tmp_path / "old.lars").write_text(old)
     (tmp_path / "new.lars").write_text(new)
     (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    capsys.readouterr()
-    assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"), "--retention",
-                 str(retention), "--upgrade", f"{at}={tmp_path / 'new.lars'}"]) == 0
-    return meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], span)
+    argv = ["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"), "--retention", str(retention),
+            "--upgrade", f"{at}={tmp_path / 'new.lars'}"]
+    if capsys is None:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            assert main(argv) == 0
+        text = out.getvalue()
+    else:
+        capsys.readouterr()
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+    return meaning([json.loads(x) for x in text.splitlines()], span)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -198,3 +214,45 @@ def test_an_unreachable_old_version_is_dropped_and_memory_stays_flat(tmp_path, c
         assert all(len(store.content) < 150 for store in stage.lower.values())
     span = (0, 452)
     assert meaning(got, span, running=True) == _run_upgrade(tmp_path, capsys, "149", BOTTOM, LONG + second, 4, span)
+
+
+LONG_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
+                                                       **({"op": "retract"} if retract else {})},
+                       st.integers(0, 24), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@given(old=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       events=st.lists(LONG_EVENT, min_size=1, max_size=16), cut=st.integers(0, 16), shift=st.integers(-8, 4),
+       retention=st.integers(1, 6), seed=st.integers(0, 3))
+def test_random_program_pairs_with_a_retention_mean_run_upgrade_or_are_refused_alike(
+        tmp_path_factory, old, new, events, cut, shift, retention, seed):
+    """Taken exactly when T - reach is at or after ingest's latest time at the request - R - 1
+    (or nothing is forgotten yet): then the answers mean run --upgrade --retention R; else every
+    reasoner refuses with the spans and the answers are the old program's plain run.  T lies
+    ``shift`` from ingest's latest time (in the past, or the future)."""
+    tmp = tmp_path_factory.mktemp("pair")
+    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    old_plan, new_plan = (lars_plan(lookup("lars").parse([("x", t)])) for t in (old_text, new_text))
+    assume(per_stratum_refusal(old_plan, new_plan) is None)
+    events = [{"t": 0}, *events, {"t": 25}]
+    first, second = events[:cut + 1], events[cut + 1:]
+    floor = max(e["t"] for e in first) - 1 - retention  # (the first time is 0: nothing before it)
+    at = max(0, floor + 1 + retention + shift)
+    back = plan_back(new_plan)
+    taken = floor <= 0 or (back is not None and at - back >= floor)
+    event("taken" if taken else "refused")
+    got, said = per_stratum(first, _request(str(at), new_text), second, seed=seed, restarts=3, old=old_text,
+                            retention=retention)
+    strata = max(old_plan.fleet_strata, new_plan.fleet_strata) if taken else old_plan.fleet_strata
+    assert len(said) == strata, said
+    span = (0, 25)
+    if taken:
+        assert all(s.get("at") == str(at) for s in said), said
+        want = _run_upgrade(tmp, None, str(at), new_text, events, retention, span, old_text)
+    else:
+        assert all(s.get("refused", "").endswith(f"the retention kept it from {floor} on (--retention {retention})")
+                   for s in said), said
+        want = _run_upgrade(tmp, None, str(at), old_text, events, retention, span, old_text)
+    assert meaning(got, span, running=True) == want
