@@ -19,7 +19,11 @@ from test_stage_upgrade_lars_strata import OLD
 pytestmark = pytest.mark.fleet
 
 
-def test_a_per_stratum_fleet_with_a_finite_retention_refuses_beyond_it_and_takes_an_upgrade_within_it(tmp_path: Path):
+@pytest.mark.parametrize(("parts", "kill"), [(1, False), (2, True)], ids=["plain", "2-partitions-sigkill"])
+def test_a_per_stratum_fleet_with_a_finite_retention_refuses_beyond_it_and_takes_an_upgrade_within_it(
+        tmp_path: Path, parts: int, kill: bool):
+    """With 2 partitions every reasoner of both refuses alike, and reasoner-2 (of partition 0)
+    is killed with SIGKILL while the upgrade is applied: it resumes it after its restart."""
     (tmp_path / "old.lars").write_text(OLD)
     (tmp_path / "new.lars").write_text(BOTTOM)
     (tmp_path / "all.jsonl").write_bytes(lines(FIRST_S + LATE_S))
@@ -33,7 +37,7 @@ def test_a_per_stratum_fleet_with_a_finite_retention_refuses_beyond_it_and_takes
     want = pts(run.stdout.splitlines())
     assert ("b", ("u",), 16) in want and ("a", ("v",), 5) not in want  # (p(u)@12 from T on; p(v)@5 too late)
     state = tmp_path / "state"
-    with fleet_up(tmp_path / "old.lars", state, ("--retention", "3")) as (_info, deadline):
+    with fleet_up(tmp_path / "old.lars", state, ("--retention", "3", "--partitions", str(parts))) as (_info, deadline):
         # ingest's latest is 12 once FIRST_S is read: the fleet holds the input from 8 on
         plan = evaluated_then_planned(tmp_path, _info["bootstrap"], state, FIRST_S, tmp_path / "new.lars", "11")
         assert ("  retention: 3 (the fleet holds the input from the latest time its ingest has read - 4 on, when the "
@@ -43,5 +47,6 @@ def test_a_per_stratum_fleet_with_a_finite_retention_refuses_beyond_it_and_takes
         assert refused.returncode == 2, refused.stderr
         assert ("the new program's answers from T=11 on need input from 7 on ([T - 4, now]), the retention kept it "
                 "from 8 on (--retention 3)") in refused.stderr, refused.stderr
-        upgraded(tmp_path / "new.lars", "12", state)
+        reasoner = next(s["pid"] for s in _info["services"] if s["name"] == "reasoner-2")
+        upgraded(tmp_path / "new.lars", "12", state, reasoner if kill else None)
         assert rest_answered(tmp_path, _info["bootstrap"], LATE_S, pts, want, deadline + 90) == want
