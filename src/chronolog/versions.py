@@ -77,6 +77,7 @@ def parse_time(text: str, integral: bool, what: str) -> Time:
 
 
 UPGRADE_KEY = b'{"upgrade":'  # how an upgrade record on the input topic starts
+RETAINED_WHOLE = "start"  # ``UpgradeRequest.retained``: the whole input is still held
 
 
 @record(frozen=True)
@@ -85,13 +86,18 @@ class UpgradeRequest:
     ``{"upgrade": {"id", "version", "dialect", "at", "sources"}}`` — a request ``id`` (the
     same record sent to every input partition is applied once), the new program's
     ``version_id`` and files, and the upgrade time as input times are written (null: the
-    first time the service has not evaluated yet)."""
+    first time the service has not evaluated yet).  ``retained``: set by the ingest of a
+    fleet with a finite retention (``IngestStage.stamped``), the time from which every
+    service still holds the input (``RETAINED_WHOLE``: all of it, none forgotten yet), so
+    that every service decides alike whether it reaches back far enough
+    (``retention_refusal``); None: not stamped (each service decides on its own input)."""
 
     id: str
     version: str
     dialect: str
     at: str | None
     sources: Sources
+    retained: str | None = None
 
     @property
     def key(self) -> bytes:
@@ -102,8 +108,11 @@ class UpgradeRequest:
         return None if self.at is None else parse_time(self.at, integral, "upgrade")
 
     def encode(self) -> bytes:
-        return _encode({"upgrade": {"id": self.id, "version": self.version, "dialect": self.dialect, "at": self.at,
-                                    "sources": [list(s) for s in self.sources]}})
+        spec = {"id": self.id, "version": self.version, "dialect": self.dialect, "at": self.at,
+                "sources": [list(s) for s in self.sources]}
+        if self.retained is not None:
+            spec["retained"] = self.retained
+        return _encode({"upgrade": spec})
 
     @staticmethod
     def decode(value: bytes) -> UpgradeRequest:
@@ -111,9 +120,9 @@ class UpgradeRequest:
         try:
             got = _decode(value)["upgrade"]
             sources = tuple((str(name), str(text)) for name, text in got["sources"])
-            at = got["at"]
+            at, retained = got["at"], got.get("retained")
             return UpgradeRequest(str(got["id"]), str(got["version"]), str(got["dialect"]),
-                                  None if at is None else str(at), sources)
+                                  None if at is None else str(at), sources, None if retained is None else str(retained))
         except (msgspec.DecodeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{type(exc).__name__}: {exc}") from None
 
@@ -554,6 +563,34 @@ def versions_of(evaluators: list[Evaluator], times: list[Time], causal: list[boo
 UNBOUNDED = None  # a program whose answers can need input from any time before (no bounded reach)
 
 
+def retention_refusal(at: Time, back: Time | None, complete: Time | None) -> str | None:
+    """Why a new program whose answers at a time read input ``back`` before it (``UNBOUNDED``:
+    any time before) cannot take over from ``at`` on when the input is retained from
+    ``complete`` on (None: all of it): the span it needs, ``[at - back, now]``, and the span
+    kept (None: it can)."""
+    if complete is None or (back is not UNBOUNDED and at - back >= complete):
+        return None
+    need = ("all earlier input" if back is UNBOUNDED
+            else f"input from {time_text(at - back)} on ([T - {time_text(back)}, now])")
+    return (f"error: the retained input does not reach far enough back: the new program's answers from "
+            f"T={time_text(at)} on need {need}, the retention kept it from {time_text(complete)} on")
+
+
+def retained_from(request: UpgradeRequest, integral: bool) -> Time | None:
+    """The time from which the input is retained by the request's stamp (None: all of it)."""
+    got = request.retained
+    return None if got is None or got == RETAINED_WHOLE else parse_time(got, integral, "the upgrade's retained input")
+
+
+def retention_back(reach: Any) -> Time | None:
+    """How far back a program's answers read input, for whether the retained input covers it
+    (a ``core.reach.Reach``; None: unbounded): its ``back``, or ``UNBOUNDED`` where it has
+    none or counts facts (tuple windows: the facts they count may lie anywhere before)."""
+    if reach is None or reach.facts:
+        return UNBOUNDED
+    return reach.back
+
+
 # (Sources | None, its evaluator or None: only asked, first, last) -> Version.dated (Dialect.evaluations)
 Dated = Callable[[Any, Any, Any, Any], Any]
 
@@ -601,11 +638,9 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     complete, events = newest.evaluator.retained()
     if not isinstance(current, Versions) and events:
         versions._latest[0] = max(ev.t for ev in events)  # what the running evaluator was given
-    if complete is not None and (back is UNBOUNDED or at - back < complete):
-        need = "all earlier input" if back is UNBOUNDED else f"input from {time_text(at - back)} on"
-        raise ChronologError(f"error: the retained input does not reach far enough back: the new program's "
-                             f"answers from {time_text(at)} on need {need}, the retention kept it from "
-                             f"{time_text(complete)} on")
+    refused = retention_refusal(at, back, complete)
+    if refused is not None:
+        raise ChronologError(refused)
     new_dated = dated(sources, new, at, None)
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated

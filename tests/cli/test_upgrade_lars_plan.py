@@ -24,11 +24,12 @@ def _fleet(tmp_path, **over) -> str:
     return str(state)
 
 
-def _plan(tmp_path, capsys, new: str, **over) -> tuple[int, str, str]:
+def _plan(tmp_path, capsys, new: str, at: str | None = "5", **over) -> tuple[int, str, str]:
     state = _fleet(tmp_path, **over)
     (tmp_path / "new.lars").write_text(new)
     capsys.readouterr()
-    code = main(["upgrade", str(tmp_path / "new.lars"), "--state-dir", state, "--dry-run", "--at", "5"])
+    code = main(["upgrade", str(tmp_path / "new.lars"), "--state-dir", state, "--dry-run",
+                 *(["--at", at] if at is not None else [])])
     got = capsys.readouterr()
     return code, got.out, got.err
 
@@ -96,11 +97,12 @@ def test_per_stratum_plan_of_a_fleet_an_earlier_upgrade_grew(tmp_path, capsys):
     # b read through a window in the new program only is taken, but d, now derived in stratum 2,
     # may have stream facts (d#in) that stratum 2's service did not keep before T
     ({"chain": False}, OLD.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n", "did not keep: d/1"),
-    ({"chain": False, "retention": 5}, OLD, "--retention inf, or up --chain"),
-    ({"partitions": 3, "retention": 10}, OLD, "--retention inf"),
     ({}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n", "@-heads and is not stratified"),
     ({"chain": False}, "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n",
      "@-heads and is not stratified"),
+    # without @-heads too: one reasoner would evaluate it whole, not the fleet's stratum by stratum
+    ({"chain": False}, "r(X) :- p(X) [2], not s(X).\ns(X) :- p(X), not r(X).\n",
+     "the new program is not stratified: a fleet of one service per stratum runs such a program as one reasoner"),
     ({}, "a(X) :- p(X) [2\n", "new.lars:2:1"),
 ])
 def test_refused_before_anything_is_sent(tmp_path, capsys, over, new, reason):
@@ -114,3 +116,27 @@ def test_a_fleet_takes_at_heads_and_the_plan_says_what_they_date(tmp_path, capsy
     code, out, err = _plan(tmp_path, capsys, OLD + "w(X) at U :- p(X) at U [3].\n", chain=chain)
     assert code == 0, err
     assert "@-heads: the new program's evaluations from T on date atoms up to 3 before the time evaluated" in out
+
+
+# a finite retention: the fleet's ingest stamps the input every service holds on the request,
+# from its latest time - (retention + 1) on, and every service decides on that alike
+@pytest.mark.parametrize("over", [{"chain": False}, {"chain": True, "partitions": 3}, {"chain": True}],
+                         ids=["per-stratum", "partitioned-chain", "chain"])
+@pytest.mark.parametrize(("new", "at", "says"), [
+    # --at 5 and a reach of 4: decided when the request reaches ingest
+    (OLD.replace("p(X) [2]", "p(X) [4]"), "5", "from the latest time its ingest has read - 6 on, when the request "
+     "reaches ingest: every service refuses it, alike, if T - 4 lies before that)"),
+    # T the time after ingest's latest M: [M + 1 - 7, now] lies within [M - 6, now]
+    (OLD.replace("p(X) [2]", "p(X) [7]"), None, "and T is the time after it: it covers [T - 7, now])"),
+    # a reach of 9 is 2 further back than the 7 it holds before T
+    (OLD.replace("p(X) [2]", "p(X) [9]"), None, "[T - 9, now] reaches 2 further back, so every service refuses it "
+     "unless the fleet has forgotten no input yet)"),
+    # a tuple window counts facts: all earlier input
+    (OLD.replace("p(X) [2]", "p(X) [2 #]"), "5", "reads all earlier input"),
+])
+def test_a_finite_retention_is_taken_and_the_plan_says_when_it_covers_the_span(tmp_path, capsys, over, new, at, says):
+    code, out, err = _plan(tmp_path, capsys, new, at=at, retention=5, **over)
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if x.startswith("  retention:")]
+    assert line.startswith("  retention: 5 (the fleet holds the input from the latest time its ingest has read - 6 on")
+    assert says in line, line

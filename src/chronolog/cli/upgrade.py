@@ -69,9 +69,9 @@ def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
     """How many services of a LARS fleet say what they did with the upgrade (a chain per
     partition; a reasoner per stratum and partition); a refusal, before anything is sent,
     for what they cannot do: a fleet known only by its broker, @-heads in a program that is
-    not stratified, a finite retention
-    with several partitions (they could disagree on whether the input retained reaches back)
-    or one service per stratum (where ``Dialect.strata_changes`` says what it cannot do)."""
+    not stratified (for one service per stratum ``Dialect.strata_changes`` says what else it
+    cannot do).  Whether a finite retention still holds the input the new program needs is
+    decided by the services, alike, on ingest's stamp of the request (the plan says how)."""
     if not info:
         raise ChronologError(f"error: a {row.title} fleet is upgraded through its fleet file (--state-dir), which "
                              "says how it runs (chained or one service per stratum)")
@@ -81,17 +81,8 @@ def _lars_fleet(row: Any, old: Any, new: Any, info: dict) -> int:
     layout = None if old is None else row.layout(old, RunOptions())
     keyed = layout is None or layout.partition_key is not None  # (a program without a key runs one partition)
     partitions = int(info.get("partitions") or 1) if keyed else 1
-    retention = info.get("retention")
-    finite = retention is not None and retention != float("inf")
-    if partitions > 1 and finite:
-        raise ChronologError(f"error: a {row.title} fleet of {partitions} partitions with --retention {retention} "
-                             "cannot change its program while running (its partitions could disagree on whether "
-                             "the retained input reaches back far enough): run it with --retention inf")
     if info.get("chain"):
         return partitions
-    if finite:
-        raise ChronologError(f"error: a {row.title} fleet of one service per stratum with --retention {retention} "
-                             "cannot change its program while running: run it with --retention inf, or up --chain")
     if layout is None:
         raise ChronologError("error: the fleet file names no program: the strata that change are unknown")
     # every reasoner says what it did: the fleet's (an earlier upgrade may have added some) and the added ones
@@ -156,7 +147,9 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         parse_time(args.at, not row.rational, "--at")
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
-    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention"), bool(info.get("chain", True))):
+    stamped = row.strata is not None  # a LARS fleet: its ingest stamps the input retained on the request
+    for line in plan_lines(old, old_sources, new, sources, args.at, info.get("retention"), bool(info.get("chain", True)),
+                           stamped, int(info.get("input_partitions") or 1)):
         print(line, flush=True)
     for line in _layout_lines(row, old, new, info, prefix) if info else ():
         print(line, flush=True)

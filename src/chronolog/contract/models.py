@@ -162,13 +162,18 @@ class UpgradeSpec(_Strict):
     at: StrictStr | None = Field(description="the upgrade time as input times are written; null: the first time "
                                              "the service has not evaluated yet")
     sources: list[tuple[StrictStr, StrictStr]] = Field(description="the new program's files: [name, text]")
+    retained: StrictStr | None = Field(default=None, description="set by the ingest of a LARS fleet with a finite "
+                                       "retention: the time from which every service still holds the input "
+                                       "(\"start\": all of it), so that every service decides alike whether the "
+                                       "new program's input reaches back far enough")
 
 
 class UpgradeRequest(_Strict):
     """On ``chronolog.facts`` (``chronolog upgrade``): change the program from a time on; the
     service reading the topic applies it in order with the data (docs/fleet/upgrade.md).  In
-    a LARS fleet ingest forwards it on ``chronolog.ingested`` (setting ``at`` when null) and
-    grounding on ``chronolog.grounded``, for the chains or reasoners that apply it."""
+    a LARS fleet ingest forwards it on ``chronolog.ingested`` (setting ``at`` when null, and
+    ``retained`` with a finite retention) and grounding on ``chronolog.grounded``, for the
+    chains or reasoners that apply it."""
 
     upgrade: UpgradeSpec
 

@@ -457,8 +457,10 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
     dropped late event decides whether it arrives late.  An unconfirmed candidate is dropped
     (windows, negations a new event blocks, tuple windows it shifts): the entry then names
     none.  The input before the candidates' places is evaluated once (``Prefixes``), each
-    candidate from its place on; top-level entries are tried first, then the nested ones
-    breadth-first, within one budget."""
+    candidate from its place on.  One budget of checks serves the whole tree, shared round by
+    round: each entry's first candidate (top-level entries first, then the nested ones
+    breadth-first), then each unnamed entry's second, and so on — so an entry deep in the tree
+    is tried even where the entries above it propose many events that fail."""
     asked = [(entry, goal if goal is None or by is None and (goal.t == query.t or anytime) or input_at is not None
               else None, by) for entry, goal, by in _asked(node, query)]
     if fresh is None:
@@ -472,35 +474,50 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
     prefixes = Prefixes(fresh, events, {place(events, ev) for ev in tried}) if cut is None else None
     inputs: dict[Time, list[Event]] = {query.t: events}
     answered: dict[Time, list[dict]] = {}  # the answers of a goal's own input, without a candidate
-    budget = MISSING_BUDGET
+    queue: list[tuple[Node, Query, Time | None, list[Event]]] = []
     for entry, goal, by in asked:
         candidates, entry.candidates = entry.candidates, []
-        if goal is None or not candidates or budget <= 0:
-            continue
-        part = None if cut is None else (lambda stream, g=goal: cut(stream, (g.pred, g.args)))
-        if goal.t not in inputs:
-            inputs[goal.t] = events if anytime or input_at is None else input_at(goal.t)
-        stream = inputs[goal.t]
-        if stream is not events and by is None and not entry.blocks:
-            # (an atom that holds there already: a candidate's check would say nothing)
-            if goal.t not in answered:
-                answered[goal.t] = _answers(fresh(), stream, goal)
-            if goal.holds(answered[goal.t]):
-                continue
-        for ev in candidates[:min(MISSING_TRIES, budget)]:
+        if goal is not None and candidates:
+            queue.append((entry, goal, by, candidates[:MISSING_TRIES]))
+    # round by round, each entry's next candidate (top-level entries first, then the nested
+    # ones breadth-first): every entry gets its first try before any its second, within one budget
+    budget = MISSING_BUDGET
+    while queue and budget > 0:
+        later = []
+        for entry, goal, by, candidates in queue:
+            if budget <= 0:
+                break
+            if goal.t not in inputs:
+                inputs[goal.t] = events if anytime or input_at is None else input_at(goal.t)
+            stream = inputs[goal.t]
+            if stream is not events and by is None and not entry.blocks:
+                # (an atom that holds there already: a candidate's check would say nothing)
+                if goal.t not in answered:
+                    answered[goal.t] = _answers(fresh(), stream, goal)
+                if goal.holds(answered[goal.t]):
+                    continue
+            ev, rest = candidates[0], candidates[1:]
             budget -= 1
             if by is not None:
                 found = _by_evaluation(fresh, stream, ev, goal, by)
             elif prefixes is not None and stream is events:
                 found = prefixes.derives_with(ev, goal)
             else:
-                found = derives_with(fresh(), stream, ev, goal, part)
+                found = derives_with(fresh(), stream, ev, goal, None if cut is None else partial(_cut_for, cut, goal))
             if found != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
                 entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
                                f"{atom_text(goal.pred, goal.args)} not hold at {time_text(goal.t)}" if entry.blocks
                                else f"; adding {missing_text(ev)} would derive it")
-                break
+            elif rest:
+                later.append((entry, goal, by, rest))
+        queue = later
+
+
+def _cut_for(cut: Callable[[list[Event], tuple[str, tuple]], list[Event]], goal: Query,
+             stream: list[Event]) -> list[Event]:
+    """Of ``stream``, the events that can matter to the goal's atom (``cut``'s)."""
+    return cut(stream, (goal.pred, goal.args))
 
 
 def _by_evaluation(fresh: Callable[[], Evaluator], events: list[Event], ev: Event, goal: Query, at: Time) -> bool:

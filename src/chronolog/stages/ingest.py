@@ -27,7 +27,7 @@ from chronolog.io.formats import read_events
 from chronolog.stages.interface import Out, Record
 from chronolog.state.journal import Journal
 from chronolog.state.schema import IngestState
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest
+from chronolog.versions import RETAINED_WHOLE, UPGRADE_KEY, UpgradeRequest
 
 
 def partition_of(key: str | None, partitions: int) -> int:
@@ -210,14 +210,38 @@ class IngestStage:
         """An upgrade record (``chronolog upgrade``) to every partition, in order with the
         facts, for the services after ingest to apply.  Without a time, T is set here to the
         time after the stream's, so that every partition upgrades from the same T and nothing
-        already written changes (a partition has evaluated at most the stream's time)."""
+        already written changes (a partition has evaluated at most the stream's time); with a
+        finite retention, the input every service still holds (``stamped``)."""
         try:
             request = UpgradeRequest.decode(value)
         except ValueError:
             request = None  # the services say why it is no upgrade
-        if request is not None and request.at is None and self.now is not None:
-            value = replace(request, at=str(self.now + 1)).encode()
+        if request is not None:
+            if request.at is None and self.now is not None:
+                request = replace(request, at=str(self.now + 1))
+            value = self.stamped(request).encode()
         return [Out("ingested", p, value) for p in range(self.partitions)]
+
+    def stamped(self, request: UpgradeRequest) -> UpgradeRequest:
+        """``request`` with ``retained`` set under a finite retention: the time from which
+        every service after ingest still holds the input, the same for all of them, so that
+        they all decide alike whether the new program's input reaches back far enough
+        (``versions.retention_refusal``), whatever each one has evaluated and pruned.
+
+        With M the latest time any input partition has reached, no service has evaluated past
+        M (grounding closes points of the facts ingest forwarded), and a LARS reasoner prunes
+        its log only below (evaluated - retention - 1 - its reaches), so every log holds the
+        input from M - retention - 1 on; and no event from then on was too late here (those
+        are older than the stream's time - 1 - retention).  Where that lies at or before the
+        first time, nothing is forgotten yet: ``RETAINED_WHOLE``.  Set here whatever the
+        record said (ingest knows; unlimited retention: None, each service holds everything)."""
+        if self.retention is None:
+            return replace(request, retained=None)
+        if not self.latest_by_input:
+            return replace(request, retained=RETAINED_WHOLE)
+        floor = max(self.latest_by_input.values()) - 1 - self.retention
+        whole = self.first is None or floor <= self.first
+        return replace(request, retained=RETAINED_WHOLE if whole else str(floor))
 
     def _idle(self, outs: list[Out], consumed: bool, now: float | None) -> list[Out]:
         """``outs``, or the idle records once input has been quiet for ``idle_flush``."""

@@ -20,7 +20,7 @@ from chronolog.core.errors import ChronologError
 from chronolog.core.records import record
 from chronolog.evaluator import Evaluator, KeepsStrata, Time, time_text
 from chronolog.stages.interface import Out, Upgrader
-from chronolog.versions import UpgradeRequest, Version, Versions, switch
+from chronolog.versions import UpgradeRequest, Version, Versions, retained_from, retention_refusal, switch
 
 log = logging.getLogger("chronolog.service")
 
@@ -98,6 +98,10 @@ def _switch(request: UpgradeRequest, evaluator: Evaluator, up: Upgrader | None, 
     at = request.time(up.integral)
     if at is None and latest is not None:  # the first time not evaluated yet
         at = latest if done is None else (done + 1 if up.integral else done)
+    if at is not None and request.retained is not None:  # the input every partition holds (ingest's stamp)
+        refused = retention_refusal(at, up.back(request.sources), retained_from(request, up.integral))
+        if refused is not None:
+            raise ChronologError(refused)
     versions, lines = switch_to(up, evaluator, request, at, done)
     return versions, lines, at
 

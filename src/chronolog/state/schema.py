@@ -69,6 +69,9 @@ class ReasonerState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     versions: list[dict[str, Any]] = []
     # the program version the state was made by, before any upgrade (stages/program.py; None: not recorded)
     base_version: str | None = None
+    # the oldest version kept, once the ones before it were dropped (a finite retention):
+    # {"sources", "start"}, its reasoner's state in ``reasoner``; None: the program it started with
+    first: dict[str, Any] | None = None
 
 
 class OutputState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -96,7 +96,7 @@ def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_ha
     # v(a) at 5 needs w(a) at some point of [3,5] in the evaluation of 5; w(X) at U needs p(X)
     # at U and r(X) at the evaluated point.  p(a) is at 3 only, so w(a) at 5 and 4 miss p (and
     # r: one event cannot do), w(a) at 3 misses r(a) at 5 alone: adding it, the evaluation of 5
-    # derives w(a) at 3 (and, with s(a) at 5, v(a) at 5)
+    # derives w(a) at 3 (and, with s(a) at 5, v(a) at 5: named at the top too)
     program = "v(X) :- w(X) [2], s(X).\nw(X) at U :- p(X) at U [2], r(X).\n"
     events = [{"t": 0}, {"t": 3, "pred": "p", "args": ["a"]}, {"t": 5, "pred": "s", "args": ["a"]}, {"t": 7}]
     prog, stream = files(tmp_path, "p.lars", program, events)
@@ -104,7 +104,7 @@ def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_ha
     assert code == 0
     Explanation.model_validate(got)
     (top,) = got["why_not"]
-    assert top["literal"] == "w(X) [2]" and "missing" not in top
+    assert top["literal"] == "w(X) [2]" and top["missing"] == {"pred": "r", "args": ["a"], "time": 5, "text": "r(a) at 5"}
     assert [(e["text"].split(":")[0], e["literal"], e.get("missing")) for e in top["why_not"]] == [
         ("w(a) at 5", "p(X) at U [2]", None), ("w(a) at 4", "p(X) at U [2]", None),
         ("w(a) at 3", "r(X)", {"pred": "r", "args": ["a"], "time": 5, "text": "r(a) at 5",
@@ -113,6 +113,7 @@ def test_a_failing_diamond_over_an_at_head_names_the_event_its_points_miss_by_ha
     assert not _holds(tmp_path, capsys, prog, events, "w", ("a",), 3)
     assert _holds(tmp_path, capsys, prog, plus, "w", ("a",), 3)
     assert not _holds(tmp_path, capsys, prog, [*plus[:2], {"t": 4}], "w", ("a",), 3)  # not before 5's evaluation
+    assert not _holds(tmp_path, capsys, prog, events, "v", ("a",), 5) and _holds(tmp_path, capsys, prog, plus, "v", ("a",), 5)
     # the same as a negated window in a --why: not w(b) [2] holds at 5, r(b) at 5 would end it
     program = "v(X) :- s(X), not w(X) [2].\nw(X) at U :- p(X) at U [2], r(X).\n"
     prog, stream = files(tmp_path, "p.lars", program, [{**e, "args": ["b"]} if "args" in e else e for e in events])
@@ -137,6 +138,44 @@ def test_a_negated_literal_of_a_later_evaluation_names_the_event_at_its_point_by
                                 "derives": {"pred": "k", "args": ["a"], "time": 5}}
     assert not _holds(tmp_path, capsys, prog, events, "k", ("a",), 5)
     assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "k", ("a",), 5)
+
+
+def test_a_diamond_names_an_earlier_point_where_an_event_at_t_would_be_kept_out_by_hand(tmp_path, capsys):
+    # q(a) at 4 needs p(a) in [2,4] and not p(a) at 4: p(a) at 4 fails the negation, at 3 it derives q(a)
+    program = "q(X) :- p(X) [2], not p(X).\n"
+    events = [{"t": 0}, {"t": 6}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "q(a)@4")
+    assert code == 0
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3"}
+    assert not _holds(tmp_path, capsys, prog, _with(events, {"time": 4, "pred": "p", "args": ["a"]}), "q", ("a",), 4)
+    assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "q", ("a",), 4)
+
+
+def test_a_box_names_the_one_point_of_its_window_that_lacks_the_event_by_hand(tmp_path, capsys):
+    # s(a) at 4 reads q(a) at 4 (a window over a derived atom: the evaluation of 4's only), and
+    # q(a) needs p(a) at 3 and 4: p(a) at 4 is there, so p(a) at 3 derives q(a) (and s(a), with r(a))
+    program = "s(X) :- q(X) [3], r(X).\nq(X) :- p(X) always [1].\n"
+    events = [{"t": 0}, {"t": 4, "pred": "p", "args": ["a"]}, {"t": 4, "pred": "r", "args": ["a"]}, {"t": 6}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "s(a)@4")
+    assert code == 0
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    (below,) = top["why_not"]
+    assert below["reason"] == "p(a) always [1] fails: no matching fact at 3 (window [3,4])"
+    assert below["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3",
+                                "derives": {"pred": "q", "args": ["a"], "time": 4}}
+    assert top["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3"}  # (it derives s(a) too)
+    plus = _with(events, below["missing"])
+    assert not _holds(tmp_path, capsys, prog, events, "q", ("a",), 4)
+    assert _holds(tmp_path, capsys, prog, plus, "q", ("a",), 4) and _holds(tmp_path, capsys, prog, plus, "s", ("a",), 4)
+    # a box whose window lacks two points: no single event fills it, none is proposed
+    prog, stream = files(tmp_path, "p.lars", program.replace("[1]", "[2]"), events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "s(a)@4")
+    assert code == 0 and "missing" not in got["why_not"][0]["why_not"][0]
 
 
 def test_the_missing_speed_reading_by_hand(tmp_path, capsys):
@@ -171,7 +210,7 @@ def test_no_claim_where_a_negation_blocks_or_a_tuple_window_shifts(tmp_path, cap
     prog, stream = files(tmp_path, "p.lars", "q(X) :- p(X) [2], not r(X) [1].\n", [{"t": 0}, {"t": 5}])
     code, got, _ = explain(capsys, prog, stream, "why-not", "q(a)@3")
     assert got["why_not"][0]["missing"]["text"] == "p(a) at 3"
-    # a tuple window: a p(a) added at 3 is the last fact, so it is claimed; b's rule needs both
+    # a tuple window: an added fact shifts the window of every other literal, so no event is claimed
     prog, stream = files(tmp_path, "p.lars", "q(X) :- p(X) [1 #].\nboth :- p(a) [2 #], p(b) [2 #].\n",
                          [{"t": 0, "pred": "p", "args": ["b"]}, {"t": 5}])
     code, got, _ = explain(capsys, prog, stream, "why-not", "both@3")
@@ -184,7 +223,7 @@ RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p
          "u(X) :- p(X) [3], not s(X).", "v(X) :- r(X), not p(X) [2].",
          # an @-head's atoms at the points of a window: nested entries at times other than T
          "d(X) at U :- p(X) at U [2], r(X).", "s(X) :- d(X) [2].", "v(X) :- p(X), not d(X) [2].",
-         "u(X) :- d(X) always [1]."]
+         "u(X) :- d(X) always [1].", "q(X) :- p(X) [2], not p(X).", "u(X) :- q(X) [2], r(X) always [2]."]
 EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                   **({"op": "retract"} if retract else {})},
                   st.integers(0, 8), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())

@@ -141,13 +141,81 @@ def test_a_blocking_event_is_named_in_a_rule_instance_at_another_time(tmp_path, 
     assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 1
 
 
+def test_a_box_over_a_derived_atom_says_why_it_fails_at_a_point_its_range_lacks(tmp_path, capsys):
+    # Z(a) at 5 needs W(a) throughout [3,5]; W needs H and C, C(a) on [0,3) and (3,10]: W(a)
+    # fails at 3 alone, so C(a) at 3 derives W(a) there — and, filling the range, Z(a) at 5
+    program = "Z(X):-Boxminus[0,2]W(X)\nW(X):-H(X), C(X)\n"
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "H", "args": ["a"]},
+              {"interval": "[0,3)", "pred": "C", "args": ["a"]}, {"interval": "(3,10]", "pred": "C", "args": ["a"]},
+              {"t": 12}]
+    prog, stream = files(tmp_path, "b.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    (inner,) = top["why_not"]
+    assert inner["text"].startswith("W(a) at 3: fails at body element 2: C(a) does not hold at 3")
+    assert inner["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": 3}
+    assert top["missing"]["text"] == "C(a) at 3"
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 2
+    # C(a) on [0,3] and [9/2,10]: W(a) lacks (3,9/2), a point of it alone does not fill the range,
+    # so only the entry below names one (at the latest stretch's middle, 15/4)
+    events[2:4] = [{"interval": "[0,3]", "pred": "C", "args": ["a"]}, {"interval": "[9/2,10]", "pred": "C", "args": ["a"]}]
+    prog, stream = files(tmp_path, "b.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
+    assert code == 0, err
+    (top,) = got["why_not"]
+    (inner,) = top["why_not"]
+    assert "missing" not in top and inner["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": "15/4"}
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 1
+
+
+def test_the_nested_why_not_follows_each_way_the_literals_before_hold(tmp_path, capsys):
+    # Z(a) reads W(Y) for each P(a,Y): Y=b lacks H(b) and C(b) (no single event), Y=c lacks
+    # C(c) alone — the first grounding (b) was the only one followed, so nothing was named
+    program = "Z(X):-P(X,Y), Diamondminus[0,1]W(Y)\nW(Y):-H(Y), C(Y)\n"
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "P", "args": ["a", "b"]},
+              {"interval": "[0,10]", "pred": "P", "args": ["a", "c"]}, {"interval": "[0,10]", "pred": "H", "args": ["c"]},
+              {"t": 12}]
+    prog, stream = files(tmp_path, "g.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    assert [(e["text"].split(":")[0], e["bindings"], e.get("missing", {}).get("text")) for e in top["why_not"]] == [
+        ("W(b) at 5", {"Y": "b"}, None), ("W(c) at 5", {"Y": "c"}, "C(c) at 5")]
+    assert top["missing"]["text"] == "C(c) at 5"
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 2
+
+
+def test_an_entry_deep_in_the_tree_is_tried_where_those_above_propose_many_events(tmp_path, capsys):
+    # six rules each propose three A_i(a,v) events that fail (K(a) is missing too): 18 checks,
+    # more than the budget; the rule over W, after them, and its entry below still get theirs
+    program = "".join(f"Z(X):-E(Y), A{i}(X,Y), K(X)\n" for i in range(6)) + \
+        "Z(X):-Diamondminus[0,1]W(X)\nW(X):-H(X), C(X)\n"
+    events = [{"t": 0}, {"interval": "[0,10]", "pred": "H", "args": ["a"]},
+              *({"interval": "[0,10]", "pred": "E", "args": [f"v{i}"]} for i in range(3)), {"t": 12}]
+    prog, stream = files(tmp_path, "u.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
+    assert code == 0, err
+    *proposing, last = got["why_not"]
+    assert len(proposing) == 6 and not any("missing" in e for e in proposing)
+    assert last["missing"]["text"] == "C(a) at 5"
+    assert last["why_not"][0]["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": 5}
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 2
+
+
 TOP = ["Z(X):-Diamondminus[1,2]W(X)", "Z(X):-Diamondplus(0,1]W(X)", "Z(X):-R(X) Since[1,2] W(X)",
        "Z(X):-R(X) Until[0,1] W(X)", "Z(X):-W(X), R(X)", "Z(X):-H(X), not Diamondminus[0,1]W(X)",
-       "Z(X):-Diamondminus[1,1]V(X)"]
+       "Z(X):-Diamondminus[1,1]V(X)", "Z(X):-Boxminus[0,1]W(X)", "Z(X):-Boxplus(0,1/2]W(X)",
+       "Z(X):-N(X,Y), Diamondminus[0,1]W(Y)", "Z(X):-H(X), not Boxminus[0,1]W(X)"]
 BELOW = ["W(X):-H(X), C(X)", "W(X):-Diamondminus[0,1]C(X)", "W(X):-R(X) Since(0,1] C(X)", "W(X):-U(X)",
          "U(X):-C(X), not R(X)", "V(X):-H(X), not R(X) Since[1,2] C(X)", "V(X):-H(X), not Diamondplus[0,1]W(X)"]
-FACT = st.builds(lambda lo, n, pred: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": ["a"]},
-                 st.integers(0, 8), st.integers(0, 3), st.sampled_from(["H", "R", "C"]))
+FACT = st.one_of(
+    st.builds(lambda lo, n, pred, arg: {"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]},
+              st.integers(0, 8), st.integers(0, 3), st.sampled_from(["H", "R", "C"]), st.sampled_from(["a", "b"])),
+    st.builds(lambda lo, n, arg: {"interval": f"[{lo},{lo + n}]", "pred": "N", "args": ["a", arg]},  # Z's other ways
+              st.integers(0, 8), st.integers(0, 6), st.sampled_from(["a", "b", "c"])))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))

@@ -61,13 +61,15 @@ def _missing(node: dict) -> list[dict]:
 
 def test_why_not_names_the_missing_event_on_a_lars_fleet(tmp_path):
     # by hand: q(d) needs p(d) in [3,5]: p(d) at 5 derives it (top level); s(d) fails first at
-    # q(d), derived, whose own why-not (nested) names p(d) at 5 for q(d) at 5; r(d) is not there
+    # q(d), derived, whose own why-not (nested) names p(d) at 5 for q(d) at 5; r(d) is not
+    # there, so that event derives s(d) at 5 too (the top level, tried as the one below it)
     prog = tmp_path / "prog.lars"
     prog.write_text(PROGRAM)
     (tmp_path / "all.jsonl").write_bytes(lines(EVENTS))
     state = tmp_path / "state"
     want = {"q(d)@5": [{"pred": "p", "args": ["d"], "time": 5, "text": "p(d) at 5"}],
-            "s(d)@5": [{"pred": "p", "args": ["d"], "time": 5, "text": "p(d) at 5",
+            "s(d)@5": [{"pred": "p", "args": ["d"], "time": 5, "text": "p(d) at 5"},
+                       {"pred": "p", "args": ["d"], "time": 5, "text": "p(d) at 5",
                         "derives": {"pred": "q", "args": ["d"], "time": 5}}]}
     with fleet_up(prog, state) as (info, _):
         publish_file(str(tmp_path / "all.jsonl"), info["bootstrap"], "chronolog")

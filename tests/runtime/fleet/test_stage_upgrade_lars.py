@@ -193,15 +193,21 @@ def test_refusals_change_nothing():
 
 
 def test_retention_too_short_for_the_new_window_is_refused():
+    """--retention 2, the stream at 0..399: the fleet holds the input from 399 - 3 = 396 on (the
+    chained ingest's stamp, as every LARS fleet's), and NEW's window of 3 needs it from T - 3
+    on: T=200 and T=398 (395 < 396) are refused, T=399 (396) is applied."""
     stage = _stage(OLD, retention=2)
     events = [{"t": t, "pred": "p", "args": ["a"]} for t in range(0, 400)]
     stage.process(_records(events, 0), now=0.0)
-    leaving, lines = stage.process([(None, "chronolog.facts", 0, 500, _request("200").encode())], now=0.0)
-    said = orjson.loads(leaving[0].payload)
-    assert "the retained input does not reach far enough back" in said["refused"], said
-    assert lines == []
-    leaving, _ = stage.process([(None, "chronolog.facts", 0, 501, _request("398", rid="r2").encode())], now=0.0)
-    assert orjson.loads(leaving[0].payload)["at"] == "398"  # within the retention: applied
+    for offset, at in ((500, "200"), (501, "398")):
+        leaving, lines = stage.process([(None, "chronolog.facts", 0, offset, _request(at, rid=at).encode())], now=0.0)
+        said = orjson.loads(leaving[0].payload)
+        assert said["refused"] == (f"error: the retained input does not reach far enough back: the new program's "
+                                   f"answers from T={at} on need input from {int(at) - 3} on ([T - 3, now]), the "
+                                   "retention kept it from 396 on"), said
+        assert lines == []
+    leaving, _ = stage.process([(None, "chronolog.facts", 0, 502, _request("399", rid="r2").encode())], now=0.0)
+    assert orjson.loads(leaving[0].payload)["at"] == "399"  # within the retention: applied
 
 
 def _partitioned(at, new: str = NEW, parts: int = 2) -> tuple[list[dict], list[dict]]:

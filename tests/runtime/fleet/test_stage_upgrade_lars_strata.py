@@ -53,7 +53,8 @@ def _request(at, new: str, rid: str = "r1") -> bytes:
 
 
 def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int = 0,
-                restarts: int = 0, old: str = OLD, stages: dict | None = None) -> tuple[list[dict], list[dict]]:
+                restarts: int = 0, old: str = OLD, stages: dict | None = None,
+                retention: int | None = None) -> tuple[list[dict], list[dict]]:
     """The fleet of ``old`` (ingest, grounding, a reasoner per stratum, output) fed ``first``,
     the upgrade record, ``second`` and then idle; the answers and the control records."""
     layout = _layout(old)
@@ -62,7 +63,7 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
     served = {p for s in layout.strata for p in s}
 
     def fresh(role: str, k: int | None = None):
-        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0, versions=tuple(versions)))
+        return layout.stage(StageSpec(role, stratum=k, idle_flush=0.0, versions=tuple(versions), retention=retention))
 
     stages = {} if stages is None else stages  # (the caller sees them after)
     stages |= {"ingest": fresh("ingest"), "grounding": fresh("grounding"), "output": fresh("output")}
@@ -232,6 +233,9 @@ def test_a_changed_strata_newest_version_is_journaled_and_the_snapshot_does_not_
     (OLD, OLD.replace("[2]", "[3]") + "d(X) :- b(X) [2], not c(X).\n", "did not keep: d/1"),
     # a dated by an @-head in the new program only: its atoms before t do not convert
     (OLD, "a(X) at U :- p(X) at U [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n", "kept with its times"),
+    # not stratified (a request sent by hand: `chronolog upgrade` refuses it before sending)
+    (OLD, "a(X) :- p(X) [2], not c(X).\nc(X) :- q(X), not a(X).\nb(X) :- a(X).\n", "the new program is not stratified"),
+    (OLD, "a(X) at U :- p(X) at U [2], not c(X).\nc(X) :- q(X), not a(X).\n", "@-heads and is not stratified"),
 ])
 def test_what_the_strata_cannot_do_exactly_is_refused_by_every_reasoner(old, new, reason):
     got, said = per_stratum(EVENTS, _request("4", new), LATE, old=old)

@@ -76,8 +76,11 @@ def per_stratum_refusal(old: Plan, new: Plan) -> str | None:
     predicates may change: ``up``'s supervisor starts the reasoners of added strata (they
     keep all input, as a stratum past the running program's last does), and the output
     serves every version's answer predicates (docs/fleet/upgrade.md)."""
-    if not (old.stratified and new.stratified):
-        return "a program that is not stratified runs as one reasoner evaluating it whole"
+    for plan, which in ((new, "the new program"), (old, "the running program")):
+        if not plan.stratified:  # (with @-heads or without: the TMS keeps the choices of earlier points)
+            return (f"{which} is not stratified: a fleet of one service per stratum runs such a program as one "
+                    "reasoner evaluating it whole (by truth maintenance, its answer sets following the choices of "
+                    "earlier time points), so its strata cannot be handed over stratum by stratum")
     flipped = reshaped(old, new)
     dated = sorted(flipped & (dated_preds(old) | dated_preds(new)))
     if dated:  # (a predicate read through a window or 'at' is sent with its times)

@@ -559,7 +559,9 @@ def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()
     literal is an atom of the program at T (ground), why that atom does not hold in turn.  Each
     entry proposes the input events that might each make it derive the atom (``missing_events``;
     the runtime names one only once checked), ``nested``: for the atom at the scene's time
-    (its ``goal``), else for the query."""
+    (its ``goal``), else for the query; in a ``--why-not`` tree (not ``cite``) also those of
+    the entries below it, as MTL's do: an event that derives the failing literal's atom may
+    derive this one too (``run`` decides; a ``--why`` does not pay for these checks)."""
     matching = [(rule, env) for rule in scene.program.rules if rule.body and (env := head_binding(rule, atom)) is not None]
     out = [_first_failure(scene, rule, env, seen | {atom}, cite) for rule, env in matching]
     # (an @-head's atom carries its own time last: the goal is the atom at that time, derived
@@ -568,11 +570,13 @@ def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()
         else (atom[0], atom[1], scene.t)
     for entry, (rule, env) in zip(out, matching, strict=True):
         entry.candidates = missing_events(scene, rule, env)
+        if not cite:
+            entry.candidates += [ev for inner in entry.entries for ev in inner.candidates if ev not in entry.candidates]
         entry.goal = goal if nested else None
     return out
 
 
-POINTS = 8  # the latest points of a window whose @-head atoms a why-not follows
+POINTS = 8  # the latest points of a window whose @-head atoms a why-not follows, or where it proposes an event
 
 
 def _points(scene: Scene, lit: ExtAtom, b: Binding) -> list[int]:
@@ -684,11 +688,16 @@ def _blockers(scene: Scene, elem: Any, envs: list[Binding], seen: frozenset[Atom
 
 def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
     """The input events that might, each alone, make the rule derive the atom at T: where its
-    first failing literal is a positive input literal a single event at one time satisfies (at
-    T, in a time window or a diamond; at the time an ``at`` names), that event, its variables
-    the body leaves open read from the values the stream and the body have.  Only candidates:
-    the runtime names one only after evaluating the input with it (other literals, negations
-    a new event blocks), so nothing here needs to be exact."""
+    first failing literal is a positive input literal (in a time window) that one event
+    satisfies, that event, its variables the body leaves open read from the values the
+    stream and the body have — at T for one without a window; for a diamond at each point of
+    its window, T first and then earlier ones (an event at T may also meet a literal that
+    keeps the atom out, as ``not p(X)`` beside ``p(X) [2]``: one at T−1 does not); at the time
+    an ``at`` names (else its window's, latest first); for a box, at the one point of its
+    window that lacks the fact (none where more do).  At most ``POINTS`` points, the open
+    values' groundings at one time before those at the next.  Only candidates: the runtime
+    names one only after evaluating the input with it (other literals, negations a new event
+    blocks), so nothing here needs to be exact."""
     for k in range(1, len(rule.body) + 1):
         if not solutions(scene, rule, env, k):
             break
@@ -696,7 +705,7 @@ def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
         return []
     elem = rule.body[k - 1]
     if not isinstance(elem, ExtAtom) or elem.negated or scene.intensional(elem.atom.key) \
-            or isinstance(elem.window, TupleWindow) or elem.op not in (Op.NOW, Op.DIAMOND, Op.AT):
+            or isinstance(elem.window, TupleWindow):
         return []
     lo, hi = scene.span(elem)
     bounds = {c.value + d for e in rule.body if isinstance(e, Compare) for c in (e.left, e.right)
@@ -704,13 +713,28 @@ def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
     values = sorted({a for _, key, args, _ in scene.stream if key[0] == elem.atom.pred for a in args}
                     | set(env.values()) | bounds, key=lambda v: (type(v) is str, v))
     tests = [e for e in rule.body if isinstance(e, Compare)]
-    out: list[Event] = []
-    for b in (solutions(scene, rule, env, k - 1) or [env])[:3]:
-        times = [hi] if elem.op is not Op.AT else _at_times(elem, b, lo, hi)
-        for args, grounded in _groundings(elem.atom.args, b, values):
-            if all(_compare(c, grounded) != [] for c in tests):  # (a comparison it leaves open: maybe)
-                out += [Event(at, elem.atom.pred, args) for at in times]
-    return out
+    rows: list[tuple[int, int, Event]] = []  # (the rank of its time, of its grounding, the event)
+    ground = [(b, args, grounded) for b in (solutions(scene, rule, env, k - 1) or [env])[:3]
+              for args, grounded in _groundings(elem.atom.args, b, values)
+              if all(_compare(c, grounded) != [] for c in tests)]  # (a comparison it leaves open: maybe)
+    for n, (b, args, grounded) in enumerate(ground):
+        rows += [(rank, n, Event(at, elem.atom.pred, args))
+                 for rank, at in enumerate(_event_times(scene, elem, b, grounded, lo, hi))]
+    return [ev for _, _, ev in sorted(rows, key=lambda row: row[:2])]
+
+
+def _event_times(scene: Scene, elem: ExtAtom, b: Binding, grounded: Binding, lo: int, hi: int) -> list[int]:
+    """The times at which one event of the (ground) input literal ``elem`` would make it
+    hold at T, in the order they are tried (``missing_events``), at most ``POINTS``."""
+    if elem.op is Op.NOW:
+        return [scene.t]
+    if elem.op is Op.AT:
+        return _at_times(elem, b, lo, hi)[:POINTS]
+    if elem.op is Op.DIAMOND:
+        return list(range(hi, lo - 1, -1))[:POINTS]
+    met = {at for at, _, _ in scene.witnesses(elem, grounded)}  # a box: the one point without it
+    lacking = [u for u in range(hi, lo - 1, -1) if u not in met]
+    return lacking if len(lacking) == 1 else []
 
 
 def _at_times(elem: ExtAtom, b: Binding, lo: int, hi: int) -> list[int]:
@@ -777,6 +801,13 @@ def _failure(scene: Scene, elem: Any, envs: list[Binding], head: Binding) -> str
     if scene.intensional(elem.atom.key):
         inside = "" if elem.op is Op.NOW else f" ({_window_text(scene, elem)})"
         return f"{shown} fails: no such atom in the answer at {scene.t}{inside}"
+    if elem.op is Op.BOX and not isinstance(elem.window, TupleWindow) and elem.variables() <= set(b):
+        met = {at for at, _, _ in scene.witnesses(elem, b)}
+        lo, hi = scene.span(elem)
+        lacking = [u for u in range(lo, hi + 1) if u not in met]
+        if met and lacking:  # (some points have it: say which do not)
+            at = ", ".join(map(str, lacking[:POINTS])) + (", ..." if len(lacking) > POINTS else "")
+            return f"{shown} fails: no matching fact at {at} ({_window_text(scene, elem)})"
     return f"{shown} fails: no matching fact {'' if elem.op is Op.NOW else 'in '}{_window_text(scene, elem)}"
 
 

@@ -19,7 +19,7 @@ from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.dialects.lars.hooks import lars_causal, lars_dates_back, lars_evaluations, lars_parse, lars_plan
 from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
-from chronolog.dialects.lars.plan import Plan, plan_program
+from chronolog.dialects.lars.plan import Plan, plan_back, plan_program
 from chronolog.dialects.lars.stages import ChainStage, GroundingStage, OutputStage, ReasonerStage, fleet_strata, horizon, serving
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import FleetLayout, Stage, StageSpec, Upgrader
@@ -120,14 +120,6 @@ def _same_routes(key: dict[str, int] | None, new_key: dict[str, int] | None, new
         return key == new_key
     derived = {f"{p}/{n}" for p, n in new.intensional}
     return all(key[k] == i if k in key else k in derived for k, i in new_key.items())
-
-
-def plan_back(plan: Plan) -> int | None:
-    """How far back a plan's answers at a time read input (None: unbounded, or a tuple
-    window, which counts facts rather than time)."""
-    if plan.state_reach is None or plan.output_reach is None or plan.tuple_reach:
-        return None
-    return int(plan.state_reach)
 
 
 def program_layout(program: Any, options: Any) -> FleetLayout:

@@ -402,6 +402,15 @@ def _output_reach(rules: list[Rule]) -> int | None:
     return reach
 
 
+def plan_back(plan: Plan) -> int | None:
+    """How far back a plan's answers at a time read input, for whether the retained input
+    covers an upgrade (None: unbounded, or a tuple window, which counts facts rather than
+    time; ``versions.retention_back`` of ``hooks.lars_reach``)."""
+    if plan.state_reach is None or plan.output_reach is None or plan.tuple_reach:
+        return None
+    return int(plan.state_reach)
+
+
 def time_reach(plan: Plan) -> dict[PredKey, int | None]:
     """Per timed predicate, how far before t the atoms derived at t can lie
     (None: unbounded).  A window over the predicate at least that wide sees

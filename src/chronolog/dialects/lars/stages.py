@@ -66,7 +66,7 @@ from chronolog.dialects.lars.facts import (
     imported_data,
     imported_from,
 )
-from chronolog.dialects.lars.plan import Component, Plan
+from chronolog.dialects.lars.plan import Component, Plan, plan_back
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
@@ -75,7 +75,7 @@ from chronolog.stages.program import refusal
 from chronolog.stages.upgrading import apply_upgrade, outcome_key, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore, retained_from, retention_refusal
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 _quiet = quiet
@@ -385,6 +385,8 @@ class ReasonerStage(_ImportingStage):
         self.program: Sources | None = None  # its files (None: the program the service started with)
         self.upgrades: list[dict[str, Any]] = []
         self.later: list[_Later] = []  # the stratum's later program versions, oldest first
+        # the oldest version's files and start, once the one before it was dropped (``_drop_unreachable``)
+        self.first: tuple[Sources, int] | None = None
         self.vlog: Journal = Journal()  # the newest later version's log (``_add_version``)
 
     def journals(self) -> dict[str, Journal]:
@@ -400,10 +402,56 @@ class ReasonerStage(_ImportingStage):
         if not self.later:
             self.closed = _feed_grounded(self.reasoner, rec, self.closed, self.keeps)
             return
+        if "late" in rec and self.retention is not None:
+            rec = self._in_time(rec)
         closed = self.closed
         for r, end in self._parts():
             closed = _feed_grounded(r if end is None else _Before(r, end), rec, self.closed, self.keeps)  # type: ignore[arg-type]
         self.closed = closed
+
+    def _in_time(self, rec: dict) -> dict:
+        """A ``late`` record without the events too late for the stream: older than the newest
+        version's retention horizon, as ``run --upgrade`` has it (``Versions``) — an older
+        version, evaluated only up to its end, would still take them."""
+        newest = self._parts()[-1][0]
+        bound = None if newest.evaluated is None or newest.retention is None else newest.evaluated - newest.retention
+        if bound is None or all(t >= bound for t, *_ in rec["late"]):
+            return rec
+        for t, *_ in rec["late"]:
+            if t < bound:
+                newest.too_late += 1
+                self.warn(f"warning: event at t={t} is older than the retention horizon ({bound}); ignored")
+        return {"late": [item for item in rec["late"] if item[0] >= bound]}
+
+    def _drop_unreachable(self) -> None:
+        """Drop the oldest program version once no event can reach its part of time any more
+        (older than the newest version's retention horizon: ``_in_time``; the strata below
+        are ahead of this one, so their records of those times are final too) and it is
+        evaluated to its end: its log and the lower strata's content it could read are
+        forgotten as the newest version prunes (a finite retention; docs/fleet/upgrade.md).
+        The next version takes its place, its log in the ``log`` journal."""
+        while self.later and self.retention is not None:
+            newest, end = self._parts()[-1][0], self.later[0].start
+            old = self.reasoner
+            if newest.evaluated is None or newest.retention is None or newest.evaluated - newest.retention < end:
+                return
+            if old._dirty_from is not None or (old.evaluated is not None and old.evaluated < end - 1):
+                return
+            nxt = self.later.pop(0)
+            journal, r = old.log, nxt.reasoner
+            for key in [k for k in journal if k not in r.log]:
+                del journal[key]
+            for key, facts in r.log.items():
+                journal[key] = facts
+            if r.log is self.vlog:  # it was the newest: the ``log`` journal holds it now
+                for key in list(self.vlog):
+                    del self.vlog[key]
+            r.log = journal  # type: ignore[assignment]
+            self.reasoner, self.first = r, (nxt.sources, nxt.start)
+
+    @property
+    def _first_start(self) -> int | None:
+        return None if self.first is None else self.first[1]
 
     def on_stratum(self, j: int, rec: dict) -> None:
         if not self.later:
@@ -460,9 +508,6 @@ class ReasonerStage(_ImportingStage):
         if request.dialect != dialect:
             raise ChronologError(f"error: a {request.dialect} program cannot replace this {dialect} program "
                                  "(an upgrade keeps the language)")
-        if self.retention is not None:
-            raise ChronologError("error: a LARS fleet of one service per stratum with a finite --retention cannot "
-                                 "change its program while running (run it with --retention inf, or up --chain)")
         at = request.time(True)
         new = self.plan_of(request.sources)
         why = per_stratum_refusal(self.plan, new)
@@ -478,6 +523,8 @@ class ReasonerStage(_ImportingStage):
             raise ChronologError(f"error: the upgrade time {at} is not after the latest upgrade's "
                                  f"({self.upgrades[-1]['at']})")
         assert isinstance(at, int)
+        if self.retention is not None:
+            self._check_retained(request, at, new)
         changed = changed_at(self.plan, new, self.stratum)
         needs = stream_keys(new, self.stratum)  # (also for a stratum a version before removed, now back)
         unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
@@ -488,6 +535,20 @@ class ReasonerStage(_ImportingStage):
             self._add_version(new, request.sources, at, newest)
         self._reshaping()
         return at
+
+    def _check_retained(self, request: UpgradeRequest, at: int, new: Plan) -> None:
+        """Refused (a ``ChronologError``) where the input retained does not reach back to what
+        the new program's answers from ``at`` on read: decided on ingest's stamp of the
+        request (``IngestStage.stamped``) and the whole new program's reach, never on this
+        reasoner's own log, so that every reasoner of every partition decides alike — even
+        one whose stratum is unchanged (the fleet takes the upgrade whole or not at all)."""
+        if request.retained is None:
+            raise ChronologError("error: the request does not say from when the input is retained (ingest sets it "
+                                 "on its way to the reasoners): a fleet with a finite --retention takes upgrades "
+                                 "through its ingest service")
+        refused = retention_refusal(at, plan_back(new), retained_from(request, True))
+        if refused is not None:
+            raise ChronologError(f"{refused} (--retention {self.retention})")
 
     def _reshaping(self) -> None:
         """Where program versions keep a predicate in different shapes (read through a window
@@ -520,14 +581,14 @@ class ReasonerStage(_ImportingStage):
         for key, facts in r.log.items():
             self.vlog[key] = facts
         r.log = self.vlog  # the newest version's log grows with the stream: journaled
-        newest.observe = _Gate(self.sender, self.later[-1].start if self.later else None, at)
+        newest.observe = _Gate(self.sender, self.later[-1].start if self.later else self._first_start, at)
         self.later.append(_Later(r, at, sources))
         if done is not None:
             r.advance(done)
 
     def _reasoner(self, plan: Plan, start: int) -> Reasoner:
         return Reasoner(plan, _StepSink(), warn=self.warn, stratum=self.stratum, auto_advance=False,
-                        observe=_Gate(self.sender, start, None))
+                        observe=_Gate(self.sender, start, None), retention=horizon(self.retention))
 
     def _version(self, r: Reasoner, state: dict) -> None:
         """``r`` continued from ``state`` (its log poured in): its imports rebuilt from the lower strata."""
@@ -549,12 +610,21 @@ class ReasonerStage(_ImportingStage):
         versions = [{"sources": [list(f) for f in v.sources], "start": v.start, "reasoner": v.reasoner.export_state(),
                      **({"journal": "vlog", "log": []} if v.reasoner.log is self.vlog else
                         {"log": [[t, facts_data(f)] for t, f in v.reasoner.log.items()]})} for v in self.later]
+        first = None if self.first is None else {"sources": [list(f) for f in self.first[0]], "start": self.first[1]}
         return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
                              [b.decode() for b in self.sender.outbox], list(self.upgrades),
                              None if self.program is None else [list(f) for f in self.program], versions,
-                             base_version=self.base_version)
+                             base_version=self.base_version, first=first)
 
     def import_state(self, state: ReasonerState) -> None:
+        if state.first is not None:  # the versions before it were dropped: it evaluates from its start
+            if self.plan_of is None:
+                raise StateError("the state holds program upgrades, and this service cannot make their plans")
+            sources = tuple((str(n), str(t)) for n, t in state.first["sources"])
+            self.first = (sources, int(state.first["start"]))
+            log = self.reasoner.log  # (the ``log`` journal, its entries restored already)
+            self.reasoner = self._reasoner(self.plan_of(sources), self.first[1])
+            self.reasoner.log = log
         self._import_lower(state.lower)
         self.closed = state.closed
         self.sender.outbox = [line.encode() for line in state.outbox]
@@ -579,7 +649,7 @@ class ReasonerStage(_ImportingStage):
                 dict.__setitem__(r.log, int(t), facts_from(facts))
             self._version(r, row["reasoner"])
             (self.later[-1].reasoner if self.later else self.reasoner).observe = _Gate(
-                self.sender, self.later[-1].start if self.later else None, start)
+                self.sender, self.later[-1].start if self.later else self._first_start, start)
             self.later.append(_Later(r, start, sources))
         self._reshaping()
 
@@ -592,6 +662,7 @@ class ReasonerStage(_ImportingStage):
             until = min(ends)  # type: ignore[type-var]
             for r, end in self._parts():  # each version up to its end (the points before T: the old one)
                 r.advance(until if end is None else min(until, end - 1))  # type: ignore[type-var]
+            self._drop_unreachable()
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
         return out
@@ -983,7 +1054,14 @@ class ChainStage:
         return leaving, lines + self.flush()
 
     def _upgrade(self, value: bytes) -> tuple[list[Out], list[bytes]]:
-        """The program changes from the record's time on, in this transaction."""
+        """The program changes from the record's time on, in this transaction.  With ingest
+        chained, the record is stamped here with the input retained, as ingest stamps it for
+        a partitioned chain (``IngestStage.stamped``): one rule for every LARS fleet."""
+        if self.ingest is not None:
+            try:
+                value = self.ingest.stamped(UpgradeRequest.decode(value)).encode()
+            except ValueError:
+                pass  # (``apply_upgrade`` says why it is no upgrade)
         latest = self.grounding.latest
         before = self.newest  # (taken first: the upgrade appends the new version to the same Versions)
         got = apply_upgrade(value, self.evaluator, self.upgrader, self.upgrades, latest, self.reasoner.evaluated,

@@ -560,7 +560,8 @@ def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = f
                          literal=_lit_text(lit, {}), reason=reason, candidates=missing_events(facts, rule, b, times[0], k))
             if nest > 0 and times[0][0] == times[0][2]:
                 ground = _body(facts, rule, b, times, k - 1) or [(b, [], [])]
-                entry.why_not = _nested(facts, lit, ground[0][0], times[0][0], nest - 1, path | {(fact, t)}) or None
+                entry.why_not = _nested(facts, lit, [got for got, _, _ in ground], times[0][0], nest - 1,
+                                        path | {(fact, t)}) or None
                 # (an event that derives that atom there may derive this one too: ``run`` decides)
                 entry.candidates += [ev for inner in entry.entries for ev in inner.candidates]
             rules.append(entry)
@@ -575,28 +576,62 @@ def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = f
                 time=t)
 
 
-def _nested(facts: Facts, lit: Literal, b: dict, s: Any, nest: int, path: frozenset) -> list[Node]:
+FOLLOWED = 3  # the ground atoms (of the earlier literals' groundings) a nested why-not follows
+GAPS = 2  # the stretches of a Box's range without its derived atom (the latest first) it follows
+
+
+def _nested(facts: Facts, lit: Literal, bindings: list[dict], s: Any, nest: int, path: frozenset) -> list[Node]:
     """Why the derived atom a failing positive literal reads at ``s`` does not hold at the
-    point it is read (``_read_at``: a plain atom at s, a Diamond's or a Since/Until's right
-    operand at the point its missing event would be proposed at), rule by rule — each entry's
-    missing event to derive that atom there (``Node.goal``, checked by ``run`` at any time: an
-    interval dialect's answers are exact at every time).  None where the atom is not ground,
-    holds there already (a Since's left operand failing), or is on the path (a cycle)."""
+    points it is read (``_read_points``), rule by rule, for each of ``bindings`` (the ways the
+    literals before it hold: the first ``FOLLOWED`` different atoms) — each entry's missing
+    event to derive that atom there (``Node.goal``, checked by ``run`` at any time: an interval
+    dialect's answers are exact at every time).  None for an atom not ground, one that holds
+    there already (a Since's left operand failing), or one on the path (a cycle).  Where more
+    than one atom or point is followed, or a Box's point was chosen, each entry's text starts
+    with the atom and the time it is about."""
     if isinstance(lit, Negated):
         return []
     inner: Literal = lit.operand if isinstance(lit, Unary) else lit.right if isinstance(lit, Binary) else lit
+    if not isinstance(inner, Atom) or inner.key not in facts.heads:
+        return []
+    reads: list[tuple[Fact, Any]] = []
+    atoms: list[Fact] = []
+    for b in bindings:
+        if any(isinstance(term, Var) and term.name not in b for term in inner.args):
+            continue
+        fact = (inner.pred, _ground(inner, b))
+        if fact in atoms:
+            continue
+        atoms.append(fact)
+        reads += [(fact, p) for p in _read_points(facts, lit, fact, s)
+                  if (fact, p) not in path and facts.holding(fact, p) is None]
+        if len(atoms) == FOLLOWED:
+            break
+    named = len(reads) > 1 or (isinstance(lit, Unary) and lit.op.startswith("Box"))
+    out = []
+    for fact, p in reads:
+        for entry in why_not(facts, fact, p, nest, path).entries:
+            entry.goal = (*fact, p)
+            if named:
+                entry.text = f"{atom_text(*fact)} at {time_text(p)}: {entry.text}"
+            out.append(entry)
+    return out
+
+
+def _read_points(facts: Facts, lit: Literal, fact: Fact, s: Any) -> list[Any]:
+    """The points where a literal at ``s`` reads its derived atom ``fact`` that a why-not
+    follows: where one fact would be proposed for it (``_read_at``: a plain atom at s, a
+    Diamond's latest closed end, a Since/Until's right operand at the range's point nearest
+    s); for a Box, a point in each stretch of its range where the atom does not hold, the
+    latest stretches first (``_latest``: a stretch of one point is that point), at most ``GAPS``."""
+    if isinstance(lit, Unary) and lit.op.startswith("Box"):
+        window = _window(lit, s)
+        if window[0] == -inf or window[2] == inf:
+            return []
+        held = facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])
+        return [_latest(gap, facts.ends) for gap in reversed(I.subtract([window], held))][:GAPS]
     at = _read_at(lit, s)
-    if not isinstance(inner, Atom) or inner.key not in facts.heads or at is None or at[0] != at[2]:
-        return []
-    if any(isinstance(term, Var) and term.name not in b for term in inner.args):
-        return []
-    fact, p = (inner.pred, _ground(inner, b)), at[0]
-    if (fact, p) in path or facts.holding(fact, p) is not None:
-        return []
-    entries = why_not(facts, fact, p, nest, path).entries
-    for entry in entries:
-        entry.goal = (*fact, p)
-    return entries
+    return [at[0]] if at is not None and at[0] == at[2] else []
 
 
 def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tuple) -> Node:
@@ -615,7 +650,7 @@ def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tup
     proposed = [ev for ev in _proposals(facts, lit, [b], s) if _holds_with(facts, lit, b, s, ev)]
     # a derived operand: why it does not hold where it is read, each entry's event to derive it
     # there — which, as this entry's candidate too, may end the head's holding (``run`` decides)
-    nested = _nested(facts, lit, b, s, 1, frozenset())
+    nested = _nested(facts, lit, [b], s, 1, frozenset())
     proposed += [ev for entry in nested for ev in entry.candidates]
     return Node("rule", reason, rule=_rule_text(rule), bindings=dict(b), literal=_lit_text(lit, {}), reason=reason,
                 candidates=proposed, goal=head, blocks=True, why_not=nested or None)

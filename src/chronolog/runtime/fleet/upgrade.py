@@ -21,7 +21,7 @@ from chronolog.core.strata import plan_lines as plan_strata
 from chronolog.dialects.registry import lookup
 from chronolog.runtime.fleet import kafka_clients
 from chronolog.runtime.fleet.topic_reader import from_the_start
-from chronolog.versions import UpgradeRequest, version_id
+from chronolog.versions import UNBOUNDED, UpgradeRequest, retention_back, version_id
 
 KEPT_WHOLE = ("unchanged: keeps its state (the same rules and inputs: not evaluated again, "
               "its answers not restated)")
@@ -35,8 +35,10 @@ def new_request(sources: tuple[tuple[str, str], ...], dialect: str, at: str | No
 
 def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: Any,
                new_sources: tuple[tuple[str, str], ...], at: str | None, retention: Any,
-               chained: bool = True) -> list[str]:
-    """What the upgrade will do, as ``chronolog upgrade`` prints it first."""
+               chained: bool = True, stamped: bool = False, input_partitions: int = 1) -> list[str]:
+    """What the upgrade will do, as ``chronolog upgrade`` prints it first.  ``stamped``: the
+    fleet's ingest stamps the input retained on the request (a LARS fleet), and its services
+    decide on that alike (``retained_lines``); else each service checks its own input."""
     row = lookup(new.dialect)
     before = "unknown (the fleet file names no program)" if old_sources is None else version_id(old_sources)
     after = version_id(new_sources)
@@ -66,6 +68,8 @@ def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: A
                      "is taken back")
     if retention is None or retention == float("inf"):
         lines.append("  retention: inf (the whole input is kept: it covers the span)")
+    elif stamped:
+        lines.append(retained_line(int(retention), retention_back(reach), at is None and input_partitions == 1))
     elif reach is None:
         lines.append(f"  retention: {retention} (the new program needs all earlier input: refused if the "
                      "service has forgotten any)")
@@ -74,6 +78,29 @@ def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: A
                      "the service checks and refuses otherwise)")
     lines.append(f"  T: {at}" if at is not None else "  T: the first time the service has not evaluated yet")
     return lines
+
+
+def retained_line(retention: int, back: Any, default_at: bool) -> str:
+    """The plan's retention line for a fleet whose ingest stamps the input retained on the
+    request (``IngestStage.stamped``): every service holds the input from ingest's latest
+    time M - retention - 1 on (all of it while that is at or before the first time), and every
+    service refuses alike where the new program needs earlier input (``versions.retention_refusal``).
+    ``default_at``: T is ingest's, M + 1 (one input partition), so a reach within
+    retention + 2 is covered whenever the request arrives."""
+    held = f"the fleet holds the input from the latest time its ingest has read - {retention + 1} on"
+    if back is UNBOUNDED:
+        return (f"  retention: {retention} ({held}; the new program reads all earlier input (a window without bound, "
+                "an @-head dating anywhere back, or a tuple window, which counts facts): taken only while the fleet "
+                f"has forgotten none, its latest time at most {retention + 1} after its first, else every service "
+                "refuses it)")
+    if default_at and back <= retention + 2:
+        return (f"  retention: {retention} ({held}, and T is the time after it: it covers [T - {back}, now])")
+    if default_at:
+        return (f"  retention: {retention} ({held}, and T is the time after it: [T - {back}, now] reaches "
+                f"{back - retention - 2} further back, so every service refuses it unless the fleet has forgotten "
+                "no input yet)")
+    return (f"  retention: {retention} ({held}, when the request reaches ingest: every service refuses it, alike, if "
+            f"T - {back} lies before that)")
 
 
 def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any]) -> None:
