@@ -217,7 +217,7 @@ class IngestStage:
             request = None  # the services say why it is no upgrade
         if request is not None and request.at is None and self.now is not None:
             value = replace(request, at=str(self.now + 1)).encode()
-        return [Out("ingested", p, value) for p in range(self.partitions)]
+        return [Out("ingested", p, value, prompt=True) for p in range(self.partitions)]
 
     def _idle(self, outs: list[Out], consumed: bool, now: float | None) -> list[Out]:
         """``outs``, or the idle records once input has been quiet for ``idle_flush``."""

@@ -35,6 +35,9 @@ class Out:
     # facts of the still open time point cannot (nothing closes before the next
     # time marker), so the service may hold them for the marker's transaction
     urgent: bool = True
+    # whether to commit it at once, whatever the pace of the service's commits (an upgrade
+    # request: rare, and what ``chronolog upgrade`` waits for; runtime/fleet/batching.py)
+    prompt: bool = False
 
     @property
     def value(self) -> bytes:

@@ -512,7 +512,11 @@ class ReasonerStage(_ImportingStage):
             assert done is not None
             state.update(evaluated=max(min(done, at - 1), newest.t1 - 1), dirty_from=None, old_t1=None,
                          old_entries=[], old_imports=[])
-        self._version(r, state)
+        if reshaped(newest.plan, plan):
+            self._version(r, state)
+        else:  # the newest's imports are the lower strata's content in this plan's shape too: copied
+            dict.update(r.imports, newest.imports)
+            r.import_state(state)
         if newest.log is self.vlog:  # it stops growing at T: its log goes to the snapshot
             newest.log = Journal(newest.log)
         for key in [k for k in self.vlog if k not in r.log]:

@@ -205,6 +205,10 @@ class Service:
                     pending += stamps
                     if sender is not None:
                         sender.send(outs)
+                        if _DEBUG and (got or completed is not None):
+                            log.info("%d records in, %d out: process %.1f ms%s", len(chunk), len(outs),
+                                     (time.perf_counter() - t0) * 1000,
+                                     "" if completed is None else f", epoch {completed} completed")
                         if completed is not None:  # the epoch's records are usable downstream now
                             sender.send(self._barriers(completed))
                             self.metrics.released(pending, consumed_at)
