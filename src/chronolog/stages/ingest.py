@@ -183,7 +183,8 @@ class IngestStage:
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
         done: list[Out] = []  # batched already: what came before an upgrade record
         latest, keyed = self.latest_by_input, self.partition_key

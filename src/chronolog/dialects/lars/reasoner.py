@@ -293,6 +293,12 @@ class Reasoner:
         content = shaped(imported.content, t, self.plan)
         return imported if content is imported.content else Imported(imported.consistent, content)
 
+    @property
+    def pending(self) -> bool:
+        """Whether corrections wait for the next ``advance`` (delayed events, retractions, or
+        imports of evaluated time points changed)."""
+        return self._dirty_from is not None
+
     def advance(self, until: int) -> None:
         """Apply pending corrections, then evaluate every time point up to ``until``."""
         if self.t1 is None:
