@@ -79,6 +79,7 @@ def test_bench_upgrade_prints_a_consistent_row_per_dialect_and_change():
     assert got.returncode == 0, got.stderr[-2000:]
     rows = [[c.strip() for c in m.group(1).split("│")] for m in re.finditer(r"^│(.*)│$", got.stdout, re.M)]
     assert [(r[0], r[1]) for r in rows] == [(CASES[n].title, f"{c} stratum") for n in DEFAULT for c in CHANGES]
+    assert "lars-strata" in DEFAULT  # (a LARS change of only the top stratum needs two strata)
     for row in rows:
         retained, corrected = int(row[2].replace(",", "")), int(row[3].replace(",", ""))
         per_tp = len(next(c for c in CASES.values() if c.title == row[0]).events(0))

@@ -55,7 +55,7 @@ from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.fleet.config import ServiceConfig
 from chronolog.runtime.fleet.supervisor import Fleet
 from chronolog.runtime.fleet.topic_reader import from_the_start
-from chronolog.runtime.fleet.upgrade import await_outcome, new_request, send_request
+from chronolog.runtime.fleet.upgrade import RequestSender, await_outcome, new_request
 from chronolog.versions import UpgradeRequest
 
 KEYS = 10  # the keys (DatalogMTL constants, RTEC doors) the workloads cycle through
@@ -74,6 +74,7 @@ class Case:
     bottom: str
     events: Callable[[int], list[dict[str, Any]]]
     shift: int = 0
+    changes: tuple[str, str] = ("top stratum", "bottom stratum")  # what the two changes change, as the table says
 
 
 MTL_OLD = """\
@@ -127,7 +128,9 @@ def _lars_events(t: int) -> list[dict[str, Any]]:
 
 # LARS's strata are those of negation: LARS_OLD's q and s are one stratum (one reasoner service),
 # so its "top" change re-evaluates that whole stratum from T on; here s, negating b, is a stratum
-# of its own (a second reasoner service), and its change re-evaluates only it
+# of its own (a second reasoner service), and its change re-evaluates only it.  This is the LARS
+# row by default: a change of "only the top stratum" (issue 37's target) needs a program with two
+# strata at least, and LARS_OLD has one
 LARS_STRATA_OLD = """\
 % bench upgrade: two strata; tick, q and b the lower one, s (negating b) the top one
 tick(T) :- clock(T) [0].
@@ -143,13 +146,14 @@ CASES: dict[str, Case] = {
     "rtec": Case("RTEC", "prolog", RTEC_OLD,
                  RTEC_OLD.replace("intersect_all([A,B], I)", "union_all([A,B], I)"),
                  RTEC_OLD.replace("happensAt(arm(D), T)", "happensAt(opened(D), T)"), _rtec_events, shift=1),
-    "lars": Case("LARS", "lars", LARS_OLD, LARS_OLD.replace("r(X) [0].", "r(X) [1]."),
-                 LARS_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events),
+    "lars": Case("LARS, one stratum", "lars", LARS_OLD, LARS_OLD.replace("r(X) [0].", "r(X) [1]."),
+                 LARS_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events,
+                 changes=("s's rule (its only stratum)", "q's rule (its only stratum)")),
     "lars-strata": Case("LARS, two strata", "lars", LARS_STRATA_OLD,
                         LARS_STRATA_OLD.replace("not b(X).", "not b(X), X != k0."),
                         LARS_STRATA_OLD.replace("p(X) [2].", "p(X) [4]."), _lars_events),
 }
-DEFAULT = ("mtl", "rtec", "lars")  # (lars-strata: a LARS program whose top is a stratum of its own)
+DEFAULT = ("mtl", "rtec", "lars-strata")  # (lars: a LARS program of one stratum, s's and q's rules changed)
 CHANGES = ("top", "bottom")
 
 
@@ -309,10 +313,12 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
     send_at = len(lines) // 3
     got: dict[str, Any] = {}
 
+    sender = RequestSender(fleet.bootstrap, fleet.prefix, {})  # as chronolog upgrade does, before its plan
+
     def upgrade() -> None:  # as chronolog upgrade does, after printing its plan
         got["sent"] = time.monotonic()
         try:
-            send_request(fleet.bootstrap, fleet.prefix, request, {})
+            sender.send(request)
             got["delivered"] = time.monotonic()
             got["outcome"] = await_outcome(fleet.bootstrap, fleet.prefix, request, {}, 60)
         except ChronologError as exc:  # (a fleet whose services do not take upgrades: none answers)
@@ -416,7 +422,7 @@ def main(args: Any) -> int:
         steady99 = _median([_pct(x.steady, 0.99) for x in runs])
         during99 = _median([_pct(x.during, 0.99) for x in runs])
         target = steady99 + interval
-        table.add_row(CASES[name].title, f"{change} stratum", f"{runs[0].retained:,}", f"{runs[0].corrected:,}",
+        table.add_row(CASES[name].title, CASES[name].changes[CHANGES.index(change)], f"{runs[0].retained:,}", f"{runs[0].corrected:,}",
                       f"{up:.2f} s", f"{cold:.2f} s", f"{_median([x.upgrade / x.cold for x in runs]):.2f}",
                       _ms(_median([_pct(x.steady, 0.5) for x in runs])), _ms(steady99),
                       _ms(_median([_pct(x.during, 0.5) for x in runs])), _ms(during99),

@@ -119,10 +119,10 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
     from chronolog.runtime.fleet.upgrade import (  # noqa: PLC0415
+        RequestSender,
         await_outcome,
         new_request,
         plan_lines,
-        send_request,
     )
 
     state_dir = Path(args.state_dir)
@@ -145,6 +145,8 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         raise ChronologError("error: a fleet in RTEC's windowed mode (--window) cannot change its program while running")
     if args.at is not None:
         parse_time(args.at, not row.rational, "--at")
+    conf = kafka_config(args.kafka_config)
+    sender = None if args.dry_run else RequestSender(bootstrap, prefix, conf)  # connects while the plan is made
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
     stamped = row.strata is not None  # a LARS fleet: its ingest stamps the input retained on the request
@@ -153,11 +155,10 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         print(line, flush=True)
     for line in _layout_lines(row, old, new, info, prefix) if info else ():
         print(line, flush=True)
-    if args.dry_run:
+    if sender is None:
         return 0
-    conf = kafka_config(args.kafka_config)
     request = new_request(sources, new.dialect, args.at)
-    send_request(bootstrap, prefix, request, conf)
+    sender.send(request)
     print(f"requested upgrade {request.id} on {bootstrap}; waiting for the service", file=sys.stderr, flush=True)
     outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout, services)
     if "refused" in outcome:

@@ -71,7 +71,8 @@ class EvaluatorStage:
         self.last_input = 0.0
         self.dead_letters = 0
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
         now = time.monotonic() if now is None else now
         leaving: list[Out] = []
         lines: list[bytes] = []

@@ -183,7 +183,8 @@ class IngestStage:
     def _broadcast(self, t: int) -> list[Out]:
         return [Out("ingested", p, {"t": t}) for p in range(self.partitions)]
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
         done: list[Out] = []  # batched already: what came before an upgrade record
         latest, keyed = self.latest_by_input, self.partition_key
@@ -220,7 +221,7 @@ class IngestStage:
             if request.at is None and self.now is not None:
                 request = replace(request, at=str(self.now + 1))
             value = self.stamped(request).encode()
-        return [Out("ingested", p, value) for p in range(self.partitions)]
+        return [Out("ingested", p, value, prompt=True) for p in range(self.partitions)]
 
     def stamped(self, request: UpgradeRequest) -> UpgradeRequest:
         """``request`` with ``retained`` set under a finite retention: the time from which

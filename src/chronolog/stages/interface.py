@@ -35,6 +35,9 @@ class Out:
     # facts of the still open time point cannot (nothing closes before the next
     # time marker), so the service may hold them for the marker's transaction
     urgent: bool = True
+    # whether to commit it at once, whatever the pace of the service's commits (an upgrade
+    # request: rare, and what ``chronolog upgrade`` waits for; runtime/fleet/batching.py)
+    prompt: bool = False
 
     @property
     def value(self) -> bytes:
@@ -59,7 +62,12 @@ class Stage(Protocol):
     ``process`` takes a consumed batch (possibly empty: the loop also calls
     it when input is idle, for idle flushes) and returns the records to
     produce and the answer lines (kept apart: the bulk of the output, sent
-    as they are).  ``progress`` gives cumulative counters and the latest
+    as they are).  ``more`` (relays only, runtime/fleet/relay.py): the batch
+    belongs to an epoch whose barrier has not come yet, so what the stage
+    makes of it is not usable downstream before a later batch (its readers
+    hold a relay's records until the epoch's barrier): it may leave work
+    for the batch that ends the epoch (``ReasonerStage``: corrections, so
+    that a burst of them costs one replay).  ``progress`` gives cumulative counters and the latest
     completed time point, for the metrics.  The state is explicit data:
     ``export_state``/``import_state`` (the Struct ``state.schema`` registers
     under ``kind``, the stage's stable name in stored state) plus the
@@ -67,7 +75,8 @@ class Stage(Protocol):
 
     kind: ClassVar[str]
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]: ...
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]: ...
 
     def progress(self) -> dict[str, int | None]: ...
 

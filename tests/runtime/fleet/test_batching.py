@@ -39,6 +39,25 @@ def test_urgent_records_wait_for_the_gap_since_the_last_start() -> None:
     assert b.due(1.020)
 
 
+def test_an_upgrade_request_commits_at_once_whatever_the_gap() -> None:
+    """Ingest marks the batch carrying an upgrade request ``prompt``: ``chronolog upgrade``
+    waits for it, and it is rare, so it does not wait for the pace of ingest's commits."""
+    stage = IngestStage(None, 1)
+    request = b'{"upgrade":{"id":"r1","version":"v","dialect":"lars","at":"5","sources":[["a.lars","x."]]}}'
+    outs, _ = stage.process([("facts", "chronolog.facts", 0, 0, request)])
+    assert [o.prompt for o in outs] == [True]
+    b = Batching(gap=0.03)
+    b.take(now=1.0)
+    b.committed(now=1.0)
+    b.add([out()], [], True, now=1.005)
+    assert not b.due(1.005)  # (an ordinary record waits for the gap)
+    b.add(outs, [], True, now=1.006)
+    assert b.due(1.006) and b.wait(0.1, 1.006) == 0.0
+    b.take(now=1.006)
+    b.add([out()], [], True, now=1.007)
+    assert not b.due(1.007)  # the next one waits again
+
+
 def test_slow_commits_stretch_the_gap_to_pace_times_their_mean() -> None:
     b = Batching(gap=0.03, pace=3.0)
     for start in (1.0, 1.1, 1.2):  # three commits of 20 ms each: mean 20 ms, gap 60 ms

@@ -56,7 +56,9 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
                 restarts: int = 0, old: str = OLD, stages: dict | None = None,
                 retention: int | None = None) -> tuple[list[dict], list[dict]]:
     """The fleet of ``old`` (ingest, grounding, a reasoner per stratum, output) fed ``first``,
-    the upgrade record, ``second`` and then idle; the answers and the control records."""
+    the upgrade record, ``second`` and then idle; the answers and the control records.  A
+    reasoner's batch is at random one of an epoch that goes on (``more``: its corrections may
+    wait), the rest of which follows before it is restarted and before the end."""
     layout = _layout(old)
     strata = len(layout.strata)
     versions: list = []  # the program versions applied, as the supervisor learns them (their files)
@@ -134,13 +136,21 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
                 at[(name, topic)] = pos + len(take)
                 batch += [(topic if topic != "ingested" else "ingested", topic, 0, pos + i, v) for i, v in enumerate(take)]
             if batch:
-                emit(name, *stages[name].process(batch, now=0.0))
+                more = name.startswith("reasoner") and rng.randrange(2) == 0
+                emit(name, *stages[name].process(batch, now=0.0, more=more))
                 moved = True
+                if more and (restarts and rng.randrange(restarts) == 0 or rng.randrange(3) == 0):
+                    emit(name, *stages[name].process([], now=0.0))  # the batch ending the epoch
+                    more = False
                 if restarts and rng.randrange(restarts) == 0:  # a restart from its stored state
                     role, _, k = name.partition(".")
                     stages[name] = roundtrip(stages[name], fresh(role, int(k) if k else None))
         if not moved and noticed:
             continue
+        for name in sorted(stages):  # the epochs end
+            if name.startswith("reasoner") and stages[name].waiting:
+                emit(name, *stages[name].process([], now=0.0))
+                moved = True
         if not moved:
             outs, lines = stages["ingest"].process([], now=1e9)  # input went quiet: the latest point closes
             if not outs:

@@ -293,6 +293,12 @@ class Reasoner:
         content = shaped(imported.content, t, self.plan)
         return imported if content is imported.content else Imported(imported.consistent, content)
 
+    @property
+    def pending(self) -> bool:
+        """Whether corrections wait for the next ``advance`` (delayed events, retractions, or
+        imports of evaluated time points changed)."""
+        return self._dirty_from is not None
+
     def advance(self, until: int) -> None:
         """Apply pending corrections, then evaluate every time point up to ``until``."""
         if self.t1 is None:
@@ -448,16 +454,17 @@ class Reasoner:
     ) -> tuple[set, set, Engine]:
         """Both replays at once: the logs agree before ``dirty``, so the warm-up and
         the evaluations before it run once and the engine is cloned there (``old_log``
-        None: the new one only, the old answers left empty)."""
+        None: the new one only, for its observed evaluations: no answers are gathered)."""
         assert self.t1 is not None
         engine = self._replay_engine(self.t1)
-        shared: set[tuple[PredKey, tuple, int]] = set()
         begin = self.warm_up_start(new_log, self.t1, max(start, self.t1))
-        self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared, counted=self.counted)
         if old_log is None:
-            self._run(engine, new_log, max(begin, dirty), end, start, shared, self.observe, self.counted)
+            self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, None)
+            self._run(engine, new_log, max(begin, dirty), end, start, None, self.observe)
             self._inherit(engine, max(begin, start))
-            return set(), shared, engine
+            return set(), set(), engine
+        shared: set[tuple[PredKey, tuple, int]] = set()
+        self._run(engine, new_log, begin, min(dirty, end + 1) - 1, start, shared, counted=self.counted)
         import pickle  # noqa: PLC0415 (start-up: only replays clone engines)
 
         with plan_by_reference(self.plan, "replay"):
@@ -470,12 +477,20 @@ class Reasoner:
 
     @staticmethod
     def _run(
-        engine: Engine, log: Callable[[int], Entry], first: int, last: int, start: int, union: set,
+        engine: Engine, log: Callable[[int], Entry], first: int, last: int, start: int, union: set | None,
         observe: Callable[[int, Engine, StepResult], None] | None = None,
         counted: tuple[int | None, int | None] = (None, None),
     ) -> None:
         """Evaluate ``[first, last]``; into ``union`` the atoms at times >= ``start`` that the
-        evaluations from ``start`` on derive (only those ``counted``: see ``Reasoner.counted``)."""
+        evaluations from ``start`` on derive (only those ``counted``: see ``Reasoner.counted``;
+        ``union`` None: none gathered)."""
+        if union is None:
+            for t in range(first, last + 1):
+                facts, imported = log(t)
+                result = engine.step(t, facts, imported)
+                if observe is not None:
+                    observe(t, engine, result)
+            return
         lo, hi = counted
         since = start if lo is None else max(start, lo)
         for t in range(first, last + 1):

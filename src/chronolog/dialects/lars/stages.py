@@ -144,7 +144,8 @@ class GroundingStage:
             return []
         return self._close(self.latest)
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
         outs: list[Out] = []
         for *_, value in records:
             if value is not None and value.startswith(UPGRADE_KEY):  # for the reasoners, in order with the facts
@@ -388,6 +389,7 @@ class ReasonerStage(_ImportingStage):
         # the oldest version's files and start, once the one before it was dropped (``_drop_unreachable``)
         self.first: tuple[Sources, int] | None = None
         self.vlog: Journal = Journal()  # the newest later version's log (``_add_version``)
+        self.waiting = False  # work left for the batch that ends the epoch (``process``)
 
     def journals(self) -> dict[str, Journal]:
         return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok,  # type: ignore[dict-item]
@@ -467,8 +469,13 @@ class ReasonerStage(_ImportingStage):
             if end is None or t < end:
                 r.set_imported(t, imported)
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
-        if not records:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
+        """With ``more`` (the epoch goes on: ``Stage.process``), pending corrections wait for the
+        batch that ends it, so that a burst of them over several batches costs one replay: among
+        them an upgrade's, whose changed strata below send the corrections of [T, now] that a
+        version of this stratum evaluating [T, now] at once would evaluate again."""
+        if not records and not self.waiting:
             return [], []
         outs: list[Out] = []
         start = 0
@@ -479,6 +486,9 @@ class ReasonerStage(_ImportingStage):
                 outs += self._upgrade(value)
                 start = i + 1
         self._take(records[start:])
+        if more and (self.waiting or any(r.pending for r, _ in self._parts())):
+            self.waiting = True
+            return outs, []
         return outs + [Out("stratum", 0, v) for v in self.flush()], []
 
     def _upgrade(self, value: bytes) -> list[Out]:
@@ -516,9 +526,10 @@ class ReasonerStage(_ImportingStage):
                                  f"while running: {why}")
         newest = self._parts()[-1][0]
         if at is None:
-            if newest.evaluated is None:
+            evaluated = self._evaluated()
+            if evaluated is None:
                 raise ChronologError("error: this service has read no input yet: give the upgrade a time (--at)")
-            at = newest.evaluated + 1
+            at = evaluated + 1
         if self.upgrades and at <= int(self.upgrades[-1]["at"]):
             raise ChronologError(f"error: the upgrade time {at} is not after the latest upgrade's "
                                  f"({self.upgrades[-1]['at']})")
@@ -530,9 +541,11 @@ class ReasonerStage(_ImportingStage):
         unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
         if unread is not None:
             raise ChronologError(f"error: {unread}")
+        below = any(changed_at(self.plan, new, j) for j in range(self.stratum))  # sending corrections from T on
         self.plan, self.program = new, request.sources
         if changed:
-            self._add_version(new, request.sources, at, newest)
+            self._add_version(new, request.sources, at, newest, evaluate=not below)
+            self.waiting = self.waiting or below
         self._reshaping()
         return at
 
@@ -560,10 +573,11 @@ class ReasonerStage(_ImportingStage):
         for r in reasoners:
             r.reshape = on
 
-    def _add_version(self, plan: Plan, sources: Sources, at: int, newest: Reasoner) -> None:
+    def _add_version(self, plan: Plan, sources: Sources, at: int, newest: Reasoner, evaluate: bool = True) -> None:
         """A reasoner of ``plan`` from ``at`` on: the newest one's log and imports, evaluated up
         to ``at - 1`` unobserved (its warm-up), then up to where the newest one had evaluated,
-        its records the corrections of the points from ``at`` on."""
+        its records the corrections of the points from ``at`` on; not ``evaluate``: that is left
+        to the next ``flush`` (strata below change too: their corrections come first)."""
         done = newest.evaluated
         r = self._reasoner(plan, at)
         for t, facts in newest.log.items():
@@ -573,7 +587,11 @@ class ReasonerStage(_ImportingStage):
             assert done is not None
             state.update(evaluated=max(min(done, at - 1), newest.t1 - 1), dirty_from=None, old_t1=None,
                          old_entries=[], old_imports=[])
-        self._version(r, state)
+        if reshaped(newest.plan, plan):
+            self._version(r, state)
+        else:  # the newest's imports are the lower strata's content in this plan's shape too: copied
+            dict.update(r.imports, newest.imports)
+            r.import_state(state)
         if newest.log is self.vlog:  # it stops growing at T: its log goes to the snapshot
             newest.log = Journal(newest.log)
         for key in [k for k in self.vlog if k not in r.log]:
@@ -583,8 +601,13 @@ class ReasonerStage(_ImportingStage):
         r.log = self.vlog  # the newest version's log grows with the stream: journaled
         newest.observe = _Gate(self.sender, self.later[-1].start if self.later else self._first_start, at)
         self.later.append(_Later(r, at, sources))
-        if done is not None:
+        if done is not None and evaluate:
             r.advance(done)
+
+    def _evaluated(self) -> int | None:
+        """The last time point evaluated (a version added by an upgrade may not have evaluated its
+        part yet: ``_add_version``)."""
+        return max((r.evaluated for r, _ in self._parts() if r.evaluated is not None), default=None)
 
     def _reasoner(self, plan: Plan, start: int) -> Reasoner:
         return Reasoner(plan, _StepSink(), warn=self.warn, stratum=self.stratum, auto_advance=False,
@@ -597,7 +620,7 @@ class ReasonerStage(_ImportingStage):
 
     def progress(self) -> dict[str, Any]:
         newest = self._parts()[-1][0]
-        got: dict[str, Any] = {"delayed_events": newest.delayed, "time_point": newest.evaluated,
+        got: dict[str, Any] = {"delayed_events": newest.delayed, "time_point": self._evaluated(),
                                "upgrades": len(self.upgrades)}
         if self.upgrades:
             got["program_version"] = self.upgrades[-1]["version"]
@@ -617,6 +640,7 @@ class ReasonerStage(_ImportingStage):
                              base_version=self.base_version, first=first)
 
     def import_state(self, state: ReasonerState) -> None:
+        self.waiting = True  # (a state stored mid-epoch may hold work left for its end: the next batch does it)
         if state.first is not None:  # the versions before it were dropped: it evaluates from its start
             if self.plan_of is None:
                 raise StateError("the state holds program upgrades, and this service cannot make their plans")
@@ -655,6 +679,7 @@ class ReasonerStage(_ImportingStage):
 
     def flush(self) -> list[bytes]:
         """Evaluate what all inputs have reached: the records of the points whose content changed."""
+        self.waiting = False
         ends = [self.closed] + [s.upto for s in self.lower.values()]
         if not self.later:
             self._advance(ends)
@@ -948,7 +973,8 @@ class OutputStage(_Answering, _ImportingStage):
         self._advance([s.upto for s in self.lower.values()])
         return self._lines()
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
         return [], (self.flush() if self._take(records) else [])
 
     def progress(self) -> dict[str, int | None]:
@@ -1039,7 +1065,8 @@ class ChainStage:
     def idle(self, now: float | None = None) -> None:
         self._ground(self.grounding.idle(now))
 
-    def process(self, records: list[Record], now: float | None = None) -> tuple[list[Out], list[bytes]]:
+    def process(self, records: list[Record], now: float | None = None,
+                more: bool = False) -> tuple[list[Out], list[bytes]]:
         leaving: list[Out] = []
         lines: list[bytes] = []
         for _, topic, partition, offset, value in records:

@@ -25,6 +25,9 @@ objects per partition that it lists on every fetch: docs/benchmarks.md#fleet):
 * ``interval``: a batch that only moved state (no output) is committed with
   a later one, at the latest after ``interval``.
 
+A record marked ``prompt`` (an upgrade request) is committed at once, whatever
+the gap: upgrades are rare, and ``chronolog upgrade`` waits for them.
+
 Whatever waits, the consumed offsets, the state and the outputs still
 commit together, so exactly-once is the same as with one transaction per
 batch: a batch's outputs are never visible before its state and offsets are
@@ -45,6 +48,7 @@ class Batching:
     held: list = field(default_factory=list)  # records (stages.Out) for the next transaction
     lines: list[bytes] = field(default_factory=list)  # answer lines for it
     urgent: bool = False  # something held lets a downstream service make progress
+    prompt: bool = False  # something held is to be committed at once (Out.prompt)
     held_since: float = 0.0  # when the oldest held record that is not urgent was made
     consumed: bool = False  # records consumed since the last commit
     began: float = 0.0  # start of the last transaction
@@ -60,6 +64,8 @@ class Batching:
             return
         self.held += outs
         self.lines += lines
+        if any(o.prompt for o in outs):
+            self.prompt = self.urgent = True
         if self.urgent:
             return
         if lines or any(o.urgent for o in outs):
@@ -71,12 +77,14 @@ class Batching:
         """Whether to commit now."""
         if stopping:
             return self.consumed or bool(self.held) or bool(self.lines)
-        return ((self.urgent and now - self.began >= self.least_gap())
+        return (self.prompt or (self.urgent and now - self.began >= self.least_gap())
                 or (bool(self.held_since) and now - self.held_since >= self.hold)
                 or (self.consumed and now - self.last_commit >= self.interval))
 
     def wait(self, poll: float, now: float) -> float:
         """How long the next poll may block: less when only the gap keeps an urgent commit."""
+        if self.prompt:
+            return 0.0
         if self.urgent:
             return max(0.0, min(poll, self.began + self.least_gap() - now))
         return poll
@@ -85,7 +93,7 @@ class Batching:
         """The records and lines of the transaction starting now; nothing is held after."""
         outs, lines = self.held, self.lines
         self.held, self.lines = [], []
-        self.urgent, self.held_since, self.consumed = False, 0.0, False
+        self.urgent, self.prompt, self.held_since, self.consumed = False, False, 0.0, False
         self.began = now
         return outs, lines
 

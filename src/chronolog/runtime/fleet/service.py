@@ -198,13 +198,18 @@ class Service:
                     self.consumer, cfg.batch, batching.wait(cfg.poll, time.monotonic()))
                 for chunk, completed in cut(msgs, self.alignment, self.gated):  # split where an epoch completes
                     t0 = time.perf_counter()
-                    outs, lines, stamps, got = self._process(chunk)
+                    # a relay's records of an epoch not completed yet wait at its readers' gates
+                    outs, lines, stamps, got = self._process(chunk, self.relay and completed is None)
                     if got:
                         self.metrics.fetched(stamps, time.perf_counter() - t0)
                         consumed_at = consumed_at or time.time()
                     pending += stamps
                     if sender is not None:
                         sender.send(outs)
+                        if _DEBUG and (got or completed is not None):
+                            log.info("%d records in, %d out: process %.1f ms%s", len(chunk), len(outs),
+                                     (time.perf_counter() - t0) * 1000,
+                                     "" if completed is None else f", epoch {completed} completed")
                         if completed is not None:  # the epoch's records are usable downstream now
                             sender.send(self._barriers(completed))
                             self.metrics.released(pending, consumed_at)
@@ -267,10 +272,10 @@ class Service:
             return []
         return [Out(self._feeds(), 0, barrier_record(completed))]
 
-    def _process(self, msgs: list) -> tuple[list, list[bytes], list[float], bool]:
+    def _process(self, msgs: list, more: bool = False) -> tuple[list, list[bytes], list[float], bool]:
         """Feed a batch to the stage: the records to produce, the answer lines
         (kept apart: the bulk of the output), record timestamps, whether any
-        record was consumed."""
+        record was consumed.  ``more``: the batch's epoch has not completed (``Stage.process``)."""
         records = []
         roles = self.roles
         aligned = self.alignment is not None
@@ -288,7 +293,7 @@ class Service:
             if aligned and value is not None and value.startswith(BARRIER_KEY):
                 continue  # a barrier passed (epochs.cut): its position only
             records.append((roles[topic], topic, partition, offset, value))
-        outs, lines = self.stage.process(records)
+        outs, lines = self.stage.process(records, more=more)
         self.metrics.progressed(self.stage.progress(), self._counted)
         self.metrics.answers.inc(len(lines))
         self.metrics.events_in.inc(len(records))

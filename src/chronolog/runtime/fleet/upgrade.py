@@ -103,23 +103,33 @@ def retained_line(retention: int, back: Any, default_at: bool) -> str:
             f"T - {back} lies before that)")
 
 
-def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any]) -> None:
-    """The request on every partition of the input topic.  Not an idempotent producer: a
+class RequestSender:
+    """Sends a request to every partition of the input topic.  Not an idempotent producer: a
     request sent twice is applied once (by its id), and the bundled broker takes about a
     second to give an idempotent producer its id (measured by ``chronolog bench upgrade``:
     0.5-1 s of a 0.6-1.3 s upgrade).  One client, which asks for the topics and sends: each
-    new client connects first (an admin client beside it cost 1-11 ms more)."""
-    topic = TopicNames(prefix).facts
-    conf = {"bootstrap.servers": bootstrap, **conf}
-    producer = kafka_clients.producer({**conf, "linger.ms": 0})  # (one client: its metadata, then the request)
-    meta = kafka_clients.topic_metadata(producer, topic, timeout=15)
-    if meta is None:
-        raise ChronologError(f"error: topic {topic} does not exist on {bootstrap} (no fleet runs there)")
-    value = request.encode()
-    for p in meta.partitions:
-        producer.produce(topic, value, partition=p)
-    if producer.flush(30):
-        raise ChronologError(f"error: the upgrade request was not delivered to {topic} on {bootstrap}")
+    new client connects first (an admin client beside it cost 1-11 ms more).  Made before
+    the plan is worked out and printed, it connects meanwhile (in the background, about
+    20 ms on the bundled broker) instead of after it."""
+
+    def __init__(self, bootstrap: str, prefix: str, conf: dict[str, Any]) -> None:
+        self.bootstrap, self.topic = bootstrap, TopicNames(prefix).facts
+        self.producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **conf, "linger.ms": 0})
+
+    def send(self, request: UpgradeRequest) -> None:
+        meta = kafka_clients.topic_metadata(self.producer, self.topic, timeout=15)
+        if meta is None:
+            raise ChronologError(f"error: topic {self.topic} does not exist on {self.bootstrap} (no fleet runs there)")
+        value = request.encode()
+        for p in meta.partitions:
+            self.producer.produce(self.topic, value, partition=p)
+        if self.producer.flush(30):
+            raise ChronologError(f"error: the upgrade request was not delivered to {self.topic} on {self.bootstrap}")
+
+
+def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any]) -> None:
+    """The request on every partition of the input topic (``RequestSender``)."""
+    RequestSender(bootstrap, prefix, conf).send(request)
 
 
 def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
