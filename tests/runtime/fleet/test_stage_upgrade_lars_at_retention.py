@@ -19,11 +19,13 @@ from pathlib import Path
 
 import orjson
 from dialect_programs import LARS_AT_RULES
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
+from test_stage_upgrade_lars_strata import _request, per_stratum
 
 from chronolog.cli.main import main
+from chronolog.dialects.lars.changes import per_stratum_refusal
 from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.lars.plan import plan_back
 from chronolog.dialects.registry import RunOptions, lookup
@@ -140,4 +142,38 @@ def test_restatements_of_at_heads_under_a_retention_mean_run_upgrade(tmp_path_fa
     events = [*head, *second, {"t": 72}]
     want = _run_upgrade(tmp_path_factory.mktemp("run"), old_text, new_text if "at" in said else old_text, events, at,
                         retention, span)
+    assert meaning(got, span, running=True) == want
+
+
+# a fleet of one service per stratum (``up`` without ``--chain``): each changed stratum's new
+# reasoner takes over from T on and sends the points whose content differs
+STRATA_POOL = [*OLD_RULES, "u(X) :- w(X) at U [2], not r(X).", "q(X) :- p(X) [2]."]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(old=st.lists(st.sampled_from(STRATA_POOL), min_size=1, max_size=3, unique=True),
+       new=st.lists(st.sampled_from(STRATA_POOL), min_size=1, max_size=3, unique=True),
+       first=st.lists(EVENT, min_size=3, max_size=14), second=st.lists(EVENT, max_size=8),
+       latest=st.sampled_from([64, 64, 65, 67]), shift=st.one_of(st.integers(0, 2), st.integers(-3, 8)),
+       retention=st.integers(1, 6), seed=st.integers(0, 3))
+def test_per_stratum_restatements_of_at_heads_under_a_retention_mean_run_upgrade(
+        tmp_path_factory, old, new, first, second, latest, shift, retention, seed):
+    """The same for a fleet of one service per stratum (restarts from stored state, a seeded
+    consumption order): taken, or refused by every reasoner alike; a program pair the fleet
+    cannot take stratum by stratum is left out (``per_stratum_refusal``)."""
+    old_text = "\n".join(["w(X) at U :- p(X) at U [3], c(X).", *old]) + "\n"
+    new_text = "\n".join(new) + "\n"
+    old_plan, new_plan = (lars_plan(lookup("lars").parse([("x", t)])) for t in (old_text, new_text))
+    assume(per_stratum_refusal(old_plan, new_plan) is None)
+    head = [{"t": 0}, *[e for e in first if e["t"] <= latest], {"t": latest}]
+    back = plan_back(new_plan)
+    at = min(latest + 1, latest - retention - 1 + (back or 0) + shift)
+    got, said = per_stratum(head, _request(str(at), new_text), [*second, {"t": 72}], seed=seed, restarts=3,
+                            old=old_text, retention=retention)
+    taken = bool(said) and all("at" in s for s in said)
+    assert taken or all("refused" in s for s in said), said
+    event("taken" if taken else "refused")
+    span = (0, 72)
+    want = _run_upgrade(tmp_path_factory.mktemp("run"), old_text, new_text if taken else old_text,
+                        [*head, *second, {"t": 72}], at, retention, span)
     assert meaning(got, span, running=True) == want
