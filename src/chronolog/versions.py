@@ -388,14 +388,20 @@ class Union:
     def lines(self, line: bytes | None) -> list[bytes]:
         """A version's line as the lines of the union: unchanged outside ``[lo, hi)``, inside it
         one ``t`` line per point whose count of versions answering it leaves or reaches 0."""
+        return [part for part, _ in self.points(line)]
+
+    def points(self, line: bytes | None) -> list[tuple[bytes, tuple[bytes, int] | None]]:
+        """``lines``, each with the point it gives or takes back inside ``[lo, hi)`` (the line
+        without time and diff, the point; None: a line outside, as the version wrote it)."""
         if line is None:
             return []
         got = _decode(line)
         if "pred" not in got:
-            return [line]
+            return [(line, None)]
         lo = None if self.lo == -inf else self.lo
-        out = [part for part in (cut_line(line, None, lo, True) if lo is not None else None,
-                                 cut_line(line, self.hi, None, True)) if part is not None]
+        out: list[tuple[bytes, tuple[bytes, int] | None]] = [
+            (part, None) for part in (cut_line(line, None, lo, True) if lo is not None else None,
+                                      cut_line(line, self.hi, None, True)) if part is not None]
         inside = cut_line(line, lo, self.hi, True)
         if inside is None:
             return out
@@ -411,8 +417,15 @@ class Union:
             else:
                 self.claims.pop((key, t), None)
             if (before == 0) != (now == 0):
-                out.append(_encode({"t": t, **got, **({} if diff == 1 else {"diff": -1})}))
+                out.append((_encode({"t": t, **got, **({} if diff == 1 else {"diff": -1})}), (key, t)))
         return out
+
+    def minimal(self, lines: Iterable[bytes | None]) -> list[bytes]:
+        """``lines`` (a batch written at once) as the union's lines, without the pairs that
+        cancel (``VersionAnswers``)."""
+        out = VersionAnswers()
+        out.extend_points(part for line in lines for part in self.points(line))
+        return [part[:-1] for part in out.parts if part is not None]
 
     def export_state(self) -> dict[str, Any]:
         return {"claims": [[key.decode(), t, n] for (key, t), n in self.claims.items()]}
@@ -422,21 +435,48 @@ class Union:
 
 
 class VersionAnswers:
-    """Answer lines of several versions, each cut to its version's part of time."""
+    """Answer lines of several versions, each cut to its version's part of time.
 
-    __slots__ = ("parts", "line_count", "corrections", "_changes", "_decoded")
+    A ``Union``'s lines are written without the pairs that cancel within the batch: the union
+    writes a point's lines alternately (+1 when its count of versions leaves 0, -1 when it
+    reaches 0), so a point's line of the other sign than its pending one in the batch drops
+    both — one version withdrawing what another answers at the same late event, or a
+    version's interval opened and closed in one batch (``[2,inf)`` then ``[3,inf)`` -1, cut
+    to points): noise.  A point keeps at most its batch's net line, which moves its sum as
+    the pair's lines did together, so every prefix still sums to 0 or 1 per point."""
+
+    __slots__ = ("parts", "line_count", "corrections", "_changes", "_decoded", "_pending")
 
     def __init__(self) -> None:
-        self.parts: list[bytes] = []
+        self.parts: list[bytes | None] = []  # (None: a line cancelled)
         self.line_count = 0
         self.corrections = 0
         self._changes: list[AnswerChange] = []  # the parts decoded so far (``__iter__``), in order
         self._decoded = 0  # how many parts ``_changes`` covers
+        self._pending: dict[tuple[bytes, int], int] = {}  # a union's point -> its line's index in parts
 
     def add(self, batch: Any, v: Version, discrete: bool, union: Union | None = None) -> None:
         if batch.line_count:
             cut = (cut_line(line, v.since, v.end, discrete) for line in batch.lines().splitlines())
-            self.extend(cut if union is None else (part for line in cut for part in union.lines(line)))
+            if union is None:
+                self.extend(cut)
+            else:
+                self.extend_points(part for line in cut for part in union.points(line))
+
+    def extend_points(self, lines: Iterable[tuple[bytes, tuple[bytes, int] | None]]) -> None:
+        """A union's lines with their points (``Union.points``), a pair that cancels dropped."""
+        for line, point in lines:
+            if point is not None:
+                i = self._pending.pop(point, None)
+                if i is not None:
+                    pending = cast(bytes, self.parts[i])
+                    if (b'"diff":-1' in pending) != (b'"diff":-1' in line):
+                        self.parts[i] = None
+                        self.line_count -= 1
+                        self.corrections -= b'"diff":-1' in pending
+                        continue
+                self._pending[point] = len(self.parts)
+            self.extend((line,))
 
     def extend(self, lines: Iterable[bytes | None]) -> None:
         for line in lines:
@@ -448,7 +488,7 @@ class VersionAnswers:
                 self.corrections += 1
 
     def lines(self) -> bytes:
-        return b"".join(self.parts)
+        return b"".join([part for part in self.parts if part is not None])
 
     def __len__(self) -> int:
         return len(self._decode_new())
@@ -459,7 +499,10 @@ class VersionAnswers:
     def _decode_new(self) -> list[AnswerChange]:
         """The answer changes of every part, each part decoded once (``len`` and iterating
         again read what an earlier call decoded; parts added since are decoded on their own)."""
+        self._pending.clear()  # (read: no later line cancels them)
         for line in self.parts[self._decoded:]:
+            if line is None:
+                continue
             got = _decode(line)
             if "pred" in got:
                 span = Span.point(got["t"]) if "t" in got else _span(got["interval"])
@@ -694,7 +737,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     versions.kept = (planned, kept)
     union = versions.union
     if union is not None:
-        return versions, [part for line in lines for part in union.lines(line)]
+        return versions, union.minimal(lines)
     return versions, [line for line in lines if line is not None]
 
 

@@ -114,6 +114,24 @@ def test_a_late_event_after_t_changes_what_the_new_program_dates_before_t(tmp_pa
     }
 
 
+def test_one_version_withdrawing_what_another_answers_at_the_same_late_event_writes_nothing(tmp_path, capsys):
+    """P: w(X) :- p(X), not r(X).  P' from 4: w(X) at U for p(X) at U within [3] when r(X)
+    holds within [3].  p(a)@2: P's evaluation at 2 gives w(a)@2.  The late r(a)@2 takes it from
+    P's evaluation at 2 and gives it to P''s at 4 (r(a)@2 and p(a)@2 within [1,4]): w(a)@2 still
+    holds, so nothing is written for it — not its -1 from P followed by its +1 from P' (the
+    union of the versions' answers at 2 changed hands, not its content)."""
+    files = _files(tmp_path, "w(X) :- p(X), not r(X).\n", "w(X) at U :- p(X) at U [3], r(X) [3].\n")
+    events = [{"t": 0}, p(2, "a"), {"t": 6}, p(2, "a", "r"), {"t": 7}]
+    lines = _run(capsys, tmp_path, files, events, "--upgrade", f"4={files[1]}", "--answers", "points")
+    assert lines == [{"t": 2, "pred": "w", "args": ["a"]}]
+    # changelog: P's [2,inf) cut to its part as points 2 and 3 (3 provisional, as the open
+    # interval is), then at the late event only 3 taken back; 2 changes hands, writes nothing
+    lines = _run(capsys, tmp_path, files, events, "--upgrade", f"4={files[1]}")
+    assert lines == [{"t": 2, "pred": "w", "args": ["a"]}, {"t": 3, "pred": "w", "args": ["a"]},
+                     {"t": 3, "pred": "w", "args": ["a"], "diff": -1}]
+    assert meaning(lines, (0, 7), running=True) == {("w", ("a",), 2)}
+
+
 def test_a_not_stratified_new_program_with_at_heads_is_refused(tmp_path, capsys):
     files = _files(tmp_path, "q(X) :- p(X).\n",
                    "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n")
