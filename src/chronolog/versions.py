@@ -610,7 +610,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated
     planned = kept
-    if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
+    if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, at, done)):
         kept = frozenset()
         for ev in events:
             new.push(ev)

@@ -194,6 +194,46 @@ def input_reach(program: MtlProgram) -> Time | None:
     return _num(total)
 
 
+def warm_up(program: MtlProgram, changed: set[tuple[str, int]]) -> Fraction | float:
+    """How far before an upgrade time T the ``changed`` predicates (an upgrade's changed and
+    added strata, ``keep``) must be evaluated from for the new version's answers from T on to
+    be exact, every later step (corrections included) reading exact seeds: ``inf`` where
+    nothing bounds it (recursion among them, an unbounded operator).
+
+    A changed ``q`` read by a changed rule for ``p`` at ``x`` is read at ``x - w`` at the
+    earliest (``w``: the literal's look-back plus the rule head's forward reach), so ``q``
+    must be exact from ``T - E(q)`` on, ``E(q)`` the longest such chain up to an answer;
+    evaluated from ``L`` with the input and the kept strata's answers (exact everywhere) as
+    facts, ``q`` is exact from ``L + d(q)`` on, ``d(q)`` its look-back through changed
+    predicates.  So ``L = T - max(E(q) + d(q))``, the longest chain through the changed
+    predicates: ``max d(q)``.  A later step from ``t`` reads seeds of ``q`` no earlier than
+    ``T - E(q)`` for what it derives from ``T`` on, so the property holds after it too."""
+    edges: list[tuple[tuple[str, int], tuple[str, int], Fraction | float]] = []  # (read q, by p, w)
+    down: dict[tuple[str, int], Fraction | float] = {q: Fraction(0) for q in changed}
+    for rule in program.rules:
+        p = head_atom(rule.head).key
+        if p not in changed:
+            continue
+        head, forward = rule.head, Fraction(0)
+        while isinstance(head, Unary):
+            forward += head.rho[2]
+            head = head.operand
+        for lit in rule.body:
+            w = _lookback(lit) + forward
+            down[p] = max(down[p], w)  # the input and kept predicates it reads
+            edges.extend((a.key, p, w) for a in atoms_of(lit) if a.key in changed)
+    for _ in range(len(changed) + 1):  # longest paths; still growing after |V| rounds: a cycle
+        moved = False
+        for q, p, w in edges:
+            if down[q] + w > down[p]:
+                down[p], moved = down[q] + w, True
+        if not moved:
+            break
+    else:
+        return inf
+    return max(down.values(), default=Fraction(0))
+
+
 def _span(iv: Iv) -> Span:
     return Span(_num(iv[0]), None if iv[2] == inf else _num(iv[2]), iv[1], iv[3] and iv[2] != inf)
 
@@ -218,6 +258,9 @@ class MtlEvaluator:
         # with ``changed_only``: the predicates its rules read or derive (``keep``); nothing else
         # of the input log or the kept answers can change what they derive
         self.changed_reads: frozenset[tuple[str, int]] = frozenset()
+        # where an upgrade's changed strata were evaluated from (``keep``: T minus their warm-up;
+        # None: no upgrade kept strata here)
+        self.warmed_from: Fraction | None = None
         blocker = not_forward_propagating(program)
         if mode is None:
             mode = "stream" if blocker is None else "batch"
@@ -362,8 +405,11 @@ class MtlEvaluator:
         assert self.lo is not None
         kept: Db = {}  # (those the changed strata read)
         kept_keys: set[tuple[str, int]] = set()
+        lo = self.lo
         if self.changed_only is not None:  # the kept strata's answers, as the old version published them
-            span = (self.lo, True, until, True)
+            if self.warmed_from is not None:
+                lo = max(lo, self.warmed_from)
+            span = (lo, True, until, True)
             for (pred, args), ivs in self.published.items():
                 key = (pred, len(args))
                 kept_keys.add(key)
@@ -373,7 +419,7 @@ class MtlEvaluator:
                 if got:
                     kept.setdefault(key, {})[args] = got
         try:
-            model = self._model(self.lo, until, kept, whole=True)
+            model = self._model(lo, until, kept, whole=True)
         finally:
             self.changed_only = None
         self.active = dict(self.inputs)
@@ -508,15 +554,16 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ upgrades
 
-    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool:
+    def keep(self, old: Any, kept: frozenset[str], at: Time, until: Time) -> bool:
         """Become the new program version of ``old`` (the running version, of another program)
-        keeping its strata whose answer predicates (``p/1``) are ``kept`` (unchanged by content,
-        ``core.strata``): the input log and the kept predicates' answers are taken over, and the
-        next evaluation derives only the other predicates, from the whole input log with the
+        from ``at`` on, keeping its strata whose answer predicates (``p/1``) are ``kept``
+        (unchanged by content, ``core.strata``): the input log and the kept predicates' answers
+        are taken over, and the next evaluation derives only the other predicates, with the
         kept ones as facts (the same model as evaluating everything: the kept strata's rules
-        give the same intervals) up to ``until``, where ``old`` has evaluated to.  False when it
-        cannot (batch mode, ``old`` elsewhere): the caller then evaluates
-        the retained input whole."""
+        give the same intervals) up to ``until``, where ``old`` has evaluated to — from
+        ``at`` minus their ``warm_up`` on (``warmed_from``), from the input's start where that
+        is unbounded (recursion among them).  False when it cannot (batch mode, ``old``
+        elsewhere): the caller then evaluates the retained input whole."""
         if (not isinstance(old, MtlEvaluator) or self.mode != "stream" or old.mode != "stream" or old.lo is None
                 or old.evaluated != I.norm(Fraction(until)) or old.dirty or self.lo is not None):
             return False
@@ -542,6 +589,8 @@ class MtlEvaluator:
         self.changed_only = Materialiser(MtlProgram(changed, ()), self.fired)
         self.changed_reads = frozenset({a.key for r in changed for lit in r.body for a in atoms_of(lit)}
                                        | {head_atom(r.head).key for r in changed})
+        back = warm_up(self.program, {head_atom(r.head).key for r in changed})
+        self.warmed_from = self.lo if back == inf else max(self.lo, I.norm(Fraction(at) - back))
         return True
 
     # ------------------------------------------------------------ state
