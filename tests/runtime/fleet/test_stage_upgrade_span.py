@@ -152,6 +152,11 @@ RTEC_READ = RTEC_TOP + ("initiatedAt(rang(D)=true, T) :- happensAt(start(alarm(D
 # armed keep their state (the clause is the new fluent's content, not every stratum's)
 RTEC_ADDED = RTEC_OLD + ("holdsFor(shut(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
                          "grounding(shut(D)=true) :- door(D).\n")
+# alarm without a grounding: the old program never computes it (nothing reads it); the new one
+# reads it for loud, so the kept alarm (the same rules) is computed at the upgrade
+RTEC_UNSEEN = RTEC_TOP.replace("grounding(alarm(D)=true) :- door(D).\n", "")
+RTEC_UNSEEN_READ = RTEC_UNSEEN + ("holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), union_all([A], I).\n"
+                                  "grounding(loud(D)=true) :- door(D).\n")
 _DOOR = ["opened", "closed", "arm", "disarm"]
 RTEC_FIRST = [{"t": t, "pred": _DOOR[(t * 7 + i) % 4], "args": [f"d{i}"]} for t in range(1, 60, 3) for i in (1, 2)]
 RTEC_FIRST.append({"t": 60})
@@ -201,13 +206,15 @@ RTEC_EARLY_SECOND = [{"t": 30, "pred": "disarm", "args": ["d2"]}, {"t": 45, "pre
                      {"t": 20, "pred": "arm", "args": ["d2"], "op": "retract"}, {"t": 70}]
 
 
-@pytest.mark.parametrize("new", [RTEC_TOP, RTEC_READ, RTEC_ADDED])
+@pytest.mark.parametrize(("old", "new"), [(RTEC_OLD, RTEC_TOP), (RTEC_OLD, RTEC_READ), (RTEC_OLD, RTEC_ADDED),
+                                          (RTEC_UNSEEN, RTEC_UNSEEN_READ)], ids=["top", "read", "added", "unseen"])
 @pytest.mark.parametrize("at", ["5", "40", "59"])
 @pytest.mark.parametrize(("first", "second"), [(RTEC_FIRST, RTEC_SECOND), (RTEC_EARLY, RTEC_EARLY_SECOND)],
                          ids=["doors", "early"])
-def test_rtec_upgrade_from_before_t_means_run_upgrade(tmp_path, capsys, new, at, first, second):
-    got, said = _fleet("rtec", RTEC_OLD, new, at, first, second, settle=True)
-    want = _run_upgrade(tmp_path, capsys, "rtec", RTEC_OLD, new, at, first + second)
+def test_rtec_upgrade_from_before_t_means_run_upgrade(tmp_path, capsys, old, new, at, first, second):
+    got, said = _fleet("rtec", old, new, at, first, second, settle=True)
+    assert said[0]["kept"], said
+    want = _run_upgrade(tmp_path, capsys, "rtec", old, new, at, first + second)
     assert sampled_meaning(got, 75) == sampled_meaning(want, 75)
 
 
