@@ -239,6 +239,11 @@ class KeepsStrata(Protocol):
 
     def keep(self, old: Any, kept: frozenset[str], at: Time, until: Time) -> bool: ...
 
+    def retained_span(self) -> tuple[Time | None, Time | None]:
+        """What ``Evaluator.retained`` says of its input without making its events: the time
+        from which that input is complete (None: all of it) and the latest time given (None:
+        nothing) — all an upgrade that keeps strata needs of it."""
+
     def written(self, without: frozenset[str] = ...) -> Answers:
         """``Evaluator.written`` without the answers of the predicates ``without`` (``p/1``):
         an upgrade that keeps their strata restates none of them."""

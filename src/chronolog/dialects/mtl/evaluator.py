@@ -611,6 +611,14 @@ class MtlEvaluator:
             return None
         return _num(self.latest - self.retention)
 
+    def retained_span(self) -> tuple[Time | None, Time | None]:
+        if self.lo is None:
+            return None, None
+        complete = None
+        if self.retention is not None and self.window != inf and self.latest is not None:
+            complete = self.latest - self.retention - self.window
+        return complete, self.latest
+
     def retained(self) -> tuple[Time | None, list[Event]]:
         """The input log as events in time order (each fact as often as it counts), framed by
         the span's first and latest times; complete from what the retention keeps
@@ -623,10 +631,7 @@ class MtlEvaluator:
             events += [Event(t, p, a, span=iv)] * n  # type: ignore[arg-type]
         if self.latest is not None:
             events.append(Event(self.latest))  # type: ignore[arg-type]
-        complete = None
-        if self.retention is not None and self.window != inf and self.latest is not None:
-            complete = self.latest - self.retention - self.window
-        return complete, events
+        return self.retained_span()[0], events
 
     @staticmethod
     def log_bucket(item: list) -> int:

@@ -594,6 +594,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
     def retained(self) -> tuple[Any, list[Event]]:
         return retained(self)
 
+    def retained_span(self) -> tuple[Any, Any]:
+        if self.first is None:
+            return None, None
+        return (None if self.floor == NEG_INF else self.floor), self.latest
+
     def written(self, without: frozenset[str] = frozenset()) -> Changes:
         """What the changes returned so far mean: the published intervals, as +1 changes;
         ``without``: answer predicates (``p/1``) left out (an upgrade's kept strata)."""
