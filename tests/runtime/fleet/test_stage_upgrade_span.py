@@ -85,7 +85,7 @@ def test_mtl_changed_strata_are_evaluated_from_t_minus_their_warm_up(monkeypatch
 
 
 @pytest.mark.parametrize("new", [MTL_TOP, MTL_BOTH, MTL_RECURSIVE])
-@pytest.mark.parametrize("at", ["30", "61/2", "12", "39"])
+@pytest.mark.parametrize("at", ["30", "61/2", "12", "39", "45"])  # (45: after what was evaluated)
 @pytest.mark.parametrize("restart", [True, False])
 def test_mtl_upgrade_from_t_minus_warm_up_means_run_upgrade(tmp_path, capsys, new, at, restart):
     got, said = _fleet("mtl", MTL_OLD, new, at, MTL_FIRST, MTL_SECOND, restart, settle=True)
@@ -208,7 +208,7 @@ RTEC_EARLY_SECOND = [{"t": 30, "pred": "disarm", "args": ["d2"]}, {"t": 45, "pre
 
 @pytest.mark.parametrize(("old", "new"), [(RTEC_OLD, RTEC_TOP), (RTEC_OLD, RTEC_READ), (RTEC_OLD, RTEC_ADDED),
                                           (RTEC_UNSEEN, RTEC_UNSEEN_READ)], ids=["top", "read", "added", "unseen"])
-@pytest.mark.parametrize("at", ["5", "40", "59"])
+@pytest.mark.parametrize("at", ["5", "40", "59", "64"])  # (64: after what was evaluated)
 @pytest.mark.parametrize(("first", "second"), [(RTEC_FIRST, RTEC_SECOND), (RTEC_EARLY, RTEC_EARLY_SECOND)],
                          ids=["doors", "early"])
 def test_rtec_upgrade_from_before_t_means_run_upgrade(tmp_path, capsys, old, new, at, first, second):
