@@ -132,9 +132,8 @@ def test_upgrade_killed_during_the_switch_means_run_upgrade(tmp_path, dialect, p
             want = _expected(old, new, stream, applied, meaning)
         if dialect.endswith("-keep"):  # the plan keeps the unchanged strata
             assert "(open/1): unchanged: keeps its state" in out or "(Q/1): unchanged: keeps its state" in out, out
-        if "keeps its state" in out:  # each partition's service says what it did with the unchanged strata
-            assert out.count(": kept with their state: ") + out.count(": evaluated the new program whole") \
-                == partitions, out
+        if "keeps its state" in out:  # the chain service (one, reading every input partition) says what it did
+            assert out.count(": kept with their state: ") + out.count(": evaluated the new program whole") == 1, out
         # killed before its commit: the restarted service read the request again and applied it
         assert _applying(log) == 2, log.read_text()[-3000:]
         (tmp_path / "second.jsonl").write_bytes(lines(second))
