@@ -208,6 +208,12 @@ def warm_up(program: MtlProgram, changed: set[tuple[str, int]]) -> Fraction | fl
     predicates.  So ``L = T - max(E(q) + d(q))``, the longest chain through the changed
     predicates: ``max d(q)``.  A later step from ``t`` reads seeds of ``q`` no earlier than
     ``T - E(q)`` for what it derives from ``T`` on, so the property holds after it too."""
+    chains = _chains(program, changed)
+    return inf if chains is None else max(chains.values(), default=Fraction(0))
+
+
+def _chains(program: MtlProgram, changed: set[tuple[str, int]]) -> dict[tuple[str, int], Fraction | float] | None:
+    """``d(q)`` of each of the ``changed`` predicates (``warm_up``); None: unbounded."""
     edges: list[tuple[tuple[str, int], tuple[str, int], Fraction | float]] = []  # (read q, by p, w)
     down: dict[tuple[str, int], Fraction | float] = {q: Fraction(0) for q in changed}
     for rule in program.rules:
@@ -230,8 +236,8 @@ def warm_up(program: MtlProgram, changed: set[tuple[str, int]]) -> Fraction | fl
         if not moved:
             break
     else:
-        return inf
-    return max(down.values(), default=Fraction(0))
+        return None
+    return None if any(d == inf for d in down.values()) else down
 
 
 def _span(iv: Iv) -> Span:
@@ -261,6 +267,9 @@ class MtlEvaluator:
         # where an upgrade's changed strata were evaluated from (``keep``: T minus their warm-up;
         # None: no upgrade kept strata here)
         self.warmed_from: Fraction | None = None
+        # the predicates an upgrade evaluated from before its time only (``keep``): what they hold
+        # is known from the time given on (a later upgrade keeping one cannot read it earlier)
+        self.partial: dict[tuple[str, int], Fraction] = {}
         blocker = not_forward_propagating(program)
         if mode is None:
             mode = "stream" if blocker is None else "batch"
@@ -570,6 +579,14 @@ class MtlEvaluator:
         keys = {k for k in self.heads if f"{k[0]}/{k[1]}" in kept}
         if not keys:
             return False
+        changed = tuple(r for r in self.program.rules if head_atom(r.head).key not in keys)
+        reads = frozenset({a.key for r in changed for lit in r.body for a in atoms_of(lit)})
+        heads = {head_atom(r.head).key for r in changed}
+        chains = _chains(self.program, heads)
+        start = old.lo if chains is None else max(old.lo, I.norm(Fraction(at) - max(chains.values(), default=0)))
+        partial = {k: t for k, t in old.partial.items() if k in keys}
+        if any(k in reads and start < t for k, t in partial.items()):
+            return False  # a kept stratum an earlier upgrade evaluated from later than this one reads it
         inputs = dict(old.inputs)  # the stream's facts, with this program's facts for the old one's
         for f in old.program.facts:
             k = (f.pred, tuple(f.args), f.interval)
@@ -585,12 +602,12 @@ class MtlEvaluator:
         self.live = set(self.published)
         self.lo, self.hi, self.latest = old.lo, old.hi, old.latest
         self.unmatched_retractions, self.delayed, self.too_late = old.unmatched_retractions, old.delayed, old.too_late
-        changed = tuple(r for r in self.program.rules if head_atom(r.head).key not in keys)
         self.changed_only = Materialiser(MtlProgram(changed, ()), self.fired)
-        self.changed_reads = frozenset({a.key for r in changed for lit in r.body for a in atoms_of(lit)}
-                                       | {head_atom(r.head).key for r in changed})
-        back = warm_up(self.program, {head_atom(r.head).key for r in changed})
-        self.warmed_from = self.lo if back == inf else max(self.lo, I.norm(Fraction(at) - back))
+        self.changed_reads = reads | heads
+        self.warmed_from = start
+        self.partial = partial
+        if chains is not None and start > self.lo:  # what they hold is known from there on only
+            self.partial.update({k: I.norm(start + chains[k]) for k in heads})
         return True
 
     # ------------------------------------------------------------ state
@@ -658,6 +675,7 @@ class MtlEvaluator:
             "dirty": self.dirty,
             "redo": num(self.redo),
             "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
+            "partial": [[p, n, num(t)] for (p, n), t in self.partial.items()],
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -678,6 +696,7 @@ class MtlEvaluator:
             redo = data.get("redo")  # absent in states written before windowed corrections: recompute all
             self.redo = None if redo is None else I.norm(Fraction(redo))
             (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
+            self.partial = {(str(p), int(n)): I.norm(Fraction(t)) for p, n, t in data.get("partial", [])}
 
 
 def _changes(atom: Atom, was: list[Iv], now: list[Iv], out: list[AnswerChange]) -> None:

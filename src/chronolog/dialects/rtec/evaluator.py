@@ -160,6 +160,9 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.redo_only: set[tuple] | None = None
         # ... and those of them the window derives from a later time (entity -> its lo: ``_cut_from``)
         self.redo_from: dict[tuple, float] = {}
+        # the entities an upgrade derived from before its time only: their lists start there (a
+        # later upgrade keeping one cannot read it from the start)
+        self.partial: dict[tuple, float] = {}
         # an explanation's evaluator (``narrow``): only these entities are derived (None: all)
         self.only: set[tuple] | None = None
         self.derived: dict[tuple, int] = {}  # entity -> the windows that derived it (an upgrade's work, for tests)
@@ -533,6 +536,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         if {e for e in keep if e in old.domain_wide} != {e for e in keep if e in self.domain_wide}:
             return False  # (whether a body reads a value decides it: ``analysis.domain_wide``)
         keep -= {e for e in keep if e not in old.needed and e in self.needed}  # never computed: now it is
+        redo = set(self.h.kind) - keep
+        cut = self._cut_from(redo)
+        partial = {e: lo for e, lo in old.partial.items() if e in keep}
+        if any(e in self.h.edges.get(r, ()) and r not in cut for e in partial for r in redo):
+            return False  # a kept entity an earlier upgrade derived from before its time only, read from the start
         old_keys = {e[1] for e in old.h.kind}
         new_keys = {e[1] for e in self.h.kind}
         inputs = {k for k, by_t in old.store.events.items() if by_t and ("event", k) not in old.h.kind}
@@ -556,8 +564,9 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.published = {i: ivs for i, ivs in self.published.items()
                           if (f"{i[0][0]}/{len(_answer_atom(*i)[1])}") in kept}
         self.open_published = {i for i, ivs in self.published.items() if ivs and ivs[-1][1] == INF}
-        self.redo_only = set(self.h.kind) - keep
-        self.redo_from = dict.fromkeys(self._cut_from(self.redo_only), max(self.floor, int(at) - 2 * self.tick))
+        self.redo_only = redo
+        self.redo_from = dict.fromkeys(cut, max(self.floor, int(at) - 2 * self.tick))
+        self.partial = {**partial, **self.redo_from}
         self.lo = self.floor
         return True
 
