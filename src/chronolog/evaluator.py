@@ -232,10 +232,17 @@ class KeepsStrata(Protocol):
     strata (``versions.switch``, issue 37 item 4): it takes over ``old``'s input and the
     answers of the ``kept`` answer predicates (``p/1``: their strata's rules and everything
     they read unchanged, ``core.strata``), so that its next ``advance(until)`` evaluates only
-    the changed and added strata.  False: it cannot here (the caller feeds it the retained
-    input and it evaluates the whole program)."""
+    the changed and added strata — from the upgrade time ``at`` minus what they need before
+    it where their semantics allow, their answers before that left unwritten (the caller
+    cuts the new version's lines at ``at``).  False: it cannot here (the caller feeds it the
+    retained input and it evaluates the whole program)."""
 
-    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool: ...
+    def keep(self, old: Any, kept: frozenset[str], at: Time, until: Time) -> bool: ...
+
+    def retained_span(self) -> tuple[Time | None, Time | None]:
+        """What ``Evaluator.retained`` says of its input without making its events: the time
+        from which that input is complete (None: all of it) and the latest time given (None:
+        nothing) — all an upgrade that keeps strata needs of it."""
 
     def written(self, without: frozenset[str] = ...) -> Answers:
         """``Evaluator.written`` without the answers of the predicates ``without`` (``p/1``):

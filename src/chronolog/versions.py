@@ -678,9 +678,15 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     if newest.start is not None and at <= newest.start:
         raise ChronologError(f"error: the upgrade time {time_text(at)} is not after the latest upgrade's "
                              f"({time_text(newest.start)})")
-    complete, events = newest.evaluator.retained()
-    if not isinstance(current, Versions) and events:
-        versions._latest[0] = max(ev.t for ev in events)  # what the running evaluator was given
+    old = newest.evaluator
+    events: list[Event] | None = None  # the retained input, made only where it is read again
+    if kept and done is not None and isinstance(new, KeepsStrata) and isinstance(old, KeepsStrata):
+        complete, latest = old.retained_span()
+    else:
+        complete, events = old.retained()
+        latest = max((ev.t for ev in events), default=None)
+    if not isinstance(current, Versions) and latest is not None:
+        versions._latest[0] = latest  # what the running evaluator was given
     refused = retention_refusal(at, back, complete)
     if refused is not None:
         raise ChronologError(refused)
@@ -688,8 +694,10 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     # the kept strata's state taken over (their answers the same: neither taken back nor given
     # again), or else the retained input read again and every answer from ``at`` on restated
     planned = kept
-    if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(newest.evaluator, kept, done)):
+    if not (kept and done is not None and isinstance(new, KeepsStrata) and new.keep(old, kept, at, done)):
         kept = frozenset()
+        if events is None:
+            events = old.retained()[1]
         for ev in events:
             new.push(ev)
         if done is not None and isinstance(new, EvaluatesFrom):  # its answers from ``at`` on only
@@ -702,7 +710,6 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     # what each version wrote, cut to its part (before the change), where the versions' parts
     # come to share points with it: counted anew (``Union``) with the new version among them
     before = [(v, v.since, v.end) for v in versions.versions]
-    old = newest.evaluator
     written = _written(old, kept, at if again is None and new_dated is None else None)
     if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
         written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
@@ -715,7 +722,7 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
         restating = _restated_points if discrete else _restated
         lines = restating(_restating(written, at, kept, discrete, False), given)
     else:
-        for ev in events:
+        for ev in events if events is not None else old.retained()[1]:
             again.push(ev)
         lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
                             [cut_line(line, newest.since, at, discrete)

@@ -67,13 +67,34 @@ def test_mtl_rules_moved_and_reordered_are_the_same_strata(tmp_path, capsys):
     (RTEC.replace("intersect_all([A,B], I)", "union_all([A,B], I)"), ["open/1", "armed/1"], ["alarm/1=true"]),
     (RTEC.replace("happensAt(arm(D), T)", "happensAt(opened(D), T)"), ["open/1"], ["armed/1", "alarm/1=true"]),
     (RTEC.replace("door(d1).", "door(d1).\ndoor(d2)."), [], ["open/1", "armed/1", "alarm/1=true"]),
+    # a grounding clause is its own fluent's content: alarm's changed, armed's added, open kept
+    (RTEC.replace("grounding(alarm(D)=true) :- door(D).", "grounding(alarm(D)=true) :- door(D), D \\= d2.\n"
+                  "grounding(armed(D)=true) :- door(D)."), ["open/1"], ["armed/1", "alarm/1=true"]),
+    (RTEC + "holdsFor(shut(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+            "grounding(shut(D)=true) :- door(D).\n", ["open/1", "armed/1", "alarm/1=true"], []),
+    # ... but not one with a variable fluent (it may name any), nor where a body calls grounding/1
+    (RTEC + "grounding(F=true) :- F = lamp(D), door(D).\n", [], ["open/1", "armed/1", "alarm/1=true"]),
 ])
 def test_rtec_plan_names_kept_and_changed_entities(tmp_path, capsys, new, kept, changed):
     """A change of background knowledge (``door/1``) changes every stratum: whatever a rule
-    may read besides the entities counts as part of every rule."""
+    may read besides the entities counts as part of every rule; a ``grounding(F=V)`` clause
+    only F's."""
     code, out = _plan(tmp_path, capsys, ".prolog", RTEC, new)
     assert code == 0, out
     for p in kept:
         assert "unchanged: keeps its state" in _line(out, p), out
     for p in changed:
         assert "changed: re-evaluated from T on" in _line(out, p), out
+
+
+def test_rtec_grounding_read_by_a_body_counts_for_every_stratum(tmp_path, capsys):
+    old = RTEC + "lit(D) :- grounding(alarm(D)=true).\n"
+    new = old.replace("grounding(alarm(D)=true) :- door(D).", "grounding(alarm(D)=true) :- door(D), D \\= d2.")
+    code, out = _plan(tmp_path, capsys, ".prolog", old, new)
+    assert code == 0, out
+    assert all("changed: re-evaluated from T on" in _line(out, p) for p in ("open/1", "armed/1", "alarm/1=true"))
+    (tmp_path / "without").mkdir()
+    code, out = _plan(tmp_path / "without", capsys, ".prolog", RTEC,
+                      RTEC.replace("grounding(alarm(D)=true) :- door(D).",
+                                   "grounding(alarm(D)=true) :- door(D), D \\= d2."))
+    assert "unchanged: keeps its state" in _line(out, "open/1") and "changed: re" in _line(out, "alarm/1=true")

@@ -14,7 +14,10 @@ entry per time point, so a commit writes the points whose input changed, not
 the whole log (``EvaluatorStage.export_state``).  After a program upgrade
 the same holds: the newest version's log is that journal, and each older
 version's state is an entry of the ``versions`` journal, written again only
-when that version changed (an old version that stopped at its end: once).
+when that version changed (an old version that stopped at its end: once);
+the entry holds its input log as what differs from the journal's (the
+versions were given the same stream), so an upgrade does not write the log
+again.
 
 ``evaluator_layout`` is such a dialect's ``FleetLayout``: one stratum, one
 chain service, one partition.
@@ -63,6 +66,9 @@ class EvaluatorStage:
         # per position the evaluator whose row the journal holds (``_export_versions``)
         self.old: Journal = Journal()
         self.old_written: dict[int, int] = {}
+        # per position: the time points up to which its row's input log reads the ``inputs``
+        # journal (None: none), and those it holds itself (``_shared_log``)
+        self.old_reads: dict[int, tuple[int | None, frozenset[int]]] = {}
         self.read = read
         self.idle_flush = idle_flush
         self.latest: Time | None = None  # latest time pushed
@@ -173,23 +179,48 @@ class EvaluatorStage:
         dropped)."""
         touched = versions.take_touched()
         n = len(versions.versions) - 1
+        newest = versions.export_row(n)
+        state = dict(newest["state"])
+        moved = self._journal(state.pop(self.LOG))
         rows: list[dict[str, Any]] = []
         for i in range(n):
             made = id(versions.versions[i].evaluator)
-            if touched[i] or self.old_written.get(i) != made:
-                self.old[i] = versions.export_row(i)
+            upto, own = self.old_reads.get(i, (None, frozenset()))
+            stale = upto is not None and any(k <= upto and k not in own for k in moved)
+            if touched[i] or stale or self.old_written.get(i) != made:
+                self.old[i] = self._shared_log(i, versions.export_row(i))
                 self.old_written[i] = made
             rows.append({"journal": i})
         for i in [k for k in self.old if k >= n]:
             del self.old[i]
             self.old_written.pop(i, None)
-        newest = versions.export_row(n)
-        state = dict(newest["state"])
-        self._journal(state.pop(self.LOG))
+            self.old_reads.pop(i, None)
         rows.append({**newest, "state": state})
         return versions.export_head(rows)
 
-    def _journal(self, items: list) -> None:
+    def _shared_log(self, i: int, row: dict[str, Any]) -> dict[str, Any]:
+        """An older version's row with its input log written as what differs from the newest
+        version's (the ``inputs`` journal, as this commit leaves it): up to the last time point
+        of its log (``upto``), each point's items are the journal's unless the row holds its
+        own (``own``; ``[]``: none).  The versions were given the same stream, so an upgrade
+        writes the old version's program, answers and what else its state holds, not its log
+        again; the row is written again when the journal changes at a point it reads
+        (``_export_versions``)."""
+        bucket = self.bucket
+        assert bucket is not None
+        state = dict(row["state"])
+        mine: dict[int, list] = {}
+        for item in state.pop(self.LOG):
+            mine.setdefault(bucket(item), []).append(item)
+        upto = max(mine, default=None)
+        own = {k: items for k, items in mine.items() if self.inputs.get(k) != items}
+        if upto is not None:
+            own.update({k: [] for k in self.inputs if k <= upto and k not in mine})
+        self.old_reads[i] = (upto, frozenset(own))
+        return {**row, "state": state, "log": {"upto": upto, "own": [[k, own[k]] for k in sorted(own)]}}
+
+    def _journal(self, items: list) -> set[int]:
+        """The input log ``items`` into the ``inputs`` journal; the time points that changed."""
         bucket, log = self.bucket, self.inputs
         assert bucket is not None
         cut: dict[int, list] = {}
@@ -200,11 +231,15 @@ class EvaluatorStage:
                 cut[key] = [item]
             else:
                 got.append(item)
+        changed = set()
         for key, rows in cut.items():
             if log.get(key) != rows:
                 log[key] = rows
+                changed.add(key)
         for key in [k for k in log if k not in cut]:
             del log[key]
+            changed.add(key)
+        return changed
 
     def import_state(self, state: EvaluatorState) -> None:
         self.latest, self.done = _time(state.latest), _time(state.done)
@@ -221,6 +256,7 @@ class EvaluatorStage:
             self.old_written = {i: id(v.evaluator) for i, (v, row) in enumerate(zip(versions.versions[:-1],
                                                                                       data["versions"], strict=False))
                                 if set(row) == {"journal"}}  # (a row stored whole: journaled at the next commit)
+            self.old_reads = {i: _reads(self.old[i]) for i in self.old_written if "log" in self.old[i]}
             self.evaluator = versions
             self.last_input = time.monotonic()
             return
@@ -242,12 +278,29 @@ class EvaluatorStage:
                 if row["journal"] not in self.old:
                     raise StateError(f"program version {row['journal']!r}: no entry in the {self.OLD!r} journal")
                 row = self.old[row["journal"]]
+                if "log" in row:  # its input log: the journal's, bar its own points (``_shared_log``)
+                    upto, own = _reads(row)
+                    mine = dict(row["log"]["own"])
+                    points = sorted(own | ({k for k in self.inputs if k <= upto} if upto is not None else set()))
+                    log = [item for k in points for item in (mine[k] if k in own else self.inputs[k])]
+                    row = {key: value for key, value in row.items() if key != "log"}
+                    row["state"] = {**row["state"], self.LOG: log}
             rows.append(row)
         if rows and isinstance(rows[-1], dict) and isinstance(rows[-1].get("state"), dict) \
                 and self.LOG not in rows[-1]["state"]:
             log = [item for key in sorted(self.inputs) for item in self.inputs[key]] + extra
             rows[-1] = {**rows[-1], "state": {**rows[-1]["state"], self.LOG: log}}
         return {**data, "versions": rows}
+
+
+def _reads(row: dict[str, Any]) -> tuple[int | None, frozenset[int]]:
+    """(``upto``, the points of ``own``) of an older version's row written by ``_shared_log``."""
+    try:
+        log = row["log"]
+        upto = log["upto"]
+        return (None if upto is None else int(upto)), frozenset(int(k) for k, _ in log["own"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"a program version's input log: {type(exc).__name__}: {exc}") from None
 
 
 def _time(text: str | None) -> Time | None:

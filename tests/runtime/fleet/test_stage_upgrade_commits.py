@@ -18,6 +18,7 @@ from meaning import sampled_meaning
 
 from chronolog.bench.upgrade import CASES
 from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.stages.evaluator import EvaluatorStage
 from chronolog.stages.interface import StageSpec
 from chronolog.state import changelog
 from chronolog.state.codec import encode
@@ -186,3 +187,39 @@ def test_versions_dropped_under_a_retention_leave_the_journal(dialect):
     assert ["j:versions:0", "j:versions:1"] in olds  # two older versions journaled
     assert olds[-1] == [] and any(k == ["j:versions:0"] for k in olds[olds.index(["j:versions:0", "j:versions:1"]) + 1:])
     assert run({POINTS + 5, POINTS + 21, POINTS + 25, POINTS + 27})[1] == want
+
+
+@pytest.mark.parametrize("dialect", ["mtl", "rtec"])
+def test_an_older_version_shares_the_newest_versions_input_log(dialect):
+    """The old version's entry holds its program, answers and the rest of its state, not its
+    input log again: the log is the ``inputs`` journal's up to its last point (the versions
+    were given the same stream).  A late event after T goes to the new version only, and
+    changes the journal at a point the old version's log reads: its entry is written again,
+    holding that point's old items itself; restored from the changelog after it, the answers
+    are those of the run without restarts."""
+    case = CASES[dialect]
+
+    def run(restart: bool) -> Service:
+        svc = Service(dialect)
+        svc.batch([v for t in range(POINTS) for v in _point(dialect, t)])
+        request = UpgradeRequest("r1", version_id((("new", case.top),)), dialect, str(AT), (("new", case.top),))
+        svc.batch([request.encode()])
+        row = svc.stage.old[0]
+        assert EvaluatorStage.LOG not in row["state"] and row["log"] == {"upto": POINTS - 1, "own": []}, row["log"]
+        for t in range(POINTS, POINTS + 3):
+            svc.batch(_point(dialect, t))
+        late = [e for e in case.events(AT + 5) if e.get("pred") not in ("Clock", "opened")][:1]
+        svc.batch([orjson.dumps({**e, "args": ["k-late" if dialect == "mtl" else "d1"]}) for e in late])
+        assert "j:versions:0" in svc.entries[-1], svc.entries[-1]  # (not the old version's part: stale)
+        assert [k for k, _ in svc.stage.old[0]["log"]["own"]] == [AT + 5]
+        if restart:  # the old version's log restored as it was (the late event not in it)
+            log = sorted(map(repr, svc.stage.evaluator.versions[0].evaluator.export_state()[EvaluatorStage.LOG]))
+            svc.restart(lose_store=True)
+            assert sorted(map(repr, svc.stage.evaluator.versions[0].evaluator.export_state()[EvaluatorStage.LOG])) == log
+        for t in range(POINTS + 3, POINTS + 6):
+            svc.batch(_point(dialect, t))
+            if restart:
+                svc.restart(lose_store=t % 2 == 0)
+        return svc
+
+    assert run(True).meaning() == run(False).meaning()

@@ -194,6 +194,52 @@ def input_reach(program: MtlProgram) -> Time | None:
     return _num(total)
 
 
+def warm_up(program: MtlProgram, changed: set[tuple[str, int]]) -> Fraction | float:
+    """How far before an upgrade time T the ``changed`` predicates (an upgrade's changed and
+    added strata, ``keep``) must be evaluated from for the new version's answers from T on to
+    be exact, every later step (corrections included) reading exact seeds: ``inf`` where
+    nothing bounds it (recursion among them, an unbounded operator).
+
+    A changed ``q`` read by a changed rule for ``p`` at ``x`` is read at ``x - w`` at the
+    earliest (``w``: the literal's look-back plus the rule head's forward reach), so ``q``
+    must be exact from ``T - E(q)`` on, ``E(q)`` the longest such chain up to an answer;
+    evaluated from ``L`` with the input and the kept strata's answers (exact everywhere) as
+    facts, ``q`` is exact from ``L + d(q)`` on, ``d(q)`` its look-back through changed
+    predicates.  So ``L = T - max(E(q) + d(q))``, the longest chain through the changed
+    predicates: ``max d(q)``.  A later step from ``t`` reads seeds of ``q`` no earlier than
+    ``T - E(q)`` for what it derives from ``T`` on, so the property holds after it too."""
+    chains = _chains(program, changed)
+    return inf if chains is None else max(chains.values(), default=Fraction(0))
+
+
+def _chains(program: MtlProgram, changed: set[tuple[str, int]]) -> dict[tuple[str, int], Fraction | float] | None:
+    """``d(q)`` of each of the ``changed`` predicates (``warm_up``); None: unbounded."""
+    edges: list[tuple[tuple[str, int], tuple[str, int], Fraction | float]] = []  # (read q, by p, w)
+    down: dict[tuple[str, int], Fraction | float] = {q: Fraction(0) for q in changed}
+    for rule in program.rules:
+        p = head_atom(rule.head).key
+        if p not in changed:
+            continue
+        head, forward = rule.head, Fraction(0)
+        while isinstance(head, Unary):
+            forward += head.rho[2]
+            head = head.operand
+        for lit in rule.body:
+            w = _lookback(lit) + forward
+            down[p] = max(down[p], w)  # the input and kept predicates it reads
+            edges.extend((a.key, p, w) for a in atoms_of(lit) if a.key in changed)
+    for _ in range(len(changed) + 1):  # longest paths; still growing after |V| rounds: a cycle
+        moved = False
+        for q, p, w in edges:
+            if down[q] + w > down[p]:
+                down[p], moved = down[q] + w, True
+        if not moved:
+            break
+    else:
+        return None
+    return None if any(d == inf for d in down.values()) else down
+
+
 def _span(iv: Iv) -> Span:
     return Span(_num(iv[0]), None if iv[2] == inf else _num(iv[2]), iv[1], iv[3] and iv[2] != inf)
 
@@ -218,6 +264,12 @@ class MtlEvaluator:
         # with ``changed_only``: the predicates its rules read or derive (``keep``); nothing else
         # of the input log or the kept answers can change what they derive
         self.changed_reads: frozenset[tuple[str, int]] = frozenset()
+        # where an upgrade's changed strata were evaluated from (``keep``: T minus their warm-up;
+        # None: no upgrade kept strata here)
+        self.warmed_from: Fraction | None = None
+        # the predicates an upgrade evaluated from before its time only (``keep``): what they hold
+        # is known from the time given on (a later upgrade keeping one cannot read it earlier)
+        self.partial: dict[tuple[str, int], Fraction] = {}
         blocker = not_forward_propagating(program)
         if mode is None:
             mode = "stream" if blocker is None else "batch"
@@ -362,8 +414,11 @@ class MtlEvaluator:
         assert self.lo is not None
         kept: Db = {}  # (those the changed strata read)
         kept_keys: set[tuple[str, int]] = set()
+        lo = self.lo
         if self.changed_only is not None:  # the kept strata's answers, as the old version published them
-            span = (self.lo, True, until, True)
+            if self.warmed_from is not None:
+                lo = max(lo, self.warmed_from)
+            span = (lo, True, until, True)
             for (pred, args), ivs in self.published.items():
                 key = (pred, len(args))
                 kept_keys.add(key)
@@ -373,7 +428,7 @@ class MtlEvaluator:
                 if got:
                     kept.setdefault(key, {})[args] = got
         try:
-            model = self._model(self.lo, until, kept, whole=True)
+            model = self._model(lo, until, kept, whole=True)
         finally:
             self.changed_only = None
         self.active = dict(self.inputs)
@@ -508,21 +563,30 @@ class MtlEvaluator:
 
     # ------------------------------------------------------------ upgrades
 
-    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool:
+    def keep(self, old: Any, kept: frozenset[str], at: Time, until: Time) -> bool:
         """Become the new program version of ``old`` (the running version, of another program)
-        keeping its strata whose answer predicates (``p/1``) are ``kept`` (unchanged by content,
-        ``core.strata``): the input log and the kept predicates' answers are taken over, and the
-        next evaluation derives only the other predicates, from the whole input log with the
+        from ``at`` on, keeping its strata whose answer predicates (``p/1``) are ``kept``
+        (unchanged by content, ``core.strata``): the input log and the kept predicates' answers
+        are taken over, and the next evaluation derives only the other predicates, with the
         kept ones as facts (the same model as evaluating everything: the kept strata's rules
-        give the same intervals) up to ``until``, where ``old`` has evaluated to.  False when it
-        cannot (batch mode, ``old`` elsewhere): the caller then evaluates
-        the retained input whole."""
+        give the same intervals) up to ``until``, where ``old`` has evaluated to — from
+        ``at`` minus their ``warm_up`` on (``warmed_from``), from the input's start where that
+        is unbounded (recursion among them).  False when it cannot (batch mode, ``old``
+        elsewhere): the caller then evaluates the retained input whole."""
         if (not isinstance(old, MtlEvaluator) or self.mode != "stream" or old.mode != "stream" or old.lo is None
                 or old.evaluated != I.norm(Fraction(until)) or old.dirty or self.lo is not None):
             return False
         keys = {k for k in self.heads if f"{k[0]}/{k[1]}" in kept}
         if not keys:
             return False
+        changed = tuple(r for r in self.program.rules if head_atom(r.head).key not in keys)
+        reads = frozenset({a.key for r in changed for lit in r.body for a in atoms_of(lit)})
+        heads = {head_atom(r.head).key for r in changed}
+        chains = _chains(self.program, heads)
+        start = old.lo if chains is None else max(old.lo, I.norm(Fraction(at) - max(chains.values(), default=0)))
+        partial = {k: t for k, t in old.partial.items() if k in keys}
+        if any(k in reads and start < t for k, t in partial.items()):
+            return False  # a kept stratum an earlier upgrade evaluated from later than this one reads it
         inputs = dict(old.inputs)  # the stream's facts, with this program's facts for the old one's
         for f in old.program.facts:
             k = (f.pred, tuple(f.args), f.interval)
@@ -538,10 +602,12 @@ class MtlEvaluator:
         self.live = set(self.published)
         self.lo, self.hi, self.latest = old.lo, old.hi, old.latest
         self.unmatched_retractions, self.delayed, self.too_late = old.unmatched_retractions, old.delayed, old.too_late
-        changed = tuple(r for r in self.program.rules if head_atom(r.head).key not in keys)
         self.changed_only = Materialiser(MtlProgram(changed, ()), self.fired)
-        self.changed_reads = frozenset({a.key for r in changed for lit in r.body for a in atoms_of(lit)}
-                                       | {head_atom(r.head).key for r in changed})
+        self.changed_reads = reads | heads
+        self.warmed_from = start
+        self.partial = partial
+        if chains is not None and start > self.lo:  # what they hold is known from there on only
+            self.partial.update({k: I.norm(start + chains[k]) for k in heads})
         return True
 
     # ------------------------------------------------------------ state
@@ -562,6 +628,14 @@ class MtlEvaluator:
             return None
         return _num(self.latest - self.retention)
 
+    def retained_span(self) -> tuple[Time | None, Time | None]:
+        if self.lo is None:
+            return None, None
+        complete = None
+        if self.retention is not None and self.window != inf and self.latest is not None:
+            complete = self.latest - self.retention - self.window
+        return complete, self.latest
+
     def retained(self) -> tuple[Time | None, list[Event]]:
         """The input log as events in time order (each fact as often as it counts), framed by
         the span's first and latest times; complete from what the retention keeps
@@ -574,10 +648,7 @@ class MtlEvaluator:
             events += [Event(t, p, a, span=iv)] * n  # type: ignore[arg-type]
         if self.latest is not None:
             events.append(Event(self.latest))  # type: ignore[arg-type]
-        complete = None
-        if self.retention is not None and self.window != inf and self.latest is not None:
-            complete = self.latest - self.retention - self.window
-        return complete, events
+        return self.retained_span()[0], events
 
     @staticmethod
     def log_bucket(item: list) -> int:
@@ -604,6 +675,7 @@ class MtlEvaluator:
             "dirty": self.dirty,
             "redo": num(self.redo),
             "counters": [self.unmatched_retractions, self.delayed, self.too_late, self.time_points],
+            "partial": [[p, n, num(t)] for (p, n), t in self.partial.items()],
         })
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -624,6 +696,7 @@ class MtlEvaluator:
             redo = data.get("redo")  # absent in states written before windowed corrections: recompute all
             self.redo = None if redo is None else I.norm(Fraction(redo))
             (self.unmatched_retractions, self.delayed, self.too_late, self.time_points) = map(int, data["counters"])
+            self.partial = {(str(p), int(n)): I.norm(Fraction(t)) for p, n, t in data.get("partial", [])}
 
 
 def _changes(atom: Atom, was: list[Iv], now: list[Iv], out: list[AnswerChange]) -> None:

@@ -158,6 +158,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         # an upgrade's changed and added entities (``keep``): the next window derives only them,
         # from the start; the kept ones are as the old version derived them
         self.redo_only: set[tuple] | None = None
+        # ... and those of them the window derives from a later time (entity -> its lo: ``_cut_from``)
+        self.redo_from: dict[tuple, float] = {}
+        # the entities an upgrade derived from before its time only: their lists start there (a
+        # later upgrade keeping one cannot read it from the start)
+        self.partial: dict[tuple, float] = {}
         # an explanation's evaluator (``narrow``): only these entities are derived (None: all)
         self.only: set[tuple] | None = None
         self.derived: dict[tuple, int] = {}  # entity -> the windows that derived it (an upgrade's work, for tests)
@@ -251,6 +256,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     c_lo = self.floor
                 if c_lo < lo:
                     lowered.update(comp)
+                if self.redo_only is not None and all(e in self.redo_from for e in comp):
+                    c_lo = max(c_lo, *(self.redo_from[e] for e in comp))  # (an upgrade: from before T only)
                 self.win_lo = c_lo
                 kinds = {self.h.kind[e] for e in comp}
                 if kinds == {"event"}:
@@ -268,6 +275,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             raise ChronologError("error: background predicates recurse too deeply") from None
         self.regrow = False
         self.redo_only = None
+        self.redo_from = {}
         return changed
 
     def _component_lo(self, comp: list, lo: float) -> float:
@@ -323,7 +331,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             for fv in heads:
                 _, fargs, value = _fv(fv)  # type: ignore[misc]
                 ident = (key, fargs, value)
-                fresh = self.past_from_start and ident not in self.sdf_known
+                fresh = self.past_from_start and ident not in self.sdf_known and ent not in self.redo_from
                 self.clip_lo = NEG_INF if fresh else at
                 got = None
                 if compiled is not None:
@@ -501,15 +509,20 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     # ------------------------------------------------------------ upgrades
 
-    def keep(self, old: Any, kept: frozenset[str], until: Time) -> bool:
+    def keep(self, old: Any, kept: frozenset[str], at: Time, until: Time) -> bool:
         """Become the new program version of ``old`` (the running version, of another program)
-        keeping the entities whose answer keys (``p/1``) are ``kept`` — unchanged by content
-        (``rtec/changes.py``) — as ``old`` derived them: its input and derived store are taken
-        over (through its exported state), the changed, added and removed entities' derived
-        data cleared, and the next window derives only the changed and added entities, from
-        the start, reading the kept ones.  False when it cannot (``old`` has repairs or domain
-        growth pending, other declarations, or a predicate input in one program is derived in
-        the other): the caller then evaluates the retained input whole."""
+        from ``at`` on, keeping the entities whose answer keys (``p/1``) are ``kept`` —
+        unchanged by content (``rtec/changes.py``) — as ``old`` derived them: its input and
+        derived store are taken over (through its exported state), the changed, added and
+        removed entities' derived data cleared, and the next window derives only the changed
+        and added entities (and any kept one ``old`` did not compute, needed now), reading
+        the kept ones: the statically determined fluents ``_cut_from`` allows from two ticks
+        before ``at`` on, every other from the start — a simple fluent holds by inertia, so
+        its value at ``at`` depends on its whole history under the new rules, which the old
+        version's values do not give.  False when it cannot (``old`` has repairs or domain
+        growth pending, other declarations, a predicate input in one program is derived in
+        the other, or a kept simple fluent would change how it grows with a domain): the
+        caller then evaluates the retained input whole."""
         if (type(old) is not type(self) or self.first is not None or old.first is None or old.done != until
                 or old.regrow or old.lo < old.done - old.tick + 1
                 or (old.point_decl, old.interval_decl, old.tick, old.program.dynamic_domain)
@@ -520,6 +533,14 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         keep = {names[p] for s in rtec_strata(self.program) if s.ident in same for p in s.preds}
         if not keep or any(not answer_keys(e) <= kept for e in keep if self._has_grounding(e[1])):
             return False
+        if {e for e in keep if e in old.domain_wide} != {e for e in keep if e in self.domain_wide}:
+            return False  # (whether a body reads a value decides it: ``analysis.domain_wide``)
+        keep -= {e for e in keep if e not in old.needed and e in self.needed}  # never computed: now it is
+        redo = set(self.h.kind) - keep
+        cut = self._cut_from(redo)
+        partial = {e: lo for e, lo in old.partial.items() if e in keep}
+        if any(e in self.h.edges.get(r, ()) and r not in cut for e in partial for r in redo):
+            return False  # a kept entity an earlier upgrade derived from before its time only, read from the start
         old_keys = {e[1] for e in old.h.kind}
         new_keys = {e[1] for e in self.h.kind}
         inputs = {k for k, by_t in old.store.events.items() if by_t and ("event", k) not in old.h.kind}
@@ -543,9 +564,32 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.published = {i: ivs for i, ivs in self.published.items()
                           if (f"{i[0][0]}/{len(_answer_atom(*i)[1])}") in kept}
         self.open_published = {i for i, ivs in self.published.items() if ivs and ivs[-1][1] == INF}
-        self.redo_only = set(self.h.kind) - keep
+        self.redo_only = redo
+        self.redo_from = dict.fromkeys(cut, max(self.floor, int(at) - 2 * self.tick))
+        self.partial = {**partial, **self.redo_from}
         self.lo = self.floor
         return True
+
+    def _cut_from(self, redone: set[tuple]) -> set[tuple]:
+        """The entities of ``redone`` that an upgrade derives from just before its time only:
+        statically determined fluents whose rules all combine interval lists point by point
+        (``sdf.compile_sdf``: ``holdsFor``, ``union_all``, ``intersect_all``,
+        ``relative_complement_all``, ``complement_all``; no ``\\+ I = []``, which asks about a
+        whole list), none read by a redone entity that is not one of them (an event or a
+        simple fluent may read the list before that)."""
+        cut = set()
+        for ent in redone:
+            if self.h.kind.get(ent) != "sdf":
+                continue
+            compiled = [compile_sdf(r) for _, r in self.h.rules[ent]]
+            if all(c is not None and all(step[0] != "nonempty" for step in c.steps) for c in compiled):
+                cut.add(ent)
+        readers = {d: [e for e in redone if d in self.h.edges.get(e, ())] for d in cut}
+        while True:
+            gone = {d for d in cut if any(e not in cut for e in readers[d])}
+            if not gone:
+                return cut
+            cut -= gone
 
     # ------------------------------------------------------------ state
 
@@ -558,6 +602,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     def retained(self) -> tuple[Any, list[Event]]:
         return retained(self)
+
+    def retained_span(self) -> tuple[Any, Any]:
+        if self.first is None:
+            return None, None
+        return (None if self.floor == NEG_INF else self.floor), self.latest
 
     def written(self, without: frozenset[str] = frozenset()) -> Changes:
         """What the changes returned so far mean: the published intervals, as +1 changes;

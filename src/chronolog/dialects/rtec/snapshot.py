@@ -108,6 +108,7 @@ def export_state(ev: RtecEvaluator) -> dict[str, Any]:
         "deadline_points": [[k[0], [_jv(a) for a in args], _jv(v), ev.fi_inits.get((k, args, v), []),
                              ev.fi_terms.get((k, args, v), [])]
                             for (k, args, v) in set(ev.fi_inits) | set(ev.fi_terms)],
+        "partial": [[e[1][0], e[1][1], _jv(e[2]), _jt(lo)] for e, lo in ev.partial.items()],
     })
 
 
@@ -168,6 +169,7 @@ def import_state(ev: RtecEvaluator, data: dict[str, Any]) -> None:
                 ev.fi_inits[ident] = [int(x) for x in inits]
             if terms:
                 ev.fi_terms[ident] = [int(x) for x in terms]
+        ev.partial = {("fluent", (str(name), int(n)), _pv(v)): _pt(lo) for name, n, v, lo in data.get("partial", [])}
         if ev.lo is None:
             raise StateError("RTEC evaluator state: lo is missing")
 

@@ -54,8 +54,8 @@ def plan_lines(old: Any, old_sources: tuple[tuple[str, str], ...] | None, new: A
                      + ("kept (the same rules: nothing to re-evaluate)" if same else "re-evaluated from T on"))
     reach = row.reach(new)
     back = "the whole retained input (no bounded reach)" if reach is None else f"[T - {reach.back}, now]"
-    if row.keeps_strata and reach is not None:  # the service's evaluator reads its input log whole
-        back = f"the retained input, by the changed and added strata only (their answers from T on need {back})"
+    if row.keeps_strata and reach is not None:  # (the changed strata's own chain of windows: often less)
+        back = f"{back} at most, by the changed and added strata only"
     elif row.keeps_strata:
         back += ", by the changed and added strata only"
     lines.append(f"  input read again: {back}")
