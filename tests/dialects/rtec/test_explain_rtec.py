@@ -624,6 +624,35 @@ def test_a_failing_holdsat_or_start_of_an_input_point_fluent_names_its_input_poi
                            ("x1",), 6)
 
 
+POINT_EVENT = st.one_of(
+    st.builds(lambda t, pred, x: {"t": t, "pred": pred, "args": [x]},
+              st.integers(0, 12), st.sampled_from(["a", "b", "hot"]), st.sampled_from(["x1", "x2"])),
+    st.builds(lambda t, x, v: {"t": t, "pred": "pos", "args": [x, v]},
+              st.integers(0, 12), st.sampled_from(["x1", "x2"]), st.sampled_from(["fast", "slow"])))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(events=st.lists(POINT_EVENT, min_size=1, max_size=10), t=st.integers(1, END),
+       x=st.sampled_from(["x1", "x2"]), pred=st.sampled_from(["alarm", "moving"]))
+def test_a_named_input_point_derives_the_fluent(tmp_path_factory, capsys, events, t, x, pred):
+    """Every input point (or event) a why-not of ``POINTS`` names, added to the input, makes
+    ``run`` derive the fluent at T (which it does not without: the why-not was answered)."""
+    tmp = tmp_path_factory.mktemp("ecpoints")
+    stream_events = [{"t": 0}, *events, {"t": END}]
+    prog, stream = files(tmp, "points.prolog", POINTS + "id(x2).\n", stream_events)
+    code, got, err = explain(capsys, prog, stream, "why-not", f"{pred}({x})@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for entry in _entries(got):
+        if "missing" in entry:
+            missing = entry["missing"]
+            assert "derives" not in missing and missing["time"] <= t
+            _note(f"named: {missing['pred']}")
+            assert _holds_with(tmp, capsys, prog, stream_events, missing, pred, (x,), t), entry
+
+
 def test_a_direct_why_not_reports_where_the_rule_came_closest_and_a_nested_one_names_its_event(tmp_path, capsys):
     """By hand: g(x1)=on does not hold at 10 — its rule came closest at 6 (c happened; f did
     not hold: terminated at 4 by b), not at 9; below it, f(x1) would hold at 6 with an a at 5,
