@@ -1,7 +1,7 @@
 """``chronolog explain --why-not`` names a single missing input event only where adding it
 derives the atom (issue 38, item 6): hand-derived cases (a comparison choosing the open
-value, an ``at`` literal's time, a negation the event would not get past, a tuple window
-the event would shift), and a property over random programs and streams: for every entry
+value, an ``at`` literal's time, a negation the event would not get past, a tuple window's
+newest fact, named or rejected where it shifts another tuple window), and a property over random programs and streams: for every entry
 naming a missing event, ``chronolog run`` on the stream with that event added (arriving in
 time order: after the events up to its time, before the first later one) derives the atom at
 T; and every rule whose head matches the atom is named, with a literal that fails.  Nested
@@ -210,11 +210,48 @@ def test_no_claim_where_a_negation_blocks_or_a_tuple_window_shifts(tmp_path, cap
     prog, stream = files(tmp_path, "p.lars", "q(X) :- p(X) [2], not r(X) [1].\n", [{"t": 0}, {"t": 5}])
     code, got, _ = explain(capsys, prog, stream, "why-not", "q(a)@3")
     assert got["why_not"][0]["missing"]["text"] == "p(a) at 3"
-    # a tuple window: an added fact shifts the window of every other literal, so no event is claimed
-    prog, stream = files(tmp_path, "p.lars", "q(X) :- p(X) [1 #].\nboth :- p(a) [2 #], p(b) [2 #].\n",
-                         [{"t": 0, "pred": "p", "args": ["b"]}, {"t": 5}])
+    # a tuple window: the stream up to 3 is p(b) at 0 alone, so p(a) [2 #] fails; p(a) added at
+    # 3 is the newest fact, and the last 2 are p(b) at 0 and p(a) at 3: both hold, so it is named
+    events = [{"t": 0, "pred": "p", "args": ["b"]}, {"t": 5}]
+    program = "q(X) :- p(X) [1 #].\nboth :- p(a) [2 #], p(b) [2 #].\n"
+    prog, stream = files(tmp_path, "p.lars", program, events)
     code, got, _ = explain(capsys, prog, stream, "why-not", "both@3")
-    assert code == 0 and "missing" not in got["why_not"][0]  # tuple windows: never claimed
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["literal"] == "p(a) [2 #]"
+    assert entry["missing"] == {"pred": "p", "args": ["a"], "time": 3, "text": "p(a) at 3"}
+    assert not _holds(tmp_path, capsys, prog, events, "both", (), 3)
+    assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "both", (), 3)
+    # with windows of one tuple, p(a) at 3 shifts p(b) out of p(b) [1 #]: the check rejects it
+    # (and no event at another time can help: the window holds the newest fact only)
+    program = "q(X) :- p(X) [1 #].\nboth :- p(a) [1 #], p(b) [1 #].\n"
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "both@3")
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["literal"] == "p(a) [1 #]" and "missing" not in entry
+    assert "would derive" not in entry["text"]
+    assert not _holds(tmp_path, capsys, prog, _with(events, {"time": 3, "pred": "p", "args": ["a"]}), "both", (), 3)
+
+
+def test_a_tuple_window_names_the_newest_fact_that_pushes_the_oldest_out_by_hand(tmp_path, capsys):
+    # q(a) at 4 needs p(a) among the last 2 facts up to 4: r(a) at 1, r(b) at 2 (r(c) at 5 is
+    # later).  p(a) at 4 added is the newest: the window is r(b) at 2, p(a) at 4, so q(a) holds;
+    # and s(a) (needing r(a) in the same window) is still kept out, as r(a) is pushed out
+    program = "q(X) :- p(X) [2 #].\ns(X) :- p(X) [2 #], r(X) [2 #].\n"
+    events = [{"t": 1, "pred": "r", "args": ["a"]}, {"t": 2, "pred": "r", "args": ["b"]},
+              {"t": 5, "pred": "r", "args": ["c"]}, {"t": 6}]
+    prog, stream = files(tmp_path, "p.lars", program, events)
+    code, got, _ = explain(capsys, prog, stream, "why-not", "q(a)@4")
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["missing"] == {"pred": "p", "args": ["a"], "time": 4, "text": "p(a) at 4"}
+    assert entry["text"].endswith("; adding p(a) at 4 would derive it")
+    Explanation.model_validate(got)
+    plus = _with(events, entry["missing"])
+    assert not _holds(tmp_path, capsys, prog, events, "q", ("a",), 4) and _holds(tmp_path, capsys, prog, plus, "q", ("a",), 4)
+    # s(a) at 4: p(a) fails first; p(a) at 4 would push r(a) at 1 out of r(X) [2 #]: rejected
+    code, got, _ = explain(capsys, prog, stream, "why-not", "s(a)@4")
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["literal"] == "p(X) [2 #]" and "missing" not in entry
+    assert not _holds(tmp_path, capsys, prog, plus, "s", ("a",), 4)
 
 
 RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p(X) always [1].",
@@ -223,7 +260,10 @@ RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p
          "u(X) :- p(X) [3], not s(X).", "v(X) :- r(X), not p(X) [2].",
          # an @-head's atoms at the points of a window: nested entries at times other than T
          "d(X) at U :- p(X) at U [2], r(X).", "s(X) :- d(X) [2].", "v(X) :- p(X), not d(X) [2].",
-         "u(X) :- d(X) always [1].", "q(X) :- p(X) [2], not p(X).", "u(X) :- q(X) [2], r(X) always [2]."]
+         "u(X) :- d(X) always [1].", "q(X) :- p(X) [2], not p(X).", "u(X) :- q(X) [2], r(X) always [2].",
+         # tuple windows: an added fact is the newest, and shifts every other literal's tuple window
+         "s(X) :- p(X) [1 #], r(X) [2 #].", "u(X) :- r(X) [3 #], not p(X) [1 #].", "v(X) :- p(X) always [2 #].",
+         "q(X) :- p(X) at T [2 #], T > 2."]
 EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                   **({"op": "retract"} if retract else {})},
                   st.integers(0, 8), st.sampled_from(["p", "r"]), st.sampled_from(["a", "b"]), st.booleans())

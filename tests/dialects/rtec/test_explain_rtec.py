@@ -579,6 +579,80 @@ def _holds_with(tmp: Path, capsys, prog: str, events: list[dict], missing: dict,
     return (pred, args, t) in meaning(lines, (0, END))
 
 
+# input point fluents (README's mapping: hot(x1) at 4 is the line {"t": 4, "pred": "hot", "args": ["x1"]},
+# pos(x1)=fast at 6 the line {"t": 6, "pred": "pos", "args": ["x1", "fast"]})
+POINTS = ("points(hot(_)=true). points(pos(_)=_).\n"
+          "initiatedAt(alarm(X)=true, T) :- happensAt(a(X), T), holdsAt(hot(X)=true, T).\n"
+          "terminatedAt(alarm(X)=true, T) :- happensAt(b(X), T).\n"
+          "initiatedAt(moving(X)=true, T) :- happensAt(start(pos(X)=fast), T).\n"
+          "terminatedAt(moving(X)=true, T) :- happensAt(end(pos(X)=fast), T).\n"
+          "id(x1).\ngrounding(alarm(X)=true) :- id(X).\ngrounding(moving(X)=true) :- id(X).\n")
+
+
+def test_a_failing_holdsat_or_start_of_an_input_point_fluent_names_its_input_point_by_hand(tmp_path, capsys):
+    """alarm(x1) does not hold at 6: a(x1) happened at 4 (the rule's closest time) but
+    hot(x1) was not given at 4 (only at 2) — its point at 4 would initiate alarm there, holding
+    from 5.  moving(x1) needs start(pos(x1)=fast): at 5 (T − 1, no pos given), a point
+    pos(x1)=fast at 6 starts it at 5, so moving holds from 6 (its end at 6 terminates it at 6,
+    which still holds at 6).  With b(x1) at 5, alarm initiated at 4 ends at 5: the hot point is
+    proposed but rejected, as run confirms."""
+    events = [{"t": 0}, {"t": 2, "pred": "hot", "args": ["x1"]}, {"t": 4, "pred": "a", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "points.prolog", POINTS, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "alarm(x1)@6")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "holdsAt(hot(x1)=true,4) does not hold"
+    assert entry["missing"] == {"pred": "hot", "args": ["x1"], "time": 4, "text": "hot(x1) at 4"}
+    assert entry["text"].endswith("; adding hot(x1) at 4 would derive it")
+    assert not _holds_with(tmp_path, capsys, prog, events, {"pred": "b", "args": ["x1"], "time": 12}, "alarm",
+                           ("x1",), 6)
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "alarm", ("x1",), 6)
+    code, got, err = explain(capsys, prog, stream, "why-not", "moving(x1)@6")
+    assert code == 0, err
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "happensAt(start(pos(x1)=fast),5) does not hold"
+    assert entry["missing"] == {"pred": "pos", "args": ["x1", "fast"], "time": 6, "text": "pos(x1, fast) at 6"}
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "moving", ("x1",), 6)
+    # b(x1) at 5 ends an alarm initiated at 4 before 6: hot(x1) at 4 would not do, nothing is named
+    ended = [*events[:3], {"t": 5, "pred": "b", "args": ["x1"]}, events[3]]
+    prog, stream = files(tmp_path, "points.prolog", POINTS, ended)
+    code, got, err = explain(capsys, prog, stream, "why-not", "alarm(x1)@6")
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["reason"] == "holdsAt(hot(x1)=true,4) does not hold" and "missing" not in entry
+    assert not _holds_with(tmp_path, capsys, prog, ended, {"pred": "hot", "args": ["x1"], "time": 4}, "alarm",
+                           ("x1",), 6)
+
+
+POINT_EVENT = st.one_of(
+    st.builds(lambda t, pred, x: {"t": t, "pred": pred, "args": [x]},
+              st.integers(0, 12), st.sampled_from(["a", "b", "hot"]), st.sampled_from(["x1", "x2"])),
+    st.builds(lambda t, x, v: {"t": t, "pred": "pos", "args": [x, v]},
+              st.integers(0, 12), st.sampled_from(["x1", "x2"]), st.sampled_from(["fast", "slow"])))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(events=st.lists(POINT_EVENT, min_size=1, max_size=10), t=st.integers(1, END),
+       x=st.sampled_from(["x1", "x2"]), pred=st.sampled_from(["alarm", "moving"]))
+def test_a_named_input_point_derives_the_fluent(tmp_path_factory, capsys, events, t, x, pred):
+    """Every input point (or event) a why-not of ``POINTS`` names, added to the input, makes
+    ``run`` derive the fluent at T (which it does not without: the why-not was answered)."""
+    tmp = tmp_path_factory.mktemp("ecpoints")
+    stream_events = [{"t": 0}, *events, {"t": END}]
+    prog, stream = files(tmp, "points.prolog", POINTS + "id(x2).\n", stream_events)
+    code, got, err = explain(capsys, prog, stream, "why-not", f"{pred}({x})@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for entry in _entries(got):
+        if "missing" in entry:
+            missing = entry["missing"]
+            assert "derives" not in missing and missing["time"] <= t
+            _note(f"named: {missing['pred']}")
+            assert _holds_with(tmp, capsys, prog, stream_events, missing, pred, (x,), t), entry
+
+
 def test_a_direct_why_not_reports_where_the_rule_came_closest_and_a_nested_one_names_its_event(tmp_path, capsys):
     """By hand: g(x1)=on does not hold at 10 — its rule came closest at 6 (c happened; f did
     not hold: terminated at 4 by b), not at 9; below it, f(x1) would hold at 6 with an a at 5,

@@ -694,7 +694,9 @@ def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
     its window, T first and then earlier ones (an event at T may also meet a literal that
     keeps the atom out, as ``not p(X)`` beside ``p(X) [2]``: one at T−1 does not); at the time
     an ``at`` names (else its window's, latest first); for a box, at the one point of its
-    window that lacks the fact (none where more do).  At most ``POINTS`` points, the open
+    window that lacks the fact (none where more do); for a tuple window at T, the newest fact,
+    which the window always holds (it may shift another literal's tuple window: the check
+    decides).  At most ``POINTS`` points, the open
     values' groundings at one time before those at the next.  Only candidates: the runtime
     names one only after evaluating the input with it (other literals, negations a new event
     blocks), so nothing here needs to be exact."""
@@ -704,8 +706,7 @@ def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
     else:
         return []
     elem = rule.body[k - 1]
-    if not isinstance(elem, ExtAtom) or elem.negated or scene.intensional(elem.atom.key) \
-            or isinstance(elem.window, TupleWindow):
+    if not isinstance(elem, ExtAtom) or elem.negated or scene.intensional(elem.atom.key):
         return []
     lo, hi = scene.span(elem)
     bounds = {c.value + d for e in rule.body if isinstance(e, Compare) for c in (e.left, e.right)
@@ -728,6 +729,8 @@ def _event_times(scene: Scene, elem: ExtAtom, b: Binding, grounded: Binding, lo:
     hold at T, in the order they are tried (``missing_events``), at most ``POINTS``."""
     if elem.op is Op.NOW:
         return [scene.t]
+    if isinstance(elem.window, TupleWindow):  # the newest fact, which its window always holds
+        return [scene.t] if elem.op is not Op.AT or scene.t in _at_times(elem, b, scene.t, scene.t) else []
     if elem.op is Op.AT:
         return _at_times(elem, b, lo, hi)[:POINTS]
     if elem.op is Op.DIAMOND:

@@ -774,7 +774,7 @@ class Explainer(Blocking):
             # (an event that is not there: the one that would make the fluent start or end there
             # is a candidate for this entry too, as for a missing input event)
             node.children += self._no_boundary(g[1], g[2], depth, path)
-            node.candidates = _lifted(node.children)
+            node.candidates += [ev for ev in _lifted(node.children) if ev not in node.candidates]
         elif isinstance(g, tuple) and g[0] in ("\\+", "not") and isinstance(g[1], tuple) and g[1][0] == "holdsAt":
             sub = _fv(g[1][1])
             if sub is not None and not has_var(g[1][1]) and type(g[1][2]) is int:
@@ -793,16 +793,38 @@ class Explainer(Blocking):
         return node
 
     def _missing(self, g: Any) -> list[Event]:
-        """The input event a failing ``happensAt(E, T)`` asks for, when E is ground and of an
-        input event type (no rule derives it): a candidate the runtime names only after
-        evaluating the input with it (a termination at the same time, say, would undo it)."""
-        if not (isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3 and type(g[2]) is int):
+        """The input event a failing condition asks for: for ``happensAt(E, T)`` with E ground
+        and of an input event type (no rule derives it), E at T; for ``holdsAt(F=V, T)`` of a
+        ground input point fluent (``points/1``, ``buildFromPoints/1``), its input point at T;
+        for ``start(F=V)`` at T of one, its point at T + tick (it holds from there), for
+        ``end(F=V)`` its point at T.  A candidate the runtime names only after evaluating the
+        input with it (a termination at the same time, say, would undo it; a point beside one
+        already given may join an interval that starts or ends elsewhere)."""
+        if not (isinstance(g, tuple) and len(g) == 3 and type(g[2]) is int):
+            return []
+        if g[0] == "holdsAt":
+            return self._input_point(g[1], g[2])
+        if g[0] != "happensAt":
             return []
         e, key = g[1], _key(g[1])
-        if key is None or has_var(e) or self.rules("happensAt", key) or _boundary(e):
+        if _boundary(e):
+            return self._input_point(e[1], g[2] + self.tick if e[0] == "start" else g[2])
+        if key is None or has_var(e) or self.rules("happensAt", key):
             return []
         args = tuple(_plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
         return [Event(g[2], key[0], args)]
+
+    def _input_point(self, term: Any, t: Any) -> list[Event]:
+        """The input line that makes the ground input point fluent ``term`` (F=V) hold at
+        ``t`` (README's mapping: F's arguments, V last unless ``true``), where it does not."""
+        f = _fv(term)
+        if f is None or has_var(term):
+            return []
+        key, args, value = f
+        if self.ev.point_decl.get(key[0]) != key[1] or self.simple(key) or self.sdf(key, value) or \
+                self.interval(f, t) is not None:
+            return []
+        return [Event(t, key[0], tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),)))]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
