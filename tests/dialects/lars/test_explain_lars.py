@@ -383,3 +383,17 @@ def test_an_assignment_written_value_first_binds_its_variable(tmp_path, capsys):
     assert code == 0, err
     assert got["kind"] == "rule" and got["bindings"] == {"X": 3, "Y": 1}
     assert got["premises"][0]["text"] == "X \\ 2 = Y holds (X=3, Y=1)"
+
+
+def test_a_diamond_over_its_own_predicate_reads_the_earlier_atom(tmp_path, capsys):
+    """a(X) at X :- p(X) and a(X) :- a(X) [2]: p(3) at 5 dates a(3)@3, which the window [3,5]
+    of the evaluation of 5 sees, so a(3)@5 holds.  The diamond's witness is a(3)@3, not a(3)@5
+    itself (which made it "no derivation outside a cycle")."""
+    prog, stream = _files(tmp_path, "a(X) at X :- p(X).\na(X) :- a(X) [2].\n",
+                          [{"t": 0}, {"t": 5, "pred": "p", "args": [3]}, {"t": 7}])
+    code, got, err = explain(capsys, prog, stream, "why", "a(3)@5")
+    assert code == 0, err
+    assert got["kind"] == "rule" and got["rule"]["line"] == 2
+    (read,) = got["premises"][0]["premises"]
+    assert (read["text"], read["rule"]["line"]) == ("a(3) at 3 (derived by the evaluation of 5)", 1)
+    assert _sound(tmp_path, capsys, prog, stream, got, ("a", (3,), 5)) == [2]

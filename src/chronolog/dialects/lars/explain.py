@@ -339,15 +339,16 @@ def _instances(scene: Scene) -> dict[Atom, list[tuple[Rule, Binding, list[Atom]]
             reads = []
             for elem in rule.body:
                 if isinstance(elem, ExtAtom) and not elem.negated and scene.intensional(elem.atom.key):
-                    reads += _reads(scene, elem, b)
+                    reads += _reads(scene, elem, b, atom)
             out.setdefault(atom, []).append((rule, b, reads))
     return out
 
 
-def _reads(scene: Scene, lit: ExtAtom, b: Binding) -> list[Atom]:
+def _reads(scene: Scene, lit: ExtAtom, b: Binding, head: Atom) -> list[Atom]:
     """The atoms of the answer at T a positive intensional literal reads under ``b``: the atom
     at T, or (an ``@``-head predicate) its atoms at the times of the window it needs — the
-    latest for a diamond, every one for a box, the one an ``at`` names."""
+    latest for a diamond (other than the rule instance's own ``head``: ``a(X) :- a(X) [2]``
+    reads an earlier a(X), not itself), every one for a box, the one an ``at`` names."""
     args = tuple(_eval(a, b) for a in lit.atom.args)
     if lit.atom.key not in scene.timed:
         return [(lit.atom.pred, args)]
@@ -359,7 +360,7 @@ def _reads(scene: Scene, lit: ExtAtom, b: Binding) -> list[Atom]:
     elif lit.op is Op.NOW:
         times = [x for x in times if x == scene.t]
     elif lit.op is Op.DIAMOND:
-        times = times[-1:]
+        times = [x for x in times if (lit.atom.pred, (*args, x)) != head][-1:] or times[-1:]
     return [(lit.atom.pred, args + (x,)) for x in times]
 
 
@@ -452,7 +453,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
             children.append(_negated(scene, elem, b, shown))
             continue
         if scene.intensional(elem.atom.key):
-            reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
+            reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b, atom)]
             if elem.atom.key in scene.timed:
                 lo, hi = scene.span(elem)
                 children.append(Node("literal", f"{shown}: in window [{lo},{hi}]", children=reads, atom=shown,
