@@ -397,3 +397,20 @@ def test_a_diamond_over_its_own_predicate_reads_the_earlier_atom(tmp_path, capsy
     (read,) = got["premises"][0]["premises"]
     assert (read["text"], read["rule"]["line"]) == ("a(3) at 3 (derived by the evaluation of 5)", 1)
     assert _sound(tmp_path, capsys, prog, stream, got, ("a", (3,), 5)) == [2]
+
+
+def test_a_positive_anonymous_literal_reads_one_atom_of_the_answer(tmp_path, capsys):
+    """``q(_)`` and ``b(_) at T [0]`` read some atom of the answer (it crashed with KeyError '_'):
+    r holds at 1 through q(1), which p(5) at 1 gives; b(3)@3 through the fact b(1), which holds
+    at every point (b(_) at 3 is b(1) at 3, not b(3) at 3 itself)."""
+    prog, stream = _files(tmp_path, "q(1) :- p(_).\nr :- q(_).\nb(1).\nb(T) at T :- b(X), b(_) at T [0].\n",
+                          [{"t": 1, "pred": "p", "args": [5]}, {"t": 3}])
+    code, got, err = explain(capsys, prog, stream, "why", "r@1")
+    assert code == 0, err
+    (q,) = got["premises"]
+    assert (q["text"], q["rule"]["line"]) == ("q(1) at 1", 1)
+    assert [n["source"] for n in walk(got) if n["kind"] == "event"] == [f"{stream}:1:1"]
+    code, got, err = explain(capsys, prog, stream, "why", "b(3)@3")
+    assert code == 0, err
+    assert got["bindings"] == {"T": 3, "X": 1}
+    assert [n["text"] for n in walk(got) if n["kind"] == "fact"] == ["b(1) at 3: a program fact"] * 2

@@ -348,20 +348,39 @@ def _reads(scene: Scene, lit: ExtAtom, b: Binding, head: Atom) -> list[Atom]:
     """The atoms of the answer at T a positive intensional literal reads under ``b``: the atom
     at T, or (an ``@``-head predicate) its atoms at the times of the window it needs — the
     latest for a diamond (other than the rule instance's own ``head``: ``a(X) :- a(X) [2]``
-    reads an earlier a(X), not itself), every one for a box, the one an ``at`` names."""
-    args = tuple(_eval(a, b) for a in lit.atom.args)
-    if lit.atom.key not in scene.timed:
+    reads an earlier a(X), not itself), every one for a box, the one an ``at`` names.  A ``_``
+    reads one atom of the answer that has some value there (the first in a fixed order that is
+    not the head)."""
+    args, key = _literal_args(lit, b), lit.atom.key
+    open_args = any(v is ANYTHING for v in args)
+    if key not in scene.timed:
+        if open_args:
+            rows = sorted((row for row in scene.answer.get(key, ()) if _fits(args, row)),
+                          key=lambda row: ((lit.atom.pred, row) == head, repr(row)))  # (not the head itself)
+            return [(lit.atom.pred, rows[0])] if rows else []
         return [(lit.atom.pred, args)]
     lo, hi = scene.span(lit)
-    times = [x for x in scene.times_of(lit.atom.key, args) if lo <= x <= hi]
-    if lit.op is Op.AT and isinstance(lit.time, Var | Const):
+    at_args: dict[int, tuple] = {}  # per time in the window: the atom's arguments there
+    if open_args:
+        for row in sorted(scene.answer.get(key, ()), key=lambda row: ((lit.atom.pred, row) == head, repr(row))):
+            if lo <= row[-1] <= hi and _fits(args, row):
+                at_args.setdefault(row[-1], row[:-1])
+    else:
+        at_args = {x: args for x in scene.times_of(key, args) if lo <= x <= hi}
+    times = sorted(at_args)
+    if lit.op is Op.AT and isinstance(lit.time, Var | Const) and not (isinstance(lit.time, Var) and lit.time.name == "_"):
         at = _eval(lit.time, b)
         times = [x for x in times if x == at]
     elif lit.op is Op.NOW:
         times = [x for x in times if x == scene.t]
     elif lit.op is Op.DIAMOND:
-        times = [x for x in times if (lit.atom.pred, (*args, x)) != head][-1:] or times[-1:]
-    return [(lit.atom.pred, args + (x,)) for x in times]
+        times = [x for x in times if (lit.atom.pred, (*at_args[x], x)) != head][-1:] or times[-1:]
+    return [(lit.atom.pred, (*at_args[x], x)) for x in times]
+
+
+def _fits(args: tuple, row: tuple) -> bool:
+    """Whether an answer row (an ``@``-head predicate's with its time last) has ``args``, ``ANYTHING`` any value."""
+    return all(v is ANYTHING or v == w for v, w in zip(args, row, strict=False))
 
 
 def _sizes(scene: Scene, inst: dict[Atom, list[tuple[Rule, Binding, list[Atom]]]]) -> dict[Atom, int]:
