@@ -414,3 +414,19 @@ def test_a_positive_anonymous_literal_reads_one_atom_of_the_answer(tmp_path, cap
     assert code == 0, err
     assert got["bindings"] == {"T": 3, "X": 1}
     assert [n["text"] for n in walk(got) if n["kind"] == "fact"] == ["b(1) at 3: a program fact"] * 2
+
+
+def test_a_box_over_a_derived_predicate_with_a_program_fact(tmp_path, capsys):
+    """a(1) is a program fact and a rule derives a(2): a fact holds at every point, so
+    ``a(1) always [1]`` holds at 3 over [2,3] (run agrees); its why cites the fact at 2 and 3
+    (it was "no derivation outside a cycle")."""
+    prog, stream = _files(tmp_path, "a(1).\nb(X) :- a(X) always [1].\na(2) :- p(_).\n",
+                          [{"t": 2}, {"t": 3, "pred": "p", "args": [1]}, {"t": 5}])
+    code, got, err = explain(capsys, prog, stream, "why", "b(1)@3")
+    assert code == 0, err
+    (box,) = got["premises"]
+    assert [(n["kind"], n["text"]) for n in box["premises"]] == [
+        ("fact", "a(1) at 2: a program fact"), ("fact", "a(1) at 3: a program fact")]
+    assert _sound(tmp_path, capsys, prog, stream, got, ("b", (1,), 3)) == []
+    code, got, err = explain(capsys, prog, stream, "why", "a(2)@3")
+    assert code == 0 and got["rule"]["line"] == 3, err

@@ -35,11 +35,18 @@ Atom = tuple[str, tuple]
 Binding = dict[str, Any]
 
 
-def at_head_predicates(program: Program) -> set[PredKey]:
+def at_head_predicates(program: Program, plan: Plan | None = None) -> set[PredKey]:
     """The predicates the program dates through ``@``-heads, dated facts (``c at 3.``) included:
     their atoms carry their time (the plan's ``timed`` also holds the helpers its rewrites add
-    for windows over derived atoms).  A plain head of such a predicate dates its atom at T."""
-    return {r.head.atom.key for r in program.rules if r.head.time is not None}
+    for windows over derived atoms).  A plain head of such a predicate dates its atom at T.  In
+    a stratified program, also a derived predicate with program facts that a window reads: its
+    facts hold at every point of the window (the plan's hidden rules), its rules' atoms at T."""
+    dated = {r.head.atom.key for r in program.rules if r.head.time is not None}
+    facts = {r.head.atom.key for r in program.rules if not r.body and r.head.time is None}
+    if not facts & {r.head.atom.key for r in program.rules if r.body}:
+        return dated
+    plan = plan or plan_program(program)
+    return dated | (facts & plan.padded & plan.intensional) if plan.stratified else dated
 
 
 def answer_at(lines: Iterable[dict], t: int) -> set[Atom]:
@@ -69,7 +76,7 @@ class Scene:
         self.program, self.plan, self.t = program, plan, t
         self._indexes: dict[tuple[int, frozenset[str]], tuple[Any, ExtAtom, dict, list]] = {}  # (``matches``)
         self._times: dict[PredKey, tuple[frozenset, dict[tuple, list[int]]]] = {}  # (``times_of``)
-        self.timed = at_head_predicates(program)
+        self.timed = at_head_predicates(program, plan)
         self.citing = 0  # how many blockers' derivations deep an explanation is (``_blockers``)
         self.deriving: list[Atom] = []  # the atoms whose derivations are being built, outermost first
         facts: dict[int, list[tuple[PredKey, tuple, Loc | None]]] = {}
