@@ -7,7 +7,6 @@ retractions on both sides of each T: the splice per evaluated time point of a na
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
