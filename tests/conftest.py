@@ -1,9 +1,11 @@
 """Test helpers (reference evaluator, generators, answer meaning) live in tests/."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The runtime tests (tests/runtime/...) reuse the dialects' semantics helpers and
@@ -28,6 +30,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
         if item.get_closest_marker("spark"):  # one worker of ``-n 2`` runs them: one Spark at a time
             item.add_marker(pytest.mark.xdist_group("spark"))
+        _scale_examples(item)
+
+
+def _scale_examples(item: pytest.Item) -> None:
+    """``CHRONOLOG_EXAMPLES=N`` runs every hypothesis test with N times its
+    ``max_examples``: the committed counts are sized for CI, a bug hunt runs more."""
+    scale = int(os.environ.get("CHRONOLOG_EXAMPLES", "1"))
+    test = getattr(item, "obj", None)
+    inner = getattr(test, "hypothesis", None)
+    if scale <= 1 or inner is None:
+        return
+    target = inner.inner_test if hasattr(inner, "inner_test") else test
+    for holder in (test, target):
+        current = getattr(holder, "_hypothesis_internal_use_settings", None)
+        if current is not None:
+            holder._hypothesis_internal_use_settings = settings(current, max_examples=current.max_examples * scale)
 
 
 @pytest.fixture(scope="module")

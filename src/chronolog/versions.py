@@ -217,6 +217,9 @@ class Versions:
             self._beyond[i] = self._touched[i] = True  # later than its part: evaluated up to its end, not beyond
         if self._latest[i] is not None:
             self._close(i, v)
+        else:  # the stream starts after its part: told where (RTEC's timeline still starts at 0, so the
+            v.evaluator.push(Event(t))  # part has answers; LARS's starts at t, so it has none), once
+            self._latest[i] = t
 
     def _close(self, i: int, v: Version) -> None:
         """(called for a version with an end only)"""

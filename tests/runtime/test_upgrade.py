@@ -191,6 +191,21 @@ def test_rtec_termination_added_at_10_by_hand(tmp_path, capsys):
                                                                           for t in range(13, 16)}
 
 
+def test_rtec_a_version_whose_part_ends_before_the_first_event(tmp_path, capsys):
+    """P1 (from 2 to 4) adds gap = the complement of open; the first event, locked(d1), comes at
+    6.  RTEC's timeline starts at 0 whatever the first event, so P1 has answers in [2,4): gap
+    there (open holds only from 7).  P1 was never evaluated, as nothing reached it before its end."""
+    ground = "door(d1).\ngrounding(open(D)=true) :- door(D).\ngrounding(gap(D)=true) :- door(D).\n"
+    p0 = _write(tmp_path / "p0.prolog", "initiatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n" + ground)
+    p1 = _write(tmp_path / "p1.prolog", "initiatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n"
+                "holdsFor(gap(D)=true, I) :- holdsFor(open(D)=true, I1), complement_all([I1], I).\n" + ground)
+    stream = _stream(tmp_path / "in.jsonl", [{"t": 6, "pred": "locked", "args": ["d1"]}, {"t": 12}])
+    code, lines, err = _run(capsys, p0, "--input", stream, "--upgrade", f"2={p1}", "--upgrade", f"4={p0}")
+    assert code == 0, err
+    assert meaning(lines, (0, 12), running=True) == {("open", ("d1",), t) for t in range(7, 13)} | {
+        ("gap", ("d1",), 2), ("gap", ("d1",), 3)}
+
+
 RTEC_EVENT = st.builds(lambda t, pred, arg, retract: {"t": t, "pred": pred, "args": [arg],
                                                        **({"op": "retract"} if retract else {})},
                        st.integers(0, 20), st.sampled_from(["opened", "closed", "locked"]), st.sampled_from(["d1", "d2"]),

@@ -132,6 +132,17 @@ def test_one_version_withdrawing_what_another_answers_at_the_same_late_event_wri
     assert meaning(lines, (0, 7), running=True) == {("w", ("a",), 2)}
 
 
+def test_a_dated_fact_of_the_new_program_dates_its_atom_before_t(tmp_path, capsys):
+    """P' from 1 has the fact a(2) at 0 (a is an output predicate: a rule derives a(1)).  Every
+    evaluation of P' (1, 2, 3) holds a(2)@0, so it is an answer though 0 < T; a(1) holds where
+    no p does (the late p(x)@2 withdraws it there)."""
+    files = _files(tmp_path, "q(X) :- p(X).\n", "a(2) at 0.\na(1) :- not p(_).\n")
+    events = [{"t": 0}, {"t": 3}, p(2, "x")]
+    for answers in ("changelog", "points"):
+        lines = _run(capsys, tmp_path, files, events, "--upgrade", f"1={files[1]}", "--answers", answers)
+        assert meaning(lines, (0, 3), running=True) == {("a", (2,), 0), ("a", (1,), 1), ("a", (1,), 3)}
+
+
 def test_a_not_stratified_new_program_with_at_heads_is_refused(tmp_path, capsys):
     files = _files(tmp_path, "q(X) :- p(X).\n",
                    "r(X) at T :- p(X) at T [2], not s(X).\ns(X) :- p(X), not r(X) [2].\n")

@@ -327,3 +327,106 @@ def test_why_with_at_heads_and_tuple_windows_under_negation_is_sound(tmp_path_fa
     assert main(["run", prog, "--input", str(tmp / "alone.jsonl")]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert (pred, (arg,), t) in meaning(lines, (0, max(points))), (cited, got)
+
+
+def test_a_negated_anonymous_literal_over_a_derived_predicate(tmp_path, capsys):
+    """``not b(_)``: no b at all.  Its why-not reads b's rule with X open ("some value"): p(x)
+    and p(y) at 0 are each blocked by r(x), r(y), which it cites; with them alone a(1) holds at 0.
+    (It crashed with KeyError '_'.)  ``not p(_)`` over an input predicate: no p at 1."""
+    program = "b(X) :- p(X), not r(X).\na(1) :- not b(_).\nc :- not p(_).\n"
+    events = [{"t": 0, "pred": "p", "args": ["x"]}, {"t": 0, "pred": "r", "args": ["x"]},
+              {"t": 0, "pred": "p", "args": ["y"]}, {"t": 0, "pred": "r", "args": ["y"]}, {"t": 1}]
+    prog, stream = _files(tmp_path, program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "a(1)@0")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (negated,) = got["premises"]
+    assert negated["text"] == "not b(_): not in the answer at 0"
+    (entry,) = negated["why_not"]
+    assert entry["literal"] == "not r(X)" and entry["bindings"] == {}
+    assert sorted(p["source"] for p in entry["premises"]) == [f"{stream}:2:1", f"{stream}:4:1"]
+    assert _sound(tmp_path, capsys, prog, stream, got, ("a", (1,), 0)) == [2, 4]
+    code, got, err = explain(capsys, prog, stream, "why", "c@1")
+    assert code == 0, err
+    assert got["premises"][0]["text"] == "not p(_): no such fact at 1"
+
+
+def test_plain_heads_and_dated_facts_of_an_at_head_predicate(tmp_path, capsys):
+    """w has an @-head rule, a plain-head rule (w(z) at the evaluated point) and a dated fact
+    (w(k) at 1, off the timeline at 0: no answer set there).  By hand: the evaluation of 3
+    derives w(z)@3 from r(b)@3, so v(z) holds at 3; w(k)@1 holds in every evaluation from 1
+    on, so v(k) [3] holds at 1..4.  (Both were "does not hold" or a crash before.)"""
+    program = "w(X) at U :- p(X) at U [2].\nw(z) :- r(X).\nw(k) at 1.\nv(X) :- w(X) [3].\n"
+    events = [{"t": 0}, {"t": 1, "pred": "p", "args": ["a"]}, {"t": 3, "pred": "r", "args": ["b"]}, {"t": 4}]
+    prog, stream = _files(tmp_path, program, events)
+    code, got, err = explain(capsys, prog, stream, "why", "v(z)@3")
+    assert code == 0, err
+    (window,) = got["premises"]
+    (w,) = window["premises"]
+    assert (w["text"], w["bindings"]) == ("w(z) at 3 (derived by the evaluation of 3)", {"X": "b"})
+    assert _sound(tmp_path, capsys, prog, stream, got, ("v", ("z",), 3)) == [3]
+    code, got, err = explain(capsys, prog, stream, "why", "v(k)@4")
+    assert code == 0, err
+    (fact,) = got["premises"][0]["premises"]
+    assert (fact["kind"], fact["text"], fact["time"]) == ("fact", "w(k) at 1: a program fact", 1)
+    assert _sound(tmp_path, capsys, prog, stream, got, ("v", ("k",), 4)) == []
+    code, got, err = explain(capsys, prog, stream, "why-not", "w(z)@2")
+    assert code == 0, err
+    assert [e["literal"] for e in got["why_not"]] == ["p(X) at U [2]", "r(X)"]
+
+
+def test_an_assignment_written_value_first_binds_its_variable(tmp_path, capsys):
+    """``X \\ 2 = Y`` assigns Y as ``Y = X \\ 2`` does (the head reads Y): r(3,3) at 2 gives a(1)."""
+    prog, stream = _files(tmp_path, "a(Y) :- X \\ 2 = Y, r(X,X).\n",
+                          [{"t": 2}, {"t": 2, "pred": "r", "args": [3, 3]}, {"t": 3}])
+    code, got, err = explain(capsys, prog, stream, "why", "a(1)@2")
+    assert code == 0, err
+    assert got["kind"] == "rule" and got["bindings"] == {"X": 3, "Y": 1}
+    assert got["premises"][0]["text"] == "X \\ 2 = Y holds (X=3, Y=1)"
+
+
+def test_a_diamond_over_its_own_predicate_reads_the_earlier_atom(tmp_path, capsys):
+    """a(X) at X :- p(X) and a(X) :- a(X) [2]: p(3) at 5 dates a(3)@3, which the window [3,5]
+    of the evaluation of 5 sees, so a(3)@5 holds.  The diamond's witness is a(3)@3, not a(3)@5
+    itself (which made it "no derivation outside a cycle")."""
+    prog, stream = _files(tmp_path, "a(X) at X :- p(X).\na(X) :- a(X) [2].\n",
+                          [{"t": 0}, {"t": 5, "pred": "p", "args": [3]}, {"t": 7}])
+    code, got, err = explain(capsys, prog, stream, "why", "a(3)@5")
+    assert code == 0, err
+    assert got["kind"] == "rule" and got["rule"]["line"] == 2
+    (read,) = got["premises"][0]["premises"]
+    assert (read["text"], read["rule"]["line"]) == ("a(3) at 3 (derived by the evaluation of 5)", 1)
+    assert _sound(tmp_path, capsys, prog, stream, got, ("a", (3,), 5)) == [2]
+
+
+def test_a_positive_anonymous_literal_reads_one_atom_of_the_answer(tmp_path, capsys):
+    """``q(_)`` and ``b(_) at T [0]`` read some atom of the answer (it crashed with KeyError '_'):
+    r holds at 1 through q(1), which p(5) at 1 gives; b(3)@3 through the fact b(1), which holds
+    at every point (b(_) at 3 is b(1) at 3, not b(3) at 3 itself)."""
+    prog, stream = _files(tmp_path, "q(1) :- p(_).\nr :- q(_).\nb(1).\nb(T) at T :- b(X), b(_) at T [0].\n",
+                          [{"t": 1, "pred": "p", "args": [5]}, {"t": 3}])
+    code, got, err = explain(capsys, prog, stream, "why", "r@1")
+    assert code == 0, err
+    (q,) = got["premises"]
+    assert (q["text"], q["rule"]["line"]) == ("q(1) at 1", 1)
+    assert [n["source"] for n in walk(got) if n["kind"] == "event"] == [f"{stream}:1:1"]
+    code, got, err = explain(capsys, prog, stream, "why", "b(3)@3")
+    assert code == 0, err
+    assert got["bindings"] == {"T": 3, "X": 1}
+    assert [n["text"] for n in walk(got) if n["kind"] == "fact"] == ["b(1) at 3: a program fact"] * 2
+
+
+def test_a_box_over_a_derived_predicate_with_a_program_fact(tmp_path, capsys):
+    """a(1) is a program fact and a rule derives a(2): a fact holds at every point, so
+    ``a(1) always [1]`` holds at 3 over [2,3] (run agrees); its why cites the fact at 2 and 3
+    (it was "no derivation outside a cycle")."""
+    prog, stream = _files(tmp_path, "a(1).\nb(X) :- a(X) always [1].\na(2) :- p(_).\n",
+                          [{"t": 2}, {"t": 3, "pred": "p", "args": [1]}, {"t": 5}])
+    code, got, err = explain(capsys, prog, stream, "why", "b(1)@3")
+    assert code == 0, err
+    (box,) = got["premises"]
+    assert [(n["kind"], n["text"]) for n in box["premises"]] == [
+        ("fact", "a(1) at 2: a program fact"), ("fact", "a(1) at 3: a program fact")]
+    assert _sound(tmp_path, capsys, prog, stream, got, ("b", (1,), 3)) == []
+    code, got, err = explain(capsys, prog, stream, "why", "a(2)@3")
+    assert code == 0 and got["rule"]["line"] == 3, err

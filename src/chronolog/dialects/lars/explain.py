@@ -35,10 +35,18 @@ Atom = tuple[str, tuple]
 Binding = dict[str, Any]
 
 
-def at_head_predicates(program: Program) -> set[PredKey]:
-    """The predicates the program derives through ``@``-heads (the plan's ``timed`` also holds
-    the helpers its rewrites add for windows over derived atoms)."""
-    return {r.head.atom.key for r in program.rules if r.head.time is not None and r.body}
+def at_head_predicates(program: Program, plan: Plan | None = None) -> set[PredKey]:
+    """The predicates the program dates through ``@``-heads, dated facts (``c at 3.``) included:
+    their atoms carry their time (the plan's ``timed`` also holds the helpers its rewrites add
+    for windows over derived atoms).  A plain head of such a predicate dates its atom at T.  In
+    a stratified program, also a derived predicate with program facts that a window reads: its
+    facts hold at every point of the window (the plan's hidden rules), its rules' atoms at T."""
+    dated = {r.head.atom.key for r in program.rules if r.head.time is not None}
+    facts = {r.head.atom.key for r in program.rules if not r.body and r.head.time is None}
+    if not facts & {r.head.atom.key for r in program.rules if r.body}:
+        return dated
+    plan = plan or plan_program(program)
+    return dated | (facts & plan.padded & plan.intensional) if plan.stratified else dated
 
 
 def answer_at(lines: Iterable[dict], t: int) -> set[Atom]:
@@ -68,7 +76,7 @@ class Scene:
         self.program, self.plan, self.t = program, plan, t
         self._indexes: dict[tuple[int, frozenset[str]], tuple[Any, ExtAtom, dict, list]] = {}  # (``matches``)
         self._times: dict[PredKey, tuple[frozenset, dict[tuple, list[int]]]] = {}  # (``times_of``)
-        self.timed = at_head_predicates(program)
+        self.timed = at_head_predicates(program, plan)
         self.citing = 0  # how many blockers' derivations deep an explanation is (``_blockers``)
         self.deriving: list[Atom] = []  # the atoms whose derivations are being built, outermost first
         facts: dict[int, list[tuple[PredKey, tuple, Loc | None]]] = {}
@@ -91,16 +99,20 @@ class Scene:
         self.t1 = t if t1 is None else t1
         self.stream = [(at, key, args, loc) for at in sorted(facts) for key, args, loc in facts[at]]
         self.program_facts: dict[PredKey, dict[tuple, Rule]] = {}
+        self.dated_facts: dict[PredKey, dict[tuple, Rule]] = {}  # (``a(1) at 0.``: args, time last)
         for rule in program.rules:
-            if not rule.body and rule.head.time is None and all(isinstance(a, Const) for a in rule.head.atom.args):
+            if not rule.body and all(isinstance(a, Const) for a in rule.head.atom.args):
                 args = tuple(a.value for a in rule.head.atom.args)  # type: ignore[union-attr]
-                self.program_facts.setdefault(rule.head.atom.key, {})[args] = rule
+                if rule.head.time is None:
+                    self.program_facts.setdefault(rule.head.atom.key, {})[args] = rule
+                elif isinstance(rule.head.time, Const):
+                    self.dated_facts.setdefault(rule.head.atom.key, {})[(*args, rule.head.time.value)] = rule
         lower: dict[PredKey, set[tuple]] = {key: set() for key in plan.intensional}
         for pred, args in answer:
             if (pred, len(args)) not in self.timed:
                 lower.setdefault((pred, len(args)), set()).add(args)
         for key, rows in self.program_facts.items():
-            if key in lower:
+            if key in lower and key not in self.timed:
                 lower[key] |= set(rows)
         self.answer = {key: frozenset(rows) for key, rows in lower.items()}
         self._facts = [(at, key, args) for at, key, args, _ in self.stream]
@@ -112,14 +124,19 @@ class Scene:
         """The atoms of ``@``-head predicates the evaluation of T derives (their time last), to a
         fixpoint of the ``@``-head rules over what T reads (the run's answer has only their union
         over every evaluation)."""
+        facts: dict[PredKey, set[tuple]] = {key: set() for key in self.timed}
+        for key in self.timed:  # a plain fact at every point, a dated one at its time
+            facts[key] |= {(*args, u) for args in self.program_facts.get(key, {}) for u in range(self.t1, self.t + 1)}
+            facts[key] |= {row for row in self.dated_facts.get(key, {}) if self.t1 <= row[-1] <= self.t}
         for _ in range(len(self.program.rules) + 1):
-            derived: dict[PredKey, set[tuple]] = {key: set() for key in self.timed}
+            derived: dict[PredKey, set[tuple]] = {key: set(rows) for key, rows in facts.items()}
             for rule in self.program.rules:
-                if rule.head.time is None or not rule.body:
+                if rule.head.atom.key not in self.timed or not rule.body:
                     continue
                 for b in solutions(self, rule, {}):
                     try:
-                        row = tuple(_eval(a, b) for a in rule.head.atom.args) + (_eval(rule.head.time, b),)
+                        row = tuple(_eval(a, b) for a in rule.head.atom.args) + (
+                            self.t if rule.head.time is None else _eval(rule.head.time, b),)
                     except (KeyError, _Undefined):
                         continue
                     if type(row[-1]) is int and self.t1 <= row[-1] <= self.t:
@@ -132,6 +149,18 @@ class Scene:
 
     def intensional(self, key: PredKey) -> bool:
         return key in self.answer
+
+    def fact_of(self, atom: Atom) -> Rule | None:
+        """The program fact that holds ``atom`` (an ``@``-head predicate's with its time last)."""
+        key = self.key_of(atom)
+        if key in self.timed:
+            return self.program_facts.get(key, {}).get(atom[1][:-1]) or self.dated_facts.get(key, {}).get(atom[1])
+        return self.program_facts.get(key, {}).get(atom[1])
+
+    def head_time(self, atom: Atom) -> int | None:
+        """The evaluated point a plain head of ``atom``'s predicate dates it at: T for an
+        ``@``-head predicate (its atoms carry their time), else None (no time column)."""
+        return self.t if self.key_of(atom) in self.timed else None
 
     def key_of(self, atom: Atom) -> PredKey:
         """The predicate of an atom (an ``@``-head predicate's atoms carry their time last)."""
@@ -150,7 +179,10 @@ class Scene:
         return by_args[1].get(args, [])
 
     def holds(self, atom: Atom) -> bool:
-        return atom[1] in self.answer.get(self.key_of(atom), frozenset())
+        rows = self.answer.get(self.key_of(atom), frozenset())
+        if any(v is ANYTHING for v in atom[1]):  # (``not a(_)``: some row with the other values)
+            return any(all(v is ANYTHING or v == w for v, w in zip(atom[1], row, strict=True)) for row in rows)
+        return atom[1] in rows
 
     # -- one literal ---------------------------------------------------------------------
     def matches(self, lit: ExtAtom, env: Binding) -> list[Binding]:
@@ -199,9 +231,12 @@ class Scene:
 
 
 def _compare(c: Compare, env: Binding) -> list[Binding] | None:
-    """The bindings a comparison leaves (an ``X = expr`` with X unbound assigns X); None when a
-    variable it reads is not bound yet."""
+    """The bindings a comparison leaves (an ``X = expr`` or ``expr = X`` with X unbound assigns
+    X); None when a variable it reads is not bound yet."""
     left, right = c.left, c.right
+    if c.op == "=" and isinstance(right, Var) and right.name not in env and not (
+            isinstance(left, Var) and left.name not in env):
+        left, right = right, left
     if c.op == "=" and isinstance(left, Var) and left.name not in env:
         try:
             return [{**env, left.name: _eval(right, env)}]
@@ -254,13 +289,36 @@ def solutions(scene: Scene, rule: Rule, env: Binding, upto: int | None = None) -
     return envs
 
 
-def head_binding(rule: Rule, atom: Atom) -> Binding | None:
-    """The binding under which the rule's head is ``atom`` (an ``@``-head's atom with its time last)."""
+class _Anything:
+    """The value of a negated literal's ``_`` (``not b(_)``: no b at all): it matches every head
+    term and binds nothing, so a rule's variable there is read as "some value"."""
+
+    def __str__(self) -> str:
+        return "_"
+
+    __repr__ = __str__
+
+
+ANYTHING = _Anything()
+
+
+def _literal_args(lit: ExtAtom, b: Binding) -> tuple:
+    """A (bound) literal's argument values, ``ANYTHING`` for its ``_``."""
+    return tuple(ANYTHING if isinstance(a, Var) and a.name == "_" else _eval(a, b) for a in lit.atom.args)
+
+
+def head_binding(rule: Rule, atom: Atom, at: int | None = None) -> Binding | None:
+    """The binding under which the rule's head is ``atom`` (an ``@``-head's atom with its time
+    last; ``ANYTHING`` left open).  ``at``: the atom's predicate is an ``@``-head one, and a
+    plain head dates its atom at ``at`` (the evaluated point)."""
     head = rule.head.atom
     terms = head.args if rule.head.time is None else (*head.args, rule.head.time)
+    if at is not None and rule.head.time is None:
+        terms = (*head.args, Const(at))
     if head.pred != atom[0] or len(terms) != len(atom[1]):
         return None
-    return _unify(terms, atom[1], {})
+    pairs = [(term, v) for term, v in zip(terms, atom[1], strict=True) if v is not ANYTHING]
+    return _unify([term for term, _ in pairs], tuple(v for _, v in pairs), {})
 
 
 # ------------------------------------------------------------------------------ --why
@@ -278,6 +336,8 @@ def _instances(scene: Scene) -> dict[Atom, list[tuple[Rule, Binding, list[Atom]]
                 args = tuple(_eval(a, b) for a in rule.head.atom.args)
                 if rule.head.time is not None:
                     args += (_eval(rule.head.time, b),)
+                elif rule.head.atom.key in scene.timed:  # a plain head of an @-head predicate: at T
+                    args += (scene.t,)
             except (KeyError, _Undefined):
                 continue
             atom = (rule.head.atom.pred, args)
@@ -286,34 +346,56 @@ def _instances(scene: Scene) -> dict[Atom, list[tuple[Rule, Binding, list[Atom]]
             reads = []
             for elem in rule.body:
                 if isinstance(elem, ExtAtom) and not elem.negated and scene.intensional(elem.atom.key):
-                    reads += _reads(scene, elem, b)
+                    reads += _reads(scene, elem, b, atom)
             out.setdefault(atom, []).append((rule, b, reads))
     return out
 
 
-def _reads(scene: Scene, lit: ExtAtom, b: Binding) -> list[Atom]:
+def _reads(scene: Scene, lit: ExtAtom, b: Binding, head: Atom) -> list[Atom]:
     """The atoms of the answer at T a positive intensional literal reads under ``b``: the atom
     at T, or (an ``@``-head predicate) its atoms at the times of the window it needs — the
-    latest for a diamond, every one for a box, the one an ``at`` names."""
-    args = tuple(_eval(a, b) for a in lit.atom.args)
-    if lit.atom.key not in scene.timed:
+    latest for a diamond (other than the rule instance's own ``head``: ``a(X) :- a(X) [2]``
+    reads an earlier a(X), not itself), every one for a box, the one an ``at`` names.  A ``_``
+    reads one atom of the answer that has some value there (the first in a fixed order that is
+    not the head)."""
+    args, key = _literal_args(lit, b), lit.atom.key
+    open_args = any(v is ANYTHING for v in args)
+    if key not in scene.timed:
+        if open_args:
+            rows = sorted((row for row in scene.answer.get(key, ()) if _fits(args, row)),
+                          key=lambda row: ((lit.atom.pred, row) == head, repr(row)))  # (not the head itself)
+            return [(lit.atom.pred, rows[0])] if rows else []
         return [(lit.atom.pred, args)]
     lo, hi = scene.span(lit)
-    times = [x for x in scene.times_of(lit.atom.key, args) if lo <= x <= hi]
-    if lit.op is Op.AT and isinstance(lit.time, Var | Const):
+    at_args: dict[int, tuple] = {}  # per time in the window: the atom's arguments there
+    if open_args:
+        for row in sorted(scene.answer.get(key, ()), key=lambda row: ((lit.atom.pred, row) == head, repr(row))):
+            if lo <= row[-1] <= hi and _fits(args, row):
+                at_args.setdefault(row[-1], row[:-1])
+    else:
+        at_args = {x: args for x in scene.times_of(key, args) if lo <= x <= hi}
+    times = sorted(at_args)
+    if lit.op is Op.AT and isinstance(lit.time, Var | Const) and not (isinstance(lit.time, Var) and lit.time.name == "_"):
         at = _eval(lit.time, b)
         times = [x for x in times if x == at]
     elif lit.op is Op.NOW:
         times = [x for x in times if x == scene.t]
     elif lit.op is Op.DIAMOND:
-        times = times[-1:]
-    return [(lit.atom.pred, args + (x,)) for x in times]
+        times = [x for x in times if (lit.atom.pred, (*at_args[x], x)) != head][-1:] or times[-1:]
+    return [(lit.atom.pred, (*at_args[x], x)) for x in times]
+
+
+def _fits(args: tuple, row: tuple) -> bool:
+    """Whether an answer row (an ``@``-head predicate's with its time last) has ``args``, ``ANYTHING`` any value."""
+    return all(v is ANYTHING or v == w for v, w in zip(args, row, strict=False))
 
 
 def _sizes(scene: Scene, inst: dict[Atom, list[tuple[Rule, Binding, list[Atom]]]]) -> dict[Atom, int]:
     """The fewest rule applications that derive each atom (program facts: 0); atoms only a
     cycle supports get none."""
     size: dict[Atom, int] = {(key[0], args): 0 for key, rows in scene.program_facts.items() for args in rows}
+    size |= {read: 0 for options in inst.values() for _, _, reads in options for read in reads
+             if scene.fact_of(read) is not None}
     changed = True
     while changed:
         changed = False
@@ -349,10 +431,10 @@ def _derive(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every:
 def _derive_atom(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], every: bool, depth: int | None,
                  path: set[Atom]) -> Node:
     t = scene.t
-    fact = scene.program_facts.get((atom[0], len(atom[1])), {}).get(atom[1])
+    fact = scene.fact_of(atom)
     if fact is not None:
-        return Node("fact", f"{atom_text(*atom)} at {t}: a program fact", rule=_rule_text(fact),
-                    atom=atom_text(*atom), time=t)
+        about = _about(scene, atom)
+        return Node("fact", f"{about['atom']} at {about['time']}: a program fact", rule=_rule_text(fact), **about)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom: its own time, derived by evaluating T
         name = f"{atom_text(atom[0], atom[1][:-1])} at {atom[1][-1]}"
         return _unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes, every, depth,
@@ -397,7 +479,7 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
             children.append(_negated(scene, elem, b, shown))
             continue
         if scene.intensional(elem.atom.key):
-            reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b)]
+            reads = [_derive(scene, read, inst, sizes, every, depth, path) for read in _reads(scene, elem, b, atom)]
             if elem.atom.key in scene.timed:
                 lo, hi = scene.span(elem)
                 children.append(Node("literal", f"{shown}: in window [{lo},{hi}]", children=reads, atom=shown,
@@ -472,7 +554,7 @@ def _negated(scene: Scene, lit: ExtAtom, b: Binding, shown: str) -> Node:
     reason = _negation(scene, lit, b)
     node = Node("negated", f"{shown}: {reason}", atom=shown, negated=True, window=_window_text(scene, lit),
                 reason=reason)
-    args = tuple(_eval(a, b) for a in lit.atom.args)
+    args = _literal_args(lit, b)
     if scene.intensional(lit.atom.key) and lit.op is Op.NOW and lit.atom.key not in scene.timed:
         node.why_not = _rule_failures(scene, (lit.atom.pred, args), cite=True)
     elif scene.intensional(lit.atom.key) and lit.op in (Op.DIAMOND, Op.BOX) and lit.atom.key not in scene.timed \
@@ -517,7 +599,7 @@ def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
         reason = (f"not derived by the evaluation of {scene.t}, which derives this rule's head at {scene.t} only "
                   "(atoms of earlier evaluations are not carried over)")
         for rule in scene.program.rules:
-            if rule.body and (env := head_binding(rule, atom)) is not None:
+            if rule.body and (env := head_binding(rule, atom, scene.head_time(atom))) is not None:
                 out.append(Node("rule", f"{atom_text(*atom)} at {points}: {reason}",
                                 rule=_rule_text(rule), bindings=_shown(env),
                                 reason=reason))
@@ -533,7 +615,8 @@ def _window_failures(scene: Scene, lit: ExtAtom, atom: Atom) -> list[Node]:
 def _negation(scene: Scene, lit: ExtAtom, b: Binding) -> str:
     if scene.intensional(lit.atom.key):
         return f"not in the answer at {scene.t}"
-    return f"no such fact in {_window_text(scene, lit)}"
+    where = _window_text(scene, lit)
+    return f"no such fact {where}" if lit.op is Op.NOW else f"no such fact in {where}"
 
 
 # ------------------------------------------------------------------------------ --why-not
@@ -562,7 +645,9 @@ def _rule_failures(scene: Scene, atom: Atom, seen: frozenset[Atom] = frozenset()
     (its ``goal``), else for the query; in a ``--why-not`` tree (not ``cite``) also those of
     the entries below it, as MTL's do: an event that derives the failing literal's atom may
     derive this one too (``run`` decides; a ``--why`` does not pay for these checks)."""
-    matching = [(rule, env) for rule in scene.program.rules if rule.body and (env := head_binding(rule, atom)) is not None]
+    at = scene.head_time(atom)
+    matching = [(rule, env) for rule in scene.program.rules
+                if rule.body and (env := head_binding(rule, atom, at)) is not None]
     out = [_first_failure(scene, rule, env, seen | {atom}, cite) for rule, env in matching]
     # (an @-head's atom carries its own time last: the goal is the atom at that time, derived
     # by the evaluation of the scene's point, not by another point's)
@@ -585,7 +670,7 @@ def _points(scene: Scene, lit: ExtAtom, b: Binding) -> list[int]:
     a window, the time an ``at`` names, else every point of the window where it is missing
     (a box: those; a diamond: all), at most ``POINTS`` of them."""
     lo, hi = scene.span(lit)
-    args = tuple(_eval(a, b) for a in lit.atom.args)
+    args = _literal_args(lit, b)
     if lit.op is Op.NOW:
         points = [scene.t]
     elif lit.op is Op.AT and lit.time is not None and (isinstance(lit.time, Const) or lit.time.name in b):

@@ -109,8 +109,11 @@ def lars_retaining(program: Any, retention: Any) -> Any:
 
 
 def lars_dates_back(program: Any) -> bool:
-    """An ``@``-head in a rule with a body: its evaluation at t may derive atoms before t."""
-    return any(rule.head.time is not None and rule.body for rule in program.rules)
+    """An ``@``-head of an output predicate: its evaluation at t may derive atoms before t.  A
+    dated fact (``a(1) at 0.``) of a predicate some rule derives counts too: every evaluation
+    from its time on holds its atom at that earlier time (LARS.md: facts hold at every point)."""
+    output = {rule.head.atom.key for rule in program.rules if rule.body}
+    return any(rule.head.time is not None and (rule.body or rule.head.atom.key in output) for rule in program.rules)
 
 
 def lars_evaluations(program: Any, evaluator: Any, first: int | None, last: int | None) -> int | float | None:
