@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
-from test_stage_upgrade import _fleet, _records, _run_upgrade, _stage
+from test_stage_upgrade import RTEC_KEEP_OLD, RTEC_KEEP_TOP, _fleet, _records, _run_upgrade, _stage
 
 from chronolog.cli.main import main
 from chronolog.dialects.mtl import evaluator as mtl_evaluator
@@ -138,15 +138,7 @@ def test_mtl_random_pairs_over_a_long_history_upgrade_as_run_upgrade(tmp_path_fa
 # RTEC: a changed statically determined fluent that combines lists point by point is derived
 # from two ticks before T; simple fluents (inertia) and what they or events read from the start
 
-RTEC_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
-            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
-            "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
-            "terminatedAt(armed(D)=true, T) :- happensAt(disarm(D), T).\n"
-            "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
-            "intersect_all([A,B], I).\n"
-            "door(d1).\ndoor(d2).\ngrounding(open(D)=true) :- door(D).\ngrounding(armed(D)=true) :- door(D).\n"
-            "grounding(alarm(D)=true) :- door(D).\n")
-RTEC_TOP = RTEC_OLD.replace("intersect_all([A,B], I)", "union_all([A,B], I)")
+RTEC_OLD, RTEC_TOP = RTEC_KEEP_OLD, RTEC_KEEP_TOP  # door alarms: open and armed below, alarm on top
 # alarm changed and read by an added simple fluent: alarm from the start too
 RTEC_READ = RTEC_TOP + ("initiatedAt(rang(D)=true, T) :- happensAt(start(alarm(D)=true), T).\n"
                         "grounding(rang(D)=true) :- door(D).\n")
