@@ -144,14 +144,24 @@ def test_a_head_operator_is_explained_from_the_time_its_body_holds(tmp_path, cap
     assert [e["reason"] for e in got["why_not"]] == ["B(a) does not hold at any time of [3,5]"]
 
 
+def _end(event: dict) -> Fraction:
+    """The latest time an input line reaches (a time advance's, or its interval's end)."""
+    if "t" in event:
+        return Fraction(event["t"])
+    return Fraction(event["interval"][1:-1].split(",")[1])
+
+
 def _alone(tmp: Path, capsys, prog: str, stream: str, got: dict, step: Fraction = Fraction(1, 4)) -> set:  # noqa: ANN001
     """What ``run`` derives from the input lines ``got`` cites, on their own (the stream's first
-    and last times kept): (pred, args, t) at the multiples of ``step`` up to 12."""
+    and latest times kept: a Boxplus or Diamondplus at T reads up to where the whole input
+    reaches, which a fact's interval may carry past the last time advance): (pred, args, t)
+    at the multiples of ``step`` up to 12."""
     texts = Path(stream).read_text().splitlines()
     cited = sorted({int(s.split(":")[-2]) for s in _sources(got)})
+    latest = max(_end(json.loads(text)) for text in texts)
     alone = tmp / "alone.jsonl"
     alone.write_text("".join(json.dumps(e) + "\n" for e in [json.loads(texts[0]), *(json.loads(texts[n - 1]) for n in cited),
-                                                            json.loads(texts[-1])]))
+                                                            json.loads(texts[-1]), {"t": time_text(latest)}]))
     capsys.readouterr()
     assert main(["run", prog, "--input", str(alone)]) == 0
     return sampled_meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], 12, step)
