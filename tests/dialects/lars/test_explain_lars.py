@@ -416,6 +416,33 @@ def test_a_positive_anonymous_literal_reads_one_atom_of_the_answer(tmp_path, cap
     assert [n["text"] for n in walk(got) if n["kind"] == "fact"] == ["b(1) at 3: a program fact"] * 2
 
 
+def test_an_anonymous_literal_over_a_program_fact_cites_the_fact(tmp_path, capsys):
+    """``a(_)`` where a is given by the program fact a(1) only: it holds through that fact (it
+    crashed with KeyError '_' looking the fact up); c at 1 from the evaluation of 4 (p(1) the
+    last fact there, X = 1)."""
+    prog, stream = _files(tmp_path, "a(1).\nc at X :- Y = X \\ 2, p(X) [1 #], a(_).\n",
+                          [{"t": 1}, {"t": 4, "pred": "p", "args": [1]}, {"t": 7}])
+    code, got, err = explain(capsys, prog, stream, "why", "c@1")
+    assert code == 0, err
+    assert got["bindings"] == {"X": 1, "Y": 1}
+    (fact,) = [n for n in walk(got) if n["kind"] == "fact"]
+    assert (fact["text"], fact["rule"]["line"]) == ("a(_): a program fact", 1)
+
+
+def test_a_negated_anonymous_tuple_window_fails_where_any_fact_of_it_is_last(tmp_path, capsys):
+    """``not p(_) [1 #]`` fails at 3, where p(1) is the last fact, and holds at 4 (q(1) last):
+    c at 2 is derived by the evaluation of 4, not 3 (the explainer read the ``_`` as a variable
+    left open, "some value", and took the evaluation of 3); c at 1 is never derived (run)."""
+    prog, stream = _files(tmp_path, "c at X :- not p(_) [1 #], p(X).\n",
+                          [{"t": 1}, {"t": 3, "pred": "p", "args": [2]}, {"t": 3, "pred": "p", "args": [1]},
+                           {"t": 4, "pred": "p", "args": [2]}, {"t": 4, "pred": "q", "args": [1]}, {"t": 5}])
+    code, got, err = explain(capsys, prog, stream, "why", "c@2")
+    assert code == 0, err
+    assert got["text"] == "c at 2 (derived by the evaluation of 4)"
+    assert sorted(n["source"] for n in walk(got) if n["kind"] == "event") == [f"{stream}:4:1", f"{stream}:5:1"]
+    assert explain(capsys, prog, stream, "why", "c@1")[0] == 1
+
+
 def test_a_box_over_a_derived_predicate_with_a_program_fact(tmp_path, capsys):
     """a(1) is a program fact and a rule derives a(2): a fact holds at every point, so
     ``a(1) always [1]`` holds at 3 over [2,3] (run agrees); its why cites the fact at 2 and 3

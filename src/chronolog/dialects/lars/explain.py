@@ -279,7 +279,7 @@ def solutions(scene: Scene, rule: Rule, env: Binding, upto: int | None = None) -
                 got = _compare(elem, b)
                 nxt += [b] if got is None else got
             elif elem.negated:
-                if not elem.variables() <= set(b) or not scene.matches(elem, b):
+                if not elem.variables() - {"_"} <= set(b) or not scene.matches(elem, b):  # (``_``: any value)
                     nxt.append(b)
             else:
                 nxt += scene.matches(elem, b)
@@ -495,8 +495,10 @@ def _instance(scene: Scene, atom: Atom, option: tuple, inst: dict, sizes: dict[A
                            atom=atom_text(elem.atom.pred, args), time=at)
                       for at, args, loc in _witness_cut(elem, seen)]
         if not seen:  # a program fact (background knowledge, at every time point)
-            args = tuple(_eval(a, b) for a in elem.atom.args)
-            fact = scene.program_facts.get(elem.atom.key, {}).get(args)
+            args = _literal_args(elem, b)
+            facts = scene.program_facts.get(elem.atom.key, {})
+            fact = (next((f for row, f in facts.items() if _fits(args, row)), None) if ANYTHING in args
+                    else facts.get(args))  # (``a(_)``: any of a's facts)
             if fact is not None:
                 children.append(Node("fact", f"{shown}: a program fact", rule=_rule_text(fact), atom=shown))
                 continue
