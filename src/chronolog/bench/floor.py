@@ -48,8 +48,11 @@ log = logging.getLogger("chronolog.bench")
 
 @dataclass(slots=True)
 class _Out:
+    """A forwarded record as the service's batching reads it (``stages.interface.Out``)."""
+
     value: bytes
     urgent: bool
+    prompt: bool = False
 
 
 TRANSACTIONS = ("every", "last", "none")
