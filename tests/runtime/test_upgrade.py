@@ -327,3 +327,38 @@ def test_backfill_command_with_an_upgrade_corrects_to_run_upgrade(tmp_path, caps
     assert "the history holds 1 program upgrade requests" in capsys.readouterr().err
     fixes = [json.loads(x) for x in out.read_text().splitlines()]
     assert meaning(published + fixes, (0, 19), running=True) == meaning(want, (0, 19))
+
+
+# issue 37: a complement_all fluent holding from 0, an upgrade before the first event, and a
+# simple fluent initiated by its start; ``run --upgrade`` must be the splice of the plain runs
+RTEC_GAP = ("door(d1).\ngrounding(open(D)=true) :- door(D).\ngrounding(gap(D)=true) :- door(D).\n"
+            "grounding(rang(D)=true) :- door(D).\n"
+            "initiatedAt(open(D)=true, T) :- happensAt(locked(D), T).\n"
+            "holdsFor(gap(D)=true, I) :- holdsFor(open(D)=true, I1), complement_all([I1], I).\n"
+            "initiatedAt(rang(D)=true, T) :- happensAt(start(gap(D)=true), T).\n")
+
+
+def test_rtec_old_part_before_the_first_event_is_answered(tmp_path, capsys):
+    """P has gap (the complement of open) from 0; P' (from 4) has no gap; the first event comes at
+    6.  P's part [0,4) holds gap and rang (as P's plain run has them from 0); P' has open from 7
+    only."""
+    p0 = _write(tmp_path / "p0.prolog", RTEC_GAP)
+    p1 = _write(tmp_path / "p1.prolog", RTEC_GAP.split("holdsFor(gap")[0])
+    stream = _stream(tmp_path / "in.jsonl", [{"t": 6, "pred": "locked", "args": ["d1"]}, {"t": 12}])
+    code, lines, err = _run(capsys, p0, "--input", stream, "--upgrade", f"4={p1}")
+    assert code == 0, err
+    assert meaning(lines, (0, 12), running=True) == {("open", ("d1",), t) for t in range(7, 13)} | {
+        (name, ("d1",), t) for name in ("gap", "rang") for t in range(4)}
+
+
+def test_rtec_start_of_a_fluent_from_0_kept_across_an_upgrade(tmp_path, capsys):
+    """P' only adds an unrelated fluent (the gap and rang strata are kept): the splice is P's plain
+    run, whose answers for gap, rang and open are the same in P'."""
+    p0 = _write(tmp_path / "p0.prolog", RTEC_GAP)
+    p1 = _write(tmp_path / "p1.prolog", RTEC_GAP + "grounding(shut(D)=true) :- door(D).\n"
+                "initiatedAt(shut(D)=true, T) :- happensAt(closed(D), T).\n")
+    stream = _stream(tmp_path / "in.jsonl", [{"t": 6, "pred": "locked", "args": ["d1"]}, {"t": 12}])
+    _, plain, _ = _run(capsys, p0, "--input", stream)
+    code, lines, err = _run(capsys, p0, "--input", stream, "--upgrade", f"4={p1}")
+    assert code == 0, err
+    assert meaning(lines, (0, 12), running=True) == meaning(plain, (0, 12), running=True)
