@@ -251,16 +251,25 @@ def test_mtl_random_pairs_sharing_strata_upgrade_as_run_upgrade(tmp_path_factory
     """Random program pairs with rules in common (so that some strata are kept, some changed,
     added or removed), late events and retractions on both sides of T: the service's answer
     lines mean what ``run --upgrade`` prints."""
+    mtl_pair_upgrades_as_run(tmp_path_factory, capsys, (shared, old, new), first, second, upgrade, restart, (6, 12))
+
+
+def mtl_pair_upgrades_as_run(tmp_path_factory, capsys, rules: tuple, first: list, second: list,  # noqa: ANN001
+                             upgrade: int, restart: bool, ends: tuple[int, int]) -> None:
+    """The chain service of the old program (``rules``: shared, old-only, new-only), upgraded
+    at ``upgrade``/2 between the two parts of the input (each ending with a time advance to
+    ``ends``), means what ``run --upgrade`` prints up to the last end."""
+    shared, old, new = rules
     old_text = "\n".join(dict.fromkeys(shared + old)) + "\n"
     new_text = "\n".join(dict.fromkeys(shared + new)) + "\n"
     at = Fraction(upgrade, 2)
     at_text = str(at.numerator) if at.denominator == 1 else f"{at.numerator}/{at.denominator}"
-    first = [{"t": 0}, *first, {"t": 6}]
-    second = [*second, {"t": 12}]
+    first = [{"t": 0}, *first, {"t": ends[0]}]
+    second = [*second, {"t": ends[1]}]
     got, said = _fleet("mtl", old_text, new_text, at_text, first, second, restart, settle=True)
     assert said[0]["at"] == at_text, said
     want = _run_upgrade(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, at_text, first + second)
-    assert sampled_meaning(got, 12) == sampled_meaning(want, 12)
+    assert sampled_meaning(got, ends[1]) == sampled_meaning(want, ends[1])
 
 
 RTEC_KEEP_OLD = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"

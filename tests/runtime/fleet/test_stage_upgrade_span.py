@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from meaning import sampled_meaning
-from test_stage_upgrade import RTEC_KEEP_OLD, RTEC_KEEP_TOP, _fleet, _records, _run_upgrade, _stage
+from test_stage_upgrade import RTEC_KEEP_OLD, RTEC_KEEP_TOP, _fleet, _records, _run_upgrade, _stage, mtl_pair_upgrades_as_run
 
 from chronolog.cli.main import main
 from chronolog.dialects.mtl import evaluator as mtl_evaluator
@@ -122,16 +122,7 @@ def test_mtl_random_pairs_over_a_long_history_upgrade_as_run_upgrade(tmp_path_fa
     """Random pairs with rules in common over a history several warm-ups long (chains of
     windows, Since, negation), late events and retractions before the warm-up, inside it and
     after T: the service's lines mean what ``run --upgrade`` prints."""
-    old_text = "\n".join(dict.fromkeys(shared + old)) + "\n"
-    new_text = "\n".join(dict.fromkeys(shared + new)) + "\n"
-    at = Fraction(upgrade, 2)
-    at_text = str(at.numerator) if at.denominator == 1 else f"{at.numerator}/{at.denominator}"
-    first = [{"t": 0}, *first, {"t": 30}]
-    second = [*second, {"t": 40}]
-    got, said = _fleet("mtl", old_text, new_text, at_text, first, second, restart, settle=True)
-    assert said[0]["at"] == at_text, said
-    want = _run_upgrade(tmp_path_factory.mktemp("mtl"), capsys, "mtl", old_text, new_text, at_text, first + second)
-    assert sampled_meaning(got, 40) == sampled_meaning(want, 40)
+    mtl_pair_upgrades_as_run(tmp_path_factory, capsys, (shared, old, new), first, second, upgrade, restart, (30, 40))
 
 
 # ---------------------------------------------------------------------------------------------
