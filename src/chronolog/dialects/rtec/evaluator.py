@@ -265,8 +265,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                         self._derive_events(ent[1], c_lo, hi)
                 elif kinds == {"sdf"}:
                     for ent in comp:
-                        if ent in self.needed:
-                            self._derive_sdf(ent, c_lo, changed)
+                        if ent in self.needed and self._derive_sdf(ent, c_lo, changed) and c_lo != self.floor:
+                            lowered.update(comp)  # (an instance new with a past: its readers from the start)
                 else:
                     self._sweep([e[1] for e in comp], c_lo, hi, changed)
         except SolveError as exc:
@@ -308,8 +308,12 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         for tt, args in sorted(found, key=repr):
             self.store.add_event(key, tt, args)
 
-    def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> None:
+    def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> bool:
+        """Derive a statically determined fluent's instances after ``lo``; whether an instance
+        no window computed before got its past before ``lo`` too (what reads it is derived
+        again from the start: it read nothing of that instance there)."""
         key = ent[1]
+        past = False
         rules = [r for _, r in self.h.rules[ent]]
         # the ground heads, as grounding/1 gives them: kept while the domain stays (as _expand's)
         heads: dict[Any, None] | None = self._expansions.get(ent)
@@ -347,15 +351,29 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         else:
             self.clip_lo = at
             fv, i = Var(), Var()
+            first: dict[tuple, Any] = {}  # instances no window computed before -> their fluent term
             for _ in self._solutions(rules, ("holdsFor", fv, i)):
                 got = _fv(resolve(fv))
                 val = deref(i)
                 if got is None or not is_ground(resolve(fv)):
                     raise ChronologError(f"{rules[0].loc}: error: holdsFor/2 gives a non-ground fluent "
                                          f"{term_text(resolve(fv))}: declare grounding/1 for it")
+                ident = (key, got[1], got[2])
+                if ident not in self.sdf_known:
+                    first.setdefault(ident, resolve(fv))
                 slot = results.setdefault(got[1], {})
                 prev = slot.get(got[2], ([], False))[0]
                 slot[got[2]] = (IV.union_all([prev, val.pairs if type(val) is Ivs else []]), False)
+            self.sdf_known.update(first)
+            if self.past_from_start and at != NEG_INF and ent not in self.redo_from:
+                for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
+                    self.clip_lo = NEG_INF
+                    whole: list = []
+                    for _ in self._solutions(rules, ("holdsFor", term, i)):
+                        val = deref(i)
+                        whole = IV.union_all([whole, val.pairs if type(val) is Ivs else []])
+                    results[ident[1]][ident[2]] = (whole, True)
+                    past = past or bool(whole)
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
@@ -370,6 +388,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 if new != old:
                     self.store.set_list(key, args, v, new)
                     changed.add((key, args, v))
+        return past
 
     def _has_grounding(self, key: Key) -> bool:
         return any(k == key for k, _ in self.outputs)
