@@ -93,7 +93,7 @@ def hop(bootstrap: str, prefix: str, i: int, hops: int, gap: float, transactiona
                                           {"enable.idempotence": True})})
     if transactional:
         producer.init_transactions(60)
-    batching = Batching(gap)
+    batching: Batching[_Out] = Batching(gap)
     batching.began = batching.last_commit = time.monotonic()
     producer.list_topics(data[i], 30)  # the output topic's metadata, before the first transaction needs it
     latest = -1

@@ -38,14 +38,30 @@ state, both made again from the last committed offsets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+
+class Held(Protocol):
+    """What batching reads of a record it holds (``stages.interface.Out``, or a
+    benchmark's own record type): typed so a record type lacking a field fails
+    mypy instead of a running service."""
+
+    @property
+    def urgent(self) -> bool: ...
+
+    @property
+    def prompt(self) -> bool: ...
+
+
+H = TypeVar("H", bound=Held)
 
 
 @dataclass
-class Batching:
+class Batching(Generic[H]):
     gap: float = 0.0
     hold: float = 0.05
     interval: float = 0.5
-    held: list = field(default_factory=list)  # records (stages.Out) for the next transaction
+    held: list[H] = field(default_factory=list)  # records (stages.Out) for the next transaction
     lines: list[bytes] = field(default_factory=list)  # answer lines for it
     urgent: bool = False  # something held lets a downstream service make progress
     prompt: bool = False  # something held is to be committed at once (Out.prompt)
@@ -57,7 +73,7 @@ class Batching:
     ceiling: float = 5.0  # ... and at most this many gaps
     commit_mean: float = 0.0  # moving mean of the commit time (start to end of a transaction)
 
-    def add(self, outs: list, lines: list[bytes], consumed: bool, now: float) -> None:
+    def add(self, outs: list[H], lines: list[bytes], consumed: bool, now: float) -> None:
         """One processed batch: what it produced and whether it consumed anything."""
         self.consumed = self.consumed or consumed
         if not outs and not lines:
@@ -89,7 +105,7 @@ class Batching:
             return max(0.0, min(poll, self.began + self.least_gap() - now))
         return poll
 
-    def take(self, now: float) -> tuple[list, list[bytes]]:
+    def take(self, now: float) -> tuple[list[H], list[bytes]]:
         """The records and lines of the transaction starting now; nothing is held after."""
         outs, lines = self.held, self.lines
         self.held, self.lines = [], []

@@ -187,7 +187,7 @@ class Service:
         consumed_at = 0.0  # wall time the oldest batch not committed yet was consumed
         cfg = self.cfg
         assert cfg.commit_gap is not None
-        batching = Batching(cfg.commit_gap, cfg.hold, cfg.commit_interval)
+        batching: Batching[Out] = Batching(cfg.commit_gap, cfg.hold, cfg.commit_interval)
         batching.began = batching.last_commit = time.monotonic()
         stored_at = batching.began  # a relay's last state commit
         try:
