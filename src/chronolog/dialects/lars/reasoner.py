@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from chronolog.core.events import Event, OnePredicate, withdrawn
-from chronolog.dialects.lars.engine.content import Content
+from chronolog.dialects.lars.engine.content import NOTHING, Content
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Fact, Imported, StepResult
 from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
@@ -408,12 +408,19 @@ class Reasoner:
         before: set[tuple[PredKey, tuple, int]] = set()
         after: set[tuple[PredKey, tuple, int]] = set()
         output = self.plan.output
+        empty: frozenset = frozenset()
         for t, was in self._old_imports.items():
-            if start <= t <= end:
-                for got, into in ((was, before), (self.imports.get(t), after)):
-                    if got is not None and got.consistent:
-                        content = got.content
-                        into.update((p, args, t) for p in output for args in content.get(p, ()))
+            if not start <= t <= end:
+                continue
+            now = self.imports.get(t)
+            old = was.content if was is not None and was.consistent else NOTHING
+            new = now.content if now is not None and now.consistent else NOTHING
+            for p in output:  # a predicate's group the same object (or equal) at both: no change
+                rows_old, rows_new = old.get(p, empty), new.get(p, empty)
+                if rows_old is rows_new or rows_old == rows_new:
+                    continue
+                before.update((p, args, t) for args in rows_old - rows_new)
+                after.update((p, args, t) for args in rows_new - rows_old)
         assert self.t1 is not None
         engine = self._replay_engine(self.t1)
         self._run(engine, new_log, self.warm_up_start(new_log, self.t1, end), end, end + 1, set())

@@ -855,6 +855,7 @@ class OutputStage(_Answering, _ImportingStage):
         top = max((c.stratum for c in plan.components), default=0) + 1
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=horizon(retention))
+        self._touched: set[int] = set()  # time points whose imports wait for ``_settle``
         # the answer predicates whose atoms carry their time (an @-head may date them back)
         self.dated = {p for p in plan.output if p in plan.timed}
         # per derived predicate's name, per arity: its atoms' width in this plan (with its time if timed)
@@ -863,12 +864,27 @@ class OutputStage(_Answering, _ImportingStage):
             self.shapes.setdefault(p, {})[n] = n + ((p, n) in plan.timed)
 
     def on_stratum(self, j: int, rec: dict) -> None:
+        """A stratum record into its store; the reasoner's import of its time is set at the
+        next ``flush`` (``_settle``): every stratum sends a record per time point, so
+        combining the strata's content at each record combined every point once per stratum
+        (an upgrade's restatement reaches the output as thousands of points from each)."""
         back = self._back(rec)
         if back is not None:
+            self._settle()  # (it reads the imports as evaluated)
             self.widen(back)
         if not self.reasoner.reshape and self._misshaped(rec):
             self.reasoner.reshape = True  # (from now on: the content it holds came in its shape)
-        super().on_stratum(j, rec)
+        self.reasoner.push(Event(rec["t1"]))
+        self._touched.add(self.lower[j].apply(rec))
+
+    def _settle(self) -> None:
+        """The imports of the time points whose stratum content changed since the last call:
+        the strata's content combined once per point (what ``on_stratum`` of each record did)."""
+        touched, r, lower = self._touched, self.reasoner, self.lower
+        if touched:
+            for t in sorted(touched):
+                r.set_imported(t, _combine(lower, t))
+            touched.clear()
 
     def _misshaped(self, rec: dict) -> bool:
         """Whether a stratum record adds atoms of a predicate in another shape than the plan
@@ -928,6 +944,7 @@ class OutputStage(_Answering, _ImportingStage):
         r.output_reach = w.reach = reach
 
     def export_state(self) -> OutputState:
+        self._settle()  # (the reasoner's pending corrections are part of its state)
         return OutputState(self._export_lower(), self.reasoner.export_state(), self.writer.export_state(),
                            self.base_version, self.base_layout, self.known(), self.reasoner.output_reach,
                            self.reasoner.reshape)
@@ -970,6 +987,7 @@ class OutputStage(_Answering, _ImportingStage):
         return sorted(f"{p}/{n}" for p, n in self.reasoner.plan.intensional)
 
     def flush(self) -> list[bytes]:
+        self._settle()
         self._advance([s.upto for s in self.lower.values()])
         return self._lines()
 
