@@ -62,12 +62,14 @@ class Stage(Protocol):
     ``process`` takes a consumed batch (possibly empty: the loop also calls
     it when input is idle, for idle flushes) and returns the records to
     produce and the answer lines (kept apart: the bulk of the output, sent
-    as they are).  ``more`` (relays only, runtime/fleet/relay.py): the batch
-    belongs to an epoch whose barrier has not come yet, so what the stage
-    makes of it is not usable downstream before a later batch (its readers
-    hold a relay's records until the epoch's barrier): it may leave work
-    for the batch that ends the epoch (``ReasonerStage``: corrections, so
-    that a burst of them costs one replay).  ``progress`` gives cumulative counters and the latest
+    as they are).  ``more`` (relays, runtime/fleet/relay.py, and the
+    output, which reads relays only): the batch belongs to an epoch whose
+    barrier has not come yet, so what the stage makes of it is not usable
+    downstream before a later batch (its readers hold a relay's records
+    until the epoch's barrier; the output cannot evaluate past the stratum
+    whose barrier is missing): it may leave work for the batch that ends
+    the epoch (``ReasonerStage``: corrections, so that a burst of them costs
+    one replay; ``OutputStage``: one correction of the answers).  ``progress`` gives cumulative counters and the latest
     completed time point, for the metrics.  The state is explicit data:
     ``export_state``/``import_state`` (the Struct ``state.schema`` registers
     under ``kind``, the stage's stable name in stored state) plus the

@@ -856,6 +856,7 @@ class OutputStage(_Answering, _ImportingStage):
         self.reasoner = Reasoner(plan, self._answer_writer(plan, answers), warn=warn, stratum=top,
                                  auto_advance=False, retention=horizon(retention))
         self._touched: set[int] = set()  # time points whose imports wait for ``_settle``
+        self._held = False  # records taken and not evaluated: the epoch went on (``process``)
         # the answer predicates whose atoms carry their time (an @-head may date them back)
         self.dated = {p for p in plan.output if p in plan.timed}
         # per derived predicate's name, per arity: its atoms' width in this plan (with its time if timed)
@@ -950,6 +951,7 @@ class OutputStage(_Answering, _ImportingStage):
                            self.reasoner.reshape)
 
     def import_state(self, state: OutputState) -> None:
+        self._held = True  # (a state stored mid-epoch may hold work left for its end: the next batch does it)
         self.base_version, self.base_layout = state.base_version, state.layout
         self.reasoner.reshape = state.reshape
         self._import_lower(state.lower)
@@ -993,7 +995,20 @@ class OutputStage(_Answering, _ImportingStage):
 
     def process(self, records: list[Record], now: float | None = None,
                 more: bool = False) -> tuple[list[Out], list[bytes]]:
-        return [], (self.flush() if self._take(records) else [])
+        """With ``more`` (the epoch goes on: some stratum's barrier has not come), the records
+        wait in the strata's stores for the batch that completes the epoch: the content of a
+        time point it cannot evaluate yet is incomplete anyway (it evaluates up to the least
+        point every stratum reached), and a burst of corrections over several batches of one
+        epoch — an upgrade's restatement, from each changed stratum — is then one correction
+        of the answers, one set of lines, not one per batch."""
+        got = self._take(records)
+        if more:
+            self._held = self._held or got
+            return [], []
+        if got or self._held:
+            self._held = False
+            return [], self.flush()
+        return [], []
 
     def progress(self) -> dict[str, int | None]:
         return {"corrections": self.writer.corrections, "no_answer_sets": self.writer.no_answer_sets,

@@ -112,6 +112,9 @@ class Service:
         # after a restart it sends again what followed that epoch, and its
         # readers drop the repeats at their gate (runtime/fleet/epochs.py)
         self.relay = cfg.service in RELAYS
+        # whose stage is told that a batch's epoch goes on (``Stage.process``'s ``more``): the
+        # relays, and the output (it reads relays only; a transaction of its own at each batch)
+        self.waits = self.relay or cfg.service == "output"
         self.gated = [tp for tp in self.inputs
                       if self.roles[tp[0]] == "grounded" or self.roles[tp[0]].startswith("stratum.")]
         self.sender: RelaySender | None = None  # a relay's, made with the other clients (run)
@@ -198,8 +201,9 @@ class Service:
                     self.consumer, cfg.batch, batching.wait(cfg.poll, time.monotonic()))
                 for chunk, completed in cut(msgs, self.alignment, self.gated):  # split where an epoch completes
                     t0 = time.perf_counter()
-                    # a relay's records of an epoch not completed yet wait at its readers' gates
-                    outs, lines, stamps, got = self._process(chunk, self.relay and completed is None)
+                    # a relay's records of an epoch not completed yet wait at its readers' gates;
+                    # the output may leave the work of an epoch's records to its end likewise
+                    outs, lines, stamps, got = self._process(chunk, self.waits and completed is None)
                     if got:
                         self.metrics.fetched(stamps, time.perf_counter() - t0)
                         consumed_at = consumed_at or time.time()
