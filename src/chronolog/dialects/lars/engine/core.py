@@ -157,6 +157,18 @@ def _grouped(changes: Iterable[tuple[PredKey, tuple, int]]) -> list[NowGroup]:
     return [(p, added, removed) for p, (added, removed) in by_pred.items()]
 
 
+def _read_by(plan: Plan, stratum: int | None) -> set[PredKey] | None:
+    """The predicates the rules of ``stratum`` read (None: every lower one is imported, the
+    output service's engine above every stratum, which writes them all).  A stratum
+    reasoner imports only these: a lower predicate no rule of its stratum reads (a fleet
+    stratum imports every stratum below it, ``tick`` changing at every point) would be
+    replaced and announced at every step for nothing."""
+    if stratum is None or not any(c.stratum == stratum for c in plan.components):
+        return None
+    return {b.atom.key for c in plan.components if c.stratum == stratum
+            for r in c.rules for b in r.body if isinstance(b, ExtAtom)}
+
+
 class NoAnswerSet(Exception):
     """An ``@``-head derived an atom outside the timeline: no answer set at t."""
 
@@ -221,13 +233,16 @@ class Engine(StreamViews, CountingMaintenance):
         self._visible: dict[PredKey, set[tuple]] = {}
         self._role: list[str] = []  # per component: "compute", "import" or "skip"
         self._time_reach = time_reach(plan)
+        reads = _read_by(plan, stratum)
         for ci, comp in enumerate(plan.components):
             if self.only is not None:
                 self._role.append("compute" if ci in self.only else "skip")
             elif stratum is None or comp.stratum == stratum:
                 self._role.append("compute")
+            elif comp.stratum < stratum and (reads is None or not reads.isdisjoint(comp.preds)):
+                self._role.append("import")
             else:
-                self._role.append("import" if comp.stratum < stratum else "skip")
+                self._role.append("skip")
             members = set(comp.preds)
             if self._role[ci] != "compute":  # no rules, no views: imported or skipped
                 self._components.append((comp, [], []))
