@@ -412,9 +412,16 @@ def _split_args(text: str) -> list[str]:
 
 
 def _with(events: list[dict], missing: dict) -> list[dict]:
-    """The input with the missing event arriving right after the last event up to its time."""
-    at = max((i + 1 for i, e in enumerate(events) if e["t"] <= missing["time"]), default=0)
-    return [*events[:at], {"t": missing["time"], "pred": missing["pred"], "args": missing["args"]}, *events[at:]]
+    """The input with the missing event arriving right after the last event up to its time (an
+    interval fluent's line, ``collectIntervals``, by its left end)."""
+    at = max((i + 1 for i, e in enumerate(events) if _start(e) <= missing["time"]), default=0)
+    line = {"interval": missing["interval"]} if "interval" in missing else {"t": missing["time"]}
+    return [*events[:at], {**line, "pred": missing["pred"], "args": missing["args"]}, *events[at:]]
+
+
+def _start(line: dict) -> int:
+    """An input line's time: its ``t``, or an interval's left end."""
+    return line["t"] if "t" in line else int(line["interval"][1:].split(",")[0])
 
 
 def test_why_not_names_the_missing_event_by_hand(tmp_path, capsys):
@@ -651,6 +658,83 @@ def test_a_named_input_point_derives_the_fluent(tmp_path_factory, capsys, events
             assert "derives" not in missing and missing["time"] <= t
             _note(f"named: {missing['pred']}")
             assert _holds_with(tmp, capsys, prog, stream_events, missing, pred, (x,), t), entry
+
+
+# an input interval fluent (README's mapping: turn(x1)=left on [1,3) is the line
+# {"interval": "[1,3)", "pred": "turn", "args": ["x1", "left"]})
+INTERVALS = ("collectIntervals(turn(_)=_).\n"
+             "initiatedAt(sharp(X)=true, T) :- happensAt(a(X), T), holdsAt(turn(X)=left, T).\n"
+             "terminatedAt(sharp(X)=true, T) :- happensAt(b(X), T).\n"
+             "initiatedAt(swerve(X)=true, T) :- happensAt(start(turn(X)=right), T).\n"
+             "terminatedAt(swerve(X)=true, T) :- happensAt(end(turn(X)=right), T).\n"
+             "id(x1).\nid(x2).\ngrounding(sharp(X)=true) :- id(X).\ngrounding(swerve(X)=true) :- id(X).\n")
+
+
+def test_a_failing_holdsat_or_start_of_an_input_interval_fluent_names_its_interval_by_hand(tmp_path, capsys):
+    """sharp(x1) does not hold at 6: a(x1) happened at 4 (the rule's closest time), but
+    turn(x1)=left was given on [1,3) only — the interval [4,5) would initiate sharp at 4 (an
+    interval line: given with a ``t`` it would be an event).  swerve(x1) needs
+    start(turn(x1)=right) at 5: turn right on [6,7) starts it there, so swerve holds from 6
+    (its end at 6 ends it after 6).  With b(x1) at 5, sharp initiated at 4 ends at 5: the
+    interval is proposed but rejected, as run confirms."""
+    events = [{"t": 0}, {"interval": "[1,3)", "pred": "turn", "args": ["x1", "left"]},
+              {"t": 4, "pred": "a", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "turns.prolog", INTERVALS, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "sharp(x1)@6")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "holdsAt(turn(x1)=left,4) does not hold"
+    assert entry["missing"] == {"pred": "turn", "args": ["x1", "left"], "time": 4, "interval": "[4,5)",
+                                "text": "turn(x1, left) on [4,5)"}
+    assert entry["text"].endswith("; adding turn(x1, left) on [4,5) would derive it")
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "sharp", ("x1",), 6)
+    code, got, err = explain(capsys, prog, stream, "why-not", "swerve(x1)@6")
+    assert code == 0, err
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "happensAt(start(turn(x1)=right),5) does not hold"
+    assert entry["missing"]["text"] == "turn(x1, right) on [6,7)"
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "swerve", ("x1",), 6)
+    ended = [*events[:3], {"t": 5, "pred": "b", "args": ["x1"]}, events[3]]
+    prog, stream = files(tmp_path, "turns.prolog", INTERVALS, ended)
+    code, got, err = explain(capsys, prog, stream, "why-not", "sharp(x1)@6")
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["reason"] == "holdsAt(turn(x1)=left,4) does not hold" and "missing" not in entry
+    assert not _holds_with(tmp_path, capsys, prog, ended, {"pred": "turn", "args": ["x1", "left"], "time": 4,
+                                                            "interval": "[4,5)"}, "sharp", ("x1",), 6)
+
+
+INTERVAL_EVENT = st.one_of(
+    st.builds(lambda t, pred, x: {"t": t, "pred": pred, "args": [x]},
+              st.integers(0, 12), st.sampled_from(["a", "b"]), st.sampled_from(["x1", "x2"])),
+    st.builds(lambda t, n, x, v: {"interval": f"[{t},{t + n})", "pred": "turn", "args": [x, v]},
+              st.integers(0, 12), st.integers(1, 3), st.sampled_from(["x1", "x2"]),
+              st.sampled_from(["left", "right"])))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(events=st.lists(INTERVAL_EVENT, min_size=1, max_size=10), t=st.integers(1, END),
+       x=st.sampled_from(["x1", "x2"]), pred=st.sampled_from(["sharp", "swerve"]))
+def test_a_named_input_interval_derives_the_fluent(tmp_path_factory, capsys, events, t, x, pred):
+    """Every input interval (or event) a why-not of ``INTERVALS`` names, added to the input,
+    makes ``run`` derive the fluent at T (which it does not without: the why-not was answered)."""
+    tmp = tmp_path_factory.mktemp("ecintervals")
+    stream_events = [{"t": 0}, *sorted(events, key=_start), {"t": END}]
+    prog, stream = files(tmp, "turns.prolog", INTERVALS, stream_events)
+    code, got, err = explain(capsys, prog, stream, "why-not", f"{pred}({x})@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for entry in _entries(got):
+        if "missing" in entry:
+            missing = entry["missing"]
+            assert missing["time"] <= t
+            _note(f"named: {missing['pred']}")
+            derives = missing.get("derives")
+            name, args, at = (pred, (x,), t) if derives is None else \
+                (derives["pred"], tuple(derives["args"]), derives["time"])
+            assert _holds_with(tmp, capsys, prog, stream_events, missing, name, args, at), entry
 
 
 def test_a_direct_why_not_reports_where_the_rule_came_closest_and_a_nested_one_names_its_event(tmp_path, capsys):

@@ -795,9 +795,9 @@ class Explainer(Blocking):
     def _missing(self, g: Any) -> list[Event]:
         """The input event a failing condition asks for: for ``happensAt(E, T)`` with E ground
         and of an input event type (no rule derives it), E at T; for ``holdsAt(F=V, T)`` of a
-        ground input point fluent (``points/1``, ``buildFromPoints/1``), its input point at T;
-        for ``start(F=V)`` at T of one, its point at T + tick (it holds from there), for
-        ``end(F=V)`` its point at T.  A candidate the runtime names only after evaluating the
+        ground input fluent (``points/1``, ``buildFromPoints/1``, ``collectIntervals/1``), its
+        input point (interval ``[T, T + tick)``) at T; for ``start(F=V)`` at T of one, its point
+        at T + tick (it holds from there), for ``end(F=V)`` its point at T.  A candidate the runtime names only after evaluating the
         input with it (a termination at the same time, say, would undo it; a point beside one
         already given may join an interval that starts or ends elsewhere)."""
         if not (isinstance(g, tuple) and len(g) == 3 and type(g[2]) is int):
@@ -815,16 +815,20 @@ class Explainer(Blocking):
         return [Event(g[2], key[0], args)]
 
     def _input_point(self, term: Any, t: Any) -> list[Event]:
-        """The input line that makes the ground input point fluent ``term`` (F=V) hold at
-        ``t`` (README's mapping: F's arguments, V last unless ``true``), where it does not."""
+        """The input line that makes the ground input fluent ``term`` (F=V) hold at ``t``
+        (README's mapping: F's arguments, V last unless ``true``), where it does not: a point
+        of a ``points/1`` (``buildFromPoints/1``) fluent, the interval ``[t, t + tick)`` of a
+        ``collectIntervals/1`` one (given as a point, such a line would be an event)."""
         f = _fv(term)
         if f is None or has_var(term):
             return []
         key, args, value = f
-        if self.ev.point_decl.get(key[0]) != key[1] or self.simple(key) or self.sdf(key, value) or \
+        spread = self.ev.interval_decl.get(key[0]) == key[1]
+        if (self.ev.point_decl.get(key[0]) != key[1] and not spread) or self.simple(key) or self.sdf(key, value) or \
                 self.interval(f, t) is not None:
             return []
-        return [Event(t, key[0], tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),)))]
+        line = tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),))
+        return [Event(t, key[0], line, span=(t, t + self.tick) if spread else None)]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
