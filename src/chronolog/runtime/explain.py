@@ -506,8 +506,12 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
                 found = derives_with(fresh(), stream, ev, goal, None if cut is None else partial(_cut_for, cut, goal))
             if found != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
+                aimed = atom_text(goal.pred, goal.args)
                 entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
-                               f"{atom_text(goal.pred, goal.args)} not hold at {time_text(goal.t)}" if entry.blocks
+                               f"{aimed} not hold at {time_text(goal.t)}" if entry.blocks
+                               # (an entry about another atom, an input fluent's: what that one derives)
+                               else f"; adding {missing_text(ev)} would make it hold, and {aimed} hold at "
+                                    f"{time_text(goal.t)}" if entry.atom and entry.atom != aimed
                                else f"; adding {missing_text(ev)} would derive it")
             elif rest:
                 later.append((entry, goal, by, rest))

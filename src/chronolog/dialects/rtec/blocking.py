@@ -24,7 +24,7 @@ from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
+from chronolog.dialects.rtec.showing import Fluent, answer_atom, has_var, rule_text, value_of
 from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, inst, resolve
 
@@ -123,7 +123,7 @@ class Blocking:
         rules = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key) if value_of(r) in (value, None)]
         rules += [("initiatedAt", r, value_of(r)) for r in self.rules("initiatedAt", key)
                   if value_of(r) not in (value, None)]
-        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path)
+        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path, ends=True)
 
     def _unstarted(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
         """Why nothing initiates ``f`` in ``[lo, t)``: its initiatedAt rules and deadlines, blocked."""
@@ -131,7 +131,7 @@ class Blocking:
         return self._blocked(f, rules, self._deadlines(f, True), lo, t, depth, path)
 
     def _blocked(self, f: Fluent, rules: list[tuple[str, Rule, Any]], deadlines: list[tuple[Rule, Fluent, int, Any]],
-                 lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+                 lo: Any, t: Any, depth: int | None, path: frozenset, ends: bool = False) -> list[Node]:
         """Per rule: that its body fails at every time of ``[lo, t)`` something happens, with what
         blocks it where a condition fails by what is there rather than for want of something —
         a negated condition that holds, a fluent that holds (or, through a complement, does
@@ -147,7 +147,7 @@ class Blocking:
 
         def need(mode: str, g: Any, at: Any) -> None:
             span = (g, at) if mode in ("event", "initiated") else self.interval(g, at) if mode == "why" \
-                else self.gap(g, at)
+                else self.gap(g, at) or self._ungiven(g)
             if span is not None and needs.get((mode, g, span), -INF) < at:
                 needs[(mode, g, span)] = at
 
@@ -180,18 +180,35 @@ class Blocking:
                             rule=rule_text(rule), window=f"[{lo},{t})"))
         children = [self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
                     if mode == "why" else self._cancelling(g, at, depth, path) if mode == "initiated"
-                    else self._negated(self._kept_off(g, at, depth, path))
+                    else self._negated(self._kept_off(g, at, depth, path, (f, t, ends)))
                     for (mode, g, _), at in needs.items()]
         children = [c for c in children if c is not None]
         if children:
             out.append(Node("test", "what keeps those rules from firing there", children=children))
         return out
 
-    def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset) -> Node:
+    def _ungiven(self, g: Fluent) -> Any:
+        """A declared input fluent (``points/1``, ``buildFromPoints/1``, ``collectIntervals/1``)
+        that does not hold where a rule reads it: one need, at the latest time read, whose entry
+        proposes its input line there (fewer input events keep it away, so nothing is cited;
+        None for any other fluent)."""
+        key = g[0]
+        declared = self.ev.point_decl.get(key[0]) == key[1] or self.ev.interval_decl.get(key[0]) == key[1]
+        return "ungiven" if declared and not (self.simple(key) or self.sdf(key, g[2])) else None
+
+    def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset,
+                  kept: tuple[Fluent, Any, bool]) -> Node:
         """Why ``g`` does not hold at ``at``, where that keeps a rule from firing: its entries
         propose the input event that would make ``g`` hold there (in a why too: the event whose
-        absence the cited input relies on)."""
-        return self._aim(self.why_not(g, at, depth, path), g, at)
+        absence the cited input relies on).  An input fluent is no answer to check that by: its
+        line is checked for what the rule would do — ``kept`` (F, T, whether the rules would
+        end F): initiate F so that it holds at T, or end it so that it does not."""
+        node = self.why_not(g, at, depth, path)
+        if self.simple(g[0]) or self.sdf(g[0], g[2]):
+            return self._aim(node, g, at)
+        f, t, ends = kept
+        goal = (*answer_atom(f), t)
+        return replace(node, why_not=[replace(e, goal=goal, blocks=ends) for e in node.entries])
 
     def _other_values(self, key: Any, value: Any) -> list:
         """The values other than ``value`` an initiatedAt rule of ``key`` names."""

@@ -46,7 +46,7 @@ from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.relevance import demands
-from chronolog.dialects.rtec.showing import Fluent, bindings, has_var, ivs_text, rule_text, show, value_of
+from chronolog.dialects.rtec.showing import Fluent, answer_atom, bindings, has_var, ivs_text, plain, rule_text, show, value_of
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
 from chronolog.evaluator import atom_text
 
@@ -611,7 +611,26 @@ class Explainer(Blocking):
         if self.simple(key):
             return self._why_not_simple(f, t, more, path, top)
         return Node("why-not", f"{name} does not hold at {t}: no input gives it there, no rule derives it", atom=name,
-                    time=t, why_not=[])
+                    time=t, why_not=self._not_given(f, t))
+
+    def _not_given(self, f: Fluent, t: Any) -> list[Node]:
+        """The entry of an input fluent (point or interval) that does not hold at ``t``: its
+        declaration, and as candidate its input line at ``t`` (``_input_point``).  Run writes
+        no input fluent, so the candidate is checked only for what reads the fluent (``_aim``
+        leaves it): a statically determined fluent it is an operand of (``_lifted``), a rule it
+        keeps from firing (``_kept_off``)."""
+        key, args, value = f
+        decls = ((self.program.points, "points"), (self.program.build_from_points, "buildFromPoints"),
+                 (self.program.collect_intervals, "collectIntervals"))
+        found = next(((e, name) for got, name in decls for e in got if (e.name, e.arity) == key), None)
+        events = self._input_point(("=", _fterm(key, args), value), t)
+        if found is None or not events:
+            return []
+        e, decl = found
+        pattern = f"{e.name}({','.join('_' * e.arity)})" if e.arity else e.name
+        text = f"{e.loc.file}:{e.loc.line}: {decl}({pattern}={'_' if e.value is None else show(e.value)})"
+        reason = f"no input gives it at {t}"
+        return [Node("rule", reason, rule=text, reason=reason, atom=self.name(f), time=t, candidates=events)]
 
     def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
@@ -769,7 +788,10 @@ class Explainer(Blocking):
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
             sub = _fv(g[1])
             if sub is not None and not has_var(g[1]):
-                node.children.append(self._aim(self.why_not(sub, g[2], depth, path), sub, g[2]))
+                below = self._aim(self.why_not(sub, g[2], depth, path), sub, g[2])
+                # (an input fluent's entry proposes the line this entry names already)
+                node.children.append(below if node.candidates == [] or self.simple(sub[0]) or
+                                     self.sdf(sub[0], sub[2]) else replace(below, why_not=[]))
         elif isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3 and _boundary(g[1]):
             # (an event that is not there: the one that would make the fluent start or end there
             # is a candidate for this entry too, as for a missing input event)
@@ -785,11 +807,11 @@ class Explainer(Blocking):
         """A nested why-not of ``f`` at ``t``: the missing events its entries propose must make
         ``f`` hold at ``t`` (their ``goal``, the answer atom as answer lines write it), which the
         runtime checks by evaluating the input with each (``runtime.explain.confirm_missing``)."""
-        key, args, value = f
-        answer = (key[0], tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),)))
+        if not (self.simple(f[0]) or self.sdf(f[0], f[2])):
+            return node  # (an input fluent is never an answer: its entries are aimed by what reads it)
         for entry in node.entries:
             if entry.candidates and entry.goal is None:
-                entry.goal = (*answer, t)
+                entry.goal = (*answer_atom(f), t)
         return node
 
     def _missing(self, g: Any) -> list[Event]:
@@ -811,7 +833,7 @@ class Explainer(Blocking):
             return self._input_point(e[1], g[2] + self.tick if e[0] == "start" else g[2])
         if key is None or has_var(e) or self.rules("happensAt", key):
             return []
-        args = tuple(_plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
+        args = tuple(plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
         return [Event(g[2], key[0], args)]
 
     def _input_point(self, term: Any, t: Any) -> list[Event]:
@@ -827,7 +849,7 @@ class Explainer(Blocking):
         if (self.ev.point_decl.get(key[0]) != key[1] and not spread) or self.simple(key) or self.sdf(key, value) or \
                 self.interval(f, t) is not None:
             return []
-        line = tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),))
+        line = tuple(plain(a) for a in args) + (() if value == "true" else (plain(value),))
         return [Event(t, key[0], line, span=(t, t + self.tick) if spread else None)]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
@@ -895,11 +917,6 @@ def _lifted(ops: list[Node]) -> list[Event]:
     return out
 
 
-def _plain(a: Any) -> Any:
-    """A term as input and answer lines write it: a number or a constant as is, a compound by its text."""
-    return a if type(a) in (int, str) else term_text(a)
-
-
 def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEvaluator:
     """The evaluator ``run`` used, if it kept everything (no retention, not windowed); else
     one evaluation of the events again, of the entities ``run``'s was narrowed to
@@ -927,6 +944,8 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
             term = ex.event_term(key, atom[1])
             return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
         f = ex.fluent_of(atom)
+        if mode == "why-not" and not (ex.simple(f[0]) or ex.sdf(f[0], f[2])):  # (an input fluent: no answer)
+            return replace(ex.why_not(f, t, depth, top=True), why_not=[])
         return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth, top=True)
 
     return explain
