@@ -38,6 +38,9 @@ class Node:
     late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
     missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
     candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
+    # a nested entry's events for the entry above it instead of ``candidates`` (a DatalogMTL Box's
+    # operand: what fills the range's gaps, where its own candidates fill one point); None: those
+    above: list[Any] | None = None
     # a nested entry's atom and time (pred, args, t) its candidates must derive, and (a LARS @-head's
     # atom dated back) the point e whose evaluation must: (pred, args, t, e); None: the query's
     goal: Any = None
