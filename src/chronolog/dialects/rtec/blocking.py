@@ -41,6 +41,7 @@ class Blocking:
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
     _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
+    proposes_inputs: bool  # whether an absent input fluent a rule reads gets its line proposed
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -202,10 +203,13 @@ class Blocking:
         propose the input event that would make ``g`` hold there (in a why too: the event whose
         absence the cited input relies on).  An input fluent is no answer to check that by: its
         line is checked for what the rule would do — ``kept`` (F, T, whether the rules would
-        end F): initiate F so that it holds at T, or end it so that it does not."""
+        end F): initiate F so that it holds at T, or end it so that it does not — in a why-not
+        only (``proposes_inputs``; in a why the entry names no line)."""
         node = self.why_not(g, at, depth, path)
         if self.simple(g[0]) or self.sdf(g[0], g[2]):
             return self._aim(node, g, at)
+        if not self.proposes_inputs:
+            return replace(node, why_not=[replace(e, candidates=[]) for e in node.entries])
         f, t, ends = kept
         goal = (*answer_atom(f), t)
         return replace(node, why_not=[replace(e, goal=goal, blocks=ends) for e in node.entries])
