@@ -131,9 +131,13 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     log = old.log
     entry: Callable[[int], tuple[list, Imported | None]] = lambda t: (log.get(t, []), None)  # noqa: E731
     begin = min(new.warm_up_start(entry, t1, point), old.warm_up_start(entry, t1, point))
-    kept_engine = Engine(new.plan, t1, only=parts.kept_new)
-    engines = (Engine(without(new.plan, kept), t1, only=parts.rest_new, imported=parts.kept_new),
-               Engine(without(old.plan, kept), t1, only=parts.rest_old, imported=parts.kept_old))
+    need = needed(new.plan, parts.rest_new, parts.kept_new, kept)
+    need_old = needed(old.plan, parts.rest_old, parts.kept_old, kept)
+    keys = {p for ci in need_old for p in old.plan.components[ci].preds}
+    need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
+    kept_engine = Engine(new.plan, t1, only=need)
+    engines = (Engine(without(new.plan, kept), t1, only=parts.rest_new, imported=need & parts.kept_new),
+               Engine(without(old.plan, kept), t1, only=parts.rest_old, imported=need_old))
     for t in range(begin, until + 1):
         facts = log.get(t, ())
         got = kept_engine.step(t, facts)
@@ -143,3 +147,28 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
             if t >= point:
                 writer.step(result, engine)
     return until - begin + 1
+
+
+def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int], kept: frozenset[str]) -> frozenset[int]:
+    """The kept components whose content the evaluation of ``rest`` needs: those the other
+    components read, and those with answers that are restated (not in ``kept``: a kept
+    component of a stratum that changed), with what they read; the others are not evaluated."""
+    of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
+    wanted = {of[b.atom.key] for ci in rest for r in plan.components[ci].rules for b in r.body
+              if isinstance(b, ExtAtom) and b.atom.key in of}
+    wanted |= {ci for ci in kept_components if any(p in plan.output and answer_key(p) not in kept
+                                                   for p in plan.components[ci].preds)}
+    return closed(plan, wanted) & kept_components
+
+
+def closed(plan: Plan, components: set[int] | frozenset[int]) -> frozenset[int]:
+    """``components`` and every component they read, directly or not."""
+    of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
+    out, todo = set(components), list(components)
+    while todo:
+        for r in plan.components[todo.pop()].rules:
+            for b in r.body:
+                if isinstance(b, ExtAtom) and (ci := of.get(b.atom.key)) is not None and ci not in out:
+                    out.add(ci)
+                    todo.append(ci)
+    return frozenset(out)
