@@ -7,9 +7,11 @@ rule added or removed: the other strata kept) with late events on both sides of 
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, Phase, assume, event, given, settings
 from hypothesis import strategies as st
@@ -17,9 +19,11 @@ from meaning import meaning
 from strategies import random_program, streams
 from test_stage_upgrade_lars import _fleet, _records, _request, _run_upgrade, _stage
 
+from chronolog.cli.main import main
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_parse, lars_plan
 from chronolog.dialects.lars.keeping import kept_answers, split
+from chronolog.state.snapshots import roundtrip
 from chronolog.versions import Versions
 
 OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
@@ -60,6 +64,32 @@ def test_top_change_restated_from_3_hand_derived(tmp_path, capsys, restart):
     assert meaning(got, SPAN, running=True) == want
     run = _run_upgrade(tmp_path, capsys, "3", FIRST + SECOND, TOP, OLD)
     assert meaning(run, SPAN) == want
+
+
+def test_two_chained_upgrades_each_keeping_mean_run_with_both(tmp_path, capsys):
+    """OLD -> TOP at 3 -> TOP2 at 7 (b also without y), the second after late input and a
+    restart: each keeps a and c; the second's running version was made by the first's keep."""
+    top2 = TOP.replace("X != z.", "X != z, X != y.")
+    stage = _stage(OLD)
+    out = stage.process(_records(FIRST, 0), now=0.0)[1]
+    leaving, lines = stage.process([(None, "chronolog.facts", 0, 100, _request("3", TOP).encode())], now=0.0)
+    out += lines
+    stage = roundtrip(stage, _stage(OLD))
+    out += stage.process(_records(SECOND[:3], 200), now=0.0)[1]
+    leaving, lines = stage.process([(None, "chronolog.facts", 0, 300, _request("5", top2, "r2").encode())], now=0.0)
+    assert orjson.loads(leaving[0].payload)["kept"] == ["a/1", "c/1"]
+    out += lines
+    out += stage.process(_records(SECOND[3:], 400), now=0.0)[1]
+    out += stage.process([], now=10_000.0)[1]
+    for name, text in (("old", OLD), ("top", TOP), ("top2", top2)):
+        (tmp_path / f"{name}.lars").write_text(text)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in FIRST + SECOND))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"), "--upgrade",
+                 f"3={tmp_path / 'top.lars'}", "--upgrade", f"5={tmp_path / 'top2.lars'}"]) == 0
+    want = meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], SPAN)
+    assert meaning([json.loads(x) for x in out], SPAN, running=True) == want
+    assert ("b", ("y",), 4) in want and ("b", ("y",), 5) not in want  # TOP at 4, TOP2 from 5 on
 
 
 def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:

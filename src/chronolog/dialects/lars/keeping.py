@@ -131,8 +131,8 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     log = old.log
     entry: Callable[[int], tuple[list, Imported | None]] = lambda t: (log.get(t, []), None)  # noqa: E731
     begin = min(new.warm_up_start(entry, t1, point), old.warm_up_start(entry, t1, point))
-    need = needed(new.plan, parts.rest_new, parts.kept_new, kept)
-    need_old = needed(old.plan, parts.rest_old, parts.kept_old, kept)
+    need = needed(new.plan, parts.rest_new, parts.kept_new)
+    need_old = needed(old.plan, parts.rest_old, parts.kept_old)
     keys = {p for ci in need_old for p in old.plan.components[ci].preds}
     need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
     kept_engine = Engine(new.plan, t1, only=need)
@@ -149,15 +149,15 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     return until - begin + 1
 
 
-def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int], kept: frozenset[str]) -> frozenset[int]:
+def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int]) -> frozenset[int]:
     """The kept components whose content the evaluation of ``rest`` needs: those the other
-    components read, and those with answers that are restated (not in ``kept``: a kept
-    component of a stratum that changed), with what they read; the others are not evaluated."""
+    components read, with what they read.  The others are not evaluated: a kept component
+    derives the same atoms in both versions, so where its answers are not among the kept
+    ones (its stratum changed) neither version's evaluation writes them, and nothing of
+    them is restated."""
     of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
     wanted = {of[b.atom.key] for ci in rest for r in plan.components[ci].rules for b in r.body
               if isinstance(b, ExtAtom) and b.atom.key in of}
-    wanted |= {ci for ci in kept_components if any(p in plan.output and answer_key(p) not in kept
-                                                   for p in plan.components[ci].preds)}
     return closed(plan, wanted) & kept_components
 
 
