@@ -69,8 +69,21 @@ def matches(found: Demands, name: str, args: tuple) -> bool:
                for pattern in found.get(name, ()))
 
 
+class EventFilter:
+    """``event_filter``'s test: called on one event, or ``which`` of a whole input at once."""
+
+    __slots__ = ("keep", "which")
+
+    def __init__(self, keep: Callable[[Event], bool], which: Callable[[list[Event]], list[bool]]) -> None:
+        self.keep = keep
+        self.which = which
+
+    def __call__(self, ev: Event) -> bool:
+        return self.keep(ev)
+
+
 def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] | None = None,
-                 first_feeders: bool = False) -> Callable[[Event], bool]:
+                 first_feeders: bool = False) -> EventFilter:
     """A test of input events, taken in arrival order: a demand matches it, or it feeds a
     demanded fact of a domain (``feeds``: input predicate -> [(domain predicate, argument
     positions)], RTEC's ``dynamicDomain``) — with ``first_feeders`` only the first to arrive
@@ -147,4 +160,39 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
             ceiling[facts_id] = max(fed[f] for f in facts)
         return bool(fresh)
 
-    return keep
+    def which(events: list[Event]) -> list[bool]:
+        """``keep`` of each event in turn, the usual ones without a call each: an explanation
+        tests every event of the input (a call per event was most of the slice's time)."""
+        out: list[bool] = []
+        add = out.append
+        # per predicate, the arity first seen with its getter and outcomes (``deciding``'s)
+        by_pred: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None]]] = {}
+        for ev in events:
+            pred = ev.pred
+            if pred is None:
+                add(True)
+                continue
+            args = ev.args
+            entry = by_pred.get(pred)
+            if entry is None or entry[0] != len(args):
+                add(keep(ev))
+                if entry is None:
+                    get, known = deciding[(pred, len(args))]
+                    by_pred[pred] = (len(args), get, known)
+                continue
+            facts = entry[2].get(entry[1](args), _UNTESTED)
+            if facts is None:
+                add(True)
+            elif facts is _UNTESTED:
+                add(keep(ev))
+            elif not facts:
+                add(False)
+            elif not first_feeders:
+                add(True)
+            elif ev.t > ceiling.get(id(facts), ev.t):
+                add(False)  # (as ``keep``: fed already, earlier)
+            else:
+                add(keep(ev))
+        return out
+
+    return EventFilter(keep, which)
