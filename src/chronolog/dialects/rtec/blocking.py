@@ -29,6 +29,7 @@ from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, inst, resolve
 
 _LOOSE = object()  # a head argument a blocking search does not depend on (left out of its memo key)
+_UNSET = object()
 
 
 class Blocking:
@@ -151,14 +152,27 @@ class Blocking:
             if span is not None and needs.get((mode, g, span), -INF) < at:
                 needs[(mode, g, span)] = at
 
+        founds = []
         for kind, rule, v in rules:
             times = self._times(rule, lo, t)
-            for mode, g, at in self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times):
-                need(mode, g, at)
+            founds.append(self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times))
             what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
             text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
                    f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
             out.append(Node("rule", text, rule=rule_text(rule), window=f"[{lo},{t})"))
+        # rules whose blockers are those of another fluent's (the same lists: a search shared by
+        # heads that differ in what it does not read, caviar's thresholds) need the same fluents:
+        # worked out once (the lists kept with them, so that their ids name them)
+        done = ("needs", tuple(map(id, founds))) if not deadlines else None
+        hit = self._memo.get(done) if done is not None else None
+        if hit is not None and all(a is b for a, b in zip(hit[0], founds, strict=True)):
+            needs = hit[1]
+        else:
+            for found in founds:
+                for mode, g, at in found:
+                    need(mode, g, at)
+            if done is not None:
+                self._memo[done] = (founds, needs)
         for rule, source, d, v in deadlines:
             skey, sargs, svalue = source
             inits = set(self.ev.fi_inits.get(source, ()))
@@ -234,13 +248,17 @@ class Blocking:
         times at its end (``end(F=V)`` at the stretch's last time fails while F=V holds a tick
         after it): checking only the times something happens would leave that unexplained,
         and the cited events alone could end F=V there."""
+        known = self._memo.get(("stretches", lo, t))  # (each rule over a span asks: made once)
+        if known is not None:
+            return known
         moments, tick = self.moments(), self.tick
         i, j = bisect_left(moments, lo), bisect_left(moments, t)
         got = set(moments[i:j])
         got.update(m - tick for m in moments[i:j + 1] if m - tick >= lo)
         if t != INF and t - tick >= lo:
             got.add(t - tick)
-        return sorted(got)
+        out = self._memo[("stretches", lo, t)] = sorted(got)
+        return out
 
     def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
         """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
@@ -295,11 +313,15 @@ class Blocking:
         out: list[tuple[str, Any, Any]] = []
         visits: list[list] = []
         whole = span is not None and span not in memo
+        # the shared searches' keys (``_shared_key``) differ only in the time: their part made once
+        rest, by_time = (_loose_key(head, loose), not _time_loose(loose, len(head) + 1)) if loose else ((), False)
+        rid = id(rule)
         for p in times:
-            found = self._blockers(rule, (*head, p))
+            shared_key = ("blockers", rid, (*rest, p if by_time else _LOOSE), 16) if loose else None
+            found = self._blockers(rule, (*head, p), 16, shared_key)
             out += found
             if whole:  # (this head's blockers at p are the search's whose visits are kept: shared)
-                shared = memo.get(self._shared_key(rule, (*head, p), loose, 16))
+                shared = memo.get(shared_key)  # type: ignore[arg-type]
                 if shared is None or shared[0] is not found:
                     whole = False
                 else:
@@ -317,7 +339,7 @@ class Blocking:
                                                                       _time_loose(loose, len(head)))
         return ("blockers", id(rule), (*rest[0], _LOOSE if rest[1] else head[-1]), budget)
 
-    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
+    def _blockers(self, rule: Rule, head: Any, budget: int = 16, shared_key: Any = _UNSET) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
         fluent, time).  Once per rule and head: an explanation asks again where the spans it
@@ -332,7 +354,8 @@ class Blocking:
         loose = memo.get(("loose", id(rule)))
         if loose is None:  # (an empty tuple: none)
             loose = memo[("loose", id(rule))] = _loose(rule)
-        shared_key = self._shared_key(rule, head, loose, budget) if loose else None
+        if shared_key is _UNSET:  # (else the caller's, ``_blockers_over``'s)
+            shared_key = self._shared_key(rule, head, loose, budget) if loose else None
         shared = memo.get(shared_key) if shared_key is not None else None
         if shared is not None and self._last_goal_runs(rule, head, loose, shared[1]):
             got = memo[exact] = shared[0]

@@ -319,7 +319,7 @@ class Explainer(Blocking):
     def _input(self, f: Fluent, t: Any, held: tuple, about: dict[str, Any]) -> Node:
         """An input fluent: the input points or intervals that make it hold at ``t``."""
         key, args, value = f
-        pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
+        pred_args = (key[0], self._text(args) + (() if value == "true" else (term_text(value),)))
         got = []
         for e in self.inputs(*pred_args):
             if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
@@ -330,7 +330,7 @@ class Explainer(Blocking):
         return Node("input", f"{about['atom']} on {about['interval']}: input", children=got, **about)
 
     def _leaf(self, e: Event) -> Node:
-        what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
+        what = atom_text(e.pred or "", self._text(e.args))
         when = I.text(I.of_span(e.span)) if e.span is not None else str(e.t)
         return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
                     where="" if e.loc is None else str(e.loc), atom=what,
