@@ -29,7 +29,6 @@ from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, inst, resolve
 
 _LOOSE = object()  # a head argument a blocking search does not depend on (left out of its memo key)
-_UNSET = object()
 
 
 class Blocking:
@@ -313,15 +312,14 @@ class Blocking:
         out: list[tuple[str, Any, Any]] = []
         visits: list[list] = []
         whole = span is not None and span not in memo
-        # the shared searches' keys (``_shared_key``) differ only in the time: their part made once
+        # the shared searches' keys (``_shared_key``'s) differ only in the time: their part made once
         rest, by_time = (_loose_key(head, loose), not _time_loose(loose, len(head) + 1)) if loose else ((), False)
         rid = id(rule)
         for p in times:
-            shared_key = ("blockers", rid, (*rest, p if by_time else _LOOSE), 16) if loose else None
-            found = self._blockers(rule, (*head, p), 16, shared_key)
+            found = self._blockers(rule, (*head, p))
             out += found
             if whole:  # (this head's blockers at p are the search's whose visits are kept: shared)
-                shared = memo.get(shared_key)  # type: ignore[arg-type]
+                shared = memo.get(("blockers", rid, (*rest, p if by_time else _LOOSE), 16))
                 if shared is None or shared[0] is not found:
                     whole = False
                 else:
@@ -339,7 +337,7 @@ class Blocking:
                                                                       _time_loose(loose, len(head)))
         return ("blockers", id(rule), (*rest[0], _LOOSE if rest[1] else head[-1]), budget)
 
-    def _blockers(self, rule: Rule, head: Any, budget: int = 16, shared_key: Any = _UNSET) -> list[tuple[str, Any, Any]]:
+    def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
         fails, what makes that one fail by being there (``_failed_by``), as (why or why-not,
         fluent, time).  Once per rule and head: an explanation asks again where the spans it
@@ -354,8 +352,7 @@ class Blocking:
         loose = memo.get(("loose", id(rule)))
         if loose is None:  # (an empty tuple: none)
             loose = memo[("loose", id(rule))] = _loose(rule)
-        if shared_key is _UNSET:  # (else the caller's, ``_blockers_over``'s)
-            shared_key = self._shared_key(rule, head, loose, budget) if loose else None
+        shared_key = self._shared_key(rule, head, loose, budget) if loose else None
         shared = memo.get(shared_key) if shared_key is not None else None
         if shared is not None and self._last_goal_runs(rule, head, loose, shared[1]):
             got = memo[exact] = shared[0]
