@@ -165,34 +165,42 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
         tests every event of the input (a call per event was most of the slice's time)."""
         out: list[bool] = []
         add = out.append
-        # per predicate, the arity first seen with its getter and outcomes (``deciding``'s)
-        by_pred: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None]]] = {}
+        # per predicate: the arity first seen, ``deciding``'s getter and outcomes, and per
+        # deciding arguments what ``keep`` says of the next such event: True (a demand reads
+        # it), False (it feeds nothing demanded, or all it feeds is fed), or the time after
+        # which it feeds nothing first (``ceiling``'s; it moves only in ``keep`` of such an event)
+        by_pred: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None],
+                                 dict[Any, Any]]] = {}
+        entry_of = by_pred.get
         for ev in events:
             pred = ev.pred
             if pred is None:
                 add(True)
                 continue
             args = ev.args
-            entry = by_pred.get(pred)
+            entry = entry_of(pred)
             if entry is None or entry[0] != len(args):
                 add(keep(ev))
                 if entry is None:
                     get, known = deciding[(pred, len(args))]
-                    by_pred[pred] = (len(args), get, known)
+                    by_pred[pred] = (len(args), get, known, {})
                 continue
-            facts = entry[2].get(entry[1](args), _UNTESTED)
-            if facts is None:
-                add(True)
-            elif facts is _UNTESTED:
-                add(keep(ev))
-            elif not facts:
-                add(False)
-            elif not first_feeders:
-                add(True)
-            elif ev.t > ceiling.get(id(facts), ev.t):
+            _, get, known, said = entry
+            key = get(args)
+            now = said.get(key)
+            if now is True or now is False:
+                add(now)
+            elif now is not None and ev.t > now:
                 add(False)  # (as ``keep``: fed already, earlier)
             else:
                 add(keep(ev))
+                facts = known[key]
+                if facts is None or not facts or not first_feeders:
+                    said[key] = facts is None or bool(facts)
+                else:
+                    bound = ceiling.get(id(facts))
+                    if bound is not None:
+                        said[key] = bound
         return out
 
     return EventFilter(keep, which)
