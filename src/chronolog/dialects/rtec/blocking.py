@@ -84,11 +84,17 @@ class Blocking:
                                 add(x - tick)
                                 break
             for key, by_args in store.fluents.items():
+                read = self._memo.setdefault(("read", key[0]), {})  # (the same memo: one test per arguments)
                 for args, vals in by_args.items():
-                    if self.focus is None or matches(self.focus, key[0], args):
-                        for ivs in vals.values():
-                            for a, b in ivs:
-                                got.update((a - tick, a, b - tick, b))
+                    if focus is not None:
+                        hit = read.get(args)
+                        if hit is None:
+                            hit = read[args] = matches(focus, key[0], args)
+                        if not hit:
+                            continue
+                    for ivs in vals.values():
+                        for a, b in ivs:
+                            got.update((a - tick, a, b - tick, b))
             self._moments = sorted(x for x in got if x != INF and x != -INF)
         return self._moments
 

@@ -99,8 +99,15 @@ class Explainer(Blocking):
         index = self._inputs.get(pred)
         if index is None:
             index = self._inputs[pred] = {}
+            texts: dict[tuple, tuple] = {}  # (the same arguments recur: a coordinate that stays put)
             for e in self._events.get(pred, ()):
-                same = index.setdefault(self._text(e.args), [])
+                args = e.args
+                text = texts.get(args) if type(args) is tuple else None
+                if text is None:
+                    text = self._text(args)
+                    if type(args) is tuple:
+                        texts[args] = text
+                same = index.setdefault(text, [])
                 if not e.retract:
                     same.append(e)
                     continue
