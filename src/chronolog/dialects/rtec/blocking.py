@@ -433,7 +433,7 @@ class Blocking:
             visits[1].append([resolve(v) for v in visits[0]])
         mark = len(self.solver.trail)
         found = False
-        for _ in self.solver.body([goals[i]], 0, [False], 0):
+        for _ in self.solver.solve(goals[i], 0):  # (one goal, no cut: ``body``'s solutions of it)
             found = True
             self._search(goals, i + 1, out, left, visits)
             if left[0] <= 0:

@@ -101,12 +101,12 @@ class Explainer(Blocking):
             index = self._inputs[pred] = {}
             texts: dict[tuple, tuple] = {}  # (the same arguments recur: a coordinate that stays put)
             for e in self._events.get(pred, ()):
-                args = e.args
-                text = texts.get(args) if type(args) is tuple else None
+                given = e.args
+                text = texts.get(given) if type(given) is tuple else None
                 if text is None:
-                    text = self._text(args)
-                    if type(args) is tuple:
-                        texts[args] = text
+                    text = self._text(given)
+                    if type(given) is tuple:
+                        texts[given] = text
                 same = index.setdefault(text, [])
                 if not e.retract:
                     same.append(e)
