@@ -683,6 +683,7 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     latest: Any = None
     first: Any = None
     reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
+    end: Any
     for ev, kept in zip(events, flags, strict=True):  # (a tight loop: every event of the input)
         t = ev.t
         span = ev.span
