@@ -25,6 +25,7 @@ from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
 from chronolog.core.reach import warm_up, widest
 from chronolog.core.records import record
+from chronolog.core.relevance import EventFilter
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
 from chronolog.runtime.embedded import run_evaluator
@@ -679,20 +680,30 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     keep = row.relevant(program)(atom, evaluator, events)
     if keep is None:
         return events
+    # (every event tested in arrival order, as a feeding event's test depends on those before)
+    flags = keep.which(events) if isinstance(keep, EventFilter) else [keep(ev) for ev in events]
     out: list[Event] = []
     add = out.append
     latest: Any = None
     first: Any = None
     reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
-    for ev in events:  # (a tight loop: it reads every event of the input once per explanation)
+    end: Any
+    for ev, kept in zip(events, flags, strict=True):  # (a tight loop: every event of the input)
         t = ev.t
         span = ev.span
-        end = t if span is None else I.of_span(span)[2]
-        if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
+        if span is None:  # (a point reaches its own time: only an earlier start keeps it)
+            end = t
+            if kept or (first is not None and t < first and ev.pred is not None):
+                add(ev)
+            elif latest is None or t > latest:
+                add(Event(t))
+        else:
+            end = I.of_span(span)[2]
+            if kept or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
                                                   (first is not None and t < first))):
-            add(ev)
-        elif latest is None or t > latest:
-            add(Event(t))
+                add(ev)
+            elif latest is None or t > latest:
+                add(Event(t))
         if latest is None or t > latest:
             latest = t
         if first is None or t < first:

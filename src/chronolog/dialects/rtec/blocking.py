@@ -85,11 +85,17 @@ class Blocking:
                                 add(x - tick)
                                 break
             for key, by_args in store.fluents.items():
+                read = self._memo.setdefault(("read", key[0]), {})  # (the same memo: one test per arguments)
                 for args, vals in by_args.items():
-                    if self.focus is None or matches(self.focus, key[0], args):
-                        for ivs in vals.values():
-                            for a, b in ivs:
-                                got.update((a - tick, a, b - tick, b))
+                    if focus is not None:
+                        hit = read.get(args)
+                        if hit is None:
+                            hit = read[args] = matches(focus, key[0], args)
+                        if not hit:
+                            continue
+                    for ivs in vals.values():
+                        for a, b in ivs:
+                            got.update((a - tick, a, b - tick, b))
             self._moments = sorted(x for x in got if x != INF and x != -INF)
         return self._moments
 
@@ -152,14 +158,27 @@ class Blocking:
             if span is not None and needs.get((mode, g, span), -INF) < at:
                 needs[(mode, g, span)] = at
 
+        founds = []
         for kind, rule, v in rules:
             times = self._times(rule, lo, t)
-            for mode, g, at in self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times):
-                need(mode, g, at)
+            founds.append(self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times))
             what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
             text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
                    f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
             out.append(Node("rule", text, rule=rule_text(rule), window=f"[{lo},{t})"))
+        # rules whose blockers are those of another fluent's (the same lists: a search shared by
+        # heads that differ in what it does not read, caviar's thresholds) need the same fluents:
+        # worked out once (the lists kept with them, so that their ids name them)
+        done = ("needs", tuple(map(id, founds))) if not deadlines else None
+        hit = self._memo.get(done) if done is not None else None
+        if hit is not None and all(a is b for a, b in zip(hit[0], founds, strict=True)):
+            needs = hit[1]
+        else:
+            for found in founds:
+                for mode, g, at in found:
+                    need(mode, g, at)
+            if done is not None:
+                self._memo[done] = (founds, needs)
         for rule, source, d, v in deadlines:
             skey, sargs, svalue = source
             inits = set(self.ev.fi_inits.get(source, ()))
@@ -255,13 +274,17 @@ class Blocking:
         times at its end (``end(F=V)`` at the stretch's last time fails while F=V holds a tick
         after it): checking only the times something happens would leave that unexplained,
         and the cited events alone could end F=V there."""
+        known = self._memo.get(("stretches", lo, t))  # (each rule over a span asks: made once)
+        if known is not None:
+            return known
         moments, tick = self.moments(), self.tick
         i, j = bisect_left(moments, lo), bisect_left(moments, t)
         got = set(moments[i:j])
         got.update(m - tick for m in moments[i:j + 1] if m - tick >= lo)
         if t != INF and t - tick >= lo:
             got.add(t - tick)
-        return sorted(got)
+        out = self._memo[("stretches", lo, t)] = sorted(got)
+        return out
 
     def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
         """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
@@ -316,11 +339,14 @@ class Blocking:
         out: list[tuple[str, Any, Any]] = []
         visits: list[list] = []
         whole = span is not None and span not in memo
+        # the shared searches' keys (``_shared_key``'s) differ only in the time: their part made once
+        rest, by_time = (_loose_key(head, loose), not _time_loose(loose, len(head) + 1)) if loose else ((), False)
+        rid = id(rule)
         for p in times:
             found = self._blockers(rule, (*head, p))
             out += found
             if whole:  # (this head's blockers at p are the search's whose visits are kept: shared)
-                shared = memo.get(self._shared_key(rule, (*head, p), loose, 16))
+                shared = memo.get(("blockers", rid, (*rest, p if by_time else _LOOSE), 16))
                 if shared is None or shared[0] is not found:
                     whole = False
                 else:
@@ -428,7 +454,7 @@ class Blocking:
             visits[1].append([resolve(v) for v in visits[0]])
         mark = len(self.solver.trail)
         found = False
-        for _ in self.solver.body([goals[i]], 0, [False], 0):
+        for _ in self.solver.solve(goals[i], 0):  # (one goal, no cut: ``body``'s solutions of it)
             found = True
             self._search(goals, i + 1, out, left, visits)
             if left[0] <= 0:

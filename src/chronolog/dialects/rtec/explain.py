@@ -85,6 +85,7 @@ class Explainer(Blocking):
         # given out are never changed by the caller (a negated copy is made instead)
         self._memo: dict[tuple, Any] = {}
         self._names: dict[Fluent, str] = {}  # (a fluent named again and again)
+        self._times_of: dict[tuple, Any] = {}  # (pred, args as text) -> ``_point_times``
 
     def _text(self, args: tuple) -> tuple:
         texts = self._texts
@@ -102,8 +103,15 @@ class Explainer(Blocking):
         index = self._inputs.get(pred)
         if index is None:
             index = self._inputs[pred] = {}
+            texts: dict[tuple, tuple] = {}  # (the same arguments recur: a coordinate that stays put)
             for e in self._events.get(pred, ()):
-                same = index.setdefault(self._text(e.args), [])
+                given = e.args
+                text = texts.get(given) if type(given) is tuple else None
+                if text is None:
+                    text = self._text(given)
+                    if type(given) is tuple:
+                        texts[given] = text
+                same = index.setdefault(text, [])
                 if not e.retract:
                     same.append(e)
                     continue
@@ -323,18 +331,36 @@ class Explainer(Blocking):
     def _input(self, f: Fluent, t: Any, held: tuple, about: dict[str, Any]) -> Node:
         """An input fluent: the input points or intervals that make it hold at ``t``."""
         key, args, value = f
-        pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
+        pred_args = (key[0], self._text(args) + (() if value == "true" else (term_text(value),)))
         got = []
-        for e in self.inputs(*pred_args):
-            if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
-                    (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
-                got.append(self._leaf(e))
+        given = self.inputs(*pred_args)
+        times = self._point_times(pred_args, given)
+        if times is not None:  # (points in time order: those of (t - tick, t], by bisection)
+            for e in given[bisect_right(times, t - self.tick):bisect_right(times, t)]:
+                if held[0] <= e.t:
+                    got.append(self._leaf(e))
+        else:
+            for e in given:
+                if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
+                        (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
+                    got.append(self._leaf(e))
         if self.point(key):
             return Node("input", f"{about['atom']} at {t}: an input point", children=got, atom=about["atom"], time=t)
         return Node("input", f"{about['atom']} on {about['interval']}: input", children=got, **about)
 
+    def _point_times(self, pred_args: tuple, given: list[Event]) -> list | None:
+        """The times of an input fluent instance's events (``inputs``'), where all are points
+        in time order (None otherwise): a fluent that stays put has one event per time, and
+        an explanation cites one of them at each of hundreds of times."""
+        known = self._times_of.get(pred_args, _DONE)
+        if known is _DONE:
+            times = [e.t for e in given]
+            ordered = all(e.span is None for e in given) and all(a <= b for a, b in zip(times, times[1:]))
+            known = self._times_of[pred_args] = times if ordered else None
+        return known
+
     def _leaf(self, e: Event) -> Node:
-        what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
+        what = atom_text(e.pred or "", self._text(e.args))
         when = I.text(I.of_span(e.span)) if e.span is not None else str(e.t)
         return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
                     where="" if e.loc is None else str(e.loc), atom=what,
