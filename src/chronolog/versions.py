@@ -802,14 +802,20 @@ def _restated_points(old: list[bytes | None], new: list[bytes | None]) -> list[b
     whose diffs sum to 1, CONTRACT section 3: restating every line from T on wrote what each
     version's changelog had written again).  The new version's writer goes on from its own
     lines (closing ``[s,inf)`` with ``[e,inf)`` -1), which applies point by point to what the
-    stream then holds: the new version's answers."""
+    stream then holds: the new version's answers.  A ``no_answer_set`` line says no answer
+    (CONTRACT section 3): the new version's are given again, the old ones' left as they are."""
     atoms: dict[bytes, tuple[dict, dict[float, int]]] = {}  # atom -> (its line's other fields, steps)
     points = True
+    said: list[bytes | None] = []  # the new version's no_answer_set lines
     for sign, lines in ((-1, old), (1, new)):
         for line in lines:
             if line is None:
                 continue
             got = _decode(line)
+            if "pred" not in got:
+                if sign > 0:
+                    said.append(line)
+                continue
             diff = sign * got.pop("diff", 1)
             points = points and "t" in got
             lo, hi = _points_of(got)
@@ -827,7 +833,7 @@ def _restated_points(old: list[bytes | None], new: list[bytes | None]) -> list[b
                 (given if level > 0 else back).extend(_run_lines(fields, run, t, level, points))
             level += steps[t]
             run = t
-    return back + given
+    return back + given + said
 
 
 def _run_lines(fields: dict, lo: Any, hi: Any, diff: int, points: bool) -> list[bytes | None]:

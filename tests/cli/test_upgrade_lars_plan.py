@@ -45,6 +45,17 @@ def test_top_stratum_changed_the_lower_ones_unchanged(tmp_path, capsys):
     assert "changed: re-evaluated from T on" in _line(out, "b/1") and "T: 5" in out
 
 
+def test_a_chain_keeps_the_unchanged_strata_but_of_a_program_with_at_heads(tmp_path, capsys):
+    """The chain keeps their state (``dialects/lars/keeping.py``); a program with ``@``-heads
+    it evaluates whole, the unchanged strata with the rest."""
+    code, out, _ = _plan(tmp_path, capsys, OLD.replace("not c(X)", "not c(X), X != z"))
+    assert code == 0 and "unchanged: keeps its state" in _line(out, "a/1"), out
+    (tmp_path / "dated").mkdir()
+    dated = OLD.replace("not c(X)", "not c(X), X != z") + "w(X) at U :- b(X) at U [3].\n"  # (above a, c)
+    code, out, _ = _plan(tmp_path / "dated", capsys, dated)
+    assert code == 0 and "so it is evaluated again with the rest" in _line(out, "a/1"), out
+
+
 def test_a_changed_lower_stratum_changes_what_reads_it(tmp_path, capsys):
     """b's rule is the same text, but it reads a, whose window widened: b is changed too."""
     code, out, _ = _plan(tmp_path, capsys, OLD.replace("p(X) [2]", "p(X) [4]"))

@@ -227,8 +227,8 @@ class MissingEvent(_Strict):
     pred: StrictStr
     args: list[StrictStr | StrictInt]
     time: StrictInt | StrictStr = Field(description="a time point (7/2: a rational time); an interval's left end")
-    interval: StrictStr | None = Field(default=None, description="DatalogMTL: the interval it holds on, where not "
-                                                                 "a point")
+    interval: StrictStr | None = Field(default=None, description="DatalogMTL, an RTEC collectIntervals fluent: the "
+                                                                 "interval it holds on, where not a point")
     text: StrictStr = Field(description="as the text form names it: speed(a1, 20) at 4, P(a) on [1,2]")
     derives: DerivedAtom | None = Field(default=None, description="a nested entry (a negated literal's why-not, one "
                                                                    "below the top): the atom and time it derives; "

@@ -38,6 +38,9 @@ class Node:
     late: bool = False  # an input event that arrived after the stream had passed its time (CONTRACT 2)
     missing: Any = None  # a why-not entry's one missing input event (an ``Event``), once confirmed to derive the atom
     candidates: list[Any] = field(default_factory=list)  # input events that might be it (unconfirmed: never shown)
+    # a nested entry's events for the entry above it instead of ``candidates`` (a DatalogMTL Box's
+    # operand: what fills the range's gaps, where its own candidates fill one point); None: those
+    above: list[Any] | None = None
     # a nested entry's atom and time (pred, args, t) its candidates must derive, and (a LARS @-head's
     # atom dated back) the point e whose evaluation must: (pred, args, t, e); None: the query's
     goal: Any = None
@@ -91,7 +94,7 @@ class Node:
             out["missing"] = {"pred": ev.pred, "args": list(_bindings(dict(enumerate(ev.args))).values()),
                               "time": json_time(ev.t), "text": missing_text(ev)}
             if _spread(ev):
-                out["missing"]["interval"] = I.text(ev.span)
+                out["missing"]["interval"] = I.text(I.of_span(ev.span))
             if self.goal is not None:  # a nested entry: the atom it derives (or blocks) is not the query's
                 pred, args, t = self.goal[:3]
                 key = "blocks" if self.blocks else "derives"
@@ -196,12 +199,15 @@ def json_time(t: Any) -> Any:
 def missing_text(ev: Any) -> str:
     """A missing input event as the text form names it: ``speed(a1, 20) at 4``."""
     atom = f"{ev.pred}({', '.join(str(a) for a in ev.args)})" if ev.args else ev.pred
-    return f"{atom} on {I.text(ev.span)}" if _spread(ev) else f"{atom} at {json_time(ev.t)}"
+    return f"{atom} on {I.text(I.of_span(ev.span))}" if _spread(ev) else f"{atom} at {json_time(ev.t)}"
 
 
 def _spread(ev: Any) -> bool:
-    """Whether an event holds on an interval (DatalogMTL), not at one point."""
-    return ev.span is not None and ev.span[0] != ev.span[2]
+    """Whether an event holds on an interval (DatalogMTL's; RTEC's ``collectIntervals``), not at one point."""
+    if ev.span is None:
+        return False
+    iv = I.of_span(ev.span)
+    return iv[0] != iv[2]
 
 
 def _bindings(b: dict[Any, Any]) -> dict[str, Any]:

@@ -157,6 +157,8 @@ def bound(text: str) -> Num:
     """One end as ``text`` writes it: ``3``, ``7/2``, ``inf``, ``-inf``."""
     if text in ("inf", "-inf"):
         return inf if text == "inf" else -inf
+    if text.isascii() and text.isdigit():  # (an integer end: most lines, and all of LARS's and RTEC's; an upgrade reads thousands)
+        return int(text)
     return norm(Fraction(text))
 
 

@@ -69,8 +69,21 @@ def matches(found: Demands, name: str, args: tuple) -> bool:
                for pattern in found.get(name, ()))
 
 
+class EventFilter:
+    """``event_filter``'s test: called on one event, or ``which`` of a whole input at once."""
+
+    __slots__ = ("keep", "which")
+
+    def __init__(self, keep: Callable[[Event], bool], which: Callable[[list[Event]], list[bool]]) -> None:
+        self.keep = keep
+        self.which = which
+
+    def __call__(self, ev: Event) -> bool:
+        return self.keep(ev)
+
+
 def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] | None = None,
-                 first_feeders: bool = False) -> Callable[[Event], bool]:
+                 first_feeders: bool = False) -> EventFilter:
     """A test of input events, taken in arrival order: a demand matches it, or it feeds a
     demanded fact of a domain (``feeds``: input predicate -> [(domain predicate, argument
     positions)], RTEC's ``dynamicDomain``) — with ``first_feeders`` only the first to arrive
@@ -147,4 +160,47 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
             ceiling[facts_id] = max(fed[f] for f in facts)
         return bool(fresh)
 
-    return keep
+    def which(events: list[Event]) -> list[bool]:
+        """``keep`` of each event in turn, the usual ones without a call each: an explanation
+        tests every event of the input (a call per event was most of the slice's time)."""
+        out: list[bool] = []
+        add = out.append
+        # per predicate: the arity first seen, ``deciding``'s getter and outcomes, and per
+        # deciding arguments what ``keep`` says of the next such event: True (a demand reads
+        # it), False (it feeds nothing demanded, or all it feeds is fed), or the time after
+        # which it feeds nothing first (``ceiling``'s; it moves only in ``keep`` of such an event)
+        by_pred: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None],
+                                 dict[Any, Any]]] = {}
+        entry_of = by_pred.get
+        for ev in events:
+            pred = ev.pred
+            if pred is None:
+                add(True)
+                continue
+            args = ev.args
+            entry = entry_of(pred)
+            if entry is None or entry[0] != len(args):
+                add(keep(ev))
+                if entry is None:
+                    get, known = deciding[(pred, len(args))]
+                    by_pred[pred] = (len(args), get, known, {})
+                continue
+            _, get, known, said = entry
+            key = get(args)
+            now = said.get(key)
+            if now is True or now is False:
+                add(now)
+            elif now is not None and ev.t > now:
+                add(False)  # (as ``keep``: fed already, earlier)
+            else:
+                add(keep(ev))
+                facts = known[key]
+                if facts is None or not facts or not first_feeders:
+                    said[key] = facts is None or bool(facts)
+                else:
+                    bound = ceiling.get(id(facts))
+                    if bound is not None:
+                        said[key] = bound
+        return out
+
+    return EventFilter(keep, which)

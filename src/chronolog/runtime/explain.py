@@ -25,6 +25,7 @@ from chronolog.core.events import Event
 from chronolog.core.explanation import Node, mark_late, missing_text
 from chronolog.core.reach import warm_up, widest
 from chronolog.core.records import record
+from chronolog.core.relevance import EventFilter
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
 from chronolog.runtime.embedded import run_evaluator
@@ -506,8 +507,12 @@ def confirm_missing(node: Node, events: list[Event], query: Query, fresh: Callab
                 found = derives_with(fresh(), stream, ev, goal, None if cut is None else partial(_cut_for, cut, goal))
             if found != entry.blocks:  # (a blocking entry's event must end the goal's holding)
                 entry.missing = ev
+                aimed = atom_text(goal.pred, goal.args)
                 entry.text += (f"; adding {missing_text(ev)} would make it hold, and "
-                               f"{atom_text(goal.pred, goal.args)} not hold at {time_text(goal.t)}" if entry.blocks
+                               f"{aimed} not hold at {time_text(goal.t)}" if entry.blocks
+                               # (an entry about another atom, an input fluent's: what that one derives)
+                               else f"; adding {missing_text(ev)} would make it hold, and {aimed} hold at "
+                                    f"{time_text(goal.t)}" if entry.atom and entry.atom != aimed
                                else f"; adding {missing_text(ev)} would derive it")
             elif rest:
                 later.append((entry, goal, by, rest))
@@ -675,20 +680,30 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     keep = row.relevant(program)(atom, evaluator, events)
     if keep is None:
         return events
+    # (every event tested in arrival order, as a feeding event's test depends on those before)
+    flags = keep.which(events) if isinstance(keep, EventFilter) else [keep(ev) for ev in events]
     out: list[Event] = []
     add = out.append
     latest: Any = None
     first: Any = None
     reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
-    for ev in events:  # (a tight loop: it reads every event of the input once per explanation)
+    end: Any
+    for ev, kept in zip(events, flags, strict=True):  # (a tight loop: every event of the input)
         t = ev.t
         span = ev.span
-        end = t if span is None else I.of_span(span)[2]
-        if keep(ev) or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
+        if span is None:  # (a point reaches its own time: only an earlier start keeps it)
+            end = t
+            if kept or (first is not None and t < first and ev.pred is not None):
+                add(ev)
+            elif latest is None or t > latest:
+                add(Event(t))
+        else:
+            end = I.of_span(span)[2]
+            if kept or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
                                                   (first is not None and t < first))):
-            add(ev)
-        elif latest is None or t > latest:
-            add(Event(t))
+                add(ev)
+            elif latest is None or t > latest:
+                add(Event(t))
         if latest is None or t > latest:
             latest = t
         if first is None or t < first:

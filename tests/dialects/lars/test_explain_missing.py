@@ -15,12 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from explaining import explain, files
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
 
 from chronolog.cli.main import main
 from chronolog.contract.models import Explanation
+from chronolog.runtime import explain as runtime_explain
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -253,6 +254,51 @@ def test_a_tuple_window_names_the_newest_fact_that_pushes_the_oldest_out_by_hand
     assert code == 0 and entry["literal"] == "p(X) [2 #]" and "missing" not in entry
     assert not _holds(tmp_path, capsys, prog, plus, "s", ("a",), 4)
 
+
+
+def test_a_box_over_a_tuple_window_is_proposed_only_where_one_fact_fills_it_by_hand(tmp_path, capsys, monkeypatch):
+    """q(X) :- p(X) always [2 #]: the newest fact at T and the one before it fill the window,
+    whose box covers every point from that one's time.  With p(b) at 3 before, p(a) at 4
+    leaves 3 without p(a): not proposed, so the one check a budget of 1 allows goes to the
+    next rule's r(a) at 4 (before, the box's spent it and nothing was named).  With p(a) at 3,
+    p(a) at 4 fills [3,4]; with p(a) at 4 already, another p(a) at 4 fills [4,4] — named, and
+    run confirms each."""
+    monkeypatch.setattr(runtime_explain, "MISSING_BUDGET", 1)
+    program = "q(X) :- p(X) always [2 #].\nq(X) :- r(X).\n"
+    for before, named in (("p(b) at 3", ("r", 4)), ("p(a) at 3", ("p", 4)), ("p(a) at 4", ("p", 4))):
+        pred, arg, at = before[0], before[2], int(before[-1])
+        events = [{"t": 0}, {"t": at, "pred": pred, "args": [arg]}, {"t": 6}]
+        prog, stream = files(tmp_path, "box.lars", program, events)
+        code, got, err = explain(capsys, prog, stream, "why-not", "q(a)@4")
+        assert code == 0, err
+        box, plain = got["why_not"]
+        (entry,) = [e for e in (box, plain) if "missing" in e]
+        assert (entry["missing"]["pred"], entry["missing"]["time"]) == named, before
+        assert _holds(tmp_path, capsys, prog, _with(events, entry["missing"]), "q", ("a",), 4)
+    assert not _holds(tmp_path, capsys, prog, _with([{"t": 0}, {"t": 3, "pred": "p", "args": ["b"]}, {"t": 6}],
+                                                     {"pred": "p", "args": ["a"], "time": 4}), "q", ("a",), 4)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(size=st.integers(1, 3), events=st.lists(st.builds(lambda t, arg: {"t": t, "pred": "p", "args": [arg]},
+                                                          st.integers(0, 6), st.sampled_from(["a", "b"])), max_size=6),
+       t=st.integers(0, 6))
+def test_a_box_over_a_tuple_window_skips_exactly_the_newest_facts_that_do_not_fill_it(tmp_path_factory, capsys,
+                                                                                       size, events, t):
+    """q(a) :- p(a) always [n #], where q(a) does not hold at T: p(a) at T is named exactly
+    where run, with it added, derives q(a) at T — the check skipped where one fact cannot
+    fill the window is skipped only where it would fail."""
+    tmp = tmp_path_factory.mktemp("boxtuple")
+    stream_events = [{"t": 0}, *sorted(events, key=lambda e: e["t"]), {"t": 6}]
+    prog, stream = files(tmp, "box.lars", f"q(X) :- p(X) always [{size} #].\n", stream_events)
+    code, got, err = explain(capsys, prog, stream, "why-not", f"q(a)@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    (entry,) = got["why_not"]
+    works = _holds(tmp, capsys, prog, _with(stream_events, {"pred": "p", "args": ["a"], "time": t}), "q", ("a",), t)
+    assert ("missing" in entry) == works, entry
+    event("named" if works else "none named")
 
 RULES = ["q(X) :- p(X).", "q(X) :- p(X) [2].", "q(X) :- p(X) [2 #].", "q(X) :- p(X) always [1].",
          "q(X) :- p(X) [2], not r(X) [1].", "s(X) :- q(X), not r(X).", "s(X) :- p(X), r(X) [2].",

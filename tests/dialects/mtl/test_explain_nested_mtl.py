@@ -158,16 +158,29 @@ def test_a_box_over_a_derived_atom_says_why_it_fails_at_a_point_its_range_lacks(
     assert inner["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": 3}
     assert top["missing"]["text"] == "C(a) at 3"
     assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 2
-    # C(a) on [0,3] and [9/2,10]: W(a) lacks (3,9/2), a point of it alone does not fill the range,
-    # so only the entry below names one (at the latest stretch's middle, 15/4)
+    # C(a) on [0,3] and [9/2,10]: W(a) lacks (3,9/2), which a point of it alone does not fill:
+    # the entry below names C(a) at the stretch's middle, 15/4 (deriving W there), the Box's entry
+    # what fills the stretch, C(a) on (3,9/2)
     events[2:4] = [{"interval": "[0,3]", "pred": "C", "args": ["a"]}, {"interval": "[9/2,10]", "pred": "C", "args": ["a"]}]
     prog, stream = files(tmp_path, "b.mtl", program, events)
     code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
     assert code == 0, err
+    Explanation.model_validate(got)
     (top,) = got["why_not"]
     (inner,) = top["why_not"]
-    assert "missing" not in top and inner["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": "15/4"}
-    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 1
+    assert inner["missing"]["derives"] == {"pred": "W", "args": ["a"], "time": "15/4"}
+    assert top["missing"] == {"pred": "C", "args": ["a"], "time": 3, "interval": "(3,9/2)", "text": "C(a) on (3,9/2)"}
+    assert not _holds(tmp_path, capsys, prog, with_missing(events, inner["missing"]), ("Z", ("a",)), Fraction(5))
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 2
+    # with C(a) on [7/2,4] too, W(a) lacks (3,7/2) and (4,9/2): one fact over both, C(a) on (3,9/2)
+    events[3:3] = [{"interval": "[7/2,4]", "pred": "C", "args": ["a"]}]
+    prog, stream = files(tmp_path, "b.mtl", program, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "Z(a)@5")
+    assert code == 0, err
+    (top,) = got["why_not"]
+    assert [e["missing"]["derives"]["time"] for e in top["why_not"]] == ["17/4", "13/4"]
+    assert top["missing"]["text"] == "C(a) on (3,9/2)"
+    assert _check(tmp_path, capsys, prog, events, ("Z", ("a",)), Fraction(5), got) == 3
 
 
 def test_the_nested_why_not_follows_each_way_the_literals_before_hold(tmp_path, capsys):
@@ -240,6 +253,8 @@ def test_every_event_named_at_any_depth_does_what_its_entry_says(tmp_path_factor
     named = _check(tmp, capsys, prog, events, ("Z", ("a",)), t, got)
     nested = sum("derives" in e.get("missing", {}) or "blocks" in e.get("missing", {}) for e in _entries(got))
     event(f"{mode}: {'nested named' if nested else 'named' if named else 'none named'}")
+    if any("interval" in e.get("missing", {}) for e in _entries(got)):
+        event("a fact over a stretch named (a Box's gaps filled)")
 
 
 NEGATED = ["A(X) Since[1,2] B(X)", "Diamondminus[0,2]W(X)", "Diamondplus(0,1]W(X)", "A(X) Since[0,1] W(X)",

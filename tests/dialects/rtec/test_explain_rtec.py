@@ -412,9 +412,16 @@ def _split_args(text: str) -> list[str]:
 
 
 def _with(events: list[dict], missing: dict) -> list[dict]:
-    """The input with the missing event arriving right after the last event up to its time."""
-    at = max((i + 1 for i, e in enumerate(events) if e["t"] <= missing["time"]), default=0)
-    return [*events[:at], {"t": missing["time"], "pred": missing["pred"], "args": missing["args"]}, *events[at:]]
+    """The input with the missing event arriving right after the last event up to its time (an
+    interval fluent's line, ``collectIntervals``, by its left end)."""
+    at = max((i + 1 for i, e in enumerate(events) if _start(e) <= missing["time"]), default=0)
+    line = {"interval": missing["interval"]} if "interval" in missing else {"t": missing["time"]}
+    return [*events[:at], {**line, "pred": missing["pred"], "args": missing["args"]}, *events[at:]]
+
+
+def _start(line: dict) -> int:
+    """An input line's time: its ``t``, or an interval's left end."""
+    return line["t"] if "t" in line else int(line["interval"][1:].split(",")[0])
 
 
 def test_why_not_names_the_missing_event_by_hand(tmp_path, capsys):
@@ -651,6 +658,187 @@ def test_a_named_input_point_derives_the_fluent(tmp_path_factory, capsys, events
             assert "derives" not in missing and missing["time"] <= t
             _note(f"named: {missing['pred']}")
             assert _holds_with(tmp, capsys, prog, stream_events, missing, pred, (x,), t), entry
+
+
+# an input interval fluent (README's mapping: turn(x1)=left on [1,3) is the line
+# {"interval": "[1,3)", "pred": "turn", "args": ["x1", "left"]})
+INTERVALS = ("collectIntervals(turn(_)=_).\n"
+             "initiatedAt(sharp(X)=true, T) :- happensAt(a(X), T), holdsAt(turn(X)=left, T).\n"
+             "terminatedAt(sharp(X)=true, T) :- happensAt(b(X), T).\n"
+             "initiatedAt(swerve(X)=true, T) :- happensAt(start(turn(X)=right), T).\n"
+             "terminatedAt(swerve(X)=true, T) :- happensAt(end(turn(X)=right), T).\n"
+             "holdsFor(aligned(X)=true, I) :- holdsFor(sharp(X)=true, I1), holdsFor(turn(X)=left, I2), "
+             "intersect_all([I1,I2], I).\n"
+             "id(x1).\nid(x2).\n" + "".join(f"grounding({f}(X)=true) :- id(X).\n" for f in ("sharp", "swerve", "aligned")))
+
+
+def test_a_failing_holdsat_or_start_of_an_input_interval_fluent_names_its_interval_by_hand(tmp_path, capsys):
+    """sharp(x1) does not hold at 6: a(x1) happened at 4 (the rule's closest time), but
+    turn(x1)=left was given on [1,3) only — the interval [4,5) would initiate sharp at 4 (an
+    interval line: given with a ``t`` it would be an event).  swerve(x1) needs
+    start(turn(x1)=right) at 5: turn right on [6,7) starts it there, so swerve holds from 6
+    (its end at 6 ends it after 6).  With b(x1) at 5, sharp initiated at 4 ends at 5: the
+    interval is proposed but rejected, as run confirms."""
+    events = [{"t": 0}, {"interval": "[1,3)", "pred": "turn", "args": ["x1", "left"]},
+              {"t": 4, "pred": "a", "args": ["x1"]}, {"t": 12}]
+    prog, stream = files(tmp_path, "turns.prolog", INTERVALS, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "sharp(x1)@6")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "holdsAt(turn(x1)=left,4) does not hold"
+    assert entry["missing"] == {"pred": "turn", "args": ["x1", "left"], "time": 4, "interval": "[4,5)",
+                                "text": "turn(x1, left) on [4,5)"}
+    assert entry["text"].endswith("; adding turn(x1, left) on [4,5) would derive it")
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "sharp", ("x1",), 6)
+    code, got, err = explain(capsys, prog, stream, "why-not", "swerve(x1)@6")
+    assert code == 0, err
+    (entry,) = got["why_not"]
+    assert entry["reason"] == "happensAt(start(turn(x1)=right),5) does not hold"
+    assert entry["missing"]["text"] == "turn(x1, right) on [6,7)"
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "swerve", ("x1",), 6)
+    # aligned(x1) (sharp while turning left) at 6, with turn left on [3,5): sharp holds from 5,
+    # turn left not at 6 — its operand's interval [6,7) is tried for aligned's own entry
+    turning = [events[0], {"interval": "[3,5)", "pred": "turn", "args": ["x1", "left"]}, *events[2:]]
+    prog, stream = files(tmp_path, "turns.prolog", INTERVALS, turning)
+    code, got, err = explain(capsys, prog, stream, "why-not", "aligned(x1)@6")
+    assert code == 0, err
+    (entry,) = got["why_not"]
+    assert entry["missing"]["text"] == "turn(x1, left) on [6,7)" and "derives" not in entry["missing"]
+    assert _holds_with(tmp_path, capsys, prog, turning, entry["missing"], "aligned", ("x1",), 6)
+    ended = [*events[:3], {"t": 5, "pred": "b", "args": ["x1"]}, events[3]]
+    prog, stream = files(tmp_path, "turns.prolog", INTERVALS, ended)
+    code, got, err = explain(capsys, prog, stream, "why-not", "sharp(x1)@6")
+    (entry,) = got["why_not"]
+    assert code == 0 and entry["reason"] == "holdsAt(turn(x1)=left,4) does not hold" and "missing" not in entry
+    assert not _holds_with(tmp_path, capsys, prog, ended, {"pred": "turn", "args": ["x1", "left"], "time": 4,
+                                                            "interval": "[4,5)"}, "sharp", ("x1",), 6)
+
+
+# an input fluent keeps a rule from firing: sharp ends on b only while turning right, warm
+# starts on c only where hot, calm starts on d only where not warm
+KEPT_INPUT = ("points(hot(_)=true).\ncollectIntervals(turn(_)=_).\n"
+              "initiatedAt(sharp(X)=true, T) :- happensAt(a(X), T).\n"
+              "terminatedAt(sharp(X)=true, T) :- happensAt(b(X), T), holdsAt(turn(X)=right, T).\n"
+              "initiatedAt(warm(X)=true, T) :- happensAt(c(X), T), holdsAt(hot(X)=true, T).\n"
+              "initiatedAt(calm(X)=true, T) :- happensAt(d(X), T), \\+ holdsAt(warm(X)=true, T).\n"
+              "initiatedAt(dull(X)=true, T) :- happensAt(e(X), T), \\+ holdsAt(sharp(X)=true, T).\n"
+              "id(x1).\n" + "".join(f"grounding({f}(X)=true) :- id(X).\n" for f in ("sharp", "warm", "calm", "dull")))
+KEPT_INPUT_EVENTS = [{"t": 0}, {"t": 1, "pred": "a", "args": ["x1"]},
+                     {"interval": "[2,6)", "pred": "turn", "args": ["x1", "left"]},
+                     {"t": 4, "pred": "b", "args": ["x1"]}, {"t": 5, "pred": "c", "args": ["x1"]},
+                     {"t": 6, "pred": "e", "args": ["x1"]}, {"t": 7, "pred": "d", "args": ["x1"]}, {"t": 12}]
+
+
+def test_an_input_fluent_that_keeps_a_rule_from_firing_names_its_line_by_hand(tmp_path, capsys):
+    """By hand: sharp(x1) (from a at 1) holds at 6 since b at 4 came while turn(x1)=right did
+    not hold, so dull(x1), which e at 6 initiates where sharp(x1) does not hold, never holds:
+    the interval [4,5) would end sharp at 4 — named in the why-not of dull(x1), blocking
+    sharp(x1) at 6.  calm(x1) holds at 9 since d at 7 came while warm(x1) did not hold, which
+    c at 5 would have initiated had hot(x1) held at 5: the point hot(x1) at 5 is named in the
+    why-not of warm(x1) at 7.  Run writes no input fluent: each is checked by what the rule it
+    keeps silent would do, and run confirms each.  A why shows the same entries and names no
+    line (each would cost an evaluation of the input: ``Explainer.proposes_inputs``)."""
+    events = KEPT_INPUT_EVENTS
+    prog, stream = files(tmp_path, "kept_input.prolog", KEPT_INPUT, events)
+    code, got, err = explain(capsys, prog, stream, "why-not", "dull(x1)@8")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (keeps,) = [n for n in walk(got) if n["text"] == "what keeps those rules from firing there"]
+    (turn,) = keeps["premises"]
+    assert turn["negated"] and turn["text"] == "turn(x1,right) does not hold at 4: no input gives it there, " \
+                                              "no rule derives it"
+    (entry,) = turn["why_not"]
+    assert entry["rule"]["text"] == "collectIntervals(turn(_)=_)"
+    assert entry["missing"] == {"pred": "turn", "args": ["x1", "right"], "time": 4, "interval": "[4,5)",
+                                "text": "turn(x1, right) on [4,5)",
+                                "blocks": {"pred": "sharp", "args": ["x1"], "time": 6}}
+    assert entry["text"] == "no input gives it at 4; adding turn(x1, right) on [4,5) would make it hold, and " \
+                            "sharp(x1) not hold at 6"
+    assert not _holds_with(tmp_path, capsys, prog, events, entry["missing"], "sharp", ("x1",), 6)
+    assert _holds_with(tmp_path, capsys, prog, events, entry["missing"], "dull", ("x1",), 8)
+    code, got, err = explain(capsys, prog, stream, "why", "sharp(x1)@6")
+    assert code == 0, err
+    (keeps,) = [n for n in walk(got) if n["text"] == "what keeps those rules from firing there"]
+    (turn,) = keeps["premises"]
+    (entry,) = turn["why_not"]
+    assert entry["text"] == "no input gives it at 4" and "missing" not in entry
+    code, got, err = explain(capsys, prog, stream, "why-not", "warm(x1)@7")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    (top,) = got["why_not"]
+    assert top["missing"] == {"pred": "hot", "args": ["x1"], "time": 5, "text": "hot(x1) at 5"}
+    assert top["text"].endswith("; adding hot(x1) at 5 would derive it")
+    assert _holds_with(tmp_path, capsys, prog, events, top["missing"], "warm", ("x1",), 7)
+
+
+INTERVAL_EVENT = st.one_of(
+    st.builds(lambda t, pred, x: {"t": t, "pred": pred, "args": [x]},
+              st.integers(0, 12), st.sampled_from(["a", "b"]), st.sampled_from(["x1", "x2"])),
+    st.builds(lambda t, n, x, v: {"interval": f"[{t},{t + n})", "pred": "turn", "args": [x, v]},
+              st.integers(0, 12), st.integers(1, 3), st.sampled_from(["x1", "x2"]),
+              st.sampled_from(["left", "right"])))
+
+
+KEPT_INPUT_EVENT = st.one_of(
+    st.builds(lambda t, pred: {"t": t, "pred": pred, "args": ["x1"]}, st.integers(0, 12),
+              st.sampled_from(["a", "b", "c", "d", "e", "hot"])),
+    st.builds(lambda t, n, v: {"interval": f"[{t},{t + n})", "pred": "turn", "args": ["x1", v]},
+              st.integers(0, 12), st.integers(1, 3), st.sampled_from(["left", "right"])))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(events=st.lists(KEPT_INPUT_EVENT, min_size=1, max_size=8), base=st.booleans(), t=st.integers(1, END),
+       pred=st.sampled_from(["sharp", "warm", "calm", "dull"]), mode=st.sampled_from(["why", "why-not"]))
+def test_a_named_input_line_that_a_rule_reads_does_what_it_says(tmp_path_factory, capsys, events, base, t, pred,
+                                                                mode):
+    """Every input line a why or why-not of ``KEPT_INPUT`` names, added to the input, makes
+    ``run`` derive the atom its entry names at its time (``derives``, or the query's), or no
+    longer hold it (``blocks``: an input fluent keeping a rule that would end it silent).
+    ``base``: the hand-derived test's events with the random ones, so that rules are kept
+    silent often."""
+    tmp = tmp_path_factory.mktemp("eckeptinput")
+    given_events = [*(KEPT_INPUT_EVENTS[1:-1] if base else []), *events]
+    stream_events = [{"t": 0}, *sorted(given_events, key=_start), {"t": END}]
+    prog, stream = files(tmp, "kept_input.prolog", KEPT_INPUT, stream_events)
+    code, got, err = explain(capsys, prog, stream, mode, f"{pred}(x1)@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for entry in _entries(got):
+        if "missing" in entry:
+            missing = entry["missing"]
+            aim = missing.get("derives") or missing.get("blocks")
+            name, args, at = (pred, ("x1",), t) if aim is None else (aim["pred"], tuple(aim["args"]), aim["time"])
+            _note("named: " + ("blocks" if "blocks" in missing else "derives" if aim else "the query"))
+            assert _holds_with(tmp, capsys, prog, stream_events, missing, name, args, at) != ("blocks" in missing), \
+                entry
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(events=st.lists(INTERVAL_EVENT, min_size=1, max_size=10), t=st.integers(1, END),
+       x=st.sampled_from(["x1", "x2"]), pred=st.sampled_from(["sharp", "swerve", "aligned"]))
+def test_a_named_input_interval_derives_the_fluent(tmp_path_factory, capsys, events, t, x, pred):
+    """Every input interval (or event) a why-not of ``INTERVALS`` names, added to the input,
+    makes ``run`` derive the fluent at T (which it does not without: the why-not was answered)."""
+    tmp = tmp_path_factory.mktemp("ecintervals")
+    stream_events = [{"t": 0}, *sorted(events, key=_start), {"t": END}]
+    prog, stream = files(tmp, "turns.prolog", INTERVALS, stream_events)
+    code, got, err = explain(capsys, prog, stream, "why-not", f"{pred}({x})@{t}")
+    if code == 1:
+        return
+    assert code == 0, err
+    Explanation.model_validate(got)
+    for entry in _entries(got):
+        if "missing" in entry:
+            missing = entry["missing"]
+            assert missing["time"] <= t
+            _note(f"named: {missing['pred']}")
+            derives = missing.get("derives")
+            name, args, at = (pred, (x,), t) if derives is None else \
+                (derives["pred"], tuple(derives["args"]), derives["time"])
+            assert _holds_with(tmp, capsys, prog, stream_events, missing, name, args, at), entry
 
 
 def test_a_direct_why_not_reports_where_the_rule_came_closest_and_a_nested_one_names_its_event(tmp_path, capsys):

@@ -47,11 +47,12 @@ def _request(at, new: str = NEW, rid: str = "r1") -> UpgradeRequest:
     return UpgradeRequest(rid, version_id((("new.lars", new),)), "lars", at, (("new.lars", new),))
 
 
-def _fleet(at, restart: str = "after", new: str = NEW) -> tuple[list[dict], list[dict]]:
-    """The chain fed FIRST, the upgrade (twice: every input partition carries it), SECOND,
-    then idle; ``restart``: where its state is written out and read back into a fresh
-    stage of the old program ("before": the upgrade record is read again after it)."""
-    stage = _stage(OLD)
+def _fleet(at, restart: str = "after", new: str = NEW, old: str = OLD, first: list[dict] = FIRST,
+           second: list[dict] = SECOND) -> tuple[list[dict], list[dict]]:
+    """The chain of ``old`` fed ``first``, the upgrade (twice: every input partition carries
+    it), ``second``, then idle; ``restart``: where its state is written out and read back into
+    a fresh stage of the old program ("before": the upgrade record is read again after it)."""
+    stage = _stage(old)
     out: list[bytes] = []
     said: list[dict] = []
 
@@ -63,10 +64,10 @@ def _fleet(at, restart: str = "after", new: str = NEW) -> tuple[list[dict], list
                 UpgradeOutcome.model_validate_json(o.payload)
                 said.append(orjson.loads(o.payload))
 
-    feed(_records(FIRST, 0))
+    feed(_records(first, 0))
     upgrade = [(None, "chronolog.facts", 0, 100, _request(at, new).encode())]
     if restart == "before":  # killed after the upgrade was read but before its commit: its output is lost
-        saved = roundtrip(stage, _stage(OLD))
+        saved = roundtrip(stage, _stage(old))
         kept_out, kept_said = len(out), len(said)
         feed(upgrade)
         del out[kept_out:], said[kept_said:]
@@ -75,14 +76,14 @@ def _fleet(at, restart: str = "after", new: str = NEW) -> tuple[list[dict], list
     feed([(None, "chronolog.facts", 1, 0, _request(at, new).encode())])  # the same request again: nothing
     if restart == "after":
         assert stage.journals()["vlog"]  # upgraded: the new version's log is journaled
-        stage = roundtrip(stage, _stage(OLD))
-    feed(_records(SECOND, 200))
+        stage = roundtrip(stage, _stage(old))
+    feed(_records(second, 200))
     feed([], now=10_000.0)  # input idle: the latest time too
     return [json.loads(x) for x in out], said
 
 
-def _run_upgrade(tmp_path, capsys, at: str, events: list[dict], new: str = NEW) -> list[dict]:
-    (tmp_path / "old.lars").write_text(OLD)
+def _run_upgrade(tmp_path, capsys, at: str, events: list[dict], new: str = NEW, old: str = OLD) -> list[dict]:
+    (tmp_path / "old.lars").write_text(old)
     (tmp_path / "new.lars").write_text(new)
     (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     capsys.readouterr()

@@ -14,28 +14,22 @@ import hashlib
 from typing import Any
 
 from chronolog.core.errors import ChronologError
-from chronolog.core.strata import identity
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_plan
-from chronolog.dialects.lars.ir import ExtAtom
+from chronolog.dialects.lars.keeping import component_identities, split
 from chronolog.dialects.lars.plan import INPUT_SUFFIX, Plan
 from chronolog.dialects.lars.reasoner import make_engine
 
 PredKey = tuple[str, int]
+# why a chain service cannot keep a stratum's state (``keeping.split``)
+_WHOLE = "a program with @-heads or not stratified, or a predicate kept with its times in one program only"
 
 
 def stratum_identities(plan: Plan) -> list[tuple[list[str], str]]:
     """Per stratum of ``plan`` (lowest first): its predicates ("p/1") and its identity (of
     its components' identities, ``core.strata.identity``)."""
-    of: dict[PredKey, str] = {}  # predicate -> the identity of its component
     by_stratum: dict[int, list[str]] = {}
-    for c in plan.components:  # (in evaluation order: what a component reads comes first)
-        own = set(c.preds)
-        reads = {of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
-                 and (k := b.atom.key) in of and k not in own}
-        ident = identity([str(r) for r in c.rules], reads)
-        for k in c.preds:
-            of[k] = ident
+    for c, ident in zip(plan.components, component_identities(plan), strict=True):
         by_stratum.setdefault(c.stratum, []).append(ident)
     out = []
     for i, preds in enumerate(plan.strata):
@@ -141,15 +135,16 @@ def strata_changes(old: Any | None, new: Any, chained: bool) -> list[str]:
                 for i, (p, _) in enumerate(after, 1)]
     before = stratum_identities(lars_plan(old))
     kept = {ident for _, ident in before}
+    keeps = split(lars_plan(old), lars_plan(new), None) is not None  # (a chain keeps them: ``keeping``)
     old_preds = {p for preds, _ in before for p in preds}
     new_preds = {p for preds, _ in after for p in preds}
     lines = []
     for i, (preds, ident) in enumerate(after, 1):
         names = ", ".join(preds)
         if ident in kept:
-            how = ("unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
-                   "program whole, so it is evaluated again with the rest)" if chained else
-                   "unchanged: keeps its state")
+            how = ("unchanged: keeps its state" if not chained or keeps else
+                   "unchanged: the same rules and inputs, the same answers (the chain service evaluates the "
+                   "program whole, so it is evaluated again with the rest: " + _WHOLE + ")")
         elif set(preds) & old_preds:
             how = "changed: re-evaluated from T on, its answers from T on corrected"
         elif chained or i <= len(before):

@@ -20,6 +20,7 @@ import msgspec
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
+from chronolog.dialects.lars.keeping import evaluate_split, split
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
@@ -116,6 +117,9 @@ class LarsEvaluator:
         if eager:
             self.push = self.reasoner.push  # type: ignore[method-assign]
         self._lines = self._corrections = 0  # the writer's counts at the last batch
+        # what it wrote from an upgrade's time on without the kept answers, made by the new
+        # version's ``keep`` in the same pass as its own (``written(kept)`` hands it out once)
+        self._taken_back: tuple[frozenset[str], LarsAnswers] | None = None
 
     def evaluations(self, first: int | None, last: int | None = None) -> None:
         """Answer only what the evaluations at points in [first, last] derive (None: no bound),
@@ -168,12 +172,20 @@ class LarsEvaluator:
     def pending(self) -> LarsAnswers:
         return self._taken()
 
-    def written(self, since: Time | None = None) -> LarsAnswers:
+    def written(self, since: Time | frozenset[str] | None = None) -> LarsAnswers:
         """What the lines returned so far mean, as lines: LARS keeps no record of its past
         answers (only the open intervals), but evaluates every point on its own, so its
         retained input evaluated again up to the same point gives them.  ``since``: what they
         mean from ``since`` on only, evaluated from there (``evaluate_from``: cut at ``since``,
-        they mean what the whole span's lines cut there mean)."""
+        they mean what the whole span's lines cut there mean).  A set of answer keys
+        (``KeepsStrata.written``): what they mean from the upgrade time on without those
+        answers, as the new version's ``keep`` evaluated it (else all of it: the caller
+        leaves out the kept answers and cuts the lines at the upgrade time)."""
+        if isinstance(since, frozenset):
+            taken, self._taken_back = self._taken_back, None
+            if taken is not None and taken[0] == since:
+                return taken[1]
+            since = None
         r = self.reasoner
         again = LarsEvaluator(self.plan, answers=self.writer.mode, retention=r.retention, eager=self.eager)
         again.evaluations(*r.counted)
@@ -199,6 +211,49 @@ class LarsEvaluator:
         if first is None or first < point:
             self.evaluations(point, last)
         return True
+
+    def keep(self, old: Any, kept: frozenset[str], at: Time, until: Time) -> bool:
+        """(``evaluator.KeepsStrata``) Become the new program version of ``old`` (the running
+        version, of another program, evaluated up to ``until``) from ``at`` on, keeping its
+        components that the change leaves alone (``keeping.split``; ``kept``: their answer
+        keys, not restated): its input is taken over, and only the other components of both
+        programs are evaluated again from ``at`` minus their warm-up (``keeping.evaluate_split``:
+        the kept ones once, to give them their content); the running version's answers from
+        there on, without the kept ones, are left for its ``written(kept)``.  Its engine is then
+        warmed up at ``until`` as after a restart (``Reasoner.skip_to``), and its next
+        ``advance(until)`` returns the lines, from ``min(at, until)`` on (the caller cuts them at
+        ``at``).  False where it cannot (a program that is not stratified or has ``@``-heads,
+        ``old`` not a LARS evaluator or with corrections pending): nothing done."""
+        if not isinstance(old, LarsEvaluator) or self.eager or old.eager or self.reasoner.t1 is not None:
+            return False
+        ro, rn = old.reasoner, self.reasoner
+        if ro.t1 is None or ro.evaluated is None or ro.evaluated != until or ro.pending or ro.evaluated < ro.t1:
+            return False
+        parts = split(old.plan, self.plan, kept)
+        if parts is None or self.reasoner.counted != (None, None):
+            return False
+        for t, facts in ro.log.items():  # (lists of its own: a late event changes each version's log)
+            rn.log[t] = list(facts)
+        for t, imported in ro.imports.items():
+            rn.imports[t] = imported
+        for name in ("t1", "latest", "pruned_below", "too_late", "unmatched_retractions", "delayed"):
+            setattr(rn, name, getattr(ro, name))
+        point = max(ro.t1, min(int(at), int(until)))
+        first, last = ro.counted
+        running = AnswerWriter(_Bytes(), old.plan, old.writer.mode)  # type: ignore[arg-type]
+        running.evaluations(point if first is None else max(point, first), last)
+        self.evaluations(point, None)  # (its first evaluation writes all it derives)
+        evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running))
+        rn.evaluated = int(until)
+        rn.engine = rn._rebuilt_engine()
+        lines = b"".join(running.out.parts)  # type: ignore[attr-defined]
+        old._taken_back = (kept, LarsAnswers(lines, running.lines, 0))
+        return True
+
+    def retained_span(self) -> tuple[Time | None, Time | None]:
+        """(``KeepsStrata``) ``retained``'s completeness and latest time, without its events."""
+        r = self.reasoner
+        return (None, None) if r.t1 is None else (r.pruned_below, r.latest)
 
     def late_bound(self) -> Time | None:
         """The earliest event time it still applies (older events are too late: the

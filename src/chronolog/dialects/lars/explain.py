@@ -783,7 +783,8 @@ def missing_events(scene: Scene, rule: Rule, env: Binding) -> list[Event]:
     an ``at`` names (else its window's, latest first); for a box, at the one point of its
     window that lacks the fact (none where more do); for a tuple window at T, the newest fact,
     which the window always holds (it may shift another literal's tuple window: the check
-    decides).  At most ``POINTS`` points, the open
+    decides) — under ``always``, only where the facts it keeps give the atom at every
+    earlier point the box then covers (``_fills``).  At most ``POINTS`` points, the open
     values' groundings at one time before those at the next.  Only candidates: the runtime
     names one only after evaluating the input with it (other literals, negations a new event
     blocks), so nothing here needs to be exact."""
@@ -817,6 +818,8 @@ def _event_times(scene: Scene, elem: ExtAtom, b: Binding, grounded: Binding, lo:
     if elem.op is Op.NOW:
         return [scene.t]
     if isinstance(elem.window, TupleWindow):  # the newest fact, which its window always holds
+        if elem.op is Op.BOX and not _fills(scene, elem, grounded):
+            return []
         return [scene.t] if elem.op is not Op.AT or scene.t in _at_times(elem, b, scene.t, scene.t) else []
     if elem.op is Op.AT:
         return _at_times(elem, b, lo, hi)[:POINTS]
@@ -825,6 +828,22 @@ def _event_times(scene: Scene, elem: ExtAtom, b: Binding, grounded: Binding, lo:
     met = {at for at, _, _ in scene.witnesses(elem, grounded)}  # a box: the one point without it
     lacking = [u for u in range(hi, lo - 1, -1) if u not in met]
     return lacking if len(lacking) == 1 else []
+
+
+def _fills(scene: Scene, elem: ExtAtom, grounded: Binding) -> bool:
+    """Whether one fact of a box over a tuple window (``p(X) always [n #]``), the newest at T,
+    makes it hold: the window then selects it and the n−1 facts before it, and the box covers
+    every point from the oldest one's time (the stream's first time where there are fewer) to
+    T, each of which but T those facts must give the atom at (else the check would be spent on
+    an event that cannot do it)."""
+    size = elem.window.size
+    if size < 1:
+        return False
+    kept = scene.stream[len(scene.stream) - (size - 1):] if size > 1 else []
+    lo = (kept[0][0] if kept else scene.t) if len(kept) == size - 1 else scene.t1
+    key, pattern = elem.atom.key, _pattern(elem)
+    met = {at for at, k, args, _ in kept if k == key and _unify(pattern, args, grounded) is not None}
+    return all(u in met for u in range(lo, scene.t))
 
 
 def _at_times(elem: ExtAtom, b: Binding, lo: int, hi: int) -> list[int]:

@@ -17,6 +17,7 @@ from chronolog.core.errors import ChronologError
 from chronolog.core.retention import lars_retention
 from chronolog.dialects.lars.evaluator import LarsEvaluator
 from chronolog.dialects.lars.hooks import lars_causal, lars_dates_back, lars_evaluations, lars_parse, lars_plan
+from chronolog.dialects.lars.keeping import kept_answers
 from chronolog.dialects.lars.laser import laser_program
 from chronolog.dialects.lars.partition import partition_key
 from chronolog.dialects.lars.plan import Plan, plan_back, plan_program
@@ -82,7 +83,10 @@ def lars_upgrader(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Up
     def dated(sources: Any, evaluator: Any, first: Any, last: Any) -> Any:
         return lars_evaluations(plan_of(sources).program, evaluator, first, last)
 
-    return Upgrader(make, back, causal, True, True, (plan.program.dialect,), dated=dated)
+    def kept(old: Any, new: Any) -> frozenset[str]:
+        return kept_answers(plan_of(old), plan_of(new))
+
+    return Upgrader(make, back, causal, True, True, (plan.program.dialect,), kept, dated)
 
 
 def new_plan_of(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Callable[[Any], Plan]:

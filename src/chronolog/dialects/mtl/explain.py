@@ -563,7 +563,7 @@ def why_not(facts: Facts, fact: Fact, t: Any, nest: int = 2, path: frozenset = f
                 entry.why_not = _nested(facts, lit, [got for got, _, _ in ground], times[0][0], nest - 1,
                                         path | {(fact, t)}) or None
                 # (an event that derives that atom there may derive this one too: ``run`` decides)
-                entry.candidates += [ev for inner in entry.entries for ev in inner.candidates]
+                entry.candidates += _lifted(entry.entries)
             rules.append(entry)
             break
         else:
@@ -607,14 +607,48 @@ def _nested(facts: Facts, lit: Literal, bindings: list[dict], s: Any, nest: int,
                   if (fact, p) not in path and facts.holding(fact, p) is None]
         if len(atoms) == FOLLOWED:
             break
-    named = len(reads) > 1 or (isinstance(lit, Unary) and lit.op.startswith("Box"))
+    box = isinstance(lit, Unary) and lit.op.startswith("Box")
+    named = len(reads) > 1 or box
     out = []
     for fact, p in reads:
         for entry in why_not(facts, fact, p, nest, path).entries:
             entry.goal = (*fact, p)
             if named:
                 entry.text = f"{atom_text(*fact)} at {time_text(p)}: {entry.text}"
+            if box:
+                entry.above = _filling(facts, cast(Unary, lit), fact, s, p, entry.candidates)
             out.append(entry)
+    return out
+
+
+def _lifted(entries: list[Node]) -> list[Event]:
+    """The events nested entries offer the entry above them: each one's ``above`` where it has
+    one (a Box's gaps filled), else its candidates, each once."""
+    out: list[Event] = []
+    for inner in entries:
+        out += [ev for ev in (inner.candidates if inner.above is None else inner.above) if ev not in out]
+    return out
+
+
+def _filling(facts: Facts, lit: Unary, fact: Fact, s: Any, p: Any, candidates: list[Event]) -> list[Event]:
+    """What fills a Box's range where its derived atom ``fact`` lacks: each candidate that
+    derives it at the point ``p`` (of a gap), stretched to derive it over the hull of every gap
+    in the range (from the earliest gap's start to the latest's end, as the candidate's own
+    ends sit around ``p``) — one fact, where a point derives the atom at one point only.  The
+    same candidate where the gaps are that one point; ``run`` decides either way."""
+    window = _window(lit, s)
+    held = facts.db.get((fact[0], len(fact[1])), {}).get(fact[1], [])
+    gaps = I.subtract([window], held)
+    if not gaps:
+        return list(candidates)
+    lo, lc, hi, hc = gaps[0][0], gaps[0][1], gaps[-1][2], gaps[-1][3]
+    out = []
+    for ev in candidates:
+        a, ac, b, bc = I.of_span(ev.span) if ev.span is not None else I.point(ev.t)
+        span = I.make(a + lo - p, ac and lc, b + hi - p, bc and hc)
+        if span is None:
+            continue
+        out.append(ev if span == (a, ac, b, bc) else Event(cast(Time, span[0]), ev.pred, ev.args, span=span))
     return out
 
 
@@ -651,7 +685,7 @@ def _blocking(facts: Facts, rule: Rule, b: dict, lit: Literal, s: Any, head: tup
     # a derived operand: why it does not hold where it is read, each entry's event to derive it
     # there — which, as this entry's candidate too, may end the head's holding (``run`` decides)
     nested = _nested(facts, lit, [b], s, 1, frozenset())
-    proposed += [ev for entry in nested for ev in entry.candidates]
+    proposed += _lifted(nested)
     return Node("rule", reason, rule=_rule_text(rule), bindings=dict(b), literal=_lit_text(lit, {}), reason=reason,
                 candidates=proposed, goal=head, blocks=True, why_not=nested or None)
 

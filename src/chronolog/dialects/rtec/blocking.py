@@ -24,7 +24,7 @@ from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv, _key
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
-from chronolog.dialects.rtec.showing import Fluent, has_var, rule_text, value_of
+from chronolog.dialects.rtec.showing import Fluent, answer_atom, has_var, rule_text, value_of
 from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, inst, resolve
 
@@ -41,6 +41,7 @@ class Blocking:
     _moments: list | None
     focus: dict[str, set] | None  # what the query can read (relevance.demands; None: everything)
     _memo: dict[tuple, Any]  # what one explanation has worked out already (explain.Explainer)
+    proposes_inputs: bool  # whether an absent input fluent a rule reads gets its line proposed
 
     if TYPE_CHECKING:  # the explainer's own (explain.Explainer)
         def why(self, f: Fluent, t: Any, depth: int | None, path: frozenset = ...) -> Node: ...
@@ -84,11 +85,17 @@ class Blocking:
                                 add(x - tick)
                                 break
             for key, by_args in store.fluents.items():
+                read = self._memo.setdefault(("read", key[0]), {})  # (the same memo: one test per arguments)
                 for args, vals in by_args.items():
-                    if self.focus is None or matches(self.focus, key[0], args):
-                        for ivs in vals.values():
-                            for a, b in ivs:
-                                got.update((a - tick, a, b - tick, b))
+                    if focus is not None:
+                        hit = read.get(args)
+                        if hit is None:
+                            hit = read[args] = matches(focus, key[0], args)
+                        if not hit:
+                            continue
+                    for ivs in vals.values():
+                        for a, b in ivs:
+                            got.update((a - tick, a, b - tick, b))
             self._moments = sorted(x for x in got if x != INF and x != -INF)
         return self._moments
 
@@ -123,7 +130,7 @@ class Blocking:
         rules = [("terminatedAt", r, value) for r in self.rules("terminatedAt", key) if value_of(r) in (value, None)]
         rules += [("initiatedAt", r, value_of(r)) for r in self.rules("initiatedAt", key)
                   if value_of(r) not in (value, None)]
-        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path)
+        return self._blocked(f, rules, self._deadlines(f, False), lo, t, depth, path, ends=True)
 
     def _unstarted(self, f: Fluent, lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
         """Why nothing initiates ``f`` in ``[lo, t)``: its initiatedAt rules and deadlines, blocked."""
@@ -131,7 +138,7 @@ class Blocking:
         return self._blocked(f, rules, self._deadlines(f, True), lo, t, depth, path)
 
     def _blocked(self, f: Fluent, rules: list[tuple[str, Rule, Any]], deadlines: list[tuple[Rule, Fluent, int, Any]],
-                 lo: Any, t: Any, depth: int | None, path: frozenset) -> list[Node]:
+                 lo: Any, t: Any, depth: int | None, path: frozenset, ends: bool = False) -> list[Node]:
         """Per rule: that its body fails at every time of ``[lo, t)`` something happens, with what
         blocks it where a condition fails by what is there rather than for want of something —
         a negated condition that holds, a fluent that holds (or, through a complement, does
@@ -147,18 +154,31 @@ class Blocking:
 
         def need(mode: str, g: Any, at: Any) -> None:
             span = (g, at) if mode in ("event", "initiated") else self.interval(g, at) if mode == "why" \
-                else self.gap(g, at)
+                else self.gap(g, at) or self._ungiven(g)
             if span is not None and needs.get((mode, g, span), -INF) < at:
                 needs[(mode, g, span)] = at
 
+        founds = []
         for kind, rule, v in rules:
             times = self._times(rule, lo, t)
-            for mode, g, at in self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times):
-                need(mode, g, at)
+            founds.append(self._blockers_over(rule, (kind, ("=", fterm, v)), lo, t, times))
             what = "its body does not hold" if kind == "terminatedAt" else f"{self.name((key, args, v))} is not initiated"
             text = f"checked at the {len(times)} time{'s' if len(times) != 1 else ''} it could fire in [{lo},{t}): " \
                    f"{what}" if times else f"checked: the event it starts from does not happen in [{lo},{t})"
             out.append(Node("rule", text, rule=rule_text(rule), window=f"[{lo},{t})"))
+        # rules whose blockers are those of another fluent's (the same lists: a search shared by
+        # heads that differ in what it does not read, caviar's thresholds) need the same fluents:
+        # worked out once (the lists kept with them, so that their ids name them)
+        done = ("needs", tuple(map(id, founds))) if not deadlines else None
+        hit = self._memo.get(done) if done is not None else None
+        if hit is not None and all(a is b for a, b in zip(hit[0], founds, strict=True)):
+            needs = hit[1]
+        else:
+            for found in founds:
+                for mode, g, at in found:
+                    need(mode, g, at)
+            if done is not None:
+                self._memo[done] = (founds, needs)
         for rule, source, d, v in deadlines:
             skey, sargs, svalue = source
             inits = set(self.ev.fi_inits.get(source, ()))
@@ -180,18 +200,38 @@ class Blocking:
                             rule=rule_text(rule), window=f"[{lo},{t})"))
         children = [self.event(g[0], g[1], depth, path) if mode == "event" else self.why(g, at, depth, path)
                     if mode == "why" else self._cancelling(g, at, depth, path) if mode == "initiated"
-                    else self._negated(self._kept_off(g, at, depth, path))
+                    else self._negated(self._kept_off(g, at, depth, path, (f, t, ends)))
                     for (mode, g, _), at in needs.items()]
         children = [c for c in children if c is not None]
         if children:
             out.append(Node("test", "what keeps those rules from firing there", children=children))
         return out
 
-    def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset) -> Node:
+    def _ungiven(self, g: Fluent) -> Any:
+        """A declared input fluent (``points/1``, ``buildFromPoints/1``, ``collectIntervals/1``)
+        that does not hold where a rule reads it: one need, at the latest time read, whose entry
+        proposes its input line there (fewer input events keep it away, so nothing is cited;
+        None for any other fluent)."""
+        key = g[0]
+        declared = self.ev.point_decl.get(key[0]) == key[1] or self.ev.interval_decl.get(key[0]) == key[1]
+        return "ungiven" if declared and not (self.simple(key) or self.sdf(key, g[2])) else None
+
+    def _kept_off(self, g: Fluent, at: Any, depth: int | None, path: frozenset,
+                  kept: tuple[Fluent, Any, bool]) -> Node:
         """Why ``g`` does not hold at ``at``, where that keeps a rule from firing: its entries
         propose the input event that would make ``g`` hold there (in a why too: the event whose
-        absence the cited input relies on)."""
-        return self._aim(self.why_not(g, at, depth, path), g, at)
+        absence the cited input relies on).  An input fluent is no answer to check that by: its
+        line is checked for what the rule would do — ``kept`` (F, T, whether the rules would
+        end F): initiate F so that it holds at T, or end it so that it does not — in a why-not
+        only (``proposes_inputs``; in a why the entry names no line)."""
+        node = self.why_not(g, at, depth, path)
+        if self.simple(g[0]) or self.sdf(g[0], g[2]):
+            return self._aim(node, g, at)
+        if not self.proposes_inputs:
+            return replace(node, why_not=[replace(e, candidates=[]) for e in node.entries])
+        f, t, ends = kept
+        goal = (*answer_atom(f), t)
+        return replace(node, why_not=[replace(e, goal=goal, blocks=ends) for e in node.entries])
 
     def _other_values(self, key: Any, value: Any) -> list:
         """The values other than ``value`` an initiatedAt rule of ``key`` names."""
@@ -234,13 +274,17 @@ class Blocking:
         times at its end (``end(F=V)`` at the stretch's last time fails while F=V holds a tick
         after it): checking only the times something happens would leave that unexplained,
         and the cited events alone could end F=V there."""
+        known = self._memo.get(("stretches", lo, t))  # (each rule over a span asks: made once)
+        if known is not None:
+            return known
         moments, tick = self.moments(), self.tick
         i, j = bisect_left(moments, lo), bisect_left(moments, t)
         got = set(moments[i:j])
         got.update(m - tick for m in moments[i:j + 1] if m - tick >= lo)
         if t != INF and t - tick >= lo:
             got.add(t - tick)
-        return sorted(got)
+        out = self._memo[("stretches", lo, t)] = sorted(got)
+        return out
 
     def _deadlines(self, f: Fluent, same: bool) -> list[tuple[Rule, Fluent, int, Any]]:
         """The deadlines ``fi(G=W, F=V2, D)`` that initiate ``f``'s value (``same``) or another
@@ -295,11 +339,14 @@ class Blocking:
         out: list[tuple[str, Any, Any]] = []
         visits: list[list] = []
         whole = span is not None and span not in memo
+        # the shared searches' keys (``_shared_key``'s) differ only in the time: their part made once
+        rest, by_time = (_loose_key(head, loose), not _time_loose(loose, len(head) + 1)) if loose else ((), False)
+        rid = id(rule)
         for p in times:
             found = self._blockers(rule, (*head, p))
             out += found
             if whole:  # (this head's blockers at p are the search's whose visits are kept: shared)
-                shared = memo.get(self._shared_key(rule, (*head, p), loose, 16))
+                shared = memo.get(("blockers", rid, (*rest, p if by_time else _LOOSE), 16))
                 if shared is None or shared[0] is not found:
                     whole = False
                 else:
@@ -407,7 +454,7 @@ class Blocking:
             visits[1].append([resolve(v) for v in visits[0]])
         mark = len(self.solver.trail)
         found = False
-        for _ in self.solver.body([goals[i]], 0, [False], 0):
+        for _ in self.solver.solve(goals[i], 0):  # (one goal, no cut: ``body``'s solutions of it)
             found = True
             self._search(goals, i + 1, out, left, visits)
             if left[0] <= 0:

@@ -46,7 +46,7 @@ from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.relevance import demands
-from chronolog.dialects.rtec.showing import Fluent, bindings, has_var, ivs_text, rule_text, show, value_of
+from chronolog.dialects.rtec.showing import Fluent, answer_atom, bindings, has_var, ivs_text, plain, rule_text, show, value_of
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
 from chronolog.evaluator import atom_text
 
@@ -66,6 +66,10 @@ class Explainer(Blocking):
         self.ev = ev
         self.tick = program.clock_tick
         self.every = every
+        # whether an absent input fluent a rule reads gets its line proposed (``Blocking._kept_off``):
+        # in a why-not only, where naming what is missing is the point; in a why the checks
+        # (an evaluation of the input each) multiplied the p99 of ``bench explain``'s caviar row by 5
+        self.proposes_inputs = False
         ev.win_lo, ev.win_hi, ev.deferring, ev._bounds = -INF, INF, set(), {}  # read it all, at any time
         self.solver = ev.solver
         self._moments: list | None = None
@@ -81,6 +85,7 @@ class Explainer(Blocking):
         # given out are never changed by the caller (a negated copy is made instead)
         self._memo: dict[tuple, Any] = {}
         self._names: dict[Fluent, str] = {}  # (a fluent named again and again)
+        self._times_of: dict[tuple, Any] = {}  # (pred, args as text) -> ``_point_times``
 
     def _text(self, args: tuple) -> tuple:
         texts = self._texts
@@ -98,8 +103,15 @@ class Explainer(Blocking):
         index = self._inputs.get(pred)
         if index is None:
             index = self._inputs[pred] = {}
+            texts: dict[tuple, tuple] = {}  # (the same arguments recur: a coordinate that stays put)
             for e in self._events.get(pred, ()):
-                same = index.setdefault(self._text(e.args), [])
+                given = e.args
+                text = texts.get(given) if type(given) is tuple else None
+                if text is None:
+                    text = self._text(given)
+                    if type(given) is tuple:
+                        texts[given] = text
+                same = index.setdefault(text, [])
                 if not e.retract:
                     same.append(e)
                     continue
@@ -319,18 +331,36 @@ class Explainer(Blocking):
     def _input(self, f: Fluent, t: Any, held: tuple, about: dict[str, Any]) -> Node:
         """An input fluent: the input points or intervals that make it hold at ``t``."""
         key, args, value = f
-        pred_args = (key[0], tuple(term_text(a) for a in args) + (() if value == "true" else (term_text(value),)))
+        pred_args = (key[0], self._text(args) + (() if value == "true" else (term_text(value),)))
         got = []
-        for e in self.inputs(*pred_args):
-            if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
-                    (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
-                got.append(self._leaf(e))
+        given = self.inputs(*pred_args)
+        times = self._point_times(pred_args, given)
+        if times is not None:  # (points in time order: those of (t - tick, t], by bisection)
+            for e in given[bisect_right(times, t - self.tick):bisect_right(times, t)]:
+                if held[0] <= e.t:
+                    got.append(self._leaf(e))
+        else:
+            for e in given:
+                if (e.span is not None and I.contains(I.of_span(e.span), t)) or \
+                        (e.span is None and held[0] <= e.t <= t and t - e.t < self.tick):
+                    got.append(self._leaf(e))
         if self.point(key):
             return Node("input", f"{about['atom']} at {t}: an input point", children=got, atom=about["atom"], time=t)
         return Node("input", f"{about['atom']} on {about['interval']}: input", children=got, **about)
 
+    def _point_times(self, pred_args: tuple, given: list[Event]) -> list | None:
+        """The times of an input fluent instance's events (``inputs``'), where all are points
+        in time order (None otherwise): a fluent that stays put has one event per time, and
+        an explanation cites one of them at each of hundreds of times."""
+        known = self._times_of.get(pred_args, _DONE)
+        if known is _DONE:
+            times = [e.t for e in given]
+            ordered = all(e.span is None for e in given) and all(a <= b for a, b in zip(times, times[1:]))
+            known = self._times_of[pred_args] = times if ordered else None
+        return known
+
     def _leaf(self, e: Event) -> Node:
-        what = atom_text(e.pred or "", tuple(term_text(a) for a in e.args))
+        what = atom_text(e.pred or "", self._text(e.args))
         when = I.text(I.of_span(e.span)) if e.span is not None else str(e.t)
         return Node("event", f"input {what} {'on' if e.span is not None else 'at'} {when}",
                     where="" if e.loc is None else str(e.loc), atom=what,
@@ -611,7 +641,26 @@ class Explainer(Blocking):
         if self.simple(key):
             return self._why_not_simple(f, t, more, path, top)
         return Node("why-not", f"{name} does not hold at {t}: no input gives it there, no rule derives it", atom=name,
-                    time=t, why_not=[])
+                    time=t, why_not=self._not_given(f, t))
+
+    def _not_given(self, f: Fluent, t: Any) -> list[Node]:
+        """The entry of an input fluent (point or interval) that does not hold at ``t``: its
+        declaration, and as candidate its input line at ``t`` (``_input_point``).  Run writes
+        no input fluent, so the candidate is checked only for what reads the fluent (``_aim``
+        leaves it): a statically determined fluent it is an operand of (``_lifted``), a rule it
+        keeps from firing (``_kept_off``)."""
+        key, args, value = f
+        decls = ((self.program.points, "points"), (self.program.build_from_points, "buildFromPoints"),
+                 (self.program.collect_intervals, "collectIntervals"))
+        found = next(((e, name) for got, name in decls for e in got if (e.name, e.arity) == key), None)
+        events = self._input_point(("=", _fterm(key, args), value), t)
+        if found is None or not events:
+            return []
+        e, decl = found
+        pattern = f"{e.name}({','.join('_' * e.arity)})" if e.arity else e.name
+        text = f"{e.loc.file}:{e.loc.line}: {decl}({pattern}={'_' if e.value is None else show(e.value)})"
+        reason = f"no input gives it at {t}"
+        return [Node("rule", reason, rule=text, reason=reason, atom=self.name(f), time=t, candidates=events)]
 
     def _why_not_simple(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
@@ -769,7 +818,10 @@ class Explainer(Blocking):
         if isinstance(g, tuple) and g[0] == "holdsAt" and len(g) == 3 and type(g[2]) is int:
             sub = _fv(g[1])
             if sub is not None and not has_var(g[1]):
-                node.children.append(self._aim(self.why_not(sub, g[2], depth, path), sub, g[2]))
+                below = self._aim(self.why_not(sub, g[2], depth, path), sub, g[2])
+                # (an input fluent's entry proposes the line this entry names already)
+                node.children.append(below if node.candidates == [] or self.simple(sub[0]) or
+                                     self.sdf(sub[0], sub[2]) else replace(below, why_not=[]))
         elif isinstance(g, tuple) and g[0] == "happensAt" and len(g) == 3 and _boundary(g[1]):
             # (an event that is not there: the one that would make the fluent start or end there
             # is a candidate for this entry too, as for a missing input event)
@@ -785,19 +837,19 @@ class Explainer(Blocking):
         """A nested why-not of ``f`` at ``t``: the missing events its entries propose must make
         ``f`` hold at ``t`` (their ``goal``, the answer atom as answer lines write it), which the
         runtime checks by evaluating the input with each (``runtime.explain.confirm_missing``)."""
-        key, args, value = f
-        answer = (key[0], tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),)))
+        if not (self.simple(f[0]) or self.sdf(f[0], f[2])):
+            return node  # (an input fluent is never an answer: its entries are aimed by what reads it)
         for entry in node.entries:
             if entry.candidates and entry.goal is None:
-                entry.goal = (*answer, t)
+                entry.goal = (*answer_atom(f), t)
         return node
 
     def _missing(self, g: Any) -> list[Event]:
         """The input event a failing condition asks for: for ``happensAt(E, T)`` with E ground
         and of an input event type (no rule derives it), E at T; for ``holdsAt(F=V, T)`` of a
-        ground input point fluent (``points/1``, ``buildFromPoints/1``), its input point at T;
-        for ``start(F=V)`` at T of one, its point at T + tick (it holds from there), for
-        ``end(F=V)`` its point at T.  A candidate the runtime names only after evaluating the
+        ground input fluent (``points/1``, ``buildFromPoints/1``, ``collectIntervals/1``), its
+        input point (interval ``[T, T + tick)``) at T; for ``start(F=V)`` at T of one, its point
+        at T + tick (it holds from there), for ``end(F=V)`` its point at T.  A candidate the runtime names only after evaluating the
         input with it (a termination at the same time, say, would undo it; a point beside one
         already given may join an interval that starts or ends elsewhere)."""
         if not (isinstance(g, tuple) and len(g) == 3 and type(g[2]) is int):
@@ -811,20 +863,24 @@ class Explainer(Blocking):
             return self._input_point(e[1], g[2] + self.tick if e[0] == "start" else g[2])
         if key is None or has_var(e) or self.rules("happensAt", key):
             return []
-        args = tuple(_plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
+        args = tuple(plain(a) for a in e[1:]) if isinstance(e, tuple) else ()
         return [Event(g[2], key[0], args)]
 
     def _input_point(self, term: Any, t: Any) -> list[Event]:
-        """The input line that makes the ground input point fluent ``term`` (F=V) hold at
-        ``t`` (README's mapping: F's arguments, V last unless ``true``), where it does not."""
+        """The input line that makes the ground input fluent ``term`` (F=V) hold at ``t``
+        (README's mapping: F's arguments, V last unless ``true``), where it does not: a point
+        of a ``points/1`` (``buildFromPoints/1``) fluent, the interval ``[t, t + tick)`` of a
+        ``collectIntervals/1`` one (given as a point, such a line would be an event)."""
         f = _fv(term)
         if f is None or has_var(term):
             return []
         key, args, value = f
-        if self.ev.point_decl.get(key[0]) != key[1] or self.simple(key) or self.sdf(key, value) or \
+        spread = self.ev.interval_decl.get(key[0]) == key[1]
+        if (self.ev.point_decl.get(key[0]) != key[1] and not spread) or self.simple(key) or self.sdf(key, value) or \
                 self.interval(f, t) is not None:
             return []
-        return [Event(t, key[0], tuple(_plain(a) for a in args) + (() if value == "true" else (_plain(value),)))]
+        line = tuple(plain(a) for a in args) + (() if value == "true" else (plain(value),))
+        return [Event(t, key[0], line, span=(t, t + self.tick) if spread else None)]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
@@ -891,11 +947,6 @@ def _lifted(ops: list[Node]) -> list[Event]:
     return out
 
 
-def _plain(a: Any) -> Any:
-    """A term as input and answer lines write it: a number or a constant as is, a compound by its text."""
-    return a if type(a) in (int, str) else term_text(a)
-
-
 def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEvaluator:
     """The evaluator ``run`` used, if it kept everything (no retention, not windowed); else
     one evaluation of the events again, of the entities ``run``'s was narrowed to
@@ -923,6 +974,9 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
             term = ex.event_term(key, atom[1])
             return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
         f = ex.fluent_of(atom)
+        ex.proposes_inputs = mode == "why-not"
+        if mode == "why-not" and not (ex.simple(f[0]) or ex.sdf(f[0], f[2])):  # (an input fluent: no answer)
+            return replace(ex.why_not(f, t, depth, top=True), why_not=[])
         return ex.why(f, t, depth) if mode == "why" else ex.why_not(f, t, depth, top=True)
 
     return explain

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from chronolog.dialects.rtec.arith import ORDER, ordered
 from chronolog.dialects.rtec.inline import _none, _point_fv
-from chronolog.dialects.rtec.terms import Slot, SolveError, Var, deref
+from chronolog.dialects.rtec.terms import Slot, SolveError, Var, define, deref
 
 if TYPE_CHECKING:
     from chronolog.dialects.rtec.evaluator import RtecEvaluator
@@ -133,7 +133,7 @@ def local_runner(ev: RtecEvaluator, goals: list) -> Callable | None:
         lines += [pad + f"vs[{i}].ref = {local}", pad + f"{trail}.append(vs[{i}])"]
     lines += [pad + "yield", pad + f"{const(solver.undo)}(_m)", *reversed(after)]
     env: dict[str, Any] = {"c": consts, "_ordered": ordered}
-    exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
+    define("\n".join(lines), env)
     return env["run"]
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from chronolog.dialects.rtec.arith import BINARY, COMPARE, ORDER, PY_COMPARE, UNARY, ordered
-from chronolog.dialects.rtec.terms import Slot
+from chronolog.dialects.rtec.terms import Slot, define
 
 if TYPE_CHECKING:
     from chronolog.dialects.rtec.solve import Solver
@@ -54,7 +54,7 @@ def compile_pure(solver: Solver, pred: tuple[str, int]) -> Compiled | None:
         lines += block
     lines.append(" return out")
     env: dict[str, Any] = {"k": consts, "_ordered": ordered, "_NotNumber": _NotNumber}
-    exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
+    define("\n".join(lines), env)
     body = env["f"]
 
     def answers(args: tuple) -> list:

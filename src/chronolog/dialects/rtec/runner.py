@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from chronolog.dialects.rtec.arith import COMPARE, ORDER, PY_COMPARE, as_number, evaluate, ordered
-from chronolog.dialects.rtec.terms import Slot, SolveError, Term, deref, term_source
+from chronolog.dialects.rtec.terms import Slot, SolveError, Term, define, deref, term_source
 
 if TYPE_CHECKING:
     from chronolog.dialects.rtec.solve import Solver
@@ -84,5 +84,5 @@ def compile_runner(solver: Solver, goals: list) -> Callable[[list, int], Iterato
         lines.append(pad + line)
         pad += " "
     lines.append(pad + "yield")
-    exec("\n".join(lines), env)  # noqa: S102 (our own source text, from the program's clauses)
+    define("\n".join(lines), env)
     return env["run"]

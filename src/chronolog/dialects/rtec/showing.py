@@ -67,3 +67,14 @@ def value_of(rule: Rule) -> Any:
     fv = rule.head[1]
     v = fv[2] if isinstance(fv, tuple) and len(fv) == 3 else None
     return None if type(v) is Slot or (isinstance(v, tuple) and any(type(x) is Slot for x in v[1:])) else v
+
+
+def plain(a: Any) -> Any:
+    """A term as input and answer lines write it: a number or a constant as is, a compound by its text."""
+    return a if type(a) in (int, str) else term_text(a)
+
+
+def answer_atom(f: Fluent) -> tuple[str, tuple]:
+    """F=V as the atom answer (and input) lines write it: F's arguments, V last unless ``true``."""
+    key, args, value = f
+    return key[0], tuple(plain(a) for a in args) + (() if value == "true" else (plain(value),))

@@ -12,6 +12,8 @@ a ``Rule`` over numbered ``Slot``s, copied with fresh variables at each call
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
+from types import CodeType
 from typing import Any
 
 from chronolog.core.errors import ChronologError
@@ -19,6 +21,19 @@ from chronolog.dialects.rtec.prolog import PVar
 
 Term = Any
 ONE = (None,)  # one solution and no bindings: cheaper to iterate than a generator
+
+
+@lru_cache(maxsize=1024)
+def _code(source: str) -> CodeType:
+    return compile(source, "<string>", "exec")
+
+
+def define(source: str, env: dict[str, Any]) -> None:
+    """``exec`` of generated Python source (a rule body's loops: ``local``, ``runner``, ``pure``)
+    into ``env``, each text compiled once per process: the source names the evaluator's objects
+    only through ``env``, and an explanation makes several evaluators of one program, each of
+    which compiled the same bodies again (a few ms each)."""
+    exec(_code(source), env)  # noqa: S102 (our own source text, from the program's clauses)
 
 
 class Var:

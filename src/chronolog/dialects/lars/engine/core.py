@@ -178,7 +178,7 @@ class Engine(StreamViews, CountingMaintenance):
 
     def __init__(
         self, plan: Plan, t1: int, *, incremental: bool = True, stratum: int | None = None, pruning: bool | None = None,
-        only: Collection[int] | None = None,
+        only: Collection[int] | None = None, imported: Collection[int] = (),
     ) -> None:
         """``incremental=False`` recomputes every component at every time point
         (a cross-check for the counting maintenance, same code otherwise).
@@ -190,7 +190,10 @@ class Engine(StreamViews, CountingMaintenance):
 
         ``only``: evaluate just these components (indices into ``plan.components``,
         closed under dependencies and stratified) and skip the others: the
-        stratified lower part of a program the TMS evaluates above it.
+        stratified lower part of a program the TMS evaluates above it.  ``imported``:
+        with ``only``, the components whose content ``step`` is given (closed under
+        dependencies too) instead of skipped: an upgrade's changed strata evaluated on
+        the unchanged ones' content (``dialects/lars/keeping.py``).
         """
         self.plan = plan
         self.t1 = t1
@@ -201,6 +204,7 @@ class Engine(StreamViews, CountingMaintenance):
         self.pruning = PRUNING if pruning is None else pruning
         self.stratum = stratum
         self.only = None if only is None else frozenset(only)
+        self.imported = frozenset(imported)
         self.t: int | None = None  # last evaluated time point
         self.rels: dict[PredKey, Rel] = {p: Rel() for p in plan.intensional}
         # Output of padded predicates: atoms of visible rules, and the rest at t only.
@@ -236,7 +240,7 @@ class Engine(StreamViews, CountingMaintenance):
         reads = _read_by(plan, stratum)
         for ci, comp in enumerate(plan.components):
             if self.only is not None:
-                self._role.append("compute" if ci in self.only else "skip")
+                self._role.append("compute" if ci in self.only else "import" if ci in self.imported else "skip")
             elif stratum is None or comp.stratum == stratum:
                 self._role.append("compute")
             elif comp.stratum < stratum and (reads is None or not reads.isdisjoint(comp.preds)):
@@ -490,6 +494,7 @@ class Engine(StreamViews, CountingMaintenance):
             "pruning": self.pruning,
             "stratum": self.stratum,
             "only": self.only,
+            "imported": self.imported,
             "rels": {p: rel.tuples for p, rel in self.rels.items()},
             "answers": {p: rel.tuples for p, rel in self._answers.items()},
             "time_views": self._time_views,
@@ -503,7 +508,7 @@ class Engine(StreamViews, CountingMaintenance):
     def __setstate__(self, state: dict) -> None:
         self.__init__(  # type: ignore[misc]
             state["plan"], state["t1"], incremental=state["incremental"], stratum=state.get("stratum"),
-            pruning=state.get("pruning", True), only=state.get("only"),
+            pruning=state.get("pruning", True), only=state.get("only"), imported=state.get("imported", ()),
         )
         self.t = state["t"]
         for p, tuples in state["rels"].items():

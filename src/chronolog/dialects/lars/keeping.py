@@ -1,0 +1,174 @@
+"""A LARS program upgrade that keeps the unchanged strata (issue 37 item 4; a chain service,
+``versions.switch`` through ``LarsEvaluator.keep``).
+
+A component (a strongly connected set of derived predicates) is identified by its rules'
+text and the identities of the components it reads (``core.strata.identity``, as the plan
+printer's strata in ``changes.py``): one the running program has too derives the same atoms
+from the same input, and so does everything it reads.  Those are the kept components; the
+others (changed and added ones, and the running program's changed and removed ones) are
+evaluated again, each program's on the kept ones' content (``Engine(only=..., imported=...)``).
+
+LARS keeps no record of a stratum's content per time point (the engine's state is the
+windows at the last point evaluated), so the changed strata's input from the kept ones over
+[T - reach, now] is evaluated once more — by one engine of the kept components only, in the
+same pass as the new version's changed strata and the running version's (what it wrote from
+T on, taken back): once instead of twice with the rest, with no answer line.  With T the
+first time not evaluated yet (``chronolog upgrade`` without ``--at``) that is the changed
+strata's warm-up only.  The kept predicates' answers are neither taken back nor written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from chronolog.core.records import record
+from chronolog.core.strata import identity
+from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.engine.core import Engine, Imported
+from chronolog.dialects.lars.ir import ExtAtom
+from chronolog.dialects.lars.plan import Plan, PredKey
+from chronolog.dialects.lars.reasoner import Reasoner
+
+
+def component_identities(plan: Plan) -> list[str]:
+    """Per component of ``plan`` (``plan.components``' order): its identity, of its rules'
+    text and the identities of the components it reads (``core.strata.identity``), so that
+    a component with an identity another program has is closed under what it reads too."""
+    of: dict[PredKey, str] = {}  # predicate -> the identity of its component
+    out = []
+    for c in plan.components:  # (in evaluation order: what a component reads comes first)
+        own = set(c.preds)
+        reads = {of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
+                 and (k := b.atom.key) in of and k not in own}
+        ident = identity([str(r) for r in c.rules], reads)
+        for k in c.preds:
+            of[k] = ident
+        out.append(ident)
+    return out
+
+
+def answer_key(pred: PredKey) -> str:
+    """An answer line's key (``p/1``) of a predicate."""
+    return f"{pred[0]}/{pred[1]}"
+
+
+def kept_answers(old: Plan, new: Plan) -> frozenset[str]:
+    """The answer keys (``p/1``) an upgrade from ``old`` to ``new`` neither takes back nor
+    writes again: those of the new program's unchanged strata (by identity, as the plan
+    printer says) that both programs answer, minus any a changed, added or removed stratum
+    derives too; none where the chain cannot keep strata (``split``)."""
+    if split(old, new, None) is None:
+        return frozenset()
+    from chronolog.dialects.lars.changes import stratum_identities  # noqa: PLC0415 (changes imports this module)
+
+    before, after = stratum_identities(old), stratum_identities(new)
+    old_ids, new_ids = {x for _, x in before}, {x for _, x in after}
+    answers = {answer_key(p) for p in old.output & new.output}
+    kept = {p for preds, x in after if x in old_ids for p in preds if p in answers}
+    other = {p for preds, x in after if x not in old_ids for p in preds}
+    other |= {p for preds, x in before if x not in new_ids for p in preds}
+    return frozenset(kept - other)
+
+
+@record(frozen=True)
+class Split:
+    """The components of both programs (indices into ``plan.components``): the kept ones
+    (the new program's and the same ones of the running program), and the others."""
+
+    kept_new: frozenset[int]
+    rest_new: frozenset[int]
+    kept_old: frozenset[int]
+    rest_old: frozenset[int]
+
+
+def split(old: Plan, new: Plan, kept: frozenset[str] | None) -> Split | None:
+    """The kept and other components of an upgrade from ``old`` to ``new``, where the kept
+    answer keys ``kept`` (None: not asked) are all kept components' (None where it cannot
+    keep: a program not stratified — its answer sets follow the choices of earlier points —
+    one with ``@``-heads, whose evaluations from T on date atoms before T, or a kept
+    predicate kept in another shape, with its times in one program only)."""
+    for plan in (old, new):
+        if not plan.stratified or plan.solver in ("tms!", "oneshot!") or _dates_back(plan):
+            return None
+    ids_old, ids_new = component_identities(old), component_identities(new)
+    kept_new = frozenset(ci for ci, x in enumerate(ids_new) if x in set(ids_old))
+    kept_old = frozenset(ci for ci, x in enumerate(ids_old) if x in set(ids_new))
+    keys = {p for ci in kept_new for p in new.components[ci].preds}
+    if keys != {p for ci in kept_old for p in old.components[ci].preds}:
+        return None
+    if kept is not None and not kept <= {answer_key(p) for p in keys}:
+        return None
+    for p in keys:
+        if (p in old.timed) != (p in new.timed) or (p in old.padded & old.output) != (p in new.padded & new.output):
+            return None
+    return Split(kept_new, frozenset(range(len(new.components))) - kept_new, kept_old,
+                 frozenset(range(len(old.components))) - kept_old)
+
+
+def _dates_back(plan: Plan) -> bool:
+    """``hooks.lars_dates_back`` of the plan's program."""
+    rules = plan.program.rules
+    output = {r.head.atom.key for r in rules if r.body}
+    return any(r.head.time is not None and (r.body or r.head.atom.key in output) for r in rules)
+
+
+def without(plan: Plan, kept: frozenset[str]) -> Plan:
+    """``plan`` answering none of the ``kept`` keys: an engine of it publishes no change of
+    them, so neither version's writer writes their lines (they are not restated)."""
+    return dataclasses.replace(plan, output={p for p in plan.output if answer_key(p) not in kept})
+
+
+def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[str], point: int, until: int,
+                   writers: tuple[AnswerWriter, AnswerWriter]) -> int:
+    """Evaluate [warm-up, ``until``] on ``old``'s log: the kept components once, by an
+    engine of them alone, and on their content at each point the new program's other
+    components and the running program's, writing what each derives from ``point`` on
+    (without the ``kept`` answers) with its writer (new, running).  How many points the
+    kept components were evaluated at (what ``keep`` saved is counted from it)."""
+    t1 = old.t1
+    assert t1 is not None
+    log = old.log
+    entry: Callable[[int], tuple[list, Imported | None]] = lambda t: (log.get(t, []), None)  # noqa: E731
+    begin = min(new.warm_up_start(entry, t1, point), old.warm_up_start(entry, t1, point))
+    need = needed(new.plan, parts.rest_new, parts.kept_new)
+    need_old = needed(old.plan, parts.rest_old, parts.kept_old)
+    keys = {p for ci in need_old for p in old.plan.components[ci].preds}
+    need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
+    kept_engine = Engine(new.plan, t1, only=need)
+    engines = (Engine(without(new.plan, kept), t1, only=parts.rest_new, imported=need & parts.kept_new),
+               Engine(without(old.plan, kept), t1, only=parts.rest_old, imported=need_old))
+    for t in range(begin, until + 1):
+        facts = log.get(t, ())
+        got = kept_engine.step(t, facts)
+        content = Imported(got.consistent, kept_engine.exported())
+        for engine, writer in zip(engines, writers, strict=True):
+            result = engine.step(t, facts, content)
+            if t >= point:
+                writer.step(result, engine)
+    return until - begin + 1
+
+
+def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int]) -> frozenset[int]:
+    """The kept components whose content the evaluation of ``rest`` needs: those the other
+    components read, with what they read.  The others are not evaluated: a kept component
+    derives the same atoms in both versions, so where its answers are not among the kept
+    ones (its stratum changed) neither version's evaluation writes them, and nothing of
+    them is restated."""
+    of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
+    wanted = {of[b.atom.key] for ci in rest for r in plan.components[ci].rules for b in r.body
+              if isinstance(b, ExtAtom) and b.atom.key in of}
+    return closed(plan, wanted) & kept_components
+
+
+def closed(plan: Plan, components: set[int] | frozenset[int]) -> frozenset[int]:
+    """``components`` and every component they read, directly or not."""
+    of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
+    out, todo = set(components), list(components)
+    while todo:
+        for r in plan.components[todo.pop()].rules:
+            for b in r.body:
+                if isinstance(b, ExtAtom) and (ci := of.get(b.atom.key)) is not None and ci not in out:
+                    out.add(ci)
+                    todo.append(ci)
+    return frozenset(out)

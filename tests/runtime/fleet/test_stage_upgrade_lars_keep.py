@@ -1,0 +1,182 @@
+"""A LARS chain service's upgrade keeps the strata the change leaves alone (issue 37 item 4,
+``dialects/lars/keeping.py``): their answers are neither taken back nor written again, and
+over the restated span [T, now] they are evaluated once (to give the changed strata their
+input), not once for the new version and again for what the running one wrote.  The answers
+mean what hand derivation and ``chronolog run --upgrade`` say; random program pairs (one
+rule added or removed: the other strata kept) with late events on both sides of T too."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, Phase, assume, event, given, settings
+from hypothesis import strategies as st
+from meaning import meaning
+from strategies import random_program, streams
+from test_stage_upgrade_lars import _fleet, _records, _request, _run_upgrade, _stage
+
+from chronolog.cli.main import main
+from chronolog.dialects.lars.engine.core import Engine
+from chronolog.dialects.lars.hooks import lars_parse, lars_plan
+from chronolog.dialects.lars.keeping import kept_answers, split
+from chronolog.state.snapshots import roundtrip
+from chronolog.versions import Versions
+
+OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
+TOP = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"  # only the top one changes
+FIRST = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
+         {"t": 3, "pred": "p", "args": ["z"]}, {"t": 4, "pred": "p", "args": ["y"]}, {"t": 6}]
+# late events before T=3 (p(w)@2) and from it on (q(z)@4), then time runs on
+SECOND = [{"t": 2, "pred": "p", "args": ["w"]}, {"t": 4, "pred": "q", "args": ["z"]},
+          {"t": 7, "pred": "p", "args": ["z"]}, {"t": 9}]
+SPAN = (0, 9)
+NO_EXPLAIN = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+
+def _plan(text: str):
+    return lars_plan(lars_parse([("p.lars", text)]))
+
+
+def test_the_plan_keeps_the_lower_stratum_only():
+    assert kept_answers(_plan(OLD), _plan(TOP)) == {"a/1", "c/1"}
+    assert kept_answers(_plan(OLD), _plan(OLD.replace("[2]", "[3]"))) == set()  # a's window: b reads it
+    dated = "a(X) at U :- p(X) at U [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"
+    assert split(_plan(dated), _plan(dated.replace("not c(X).", "not c(X), X != z.")), None) is None  # @-heads
+
+
+@pytest.mark.parametrize("restart", ["after", "before", "none"])
+def test_top_change_restated_from_3_hand_derived(tmp_path, capsys, restart):
+    """a(X) while p(X) within [t-2, t], c(X) at q(X)'s points, b(X) :- a(X), not c(X) (from 3
+    on X != z too).  a: x at 1-3, w at 2-4 (late), z at 3-5 and 7-9, y at 4-6; c: x at 2, z at 4
+    (late, after T).  b before 3 (the old program): x at 1, w at 2; from 3 on (the new one):
+    x at 3, w at 3 and 4, y at 4-6, no z."""
+    got, said = _fleet("3", restart, TOP, OLD, FIRST, SECOND)
+    assert said[0]["kept"] == ["a/1", "c/1"]  # the outcome names the kept answers
+    a = {("a", ("x",), t) for t in (1, 2, 3)} | {("a", ("w",), t) for t in (2, 3, 4)} \
+        | {("a", ("z",), t) for t in (3, 4, 5, 7, 8, 9)} | {("a", ("y",), t) for t in (4, 5, 6)}
+    b = {("b", ("x",), 1), ("b", ("w",), 2), ("b", ("x",), 3), ("b", ("w",), 3), ("b", ("w",), 4)} \
+        | {("b", ("y",), t) for t in (4, 5, 6)}
+    want = a | b | {("c", ("x",), 2), ("c", ("z",), 4)}
+    assert meaning(got, SPAN, running=True) == want
+    run = _run_upgrade(tmp_path, capsys, "3", FIRST + SECOND, TOP, OLD)
+    assert meaning(run, SPAN) == want
+
+
+def test_two_chained_upgrades_each_keeping_mean_run_with_both(tmp_path, capsys):
+    """OLD -> TOP at 3 -> TOP2 at 7 (b also without y), the second after late input and a
+    restart: each keeps a and c; the second's running version was made by the first's keep."""
+    top2 = TOP.replace("X != z.", "X != z, X != y.")
+    stage = _stage(OLD)
+    out = stage.process(_records(FIRST, 0), now=0.0)[1]
+    leaving, lines = stage.process([(None, "chronolog.facts", 0, 100, _request("3", TOP).encode())], now=0.0)
+    out += lines
+    stage = roundtrip(stage, _stage(OLD))
+    out += stage.process(_records(SECOND[:3], 200), now=0.0)[1]
+    leaving, lines = stage.process([(None, "chronolog.facts", 0, 300, _request("5", top2, "r2").encode())], now=0.0)
+    assert orjson.loads(leaving[0].payload)["kept"] == ["a/1", "c/1"]
+    out += lines
+    out += stage.process(_records(SECOND[3:], 400), now=0.0)[1]
+    out += stage.process([], now=10_000.0)[1]
+    for name, text in (("old", OLD), ("top", TOP), ("top2", top2)):
+        (tmp_path / f"{name}.lars").write_text(text)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in FIRST + SECOND))
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"), "--upgrade",
+                 f"3={tmp_path / 'top.lars'}", "--upgrade", f"5={tmp_path / 'top2.lars'}"]) == 0
+    want = meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], SPAN)
+    assert meaning([json.loads(x) for x in out], SPAN, running=True) == want
+    assert ("b", ("y",), 4) in want and ("b", ("y",), 5) not in want  # TOP at 4, TOP2 from 5 on
+
+
+def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
+    """Per time point, how many engine steps computed ``pred``'s component while the chain of
+    OLD, given ``records`` first, read an upgrade to TOP from 3 on."""
+    stage = _stage(OLD)
+    stage.process(_records(records, 0), now=0.0)
+    seen: Counter = Counter()
+    step = Engine.step
+
+    def counting(engine, t, facts, imported=None):
+        if any(pred in c.preds and engine._role[i] == "compute" for i, c in enumerate(engine.plan.components)):
+            seen[t] += 1
+        return step(engine, t, facts, imported)
+
+    monkeypatch.setattr(Engine, "step", counting)
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3", TOP).encode())], now=0.0)
+    monkeypatch.setattr(Engine, "step", step)
+    assert isinstance(stage.evaluator, Versions)
+    return seen
+
+
+def test_the_kept_stratum_is_evaluated_once_over_the_restated_span(monkeypatch):
+    """Evaluated up to 15, restated from 3: the kept a (window 2) is evaluated once at each
+    point from T's warm-up (1) to 12, and at 13-15 once more (the new version's engine warmed
+    up as after a restart); the changed b is evaluated twice (the new version, and what the
+    running one wrote), as before.  Without keeping, a is evaluated twice at every point."""
+    records = FIRST[:-1] + [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(6, 16)] + [{"t": 16}]
+    kept = _evaluations(monkeypatch, records, ("a", 1))
+    assert kept == Counter({**dict.fromkeys(range(1, 13), 1), 13: 2, 14: 2, 15: 2})
+    changed = _evaluations(monkeypatch, records, ("b", 1))
+    assert all(changed[t] == 2 for t in range(3, 13))
+
+
+@st.composite
+def pairs(draw) -> tuple[str, str]:
+    """A random stratified program (tests/strategies.py, seeded) and the same with one rule of
+    another added, or one of its rules removed: the strata that neither define nor read the
+    rule's head are kept.  Mostly without ``@``-heads (a program with them keeps nothing:
+    ``keeping.split``), and mostly a pair that keeps some answers."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    dated = rng.random() < 0.2
+    undated = lambda rules: [r for r in rules if dated or r.head.time is None]  # noqa: E731
+    old = undated(random_program(rng).rules)
+    new = list(old)
+    if len(old) > 1 and rng.random() < 0.4:
+        del new[rng.randrange(len(old))]
+    else:
+        other = [r for r in undated(random_program(rng).rules) if r.body]
+        if other:
+            new.append(rng.choice(other))
+    text = lambda rules: "".join(f"{r}\n" for r in rules)  # noqa: E731
+    if draw(st.integers(0, 3)):
+        assume(kept_answers(_plan(text(old)), _plan(text(new))))
+    return text(old), text(new)
+
+
+@st.composite
+def split_streams(draw) -> tuple[list[dict], list[dict]]:
+    """A random stream cut in two: the second part arrives after the upgrade, in a random
+    order (late events on both sides of T), some of the first part retracted after it."""
+    events = [{"t": e.t, "pred": e.pred, "args": list(e.args)} if e.pred else {"t": e.t} for e in draw(streams())]
+    cut = draw(st.integers(1, len(events)))
+    first, rest = events[:cut], events[cut:]
+    assume(any("pred" in e for e in first))  # (a log to take over)
+    rest = [rest[i] for i in draw(st.permutations(range(len(rest))))]
+    facts = [e for e in first if "pred" in e]
+    if facts and draw(st.booleans()):
+        rest.append({**draw(st.sampled_from(facts)), "op": "retract"})
+    last = max(e["t"] for e in events)
+    return first + [{"t": last + 1}], [*rest, {"t": last + 3}]  # (the first part's points closed)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_EXPLAIN)
+@given(pair=pairs(), parts=split_streams(), at=st.integers(0, 8), restart=st.sampled_from(["after", "none"]))
+def test_random_pairs_keeping_strata_mean_run_upgrade(tmp_path_factory, capsys, pair, parts, at, restart):
+    old, new = pair
+    first, second = parts
+    kept = kept_answers(_plan(old), _plan(new))
+    event("keeps strata" if kept else "keeps none")
+    got, said = _fleet(str(at), restart, new, old, first, second)
+    if "refused" in said[0]:
+        event("refused")
+        return
+    assert said[0].get("kept", []) == sorted(kept)
+    events = first + second
+    span = (min(e["t"] for e in events), max(e["t"] for e in events))
+    tmp = tmp_path_factory.mktemp("keep")
+    want = _run_upgrade(tmp, capsys, str(at), events, new, old)
+    assert meaning(got, span, running=True) == meaning(want, span), (old, new, at)
