@@ -218,9 +218,9 @@ def _rule(
     return Rule(Head(atom, time), tuple(body[i] for i in order))
 
 
-def _fact(d: Chooser) -> Rule:
-    pred = d.choice(sorted(INTENSIONAL))
-    atom = Atom(pred, tuple(Const(d.choice(CONSTANTS)) for _ in range(INTENSIONAL[pred])))
+def _fact(d: Chooser, preds: list[str]) -> Rule:
+    pred = d.choice(preds)
+    atom = Atom(pred, tuple(Const(d.choice(CONSTANTS)) for _ in range(ARITY[pred])))
     time = Const(d.int(0, 3)) if d.chance(10) else None
     return Rule(Head(atom, time))
 
@@ -232,6 +232,8 @@ def random_program_with(d: Chooser, stratified: bool, mixed: bool = False) -> Pr
     derived = frozenset()
     if mixed:
         derived = frozenset(p for p in sorted(EXTENSIONAL) if d.chance(40)) or frozenset([d.choice(sorted(EXTENSIONAL))])
+        if len(derived) == len(EXTENSIONAL):  # one stays stream-only: the fallback of a body of negations
+            derived -= {"r"}
     stream_only = sorted(set(EXTENSIONAL) - derived)
     intensional = sorted(INTENSIONAL) + sorted(derived)
     # a random order of the intensional predicates fixes the strata
@@ -251,7 +253,7 @@ def random_program_with(d: Chooser, stratified: bool, mixed: bool = False) -> Pr
             positive_ok = negative_ok = stream_only + intensional
         rules.append(_rule(d, head, positive_ok, negative_ok, derived))
     for _ in range(d.int(0, 2)):
-        rules.insert(d.int(0, len(rules)), _fact(d))
+        rules.insert(d.int(0, len(rules)), _fact(d, intensional))
     return Program(tuple(rules))
 
 
