@@ -5,7 +5,8 @@ The programs include stream predicates that rules derive too (``p(X) :- q(X).``
 next to stream facts of p, read through windows, ``always``, ``at T`` and
 ``@``-heads), windows over derived predicates, nested strata and negation; the
 streams span several windows, with facts delayed by at most R time points and
-retractions of facts within R.  The embedded reasoner prunes its log at every
+retractions of facts within R (of the last evaluated point: R + 1 behind the
+latest time seen, the horizon's edge).  The embedded reasoner prunes its log at every
 time point (``prune_every = 1``); its answers must mean what a run without a
 retention prints for the same arrivals, and what the naive reference gives on
 the corrected stream in time order (CONTRACT §2).  A few seeded cases go
@@ -118,7 +119,8 @@ def check(program: Program, events: list[Event], rng: random.Random, retention: 
     """(Programs whose repairs replay from the first point keep the whole log: not drawn.)"""
     plan = plan_program(program)
     assume(plan.output_reach is not None and plan.state_reach is not None)
-    arrived, corrected = arrivals(events, rng, retention)
+    # up to R points behind the last evaluated one, which is one before the latest seen: the horizon's edge
+    arrived, corrected = arrivals(events, rng, retention + 1)
     got, reasoner = pruning_hard(program, arrived, retention, rng.choice(["changelog", "points"]))
     assert reasoner.too_late == 0  # (the premise: every event within the horizon)
     assert got == unlimited(program, arrived)
