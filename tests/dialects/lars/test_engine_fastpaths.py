@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from reference import reference_answers
 from strategies import CONSTANTS, INTENSIONAL, long_stream, programs, random_program, streams
@@ -350,6 +350,35 @@ def test_time_window_view_sets_equal_atom_by_atom(op, size, steps):
             single.advance(t, 0, {x}, set())
         assert whole.rel.tuples == single.rel.tuples
         assert whole._by_time == single._by_time
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["DIAMOND", "BOX", "AT"]),
+    st.integers(0, 3),
+    st.integers(0, 2),
+    st.lists(  # segments of equal batches (runs) that wait or not: long runs through long waits
+        st.tuples(st.sampled_from([{(1,)}, {(1,)}, {(1,), (2,)}, set()]), st.booleans(), st.integers(1, 5)),
+        min_size=1, max_size=6,
+    ),
+)
+@example("BOX", 2, 0, [(set(), False, 3), ({(1,)}, False, 1), ({(1,)}, True, 5), ({(1,)}, False, 1)])  # the run from 3
+def test_a_view_that_waits_catches_up_exactly(op, size, start, segments):
+    """StreamWindowView with ``defer`` (the waits of Laser2's pruning) against the same
+    view advanced at every point: equal at every point it is advanced.  ``start``: the
+    first point stepped after t1 = 0 (an engine warmed up for a replay)."""
+    from chronolog.dialects.lars.engine.views import StreamWindowView
+    from chronolog.dialects.lars.ir import Op
+
+    steps = [(batch, wait) for batch, wait, n in segments for _ in range(n)]
+    waiting, every = StreamWindowView(Op[op], size), StreamWindowView(Op[op], size)
+    for t, (batch, wait) in enumerate(steps, start):
+        every.advance_batch(t, 0, batch)
+        if wait:
+            waiting.defer(t, batch)
+        else:
+            waiting.advance_batch(t, 0, batch)
+            assert waiting.rel.tuples == every.rel.tuples, t
 
 
 @settings(max_examples=150, deadline=None)
