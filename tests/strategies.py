@@ -8,7 +8,8 @@ construct (now, diamond, box, @ with a variable or constant time, windowless
 @, time windows [0]..[3], tuple windows [1 #]..[4 #] on stream predicates,
 negation, comparisons and assignments, @-heads, program facts), are always
 safe, and stratified when asked (negation only on lower strata; positive
-recursion allowed).  Assignments only produce bounded values (``mod``, copies,
+recursion allowed).  With ``mixed`` some stream predicates are also rule heads
+(``p(X) :- q(X).`` next to stream facts of p): their windows then read both.  Assignments only produce bounded values (``mod``, copies,
 constants), so every fixpoint is finite.
 """
 
@@ -38,6 +39,7 @@ from chronolog.dialects.lars.ir import (
 
 EXTENSIONAL = {"p": 1, "q": 1, "r": 2}
 INTENSIONAL = {"a": 1, "b": 1, "c": 0}
+ARITY = {**EXTENSIONAL, **INTENSIONAL}
 CONSTANTS: list = [1, 2, 3, "a", "b"]
 DATA_VARS = ["X", "Y", "Z"]
 TIME_VARS = ["T", "U"]
@@ -90,11 +92,12 @@ def _window(d: Chooser, extensional: bool):
     return TimeWindow(d.int(0, 3))
 
 
-def _ext(d: Chooser, preds: list[str], bound: set[str], negated: bool) -> ExtAtom:
+def _ext(d: Chooser, preds: list[str], bound: set[str], negated: bool, derived: frozenset[str] = frozenset()) -> ExtAtom:
     """A random extended atom; positive ones may bind new variables (added to
-    ``bound``), negated ones use only bound variables, constants and ``_``."""
+    ``bound``), negated ones use only bound variables, constants and ``_``.
+    Tuple windows only over stream predicates no rule derives (``derived``)."""
     pred = d.choice(preds)
-    arity = EXTENSIONAL.get(pred, INTENSIONAL.get(pred))
+    arity = ARITY[pred]
     new: set[str] = set()
 
     def term(pool: list[str]):
@@ -115,7 +118,7 @@ def _ext(d: Chooser, preds: list[str], bound: set[str], negated: bool) -> ExtAto
 
     args = tuple(term(DATA_VARS) for _ in range(arity))
     atom = Atom(pred, args)
-    ext = pred in EXTENSIONAL
+    ext = pred in EXTENSIONAL and pred not in derived
     kind = d.int(0, 5)
     if kind == 0:
         e = ExtAtom(atom, Op.NOW, negated=negated)
@@ -176,11 +179,13 @@ def _compare(d: Chooser, bound: set[str]) -> tuple[Compare, str | None]:
     return Compare(d.choice(["=", "!=", "<", "<=", ">", ">="]), left, y), None
 
 
-def _rule(d: Chooser, head: str, positive_ok: list[str], negative_ok: list[str]) -> Rule:
+def _rule(
+    d: Chooser, head: str, positive_ok: list[str], negative_ok: list[str], derived: frozenset[str] = frozenset()
+) -> Rule:
     bound: set[str] = set()
     body: list = []
     for _ in range(d.int(0 if d.chance(15) else 1, 2)):
-        body.append(_ext(d, positive_ok, bound, negated=False))
+        body.append(_ext(d, positive_ok, bound, negated=False, derived=derived))
     at_time_vars = [
         e.time.name
         for e in body
@@ -192,16 +197,16 @@ def _rule(d: Chooser, head: str, positive_ok: list[str], negative_ok: list[str])
         if assigned:
             bound.add(assigned)
     for _ in range(d.int(0, 2) if negative_ok else 0):
-        body.append(_ext(d, negative_ok, bound, negated=True))
+        body.append(_ext(d, negative_ok, bound, negated=True, derived=derived))
     if not body:  # a body of ground negations only
-        body.append(_ext(d, negative_ok or positive_ok, bound, negated=True))
+        body.append(_ext(d, negative_ok or positive_ok, bound, negated=True, derived=derived))
 
     def head_term():
         if bound and d.chance(75):
             return Var(d.choice(sorted(bound)))
         return Const(d.choice(CONSTANTS))
 
-    atom = Atom(head, tuple(head_term() for _ in range(INTENSIONAL[head])))
+    atom = Atom(head, tuple(head_term() for _ in range(ARITY[head])))
     time = None
     if at_time_vars and d.chance(50):
         time = Var(d.choice(at_time_vars))
@@ -213,16 +218,24 @@ def _rule(d: Chooser, head: str, positive_ok: list[str], negative_ok: list[str])
     return Rule(Head(atom, time), tuple(body[i] for i in order))
 
 
-def _fact(d: Chooser) -> Rule:
-    pred = d.choice(sorted(INTENSIONAL))
-    atom = Atom(pred, tuple(Const(d.choice(CONSTANTS)) for _ in range(INTENSIONAL[pred])))
+def _fact(d: Chooser, preds: list[str]) -> Rule:
+    pred = d.choice(preds)
+    atom = Atom(pred, tuple(Const(d.choice(CONSTANTS)) for _ in range(ARITY[pred])))
     time = Const(d.int(0, 3)) if d.chance(10) else None
     return Rule(Head(atom, time))
 
 
-def random_program_with(d: Chooser, stratified: bool) -> Program:
-    """A random safe program; stratified (negation only downwards) if asked."""
-    intensional = sorted(INTENSIONAL)
+def random_program_with(d: Chooser, stratified: bool, mixed: bool = False) -> Program:
+    """A random safe program; stratified (negation only downwards) if asked; with
+    ``mixed``, one or more stream predicates are rule heads too (the first rule's
+    head is one of them)."""
+    derived = frozenset()
+    if mixed:
+        derived = frozenset(p for p in sorted(EXTENSIONAL) if d.chance(40)) or frozenset([d.choice(sorted(EXTENSIONAL))])
+        if len(derived) == len(EXTENSIONAL):  # one stays stream-only: the fallback of a body of negations
+            derived -= {"r"}
+    stream_only = sorted(set(EXTENSIONAL) - derived)
+    intensional = sorted(INTENSIONAL) + sorted(derived)
     # a random order of the intensional predicates fixes the strata
     levels: dict[str, int] = {}
     rest = intensional[:]
@@ -231,16 +244,16 @@ def random_program_with(d: Chooser, stratified: bool) -> Program:
         rest.remove(pick)
         levels[pick] = len(levels)
     rules: list[Rule] = []
-    for _ in range(d.int(1, 5)):
-        head = d.choice(intensional)
+    for i in range(d.int(1, 5)):
+        head = d.choice(sorted(derived) if mixed and i == 0 else intensional)
         if stratified:
-            positive_ok = sorted(EXTENSIONAL) + [p for p in intensional if levels[p] <= levels[head]]
-            negative_ok = sorted(EXTENSIONAL) + [p for p in intensional if levels[p] < levels[head]]
+            positive_ok = stream_only + [p for p in intensional if levels[p] <= levels[head]]
+            negative_ok = stream_only + [p for p in intensional if levels[p] < levels[head]]
         else:
-            positive_ok = negative_ok = sorted(EXTENSIONAL) + intensional
-        rules.append(_rule(d, head, positive_ok, negative_ok))
+            positive_ok = negative_ok = stream_only + intensional
+        rules.append(_rule(d, head, positive_ok, negative_ok, derived))
     for _ in range(d.int(0, 2)):
-        rules.insert(d.int(0, len(rules)), _fact(d))
+        rules.insert(d.int(0, len(rules)), _fact(d, intensional))
     return Program(tuple(rules))
 
 
@@ -264,10 +277,10 @@ def random_stream_with(d: Chooser) -> list[Event]:
 # ---------------------------------------------------------------- public API
 
 
-def programs(stratified: bool = True) -> st.SearchStrategy[Program]:
+def programs(stratified: bool = True, mixed: bool = False) -> st.SearchStrategy[Program]:
     @st.composite
     def build(draw):
-        return random_program_with(_Hyp(draw), stratified)
+        return random_program_with(_Hyp(draw), stratified, mixed)
 
     return build()
 
@@ -280,9 +293,9 @@ def streams() -> st.SearchStrategy[list[Event]]:
     return build()
 
 
-def random_program(seed: int | random.Random, stratified: bool = True) -> Program:
+def random_program(seed: int | random.Random, stratified: bool = True, mixed: bool = False) -> Program:
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
-    return random_program_with(_Rand(rng), stratified)
+    return random_program_with(_Rand(rng), stratified, mixed)
 
 
 def random_stream(seed: int | random.Random) -> list[Event]:

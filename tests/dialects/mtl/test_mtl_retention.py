@@ -58,9 +58,20 @@ def time_order(events: list[Event]) -> list[Event]:
 @pytest.mark.parametrize("seed", range(30))
 @pytest.mark.parametrize("n", [None, 1, F(5, 2)])
 def test_corrections_within_the_retention_mean_the_kept_stream_in_time_order(seed, n):
-    rng = random.Random(300 + seed)
+    corrections_mean_the_kept_stream(random.Random(300 + seed), n, ("P", "Q"))
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("n", [1, F(5, 2)])
+def test_input_facts_of_derived_predicates_within_the_retention(seed, n):
+    """Input facts of rule heads (R, S, T) as well: the pruned log keeps what the rules
+    reading them through their windows need, as it does for P and Q."""
+    corrections_mean_the_kept_stream(random.Random(700 + seed), n, ("P", "Q", "R", "S", "T"))
+
+
+def corrections_mean_the_kept_stream(rng: random.Random, n, preds: tuple[str, ...]) -> None:
     text = random_program(rng)
-    ordered = _events(random_facts(rng) + random_facts(rng) + random_facts(rng))
+    ordered = _events(random_facts(rng, preds) + random_facts(rng, preds) + random_facts(rng, preds))
     hi = max(max(e.t for e in ordered), max(e.span[2] for e in ordered))
     ticks = [Event(F(k, 2)) for k in range(0, int(2 * hi) + 1)]  # a step at every half unit
     stream = arrival(rng, sorted(ordered + ticks, key=lambda e: e.t), delays=4, retractions=2)

@@ -157,14 +157,16 @@ def random_program(rng: random.Random, future: bool = False) -> str:
     return "\n".join(rules) + "\n"
 
 
-def random_facts(rng: random.Random) -> list[tuple[str, tuple, str]]:
+def random_facts(rng: random.Random, preds: tuple[str, ...] = ("P", "Q")) -> list[tuple[str, tuple, str]]:
+    """Input facts over random intervals (of ``preds``: head predicates too, for input facts of
+    derived predicates)."""
     out = []
     for _ in range(rng.randint(2, 6)):
         a = F(rng.randint(0, 10), 2)
         b = a + F(rng.randint(0, 4), 2)
         lc = rng.random() < 0.8 or a == b
         hc = rng.random() < 0.8 or a == b
-        out.append((rng.choice(["P", "Q"]), (rng.choice(["a", "b"]),), f"{'[' if lc else '('}{a},{b}{']' if hc else ')'}"))
+        out.append((rng.choice(list(preds)), (rng.choice(["a", "b"]),), f"{'[' if lc else '('}{a},{b}{']' if hc else ')'}"))
     return out
 
 

@@ -168,7 +168,7 @@ class StreamWindowView:
     over one predicate share them.
     """
 
-    __slots__ = ("op", "size", "rel", "_by_time", "_since", "_starts", "_prev", "_lo", "_pending")
+    __slots__ = ("op", "size", "rel", "_by_time", "_since", "_starts", "_prev", "_lo", "_pending", "_gap")
 
     def __init__(self, op: Op, size: int | None) -> None:
         self.op = Op.DIAMOND if op is Op.NOW else op
@@ -181,6 +181,7 @@ class StreamWindowView:
         self._lo: int | None = None
         # Batches not applied yet (``defer``), every time point since, within the window.
         self._pending: deque[tuple[int, set[tuple]]] = deque()
+        self._gap = False  # deferred batches were dropped: BOX runs are not known across them
 
     @property
     def idle(self) -> bool:
@@ -196,11 +197,16 @@ class StreamWindowView:
         assert self.size is not None
         while pending[0][0] < t - self.size:
             pending.popleft()
+            self._gap = True
 
     def advance_batch(self, t: int, t1: int, batch: set[tuple]) -> None:
         """Time moves to ``t`` and ``batch`` (distinct args) holds at ``t``."""
         if self._pending:
             pending, self._pending = self._pending, deque()
+            if self._gap:
+                self._gap = False
+                if self.op is Op.BOX:
+                    self._restart()
             for tp, bp in pending:
                 self._advance(tp, t1, bp)
         self._advance(t, t1, batch)
@@ -241,6 +247,18 @@ class StreamWindowView:
         if batch:
             by_time[t] = batch
             rel.add_many(batch)
+
+    def _restart(self) -> None:
+        """BOX after dropped batches: a run of points before them may or may not go on
+        through them, so the runs start again at the kept batches (they cover the window
+        of the next evaluation: only points before it were dropped).  Without this, a run
+        that started before the gap and holds through it never entered the view: its start
+        was passed by more than one point at once (``starts`` is read at ``lo`` only)."""
+        self.rel.discard_many(list(self.rel.tuples))
+        self._since.clear()
+        self._starts.clear()
+        self._prev = set()
+        self._lo = None
 
     def _box(self, t: int, lo: int, old_lo: int | None, batch: set[tuple]) -> None:
         prev, since, starts = self._prev, self._since, self._starts
