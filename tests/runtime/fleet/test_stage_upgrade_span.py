@@ -210,8 +210,7 @@ _RTEC_RULES = [
     "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).",
     "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), intersect_all([A,B], I).",
     "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).",
-    # (not complement_all, which holds from 0: a simple fluent reading its start at 0 after an upgrade
-    # that keeps strata is initiated where a plain run has no start (before this change too))
+    "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).",
     "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
     "relative_complement_all(A, [B], I).",
     "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
@@ -245,9 +244,7 @@ def test_rtec_random_pairs_over_a_long_history_upgrade_as_run_upgrade(tmp_path_f
     retractions on both sides of T: the service's lines mean what ``run --upgrade`` prints."""
     old_text = "\n".join(dict.fromkeys(shared + old)) + "\ndoor(d1).\ndoor(d2).\n"
     new_text = "\n".join(dict.fromkeys(shared + new)) + "\ndoor(d1).\ndoor(d2).\n"
-    # (the stream starts at 0: ``run --upgrade`` gives a version that no event reaches, one whose
-    # part ends before the first event, no answers — complement_all's from 0 among them)
-    first = [{"t": 0}, *first, {"t": 30}]
+    first = [*first, {"t": 30}]
     second = [*second, {"t": 45}]
     got, said = _fleet("rtec", old_text, new_text, str(upgrade), first, second, settle=True)
     assert said[0]["at"] == str(upgrade), said
