@@ -309,3 +309,37 @@ def test_rtec_stage_answers_a_relative_complement_of_an_operand_of_a_union_as_ru
     events = [{"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 30}]
     lines = stage.process(_records(events, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
     assert sampled_meaning([json.loads(x) for x in lines], 30) == set()
+
+
+# quiet is the complement of open (ungrounded), loud = alarm union quiet (reported); the new
+# program drops quiet from loud, the other strata are kept
+RTEC_QUIET = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+              "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+              "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
+              "union_all([A,B], I).\n"
+              "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+              "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), "
+              "union_all([A,B], I).\ngrounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+RTEC_QUIET_NEW = RTEC_QUIET.replace("holdsFor(quiet(D)=true, B), union_all([A,B], I)", "union_all([A], I)")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ([{"t": 5, "pred": "opened", "args": ["d1"]}, {"t": 10}], [{"t": 25, "pred": "opened", "args": ["d2"]}, {"t": 45}]),
+    ([{"t": 5, "pred": "opened", "args": ["d1"], "op": "retract"}, {"t": 25, "pred": "opened", "args": ["d2"]}],
+     [{"t": 5, "pred": "opened", "args": ["d1"]}, {"t": 45}]),
+], ids=["after-upgrade", "before-upgrade-late"])
+def test_rtec_stage_instance_first_seen_after_t_holds_before_t(first, second):
+    """Upgrade at 20.  By hand, the old program over the whole stream: open(d1) from 6,
+    quiet(d1) = [0,6), loud(d1) = [0,inf); open(d2) from 26, loud(d2) = [0,inf) too — an
+    answer at 0 that the input before 20 does not show for d2 (the second case: nor for
+    d1, whose event comes after the upgrade, late, behind a retraction that matches
+    nothing).  The new program: loud = alarm, d1 from 6, d2 from 26.  Spliced: loud(d1)
+    from 0 on, loud(d2) on [0,20) and from 26; a stage whose old version is fed nothing
+    from 20 on has no loud(d2) before 20."""
+    got, said = _fleet("rtec", RTEC_QUIET, RTEC_QUIET_NEW, "20", first, second, settle=True)
+    assert "alarm/1" in said[0]["kept"], said
+    meaning = sampled_meaning(got, 30)
+    want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]},
+                            {"interval": "[0,20)", "pred": "loud", "args": ["d2"]},
+                            {"interval": "[26,inf)", "pred": "loud", "args": ["d2"]}], 30)
+    assert meaning == want
