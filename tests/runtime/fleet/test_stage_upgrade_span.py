@@ -343,3 +343,20 @@ def test_rtec_stage_instance_first_seen_after_t_holds_before_t(first, second):
                             {"interval": "[0,20)", "pred": "loud", "args": ["d2"]},
                             {"interval": "[26,inf)", "pred": "loud", "args": ["d2"]}], 30)
     assert meaning == want
+
+
+def test_rtec_stage_takes_away_the_past_of_an_instance_a_late_event_empties():
+    """opened(d1) at 0 twice, then (late, after an evaluation to 30) closed(d1) at 0.  By hand,
+    over the whole stream: open(d1) is initiated and terminated at 0 and never holds, so it
+    has no instance, nor has quiet(d1) (quiet's instances are open's), nor loud(d1) = alarm
+    union quiet: no answer (``run`` agrees).  Before the close, loud(d1) held from 0; the
+    close took back [1,inf) only, leaving quiet's past [0,1) and loud on [0,1)."""
+    prog = RTEC_QUIET.replace("initiatedAt(armed", "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                                                   "initiatedAt(armed")
+    stage = _stage("rtec", prog)
+    first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 30}]
+    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    assert sampled_meaning([json.loads(x) for x in lines], 30)  # loud(d1) from 0, before the close
+    late = [{"t": 0, "pred": "closed", "args": ["d1"]}, {"t": 45}]
+    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == set()

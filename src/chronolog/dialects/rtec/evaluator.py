@@ -374,6 +374,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                         whole = IV.union_all([whole, val.pairs if type(val) is Ivs else []])
                     results[ident[1]][ident[2]] = (whole, True)
                     past = past or bool(whole)
+                past = self._drop_gone(ent, rules, results, changed) or past
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
@@ -389,6 +390,38 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     self.store.set_list(key, args, v, new)
                     changed.add((key, args, v))
         return past
+
+    def _drop_gone(self, ent: tuple, rules: list[Rule], results: dict, changed: set) -> bool:
+        """Take away the whole past of the ungrounded statically determined instances that no
+        longer show up at all (the mirror of an instance new with a past): a late event or a
+        retraction emptied an instance they read (``open(d1)`` opened and closed at 0), so
+        ``quiet(d1) = complement_all([open(d1)])`` is none, as in a run over the whole stream —
+        not the past a window before kept.  Whether any does is asked (a whole-history solve)
+        only when some fluent instance was emptied in this round; whether one did, so that
+        what reads it is derived again from the start."""
+        store = self.store
+        if not any(not store.fluent_list(k, a, v) for k, a, v in changed):
+            return False
+        key = ent[1]
+        stale = [(args, v) for args, vals in store.fluents.get(key, {}).items() for v in vals
+                 if (ent[2] is None or v == ent[2]) and v not in results.get(args, {})
+                 and (key, args, v) in self.sdf_known]
+        if not stale:
+            return False
+        self.clip_lo = NEG_INF
+        fv, i = Var(), Var()
+        shown = set()
+        for _ in self._solutions(rules, ("holdsFor", fv, i)):
+            got = _fv(resolve(fv))
+            if got is not None:
+                shown.add((got[1], got[2]))
+        gone = False
+        for args, v in stale:
+            if (args, v) not in shown:
+                results.setdefault(args, {})[v] = ([], True)
+                self.sdf_known.discard((key, args, v))
+                gone = True
+        return gone
 
     def _has_grounding(self, key: Key) -> bool:
         return any(k == key for k, _ in self.outputs)
@@ -616,7 +649,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     def late_bound(self) -> Any:
         """The earliest event time it still applies (older events are too late,
-        ``RtecInput.push``); None: any.  RTEC is causal: answers before it are final."""
+        ``RtecInput.push``); None: any.  (Answers before it still change where an instance
+        first seen later holds without input: ``analysis.holds_before_its_input``.)"""
         return None if self.retention is None or self.done is None else self.done - self.retention
 
     def retained(self) -> tuple[Any, list[Event]]:
