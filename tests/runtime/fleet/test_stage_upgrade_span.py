@@ -360,3 +360,19 @@ def test_rtec_stage_takes_away_the_past_of_an_instance_a_late_event_empties():
     late = [{"t": 0, "pred": "closed", "args": ["d1"]}, {"t": 45}]
     lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
     assert sampled_meaning([json.loads(x) for x in lines], 50) == set()
+
+
+def test_rtec_stage_goes_on_with_an_instance_whose_input_ended_before_the_window():
+    """opened(d1) at 1, closed(d1) at 5, evaluated to 10, then to 20 and 45 (in order, no
+    late event).  By hand: open(d1) = [2,5], quiet(d1) = its complement = [0,1] and from 6,
+    alarm(d1) = open(d1), loud(d1) = alarm union quiet = from 0 on (``run`` agrees).  A
+    later window, where open(d1) holds nothing, did not show quiet(d1) and cut it to
+    nothing from there: loud(d1) taken back from 6."""
+    prog = RTEC_QUIET.replace("initiatedAt(armed", "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                                                   "initiatedAt(armed")
+    stage = _stage("rtec", prog)
+    events = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 5, "pred": "closed", "args": ["d1"]}, {"t": 10}]
+    lines = stage.process(_records(events, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    lines += stage.process(_records([{"t": 20}, {"t": 45}], 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]}], 50)
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == want

@@ -375,6 +375,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     results[ident[1]][ident[2]] = (whole, True)
                     past = past or bool(whole)
                 past = self._drop_gone(ent, rules, results, changed) or past
+                self._go_on(ent, rules, results, at)
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
@@ -422,6 +423,26 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 self.sdf_known.discard((key, args, v))
                 gone = True
         return gone
+
+    def _go_on(self, ent: tuple, rules: list[Rule], results: dict, at: float) -> None:
+        """Derive after ``at`` the known ungrounded statically determined instances that this
+        window did not show (what they read holds nothing after ``at``): they still exist,
+        and ``complement_all`` gives them what holds there (``quiet(d1)`` after ``open(d1)``
+        ended before the window), where they were cut to nothing before."""
+        key = ent[1]
+        stale = [(args, v) for k, args, v in self.sdf_known
+                 if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]
+        if not stale:
+            return
+        self.clip_lo = at
+        i = Var()
+        for args, v in stale:
+            term = ("=", (key[0], *args) if key[1] else key[0], v)
+            got: list = []
+            for _ in self._solutions(rules, ("holdsFor", term, i)):
+                val = deref(i)
+                got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
+            results.setdefault(args, {})[v] = (got, False)
 
     def _has_grounding(self, key: Key) -> bool:
         return any(k == key for k, _ in self.outputs)
