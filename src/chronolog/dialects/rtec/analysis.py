@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from chronolog.dialects.rtec.changes import calls
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _key, _uses
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Rule, Slot, has_slot
@@ -253,13 +254,6 @@ def _enumerates_domain(rule: Rule, dependent: set) -> bool:
     return False
 
 
-def _calls(t: Any, name: str) -> bool:
-    """Whether the term ``t`` (a goal, or any term in it) calls ``name``."""
-    if type(t) is not tuple:
-        return False
-    return t[0] == name or any(_calls(a, name) for a in t[1:])
-
-
 def holds_before_its_input(program: RtecProgram) -> bool:
     """Whether an answer at a time may depend on input after it (``Dialect.causal`` is the
     opposite).  An instance that input first shows at t holds before t where something holds
@@ -274,5 +268,5 @@ def holds_before_its_input(program: RtecProgram) -> bool:
         return True
     if any(isinstance(rule.head[1], tuple) and has_slot(rule.head[1][1]) for rule in program.initially):
         return True
-    return any(_calls(goal, "complement_all") for _, rule in program.rules for goal in rule.body)
+    return any(calls(goal, "complement_all") for _, rule in program.rules for goal in rule.body)
 

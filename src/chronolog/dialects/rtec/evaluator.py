@@ -57,7 +57,7 @@ from chronolog.dialects.rtec.analysis import (
     output_entities,
     unread_points,
 )
-from chronolog.dialects.rtec.changes import answer_keys, entity_name, rtec_strata
+from chronolog.dialects.rtec.changes import answer_keys, calls, entity_name, rtec_strata
 from chronolog.dialects.rtec.ec_builtins import EcBuiltins
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _fterm, _fv, _grounding_key, _key
 from chronolog.dialects.rtec.inline import inline_goal
@@ -143,6 +143,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
+        self._complementing: dict[tuple, bool] = {}  # SDF entity -> ``_complements``
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
         self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
@@ -429,6 +430,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         window did not show (what they read holds nothing after ``at``): they still exist,
         and ``complement_all`` gives them what holds there (``quiet(d1)`` after ``open(d1)``
         ended before the window), where they were cut to nothing before."""
+        if not self._complements(ent):
+            return  # (unions, intersections, relative complements of nothing are nothing: cut as before)
         key = ent[1]
         stale = [(args, v) for k, args, v in self.sdf_known
                  if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]
@@ -443,6 +446,17 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 val = deref(i)
                 got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
             results.setdefault(args, {})[v] = (got, False)
+
+    def _complements(self, ent: tuple) -> bool:
+        """Whether a statically determined fluent's rules may hold where nothing they read
+        does: a ``complement_all`` in them, or in a statically determined fluent they read."""
+        got = self._complementing.get(ent)
+        if got is None:
+            self._complementing[ent] = False  # (a cycle: no more than what the rest says)
+            got = any(calls(g, "complement_all") for _, r in self.h.rules.get(ent, ()) for g in r.body) or any(
+                self.h.kind.get(d) == "sdf" and self._complements(d) for d in self.h.edges.get(ent, ()))
+            self._complementing[ent] = got
+        return got
 
     def _has_grounding(self, key: Key) -> bool:
         return any(k == key for k, _ in self.outputs)
