@@ -366,17 +366,18 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 prev = slot.get(got[2], ([], False))[0]
                 slot[got[2]] = (IV.union_all([prev, val.pairs if type(val) is Ivs else []]), False)
             self.sdf_known.update(first)
-            if self.past_from_start and at != NEG_INF and ent not in self.redo_from:
-                for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
-                    self.clip_lo = NEG_INF
-                    whole: list = []
-                    for _ in self._solutions(rules, ("holdsFor", term, i)):
-                        val = deref(i)
-                        whole = IV.union_all([whole, val.pairs if type(val) is Ivs else []])
-                    results[ident[1]][ident[2]] = (whole, True)
-                    past = past or bool(whole)
-                past = self._drop_gone(ent, rules, results, changed) or past
-                self._go_on(ent, rules, results, at)
+            if self.past_from_start and at != NEG_INF:
+                if ent not in self.redo_from:
+                    for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
+                        self.clip_lo = NEG_INF
+                        whole: list = []
+                        for _ in self._solutions(rules, ("holdsFor", term, i)):
+                            val = deref(i)
+                            whole = IV.union_all([whole, val.pairs if type(val) is Ivs else []])
+                        results[ident[1]][ident[2]] = (whole, True)
+                        past = past or bool(whole)
+                    past = self._drop_gone(ent, rules, results, changed) or past
+                self._go_on(ent, rules, results, at)  # (an upgrade's from-before-T derivation too)
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
