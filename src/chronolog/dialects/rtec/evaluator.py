@@ -685,8 +685,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     def late_bound(self) -> Any:
         """The earliest event time it still applies (older events are too late,
-        ``RtecInput.push``); None: any.  (Answers before it still change where an instance
-        first seen later holds without input: ``analysis.holds_before_its_input``.)"""
+        ``RtecInput.push``); None: any.  Answers before it are final: an instance first
+        seen later gets no past before it either (``floor``)."""
         return None if self.retention is None or self.done is None else self.done - self.retention
 
     def retained(self) -> tuple[Any, list[Event]]:
