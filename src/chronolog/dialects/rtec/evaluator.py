@@ -394,22 +394,29 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     changed.add((key, args, v))
         return past
 
+    def _unshown(self, ent: tuple, results: dict) -> list[tuple[tuple, Any]]:
+        """The known instances (args, value) of an ungrounded statically determined fluent
+        that this window did not show."""
+        key = ent[1]
+        return [(args, v) for k, args, v in self.sdf_known
+                if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]
+
     def _drop_gone(self, ent: tuple, rules: list[Rule], results: dict, changed: set) -> bool:
         """Take away the whole past of the ungrounded statically determined instances that no
         longer show up at all (the mirror of an instance new with a past): a late event or a
         retraction emptied an instance they read (``open(d1)`` opened and closed at 0), so
         ``quiet(d1) = complement_all([open(d1)])`` is none, as in a run over the whole stream —
-        not the past a window before kept.  Whether any does is asked (a whole-history solve)
-        only when some fluent instance was emptied in this round; whether one did, so that
-        what reads it is derived again from the start."""
+        not the past a window before kept.  Asked (a whole-history solve) only of a fluent that
+        may hold where nothing it reads does (``_complements``: else a gone instance had
+        nothing before the window either), in a round that emptied some fluent instance, and
+        with nothing forgotten (a finite retention's ``floor``: what the store forgot would
+        look gone).  Whether one was, so that what reads it is derived again from the start."""
         store = self.store
-        if not any(not store.fluent_list(k, a, v) for k, a, v in changed):
+        if self.floor != NEG_INF or not self._complements(ent) or not any(
+                not store.fluent_list(k, a, v) for k, a, v in changed):
             return False
-        key = ent[1]
-        stale = [(args, v) for args, vals in store.fluents.get(key, {}).items() for v in vals
-                 if (ent[2] is None or v == ent[2]) and v not in results.get(args, {})
-                 and (key, args, v) in self.sdf_known]
-        if not stale:
+        unshown = self._unshown(ent, results)
+        if not unshown:
             return False
         self.clip_lo = NEG_INF
         fv, i = Var(), Var()
@@ -419,11 +426,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             if got is not None:
                 shown.add((got[1], got[2]))
         gone = False
-        for args, v in stale:
+        for args, v in unshown:
             if (args, v) not in shown:
+                gone = gone or bool(store.fluent_list(ent[1], args, v))
                 results.setdefault(args, {})[v] = ([], True)
-                self.sdf_known.discard((key, args, v))
-                gone = True
+                self.sdf_known.discard((ent[1], args, v))
         return gone
 
     def _go_on(self, ent: tuple, rules: list[Rule], results: dict, at: float) -> None:
@@ -433,14 +440,13 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         ended before the window), where they were cut to nothing before."""
         if not self._complements(ent):
             return  # (unions, intersections, relative complements of nothing are nothing: cut as before)
-        key = ent[1]
-        stale = [(args, v) for k, args, v in self.sdf_known
-                 if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]
-        if not stale:
+        unshown = self._unshown(ent, results)
+        if not unshown:
             return
         self.clip_lo = at
         i = Var()
-        for args, v in stale:
+        key = ent[1]
+        for args, v in unshown:
             term = ("=", (key[0], *args) if key[1] else key[0], v)
             got: list = []
             for _ in self._solutions(rules, ("holdsFor", term, i)):
