@@ -376,3 +376,25 @@ def test_rtec_stage_goes_on_with_an_instance_whose_input_ended_before_the_window
     lines += stage.process(_records([{"t": 20}, {"t": 45}], 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
     want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]}], 50)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == want
+
+
+def test_rtec_stage_new_instance_past_only_from_the_rules_that_show_it():
+    """quiet by two rules: the complement of open (which no rule defines: no instance, so it
+    gives no quiet instance) and armed minus alarm (no alarm rule: []); loud = alarm union
+    quiet.  arm(d1) at 1 comes late, after an evaluation to 30.  By hand: armed(d1) from 2,
+    quiet(d1) from 2 (the second rule only), loud(d1) from 2 (``run`` agrees).  The new
+    instance's past was derived by calling the rules with d1 bound, where the first rule
+    complements open(d1)'s empty list to everything: loud(d1) from 0."""
+    prog = ("initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+            "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+            "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
+            "relative_complement_all(A, [B], I).\n"
+            "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), union_all([A,B], I).\n"
+            "grounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+    stage = _stage("rtec", prog)
+    first = [{"t": 30, "pred": "opened", "args": ["d1"]}, {"t": 30}]
+    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    late = [{"t": 1, "pred": "arm", "args": ["d1"]}, {"t": 45}]
+    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    want = sampled_meaning([{"interval": "[2,inf)", "pred": "loud", "args": ["d1"]}], 50)
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == want

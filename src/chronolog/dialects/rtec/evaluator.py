@@ -350,7 +350,12 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 self.sdf_known.add(ident)
                 results.setdefault(fargs, {})[value] = (got or [], fresh)
         else:
-            self.clip_lo = at
+            # a fluent that may hold where nothing it reads does (``_complements``) is derived over
+            # the whole history: its instances are those its rules show anywhere (``quiet(d1) =
+            # complement_all([open(d1)])`` holds after open(d1) ended, before this window), not
+            # those whose input holds in the window; spliced from ``at`` on as any other
+            whole = self.past_from_start and at != NEG_INF and self._complements(ent)
+            self.clip_lo = NEG_INF if whole else at
             fv, i = Var(), Var()
             first: dict[tuple, Any] = {}  # instances no window computed before -> their fluent term
             for _ in self._solutions(rules, ("holdsFor", fv, i)):
@@ -365,19 +370,18 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 slot = results.setdefault(got[1], {})
                 prev = slot.get(got[2], ([], False))[0]
                 slot[got[2]] = (IV.union_all([prev, val.pairs if type(val) is Ivs else []]), False)
+            if whole:
+                past = self._whole_past(ent, results, first) or past
+            elif self.past_from_start and at != NEG_INF and ent not in self.redo_from:
+                for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
+                    self.clip_lo = NEG_INF
+                    whole_ivs: list = []
+                    for _ in self._solutions(rules, ("holdsFor", term, i)):
+                        val = deref(i)
+                        whole_ivs = IV.union_all([whole_ivs, val.pairs if type(val) is Ivs else []])
+                    results[ident[1]][ident[2]] = (whole_ivs, True)
+                    past = past or bool(whole_ivs)
             self.sdf_known.update(first)
-            if self.past_from_start and at != NEG_INF:
-                if ent not in self.redo_from:
-                    for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
-                        self.clip_lo = NEG_INF
-                        whole: list = []
-                        for _ in self._solutions(rules, ("holdsFor", term, i)):
-                            val = deref(i)
-                            whole = IV.union_all([whole, val.pairs if type(val) is Ivs else []])
-                        results[ident[1]][ident[2]] = (whole, True)
-                        past = past or bool(whole)
-                    past = self._drop_gone(ent, rules, results, changed) or past
-                self._go_on(ent, rules, results, at)  # (an upgrade's from-before-T derivation too)
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
@@ -394,65 +398,27 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     changed.add((key, args, v))
         return past
 
-    def _unshown(self, ent: tuple, results: dict) -> list[tuple[tuple, Any]]:
-        """The known instances (args, value) of an ungrounded statically determined fluent
-        that this window did not show."""
-        key = ent[1]
-        return [(args, v) for k, args, v in self.sdf_known
-                if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]
-
-    def _drop_gone(self, ent: tuple, rules: list[Rule], results: dict, changed: set) -> bool:
-        """Take away the whole past of the ungrounded statically determined instances that no
-        longer show up at all (the mirror of an instance new with a past): a late event or a
-        retraction emptied an instance they read (``open(d1)`` opened and closed at 0), so
-        ``quiet(d1) = complement_all([open(d1)])`` is none, as in a run over the whole stream —
-        not the past a window before kept.  Asked (a whole-history solve) only of a fluent that
-        may hold where nothing it reads does (``_complements``: else a gone instance had
-        nothing before the window either), in a round that emptied some fluent instance, and
-        with nothing forgotten (a finite retention's ``floor``: what the store forgot would
-        look gone).  Whether one was, so that what reads it is derived again from the start."""
-        store = self.store
-        if self.floor != NEG_INF or not self._complements(ent) or not any(
-                not store.fluent_list(k, a, v) for k, a, v in changed):
-            return False
-        unshown = self._unshown(ent, results)
-        if not unshown:
-            return False
-        self.clip_lo = NEG_INF
-        fv, i = Var(), Var()
-        shown = set()
-        for _ in self._solutions(rules, ("holdsFor", fv, i)):
-            got = _fv(resolve(fv))
-            if got is not None:
-                shown.add((got[1], got[2]))
-        gone = False
-        for args, v in unshown:
-            if (args, v) not in shown:
-                gone = gone or bool(store.fluent_list(ent[1], args, v))
+    def _whole_past(self, ent: tuple, results: dict, first: dict) -> bool:
+        """After a whole-history derivation (``results``): an instance no window computed before
+        takes its whole past (``fresh``; not an upgrade's from-before-T derivation), and a
+        known one its rules no longer show anywhere loses its whole past — a late event or a
+        retraction emptied what it reads (``open(d1)`` opened and closed at 0: ``quiet(d1)``
+        is none, as in a run over the whole stream), unless the store forgot input (a finite
+        retention's ``floor``: then it is cut from the window on, as before).  Whether either
+        changed the past, so that what reads it is derived again from the start."""
+        key, past = ent[1], False
+        if ent not in self.redo_from:
+            for ident in first:
+                got = results[ident[1]][ident[2]][0]
+                results[ident[1]][ident[2]] = (got, True)
+                past = past or bool(got)
+        if self.floor == NEG_INF:
+            for args, v in [(args, v) for k, args, v in self.sdf_known
+                            if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]:
+                past = past or bool(self.store.fluent_list(key, args, v))
                 results.setdefault(args, {})[v] = ([], True)
-                self.sdf_known.discard((ent[1], args, v))
-        return gone
-
-    def _go_on(self, ent: tuple, rules: list[Rule], results: dict, at: float) -> None:
-        """Derive after ``at`` the known ungrounded statically determined instances that this
-        window did not show (what they read holds nothing after ``at``): they still exist,
-        and ``complement_all`` gives them what holds there (``quiet(d1)`` after ``open(d1)``
-        ended before the window), where they were cut to nothing before."""
-        if not self._complements(ent):
-            return  # (unions, intersections, relative complements of nothing are nothing: cut as before)
-        unshown = self._unshown(ent, results)
-        if not unshown:
-            return
-        self.clip_lo = at
-        i = Var()
-        key = ent[1]
-        for args, v in unshown:
-            term = ("=", (key[0], *args) if key[1] else key[0], v)
-            got: list = []
-            for _ in self._solutions(rules, ("holdsFor", term, i)):
-                val = deref(i)
-                got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
-            results.setdefault(args, {})[v] = (got, False)
+                self.sdf_known.discard((key, args, v))
+        return past
 
     def _complements(self, ent: tuple) -> bool:
         """Whether a statically determined fluent's rules may hold where nothing they read
