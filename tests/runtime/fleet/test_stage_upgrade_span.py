@@ -398,3 +398,26 @@ def test_rtec_stage_new_instance_past_only_from_the_rules_that_show_it():
     lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
     want = sampled_meaning([{"interval": "[2,inf)", "pred": "loud", "args": ["d1"]}], 50)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == want
+
+
+def test_rtec_stage_goes_on_with_a_union_whose_showing_operand_ended():
+    """alarm = open union armed (and open intersect armed), ungrounded, shown through open;
+    quiet = armed minus alarm, reported.  opened(d1) and arm(d1) at 0, then (late, after an
+    evaluation to 30) closed(d1) at 1.  By hand: open(d1) = [1,1], armed(d1) from 1, alarm(d1)
+    from 1, quiet(d1) never (``run`` agrees).  The late event's window, where open(d1) holds
+    nothing, did not show alarm(d1) and cut it to nothing from 2: quiet(d1) from 2."""
+    prog = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+            "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+            "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
+            "intersect_all([A,B], I).\n"
+            "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).\n"
+            "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
+            "relative_complement_all(A, [B], I).\n"
+            "grounding(quiet(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+    stage = _stage("rtec", prog)
+    first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 30}]
+    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    late = [{"t": 1, "pred": "closed", "args": ["d1"]}, {"t": 45}]
+    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == set()

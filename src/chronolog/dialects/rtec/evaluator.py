@@ -143,7 +143,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
-        self._complementing: dict[tuple, bool] = {}  # SDF entity -> ``_complements``
+        self._outliving: dict[tuple, bool] = {}  # SDF entity -> ``_outlives``
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
         self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
@@ -350,11 +350,11 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 self.sdf_known.add(ident)
                 results.setdefault(fargs, {})[value] = (got or [], fresh)
         else:
-            # a fluent that may hold where nothing it reads does (``_complements``) is derived over
+            # a fluent whose instances may outlive what shows them (``_outlives``) is derived over
             # the whole history: its instances are those its rules show anywhere (``quiet(d1) =
             # complement_all([open(d1)])`` holds after open(d1) ended, before this window), not
             # those whose input holds in the window; spliced from ``at`` on as any other
-            whole = self.past_from_start and at != NEG_INF and self._complements(ent)
+            whole = self.past_from_start and at != NEG_INF and self._outlives(ent)
             self.clip_lo = NEG_INF if whole else at
             fv, i = Var(), Var()
             first: dict[tuple, Any] = {}  # instances no window computed before -> their fluent term
@@ -420,15 +420,17 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 self.sdf_known.discard((key, args, v))
         return past
 
-    def _complements(self, ent: tuple) -> bool:
-        """Whether a statically determined fluent's rules may hold where nothing they read
-        does: a ``complement_all`` in them, or in a statically determined fluent they read."""
-        got = self._complementing.get(ent)
+    def _outlives(self, ent: tuple) -> bool:
+        """Whether an ungrounded statically determined fluent's instance may hold after a time
+        where the goal that shows it (the first to bind its arguments) holds nothing: a rule
+        of it takes a union, a complement or a relative complement (``alarm = open union
+        armed`` after open(d1) ended, ``quiet = complement_all([open])``); intersections and
+        plain copies of what shows them hold nothing there either."""
+        got = self._outliving.get(ent)
         if got is None:
-            self._complementing[ent] = False  # (a cycle: no more than what the rest says)
-            got = any(calls(g, "complement_all") for _, r in self.h.rules.get(ent, ()) for g in r.body) or any(
-                self.h.kind.get(d) == "sdf" and self._complements(d) for d in self.h.edges.get(ent, ()))
-            self._complementing[ent] = got
+            got = self._outliving[ent] = any(
+                calls(g, op) for _, r in self.h.rules.get(ent, ()) for g in r.body
+                for op in ("union_all", "complement_all", "relative_complement_all"))
         return got
 
     def _has_grounding(self, key: Key) -> bool:
