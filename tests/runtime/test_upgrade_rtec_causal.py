@@ -1,7 +1,10 @@
 """RTEC is causal (a fluent at t depends on events at t and before): an upgraded RTEC program's
 old version is not fed the input from its end on, and the answers are still the splice of two
 plain runs — on a richer pair than test_upgrade's (simple fluents feeding a statically
-determined one, a deadline, late events and retractions), with either stratum changed."""
+determined one, a deadline, late events and retractions), with either stratum changed.
+Except where something holds without input (``complement_all``, a non-ground ``initially``, a
+dynamic domain): an instance first seen at or after T holds before T too, and the old version
+is fed the whole stream."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from test_rtec import meaning
 from chronolog.bench.upgrade import CASES
 from chronolog.dialects.load import load_program
 from chronolog.dialects.registry import RunOptions, lookup
+from chronolog.dialects.rtec.hooks import rtec_causal, rtec_parse
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.versions import versions_of
 
@@ -67,3 +71,37 @@ def test_rtec_upgrade_feeds_the_old_version_only_its_part_and_is_the_splice(tmp_
     assert got == {atom: times for atom, times in want.items() if times}
     # the old version was given no event from its end on (time advances aside)
     assert all(ev.t < at for ev in versions.versions[0].evaluator.retained()[1] if ev.pred is not None)
+
+
+# quiet is the complement of open (ungrounded), loud = alarm union quiet (reported); the new
+# program drops quiet from loud
+QUIET = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+         "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+         "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).\n"
+         "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+         "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), union_all([A,B], I).\n"
+         "grounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+QUIET_NEW = QUIET.replace("holdsFor(quiet(D)=true, B), union_all([A,B], I)", "union_all([A], I)")
+
+
+def test_an_instance_first_seen_from_t_on_holds_before_t_where_something_holds_without_input(tmp_path):
+    """opened(d1) at 5, opened(d2) at 12, the upgrade at 3.  By hand, the old program over the
+    whole stream: open(d1) from 6, quiet(d1) = [0,6), loud(d1) = [0,inf); likewise loud(d2)
+    = [0,13) union [13,inf) — answers at 0 that only input after 3 shows (the input up to 2
+    knows neither door: quiet's instances are open's).  The new program: loud =
+    alarm, d1 from 6, d2 from 13.  So loud(d1) on [0,3) and from 6, loud(d2) on [0,3) and
+    from 13; fed only the input before 3, the old version answered nothing."""
+    old, new = _program(tmp_path, "old", QUIET), _program(tmp_path, "new", QUIET_NEW)
+    stream = [{"t": 5, "pred": "opened", "args": ["d1"]}, {"t": 12, "pred": "opened", "args": ["d2"]}, {"t": 20}]
+    row = lookup(old.dialect)
+    versions = versions_of([_make(old), _make(new)], [3], [row.causal(old), row.causal(new)], row.discrete)
+    got = meaning(_lines(versions, old, stream), horizon=40)
+    assert got == {("loud", ("d1",)): {0, 1, 2, *range(6, 41)}, ("loud", ("d2",)): {0, 1, 2, *range(13, 41)}}
+
+
+def test_causal_unless_something_holds_without_input():
+    assert rtec_causal(rtec_parse([("b.prolog", CASE.old)]))  # grounded doors, no complement
+    assert rtec_causal(rtec_parse([("i.prolog", CASE.old + "initially(open(d1)=true).\n")]))  # a ground one
+    assert not rtec_causal(rtec_parse([("q.prolog", QUIET)]))
+    assert not rtec_causal(rtec_parse([("i.prolog", CASE.old + "initially(open(_)=true).\n")]))
+    assert not rtec_causal(rtec_parse([("d.prolog", CASE.old + "dynamicDomain(id(_P)).\ngrounding(opened(X)) :- id(X).\n")]))

@@ -210,8 +210,7 @@ _RTEC_RULES = [
     "terminatedAt(armed(D)=true, T) :- happensAt(closed(D), T).",
     "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), intersect_all([A,B], I).",
     "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).",
-    # (not complement_all, which holds from 0: a simple fluent reading its start at 0 after an upgrade
-    # that keeps strata is initiated where a plain run has no start (before this change too))
+    "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).",
     "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
     "relative_complement_all(A, [B], I).",
     "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
@@ -245,9 +244,7 @@ def test_rtec_random_pairs_over_a_long_history_upgrade_as_run_upgrade(tmp_path_f
     retractions on both sides of T: the service's lines mean what ``run --upgrade`` prints."""
     old_text = "\n".join(dict.fromkeys(shared + old)) + "\ndoor(d1).\ndoor(d2).\n"
     new_text = "\n".join(dict.fromkeys(shared + new)) + "\ndoor(d1).\ndoor(d2).\n"
-    # (the stream starts at 0: ``run --upgrade`` gives a version that no event reaches, one whose
-    # part ends before the first event, no answers — complement_all's from 0 among them)
-    first = [{"t": 0}, *first, {"t": 30}]
+    first = [*first, {"t": 30}]
     second = [*second, {"t": 45}]
     got, said = _fleet("rtec", old_text, new_text, str(upgrade), first, second, settle=True)
     assert said[0]["at"] == str(upgrade), said
@@ -312,3 +309,115 @@ def test_rtec_stage_answers_a_relative_complement_of_an_operand_of_a_union_as_ru
     events = [{"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 30}]
     lines = stage.process(_records(events, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
     assert sampled_meaning([json.loads(x) for x in lines], 30) == set()
+
+
+# quiet is the complement of open (ungrounded), loud = alarm union quiet (reported); the new
+# program drops quiet from loud, the other strata are kept
+RTEC_QUIET = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+              "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+              "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
+              "union_all([A,B], I).\n"
+              "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+              "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), "
+              "union_all([A,B], I).\ngrounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+RTEC_QUIET_NEW = RTEC_QUIET.replace("holdsFor(quiet(D)=true, B), union_all([A,B], I)", "union_all([A], I)")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ([{"t": 5, "pred": "opened", "args": ["d1"]}, {"t": 10}], [{"t": 25, "pred": "opened", "args": ["d2"]}, {"t": 45}]),
+    ([{"t": 5, "pred": "opened", "args": ["d1"], "op": "retract"}, {"t": 25, "pred": "opened", "args": ["d2"]}],
+     [{"t": 5, "pred": "opened", "args": ["d1"]}, {"t": 45}]),
+], ids=["after-upgrade", "before-upgrade-late"])
+def test_rtec_stage_instance_first_seen_after_t_holds_before_t(first, second):
+    """Upgrade at 20.  By hand, the old program over the whole stream: open(d1) from 6,
+    quiet(d1) = [0,6), loud(d1) = [0,inf); open(d2) from 26, loud(d2) = [0,inf) too — an
+    answer at 0 that the input before 20 does not show for d2 (the second case: nor for
+    d1, whose event comes after the upgrade, late, behind a retraction that matches
+    nothing).  The new program: loud = alarm, d1 from 6, d2 from 26.  Spliced: loud(d1)
+    from 0 on, loud(d2) on [0,20) and from 26; a stage whose old version is fed nothing
+    from 20 on has no loud(d2) before 20."""
+    got, said = _fleet("rtec", RTEC_QUIET, RTEC_QUIET_NEW, "20", first, second, settle=True)
+    assert "alarm/1" in said[0]["kept"], said
+    meaning = sampled_meaning(got, 30)
+    want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]},
+                            {"interval": "[0,20)", "pred": "loud", "args": ["d2"]},
+                            {"interval": "[26,inf)", "pred": "loud", "args": ["d2"]}], 30)
+    assert meaning == want
+
+
+def test_rtec_stage_takes_away_the_past_of_an_instance_a_late_event_empties():
+    """opened(d1) at 0 twice, then (late, after an evaluation to 30) closed(d1) at 0.  By hand,
+    over the whole stream: open(d1) is initiated and terminated at 0 and never holds, so it
+    has no instance, nor has quiet(d1) (quiet's instances are open's), nor loud(d1) = alarm
+    union quiet: no answer (``run`` agrees).  Before the close, loud(d1) held from 0; the
+    close took back [1,inf) only, leaving quiet's past [0,1) and loud on [0,1)."""
+    prog = RTEC_QUIET.replace("initiatedAt(armed", "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                                                   "initiatedAt(armed")
+    stage = _stage("rtec", prog)
+    first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 30}]
+    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    assert sampled_meaning([json.loads(x) for x in lines], 30)  # loud(d1) from 0, before the close
+    late = [{"t": 0, "pred": "closed", "args": ["d1"]}, {"t": 45}]
+    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == set()
+
+
+def test_rtec_stage_goes_on_with_an_instance_whose_input_ended_before_the_window():
+    """opened(d1) at 1, closed(d1) at 5, evaluated to 10, then to 20 and 45 (in order, no
+    late event).  By hand: open(d1) = [2,5], quiet(d1) = its complement = [0,1] and from 6,
+    alarm(d1) = open(d1), loud(d1) = alarm union quiet = from 0 on (``run`` agrees).  A
+    later window, where open(d1) holds nothing, did not show quiet(d1) and cut it to
+    nothing from there: loud(d1) taken back from 6."""
+    prog = RTEC_QUIET.replace("initiatedAt(armed", "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+                                                   "initiatedAt(armed")
+    stage = _stage("rtec", prog)
+    events = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 5, "pred": "closed", "args": ["d1"]}, {"t": 10}]
+    lines = stage.process(_records(events, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    lines += stage.process(_records([{"t": 20}, {"t": 45}], 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]}], 50)
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == want
+
+
+def test_rtec_stage_new_instance_past_only_from_the_rules_that_show_it():
+    """quiet by two rules: the complement of open (which no rule defines: no instance, so it
+    gives no quiet instance) and armed minus alarm (no alarm rule: []); loud = alarm union
+    quiet.  arm(d1) at 1 comes late, after an evaluation to 30.  By hand: armed(d1) from 2,
+    quiet(d1) from 2 (the second rule only), loud(d1) from 2 (``run`` agrees).  The new
+    instance's past was derived by calling the rules with d1 bound, where the first rule
+    complements open(d1)'s empty list to everything: loud(d1) from 0."""
+    prog = ("initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+            "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
+            "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
+            "relative_complement_all(A, [B], I).\n"
+            "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), union_all([A,B], I).\n"
+            "grounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+    stage = _stage("rtec", prog)
+    first = [{"t": 30, "pred": "opened", "args": ["d1"]}, {"t": 30}]
+    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    late = [{"t": 1, "pred": "arm", "args": ["d1"]}, {"t": 45}]
+    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    want = sampled_meaning([{"interval": "[2,inf)", "pred": "loud", "args": ["d1"]}], 50)
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == want
+
+
+def test_rtec_stage_goes_on_with_a_union_whose_showing_operand_ended():
+    """alarm = open union armed (and open intersect armed), ungrounded, shown through open;
+    quiet = armed minus alarm, reported.  opened(d1) and arm(d1) at 0, then (late, after an
+    evaluation to 30) closed(d1) at 1.  By hand: open(d1) = [1,1], armed(d1) from 1, alarm(d1)
+    from 1, quiet(d1) never (``run`` agrees).  The late event's window, where open(d1) holds
+    nothing, did not show alarm(d1) and cut it to nothing from 2: quiet(d1) from 2."""
+    prog = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+            "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+            "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+            "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
+            "intersect_all([A,B], I).\n"
+            "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).\n"
+            "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
+            "relative_complement_all(A, [B], I).\n"
+            "grounding(quiet(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+    stage = _stage("rtec", prog)
+    first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 30}]
+    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    late = [{"t": 1, "pred": "closed", "args": ["d1"]}, {"t": 45}]
+    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == set()

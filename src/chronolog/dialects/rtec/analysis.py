@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from chronolog.dialects.rtec.changes import calls
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _key, _uses
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Rule, Slot, has_slot
@@ -251,3 +252,21 @@ def _enumerates_domain(rule: Rule, dependent: set) -> bool:
                 return True
         bound.update(_slots(g, []))
     return False
+
+
+def holds_before_its_input(program: RtecProgram) -> bool:
+    """Whether an answer at a time may depend on input after it (``Dialect.causal`` is the
+    opposite).  An instance that input first shows at t holds before t where something holds
+    without input: ``complement_all`` (within [0, inf): an ungrounded statically determined
+    instance new at t gets that past, ``RtecEvaluator._derive_sdf``), a non-ground
+    ``initially`` (from 0, for each instance), a dynamic domain (a value first seen at t may
+    stand in rules and groundings that hold earlier, ``domain_wide``; taken as a whole: a
+    domain read where no input binds it is hard to rule out).  So ``loud = alarm union quiet``,
+    ``quiet = complement_all([open])``, has ``loud(d1)`` from 0 when ``opened(d1)`` is at 5,
+    although the input up to 4 knows no d1."""
+    if program.dynamic_domain:
+        return True
+    if any(isinstance(rule.head[1], tuple) and has_slot(rule.head[1][1]) for rule in program.initially):
+        return True
+    return any(calls(goal, "complement_all") for _, rule in program.rules for goal in rule.body)
+

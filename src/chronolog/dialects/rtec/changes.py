@@ -69,7 +69,7 @@ def own_groundings(program: RtecProgram, h: Hierarchy) -> dict[tuple, list[Rule]
     ``grounding/1`` (then every clause may be read by any rule)."""
     clauses = [r for _, r in program.rules] + program.initially + program.deadlines
     clauses += [r for rules in program.background.values() for r in rules]
-    if any(_calls(g, "grounding") for r in clauses for g in r.body):
+    if any(calls(g, "grounding") for r in clauses for g in r.body):
         return {}
     out: dict[tuple, list[Rule]] = {}
     for rule in program.background.get(("grounding", 1), []):
@@ -89,11 +89,11 @@ def own_groundings(program: RtecProgram, h: Hierarchy) -> dict[tuple, list[Rule]
     return out
 
 
-def _calls(goal: Any, name: str) -> bool:
+def calls(goal: Any, name: str) -> bool:
     """Does ``goal`` (a body goal, any term in it) hold a call of ``name``?"""
     if type(goal) is not tuple:
         return False
-    return goal[0] == name or any(_calls(a, name) for a in goal[1:])
+    return goal[0] == name or any(calls(a, name) for a in goal[1:])
 
 
 def rule_text(rule: Rule) -> str:

@@ -57,7 +57,7 @@ from chronolog.dialects.rtec.analysis import (
     output_entities,
     unread_points,
 )
-from chronolog.dialects.rtec.changes import answer_keys, entity_name, rtec_strata
+from chronolog.dialects.rtec.changes import answer_keys, calls, entity_name, rtec_strata
 from chronolog.dialects.rtec.ec_builtins import EcBuiltins
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _fterm, _fv, _grounding_key, _key
 from chronolog.dialects.rtec.inline import inline_goal
@@ -143,6 +143,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known: set = set()  # SDF instances computed since time 0
+        self._outliving: dict[tuple, bool] = {}  # SDF entity -> ``_outlives``
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
         self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
@@ -349,7 +350,12 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 self.sdf_known.add(ident)
                 results.setdefault(fargs, {})[value] = (got or [], fresh)
         else:
-            self.clip_lo = at
+            # a fluent whose instances may outlive what shows them (``_outlives``) is derived over
+            # the whole history: its instances are those its rules show anywhere (``quiet(d1) =
+            # complement_all([open(d1)])`` holds after open(d1) ended, before this window), not
+            # those whose input holds in the window; spliced from ``at`` on as any other
+            whole = self.past_from_start and at != NEG_INF and self._outlives(ent)
+            self.clip_lo = NEG_INF if whole else at
             fv, i = Var(), Var()
             first: dict[tuple, Any] = {}  # instances no window computed before -> their fluent term
             for _ in self._solutions(rules, ("holdsFor", fv, i)):
@@ -364,16 +370,18 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 slot = results.setdefault(got[1], {})
                 prev = slot.get(got[2], ([], False))[0]
                 slot[got[2]] = (IV.union_all([prev, val.pairs if type(val) is Ivs else []]), False)
-            self.sdf_known.update(first)
-            if self.past_from_start and at != NEG_INF and ent not in self.redo_from:
+            if whole:
+                past = self._whole_past(ent, results, first) or past
+            elif self.past_from_start and at != NEG_INF and ent not in self.redo_from:
                 for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
                     self.clip_lo = NEG_INF
-                    whole: list = []
+                    whole_ivs: list = []
                     for _ in self._solutions(rules, ("holdsFor", term, i)):
                         val = deref(i)
-                        whole = IV.union_all([whole, val.pairs if type(val) is Ivs else []])
-                    results[ident[1]][ident[2]] = (whole, True)
-                    past = past or bool(whole)
+                        whole_ivs = IV.union_all([whole_ivs, val.pairs if type(val) is Ivs else []])
+                    results[ident[1]][ident[2]] = (whole_ivs, True)
+                    past = past or bool(whole_ivs)
+            self.sdf_known.update(first)
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
@@ -389,6 +397,41 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     self.store.set_list(key, args, v, new)
                     changed.add((key, args, v))
         return past
+
+    def _whole_past(self, ent: tuple, results: dict, first: dict) -> bool:
+        """After a whole-history derivation (``results``): an instance no window computed before
+        takes its whole past (``fresh``; not an upgrade's from-before-T derivation), and a
+        known one its rules no longer show anywhere loses its whole past — a late event or a
+        retraction emptied what it reads (``open(d1)`` opened and closed at 0: ``quiet(d1)``
+        is none, as in a run over the whole stream), unless the store forgot input (a finite
+        retention's ``floor``: then it is cut from the window on, as before).  Whether either
+        changed the past, so that what reads it is derived again from the start."""
+        key, past = ent[1], False
+        if ent not in self.redo_from:
+            for ident in first:
+                got = results[ident[1]][ident[2]][0]
+                results[ident[1]][ident[2]] = (got, True)
+                past = past or bool(got)
+        if self.floor == NEG_INF:
+            for args, v in [(args, v) for k, args, v in self.sdf_known
+                            if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]:
+                past = past or bool(self.store.fluent_list(key, args, v))
+                results.setdefault(args, {})[v] = ([], True)
+                self.sdf_known.discard((key, args, v))
+        return past
+
+    def _outlives(self, ent: tuple) -> bool:
+        """Whether an ungrounded statically determined fluent's instance may hold after a time
+        where the goal that shows it (the first to bind its arguments) holds nothing: a rule
+        of it takes a union, a complement or a relative complement (``alarm = open union
+        armed`` after open(d1) ended, ``quiet = complement_all([open])``); intersections and
+        plain copies of what shows them hold nothing there either."""
+        got = self._outliving.get(ent)
+        if got is None:
+            got = self._outliving[ent] = any(
+                calls(g, op) for _, r in self.h.rules.get(ent, ()) for g in r.body
+                for op in ("union_all", "complement_all", "relative_complement_all"))
+        return got
 
     def _has_grounding(self, key: Key) -> bool:
         return any(k == key for k, _ in self.outputs)
@@ -616,7 +659,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
 
     def late_bound(self) -> Any:
         """The earliest event time it still applies (older events are too late,
-        ``RtecInput.push``); None: any.  RTEC is causal: answers before it are final."""
+        ``RtecInput.push``); None: any.  Answers before it are final: an instance first
+        seen later gets no past before it either (``floor``)."""
         return None if self.retention is None or self.done is None else self.done - self.retention
 
     def retained(self) -> tuple[Any, list[Event]]:

@@ -10,6 +10,7 @@ from typing import IO, Any
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import changes
+from chronolog.dialects.rtec.analysis import holds_before_its_input
 from chronolog.dialects.rtec.evaluator import Hierarchy, RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.dialects.rtec.partition import describe_key
@@ -84,8 +85,11 @@ def rtec_stream(program: Any) -> Any:
 
 
 def rtec_causal(program: Any) -> bool:
-    """Always: a fluent at t follows from the events up to t (initiation, termination, inertia)."""
-    return True
+    """A fluent at t follows from the events up to t (initiation, termination, inertia) —
+    unless something holds without input for instances that later input shows
+    (``holds_before_its_input``): then an old program version is fed the whole stream, its
+    answers before its end included those of instances first seen after it."""
+    return not holds_before_its_input(program)
 
 
 def rtec_retaining(program: Any, retention: Any) -> Any:
