@@ -39,7 +39,8 @@ def _program(text: str):  # type: ignore[no-untyped-def]
 def test_a_program_is_causal_without_operators_that_look_ahead(text: str, causal: bool) -> None:
     assert ROW.causal(_program(text)) is causal
     assert lookup("lars").causal(lookup("lars").parse([("p.lars", "q(X) at T :- p(X) at T [2].\n")]))
-    assert lookup("rtec").causal(None)
+    rtec = lookup("rtec")
+    assert rtec.causal(rtec.parse([("p.prolog", "initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n")]))
 
 
 EVENT = st.builds(lambda lo, n, pred, arg, retract: [{"interval": f"[{lo},{lo + n}]", "pred": pred, "args": [arg]}]
