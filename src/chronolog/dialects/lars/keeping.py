@@ -33,14 +33,17 @@ from chronolog.dialects.lars.reasoner import Reasoner
 
 def component_identities(plan: Plan) -> list[str]:
     """Per component of ``plan`` (``plan.components``' order): its identity, of its rules'
-    text and the identities of the components it reads (``core.strata.identity``), so that
-    a component with an identity another program has is closed under what it reads too."""
+    text, the identities of the components it reads (``core.strata.identity``) and the
+    program facts of the extensional predicates it reads (``plan.background``: ``c.`` removed
+    changes what ``a :- c [2]`` derives), so that a component with an identity another
+    program has is closed under what it reads too."""
     of: dict[PredKey, str] = {}  # predicate -> the identity of its component
+    facts = {k: identity([repr(row) for row in rows], [f"{k[0]}/{k[1]}"]) for k, rows in plan.background.items()}
     out = []
     for c in plan.components:  # (in evaluation order: what a component reads comes first)
         own = set(c.preds)
-        reads = {of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
-                 and (k := b.atom.key) in of and k not in own}
+        read = {b.atom.key for r in c.rules for b in r.body if isinstance(b, ExtAtom)} - own
+        reads = {of[k] for k in read if k in of} | {facts[k] for k in read if k in facts}
         ident = identity([str(r) for r in c.rules], reads)
         for k in c.preds:
             of[k] = ident
@@ -136,8 +139,12 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     keys = {p for ci in need_old for p in old.plan.components[ci].preds}
     need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
     kept_engine = Engine(new.plan, t1, only=need)
-    engines = (Engine(without(new.plan, kept), t1, only=parts.rest_new, imported=need & parts.kept_new),
-               Engine(without(old.plan, kept), t1, only=parts.rest_old, imported=need_old))
+    # no version writes a kept component's atoms, its answers kept or not: both derive the same
+    # (a kept component in a changed stratum, ``kept_answers``, is imported by one version only
+    # where only the new version's changed components read it: written by it alone, twice)
+    same = kept | {answer_key(p) for ci in parts.kept_new for p in new.plan.components[ci].preds}
+    engines = (Engine(without(new.plan, same), t1, only=parts.rest_new, imported=need & parts.kept_new),
+               Engine(without(old.plan, same), t1, only=parts.rest_old, imported=need_old))
     for t in range(begin, until + 1):
         facts = log.get(t, ())
         got = kept_engine.step(t, facts)
