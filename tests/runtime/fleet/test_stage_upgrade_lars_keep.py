@@ -92,6 +92,23 @@ def test_two_chained_upgrades_each_keeping_mean_run_with_both(tmp_path, capsys):
     assert ("b", ("y",), 4) in want and ("b", ("y",), 5) not in want  # TOP at 4, TOP2 from 5 on
 
 
+@pytest.mark.parametrize("at", ["2", "5"])
+@pytest.mark.parametrize("restart", ["after", "none"])
+def test_a_kept_component_in_a_changed_stratum_is_written_once(tmp_path, capsys, at, restart):
+    """b's rule is the same in both programs, but the added a(X) :- p(X), b(X) joins b's
+    stratum, so only c's answers are kept; b's component is still kept (the running version
+    does not evaluate it again, so nothing of b is taken back) and the new version must not
+    write b again either.  Hand derived: b(1) and a(1) (from T on) at 5, c at every point."""
+    old = "c :- not b(2).\nb(X) :- p(X).\n"
+    new = old + "a(X) :- p(X), b(X).\n"
+    first = [{"t": 0}, {"t": 5, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = _fleet(at, restart, new, old, first, [{"t": 9}])
+    assert said[0]["kept"] == ["c/0"]
+    want = {("b", (1,), 5), ("a", (1,), 5)} | {("c", (), t) for t in range(10)}
+    assert meaning(got, (0, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (0, 9)) == want
+
+
 def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
     """Per time point, how many engine steps computed ``pred``'s component while the chain of
     OLD, given ``records`` first, read an upgrade to TOP from 3 on."""

@@ -136,8 +136,12 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     keys = {p for ci in need_old for p in old.plan.components[ci].preds}
     need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
     kept_engine = Engine(new.plan, t1, only=need)
-    engines = (Engine(without(new.plan, kept), t1, only=parts.rest_new, imported=need & parts.kept_new),
-               Engine(without(old.plan, kept), t1, only=parts.rest_old, imported=need_old))
+    # a kept component's answers are the same in both versions, also where its stratum
+    # changed (so that ``kept`` leaves them out): the running engine does not evaluate
+    # it, so neither engine writes what it imports of it (else only the new one would)
+    quiet = kept | {answer_key(p) for ci in parts.kept_new for p in new.plan.components[ci].preds}
+    engines = (Engine(without(new.plan, quiet), t1, only=parts.rest_new, imported=need & parts.kept_new),
+               Engine(without(old.plan, quiet), t1, only=parts.rest_old, imported=need_old))
     for t in range(begin, until + 1):
         facts = log.get(t, ())
         got = kept_engine.step(t, facts)
