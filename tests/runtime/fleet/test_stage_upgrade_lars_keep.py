@@ -109,6 +109,27 @@ def test_a_kept_component_in_a_changed_stratum_is_written_once(tmp_path, capsys,
     assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (0, 9)) == want
 
 
+FACT_CHANGES = {  # a reads b's program facts: its rule's text is the same, its answers are not
+    "removed": ("a(X) :- b(X) [3].\nb(1).\n", "a(X) :- b(X) [3].\n", set()),
+    "changed": ("a(X) :- b(X) [3].\nb(1).\n", "a(X) :- b(X) [3].\nb(2).\n", {2}),
+}
+
+
+@pytest.mark.parametrize("change", sorted(FACT_CHANGES))
+@pytest.mark.parametrize("restart", ["after", "none"])
+def test_a_changed_program_fact_changes_the_component_reading_it(tmp_path, capsys, change, restart):
+    """A program fact holds at every point: a(1) at every point before T=2 (the old b(1)),
+    from 2 on a(X) for the new program's b(X) only.  Nothing is kept."""
+    old, new, after = FACT_CHANGES[change]
+    assert kept_answers(_plan(old), _plan(new)) == set()
+    events = [{"t": 0}, {"t": 5, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = _fleet("2", restart, new, old, events, [{"t": 9}])
+    assert "kept" not in said[0]
+    want = {("a", (1,), 0), ("a", (1,), 1)} | {("a", (x,), t) for x in after for t in range(2, 10)}
+    assert meaning(got, (0, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, "2", events + [{"t": 9}], new, old), (0, 9)) == want
+
+
 def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
     """Per time point, how many engine steps computed ``pred``'s component while the chain of
     OLD, given ``records`` first, read an upgrade to TOP from 3 on."""

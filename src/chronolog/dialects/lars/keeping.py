@@ -33,19 +33,27 @@ from chronolog.dialects.lars.reasoner import Reasoner
 
 def component_identities(plan: Plan) -> list[str]:
     """Per component of ``plan`` (``plan.components``' order): its identity, of its rules'
-    text and the identities of the components it reads (``core.strata.identity``), so that
-    a component with an identity another program has is closed under what it reads too."""
+    text, the identities of the components it reads (``core.strata.identity``) and the
+    program facts of the input predicates it reads (``plan.background``: not rules, so a
+    fact added or removed changes no rule's text), so that a component with an identity
+    another program has is closed under what it reads too."""
     of: dict[PredKey, str] = {}  # predicate -> the identity of its component
     out = []
     for c in plan.components:  # (in evaluation order: what a component reads comes first)
         own = set(c.preds)
-        reads = {of[k] for r in c.rules for b in r.body if isinstance(b, ExtAtom)
-                 and (k := b.atom.key) in of and k not in own}
+        keys = {b.atom.key for r in c.rules for b in r.body if isinstance(b, ExtAtom)}
+        reads = {of[k] for k in keys if k in of and k not in own}
+        reads |= {_facts(k, plan.background[k]) for k in keys if k in plan.background}
         ident = identity([str(r) for r in c.rules], reads)
         for k in c.preds:
             of[k] = ident
         out.append(ident)
     return out
+
+
+def _facts(pred: PredKey, rows: list[tuple]) -> str:
+    """The program facts of an input predicate as one text (in no order: a set)."""
+    return f"{pred[0]}/{pred[1]}: " + " ".join(sorted({repr(row) for row in rows}))
 
 
 def answer_key(pred: PredKey) -> str:
