@@ -130,6 +130,22 @@ def test_a_changed_program_fact_changes_the_component_reading_it(tmp_path, capsy
     assert meaning(_run_upgrade(tmp_path, capsys, "2", events + [{"t": 9}], new, old), (0, 9)) == want
 
 
+@pytest.mark.parametrize(("at", "before"), [("1", set()), ("3", {("b", (3,), 2)})])
+@pytest.mark.parametrize("restart", ["after", "none"])
+def test_a_kept_component_dated_outside_the_timeline_leaves_no_answer_set(tmp_path, capsys, at, before, restart):
+    """a(1) at 2 lies outside the timeline [1, 1], so neither program has an answer set at 1,
+    though no changed component reads a.  c holds at 1-3 (p(1) at 1, window 2): at 2 and 3
+    (kept); b(3), a program fact the new program drops, at 2 before T only."""
+    old = "a(1) at 2.\nb(3).\nb(X) :- q(X), not c.\nc :- p(1) [2].\n"
+    new = old.replace("b(3).\n", "")
+    first = [{"t": 1, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = _fleet(at, restart, new, old, first, [{"t": 9}])
+    assert said[0]["kept"] == ["c/0"]
+    want = {("c", (), 2), ("c", (), 3)} | before
+    assert meaning(got, (1, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (1, 9)) == want
+
+
 def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
     """Per time point, how many engine steps computed ``pred``'s component while the chain of
     OLD, given ``records`` first, read an upgrade to TOP from 3 on."""

@@ -142,7 +142,8 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     need = needed(new.plan, parts.rest_new, parts.kept_new)
     need_old = needed(old.plan, parts.rest_old, parts.kept_old)
     keys = {p for ci in need_old for p in old.plan.components[ci].preds}
-    need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
+    need |= {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)}
+    need = closed(new.plan, need | dating(new.plan, parts.kept_new))
     kept_engine = Engine(new.plan, t1, only=need)
     # a kept component's answers are the same in both versions, also where its stratum
     # changed (so that ``kept`` leaves them out): the running engine does not evaluate
@@ -159,6 +160,18 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
             if t >= point:
                 writer.step(result, engine)
     return until - begin + 1
+
+
+def dating(plan: Plan, components: frozenset[int]) -> frozenset[int]:
+    """Those of ``components`` with a rule that dates its head (``a(1) at 0.``, ``p(X) at
+    T :- ...``; not a stream fact's route, dated at its own time): an atom dated outside the
+    timeline leaves the whole program without an answer set at that point, so each is
+    evaluated for it whether or not a changed component reads it (else the others' content
+    at such a point was taken as the answer set, and what the running version "wrote"
+    there restated)."""
+    routed = set(plan.input_routes.values())
+    return frozenset(ci for ci in components for r in plan.components[ci].rules if r.head.time is not None
+                     and not (len(r.body) == 1 and isinstance(b := r.body[0], ExtAtom) and b.atom.key in routed))
 
 
 def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int]) -> frozenset[int]:
