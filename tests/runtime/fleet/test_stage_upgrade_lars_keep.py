@@ -20,7 +20,6 @@ from strategies import random_program, streams
 from test_stage_upgrade_lars import _fleet, _records, _request, _run_upgrade, _stage
 
 from chronolog.cli.main import main
-from chronolog.dialects.lars.changes import changed_strata
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_parse, lars_plan
 from chronolog.dialects.lars.keeping import kept_answers, split
@@ -47,42 +46,6 @@ def test_the_plan_keeps_the_lower_stratum_only():
     assert kept_answers(_plan(OLD), _plan(OLD.replace("[2]", "[3]"))) == set()  # a's window: b reads it
     dated = "a(X) at U :- p(X) at U [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"
     assert split(_plan(dated), _plan(dated.replace("not c(X).", "not c(X), X != z.")), None) is None  # @-heads
-
-
-def test_a_program_fact_removed_changes_the_strata_reading_it(tmp_path, capsys):
-    """``a(2) :- c [2]`` has the same text in both programs, but the new one drops the fact
-    ``c.``: a changes (it held at every point before 3, nowhere from 3 on), so nothing is kept
-    (a stratum's identity counts the program facts it reads) and the answers are the old
-    program's a(2) at 0-2 only; c(x) from q(x)@1 is kept in neither (a reads c)."""
-    old = "c.\na(2) :- c [2].\nb(X) :- a(X), q(X).\n"
-    new = "a(2) :- c [2].\nb(X) :- a(X), q(X).\n"
-    assert kept_answers(_plan(old), _plan(new)) == set()
-    assert all(changed_strata(_plan(old), _plan(new)))  # (a fleet of one service per stratum)
-    first = [{"t": 0}, {"t": 1, "pred": "q", "args": [2]}, {"t": 5}]
-    second = [{"t": 4, "pred": "q", "args": [2]}, {"t": 6}]
-    got, said = _fleet("3", "after", new, old, first, second)
-    assert said[0].get("kept", []) == []
-    want = {("a", (2,), t) for t in (0, 1, 2)} | {("b", (2,), 1)}
-    assert meaning(got, (0, 6), running=True) == want
-    assert meaning(_run_upgrade(tmp_path, capsys, "3", first + second, new, old), (0, 6)) == want
-
-
-def test_a_kept_component_in_a_changed_stratum_is_written_by_neither_version(tmp_path, capsys):
-    """a's rules are the same, but its stratum (a with c) changed: only b's answers are kept.
-    The new c reads b, so the new version's changed strata read a's content; the running
-    version's do not.  a's answers are the same in both, so neither writes them again (before,
-    the new version wrote a(z) again, not taken back: twice).  From T=0: a(z) at 1-2 (p(z)
-    at 1, window [1]), b(z) at 3 (r(z), no a(z)), c at 4 (s, no b(z)) and 5 (q)."""
-    old = "a(X) :- p(X) [1].\nc :- q.\nb(X) :- r(X), not a(X).\n"
-    new = old + "c :- s, not b(z).\n"
-    first = [{"t": 0}, {"t": 1, "pred": "p", "args": ["z"]}, {"t": 3, "pred": "r", "args": ["z"]},
-             {"t": 4, "pred": "s"}, {"t": 5, "pred": "q"}, {"t": 6}]
-    second = [{"t": 7}]
-    got, said = _fleet("0", "after", new, old, first, second)
-    assert said[0]["kept"] == ["b/1"]
-    want = {("a", ("z",), 1), ("a", ("z",), 2), ("b", ("z",), 3), ("c", (), 4), ("c", (), 5)}
-    assert meaning(got, (0, 7), running=True) == want
-    assert meaning(_run_upgrade(tmp_path, capsys, "0", first + second, new, old), (0, 7)) == want
 
 
 @pytest.mark.parametrize("restart", ["after", "before", "none"])
@@ -127,6 +90,60 @@ def test_two_chained_upgrades_each_keeping_mean_run_with_both(tmp_path, capsys):
     want = meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], SPAN)
     assert meaning([json.loads(x) for x in out], SPAN, running=True) == want
     assert ("b", ("y",), 4) in want and ("b", ("y",), 5) not in want  # TOP at 4, TOP2 from 5 on
+
+
+@pytest.mark.parametrize("at", ["2", "5"])
+@pytest.mark.parametrize("restart", ["after", "none"])
+def test_a_kept_component_in_a_changed_stratum_is_written_once(tmp_path, capsys, at, restart):
+    """b's rule is the same in both programs, but the added a(X) :- p(X), b(X) joins b's
+    stratum, so only c's answers are kept; b's component is still kept (the running version
+    does not evaluate it again, so nothing of b is taken back) and the new version must not
+    write b again either.  Hand derived: b(1) and a(1) (from T on) at 5, c at every point."""
+    old = "c :- not b(2).\nb(X) :- p(X).\n"
+    new = old + "a(X) :- p(X), b(X).\n"
+    first = [{"t": 0}, {"t": 5, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = _fleet(at, restart, new, old, first, [{"t": 9}])
+    assert said[0]["kept"] == ["c/0"]
+    want = {("b", (1,), 5), ("a", (1,), 5)} | {("c", (), t) for t in range(10)}
+    assert meaning(got, (0, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (0, 9)) == want
+
+
+FACT_CHANGES = {  # a reads b's program facts: its rule's text is the same, its answers are not
+    "removed": ("a(X) :- b(X) [3].\nb(1).\n", "a(X) :- b(X) [3].\n", set()),
+    "changed": ("a(X) :- b(X) [3].\nb(1).\n", "a(X) :- b(X) [3].\nb(2).\n", {2}),
+}
+
+
+@pytest.mark.parametrize("change", sorted(FACT_CHANGES))
+@pytest.mark.parametrize("restart", ["after", "none"])
+def test_a_changed_program_fact_changes_the_component_reading_it(tmp_path, capsys, change, restart):
+    """A program fact holds at every point: a(1) at every point before T=2 (the old b(1)),
+    from 2 on a(X) for the new program's b(X) only.  Nothing is kept."""
+    old, new, after = FACT_CHANGES[change]
+    assert kept_answers(_plan(old), _plan(new)) == set()
+    events = [{"t": 0}, {"t": 5, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = _fleet("2", restart, new, old, events, [{"t": 9}])
+    assert "kept" not in said[0]
+    want = {("a", (1,), 0), ("a", (1,), 1)} | {("a", (x,), t) for x in after for t in range(2, 10)}
+    assert meaning(got, (0, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, "2", events + [{"t": 9}], new, old), (0, 9)) == want
+
+
+@pytest.mark.parametrize(("at", "before"), [("1", set()), ("3", {("b", (3,), 2)})])
+@pytest.mark.parametrize("restart", ["after", "none"])
+def test_a_kept_component_dated_outside_the_timeline_leaves_no_answer_set(tmp_path, capsys, at, before, restart):
+    """a(1) at 2 lies outside the timeline [1, 1], so neither program has an answer set at 1,
+    though no changed component reads a.  c holds at 1-3 (p(1) at 1, window 2): at 2 and 3
+    (kept); b(3), a program fact the new program drops, at 2 before T only."""
+    old = "a(1) at 2.\nb(3).\nb(X) :- q(X), not c.\nc :- p(1) [2].\n"
+    new = old.replace("b(3).\n", "")
+    first = [{"t": 1, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = _fleet(at, restart, new, old, first, [{"t": 9}])
+    assert said[0]["kept"] == ["c/0"]
+    want = {("c", (), 2), ("c", (), 3)} | before
+    assert meaning(got, (1, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (1, 9)) == want
 
 
 def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
@@ -207,7 +224,7 @@ def test_random_pairs_keeping_strata_mean_run_upgrade(tmp_path_factory, capsys, 
     first, second = parts
     kept = kept_answers(_plan(old), _plan(new))
     event("keeps strata" if kept else "keeps none")
-    got, said = _fleet(str(at), restart, new, old, first, second, journaled=False)
+    got, said = _fleet(str(at), restart, new, old, first, second)
     if "refused" in said[0]:
         event("refused")
         return

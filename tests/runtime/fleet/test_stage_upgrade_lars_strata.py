@@ -205,6 +205,21 @@ def test_per_stratum_upgrade_means_run_upgrade(tmp_path, capsys, old, new, at, s
     _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata=2)
 
 
+@pytest.mark.parametrize(("new", "after"), [("a(X) :- b(X) [3].\n", set()), ("a(X) :- b(X) [3].\nb(2).\n", {2})],
+                         ids=["removed", "changed"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_changed_program_fact_changes_the_stratum_reading_it(tmp_path, capsys, new, after, seed):
+    """The program fact b(1) holds at every point, so a(1) does before T=2; from 2 on a(X)
+    for the new program's facts b(X) only: a's stratum changed though its rule did not."""
+    old = "a(X) :- b(X) [3].\nb(1).\n"
+    events = [{"t": 0}, {"t": 5, "pred": "p", "args": [1]}, {"t": 7}]
+    got, said = per_stratum(events, _request("2", new), [{"t": 9}], seed=seed, restarts=3, old=old)
+    assert [s.get("at") for s in said] == ["2"], said
+    want = {("a", (1,), 0), ("a", (1,), 1)} | {("a", (x,), t) for x in after for t in range(2, 10)}
+    assert meaning(got, (0, 9), running=True) == want
+    assert meaning(_run_upgrade(tmp_path, capsys, "2", new, events + [{"t": 9}], old), (0, 9)) == want
+
+
 @pytest.mark.parametrize(("new", "versions"), [(OLD, [0, 0]), (TOP, [0, 1]), (BOTTOM, [1, 1])])
 def test_an_unchanged_stratum_keeps_its_state_a_changed_one_gets_a_version(new, versions):
     """Strata by content: TOP changes b's rule only (a and c keep their reasoner); BOTTOM

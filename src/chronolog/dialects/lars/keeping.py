@@ -34,21 +34,26 @@ from chronolog.dialects.lars.reasoner import Reasoner
 def component_identities(plan: Plan) -> list[str]:
     """Per component of ``plan`` (``plan.components``' order): its identity, of its rules'
     text, the identities of the components it reads (``core.strata.identity``) and the
-    program facts of the extensional predicates it reads (``plan.background``: ``c.`` removed
-    changes what ``a :- c [2]`` derives), so that a component with an identity another
-    program has is closed under what it reads too."""
+    program facts of the input predicates it reads (``plan.background``: not rules, so a
+    fact added or removed changes no rule's text), so that a component with an identity
+    another program has is closed under what it reads too."""
     of: dict[PredKey, str] = {}  # predicate -> the identity of its component
-    facts = {k: identity([repr(row) for row in rows], [f"{k[0]}/{k[1]}"]) for k, rows in plan.background.items()}
     out = []
     for c in plan.components:  # (in evaluation order: what a component reads comes first)
         own = set(c.preds)
-        read = {b.atom.key for r in c.rules for b in r.body if isinstance(b, ExtAtom)} - own
-        reads = {of[k] for k in read if k in of} | {facts[k] for k in read if k in facts}
+        keys = {b.atom.key for r in c.rules for b in r.body if isinstance(b, ExtAtom)}
+        reads = {of[k] for k in keys if k in of and k not in own}
+        reads |= {_facts(k, plan.background[k]) for k in keys if k in plan.background}
         ident = identity([str(r) for r in c.rules], reads)
         for k in c.preds:
             of[k] = ident
         out.append(ident)
     return out
+
+
+def _facts(pred: PredKey, rows: list[tuple]) -> str:
+    """The program facts of an input predicate as one text (in no order: a set)."""
+    return f"{pred[0]}/{pred[1]}: " + " ".join(sorted({repr(row) for row in rows}))
 
 
 def answer_key(pred: PredKey) -> str:
@@ -137,14 +142,15 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     need = needed(new.plan, parts.rest_new, parts.kept_new)
     need_old = needed(old.plan, parts.rest_old, parts.kept_old)
     keys = {p for ci in need_old for p in old.plan.components[ci].preds}
-    need = closed(new.plan, need | {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)})
+    need |= {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)}
+    need = closed(new.plan, need | dating(new.plan, parts.kept_new))
     kept_engine = Engine(new.plan, t1, only=need)
-    # no version writes a kept component's atoms, its answers kept or not: both derive the same
-    # (a kept component in a changed stratum, ``kept_answers``, is imported by one version only
-    # where only the new version's changed components read it: written by it alone, twice)
-    same = kept | {answer_key(p) for ci in parts.kept_new for p in new.plan.components[ci].preds}
-    engines = (Engine(without(new.plan, same), t1, only=parts.rest_new, imported=need & parts.kept_new),
-               Engine(without(old.plan, same), t1, only=parts.rest_old, imported=need_old))
+    # a kept component's answers are the same in both versions, also where its stratum
+    # changed (so that ``kept`` leaves them out): the running engine does not evaluate
+    # it, so neither engine writes what it imports of it (else only the new one would)
+    quiet = kept | {answer_key(p) for ci in parts.kept_new for p in new.plan.components[ci].preds}
+    engines = (Engine(without(new.plan, quiet), t1, only=parts.rest_new, imported=need & parts.kept_new),
+               Engine(without(old.plan, quiet), t1, only=parts.rest_old, imported=need_old))
     for t in range(begin, until + 1):
         facts = log.get(t, ())
         got = kept_engine.step(t, facts)
@@ -154,6 +160,18 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
             if t >= point:
                 writer.step(result, engine)
     return until - begin + 1
+
+
+def dating(plan: Plan, components: frozenset[int]) -> frozenset[int]:
+    """Those of ``components`` with a rule that dates its head (``a(1) at 0.``, ``p(X) at
+    T :- ...``; not a stream fact's route, dated at its own time): an atom dated outside the
+    timeline leaves the whole program without an answer set at that point, so each is
+    evaluated for it whether or not a changed component reads it (else the others' content
+    at such a point was taken as the answer set, and what the running version "wrote"
+    there restated)."""
+    routed = set(plan.input_routes.values())
+    return frozenset(ci for ci in components for r in plan.components[ci].rules if r.head.time is not None
+                     and not (len(r.body) == 1 and isinstance(b := r.body[0], ExtAtom) and b.atom.key in routed))
 
 
 def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int]) -> frozenset[int]:
