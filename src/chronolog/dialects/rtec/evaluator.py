@@ -63,6 +63,7 @@ from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _fterm, _fv, _grou
 from chronolog.dialects.rtec.inline import inline_goal
 from chronolog.dialects.rtec.inputs import RtecInput
 from chronolog.dialects.rtec.intervals import INF
+from chronolog.dialects.rtec.known import KnownInstances
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.sdf import compile_sdf, run_sdf
@@ -142,7 +143,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.deferred: list[tuple[bool, Any]] = []
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
-        self.sdf_known: set = set()  # SDF instances computed since time 0
+        self.sdf_known = KnownInstances()  # SDF instances computed since time 0, by key
         self._outliving: dict[tuple, bool] = {}  # SDF entity -> ``_outlives``
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
@@ -413,8 +414,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 results[ident[1]][ident[2]] = (got, True)
                 past = past or bool(got)
         if self.floor == NEG_INF:
-            for args, v in [(args, v) for k, args, v in self.sdf_known
-                            if k == key and (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]:
+            for args, v in [(args, v) for _, args, v in self.sdf_known.of(key)
+                            if (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]:
                 past = past or bool(self.store.fluent_list(key, args, v))
                 results.setdefault(args, {})[v] = ([], True)
                 self.sdf_known.discard((key, args, v))
@@ -619,7 +620,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 for v in [v for v in vals if ent[2] is None or v == ent[2]]:
                     self.store.set_list(key, args, v, [])
             self.initialised = {i for i in self.initialised if i[0] != key}
-            self.sdf_known = {i for i in self.sdf_known if i[0] != key}
+            self.sdf_known = KnownInstances(i for i in self.sdf_known if i[0] != key)
             for lists in (self.fi_inits, self.fi_terms):  # deadlines: the sweep schedules them again
                 for ident in [i for i in lists if i[0] == key]:
                     del lists[ident]
