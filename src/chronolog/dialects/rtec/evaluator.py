@@ -145,6 +145,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
         self.sdf_known = KnownInstances()  # SDF instances computed since time 0, by key
         self._outliving: dict[tuple, bool] = {}  # SDF entity -> ``_outlives``
+        self._steady_lo: float | None = None  # where the next window starts if no input lands before it
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
         self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
@@ -355,7 +356,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             # the whole history: its instances are those its rules show anywhere (``quiet(d1) =
             # complement_all([open(d1)])`` holds after open(d1) ended, before this window), not
             # those whose input holds in the window; spliced from ``at`` on as any other
-            whole = self.past_from_start and at != NEG_INF and self._outlives(ent)
+            whole = self.past_from_start and at != NEG_INF and self._outlives(ent) and self._reaches_back(ent, lo)
             self.clip_lo = NEG_INF if whole else at
             fv, i = Var(), Var()
             first: dict[tuple, Any] = {}  # instances no window computed before -> their fluent term
@@ -374,6 +375,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             if whole:
                 past = self._whole_past(ent, results, first) or past
             elif self.past_from_start and at != NEG_INF and ent not in self.redo_from:
+                if self._outlives(ent):
+                    self._go_on(ent, rules, at, results)
                 for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
                     self.clip_lo = NEG_INF
                     whole_ivs: list = []
@@ -420,6 +423,37 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 results.setdefault(args, {})[v] = ([], True)
                 self.sdf_known.discard((key, args, v))
         return past
+
+    def _reaches_back(self, ent: tuple, lo: float) -> bool:
+        """Whether this window may change an outliving fluent's past or its set of instances, so
+        that it is derived over the whole history (``_whole_past``): it starts before where the
+        last window ended (a late event, a dependency derived again from the start, a floor),
+        a retraction arrived since (it may take away what showed an instance), or an upgrade
+        derives it again.  Otherwise nothing it reads changed before ``lo + 1`` (all inputs
+        since are at or after it): its values there, and so the instances shown there, are
+        the last window's; a new instance is one its rules show from the window on (its whole
+        past is derived then, as a grounded one's), and a known one goes on (``_go_on``)."""
+        return (self._steady_lo is None or lo < self._steady_lo or self._retracted
+                or self.redo_only is not None or ent in self.redo_from)
+
+    def _go_on(self, ent: tuple, rules: list[Rule], at: float, results: dict) -> None:
+        """The values from ``at`` on of an outliving fluent's known instances its rules did not
+        show from ``at`` on (``alarm(d1) = open(d1) union armed(d1)`` after open(d1) ended).
+        Its rules are built from holdsFor goals and interval operations (union, intersection,
+        complement within the window's span, relative complement), each of which gives a time
+        from its operands at that time only: an instance's value from ``at`` on is its rules
+        bound to that instance over the inputs from ``at`` on, as a grounded instance's is
+        derived (``clip_lo``)."""
+        key, i = ent[1], Var()
+        for _, args, v in self.sdf_known.of(key):
+            if (ent[2] is not None and v != ent[2]) or v in results.get(args, {}):
+                continue
+            self.clip_lo = at
+            got: list = []
+            for _ in self._solutions(rules, ("holdsFor", ("=", _fterm(key, args), v), i)):
+                val = deref(i)
+                got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
+            results.setdefault(args, {})[v] = (got, False)
 
     def _outlives(self, ent: tuple) -> bool:
         """Whether an ungrounded statically determined fluent's instance may hold after a time
@@ -488,7 +522,9 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 gc.enable()
         self.time_points += 1
         self.done = horizon
+        self._retracted = False
         self.lo = hi + 1 if hi != INF else INF
+        self._steady_lo = self.lo  # the next window's start, unless input lands before it
         out = self._publish(changed, horizon)
         if self.retention is not None and horizon != INF and horizon - self.pruned_at >= max(self.step, self.retention // 4):
             self._forget(horizon)
