@@ -10,7 +10,7 @@ import json
 import random
 
 import pytest
-from tests.meaning import sampled_meaning
+from meaning import sampled_meaning
 
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
@@ -60,4 +60,12 @@ def _meaning(events: list[Event], step: int) -> set:
 @pytest.mark.parametrize("seed", range(40))
 def test_window_by_window_as_one_evaluation(seed: int) -> None:
     arrivals, kept = _stream(seed)
+    assert _meaning(arrivals, 1) == _meaning(kept, 10_000)
+
+
+@pytest.mark.xfail(strict=True, reason="an older discrepancy, open: every opened(d2) is retracted, so open(d2) "
+                   "never holds, but window by window alarm(d2) is still an instance (one evaluation has none), "
+                   "so quiet(d2) = armed minus alarm does not hold at 34")
+def test_an_instance_whose_every_showing_event_is_retracted_is_gone() -> None:
+    arrivals, kept = _stream(225)
     assert _meaning(arrivals, 1) == _meaning(kept, 10_000)
