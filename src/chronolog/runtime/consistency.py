@@ -12,15 +12,19 @@ T.  Only such trees change; the check is one evaluation of the cited events."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from chronolog.core.events import Event
 from chronolog.core.explanation import Node
 from chronolog.evaluator import Evaluator, atom_text
 
+if TYPE_CHECKING:
+    from chronolog.runtime.explain import Query
+
 _BY = "(derived by the evaluation of "
 
 
-def keep_consistent(node: Node, events: list[Event], query: object, fresh: Callable[[], Evaluator],
+def keep_consistent(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator],
                     answers: Callable[[Evaluator, list[Event]], list[dict]]) -> None:
     """Add the background node to each derivation of ``node`` (one, or ``--all``'s) whose
     cited events alone leave the evaluation that derives it without an answer set."""
@@ -38,9 +42,9 @@ def _nodes(node: Node) -> Iterator[Node]:
         yield from _nodes(entry)
 
 
-def _keep(tree: Node, events: list[Event], query: object, fresh: Callable[[], Evaluator],
+def _keep(tree: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator],
           answers: Callable[[Evaluator, list[Event]], list[dict]]) -> None:
-    t = query.t  # type: ignore[attr-defined]
+    t = query.t
     points = [t, *(int(n.text.split(_BY)[1].split(")")[0]) for n in _nodes(tree) if _BY in n.text)]
     at = max(points)  # the evaluation that derives the tree's atom
     cited = {n.where for n in _nodes(tree) if n.kind == "event" and n.where}
@@ -54,10 +58,10 @@ def _keep(tree: Node, events: list[Event], query: object, fresh: Callable[[], Ev
         return answers(fresh(), [Event(first), *(events[i] for i in sorted(chosen)), Event(at)])
 
     def derives(chosen: set[int]) -> bool:
-        return query.holds(run(chosen))  # type: ignore[attr-defined]
+        return query.holds(run(chosen))
 
     alone = run(set(kept))
-    if query.holds(alone) or not any(line.get("no_answer_set") and line.get("t") == at for line in alone):  # type: ignore[attr-defined]
+    if query.holds(alone) or not any(line.get("no_answer_set") and line.get("t") == at for line in alone):
         return  # (sound as it is, or not for want of an answer set: left as it is)
     others = sorted((i for i in facts if i not in kept and events[i].t <= at), key=lambda i: (-events[i].t, -i))
     extra = next(([i] for i in others if derives({*kept, i})), None)
