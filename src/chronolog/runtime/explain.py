@@ -28,6 +28,7 @@ from chronolog.core.records import record
 from chronolog.core.relevance import EventFilter
 from chronolog.core.source import Loc
 from chronolog.evaluator import Changes, Evaluator, Time, atom_text, resumes_mid_stream, time_text
+from chronolog.runtime.consistency import keep_consistent
 from chronolog.runtime.embedded import run_evaluator
 from chronolog.runtime.upgrade import program_versions
 from chronolog.stages.upgrading import switch_to
@@ -408,6 +409,8 @@ def explain(row: Any, program: Any, evaluator: Evaluator, events: Iterable[Event
     more = {"versions": [(at, p, _answers(make(), seen)) for at, p, make in versions]} if versions else {}
     node: Node = row.explain(program)(seen, lines, (query.pred, query.args), query.t, mode, every, depth,
                                       evaluator=evaluator, **more)
+    if mode == "why" and fresh is not None and depth is None and row.dates_back(program):
+        keep_consistent(node, reached, query, fresh, _answers)
     programs = [program, *(p for _, p, _ in versions)]
     confirm_missing(node, reached, query, fresh, None if seen is reached else cut,
                     lambda t: reaching(row, programs, events, t), anytime=not row.discrete)

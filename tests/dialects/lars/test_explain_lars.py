@@ -457,3 +457,27 @@ def test_a_box_over_a_derived_predicate_with_a_program_fact(tmp_path, capsys):
     assert _sound(tmp_path, capsys, prog, stream, got, ("b", (1,), 3)) == []
     code, got, err = explain(capsys, prog, stream, "why", "a(2)@3")
     assert code == 0 and got["rule"]["line"] == 3, err
+
+
+def test_why_cites_the_events_that_keep_the_evaluation_consistent(tmp_path, capsys):
+    """``a(1)@3`` needs only ``p(1)@3`` as a premise, but on that event alone ``c``'s tuple
+    window [1 #] dates ``c`` at 1, outside the timeline [2,3]: no answer set at 3 (LARS.md),
+    so a(1) is not derived.  ``p(2)@3`` (the last fact, dating ``c`` at 2) keeps it consistent:
+    the explanation cites it under a background node, and the cited events re-derive a(1)@3."""
+    events = [{"t": 2}, {"t": 3, "pred": "p", "args": [1]}, {"t": 3, "pred": "p", "args": [2]}]
+    prog, stream = _files(tmp_path, "c at X :- p(X) [1 #].\na(X) :- p(X) [2 #].\n", events)
+    code, got, err = explain(capsys, prog, stream, "why", "a(1)@3")
+    assert code == 0, err
+    Explanation.model_validate(got)
+    literal, background = got["premises"]
+    assert [n["source"] for n in walk(literal) if n["kind"] == "event"] == [f"{stream}:2:1"]
+    assert background["kind"] == "background" and background["text"].startswith("the evaluation of 3 has an answer set")
+    assert background["premises"] == [{"kind": "event", "text": "input p(2) at 3", "atom": "p(2)", "time": 3,
+                                       "source": f"{stream}:3:1"}]
+    for cited, derived in (([events[1]], False), ([events[1], events[2]], True)):  # by run: alone, and with it
+        alone = tmp_path / "alone.jsonl"
+        alone.write_text("".join(json.dumps(e) + "\n" for e in [{"t": 2}, *cited, {"t": 3}]))
+        capsys.readouterr()
+        assert main(["run", prog, "--input", str(alone)]) == 0
+        lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert (("a", (1,), 3) in meaning(lines, (2, 3))) is derived
