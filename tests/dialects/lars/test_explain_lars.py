@@ -481,3 +481,18 @@ def test_why_cites_the_events_that_keep_the_evaluation_consistent(tmp_path, caps
         assert main(["run", prog, "--input", str(alone)]) == 0
         lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
         assert (("a", (1,), 3) in meaning(lines, (2, 3))) is derived
+
+
+def test_an_order_comparison_of_a_number_and_a_constant_fails_as_in_run(tmp_path, capsys):
+    """``1 < a`` is false, as ``run`` reads it in every mode (order comparisons hold on integers
+    only: clingo's translation subtracts): with p(1) at 1, a(1) does not hold, and its why-not
+    names the comparison, not an earlier literal; ``1 < 2`` holds, so b(1) does."""
+    prog, stream = _files(tmp_path, "a(X) :- p(X), X < a.\nb(X) :- p(X), X < 2.\n",
+                          [{"t": 0}, {"t": 1, "pred": "p", "args": [1]}, {"t": 2}])
+    code, got, err = explain(capsys, prog, stream, "why-not", "a(1)@1")
+    assert code == 0, err
+    (rule,) = got["why_not"]
+    assert rule["text"] == "fails at body element 2: X < a is false (X=1)"
+    assert explain(capsys, prog, stream, "why", "b(1)@1")[0] == 0
+    assert main(["run", prog, "--input", stream]) == 0
+    assert meaning([json.loads(x) for x in capsys.readouterr().out.splitlines()], (0, 2)) == {("b", (1,), 1)}

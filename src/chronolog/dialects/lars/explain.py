@@ -24,7 +24,7 @@ from typing import Any
 from chronolog.core.events import Event, withdrawn
 from chronolog.core.explanation import Node
 from chronolog.core.source import Loc
-from chronolog.dialects.lars.engine.rules import _Undefined
+from chronolog.dialects.lars.engine.rules import _Undefined, compare
 from chronolog.dialects.lars.engine.tms_relations import _eval, _index, _pattern, _unify, _Window
 from chronolog.dialects.lars.ir import Atom as IrAtom
 from chronolog.dialects.lars.ir import Compare, Const, ExtAtom, Op, Program, Rule, TupleWindow, Var
@@ -250,12 +250,7 @@ def _compare(c: Compare, env: Binding) -> list[Binding] | None:
         return None
     except _Undefined:
         return []
-    ok = {"=": x == y, "!=": x != y, "<": _lt(x, y), "<=": not _lt(y, x), ">": _lt(y, x), ">=": not _lt(x, y)}[c.op]
-    return [env] if ok else []
-
-
-def _lt(x: Any, y: Any) -> bool:
-    return bool((type(x) is str, x) < (type(y) is str, y))  # integers before strings, as clingo orders them
+    return [env] if compare(c.op, x, y) else []  # (as run reads it: order on integers only)
 
 
 def _order(body: tuple) -> list[tuple[int, Any]]:

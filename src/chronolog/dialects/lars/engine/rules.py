@@ -66,7 +66,10 @@ def _compile_expr(e: Expr, slots: dict[str, int]) -> Callable[[tuple], object]:
     return arith
 
 
-def _compare(op: str, x: object, y: object) -> bool:
+def compare(op: str, x: object, y: object) -> bool:
+    """A comparison of two values as every evaluation mode reads it: ``=``/``!=`` on the value
+    and its type, the order comparisons on integers only (clingo's translation, ``asp._compare``,
+    makes them false elsewhere too)."""
     if op == "=":
         return x == y and type(x) is type(y)
     if op == "!=":
@@ -553,7 +556,7 @@ def _compile_test(c: Compare, slots: dict[str, int]) -> Callable[[tuple], bool]:
 
     def test(b: tuple) -> bool:
         try:
-            return _compare(op, left(b), right(b))
+            return compare(op, left(b), right(b))
         except _Undefined:
             return False
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chronolog.dialects.lars.engine.rules import _compare, _Undefined
+from chronolog.dialects.lars.engine.rules import _Undefined, compare
 from chronolog.dialects.lars.engine.tms_relations import (
     Binding,
     GroundRule,
@@ -472,7 +472,7 @@ class _Grounding:
                 out[var.name] = value
                 return out
         try:
-            return b if _compare(c.op, _eval(c.left, b), _eval(c.right, b)) else None
+            return b if compare(c.op, _eval(c.left, b), _eval(c.right, b)) else None
         except (_Undefined, KeyError):
             return None
 
