@@ -1128,23 +1128,27 @@ def test_the_earliest_domain_feeders_are_those_of_the_input_index(events):
         assert got._earliest(pred, feeds) == want._earliest_indexed(pred, feeds), pred
 
 
+# far(A,B): the complement of d(A,B,3) union d(A,B,8), d initiated where c(A) starts near c(B)
+FAR = ("initiatedAt(d(A,B,Th)=true, T) :- happensAt(start(c(A,X)=true), T), holdsAt(c(B,Y)=true, T), "
+       "near(X,Y,Th).\n"
+       "terminatedAt(d(A,B,Th)=true, T) :- happensAt(end(c(A,_)=true), T).\n"
+       "holdsFor(u(A,B)=true, I) :- holdsFor(d(A,B,3)=true, I1), holdsFor(d(A,B,8)=true, I2), "
+       "union_all([I1,I2], I).\n"
+       "holdsFor(far(A,B)=true, I) :- holdsFor(u(A,B)=true, I1), complement_all([I1], I).\n"
+       "near(X,Y,Th) :- member(Th,[3,8]), D is abs(X-Y), D < Th.\n"
+       "points(c(_,_)=true).\nid(p).\nid(q).\n"
+       "grounding(c(A,X)=true) :- id(A), member(X,[0,10,20,30]).\n"
+       "grounding(d(A,B,Th)=true) :- id(A), id(B), A @< B, member(Th,[3,8]).\n"
+       "grounding(u(A,B)=true) :- id(A), id(B), A @< B.\n"
+       "grounding(far(A,B)=true) :- id(A), id(B), A @< B.\n")
+
+
 def test_a_blocking_search_over_a_span_is_shared_by_the_thresholds(tmp_path, monkeypatch):
     """``Blocking._blockers_over``: far(p,q) (neither d(p,q,3) nor d(p,q,8) ever holds: c(p)
     and c(q) are never near enough) explains why neither threshold's d was initiated before T
     with one pass over the times for the first threshold; the second reuses it.  The trees are
     the ones made time by time."""
-    program = ("initiatedAt(d(A,B,Th)=true, T) :- happensAt(start(c(A,X)=true), T), holdsAt(c(B,Y)=true, T), "
-               "near(X,Y,Th).\n"
-               "terminatedAt(d(A,B,Th)=true, T) :- happensAt(end(c(A,_)=true), T).\n"
-               "holdsFor(u(A,B)=true, I) :- holdsFor(d(A,B,3)=true, I1), holdsFor(d(A,B,8)=true, I2), "
-               "union_all([I1,I2], I).\n"
-               "holdsFor(far(A,B)=true, I) :- holdsFor(u(A,B)=true, I1), complement_all([I1], I).\n"
-               "near(X,Y,Th) :- member(Th,[3,8]), D is abs(X-Y), D < Th.\n"
-               "points(c(_,_)=true).\nid(p).\nid(q).\n"
-               "grounding(c(A,X)=true) :- id(A), member(X,[0,10,20,30]).\n"
-               "grounding(d(A,B,Th)=true) :- id(A), id(B), A @< B, member(Th,[3,8]).\n"
-               "grounding(u(A,B)=true) :- id(A), id(B), A @< B.\n"
-               "grounding(far(A,B)=true) :- id(A), id(B), A @< B.\n")
+    program = FAR
     stream = [{"t": t, "pred": "c", "args": [who, x]} for t, who, x in
               [(1, "p", 0), (1, "q", 20), (2, "p", 0), (2, "q", 20), (3, "p", 10), (3, "q", 30), (5, "q", 0),
                (6, "p", 30), (6, "q", 0)]] + [{"t": 12}]

@@ -7,21 +7,9 @@ from __future__ import annotations
 
 import pytest
 from explaining import explain, files, walk
+from test_explain_rtec import FAR
 
 from chronolog.dialects.rtec.explain import Explainer
-
-_FAR = ("initiatedAt(d(A,B,Th)=true, T) :- happensAt(start(c(A,X)=true), T), holdsAt(c(B,Y)=true, T), "
-        "near(X,Y,Th).\n"
-        "terminatedAt(d(A,B,Th)=true, T) :- happensAt(end(c(A,_)=true), T).\n"
-        "holdsFor(u(A,B)=true, I) :- holdsFor(d(A,B,3)=true, I1), holdsFor(d(A,B,8)=true, I2), "
-        "union_all([I1,I2], I).\n"
-        "holdsFor(far(A,B)=true, I) :- holdsFor(u(A,B)=true, I1), complement_all([I1], I).\n"
-        "near(X,Y,Th) :- member(Th,[3,8]), D is abs(X-Y), D < Th.\n"
-        "points(c(_,_)=true).\nid(p).\nid(q).\n"
-        "grounding(c(A,X)=true) :- id(A), member(X,[0,10,20,30]).\n"
-        "grounding(d(A,B,Th)=true) :- id(A), id(B), A @< B, member(Th,[3,8]).\n"
-        "grounding(u(A,B)=true) :- id(A), id(B), A @< B.\n"
-        "grounding(far(A,B)=true) :- id(A), id(B), A @< B.\n")
 
 
 def _stream(late: bool) -> list[dict]:
@@ -39,7 +27,7 @@ def _stream(late: bool) -> list[dict]:
 
 @pytest.mark.parametrize("late", [False, True])
 def test_points_cited_by_bisection_are_those_a_scan_finds(tmp_path, capsys, monkeypatch, late):
-    prog, stream = files(tmp_path, "far.prolog", _FAR, _stream(late))
+    prog, stream = files(tmp_path, "far.prolog", FAR, _stream(late))
     code, fast, _ = explain(capsys, prog, stream, "why", "far(p,q)@12")
     assert code == 0
     cited = [n for n in walk(fast) if n.get("kind") == "event" and n.get("atom") == "c(p,0)"]
