@@ -89,9 +89,9 @@ def test_the_facts_that_stay_are_the_arrivals_less_their_retractions(seed: int) 
 
 def test_a_retracted_showing_event_and_late_arming_by_hand() -> None:
     """opened(d2)@2 arrives and is retracted at 5; arm(d2)@5 and disarm(d2)@6 arrive at 7.
-    armed(d2) holds on [6,7) (initiated at 5, terminated at 6); open(d2) never holds, so no
-    alarm(d2) instance is shown and quiet(d2) = armed(d2) minus nothing = [6,7), window by
-    window as in one evaluation."""
+    armed(d2) holds on [6,7) (initiated at 5, terminated at 6); open(d2) never holds, so
+    alarm(d2), ungrounded, is no instance (docs/rtec.md: the instances its rules show) and
+    quiet(d2) = armed(d2) minus nothing = [6,7), window by window as in one evaluation."""
     d2 = ("d2",)
     arrivals = [Event(0), Event(2, "opened", d2), *map(Event, range(2, 5)),
                 Event(2, "opened", d2, retract=True), Event(5), Event(6),
