@@ -45,6 +45,7 @@ class Node:
     # atom dated back) the point e whose evaluation must: (pred, args, t, e); None: the query's
     goal: Any = None
     blocks: bool = False  # a negated metric literal's entry: its candidates make the operand hold, so ``goal`` fails
+    derived_by: Any = None  # a LARS @-head's atom: the point whose evaluation derived it (not written out)
 
     @property
     def entries(self) -> list[Node]:

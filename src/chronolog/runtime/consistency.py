@@ -21,8 +21,6 @@ from chronolog.evaluator import Evaluator, atom_text
 if TYPE_CHECKING:
     from chronolog.runtime.explain import Query
 
-_BY = "(derived by the evaluation of "
-
 
 def keep_consistent(node: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator],
                     answers: Callable[[Evaluator, list[Event]], list[dict]]) -> None:
@@ -45,7 +43,7 @@ def _nodes(node: Node) -> Iterator[Node]:
 def _keep(tree: Node, events: list[Event], query: Query, fresh: Callable[[], Evaluator],
           answers: Callable[[Evaluator, list[Event]], list[dict]]) -> None:
     t = query.t
-    points = [t, *(int(n.text.split(_BY)[1].split(")")[0]) for n in _nodes(tree) if _BY in n.text)]
+    points = [t, *(n.derived_by for n in _nodes(tree) if n.derived_by is not None)]
     at = max(points)  # the evaluation that derives the tree's atom
     cited = {n.where for n in _nodes(tree) if n.kind == "event" and n.where}
     facts = [i for i, ev in enumerate(events) if ev.pred is not None and not ev.retract]

@@ -19,6 +19,7 @@ literal in textual order that no value of the variables the head leaves open sat
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from chronolog.core.events import Event, withdrawn
@@ -432,9 +433,17 @@ def _derive_atom(scene: Scene, atom: Atom, inst: dict, sizes: dict[Atom, int], e
         return Node("fact", f"{about['atom']} at {about['time']}: a program fact", rule=_rule_text(fact), **about)
     if scene.key_of(atom) in scene.timed:  # an @-head's atom: its own time, derived by evaluating T
         name = f"{atom_text(atom[0], atom[1][:-1])} at {atom[1][-1]}"
-        return _unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes, every, depth,
-                       path)
+        return _derived_by(_unfold(scene, atom, name, f"{name} (derived by the evaluation of {t})", inst, sizes,
+                                   every, depth, path), t)
     return _unfold(scene, atom, f"{atom_text(*atom)} at {t}", "", inst, sizes, every, depth, path)
+
+
+def _derived_by(node: Node, t: int) -> Node:
+    """An @-head atom's derivations (its rule instances, one or ``--all``'s) marked with the
+    point whose evaluation derived them (``runtime.consistency`` reads it)."""
+    if node.kind == "alternatives":
+        return replace(node, children=[_derived_by(c, t) for c in node.children])
+    return replace(node, derived_by=t) if node.kind == "rule" else node
 
 
 def _unfold(scene: Scene, atom: Atom, name: str, title: str, inst: dict, sizes: dict[Atom, int], every: bool,
