@@ -41,7 +41,7 @@ def component_identities(plan: Plan) -> list[str]:
     out = []
     for c in plan.components:  # (in evaluation order: what a component reads comes first)
         own = set(c.preds)
-        keys = {b.atom.key for r in c.rules for b in r.body if isinstance(b, ExtAtom)}
+        keys = c.reads
         reads = {of[k] for k in keys if k in of and k not in own}
         reads |= {_facts(k, plan.background[k]) for k in keys if k in plan.background}
         ident = identity([str(r) for r in c.rules], reads)
@@ -181,8 +181,7 @@ def needed(plan: Plan, rest: frozenset[int], kept_components: frozenset[int]) ->
     ones (its stratum changed) neither version's evaluation writes them, and nothing of
     them is restated."""
     of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
-    wanted = {of[b.atom.key] for ci in rest for r in plan.components[ci].rules for b in r.body
-              if isinstance(b, ExtAtom) and b.atom.key in of}
+    wanted = {of[k] for ci in rest for k in plan.components[ci].reads if k in of}
     return closed(plan, wanted) & kept_components
 
 
@@ -191,9 +190,8 @@ def closed(plan: Plan, components: set[int] | frozenset[int]) -> frozenset[int]:
     of = {p: ci for ci, c in enumerate(plan.components) for p in c.preds}
     out, todo = set(components), list(components)
     while todo:
-        for r in plan.components[todo.pop()].rules:
-            for b in r.body:
-                if isinstance(b, ExtAtom) and (ci := of.get(b.atom.key)) is not None and ci not in out:
-                    out.add(ci)
-                    todo.append(ci)
+        for k in plan.components[todo.pop()].reads:
+            if (ci := of.get(k)) is not None and ci not in out:
+                out.add(ci)
+                todo.append(ci)
     return frozenset(out)

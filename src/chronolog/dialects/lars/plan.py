@@ -56,6 +56,11 @@ class Component:
     stratified: bool  # no negation inside the component
     stratum: int = 0
 
+    @property
+    def reads(self) -> set[PredKey]:
+        """The predicates its rules' bodies read (its own too, where it is recursive)."""
+        return {b.atom.key for r in self.rules for b in r.body if isinstance(b, ExtAtom)}
+
 
 _BY_REFERENCE: dict[str, Plan] = {}
 

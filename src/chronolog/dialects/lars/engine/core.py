@@ -165,8 +165,7 @@ def _read_by(plan: Plan, stratum: int | None) -> set[PredKey] | None:
     replaced and announced at every step for nothing."""
     if stratum is None or not any(c.stratum == stratum for c in plan.components):
         return None
-    return {b.atom.key for c in plan.components if c.stratum == stratum
-            for r in c.rules for b in r.body if isinstance(b, ExtAtom)}
+    return {k for c in plan.components if c.stratum == stratum for k in c.reads}
 
 
 class NoAnswerSet(Exception):

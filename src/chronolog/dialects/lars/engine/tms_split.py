@@ -38,7 +38,7 @@ def split_plan(plan: Plan) -> Split | None:
     lower: set[int] = set()
     lower_preds: set[PredKey] = set()
     for ci, comp in enumerate(plan.components):  # dependencies first
-        reads = {b.atom.key for r in comp.rules for b in r.body if isinstance(b, ExtAtom)} & plan.intensional
+        reads = comp.reads & plan.intensional
         if comp.stratified and reads - set(comp.preds) <= lower_preds:
             lower.add(ci)
             lower_preds.update(comp.preds)
