@@ -379,10 +379,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     self._go_on(ent, rules, at, results)
                 for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
                     self.clip_lo = NEG_INF
-                    whole_ivs: list = []
-                    for _ in self._solutions(rules, ("holdsFor", term, i)):
-                        val = deref(i)
-                        whole_ivs = IV.union_all([whole_ivs, val.pairs if type(val) is Ivs else []])
+                    whole_ivs = self._intervals(rules, term)
                     results[ident[1]][ident[2]] = (whole_ivs, True)
                     past = past or bool(whole_ivs)
             self.sdf_known.update(first)
@@ -444,16 +441,21 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         from its operands at that time only: an instance's value from ``at`` on is its rules
         bound to that instance over the inputs from ``at`` on, as a grounded instance's is
         derived (``clip_lo``)."""
-        key, i = ent[1], Var()
+        key = ent[1]
         for _, args, v in self.sdf_known.of(key):
             if (ent[2] is not None and v != ent[2]) or v in results.get(args, {}):
                 continue
             self.clip_lo = at
-            got: list = []
-            for _ in self._solutions(rules, ("holdsFor", ("=", _fterm(key, args), v), i)):
-                val = deref(i)
-                got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
-            results.setdefault(args, {})[v] = (got, False)
+            results.setdefault(args, {})[v] = (self._intervals(rules, ("=", _fterm(key, args), v)), False)
+
+    def _intervals(self, rules: list[Rule], term: Any) -> list:
+        """The union of what the rules' holdsFor gives one ground fluent-value ``term`` (from
+        ``clip_lo`` on)."""
+        i, got = Var(), []
+        for _ in self._solutions(rules, ("holdsFor", term, i)):
+            val = deref(i)
+            got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
+        return got
 
     def _outlives(self, ent: tuple) -> bool:
         """Whether an ungrounded statically determined fluent's instance may hold after a time
