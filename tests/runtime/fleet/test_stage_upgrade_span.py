@@ -293,6 +293,12 @@ def test_a_later_upgrade_reading_a_stratum_known_from_before_t_only(tmp_path, ca
     assert sampled_meaning([json.loads(x) for x in out], hi) == sampled_meaning(want, hi)
 
 
+def _fed(stage, events: list[dict], i: int) -> list[bytes]:  # noqa: ANN001
+    """The lines of a plain stage fed its ``i``-th batch of ``events`` (offsets from 100 i),
+    then idle (at 5,000 (i + 1)): everything up to the batch's latest time evaluated."""
+    return stage.process(_records(events, 100 * i), now=0.0)[1] + stage.process([], now=5_000.0 * (i + 1))[1]
+
+
 def test_rtec_stage_answers_a_relative_complement_of_an_operand_of_a_union_as_run():
     """quiet = armed minus alarm, alarm = open union armed: quiet never holds (by hand: alarm
     covers armed wherever armed holds), and ``run`` answers nothing.  The stage evaluated 1
@@ -307,7 +313,7 @@ def test_rtec_stage_answers_a_relative_complement_of_an_operand_of_a_union_as_ru
             "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\ndoor(d1).\n")
     stage = _stage("rtec", prog)
     events = [{"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 30}]
-    lines = stage.process(_records(events, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    lines = _fed(stage, events, 0)
     assert sampled_meaning([json.loads(x) for x in lines], 30) == set()
 
 
@@ -355,10 +361,10 @@ def test_rtec_stage_takes_away_the_past_of_an_instance_a_late_event_empties():
                                                    "initiatedAt(armed")
     stage = _stage("rtec", prog)
     first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 30}]
-    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    lines = _fed(stage, first, 0)
     assert sampled_meaning([json.loads(x) for x in lines], 30)  # loud(d1) from 0, before the close
     late = [{"t": 0, "pred": "closed", "args": ["d1"]}, {"t": 45}]
-    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    lines += _fed(stage, late, 1)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == set()
 
 
@@ -372,8 +378,8 @@ def test_rtec_stage_goes_on_with_an_instance_whose_input_ended_before_the_window
                                                    "initiatedAt(armed")
     stage = _stage("rtec", prog)
     events = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 5, "pred": "closed", "args": ["d1"]}, {"t": 10}]
-    lines = stage.process(_records(events, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
-    lines += stage.process(_records([{"t": 20}, {"t": 45}], 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    lines = _fed(stage, events, 0)
+    lines += _fed(stage, [{"t": 20}, {"t": 45}], 1)
     want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]}], 50)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == want
 
@@ -393,9 +399,9 @@ def test_rtec_stage_new_instance_past_only_from_the_rules_that_show_it():
             "grounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
     stage = _stage("rtec", prog)
     first = [{"t": 30, "pred": "opened", "args": ["d1"]}, {"t": 30}]
-    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    lines = _fed(stage, first, 0)
     late = [{"t": 1, "pred": "arm", "args": ["d1"]}, {"t": 45}]
-    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    lines += _fed(stage, late, 1)
     want = sampled_meaning([{"interval": "[2,inf)", "pred": "loud", "args": ["d1"]}], 50)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == want
 
@@ -417,7 +423,7 @@ def test_rtec_stage_goes_on_with_a_union_whose_showing_operand_ended():
             "grounding(quiet(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
     stage = _stage("rtec", prog)
     first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 30}]
-    lines = stage.process(_records(first, 0), now=0.0)[1] + stage.process([], now=5_000.0)[1]
+    lines = _fed(stage, first, 0)
     late = [{"t": 1, "pred": "closed", "args": ["d1"]}, {"t": 45}]
-    lines += stage.process(_records(late, 100), now=0.0)[1] + stage.process([], now=10_000.0)[1]
+    lines += _fed(stage, late, 1)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == set()
