@@ -339,14 +339,14 @@ class Blocking:
         out: list[tuple[str, Any, Any]] = []
         visits: list[list] = []
         whole = span is not None and span not in memo
-        # the shared searches' keys (``_shared_key``'s) differ only in the time: their part made once
-        rest, by_time = (_loose_key(head, loose), not _time_loose(loose, len(head) + 1)) if loose else ((), False)
-        rid = id(rule)
+        # the shared searches' keys (``_shared_key``'s; the time is not loose where ``whole``)
+        # differ only in the time: their part made once
+        rest, rid = _loose_key(head, loose) if whole else (), id(rule)
         for p in times:
             found = self._blockers(rule, (*head, p))
             out += found
             if whole:  # (this head's blockers at p are the search's whose visits are kept: shared)
-                shared = memo.get(("blockers", rid, (*rest, p if by_time else _LOOSE), 16))
+                shared = memo.get(_search_key(rid, rest, False, p, 16))
                 if shared is None or shared[0] is not found:
                     whole = False
                 else:
@@ -362,7 +362,7 @@ class Blocking:
         if rest is None:
             rest = self._memo[("loose-key", id(rule), head[:-1])] = (_loose_key(head[:-1], loose),
                                                                       _time_loose(loose, len(head)))
-        return ("blockers", id(rule), (*rest[0], _LOOSE if rest[1] else head[-1]), budget)
+        return _search_key(id(rule), rest[0], rest[1], head[-1], budget)
 
     def _blockers(self, rule: Rule, head: Any, budget: int = 16) -> list[tuple[str, Any, Any]]:
         """Why ``rule``'s body fails for ``head``: for each way its goals hold up to one that
@@ -638,6 +638,13 @@ def _loose_key(ground: Any, loose: tuple[tuple[int, tuple[int, ...]], ...]) -> A
     for _, path in loose:
         ground = _put(ground, path)
     return ground
+
+
+def _search_key(rule_id: int, rest: Any, time_loose: bool, time: Any, budget: int) -> tuple:
+    """The memo key of a blocking search shared by heads that differ only at loose places:
+    the rule, the head but its time with those places left out (``_loose_key``), the time
+    (left out too where it is loose) and the budget."""
+    return ("blockers", rule_id, (*rest, _LOOSE if time_loose else time), budget)
 
 
 def _time_loose(loose: tuple[tuple[int, tuple[int, ...]], ...], n: int) -> bool:
