@@ -879,8 +879,7 @@ class Explainer(Blocking):
         if (self.ev.point_decl.get(key[0]) != key[1] and not spread) or self.simple(key) or self.sdf(key, value) or \
                 self.interval(f, t) is not None:
             return []
-        line = tuple(plain(a) for a in args) + (() if value == "true" else (plain(value),))
-        return [Event(t, key[0], line, span=(t, t + self.tick) if spread else None)]
+        return [Event(t, key[0], answer_atom(f)[1], span=(t, t + self.tick) if spread else None)]
 
     def _why_not_sdf(self, f: Fluent, t: Any, depth: int | None, path: frozenset, top: bool) -> Node:
         key, args, value = f
