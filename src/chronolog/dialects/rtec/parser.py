@@ -20,6 +20,7 @@ from chronolog.core.source import Loc
 from chronolog.dialects.rtec.prolog import Clause, PVar, read_clauses, term_text
 from chronolog.dialects.rtec.solve import CONTROL
 from chronolog.dialects.rtec.terms import Rule, compile_clause, compile_term
+from chronolog.dialects.rtec.unground import Ungrounded
 
 RULE_HEADS = {("initiatedAt", 2), ("terminatedAt", 2), ("initiates", 3), ("terminates", 3), ("holdsFor", 2),
               ("happensAt", 2)}
@@ -202,7 +203,13 @@ def check_calls(program: RtecProgram) -> None:
 
 
 def finish_program(program: RtecProgram) -> RtecProgram:
+    """Check the calls, then read what RTEC never computes as RTEC reads it (``unground.py``)."""
     check_calls(program)
+    ung = Ungrounded(program.rules, program.background.get(("grounding", 1), []))
+    if ung.fluents or ung.events:
+        program.rules = [(kind, ung.rule(rule)) for kind, rule in program.rules]
+        program.background = {k: rules if k == ("grounding", 1) else [ung.rule(r) for r in rules]
+                              for k, rules in program.background.items()}
     return program
 
 
