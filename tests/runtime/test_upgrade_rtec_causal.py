@@ -73,14 +73,16 @@ def test_rtec_upgrade_feeds_the_old_version_only_its_part_and_is_the_splice(tmp_
     assert all(ev.t < at for ev in versions.versions[0].evaluator.retained()[1] if ev.pred is not None)
 
 
-# quiet is the complement of open (ungrounded), loud = alarm union quiet (reported); the new
-# program drops quiet from loud
+# quiet is the complement of open, loud = alarm union quiet; the doors are those the input shows
+# (a dynamic domain: as RTEC reads nothing of a fluent without grounding/1, every fluent read is
+# grounded); the new program drops quiet from loud
 QUIET = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
          "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
          "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).\n"
          "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
          "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), union_all([A,B], I).\n"
-         "grounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+         "dynamicDomain(door(_)).\ngrounding(opened(D)) :- door(D).\ngrounding(arm(D)) :- door(D).\n"
+         + "".join(f"grounding({f}(D)=true) :- door(D).\n" for f in ("open", "armed", "alarm", "quiet", "loud")))
 QUIET_NEW = QUIET.replace("holdsFor(quiet(D)=true, B), union_all([A,B], I)", "union_all([A], I)")
 
 
@@ -88,7 +90,7 @@ def test_an_instance_first_seen_from_t_on_holds_before_t_where_something_holds_w
     """opened(d1) at 5, opened(d2) at 12, the upgrade at 3.  By hand, the old program over the
     whole stream: open(d1) from 6, quiet(d1) = [0,6), loud(d1) = [0,inf); likewise loud(d2)
     = [0,13) union [13,inf) — answers at 0 that only input after 3 shows (the input up to 2
-    knows neither door: quiet's instances are open's).  The new program: loud =
+    knows neither door: the domain is the doors the input shows).  The new program: loud =
     alarm, d1 from 6, d2 from 13.  So loud(d1) on [0,3) and from 6, loud(d2) on [0,3) and
     from 13; fed only the input before 3, the old version answered nothing."""
     old, new = _program(tmp_path, "old", QUIET), _program(tmp_path, "new", QUIET_NEW)
@@ -96,7 +98,8 @@ def test_an_instance_first_seen_from_t_on_holds_before_t_where_something_holds_w
     row = lookup(old.dialect)
     versions = versions_of([_make(old), _make(new)], [3], [row.causal(old), row.causal(new)], row.discrete)
     got = meaning(_lines(versions, old, stream), horizon=40)
-    assert got == {("loud", ("d1",)): {0, 1, 2, *range(6, 41)}, ("loud", ("d2",)): {0, 1, 2, *range(13, 41)}}
+    assert {k: v for k, v in got.items() if k[0] == "loud"} == {("loud", ("d1",)): {0, 1, 2, *range(6, 41)},
+                                                                ("loud", ("d2",)): {0, 1, 2, *range(13, 41)}}
 
 
 def test_causal_unless_something_holds_without_input():

@@ -115,7 +115,8 @@ POOL = {
     "init": "initially(f(x2)=true).\n",
     "fi": "fi(g(X)=on, g(X)=off, 3).\n",  # a deadline: g=on turns off 3 after its initiation
 }
-GROUNDING = "id(x1).\nid(x2).\n" + "".join(f"grounding({f}(X)={v}) :- id(X).\n" for f, v in [
+# ab, a derived event, is grounded too: RTEC reads nothing of an event without grounding/1
+GROUNDING = "id(x1).\nid(x2).\ngrounding(ab(X)) :- id(X).\n" + "".join(f"grounding({f}(X)={v}) :- id(X).\n" for f, v in [
     ("f", "true"), ("g", "on"), ("g", "off"), ("h", "true"), ("m", "true"), ("u", "true"), ("v", "true"),
     ("w", "true"), ("n", "true")])
 ATOMS = [("f", ()), ("g", ("on",)), ("g", ("off",)), ("h", ()), ("m", ()), ("u", ()), ("v", ()), ("w", ()), ("n", ())]
@@ -1021,7 +1022,8 @@ BUSY = ("happensAt(a(X), T) :- happensAt(p(X), T).\n"
         "initiatedAt(f(X)=true, T) :- happensAt(a(X), T), holdsAt(g(X)=true, T).\n"
         "terminatedAt(f(X)=true, T) :- happensAt(a(Y), T), Y \\= X, holdsAt(g(Y)=true, T).\n"
         "initiatedAt(g(X)=true, T) :- happensAt(q(X), T).\n"
-        "id(x1).\nid(x2).\ngrounding(f(X)=true) :- id(X).\ngrounding(g(X)=true) :- id(X).\n")
+        "id(x1).\nid(x2).\ngrounding(f(X)=true) :- id(X).\ngrounding(g(X)=true) :- id(X).\n"
+        "grounding(a(X)) :- id(X).\n")  # RTEC reads nothing of a derived event without grounding/1
 
 
 def test_the_closest_time_search_is_bounded_on_a_busy_event_type(tmp_path, capsys, monkeypatch):

@@ -1,7 +1,7 @@
-"""Ungrounded statically determined fluents with a union, complement or relative complement
-(``RtecEvaluator._outlives``), window by window — a window per time point, late events and
-retractions — give the answers of one evaluation of the same facts (the retracted ones
-left out) over the whole stream."""
+"""Statically determined fluents reading ungrounded ones (a union, a complement, a relative
+complement), window by window — a window per time point, late events and retractions — give
+the answers of one evaluation of the same facts (the retracted ones left out) over the whole
+stream.  As in RTEC, a read of an ungrounded fluent is empty (``unground.py``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
 from chronolog.runtime.embedded import run_evaluator
 
-# alarm: a union shown through open; quiet: a relative complement of it, grounded and reported;
-# calm: a complement, ungrounded and reported; both: an intersection of two outliving fluents
+# alarm: a union of open and armed; quiet: a relative complement of it, grounded and reported
+# (alarm, ungrounded, reads as []: quiet is armed); calm: a complement and both: an
+# intersection, ungrounded and so neither computed nor reported
 PROG = """
 initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).
 terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).
@@ -30,6 +31,8 @@ holdsFor(both(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(calm(D)=true, 
 holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B),
     relative_complement_all(A, [B], I).
 grounding(quiet(D)=true) :- door(D).
+grounding(open(D)=true) :- door(D).
+grounding(armed(D)=true) :- door(D).
 door(d1). door(d2). door(d3).
 """
 HI = 40
@@ -89,14 +92,15 @@ def test_the_facts_that_stay_are_the_arrivals_less_their_retractions(seed: int) 
 
 def test_a_retracted_showing_event_and_late_arming_by_hand() -> None:
     """opened(d2)@2 arrives and is retracted at 5; arm(d2)@5 and disarm(d2)@6 arrive at 7.
-    armed(d2) holds on [6,7) (initiated at 5, terminated at 6); open(d2) never holds, so
-    alarm(d2), ungrounded, is no instance (docs/rtec.md: the instances its rules show) and
-    quiet(d2) = armed(d2) minus nothing = [6,7), window by window as in one evaluation."""
+    armed(d2) holds on [6,7) (initiated at 5, terminated at 6); alarm(d2), ungrounded, reads
+    as [] (docs/rtec.md), so quiet(d2) = armed(d2) minus nothing = [6,7), window by window as
+    in one evaluation; open(d2) holds nowhere after the retraction."""
     d2 = ("d2",)
     arrivals = [Event(0), Event(2, "opened", d2), *map(Event, range(2, 5)),
                 Event(2, "opened", d2, retract=True), Event(5), Event(6),
                 Event(5, "arm", d2), Event(6, "disarm", d2), *map(Event, range(7, 10))]
     kept = [Event(5, "arm", d2), Event(6, "disarm", d2), Event(9)]
-    want = sampled_meaning([{"interval": "[6,7)", "pred": "quiet", "args": ["d2"]}], HI)
+    want = sampled_meaning([{"interval": "[6,7)", "pred": "quiet", "args": ["d2"]},
+                            {"interval": "[6,7)", "pred": "armed", "args": ["d2"]}], HI)
     assert _meaning(arrivals, 1) == want
     assert _meaning(kept, 10_000) == want

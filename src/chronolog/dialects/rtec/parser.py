@@ -20,7 +20,7 @@ from chronolog.core.source import Loc
 from chronolog.dialects.rtec.prolog import Clause, PVar, read_clauses, term_text
 from chronolog.dialects.rtec.solve import CONTROL
 from chronolog.dialects.rtec.terms import Rule, compile_clause, compile_term
-from chronolog.dialects.rtec.unground import Ungrounded
+from chronolog.dialects.rtec.unground import NO_GROUNDING, NO_GROUNDING_FACT, Ungrounded
 
 RULE_HEADS = {("initiatedAt", 2), ("terminatedAt", 2), ("initiates", 3), ("terminates", 3), ("holdsFor", 2),
               ("happensAt", 2)}
@@ -206,10 +206,18 @@ def finish_program(program: RtecProgram) -> RtecProgram:
     """Check the calls, then read what RTEC never computes as RTEC reads it (``unground.py``)."""
     check_calls(program)
     ung = Ungrounded(program.rules, program.background.get(("grounding", 1), []))
-    if ung.fluents or ung.events:
-        program.rules = [(kind, ung.rule(rule)) for kind, rule in program.rules]
-        program.background = {k: rules if k == ("grounding", 1) else [ung.rule(r) for r in rules]
-                              for k, rules in program.background.items()}
+    if not (ung.fluents or ung.events):
+        return program
+    rules = [(kind, ung.rule(rule)) for kind, rule in program.rules]
+    background = {k: rs if k == ("grounding", 1) else [ung.rule(r) for r in rs] for k, rs in program.background.items()}
+    changed = any(a is not b for (_, a), (_, b) in zip(rules, program.rules, strict=True)) or any(
+        a is not b for k, rs in background.items() for a, b in zip(rs, program.background[k], strict=True))
+    if changed:
+        if (NO_GROUNDING, 1) in program.background:
+            raise ProgramError(f"{NO_GROUNDING}/1 is chronolog's own (a read of an entity without grounding/1)",
+                               program.background[(NO_GROUNDING, 1)][0].loc)
+        program.rules = rules
+        program.background = {**background, (NO_GROUNDING, 1): [NO_GROUNDING_FACT]}
     return program
 
 

@@ -9,10 +9,11 @@ which stay free), ``holdsAt`` of it fails, and ``start``/``end`` of it, like a d
 without a grounding, never happen.  So an ungrounded helper such as
 ``alarm(D)=true`` (a union of ``open(D)`` and ``armed(D)``) reads as empty wherever another
 rule reads it, whatever its own rules say (checked against RTEC: see
-``tests/data/rtec/ungrounded/``).  Rewriting these reads once, when the program is loaded, gives
-every mode that runs the rules — ``run``, windows, the fleet, ``--upgrade``, ``explain`` — the
-same reading, and leaves the ungrounded entity itself unread (so not computed, as in RTEC,
-unless it is a value of a fluent with grounded values).
+``tests/data/rtec/ungrounded/``).  Wrapping these reads once, when the program is loaded, in
+``no_grounding/1`` (a background fact: ``holdsFor`` gives ``[]``, the others fail) gives every
+mode that runs the rules — ``run``, windows, the fleet, ``--upgrade``, ``explain`` — the same
+reading, lets ``explain`` cite the read as written, and leaves the ungrounded entity itself
+unread (so not computed, as in RTEC, unless it is a value of a fluent with grounded values).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from typing import Any
 from chronolog.dialects.rtec.terms import Rule, Slot
 
 Key = tuple[str, int]
+NO_GROUNDING = "no_grounding"  # no_grounding(G): G reads an entity RTEC never computes
+# its one clause: holdsFor gives [] (its arguments stay as they are); holdsAt and happensAt fail
+NO_GROUNDING_FACT = Rule((NO_GROUNDING, ("holdsFor", Slot(0), "[]")), [], 1, None, {})
 _WRAPPERS = {(",", 2), (";", 2), ("->", 2), ("\\+", 1), ("not", 1), ("once", 1)}
 _FLUENT_RULES = ("initiatedAt", "terminatedAt", "holdsFor")
 
@@ -96,15 +100,13 @@ class Ungrounded:
         if k == ("findall", 3):
             inner = self.goal(g[2])
             return g if inner is g[2] else (g[0], g[1], inner, g[3])
-        if k == ("holdsFor", 2) and self.never_pair(g[1]):
-            return ("=", g[2], "[]")
-        if k == ("holdsAt", 2) and self.never_pair(g[1]):
-            return "fail"
+        if k in (("holdsFor", 2), ("holdsAt", 2)):
+            return (NO_GROUNDING, g) if self.never_pair(g[1]) else g
         if k == ("happensAt", 2):
             e = g[1]
             if type(e) is tuple and e[0] in ("start", "end") and len(e) == 2:
-                return "fail" if self.never_pair(e[1]) else g
-            return "fail" if self.never_event(e) else g
+                return (NO_GROUNDING, g) if self.never_pair(e[1]) else g
+            return (NO_GROUNDING, g) if self.never_event(e) else g
         return g
 
     def rule(self, rule: Rule) -> Rule:

@@ -1,0 +1,114 @@
+"""Reads of entities without ``grounding/1`` answer as RTEC itself answered them.
+
+The expected answers are RTEC's own output (``tests/data/rtec/ungrounded/*-rtec.txt``, with
+the event descriptions and CSV streams it ran on and the command in that folder's README):
+RTEC computes an entity only for the instances ``grounding/1`` admits, and a rule reading an
+ungrounded fluent-value pair or derived event reads nothing — ``quiet(e)`` = ``armed(e)``
+minus the ungrounded ``alarm(e)`` is all of ``armed(e)``, although ``alarm(e)``'s own rule
+(a union with ``armed(e)``) would cover it.  ``chronolog run`` must give them in one
+evaluation, window by window (a window per time point, and with one event arriving late),
+and ``explain`` must agree."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from explaining import explain
+from meaning import meaning
+
+from chronolog.core.events import Event
+from chronolog.dialects.rtec.evaluator import RtecEvaluator
+from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.runtime.embedded import run_evaluator
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "rtec" / "ungrounded"
+SPAN = (0, 120)  # beyond every case's last event (60) and RTEC's end time (100)
+_LINE = re.compile(r"^grounded (\w+)(?:\((.*?)\))?=(\w+) \[(.*)\]$")
+
+
+def _rtec(case: str) -> set:
+    """RTEC's printed intervals ``(Ts,Te)`` (half-open, ``inf`` = still holding), as a meaning."""
+    lines = []
+    for text in (DATA / f"{case}-rtec.txt").read_text().splitlines():
+        m = _LINE.match(text)
+        assert m, text
+        name, args, value, ivs = m.groups()
+        args = args.split(",") if args else []
+        if value != "true":
+            args.append(value)
+        for a, b in re.findall(r"\((\d+),(\w+)\)", ivs):
+            lines.append({"interval": f"[{a},{b})", "pred": name, "args": args})
+    return meaning(lines, SPAN)
+
+
+def _events(case: str) -> list[Event]:
+    """The CSV rows ``Label|Arrival|Occurrence|Args...`` as input events (all are events here)."""
+    out = []
+    for row in (DATA / f"{case}.csv").read_text().splitlines():
+        label, _, t, *args = row.split("|")
+        out.append(Event(int(t), label, tuple(args)))
+    return out
+
+
+def _run(case: str, arrivals: list[Event], step: int) -> set:
+    program = finish_program(parse_rtec((DATA / f"{case}.prolog").read_text(), f"{case}.prolog"))
+    out = io.StringIO()
+    run_evaluator(RtecEvaluator(program, step), arrivals, out)
+    return meaning([json.loads(x) for x in out.getvalue().splitlines()], SPAN)
+
+
+def _per_point(events: list[Event], late: int = 0) -> list[Event]:
+    """A time advance at every point; the ``late``-th event (1-based) arrives 7 points late."""
+    held = events[late - 1] if late else None
+    out: list[Event] = []
+    for t in range(SPAN[1] + 1):
+        out += [e for e in events if e.t == t and e is not held]
+        if held is not None and t == held.t + 7:
+            out.append(held)
+        out.append(Event(t))
+    return out
+
+
+@pytest.mark.parametrize("case", ["alarm", "doors"])
+def test_one_evaluation_gives_rtecs_answer(case: str) -> None:
+    assert _run(case, [*_events(case), Event(SPAN[1])], 10_000) == _rtec(case)
+
+
+@pytest.mark.parametrize("case", ["alarm", "doors"])
+@pytest.mark.parametrize("late", [0, 1, 4])
+def test_window_by_window_gives_rtecs_answer(case: str, late: int) -> None:
+    assert _run(case, _per_point(_events(case), late), 1) == _rtec(case)
+
+
+def test_the_rtec_case_by_hand() -> None:
+    """The brief's shape, read off RTEC's output: d armed on [6,31), never opened; e armed on
+    [11,41) and open on [13,21).  quiet is armed minus alarm, alarm (no grounding) reads as
+    []: quiet(d) = [6,31), quiet(e) = [11,41)."""
+    got = _rtec("alarm")
+    assert {(p, a) for p, a, _ in got} == {("armed", ("d",)), ("armed", ("e",)), ("open", ("e",)),
+                                           ("quiet", ("d",)), ("quiet", ("e",))}
+    assert {t for p, a, t in got if (p, a) == ("quiet", ("e",))} == set(range(11, 41))
+
+
+def test_explain_cites_the_empty_read(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Why quiet(e) holds at 20: its rule, with armed(e) on [11,41) and the read of alarm(e),
+    which has no grounding/1, cited as such and empty — so the relative complement keeps 20;
+    quiet(d) ends with armed(d) at 31."""
+    prog = tmp_path / "alarm.prolog"
+    prog.write_text((DATA / "alarm.prolog").read_text())
+    stream = tmp_path / "alarm.jsonl"
+    stream.write_text("".join(json.dumps({"t": e.t, "pred": e.pred, "args": list(e.args)}) + "\n"
+                              for e in _events("alarm")) + '{"t": 100}\n')
+    code, got, err = explain(capsys, str(prog), str(stream), "why", "quiet(e)@20")
+    assert code == 0, err
+    assert got["interval"] == "[11,41)"
+    assert "no_grounding(holdsFor(alarm(D)=true,I2))" in got["rule"]["text"] and got["bindings"]["I2"] == "[]"
+    op = got["premises"][0]
+    assert op["text"] == "relative_complement_all(I1,[I2],I) = [[11,41)]: contains 20"
+    code, got, err = explain(capsys, str(prog), str(stream), "why-not", "quiet(d)@40")
+    assert code == 0, err
+    assert got["text"].startswith("quiet(d) does not hold at 40")
