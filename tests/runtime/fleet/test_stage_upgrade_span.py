@@ -137,8 +137,8 @@ RTEC_READ = RTEC_TOP + ("initiatedAt(rang(D)=true, T) :- happensAt(start(alarm(D
 # armed keep their state (the clause is the new fluent's content, not every stratum's)
 RTEC_ADDED = RTEC_OLD + ("holdsFor(shut(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
                          "grounding(shut(D)=true) :- door(D).\n")
-# alarm without a grounding: the old program never computes it (nothing reads it); the new one
-# reads it for loud, so the kept alarm (the same rules) is computed at the upgrade
+# alarm without a grounding: neither program computes it (the new one reads it for loud, as
+# RTEC reads it: [])
 RTEC_UNSEEN = RTEC_TOP.replace("grounding(alarm(D)=true) :- door(D).\n", "")
 RTEC_UNSEEN_READ = RTEC_UNSEEN + ("holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), union_all([A], I).\n"
                                   "grounding(loud(D)=true) :- door(D).\n")
@@ -300,32 +300,42 @@ def _fed(stage, events: list[dict], i: int) -> list[bytes]:  # noqa: ANN001
 
 
 def test_rtec_stage_answers_a_relative_complement_of_an_operand_of_a_union_as_run():
-    """quiet = armed minus alarm, alarm = open union armed: quiet never holds (by hand: alarm
-    covers armed wherever armed holds), and ``run`` answers nothing.  The stage evaluated 1
-    before the event at 1 (arm(d1) at 0 alone), so ungrounded alarm(d1) first showed up in the
-    late event's window: it was derived from 2 only and quiet kept [1,2); an instance new with
-    a past gets it, and what reads it is derived again from the start."""
+    """quiet = armed minus alarm, alarm = open union armed without grounding/1: as RTEC reads
+    it, alarm(d1) is [] and quiet(d1) = armed(d1), from 1 (arm(d1) at 0); open(d1) from 2.
+    The stage evaluated 1 before the event at 1 (arm(d1) at 0 alone)."""
     prog = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
             "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).\n"
             "grounding(quiet(D)=true) :- door(D).\n"
             "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
             "relative_complement_all(A, [B], I).\n"
-            "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\ndoor(d1).\n")
+            "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\ndoor(d1).\n"
+            "grounding(open(D)=true) :- door(D).\ngrounding(armed(D)=true) :- door(D).\n")
     stage = _stage("rtec", prog)
     events = [{"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 30}]
     lines = _fed(stage, events, 0)
-    assert sampled_meaning([json.loads(x) for x in lines], 30) == set()
+    want = [{"interval": "[1,inf)", "pred": p, "args": ["d1"]} for p in ("quiet", "armed")]
+    want.append({"interval": "[2,inf)", "pred": "open", "args": ["d1"]})
+    assert sampled_meaning([json.loads(x) for x in lines], 30) == sampled_meaning(want, 30)
 
 
-# quiet is the complement of open (ungrounded), loud = alarm union quiet (reported); the new
-# program drops quiet from loud, the other strata are kept
+# quiet is the complement of open, loud = alarm union quiet; the doors are those the input shows
+# (a dynamic domain) and every fluent is grounded over them (RTEC reads nothing of a fluent
+# without grounding/1); the new program drops quiet from loud, the other strata are kept
 RTEC_QUIET = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
               "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
               "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), "
               "union_all([A,B], I).\n"
               "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
               "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), "
-              "union_all([A,B], I).\ngrounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+              "union_all([A,B], I).\ndynamicDomain(door(_)).\n"
+              + "".join(f"grounding({e}(D)) :- door(D).\n" for e in ("opened", "closed", "arm"))
+              + "".join(f"grounding({f}(D)=true) :- door(D).\n" for f in ("open", "armed", "alarm", "quiet", "loud")))
+
+
+def _only(lines: list, preds: set[str]) -> list[dict]:
+    """The answer lines of the fluents ``preds`` (JSON lines or dicts)."""
+    got = [x if isinstance(x, dict) else json.loads(x) for x in lines]
+    return [x for x in got if x["pred"] in preds]
 RTEC_QUIET_NEW = RTEC_QUIET.replace("holdsFor(quiet(D)=true, B), union_all([A,B], I)", "union_all([A], I)")
 
 
@@ -337,14 +347,14 @@ RTEC_QUIET_NEW = RTEC_QUIET.replace("holdsFor(quiet(D)=true, B), union_all([A,B]
 def test_rtec_stage_instance_first_seen_after_t_holds_before_t(first, second):
     """Upgrade at 20.  By hand, the old program over the whole stream: open(d1) from 6,
     quiet(d1) = [0,6), loud(d1) = [0,inf); open(d2) from 26, loud(d2) = [0,inf) too — an
-    answer at 0 that the input before 20 does not show for d2 (the second case: nor for
-    d1, whose event comes after the upgrade, late, behind a retraction that matches
-    nothing).  The new program: loud = alarm, d1 from 6, d2 from 26.  Spliced: loud(d1)
+    answer at 0 that the input before 20 does not show for d2, a door first seen at 25 (the
+    second case: nor for d1, whose event comes after the upgrade, late, behind a retraction
+    that matches nothing).  The new program: loud = alarm, d1 from 6, d2 from 26.  Spliced: loud(d1)
     from 0 on, loud(d2) on [0,20) and from 26; a stage whose old version is fed nothing
     from 20 on has no loud(d2) before 20."""
     got, said = _fleet("rtec", RTEC_QUIET, RTEC_QUIET_NEW, "20", first, second, settle=True)
     assert "alarm/1" in said[0]["kept"], said
-    meaning = sampled_meaning(got, 30)
+    meaning = sampled_meaning(_only(got, {"loud"}), 30)
     want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]},
                             {"interval": "[0,20)", "pred": "loud", "args": ["d2"]},
                             {"interval": "[26,inf)", "pred": "loud", "args": ["d2"]}], 30)
@@ -353,65 +363,70 @@ def test_rtec_stage_instance_first_seen_after_t_holds_before_t(first, second):
 
 def test_rtec_stage_takes_away_the_past_of_an_instance_a_late_event_empties():
     """opened(d1) at 0 twice, then (late, after an evaluation to 30) closed(d1) at 0.  By hand,
-    over the whole stream: open(d1) is initiated and terminated at 0 and never holds, so it
-    has no instance, nor has quiet(d1) (quiet's instances are open's), nor loud(d1) = alarm
-    union quiet: no answer (``run`` agrees).  Before the close, loud(d1) held from 0; the
-    close took back [1,inf) only, leaving quiet's past [0,1) and loud on [0,1)."""
+    over the whole stream: open(d1) is initiated and terminated at 0 and never holds, nor does
+    alarm(d1); d1 is a door (the input shows it), so quiet(d1), the complement of nothing, and
+    loud(d1) hold from 0 (``run`` agrees).  Before the close, open(d1) and alarm(d1) held from
+    1 and quiet(d1) on [0,1): the close takes those back and gives quiet(d1) the rest."""
     prog = RTEC_QUIET.replace("initiatedAt(armed", "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
                                                    "initiatedAt(armed")
     stage = _stage("rtec", prog)
     first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 30}]
     lines = _fed(stage, first, 0)
-    assert sampled_meaning([json.loads(x) for x in lines], 30)  # loud(d1) from 0, before the close
+    before = [{"interval": "[1,inf)", "pred": p, "args": ["d1"]} for p in ("open", "alarm")]
+    before += [{"interval": "[0,1)", "pred": "quiet", "args": ["d1"]},
+               {"interval": "[0,inf)", "pred": "loud", "args": ["d1"]}]
+    assert sampled_meaning(_only(lines, {"open", "alarm", "quiet", "loud"}), 30) == sampled_meaning(before, 30)
     late = [{"t": 0, "pred": "closed", "args": ["d1"]}, {"t": 45}]
     lines += _fed(stage, late, 1)
-    assert sampled_meaning([json.loads(x) for x in lines], 50) == set()
+    after = [{"interval": "[0,inf)", "pred": p, "args": ["d1"]} for p in ("quiet", "loud")]
+    assert sampled_meaning(_only(lines, {"open", "alarm", "quiet", "loud"}), 50) == sampled_meaning(after, 50)
 
 
 def test_rtec_stage_goes_on_with_an_instance_whose_input_ended_before_the_window():
     """opened(d1) at 1, closed(d1) at 5, evaluated to 10, then to 20 and 45 (in order, no
     late event).  By hand: open(d1) = [2,5], quiet(d1) = its complement = [0,1] and from 6,
     alarm(d1) = open(d1), loud(d1) = alarm union quiet = from 0 on (``run`` agrees).  A
-    later window, where open(d1) holds nothing, did not show quiet(d1) and cut it to
-    nothing from there: loud(d1) taken back from 6."""
+    later window, where open(d1) holds nothing, must still give quiet(d1) from 6."""
     prog = RTEC_QUIET.replace("initiatedAt(armed", "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
                                                    "initiatedAt(armed")
     stage = _stage("rtec", prog)
     events = [{"t": 1, "pred": "opened", "args": ["d1"]}, {"t": 5, "pred": "closed", "args": ["d1"]}, {"t": 10}]
     lines = _fed(stage, events, 0)
     lines += _fed(stage, [{"t": 20}, {"t": 45}], 1)
-    want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]}], 50)
-    assert sampled_meaning([json.loads(x) for x in lines], 50) == want
+    want = sampled_meaning([{"interval": "[0,inf)", "pred": "loud", "args": ["d1"]},
+                            {"interval": "[0,2)", "pred": "quiet", "args": ["d1"]},
+                            {"interval": "[6,inf)", "pred": "quiet", "args": ["d1"]}], 50)
+    assert sampled_meaning(_only(lines, {"loud", "quiet"}), 50) == want
 
 
 def test_rtec_stage_new_instance_past_only_from_the_rules_that_show_it():
-    """quiet by two rules: the complement of open (which no rule defines: no instance, so it
-    gives no quiet instance) and armed minus alarm (no alarm rule: []); loud = alarm union
-    quiet.  arm(d1) at 1 comes late, after an evaluation to 30.  By hand: armed(d1) from 2,
-    quiet(d1) from 2 (the second rule only), loud(d1) from 2 (``run`` agrees).  The new
-    instance's past was derived by calling the rules with d1 bound, where the first rule
-    complements open(d1)'s empty list to everything: loud(d1) from 0."""
+    """quiet by two rules (the complement of open, which no rule defines, and armed minus
+    alarm), without grounding/1: RTEC never computes it and reads it as [] (whatever its first
+    rule, a complement of nothing, would give); alarm = armed; loud = alarm union quiet.
+    arm(d1) at 1 comes late, after an evaluation to 30.  By hand: armed(d1), alarm(d1) and
+    loud(d1) from 2 (``run`` agrees); nothing from 0."""
     prog = ("initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
+            "holdsFor(alarm(D)=true, I) :- holdsFor(armed(D)=true, I).\n"
             "holdsFor(quiet(D)=true, I) :- holdsFor(open(D)=true, A), complement_all([A], I).\n"
             "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
             "relative_complement_all(A, [B], I).\n"
             "holdsFor(loud(D)=true, I) :- holdsFor(alarm(D)=true, A), holdsFor(quiet(D)=true, B), union_all([A,B], I).\n"
-            "grounding(loud(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+            "grounding(loud(D)=true) :- door(D).\ngrounding(alarm(D)=true) :- door(D).\n"
+            "grounding(armed(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
     stage = _stage("rtec", prog)
     first = [{"t": 30, "pred": "opened", "args": ["d1"]}, {"t": 30}]
     lines = _fed(stage, first, 0)
     late = [{"t": 1, "pred": "arm", "args": ["d1"]}, {"t": 45}]
     lines += _fed(stage, late, 1)
-    want = sampled_meaning([{"interval": "[2,inf)", "pred": "loud", "args": ["d1"]}], 50)
+    want = sampled_meaning([{"interval": "[2,inf)", "pred": p, "args": ["d1"]} for p in ("loud", "alarm", "armed")], 50)
     assert sampled_meaning([json.loads(x) for x in lines], 50) == want
 
 
 def test_rtec_stage_goes_on_with_a_union_whose_showing_operand_ended():
-    """alarm = open union armed (and open intersect armed), ungrounded, shown through open;
-    quiet = armed minus alarm, reported.  opened(d1) and arm(d1) at 0, then (late, after an
-    evaluation to 30) closed(d1) at 1.  By hand: open(d1) = [1,1], armed(d1) from 1, alarm(d1)
-    from 1, quiet(d1) never (``run`` agrees).  The late event's window, where open(d1) holds
-    nothing, did not show alarm(d1) and cut it to nothing from 2: quiet(d1) from 2."""
+    """alarm = open union armed (and open intersect armed), ungrounded; quiet = armed minus
+    alarm, reported, open and armed grounded.  opened(d1) and arm(d1) at 0, then (late, after
+    an evaluation to 30) closed(d1) at 1.  By hand, as RTEC reads it: alarm(d1), without
+    grounding/1, is [], so quiet(d1) = armed(d1) from 1; open(d1) = [1,1] (``run`` agrees)."""
     prog = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
             "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
             "initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).\n"
@@ -420,10 +435,13 @@ def test_rtec_stage_goes_on_with_a_union_whose_showing_operand_ended():
             "holdsFor(alarm(D)=true, I) :- holdsFor(open(D)=true, A), holdsFor(armed(D)=true, B), union_all([A,B], I).\n"
             "holdsFor(quiet(D)=true, I) :- holdsFor(armed(D)=true, A), holdsFor(alarm(D)=true, B), "
             "relative_complement_all(A, [B], I).\n"
-            "grounding(quiet(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
+            "grounding(quiet(D)=true) :- door(D).\ngrounding(open(D)=true) :- door(D).\n"
+            "grounding(armed(D)=true) :- door(D).\ndoor(d1).\ndoor(d2).\n")
     stage = _stage("rtec", prog)
     first = [{"t": 0, "pred": "opened", "args": ["d1"]}, {"t": 0, "pred": "arm", "args": ["d1"]}, {"t": 30}]
     lines = _fed(stage, first, 0)
     late = [{"t": 1, "pred": "closed", "args": ["d1"]}, {"t": 45}]
     lines += _fed(stage, late, 1)
-    assert sampled_meaning([json.loads(x) for x in lines], 50) == set()
+    want = [{"interval": "[1,inf)", "pred": p, "args": ["d1"]} for p in ("quiet", "armed")]
+    want.append({"interval": "[1,2)", "pred": "open", "args": ["d1"]})
+    assert sampled_meaning([json.loads(x) for x in lines], 50) == sampled_meaning(want, 50)

@@ -22,6 +22,7 @@ from chronolog.core.strata import Definitions, Stratum, strata
 from chronolog.dialects.rtec.hierarchy import Hierarchy, _grounding_key
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.terms import Rule, Slot, has_slot
+from chronolog.dialects.rtec.unground import NO_GROUNDING
 
 
 def rtec_strata(program: RtecProgram) -> list[Stratum]:
@@ -106,6 +107,8 @@ def _context(program: RtecProgram, own: set[int]) -> str:
     the ids of the ``grounding/1`` clauses that belong to one entity's content instead."""
     parts = [f"tick={program.clock_tick}", f"domain={sorted(program.dynamic_domain)}"]
     for key in sorted(program.background):
+        if key == (NO_GROUNDING, 1):  # chronolog's own, the same in every program that has it
+            continue
         parts += [f"bk:{rule_text(r)}" for r in program.background[key] if id(r) not in own]
     parts += [f"initially:{rule_text(r)}" for r in program.initially]
     parts += [f"fi:{rule_text(r)}" for r in program.deadlines]
