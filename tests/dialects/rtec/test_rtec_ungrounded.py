@@ -23,6 +23,7 @@ from meaning import meaning
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
 from chronolog.dialects.rtec.parser import finish_program, parse_rtec
+from chronolog.dialects.rtec.windowed import WindowedRtecEvaluator
 from chronolog.runtime.embedded import run_evaluator
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "rtec" / "ungrounded"
@@ -112,3 +113,13 @@ def test_explain_cites_the_empty_read(tmp_path: Path, capsys: pytest.CaptureFixt
     code, got, err = explain(capsys, str(prog), str(stream), "why-not", "quiet(d)@40")
     assert code == 0, err
     assert got["text"].startswith("quiet(d) does not hold at 40")
+
+
+@pytest.mark.parametrize("case", ["alarm", "doors"])
+def test_rtecs_windowed_mode_with_one_window_over_the_stream_gives_rtecs_answer(case: str) -> None:
+    """``--window 250 --step 200``: the one query at 200 covers (-50, 200], the whole stream
+    (RTEC's own run was the one window (-1, 100])."""
+    program = finish_program(parse_rtec((DATA / f"{case}.prolog").read_text(), f"{case}.prolog"))
+    out = io.StringIO()
+    run_evaluator(WindowedRtecEvaluator(program, 250, 200), [*_events(case), Event(201)], out)
+    assert meaning([json.loads(x) for x in out.getvalue().splitlines()], SPAN) == _rtec(case)
