@@ -90,13 +90,21 @@ def unread_points(program: RtecProgram, h: Hierarchy, point_decl: dict[str, int]
 
 
 def output_entities(grounding_rules: list[Rule], h: Hierarchy) -> set[tuple[Key, Any]]:
-    """The (fluent, value) pairs a ground ``grounding(F=V)`` head names: what is published."""
+    """The (fluent, value) pairs a ``grounding(F=V)`` head names: what is published.  A head
+    whose V is a variable (``grounding(alarm(D)=_)``) names every value the rules define for F
+    (RTEC's ``clause(grounding(F=V), Body)`` unifies with it for each of them)."""
     out = set()
     for rule in grounding_rules:
         head = rule.head[1]
         if isinstance(head, tuple) and head[0] == "=" and len(head) == 3:
             k = _key(head[1])
-            if k is not None and not isinstance(head[2], Slot) and h.nodes(("fluent", k, head[2])):
+            if k is None:
+                continue
+            if isinstance(head[2], Slot):
+                out |= {(k, e[2]) for e in h.kind if e[0] == "fluent" and e[1] == k and e[2] is not None}
+                out |= {(k, r.head[1][2]) for _, r in h.rules.get(("fluent", k, None), [])
+                        if r.head[0] != "holdsFor" and not has_slot(r.head[1][2])}
+            elif h.nodes(("fluent", k, head[2])):
                 out.add((k, head[2]))
     return out
 
@@ -127,7 +135,8 @@ def known_values(program: RtecProgram, h: Hierarchy, grounding_rules: list[Rule]
 
 def needed_entities(h: Hierarchy, outputs: set[tuple[Key, Any]]) -> set[tuple]:
     """The entities worth computing: outputs and what they depend on (RTEC computes no
-    statically determined fluent without a grounding, unless another entity uses it)."""
+    statically determined fluent without a grounding; no entity reads one either, since such
+    reads are ``no_grounding/1``'s, ``unground.py``)."""
     return h.closure([e for e in h.kind if e[0] == "event" or h.kind[e] == "simple"
                       or (e[1], e[2]) in outputs or any(k == e[1] for k, _ in outputs)])
 
@@ -257,13 +266,14 @@ def _enumerates_domain(rule: Rule, dependent: set) -> bool:
 def holds_before_its_input(program: RtecProgram) -> bool:
     """Whether an answer at a time may depend on input after it (``Dialect.causal`` is the
     opposite).  An instance that input first shows at t holds before t where something holds
-    without input: ``complement_all`` (within [0, inf): an ungrounded statically determined
-    instance new at t gets that past, ``RtecEvaluator._derive_sdf``), a non-ground
-    ``initially`` (from 0, for each instance), a dynamic domain (a value first seen at t may
-    stand in rules and groundings that hold earlier, ``domain_wide``; taken as a whole: a
-    domain read where no input binds it is hard to rule out).  So ``loud = alarm union quiet``,
-    ``quiet = complement_all([open])``, has ``loud(d1)`` from 0 when ``opened(d1)`` is at 5,
-    although the input up to 4 knows no d1."""
+    without input: ``complement_all`` (within [0, inf); kept as a cause although, now that a
+    read of an ungrounded fluent is empty as in RTEC (``unground.py``), its instances come from
+    grounding/1 alone), a non-ground ``initially`` (from 0, for each instance), a dynamic domain
+    (a value first seen at t may stand in rules and groundings that hold earlier,
+    ``domain_wide``; taken as a whole: a domain read where no input binds it is hard to rule
+    out).  So ``loud = alarm union quiet``, ``quiet = complement_all([open])``, grounded over a
+    dynamic domain of doors, has ``loud(d1)`` from 0 when ``opened(d1)`` is at 5, although the
+    input up to 4 knows no d1."""
     if program.dynamic_domain:
         return True
     if any(isinstance(rule.head[1], tuple) and has_slot(rule.head[1][1]) for rule in program.initially):
