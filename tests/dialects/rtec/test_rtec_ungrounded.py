@@ -114,6 +114,9 @@ def test_explain_cites_the_empty_read(tmp_path: Path, capsys: pytest.CaptureFixt
     code, got, err = explain(capsys, str(prog), str(stream), "why-not", "quiet(d)@40")
     assert code == 0, err
     assert got["text"].startswith("quiet(d) does not hold at 40")
+    code, got, err = explain(capsys, str(prog), str(stream), "why-not", "alarm(e)@20")  # its own rule covers 20
+    assert code == 0, err
+    assert got["text"].startswith("alarm(e) never holds: no grounding/1 names it")
 
 
 @pytest.mark.parametrize("case", ["alarm", "doors", "alarm-any", "doors-any"])

@@ -48,6 +48,7 @@ from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.relevance import demands
 from chronolog.dialects.rtec.showing import Fluent, answer_atom, bindings, has_var, ivs_text, plain, rule_text, show, value_of
 from chronolog.dialects.rtec.terms import Ivs, Rule, Slot, SolveError, Var, deref, from_list, inst, resolve
+from chronolog.dialects.rtec.unground import Ungrounded
 from chronolog.evaluator import atom_text
 
 Atom = tuple[str, tuple]
@@ -973,6 +974,11 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
             term = ex.event_term(key, atom[1])
             return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
         f = ex.fluent_of(atom)
+        if Ungrounded(program.rules, program.background.get(("grounding", 1), [])).never_pair(
+                ("=", _fterm(f[0], f[1]), f[2])):  # RTEC computes none of it (unground.py)
+            name = ex.name(f)
+            return Node("why-not", f"{name} never holds: no grounding/1 names it, so RTEC computes none of it "
+                                   "(and a rule reading it reads nothing)", atom=name, time=t)
         ex.proposes_inputs = mode == "why-not"
         if mode == "why-not" and not (ex.simple(f[0]) or ex.sdf(f[0], f[2])):  # (an input fluent: no answer)
             return replace(ex.why_not(f, t, depth, top=True), why_not=[])
