@@ -676,7 +676,8 @@ class Prefixes:
 def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple], evaluator: Any) -> list[Event]:
     """The events that can matter to ``atom`` (``Dialect.relevant``: RTEC's meeting(id1,id2)
     reads only id1's and id2's), each other one replaced by a time advance to its time where
-    it was the latest so far: the evaluator is driven through the same times as on the whole
+    it was the latest so far, unless a kept event of that time comes next in the slice (it
+    advances the time as far): the evaluator is driven through the same times as on the whole
     input (RTEC evaluates a window once its step has passed).  One that reaches further than
     all before it (an interval fact's end: how far DatalogMTL's evaluation reaches) or starts
     earlier is kept as it is, so that the input spans the same time."""
@@ -691,22 +692,35 @@ def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple],
     first: Any = None
     reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
     end: Any
+    # the time of the time advance that ``out`` ends with (None: it ends with an event): a kept
+    # event of that time takes its place, as it advances the time as far (caviar's id1/id2
+    # slice: 5,000 of its 7,600 advances were followed by a coordinate of their time)
+    advanced: Any = None
     for ev, kept in zip(events, flags, strict=True):  # (a tight loop: every event of the input)
         t = ev.t
         span = ev.span
+        if not kept and t == latest and span is None and t <= reach:
+            continue  # (the usual one: not read, at the latest time so far; it changes nothing below)
         if span is None:  # (a point reaches its own time: only an earlier start keeps it)
             end = t
             if kept or (first is not None and t < first and ev.pred is not None):
-                add(ev)
+                if advanced is not None and t == advanced:
+                    out[-1] = ev
+                else:
+                    add(ev)
+                advanced = None
             elif latest is None or t > latest:
                 add(Event(t))
+                advanced = t
         else:
             end = I.of_span(span)[2]
             if kept or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
                                                   (first is not None and t < first))):
                 add(ev)
+                advanced = None
             elif latest is None or t > latest:
                 add(Event(t))
+                advanced = t
         if latest is None or t > latest:
             latest = t
         if first is None or t < first:
