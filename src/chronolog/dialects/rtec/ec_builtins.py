@@ -15,7 +15,7 @@ store and window edges without an object in between.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -28,6 +28,7 @@ from chronolog.dialects.rtec.terms import Ivs, SolveError, Var, deref, from_list
 
 NEG_INF = -INF
 _ONE = (None,)  # one solution, no bindings (chronolog.dialects.rtec.terms.ONE)
+_NO_BOUNDS: tuple[tuple, tuple, tuple] = ((), (), ())  # (``_point_bounds`` where nothing starts or ends)
 _START = itemgetter(0)
 _END = itemgetter(1)
 
@@ -112,21 +113,23 @@ class EcBuiltins:
                         yield
                     solver.undo(mark)
 
-    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set, list]:
-        """The (args, value) of the point fluent instances starting (or ending) at t, as a list,
-        a set and (None, args, value) triples (for compiled bodies, ``rtec/local.py``); computed
-        once per window (the rules of a window ask for them again and again)."""
+    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[Sequence, Sequence, Sequence]:
+        """The (args, value) of the point fluent instances starting (or ending) at t, twice (a
+        list to go through, and to test membership in: a time has a few points) and as (None,
+        args, value) triples (for compiled bodies, ``rtec/local.py``); computed once per window
+        (the rules of a window ask for them again and again; a window's free-time goals
+        (``_window_bounds``) for every time of the window)."""
         ck = (key, start, t)
         got = self._bounds.get(ck)
         if got is None:
             at = self.store.points[key]
-            inside = at.get(t + self.tick if start else t, ())
+            inside = at.get(t + self.tick if start else t)
             if inside:
-                outside = set(at.get(t if start else t + self.tick, ()))
-                items = [x for x in inside if x not in outside]
+                outside = at.get(t if start else t + self.tick)
+                items = [x for x in inside if x not in outside] if outside else list(inside)
+                got = self._bounds[ck] = (items, items, [(None, *x) for x in items]) if items else _NO_BOUNDS
             else:
-                items = []
-            got = self._bounds[ck] = (items, set(items), [(None, *x) for x in items])
+                got = self._bounds[ck] = _NO_BOUNDS
         return got
 
     def _points_at(self, key: Key, t: int) -> list:
