@@ -145,14 +145,34 @@ class EcBuiltins:
         [win_lo, win_hi], in time order: what ``_boundaries`` enumerates for a free time, built
         once per window and component."""
         ck = (key, start, self.win_lo, self.win_hi)
-        got = self._bounds.get(ck)
+        bounds = self._bounds
+        got = bounds.get(ck)
         if got is None:
-            shift = self.tick if start else 0
+            tick = self.tick
+            shift = tick if start else 0
             all_times = self.store.point_times[key]
+            at = self.store.points[key]
             i = bisect_left(all_times, self.win_lo + shift)
             j = bisect_right(all_times, self.win_hi + shift)
-            got = self._bounds[ck] = [(x - shift, *item) for x in all_times[i:j]
-                                      for item in self._point_bounds(key, start, x - shift)[0]]
+            got = bounds[ck] = []
+            add = got.append
+            # ``_point_bounds`` of each time, inline (a window has thousands of times): the
+            # points at x (a time of the index) that are not at x - tick (start at x - tick) or
+            # at x + tick (end at x)
+            other = -tick if start else tick
+            for x in all_times[i:j]:
+                t = x - shift
+                one = bounds.get(pk := (key, start, t))
+                if one is None:
+                    inside = at.get(x)
+                    if inside:
+                        outside = at.get(x + other)
+                        items = [y for y in inside if y not in outside] if outside else list(inside)
+                        one = bounds[pk] = (items, items, [(None, *y) for y in items]) if items else _NO_BOUNDS
+                    else:
+                        one = bounds[pk] = _NO_BOUNDS
+                for y in one[0]:
+                    add((t, *y))
         return got
 
     def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:
