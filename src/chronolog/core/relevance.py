@@ -70,13 +70,20 @@ def matches(found: Demands, name: str, args: tuple) -> bool:
 
 
 class EventFilter:
-    """``event_filter``'s test: called on one event, or ``which`` of a whole input at once."""
+    """``event_filter``'s test of one event, and what it said of the usual ones (``said``):
+    an explanation tests every event of the input (``runtime.explain.sliced``), and a call per
+    event was most of the slice's time.  ``said``: per predicate, the arity first seen, the
+    getter of the arguments that decide the test, and per such arguments what ``keep`` says of
+    the next event with them — True (a demand reads it), False (it feeds nothing demanded, or
+    all it feeds is fed), or the time after which it feeds nothing first (and before which
+    ``keep`` is asked)."""
 
-    __slots__ = ("keep", "which")
+    __slots__ = ("keep", "said")
 
-    def __init__(self, keep: Callable[[Event], bool], which: Callable[[list[Event]], list[bool]]) -> None:
+    def __init__(self, keep: Callable[[Event], bool],
+                 said: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, Any]]]) -> None:
         self.keep = keep
-        self.which = which
+        self.said = said
 
     def __call__(self, ev: Event) -> bool:
         return self.keep(ev)
@@ -146,10 +153,10 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
         facts = known.get(key, _UNTESTED)
         if facts is _UNTESTED:
             facts = known[key] = None if hit(pred, args) else feeds_demand(pred, args)
-        if facts is None:
-            return True  # a demand reads it
-        if not facts or not first_feeders:
-            return bool(facts)
+        if facts is None or not facts or not first_feeders:
+            now = facts is None or bool(facts)  # (None: a demand reads it)
+            said_of(pred, len(args), get)[key] = now
+            return now
         t = ev.t
         if t > ceiling.get(facts_id := id(facts), t):  # (most are: fed already, earlier)
             return False
@@ -158,49 +165,18 @@ def event_filter(found: Demands, feeds: dict[str, list[tuple[str, list[int]]]] |
             fed[f] = t
         if all(f in fed for f in facts):  # (a time a fact is fed at only ever moves earlier: a bound)
             ceiling[facts_id] = max(fed[f] for f in facts)
+            said_of(pred, len(args), get)[key] = ceiling[facts_id]
         return bool(fresh)
 
-    def which(events: list[Event]) -> list[bool]:
-        """``keep`` of each event in turn, the usual ones without a call each: an explanation
-        tests every event of the input (a call per event was most of the slice's time)."""
-        out: list[bool] = []
-        add = out.append
-        # per predicate: the arity first seen, ``deciding``'s getter and outcomes, and per
-        # deciding arguments what ``keep`` says of the next such event: True (a demand reads
-        # it), False (it feeds nothing demanded, or all it feeds is fed), or the time after
-        # which it feeds nothing first (``ceiling``'s; it moves only in ``keep`` of such an event)
-        by_pred: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, list[tuple[str, tuple]] | None],
-                                 dict[Any, Any]]] = {}
-        entry_of = by_pred.get
-        for ev in events:
-            pred = ev.pred
-            if pred is None:
-                add(True)
-                continue
-            args = ev.args
-            entry = entry_of(pred)
-            if entry is None or entry[0] != len(args):
-                add(keep(ev))
-                if entry is None:
-                    get, known = deciding[(pred, len(args))]
-                    by_pred[pred] = (len(args), get, known, {})
-                continue
-            _, get, known, said = entry
-            key = get(args)
-            now = said.get(key)
-            if now is True or now is False:
-                add(now)
-            elif now is not None and ev.t > now:
-                add(False)  # (as ``keep``: fed already, earlier)
-            else:
-                add(keep(ev))
-                facts = known[key]
-                if facts is None or not facts or not first_feeders:
-                    said[key] = facts is None or bool(facts)
-                else:
-                    bound = ceiling.get(id(facts))
-                    if bound is not None:
-                        said[key] = bound
-        return out
+    said: dict[str, tuple[int, Callable[[tuple], Any], dict[Any, Any]]] = {}
 
-    return EventFilter(keep, which)
+    def said_of(pred: str, n: int, get: Callable[[tuple], Any]) -> dict[Any, Any]:
+        """``said``'s outcomes of ``pred`` with ``n`` arguments (a dict no one reads where the
+        predicate came first with another arity: those events are asked each time)."""
+        entry = said.get(pred)
+        if entry is None:
+            entry = said[pred] = (n, get, {})
+        return entry[2] if entry[0] == n else {}
+
+    return EventFilter(keep, said)
+

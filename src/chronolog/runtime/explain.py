@@ -676,37 +676,70 @@ class Prefixes:
 def sliced(row: Any, program: Any, events: list[Event], atom: tuple[str, tuple], evaluator: Any) -> list[Event]:
     """The events that can matter to ``atom`` (``Dialect.relevant``: RTEC's meeting(id1,id2)
     reads only id1's and id2's), each other one replaced by a time advance to its time where
-    it was the latest so far: the evaluator is driven through the same times as on the whole
+    it was the latest so far, unless a kept event of that time comes next in the slice (it
+    advances the time as far): the evaluator is driven through the same times as on the whole
     input (RTEC evaluates a window once its step has passed).  One that reaches further than
     all before it (an interval fact's end: how far DatalogMTL's evaluation reaches) or starts
     earlier is kept as it is, so that the input spans the same time."""
     keep = row.relevant(program)(atom, evaluator, events)
     if keep is None:
         return events
-    # (every event tested in arrival order, as a feeding event's test depends on those before)
-    flags = keep.which(events) if isinstance(keep, EventFilter) else [keep(ev) for ev in events]
+    # (every event tested in arrival order, as a feeding event's test depends on those before;
+    # the usual one by what the filter said of the same deciding arguments, without a call)
+    test, said = (keep.keep, keep.said) if isinstance(keep, EventFilter) else (keep, None)
+    said_get = (said if said is not None else {}).get  # (filled in as the test goes)
     out: list[Event] = []
     add = out.append
     latest: Any = None
     first: Any = None
     reach: Any = None  # the furthest time an event so far reaches (inf: an interval without end)
     end: Any
-    for ev, kept in zip(events, flags, strict=True):  # (a tight loop: every event of the input)
+    kept: bool
+    # the time of the time advance that ``out`` ends with (None: it ends with an event): a kept
+    # event of that time takes its place, as it advances the time as far (caviar's id1/id2
+    # slice: 5,000 of its 7,600 advances were followed by a coordinate of their time)
+    advanced: Any = None
+    for ev in events:  # (a tight loop: every event of the input)
         t = ev.t
         span = ev.span
+        pred = ev.pred
+        if pred is None or said is None:
+            kept = test(ev)
+        else:
+            args = ev.args
+            entry = said_get(pred)
+            if entry is None or entry[0] != len(args):
+                kept = test(ev)
+            else:
+                now = entry[2].get(entry[1](args))
+                if now is True or now is False:
+                    kept = now
+                elif now is not None and t > now:
+                    kept = False  # (fed already, earlier: as the test says)
+                else:
+                    kept = test(ev)
+        if not kept and t == latest and span is None and t <= reach:
+            continue  # (the usual one: not read, at the latest time so far; it changes nothing below)
         if span is None:  # (a point reaches its own time: only an earlier start keeps it)
             end = t
-            if kept or (first is not None and t < first and ev.pred is not None):
-                add(ev)
+            if kept or (first is not None and t < first and pred is not None):
+                if advanced is not None and t == advanced:
+                    out[-1] = ev
+                else:
+                    add(ev)
+                advanced = None
             elif latest is None or t > latest:
                 add(Event(t))
+                advanced = t
         else:
             end = I.of_span(span)[2]
-            if kept or (ev.pred is not None and (((reach is None or end > reach) and end != t) or
+            if kept or (pred is not None and (((reach is None or end > reach) and end != t) or
                                                   (first is not None and t < first))):
                 add(ev)
+                advanced = None
             elif latest is None or t > latest:
                 add(Event(t))
+                advanced = t
         if latest is None or t > latest:
             latest = t
         if first is None or t < first:

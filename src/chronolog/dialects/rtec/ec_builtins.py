@@ -15,7 +15,7 @@ store and window edges without an object in between.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -28,6 +28,7 @@ from chronolog.dialects.rtec.terms import Ivs, SolveError, Var, deref, from_list
 
 NEG_INF = -INF
 _ONE = (None,)  # one solution, no bindings (chronolog.dialects.rtec.terms.ONE)
+_NO_BOUNDS: tuple[tuple, tuple, tuple] = ((), (), ())  # (``_point_bounds`` where nothing starts or ends)
 _START = itemgetter(0)
 _END = itemgetter(1)
 
@@ -112,21 +113,23 @@ class EcBuiltins:
                         yield
                     solver.undo(mark)
 
-    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[list, set, list]:
-        """The (args, value) of the point fluent instances starting (or ending) at t, as a list,
-        a set and (None, args, value) triples (for compiled bodies, ``rtec/local.py``); computed
-        once per window (the rules of a window ask for them again and again)."""
+    def _point_bounds(self, key: Key, start: bool, t: int) -> tuple[Sequence, Sequence, Sequence]:
+        """The (args, value) of the point fluent instances starting (or ending) at t, twice (a
+        list to go through, and to test membership in: a time has a few points) and as (None,
+        args, value) triples (for compiled bodies, ``rtec/local.py``); computed once per window
+        (the rules of a window ask for them again and again; a window's free-time goals
+        (``_window_bounds``) for every time of the window)."""
         ck = (key, start, t)
         got = self._bounds.get(ck)
         if got is None:
             at = self.store.points[key]
-            inside = at.get(t + self.tick if start else t, ())
+            inside = at.get(t + self.tick if start else t)
             if inside:
-                outside = set(at.get(t if start else t + self.tick, ()))
-                items = [x for x in inside if x not in outside]
+                outside = at.get(t if start else t + self.tick)
+                items = [x for x in inside if x not in outside] if outside else list(inside)
+                got = self._bounds[ck] = (items, items, [(None, *x) for x in items]) if items else _NO_BOUNDS
             else:
-                items = []
-            got = self._bounds[ck] = (items, set(items), [(None, *x) for x in items])
+                got = self._bounds[ck] = _NO_BOUNDS
         return got
 
     def _points_at(self, key: Key, t: int) -> list:
@@ -142,14 +145,34 @@ class EcBuiltins:
         [win_lo, win_hi], in time order: what ``_boundaries`` enumerates for a free time, built
         once per window and component."""
         ck = (key, start, self.win_lo, self.win_hi)
-        got = self._bounds.get(ck)
+        bounds = self._bounds
+        got = bounds.get(ck)
         if got is None:
-            shift = self.tick if start else 0
+            tick = self.tick
+            shift = tick if start else 0
             all_times = self.store.point_times[key]
+            at = self.store.points[key]
             i = bisect_left(all_times, self.win_lo + shift)
             j = bisect_right(all_times, self.win_hi + shift)
-            got = self._bounds[ck] = [(x - shift, *item) for x in all_times[i:j]
-                                      for item in self._point_bounds(key, start, x - shift)[0]]
+            got = bounds[ck] = []
+            add = got.append
+            # ``_point_bounds`` of each time, inline (a window has thousands of times): the
+            # points at x (a time of the index) that are not at x - tick (start at x - tick) or
+            # at x + tick (end at x)
+            other = -tick if start else tick
+            for x in all_times[i:j]:
+                t = x - shift
+                one = bounds.get(pk := (key, start, t))
+                if one is None:
+                    inside = at.get(x)
+                    if inside:
+                        outside = at.get(x + other)
+                        items = [y for y in inside if y not in outside] if outside else list(inside)
+                        one = bounds[pk] = (items, items, [(None, *y) for y in items]) if items else _NO_BOUNDS
+                    else:
+                        one = bounds[pk] = _NO_BOUNDS
+                for y in one[0]:
+                    add((t, *y))
         return got
 
     def _instances(self, key: Key, fargs: tuple) -> Iterator[tuple[tuple, dict]]:

@@ -12,7 +12,7 @@ A body with any other goal, or shape, keeps the generic runner (``None`` here).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from chronolog.dialects.rtec.arith import ORDER, ordered
@@ -163,12 +163,16 @@ def _point_goal(ev: RtecEvaluator, g: tuple) -> tuple[Callable, tuple, Any, Any]
     return items, got[1], fv[2], g[2] if type(g[2]) is int else None
 
 
-def _boundary_items(ev: RtecEvaluator, key: tuple[str, int], start: bool) -> Callable[[Any], list]:
+def _boundary_items(ev: RtecEvaluator, key: tuple[str, int], start: bool) -> Callable[[Any], Sequence]:
     """The (time or None, args, value) a ``happensAt(start(F=V), T)`` (or ``end``) of a point
     fluent F ranges over: the boundaries at T, or the window's with their time for a free T
     (as the evaluator's ``_boundaries``)."""
 
-    def items(t: Any) -> list:
+    def items(t: Any) -> Sequence:
+        if type(t) is int:  # (the usual: a time an earlier goal bound, its entry made already)
+            got = ev._bounds.get((key, start, t))
+            if got is not None:
+                return got[2]
         t = deref(t)
         if key not in ev.store.points:
             return []  # no point ever given: no instance either
@@ -184,6 +188,10 @@ def _point_items(ev: RtecEvaluator, key: tuple[str, int]) -> Callable[[Any], lis
     """The (None, args, value) a ``holdsAt(F=V, T)`` of a point fluent F ranges over: its points at T."""
 
     def items(t: Any) -> list:
+        if type(t) is int:  # (the usual: a time an earlier goal bound, its entry made already)
+            got = ev._bounds.get((key, t))
+            if got is not None:
+                return got
         t = deref(t)
         if type(t) is not int:
             raise SolveError("error: holdsAt/2 needs a bound time")
