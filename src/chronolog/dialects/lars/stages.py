@@ -76,7 +76,15 @@ from chronolog.stages.program import refusal
 from chronolog.stages.upgrading import apply_upgrade, outcome_key, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore, retained_from, retention_refusal
+from chronolog.versions import (
+    UPGRADE_KEY,
+    UpgradeRequest,
+    Versions,
+    restore,
+    retained_from,
+    retention_refusal,
+    version_id,
+)
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 _quiet = quiet
@@ -587,6 +595,27 @@ class ReasonerStage(_ImportingStage):
         if stash is not None:  # seeds of an upgrade it does not start from: what followed them goes on
             held = stash["held"]
         return outs + self._feed([(role, "", 0, 0, v.encode()) for role, v in held])
+
+    def join_version(self, versions: tuple[Sources, ...]) -> str | None:
+        """For a reasoner that has read nothing yet, given the program versions the fleet applied
+        (``--fleet-versions``, oldest first): the version whose upgrade added its stratum, where
+        it starts from that upgrade's seeds (seeds.py) — then it takes the program in force
+        before that upgrade as its own, to decide on it as the other reasoners did, and its
+        service starts reading at the upgrade's epoch (runtime/fleet/join_start.py); None: it
+        reads its topics from the start (nothing seeded, or nothing added)."""
+        if self.plan_of is None or self.upgrades or self.later or self.reasoner.t1 is not None:
+            return None
+        before: tuple[Sources | None, Plan] = (None, self.plan)
+        for sources in versions:
+            new = self.plan_of(sources)
+            if self.stratum < new.fleet_strata:
+                if not joins(before[1], new, self.stratum, False):
+                    return None
+                if before[0] is not None:
+                    self.program, self.plan = before
+                return version_id(sources)
+            before = (sources, new)
+        return None
 
     def _seed(self, rid: str, new: Plan, at: int, newest: Reasoner) -> tuple[str, int | None, dict[str, Any]]:
         """The seed this reasoner sends at its next flush (seeds.py): from the new version's
