@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from meaning import meaning
 from test_stage_upgrade_lars_strata import EVENT, LATE, OLD, RULES, SPAN, _plain, _request, _run_upgrade, per_stratum
 
+from chronolog.contract.models import StratumSeed
 from chronolog.dialects.lars import seeds
 from chronolog.dialects.lars.changes import per_stratum_refusal
 from chronolog.dialects.lars.hooks import lars_plan
 from chronolog.dialects.registry import lookup
-from chronolog.versions import UPGRADE_KEY
 
 # a third stratum reading an input predicate through a window of 3 and b: its answers from T on
 # read r over [T - 3, now] and b from T on
@@ -136,17 +136,16 @@ def test_random_pairs_adding_strata_from_their_seeds_splice(tmp_path_factory, ol
 def test_the_seed_records_carry_the_content_and_log_from_t_minus_reach():
     """What the reasoners below send (hand-derived): the lowest one's log from T − 4 on (the
     window of 3 before T − 1), each one's content from the point before that on."""
-    first, second = _stream(random.Random(0))
-    stages: dict = {}
-    per_stratum(first, _request(str(T), ADDED), [], stages=stages)
-    assert UPGRADE_KEY  # (the record the seeds follow)
-    assert seeds.seed_from(stages["reasoner.3"].plan, 0, T) == T - 4
+    new = lars_plan(lookup("lars").parse([("new.lars", ADDED)]))
+    assert seeds.seeded(lars_plan(lookup("lars").parse([("old.lars", OLD)])), new)
+    assert seeds.seed_from(new, 0, T) == T - 4 and seeds.seed_from(new, T - 2, T) == T - 2
     log = seeds.log_part({t: [(("p", 1), ("x",))] for t in range(T)}, T - 4)
     assert [t for t, _ in log] == [T - 4, T - 3, T - 2, T - 1]
     sent = {t: {("a", 1): frozenset({("x",)})} for t in range(T)}
     records = seeds.seed_records("r1", sent, {}, T - 4, {"t1": 0})
     got = seeds.Seed()
     for rec in records:
+        StratumSeed.model_validate_json(rec)
         got.add(json.loads(rec))
     assert got.ended and got.scalars == {"t1": 0}
     assert [(t, ok, c) for t, ok, c in got.content()] == [(t, True, sent[t]) for t in range(T - 5, T)]
