@@ -135,6 +135,9 @@ class StratumSeed(_Strict):
     t1: StrictInt | None = Field(default=None, description="the lowest stratum's: the stream's first time point")
     latest: StrictInt | None = None
     closed: StrictInt | None = Field(default=None, description="the lowest stratum's: the last time point closed")
+    known: list[list[StrictInt]] | None = Field(default=None, description="the lowest stratum's: [stratum (0-based), "
+                                                "the first time its reasoner holds input of] for each stratum an "
+                                                "earlier upgrade added from seeds")
 
 
 class Barrier(_Strict):

@@ -7,6 +7,8 @@ seed on, and its answers still mean what ``chronolog run --upgrade`` prints."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import random
 
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 from meaning import meaning
 from test_stage_upgrade_lars_strata import EVENT, LATE, OLD, RULES, SPAN, _plain, _request, _run_upgrade, per_stratum
 
+from chronolog.cli.main import main
 from chronolog.contract.models import StratumSeed
 from chronolog.dialects.lars import seeds
 from chronolog.dialects.lars.changes import per_stratum_refusal
@@ -37,7 +40,8 @@ def _stream(rng: random.Random) -> tuple[list[dict], list[dict]]:
             if rng.randrange(4) == 0:
                 first.append({"t": t, "pred": pred, "args": [rng.choice("xyz")]})
     first += [{"t": T - 2, "pred": "r", "args": ["x"]}, {"t": T - 1, "pred": "p", "args": ["x"]},
-              {"t": T - 2, "pred": "r", "args": ["w"]}]  # (d(w) from T to T + 1: only through the window)
+              {"t": T - 2, "pred": "r", "args": ["w"]},  # (d(w) from T to T + 1: only through the window)
+              {"t": T - 10, "pred": "r", "args": ["v"]}]  # (d(v) only through a window of 12 or more)
     second = [{"t": T, "pred": "p", "args": ["y"]}, {"t": T + 1, "pred": "r", "args": ["y"]},
               {"t": 40, "pred": "r", "args": ["z"]}, {"t": T - 3, "pred": "r", "args": ["y"]},
               {"t": T + 2, "pred": "p", "args": ["z"]}, {"t": T - 1, "pred": "r", "args": ["z"]},
@@ -149,3 +153,43 @@ def test_the_seed_records_carry_the_content_and_log_from_t_minus_reach():
         got.add(json.loads(rec))
     assert got.ended and got.scalars == {"t1": 0}
     assert [(t, ok, c) for t, ok, c in got.content()] == [(t, True, sent[t]) for t in range(T - 5, T)]
+
+
+WIDER = ADDED.replace("r(X) [3]", "r(X) [20]")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_later_upgrade_reading_an_added_stratum_before_its_seed_is_refused_by_every_reasoner(seed):
+    """The added reasoner holds its input from T − 4 = 146 on: a second upgrade widening d's
+    window to 20 at 152 would read it from 131 on — refused, by every reasoner alike (each
+    knows where the seeds started), the fleet running the first upgrade's program on."""
+    first, second = _stream(random.Random(seed))
+    later = [*second[:3], _request("152", WIDER, "r2"), *second[3:]]
+    got, said = per_stratum(first, _request(str(T), ADDED), later, seed=seed, restarts=3, from_seeds=True)
+    refused = [s for s in said if s["upgrade"] == "r2"]
+    assert sorted(s["service"] for s in refused) == ["reasoner.1", "reasoner.2", "reasoner.3"], said
+    assert all("stratum 3's reasoner holds its input from 146 on" in s["refused"] for s in refused), refused
+    plain, _ = per_stratum(first, _request(str(T), ADDED), second, seed=seed, from_seeds=True)
+    assert meaning(got, (0, T + 6), running=True) == meaning(plain, (0, T + 6), running=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_later_upgrade_reading_an_added_stratum_from_its_seed_on_means_run_upgrade(tmp_path, seed):
+    """The same widening at 167 reads d's input from 146 on, all of it held: taken, and the
+    answers mean ``run OLD --upgrade 150=ADDED --upgrade 167=WIDER``."""
+    first, second = _stream(random.Random(seed))
+    second = [*second, {"t": T + 10, "pred": "r", "args": ["v"]}, {"t": T + 17, "pred": "r", "args": ["u"]},
+              {"t": T + 30}]
+    later = [*second[:5], _request("167", WIDER, "r2"), *second[5:]]
+    got, said = per_stratum(first, _request(str(T), ADDED), later, seed=seed, restarts=3, from_seeds=True)
+    assert not [s for s in said if "refused" in s], said
+    for name, text in (("old.lars", OLD), ("added.lars", ADDED), ("wider.lars", WIDER)):
+        (tmp_path / name).write_text(text)
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in first + second))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "in.jsonl"), "--upgrade",
+                     f"{T}={tmp_path / 'added.lars'}", "--upgrade", f"167={tmp_path / 'wider.lars'}"]) == 0
+    want = meaning([json.loads(x) for x in out.getvalue().splitlines()], (0, T + 30))
+    assert ("d", ("u",), T + 30) in want
+    assert meaning(got, (0, T + 30), running=True) == want

@@ -68,7 +68,7 @@ from chronolog.dialects.lars.facts import (
 )
 from chronolog.dialects.lars.plan import Component, Plan, plan_back
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
-from chronolog.dialects.lars.seeds import SEED_KEY, Seed, joins, log_part, seed_from, seed_records, sends
+from chronolog.dialects.lars.seeds import SEED_KEY, Seed, joins, log_part, seed_from, seed_records, seeded, sends
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import Out, Record, Upgrader, quiet
@@ -405,6 +405,9 @@ class ReasonerStage(_ImportingStage):
         self.stash: dict[str, Any] | None = None
         self.joining: dict[str, Any] | None = None
         self.seeding: list[tuple[str, int | None, dict[str, Any]]] = []
+        # per 0-based stratum an upgrade added from seeds: the first time its reasoner holds the
+        # input of (its seed's start), which a later change of it may not read before (``_switch``)
+        self.known_from: dict[int, int] = {}
 
     def journals(self) -> dict[str, Journal]:
         return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok,  # type: ignore[dict-item]
@@ -578,6 +581,9 @@ class ReasonerStage(_ImportingStage):
             said = {"upgrade": request.id, "refused": str(exc), "service": self.name}
             return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
         self.upgrades.append({"id": request.id, "version": request.version, "at": str(at)})
+        if seeded(old, new):
+            for k in range(old.fleet_strata, new.fleet_strata):
+                self.known_from.setdefault(k, at - 1 - (plan_back(new) or 0))
         if self.joining is None and sends(old, new, self.stratum):
             self.seeding.append(self._seed(request.id, new, at, newest))
         # the new program's strata and files: what `up`'s supervisor reads to start added strata's reasoners
@@ -625,7 +631,8 @@ class ReasonerStage(_ImportingStage):
         if self.stratum:
             return rid, first, {}
         log = [] if first is None else log_part(newest.log, first)
-        return rid, first, {"log": log, "t1": newest.t1, "latest": newest.latest, "closed": self.closed}
+        return rid, first, {"log": log, "t1": newest.t1, "latest": newest.latest, "closed": self.closed,
+                            "known": [[k, w] for k, w in sorted(self.known_from.items())]}
 
     def _joined(self, held: list[list[str]] | None = None) -> list[Out]:
         """Every lower stratum's seed is in: the stratum an upgrade added starts from them, as if
@@ -641,6 +648,8 @@ class ReasonerStage(_ImportingStage):
         request = UpgradeRequest.decode(joining["request"].encode())
         at, new, old = int(joining["at"]), self.plan_of(request.sources), self.plan
         base = seeds[0].scalars if 0 in seeds else {}
+        for k, w in base.get("known") or ():  # (the strata seeded before it started: as every reasoner knows them)
+            self.known_from.setdefault(int(k), int(w))
         for j, store in self.lower.items():
             for journal in (store.content, store.ok):
                 for key in list(journal):
@@ -707,6 +716,14 @@ class ReasonerStage(_ImportingStage):
         unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
         if unread is not None:
             raise ChronologError(f"error: {unread}")
+        back = plan_back(new)
+        for k, first in sorted(self.known_from.items()):
+            if k < new.fleet_strata and changed_at(self.plan, new, k) and (back is None or at - 1 - back < first):
+                raise ChronologError(
+                    f"error: stratum {k + 1}'s reasoner holds its input from {first} on (it started there when an "
+                    f"upgrade added the stratum), and the new program's answers from T={at} on read it from "
+                    + ("its start" if back is None else str(at - 1 - back)) + ": restart the fleet with the new program, "
+                    "or upgrade at a later T")
         if joins(self.plan, new, self.stratum, bool(self.later)):
             self.joining = {"id": request.id, "request": request.encode().decode(), "at": at, "seeds": {}, "held": []}
             return at, new
@@ -810,7 +827,7 @@ class ReasonerStage(_ImportingStage):
 
     def _export_seeds(self) -> dict[str, Any] | None:
         """The seeds about, as data (none at an epoch's end: an upgrade and its seeds are in one)."""
-        if self.stash is None and self.joining is None and not self.seeding:
+        if self.stash is None and self.joining is None and not self.seeding and not self.known_from:
             return None
 
         def rows(got: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -819,7 +836,8 @@ class ReasonerStage(_ImportingStage):
             return {**got, "seeds": [[j, seed.export()] for j, seed in got["seeds"].items()]}
 
         return {"stash": rows(self.stash), "joining": rows(self.joining),
-                "seeding": [[rid, first, base] for rid, first, base in self.seeding]}
+                "seeding": [[rid, first, base] for rid, first, base in self.seeding],
+                "known_from": [[k, w] for k, w in sorted(self.known_from.items())]}
 
     def _import_seeds(self, data: dict[str, Any] | None) -> None:
         def rows(got: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -830,6 +848,7 @@ class ReasonerStage(_ImportingStage):
         self.stash = rows(None if data is None else data["stash"])
         self.joining = rows(None if data is None else data["joining"])
         self.seeding = [] if data is None else [(str(r), f, dict(b)) for r, f, b in data["seeding"]]
+        self.known_from = {} if data is None else {int(k): int(w) for k, w in data.get("known_from", [])}
 
     def import_state(self, state: ReasonerState) -> None:
         self.waiting = True  # (a state stored mid-epoch may hold work left for its end: the next batch does it)
