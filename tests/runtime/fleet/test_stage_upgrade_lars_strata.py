@@ -376,7 +376,7 @@ TWO_CHANGED = TOP
 def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, capsys, old, new, strata, at, seed):
     """The number of strata and the answer predicates change: the supervisor (the driver's
     ``supervise``, acting a while after the outcome) starts an added stratum's reasoner, which
-    reads its inputs from their start, and restarts the output; a removed stratum's reasoner
+    reads its inputs from their start (and starts from the seeds at the upgrade), and restarts the output; a removed stratum's reasoner
     withdraws its answers from T on and stays for the corrections before T."""
     _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata)
 
