@@ -13,7 +13,7 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
 from test_stage_upgrade_lars_strata import EVENT, LATE, OLD, RULES, SPAN, _plain, _request, _run_upgrade, per_stratum
@@ -113,18 +113,28 @@ def test_strata_added_from_their_seeds_mean_run_upgrade(tmp_path, capsys, new, a
     assert meaning(got, SPAN, running=True) == meaning(want, SPAN)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+# rules on top of RULES' predicates: with negation or a window over a derived one, a stratum of their own
+TOP = ["w(X) :- p(X), not u(X).", "w(X) :- r(X) [2], not s(X).", "w(X) :- q(X) [1], not s(X) [2].",
+       "v(X) :- w(X) [1], not q(X).", "v(X) :- p(X), not w(X)."]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(old=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
        new=st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique=True),
+       top=st.lists(st.sampled_from(TOP), min_size=0, max_size=2, unique=True), on_old=st.booleans(),
        events=st.lists(EVENT, min_size=1, max_size=12), cut=st.integers(0, 12), at=st.integers(0, 11),
        seed=st.integers(0, 3))
-def test_random_pairs_adding_strata_from_their_seeds_splice(tmp_path_factory, old, new, events, cut, at, seed):
+def test_random_pairs_adding_strata_from_their_seeds_splice(tmp_path_factory, old, new, top, on_old, events, cut, at,
+                                                            seed):
     """Random pairs where the new program has more strata and the fleet takes it: with the added
     reasoners given their topics from the upgrade record and the seeds on, the answers are the
     splice of two plain runs."""
-    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    old_text, new_text = "\n".join(old) + "\n", "\n".join((old if on_old else new) + top) + "\n"
     old_plan, new_plan = (lars_plan(lookup("lars").parse([("x", t)])) for t in (old_text, new_text))
-    if new_plan.fleet_strata <= old_plan.fleet_strata or per_stratum_refusal(old_plan, new_plan) is not None:
+    grows = new_plan.fleet_strata > old_plan.fleet_strata and per_stratum_refusal(old_plan, new_plan) is None
+    event("strata added, " + ("seeded" if grows and seeds.seeded(old_plan, new_plan) else "from the start")
+          if grows else "not a pair adding strata")
+    if not grows:
         return
     tmp = tmp_path_factory.mktemp("pair")
     events = [{"t": 0}, *events, {"t": 11}]
