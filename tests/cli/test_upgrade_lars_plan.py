@@ -82,9 +82,19 @@ def test_per_stratum_plan_names_the_services_and_topics_of_added_strata(tmp_path
     code, out, _ = _plan(tmp_path, capsys, OLD + "d(X) :- p(X), not b(X).\n", chain=False, partitions=2)
     assert code == 0, out
     assert "added: evaluated from T on by reasoner-3" in _line(out, "d/1")
-    assert "  services started by up's supervisor: reasoner-3 (partitions 0..1; from the start of their input" in out
+    assert ("  services started by up's supervisor: reasoner-3 (partitions 0..1; from the upgrade's epoch on: the "
+            "strata below send them their content, and the lowest its input, from T - 3 on") in out, out  # ([2] + 1)
     assert "  topics created: chronolog.stratum.3, chronolog.reasoner-3.changelog" in out, out
     assert "  output: restarted by up's supervisor" in out
+
+
+def test_per_stratum_plan_says_an_added_stratum_reading_all_earlier_input_reads_from_the_start(tmp_path, capsys):
+    """A tuple window counts facts however old: nothing is sent from T - reach, the added
+    stratum's reasoner reads its topics from their start."""
+    code, out, _ = _plan(tmp_path, capsys, OLD + "d(X) :- p(X) [2 #], not b(X).\n", chain=False)
+    assert code == 0, out
+    assert ("  services started by up's supervisor: reasoner-3 (partition 0; from the start of their input topics: "
+            "the new program reads all earlier input") in out, out
 
 
 def test_per_stratum_plan_of_removed_strata(tmp_path, capsys):

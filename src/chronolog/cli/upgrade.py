@@ -102,8 +102,15 @@ def _layout_lines(row: Any, old: Any, new: Any, info: dict, prefix: str) -> list
     lines = []
     added = range(running + 1, len(after) + 1)
     if added:
+        reach = row.reach(new)
+        if reach is not None and not reach.facts:  # seeded (dialects/lars/seeds.py, runtime/fleet/join_start.py)
+            how = (f"from the upgrade's epoch on: the strata below send them their content, and the lowest its "
+                   f"input, from T - {reach.back + 1} on, so nothing of their topics before is read")
+        else:
+            how = ("from the start of their input topics: the new program reads all earlier input (a window "
+                   "without bound, a tuple window or an @-head dating anywhere back)")
         lines.append("  services started by up's supervisor: " + ", ".join(f"reasoner-{k}" for k in added)
-                     + f" ({where}; from the start of their input topics)")
+                     + f" ({where}; {how})")
         lines.append("  topics created: " + ", ".join(t for k in added for t in (names.stratum(k),
                                                                                  names.changelog(f"reasoner-{k}"))))
     served = set(info.get("served") or {p for s in before for p in s})

@@ -120,6 +120,26 @@ class StratumRecord(_Strict):
     del_: list[list] = Field(alias="del")
 
 
+class StratumSeed(_Strict):
+    """Internal (``chronolog.stratum.k``): what stratum k sends, when it applies an upgrade
+    that adds strata above it, to their reasoners — its content from ``T − reach − 1`` on, and
+    the lowest stratum also its input from ``T − reach`` on — so that they start there instead
+    of reading the topics from their start (``dialects/lars/seeds.py``, docs/fleet/upgrade.md).
+    Several records, the last with ``end``; the other readers skip them."""
+
+    seed: StrictStr = Field(description="the upgrade's id")
+    log: list[list] = Field(description="the lowest stratum's input: [t, [[pred, args], ...]] per time point")
+    points: list[list] = Field(description="[t, ok, add, del] per time point, each a diff against the point "
+                                           "before it in the seed (the first against nothing)")
+    end: bool | None = Field(default=None, description="the seed's last record")
+    t1: StrictInt | None = Field(default=None, description="the lowest stratum's: the stream's first time point")
+    latest: StrictInt | None = None
+    closed: StrictInt | None = Field(default=None, description="the lowest stratum's: the last time point closed")
+    known: list[list[StrictInt]] | None = Field(default=None, description="the lowest stratum's: [stratum (0-based), "
+                                                "the first time its reasoner holds input of] for each stratum an "
+                                                "earlier upgrade added from seeds")
+
+
 class Barrier(_Strict):
     """Internal (``chronolog.ingested``, ``chronolog.grounded``, ``chronolog.stratum.k``):
     epoch ``barrier`` of the fleet ends here.  Ingest writes one into every partition
@@ -312,6 +332,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "grounded-batch": GroundedBatch,
     "late-events": LateEvents,
     "stratum-record": StratumRecord,
+    "stratum-seed": StratumSeed,
     "barrier": Barrier,
     "idle": Idle,
     "replay": Replay,

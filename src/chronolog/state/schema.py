@@ -72,6 +72,9 @@ class ReasonerState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     # the oldest version kept, once the ones before it were dropped (a finite retention):
     # {"sources", "start"}, its reasoner's state in ``reasoner``; None: the program it started with
     first: dict[str, Any] | None = None
+    # a stratum an upgrade added, starting from the lower strata's seeds, and the seeds it sends
+    # (dialects/lars/seeds.py): {"stash", "joining", "seeding"}; None: none about (at an epoch's end)
+    seeds: dict[str, Any] | None = None
 
 
 class OutputState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -23,11 +23,12 @@ from chronolog.cli.main import main
 from chronolog.contract.models import UpgradeOutcome
 from chronolog.dialects.lars.changes import per_stratum_refusal
 from chronolog.dialects.lars.hooks import lars_plan
+from chronolog.dialects.lars.seeds import SEED_KEY
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.stages.interface import StageSpec
 from chronolog.state.schema import snapshot_bytes
 from chronolog.state.snapshots import roundtrip
-from chronolog.versions import UpgradeRequest, version_id
+from chronolog.versions import UPGRADE_KEY, UpgradeRequest, version_id
 
 OLD = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X).\nc(X) :- q(X).\n"  # strata: (a, c), (b)
 TOP = "a(X) :- p(X) [2].\nb(X) :- a(X), not c(X), X != z.\nc(X) :- q(X).\n"  # the top stratum changes only
@@ -54,11 +55,17 @@ def _request(at, new: str, rid: str = "r1") -> bytes:
 
 def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int = 0,
                 restarts: int = 0, old: str = OLD, stages: dict | None = None,
-                retention: int | None = None) -> tuple[list[dict], list[dict]]:
+                retention: int | None = None, from_seeds: bool = False,
+                read: dict | None = None) -> tuple[list[dict], list[dict]]:
     """The fleet of ``old`` (ingest, grounding, a reasoner per stratum, output) fed ``first``,
     the upgrade record, ``second`` and then idle; the answers and the control records.  A
     reasoner's batch is at random one of an epoch that goes on (``more``: its corrections may
-    wait), the rest of which follows before it is restarted and before the end."""
+    wait), the rest of which follows before it is restarted and before the end.
+
+    An added stratum's reasoner reads its topics from the start, or with ``from_seeds`` from
+    the upgrade record on the grounded topic and, on a lower stratum's topic, from that
+    stratum's seed (seeds.py), or from the topic's end where the seed has not come yet.
+    ``read``: each service's (topic, position) of every record it was given."""
     layout = _layout(old)
     strata = len(layout.strata)
     versions: list = []  # the program versions applied, as the supervisor learns them (their files)
@@ -88,6 +95,15 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
         for k in range(strata + 1, len(outcome["strata"]) + 1):
             stages[f"reasoner.{k}"] = fresh("reasoner", k)
             reads[f"reasoner.{k}"] = ["grounded"] + [f"stratum.{j}" for j in range(1, k)]
+            if from_seeds:
+                at[(f"reasoner.{k}", "grounded")] = next(
+                    i for i, v in enumerate(topics["grounded"]) if v.startswith(UPGRADE_KEY)
+                    and UpgradeRequest.decode(v).id == outcome["upgrade"])
+                for j in range(1, strata + 1):
+                    have = topics.get(f"stratum.{j}", [])
+                    at[(f"reasoner.{k}", f"stratum.{j}")] = next(
+                        (i for i, v in enumerate(have) if v.startswith(SEED_KEY)
+                         and orjson.loads(v)["seed"] == outcome["upgrade"]), len(have))
         strata = max(strata, len(outcome["strata"]))
         reads["output"] = [f"stratum.{j}" for j in range(1, strata + 1)]
         stages["output"] = roundtrip(stages["output"], fresh("output"))
@@ -134,6 +150,8 @@ def per_stratum(first: list[dict], upgrade: bytes, second: list[dict], seed: int
                 pos = at.get((name, topic), 0)
                 take = have[pos:pos + rng.randint(1, 3)]
                 at[(name, topic)] = pos + len(take)
+                if read is not None:
+                    read.setdefault(name, []).extend((topic, pos + i) for i in range(len(take)))
                 batch += [(topic if topic != "ingested" else "ingested", topic, 0, pos + i, v) for i, v in enumerate(take)]
             if batch:
                 more = name.startswith("reasoner") and rng.randrange(2) == 0
@@ -358,7 +376,7 @@ TWO_CHANGED = TOP
 def test_an_upgrade_changing_the_strata_or_answers_means_run_upgrade(tmp_path, capsys, old, new, strata, at, seed):
     """The number of strata and the answer predicates change: the supervisor (the driver's
     ``supervise``, acting a while after the outcome) starts an added stratum's reasoner, which
-    reads its inputs from their start, and restarts the output; a removed stratum's reasoner
+    reads its inputs from their start (and starts from the seeds at the upgrade), and restarts the output; a removed stratum's reasoner
     withdraws its answers from T on and stays for the corrections before T."""
     _means_run_upgrade(tmp_path, capsys, old, new, at, seed, strata)
 

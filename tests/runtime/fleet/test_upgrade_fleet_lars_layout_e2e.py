@@ -1,7 +1,7 @@
 """``chronolog upgrade`` that changes the number of strata of a real LARS fleet of one service
 per stratum (``chronolog up`` on the bundled broker, real service processes): the supervisor
 learns of it on the control topic, creates the added stratum's topics, starts its reasoner
-(which reads its inputs from their start) and restarts the output; a removed stratum's
+(which starts at the upgrade's epoch, from the seeds the strata below send) and restarts the output; a removed stratum's
 reasoner withdraws its answers from T on.  T in the past (a restatement), late events and a
 retraction on both sides of T, a reasoner killed with SIGKILL during the upgrade (and the
 added one while it catches up): the answer topic means what ``chronolog run --upgrade``

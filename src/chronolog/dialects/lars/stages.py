@@ -67,7 +67,8 @@ from chronolog.dialects.lars.facts import (
     imported_from,
 )
 from chronolog.dialects.lars.plan import Component, Plan, plan_back
-from chronolog.dialects.lars.reasoner import Reasoner
+from chronolog.dialects.lars.reasoner import Reasoner, make_engine
+from chronolog.dialects.lars.seeds import SEED_KEY, Seed, joins, log_part, seed_from, seed_records, seeded, sends
 from chronolog.evaluator import StateError
 from chronolog.stages.ingest import IngestStage
 from chronolog.stages.interface import Out, Record, Upgrader, quiet
@@ -75,7 +76,15 @@ from chronolog.stages.program import refusal
 from chronolog.stages.upgrading import apply_upgrade, outcome_key, refused_upgrade
 from chronolog.state.journal import Journal, register_journal_codecs
 from chronolog.state.schema import ChainState, GroundingState, OutputState, ReasonerState
-from chronolog.versions import UPGRADE_KEY, UpgradeRequest, Versions, restore, retained_from, retention_refusal
+from chronolog.versions import (
+    UPGRADE_KEY,
+    UpgradeRequest,
+    Versions,
+    restore,
+    retained_from,
+    retention_refusal,
+    version_id,
+)
 
 _json = msgspec.json.Encoder().encode  # writes content's frozensets as arrays (orjson does not take sets)
 _quiet = quiet
@@ -322,7 +331,7 @@ class _ImportingStage:
                 continue
             if role == "grounded":
                 self.on_grounded(orjson.loads(value))
-            else:
+            elif not value.startswith(SEED_KEY):  # (a seed is for the reasoners of added strata: seeds.py)
                 self.on_stratum(_stratum_of(role), orjson.loads(value))
         return bool(records)
 
@@ -390,6 +399,15 @@ class ReasonerStage(_ImportingStage):
         self.first: tuple[Sources, int] | None = None
         self.vlog: Journal = Journal()  # the newest later version's log (``_add_version``)
         self.waiting = False  # work left for the batch that ends the epoch (``process``)
+        # an added stratum's start from the lower strata's seeds (seeds.py): the seeds that came
+        # before the upgrade record and what followed them ({"id", "seeds", "held"}), the upgrade
+        # waiting for its seeds ({"request", "at", "seeds", "held"}), the seeds to send at the next flush
+        self.stash: dict[str, Any] | None = None
+        self.joining: dict[str, Any] | None = None
+        self.seeding: list[tuple[str, int | None, dict[str, Any]]] = []
+        # per 0-based stratum an upgrade added from seeds: the first time its reasoner holds the
+        # input of (its seed's start), which a later change of it may not read before (``_switch``)
+        self.known_from: dict[int, int] = {}
 
     def journals(self) -> dict[str, Journal]:
         return {**super().journals(), "sent": self.sender.sent, "sent_ok": self.sender.sent_ok,  # type: ignore[dict-item]
@@ -477,19 +495,76 @@ class ReasonerStage(_ImportingStage):
         version of this stratum evaluating [T, now] at once would evaluate again."""
         if not records and not self.waiting:
             return [], []
+        outs = self._feed(records)
+        if more and (self.waiting or any(r.pending for r, _ in self._parts())):
+            self.waiting = True
+            return outs, []
+        return outs + [Out("stratum", 0, v) for v in self.flush()], []
+
+    def _feed(self, records: list[Record]) -> list[Out]:
+        """Consumed records into the stage, an upgrade record where it comes (what came before
+        it evaluated by the program before it); seeds and what an added stratum's start holds
+        back aside (``_aside``)."""
         outs: list[Out] = []
         start = 0
         for i, (role, *_, value) in enumerate(records):
-            if role == "grounded" and value is not None and value.startswith(UPGRADE_KEY):
+            if value is None:
+                continue
+            if self.joining is not None or self.stash is not None or (
+                    role != "grounded" and value.startswith(SEED_KEY)):
+                self._take(records[start:i])
+                start = i + 1
+                outs += self._aside(role, value)
+            elif role == "grounded" and value.startswith(UPGRADE_KEY):
                 self._take(records[start:i])  # what came before it, evaluated by the program before it
                 outs += [Out("stratum", 0, v) for v in self.flush()]
                 outs += self._upgrade(value)
                 start = i + 1
         self._take(records[start:])
-        if more and (self.waiting or any(r.pending for r, _ in self._parts())):
-            self.waiting = True
-            return outs, []
-        return outs + [Out("stratum", 0, v) for v in self.flush()], []
+        return outs
+
+    def _aside(self, role: str, value: bytes) -> list[Out]:
+        """A record while seeds are about (seeds.py).  Before the upgrade record, a reasoner
+        that may start from the seeds (past the program's last stratum, no version of its own)
+        keeps them and what follows them on their topics (``stash``); others drop them.  After
+        it, while the seeds come (``joining``): a lower stratum's records before its seed are
+        dropped (the seed holds their content), the rest waits for ``_joined``."""
+        if self.joining is not None:
+            if role == "grounded":
+                self.joining["held"].append([role, value.decode()])
+                return []
+            j = _stratum_of(role)
+            seeds = self.joining["seeds"]
+            if value.startswith(SEED_KEY) and (j not in seeds or not seeds[j].ended):
+                rec = orjson.loads(value)
+                if rec["seed"] == self.joining["id"]:
+                    seeds.setdefault(j, Seed()).add(rec)
+                    return self._joined() if all(k in seeds and seeds[k].ended for k in range(self.stratum)) else []
+            if j in seeds and seeds[j].ended:
+                self.joining["held"].append([role, value.decode()])
+            return []  # (before the stratum's seed: its content is in the seed)
+        stash = self.stash
+        if role != "grounded" and value.startswith(SEED_KEY):
+            rec = orjson.loads(value)
+            if stash is None and self.stratum >= self.plan.fleet_strata and not self.later:
+                stash = self.stash = {"id": rec["seed"], "seeds": {}, "held": []}
+            if stash is not None and rec["seed"] == stash["id"]:
+                j = _stratum_of(role)
+                seeds = stash["seeds"]
+                if j not in seeds or not seeds[j].ended:
+                    seeds.setdefault(j, Seed()).add(rec)
+                    return []
+            if stash is None:
+                return []  # (not for this reasoner)
+        assert stash is not None
+        if role != "grounded" and _stratum_of(role) in stash["seeds"]:
+            stash["held"].append([role, value.decode()])
+            return []
+        if role == "grounded" and value.startswith(UPGRADE_KEY):
+            outs = [Out("stratum", 0, v) for v in self.flush()]
+            return outs + self._upgrade(value)
+        self._take([(role, "", 0, 0, value)])
+        return []
 
     def _upgrade(self, value: bytes) -> list[Out]:
         try:
@@ -498,20 +573,120 @@ class ReasonerStage(_ImportingStage):
             return [refused_upgrade(value, f"not an upgrade record: {exc}", self.name)]
         if any(done["id"] == request.id for done in self.upgrades):
             return []  # (the same record from every input partition)
+        old, newest, stash = self.plan, self._parts()[-1][0], self.stash
+        self.stash = None
         try:
-            at = self._switch(request)
+            at, new = self._switch(request)
         except ChronologError as exc:
             said = {"upgrade": request.id, "refused": str(exc), "service": self.name}
             return [Out("control", 0, orjson.dumps(said), outcome_key(request, self.name))]
         self.upgrades.append({"id": request.id, "version": request.version, "at": str(at)})
+        if seeded(old, new):
+            for k in range(old.fleet_strata, new.fleet_strata):
+                self.known_from.setdefault(k, at - 1 - (plan_back(new) or 0))
+        if self.joining is None and sends(old, new, self.stratum):
+            self.seeding.append(self._seed(request.id, new, at, newest))
         # the new program's strata and files: what `up`'s supervisor reads to start added strata's reasoners
         applied: dict[str, Any] = {"upgrade": request.id, "version": request.version, "at": str(at),
-                                   "service": self.name, "strata": fleet_strata(self.plan),
+                                   "service": self.name, "strata": fleet_strata(new),
                                    "sources": [list(f) for f in request.sources]}
-        return [Out("control", 0, orjson.dumps(applied), outcome_key(request, self.name))]
+        outs = [Out("control", 0, orjson.dumps(applied), outcome_key(request, self.name))]
+        held: list[list[str]] = []
+        if stash is not None and self.joining is not None and stash["id"] == request.id:
+            self.joining["seeds"], held = stash["seeds"], stash["held"]
+            if all(k in stash["seeds"] and stash["seeds"][k].ended for k in range(self.stratum)):
+                return outs + self._joined(held)
+            self.joining["held"] = held
+            return outs
+        if stash is not None:  # seeds of an upgrade it does not start from: what followed them goes on
+            held = stash["held"]
+        return outs + self._feed([(role, "", 0, 0, v.encode()) for role, v in held])
 
-    def _switch(self, request: UpgradeRequest) -> int:
-        """The stratum's program from T on (a later version if its content changes); T."""
+    def join_version(self, versions: tuple[Sources, ...]) -> str | None:
+        """For a reasoner that has read nothing yet, given the program versions the fleet applied
+        (``--fleet-versions``, oldest first): the version whose upgrade added its stratum, where
+        it starts from that upgrade's seeds (seeds.py) — then it takes the program in force
+        before that upgrade as its own, to decide on it as the other reasoners did, and its
+        service starts reading at the upgrade's epoch (runtime/fleet/join_start.py); None: it
+        reads its topics from the start (nothing seeded, or nothing added)."""
+        if self.plan_of is None or self.upgrades or self.later or self.reasoner.t1 is not None:
+            return None
+        before: tuple[Sources | None, Plan] = (None, self.plan)
+        for sources in versions:
+            new = self.plan_of(sources)
+            if self.stratum < new.fleet_strata:
+                if not joins(before[1], new, self.stratum, False):
+                    return None
+                if before[0] is not None:
+                    self.program, self.plan = before
+                return version_id(sources)
+            before = (sources, new)
+        return None
+
+    def _seed(self, rid: str, new: Plan, at: int, newest: Reasoner) -> tuple[str, int | None, dict[str, Any]]:
+        """The seed this reasoner sends at its next flush (seeds.py): from the new version's
+        warm-up on; the lowest stratum's with its log (every input fact) as the upgrade record
+        found it, and the times."""
+        first = None if newest.t1 is None else seed_from(new, newest.t1, at)
+        if self.stratum:
+            return rid, first, {}
+        log = [] if first is None else log_part(newest.log, first)
+        return rid, first, {"log": log, "t1": newest.t1, "latest": newest.latest, "closed": self.closed,
+                            "known": [[k, w] for k, w in sorted(self.known_from.items())]}
+
+    def _joined(self, held: list[list[str]] | None = None) -> list[Out]:
+        """Every lower stratum's seed is in: the stratum an upgrade added starts from them, as if
+        it had read its inputs whole — the log and the lower strata's content from the new
+        version's warm-up on, evaluated by the program before the upgrade (which has no such
+        stratum: nothing) up to where the inputs reach — and applies the upgrade; then what came
+        after the upgrade record and the seeds."""
+        assert self.joining is not None and self.plan_of is not None
+        joining, self.joining = self.joining, None
+        if held is None:
+            held = joining["held"]
+        seeds: dict[int, Seed] = joining["seeds"]
+        request = UpgradeRequest.decode(joining["request"].encode())
+        at, new, old = int(joining["at"]), self.plan_of(request.sources), self.plan
+        base = seeds[0].scalars if 0 in seeds else {}
+        for k, w in base.get("known") or ():  # (the strata seeded before it started: as every reasoner knows them)
+            self.known_from.setdefault(int(k), int(w))
+        for j, store in self.lower.items():
+            for journal in (store.content, store.ok):
+                for key in list(journal):
+                    del journal[key]
+            store.upto = None
+            for t, ok, content in seeds[j].content():
+                store.content[t] = content
+                _set_ok(store.ok, t, ok)
+                store.upto = t
+        r = self._reasoner(old, 0)
+        r.observe = self.sender.observe
+        r.log = self.reasoner.log  # (the stage's ``log`` journal)
+        for key in list(r.log):
+            del r.log[key]
+        for t, facts in seeds[0].facts() if 0 in seeds else ():
+            r.log[t] = facts
+        self.reasoner, self.closed = r, base.get("closed")
+        t1 = base.get("t1")
+        if t1 is not None:
+            self._rebuild_imports(r)
+            ends = [self.closed] + [s.upto for s in self.lower.values()]
+            r.t1, r.latest = int(t1), int(base["latest"])
+            r.evaluated = max(r.t1 - 1, min(ends)) if all(e is not None for e in ends) else r.t1 - 1  # type: ignore[type-var]
+            r.engine = make_engine(old, r.t1, self.stratum)  # (the old program has no such stratum: nothing to warm)
+        below = any(changed_at(old, new, j) for j in range(self.stratum))
+        self.plan, self.program = new, request.sources
+        self._add_version(new, request.sources, at, r, evaluate=not below)
+        self.waiting = self.waiting or below
+        self._reshaping()
+        if sends(old, new, self.stratum):
+            self.seeding.append((request.id, None if r.t1 is None else seed_from(new, r.t1, at), {}))
+        return self._feed([(role, "", 0, 0, v.encode()) for role, v in held])
+
+    def _switch(self, request: UpgradeRequest) -> tuple[int, Plan]:
+        """The stratum's program from T on (a later version if its content changes); T and the
+        new plan.  A stratum the upgrade adds starts from the lower strata's seeds instead, once
+        they are in (``_joined``)."""
         dialect = self.plan.program.dialect
         if self.plan_of is None:
             raise ChronologError("error: this service cannot change its program while running")
@@ -541,13 +716,24 @@ class ReasonerStage(_ImportingStage):
         unread = unkept(self.stratum, needs, self.keeps) if changed and self.stratum < new.fleet_strata else None
         if unread is not None:
             raise ChronologError(f"error: {unread}")
+        back = plan_back(new)
+        for k, first in sorted(self.known_from.items()):
+            if k < new.fleet_strata and changed_at(self.plan, new, k) and (back is None or at - 1 - back < first):
+                raise ChronologError(
+                    f"error: stratum {k + 1}'s reasoner holds its input from {first} on (it started there when an "
+                    f"upgrade added the stratum), and the new program's answers from T={at} on read it from "
+                    + ("its start" if back is None else str(at - 1 - back)) + ": restart the fleet with the new program, "
+                    "or upgrade at a later T")
+        if joins(self.plan, new, self.stratum, bool(self.later)):
+            self.joining = {"id": request.id, "request": request.encode().decode(), "at": at, "seeds": {}, "held": []}
+            return at, new
         below = any(changed_at(self.plan, new, j) for j in range(self.stratum))  # sending corrections from T on
         self.plan, self.program = new, request.sources
         if changed:
             self._add_version(new, request.sources, at, newest, evaluate=not below)
             self.waiting = self.waiting or below
         self._reshaping()
-        return at
+        return at, new
 
     def _check_retained(self, request: UpgradeRequest, at: int, new: Plan) -> None:
         """Refused (a ``ChronologError``) where the input retained does not reach back to what
@@ -637,7 +823,32 @@ class ReasonerStage(_ImportingStage):
         return ReasonerState(self._export_lower(), self.reasoner.export_state(), self.closed,
                              [b.decode() for b in self.sender.outbox], list(self.upgrades),
                              None if self.program is None else [list(f) for f in self.program], versions,
-                             base_version=self.base_version, first=first)
+                             base_version=self.base_version, first=first, seeds=self._export_seeds())
+
+    def _export_seeds(self) -> dict[str, Any] | None:
+        """The seeds about, as data (none at an epoch's end: an upgrade and its seeds are in one)."""
+        if self.stash is None and self.joining is None and not self.seeding and not self.known_from:
+            return None
+
+        def rows(got: dict[str, Any] | None) -> dict[str, Any] | None:
+            if got is None:
+                return None
+            return {**got, "seeds": [[j, seed.export()] for j, seed in got["seeds"].items()]}
+
+        return {"stash": rows(self.stash), "joining": rows(self.joining),
+                "seeding": [[rid, first, base] for rid, first, base in self.seeding],
+                "known_from": [[k, w] for k, w in sorted(self.known_from.items())]}
+
+    def _import_seeds(self, data: dict[str, Any] | None) -> None:
+        def rows(got: dict[str, Any] | None) -> dict[str, Any] | None:
+            if got is None:
+                return None
+            return {**got, "seeds": {int(j): Seed.restore(seed) for j, seed in got["seeds"]}}
+
+        self.stash = rows(None if data is None else data["stash"])
+        self.joining = rows(None if data is None else data["joining"])
+        self.seeding = [] if data is None else [(str(r), f, dict(b)) for r, f, b in data["seeding"]]
+        self.known_from = {} if data is None else {int(k): int(w) for k, w in data.get("known_from", [])}
 
     def import_state(self, state: ReasonerState) -> None:
         self.waiting = True  # (a state stored mid-epoch may hold work left for its end: the next batch does it)
@@ -655,6 +866,7 @@ class ReasonerStage(_ImportingStage):
         self.reasoner.import_state(state.reasoner)
         self.upgrades = list(state.upgrades)
         self.base_version = state.base_version
+        self._import_seeds(state.seeds)
         if state.program is None and not state.versions:
             return
         if self.plan_of is None:
@@ -690,6 +902,9 @@ class ReasonerStage(_ImportingStage):
             self._drop_unreachable()
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
+        for rid, first, base in self.seeding:  # after every record sent: the content they sum to (seeds.py)
+            out += seed_records(rid, self.sender.sent, self.sender.sent_ok, first, base)
+        self.seeding = []
         return out
 
 

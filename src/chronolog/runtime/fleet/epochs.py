@@ -81,9 +81,11 @@ class Alignment:
 
     ``epoch`` is the last epoch completed on every input (-1: none yet, or the
     epoch a restored state belongs to).  An input ``seen`` at an earlier epoch
-    joined the state later (the topic of a stratum an upgrade added, read from
-    its start): its barriers up to ``epoch`` pass with their records, unaligned,
-    until it reaches the others.  A barrier for an epoch already
+    joined the state later (the topic of a stratum an upgrade added): its barriers
+    up to ``epoch`` pass with their records, unaligned, until it reaches the
+    others; where its first barrier is past ``epoch + 1`` (the added stratum's
+    reasoner started at the upgrade's epoch: runtime/fleet/join_start.py), it is
+    ahead of the others from there on, held until they catch up.  A barrier for an epoch already
     completed is a repeat and dropped; one that skips an epoch is an error
     (the head writes every epoch's barrier to every partition).
 
@@ -108,9 +110,8 @@ class Alignment:
         self.sources = tuple(self.sources)
         if not self.sources:
             raise ValueError("an alignment needs at least one input")
+        # (an input may be several barriers past ``epoch``: a joined one that came in ahead, below)
         self._seen = {s: (self.seen or {}).get(s, self.epoch) for s in self.sources}
-        if any(seen > self.epoch + 1 for seen in self._seen.values()):
-            raise ValueError(f"an input is more than one barrier past epoch {self.epoch}")
         self._held = {s: [] for s in self.sources}
         self.gated = frozenset(self.gated)
         if not self.gated <= set(self.sources):
@@ -174,8 +175,11 @@ class Alignment:
             self._seen[source] = max(self._seen[source], barrier)
             out.append(Deliver(source, item, barrier))
             return
-        if barrier != self.epoch + 1:
+        if barrier != self.epoch + 1 and self._seen[source] >= 0:
             raise ValueError(f"input {source!r} skipped from epoch {self.epoch} to barrier {barrier}")
+        # (an input that joined with no barrier passed yet, whose first one is ahead of the others:
+        # the topic of a stratum an upgrade added, its reasoner started at that epoch (its earlier
+        # ones are empty for it): held from here until the others catch up)
         self._seen[source] = barrier
         out.append(Deliver(source, item, barrier))
         if all(seen > self.epoch for seen in self._seen.values()):

@@ -57,6 +57,7 @@ from chronolog.runtime.fleet.epochs import (
     epoch_offsets,
     replay_record,
 )
+from chronolog.runtime.fleet.join_start import join_start
 from chronolog.runtime.fleet.metrics import ServiceMetrics
 from chronolog.runtime.fleet.relay import RelaySender
 from chronolog.runtime.fleet.restore import last_committed, open_store
@@ -151,6 +152,19 @@ class Service:
         self.epoch, self._passed = got.epoch, got.passed
         return got.resume
 
+    def _join_start(self) -> dict[tuple[str, int], int]:
+        """A reasoner with nothing committed whose stratum an upgrade added: where it starts
+        (runtime/fleet/join_start.py), as if restored at the end of the epoch before the
+        upgrade's; nothing (from the start) for any other service."""
+        version = getattr(self.stage, "join_version", None)
+        wanted = None if version is None else version(self.cfg.versions)
+        got = None if wanted is None else join_start(self.cfg, self.inputs, self.names.grounded, wanted)
+        if got is None:
+            return {}
+        self.epoch, starts = got
+        self._passed = {tp: self.epoch for tp in self.inputs}
+        return starts
+
     # ------------------------------------------------------------ loop
 
     def run(self, ready: callable | None = None) -> None:  # type: ignore[valid-type]
@@ -162,6 +176,8 @@ class Service:
         self.db = self.store
         self.commits = commits = self._clients(self.db)
         resume = self.restore()
+        if not resume and self.epoch < 0:
+            resume = self._join_start()
         progress = self.stage.progress()
         if progress.get("program_version") is not None:  # restored after an upgrade: that version runs
             self.metrics.running(str(progress["program_version"]))
@@ -172,7 +188,7 @@ class Service:
         self.consumer.assign([TopicPartition(t, p, off) for (t, p), off in self.positions.items()])
         if not self.head:
             # an input the restored state has no offset for joined it later (an upgrade's added
-            # stratum, read from its start): before every epoch, not at the state's
+            # stratum's topic): before every epoch, not at the state's
             joined = {tp: -1 for tp in self.inputs if resume and tp not in resume and self.epoch >= 0}
             seen: dict[Hashable, int] = dict(self._passed)
             seen.update(joined)

@@ -199,7 +199,8 @@ class Fleet:
 
     def grow(self, say: Callable[[str], None]) -> None:
         """An upgrade added strata or answer predicates: the new topics, the added strata's
-        reasoners (they read their inputs from the start), the output restarted to serve
+        reasoners (they start at the upgrade's epoch from what the strata below send them, or
+        read their inputs from the start: runtime/fleet/join_start.py), the output restarted to serve
         every version (``chronolog service --fleet-versions``)."""
         assert self.strata is not None and self.bootstrap is not None
         self.strata.write(self.versions_file)
