@@ -315,6 +315,7 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
 
     sender = RequestSender(fleet.bootstrap, fleet.prefix, {})  # as chronolog upgrade does, before its plan
     reader = OutcomeReader(fleet.bootstrap, fleet.prefix, {})
+    sender.look_up()
 
     def upgrade() -> None:  # as chronolog upgrade does, after printing its plan
         got["sent"] = time.monotonic()

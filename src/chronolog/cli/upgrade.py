@@ -148,6 +148,8 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     conf = kafka_config(args.kafka_config)
     sender = None if args.dry_run else RequestSender(bootstrap, prefix, conf)  # connects while the plan is made
     reader = None if args.dry_run else OutcomeReader(bootstrap, prefix, conf)  # and reads the control topic
+    if sender is not None:
+        sender.look_up()  # (connected meanwhile)
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
     stamped = row.strata is not None  # a LARS fleet: its ingest stamps the input retained on the request

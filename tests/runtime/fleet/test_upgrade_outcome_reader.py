@@ -2,7 +2,8 @@
 (``runtime/fleet/upgrade.OutcomeReader``, made with the ``RequestSender`` before the plan), so
 that the outcome is read as soon as a service writes it rather than after a new client's
 connection and a read of the whole topic.  Without a broker: the clients are stand-ins that
-record when they are made and used; the reader's own loop runs (it skips other requests'
+record when they are made and used (the input topic is looked up before the request too:
+a metadata request for every topic); the reader's own loop runs (it skips other requests'
 outcomes and returns this one's)."""
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ def test_the_outcome_reader_is_made_before_the_request_and_reads_its_outcome(tmp
         def __init__(self, bootstrap: str, prefix: str, conf: dict) -> None:
             events.append("sender made")
 
+        def look_up(self) -> list[int]:
+            events.append("input topic looked up")
+            return [0]
+
         def send(self, request: UpgradeRequest) -> None:
             events.append("request sent")
             sent.append(request)
@@ -75,5 +80,6 @@ def test_the_outcome_reader_is_made_before_the_request_and_reads_its_outcome(tmp
     program.write_text(NEW)
     assert main(["upgrade", str(program), "--bootstrap", "127.0.0.1:9", "--topic-prefix", "fleet", "--at", "3",
                  "--timeout", "5"]) == 0
-    assert events == ["sender made", "reader made", "request sent", "outcome written", "reader closed"]
+    assert events == ["sender made", "reader made", "input topic looked up", "request sent", "outcome written",
+                      "reader closed"]
     assert f"upgraded: program version {sent[0].version} from T=3" in capsys.readouterr().out
