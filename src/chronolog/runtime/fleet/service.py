@@ -207,9 +207,9 @@ class Service:
                 # under load, no added latency when records trickle in
                 msgs = [] if self.stopping else kafka_clients.take(
                     self.consumer, cfg.batch, batching.wait(cfg.poll, time.monotonic()))
-                taken = time.time()
+                taken = time.time() if _DEBUG else 0.0
                 for chunk, completed in cut(msgs, self.alignment, self.gated):  # split where an epoch completes
-                    t0, cpu = time.perf_counter(), time.thread_time()
+                    t0, cpu = time.perf_counter(), time.thread_time() if _DEBUG else 0.0
                     # a relay's records of an epoch not completed yet wait at its readers' gates;
                     # the output may leave the work of an epoch's records to its end likewise
                     outs, lines, stamps, got = self._process(chunk, self.waits and completed is None)
@@ -236,7 +236,7 @@ class Service:
                     now = time.monotonic()
                     batching.add(outs, lines, got, now)
                     if completed is not None or batching.due(now, self.stopping):  # runtime/fleet/batching.py
-                        t1, cpu1 = time.perf_counter(), time.thread_time()
+                        t1, cpu1 = time.perf_counter(), time.thread_time() if _DEBUG else 0.0
                         outs, lines = batching.take(now)
                         outs += self._barriers(completed)
                         commits.write(self._capture(at_epoch=completed is not None), outs, lines, pending)
