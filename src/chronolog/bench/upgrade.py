@@ -55,7 +55,7 @@ from chronolog.runtime.fleet.broker import LocalBroker
 from chronolog.runtime.fleet.config import ServiceConfig
 from chronolog.runtime.fleet.supervisor import Fleet
 from chronolog.runtime.fleet.topic_reader import from_the_start
-from chronolog.runtime.fleet.upgrade import RequestSender, await_outcome, new_request
+from chronolog.runtime.fleet.upgrade import OutcomeReader, RequestSender, new_request
 from chronolog.versions import UpgradeRequest
 
 KEYS = 10  # the keys (DatalogMTL constants, RTEC doors) the workloads cycle through
@@ -314,13 +314,15 @@ def _paced(fleet: _Running, case: Case, tps: int, points: int, rate: float,
     got: dict[str, Any] = {}
 
     sender = RequestSender(fleet.bootstrap, fleet.prefix, {})  # as chronolog upgrade does, before its plan
+    reader = OutcomeReader(fleet.bootstrap, fleet.prefix, {})
+    sender.look_up()
 
     def upgrade() -> None:  # as chronolog upgrade does, after printing its plan
         got["sent"] = time.monotonic()
         try:
             sender.send(request)
             got["delivered"] = time.monotonic()
-            got["outcome"] = await_outcome(fleet.bootstrap, fleet.prefix, request, {}, 60)
+            got["outcome"] = reader.wait(request, 60)
         except ChronologError as exc:  # (a fleet whose services do not take upgrades: none answers)
             got["error"] = str(exc)
         got["applied"] = time.monotonic()

@@ -126,8 +126,8 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     from chronolog.runtime.fleet.config import kafka_config  # noqa: PLC0415 (confluent-kafka: only here)
     from chronolog.runtime.fleet.supervisor import read_fleet_file  # noqa: PLC0415
     from chronolog.runtime.fleet.upgrade import (  # noqa: PLC0415
+        OutcomeReader,
         RequestSender,
-        await_outcome,
         new_request,
         plan_lines,
     )
@@ -154,6 +154,9 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         parse_time(args.at, not row.rational, "--at")
     conf = kafka_config(args.kafka_config)
     sender = None if args.dry_run else RequestSender(bootstrap, prefix, conf)  # connects while the plan is made
+    reader = None if args.dry_run else OutcomeReader(bootstrap, prefix, conf)  # and reads the control topic
+    if sender is not None:
+        sender.look_up()  # (connected meanwhile)
     sources = _sources(args.program)
     old_sources = _sources(old_files) if old_files else None
     stamped = row.strata is not None  # a LARS fleet: its ingest stamps the input retained on the request
@@ -162,12 +165,12 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         print(line, flush=True)
     for line in _layout_lines(row, old, new, info, prefix) if info else ():
         print(line, flush=True)
-    if sender is None:
+    if sender is None or reader is None:
         return 0
     request = new_request(sources, new.dialect, args.at)
     sender.send(request)
     print(f"requested upgrade {request.id} on {bootstrap}; waiting for the service", file=sys.stderr, flush=True)
-    outcome = await_outcome(bootstrap, prefix, request, conf, args.timeout, services)
+    outcome = reader.wait(request, args.timeout, services)
     if "refused" in outcome:
         raise ChronologError(f"upgrade refused by the {outcome.get('service', '?')} service: {outcome['refused']}")
     if info:

@@ -74,6 +74,14 @@ log = logging.getLogger("chronolog.service")
 _DEBUG = bool(os.environ.get("CHRONOLOG_DEBUG_COMMITS"))
 
 
+def _waited(stamps: list[float], taken: float) -> str:
+    """For ``CHRONOLOG_DEBUG_COMMITS``: how long the newest record of a batch had been on its way
+    when the loop took it (from its producer's time stamp, to the millisecond): a hop's broker
+    round trip and queueing, told apart from the service's own work (the batch's process time,
+    and its main thread's CPU beside it: their difference is time the process waited for a core)."""
+    return f" (the newest {(taken - max(stamps)) * 1000:.0f} ms after it was sent)" if stamps else ""
+
+
 class Service:
     """The consume–process–produce loop of one stage."""
 
@@ -215,8 +223,9 @@ class Service:
                 # under load, no added latency when records trickle in
                 msgs = [] if self.stopping else kafka_clients.take(
                     self.consumer, cfg.batch, batching.wait(cfg.poll, time.monotonic()))
+                taken = time.time() if _DEBUG else 0.0
                 for chunk, completed in cut(msgs, self.alignment, self.gated):  # split where an epoch completes
-                    t0 = time.perf_counter()
+                    t0, cpu = time.perf_counter(), time.thread_time() if _DEBUG else 0.0
                     # a relay's records of an epoch not completed yet wait at its readers' gates;
                     # the output may leave the work of an epoch's records to its end likewise
                     outs, lines, stamps, got = self._process(chunk, self.waits and completed is None)
@@ -227,8 +236,9 @@ class Service:
                     if sender is not None:
                         sender.send(outs)
                         if _DEBUG and (got or completed is not None):
-                            log.info("%d records in, %d out: process %.1f ms%s", len(chunk), len(outs),
-                                     (time.perf_counter() - t0) * 1000,
+                            log.info("%d records in%s, %d out: process %.1f ms (cpu %.1f)%s", len(chunk),
+                                     _waited(stamps, taken), len(outs), (time.perf_counter() - t0) * 1000,
+                                     (time.thread_time() - cpu) * 1000,
                                      "" if completed is None else f", epoch {completed} completed")
                         if completed is not None:  # the epoch's records are usable downstream now
                             sender.send(self._barriers(completed))
@@ -242,7 +252,7 @@ class Service:
                     now = time.monotonic()
                     batching.add(outs, lines, got, now)
                     if completed is not None or batching.due(now, self.stopping):  # runtime/fleet/batching.py
-                        t1 = time.perf_counter()
+                        t1, cpu1 = time.perf_counter(), time.thread_time() if _DEBUG else 0.0
                         outs, lines = batching.take(now)
                         outs += self._barriers(completed)
                         commits.write(self._capture(at_epoch=completed is not None), outs, lines, pending)
@@ -252,8 +262,9 @@ class Service:
                         self._collect()
                         batching.committed(time.monotonic())
                         if _DEBUG:
-                            log.info("%d records in, %d out: process %.1f ms, commit %.1f ms", len(chunk),
-                                     len(outs) + len(lines), (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
+                            log.info("%d records in%s, %d out: process %.1f ms (cpu %.1f), commit %.1f ms", len(chunk),
+                                     _waited(stamps, taken), len(outs) + len(lines), (t1 - t0) * 1000,
+                                     (cpu1 - cpu) * 1000, (time.perf_counter() - t1) * 1000)
                         pending = []
                 commits.stored()  # a failed state commit stops the service here
                 if self.stopping:

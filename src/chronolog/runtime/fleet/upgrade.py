@@ -115,13 +115,23 @@ class RequestSender:
     def __init__(self, bootstrap: str, prefix: str, conf: dict[str, Any]) -> None:
         self.bootstrap, self.topic = bootstrap, TopicNames(prefix).facts
         self.producer = kafka_clients.producer({"bootstrap.servers": bootstrap, **conf, "linger.ms": 0})
+        self.partitions: list[int] | None = None
+
+    def look_up(self) -> list[int]:
+        """The input topic's partitions (an error where it does not exist), asked once: before the
+        request where the caller can (a metadata request for every topic, which grows with the
+        broker's topics: 0.5 ms for 100 on the bundled broker, 2 ms for 500)."""
+        if self.partitions is None:
+            meta = kafka_clients.topic_metadata(self.producer, self.topic, timeout=15)
+            if meta is None:
+                raise ChronologError(f"error: topic {self.topic} does not exist on {self.bootstrap} "
+                                     "(no fleet runs there)")
+            self.partitions = sorted(meta.partitions)
+        return self.partitions
 
     def send(self, request: UpgradeRequest) -> None:
-        meta = kafka_clients.topic_metadata(self.producer, self.topic, timeout=15)
-        if meta is None:
-            raise ChronologError(f"error: topic {self.topic} does not exist on {self.bootstrap} (no fleet runs there)")
         value = request.encode()
-        for p in meta.partitions:
+        for p in self.look_up():
             self.producer.produce(self.topic, value, partition=p)
         if self.producer.flush(30):
             raise ChronologError(f"error: the upgrade request was not delivered to {self.topic} on {self.bootstrap}")
@@ -132,28 +142,53 @@ def send_request(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dic
     RequestSender(bootstrap, prefix, conf).send(request)
 
 
+class OutcomeReader:
+    """The control topic, read from its start for the services' outcomes of a request.  Made
+    before the request is sent (``chronolog upgrade`` makes it with its ``RequestSender``,
+    before the plan): its client connects, and librdkafka fetches the topic's earlier records
+    in the background, while the plan is worked out and printed, so that the outcomes are read
+    as soon as the services write them.  Made after the send, as before, the command's last
+    outcome came a new client's connection, a metadata round trip and a read of the topic
+    from its start (a record per epoch of output's) after the service wrote it
+    (docs/benchmarks.md#program-upgrades, round 11)."""
+
+    def __init__(self, bootstrap: str, prefix: str, conf: dict[str, Any]) -> None:
+        self.consumer: Any = from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
+
+    def wait(self, request: UpgradeRequest, timeout: float, services: int = 1) -> dict[str, Any]:
+        """The outcome of ``request`` once ``services`` services applied it (one per partition of
+        a partitioned chain fleet, one per reasoner of a LARS fleet: its version and T, and under
+        ``outcomes`` each service's), or the first refusal (the reason); a ``ChronologError``
+        after ``timeout`` seconds.  The reader is closed after."""
+        deadline = time.monotonic() + timeout
+        applied: dict[str, dict[str, Any]] = {}
+        mine = request.key + b"."
+        consumer = self.consumer
+        assert consumer is not None, "a reader waits for one request"
+        try:
+            while time.monotonic() < deadline:
+                msg = consumer.poll(0.2)
+                if msg is None or msg.error() or (msg.key() != request.key and not (msg.key() or b"").startswith(mine)):
+                    continue
+                got = dict(orjson.loads(msg.value()))
+                if "refused" in got:
+                    return got
+                applied[str(got.get("service"))] = got
+                if len(applied) >= services:
+                    return {**got, "outcomes": list(applied.values())}
+        finally:
+            self.close()
+        raise ChronologError(f"error: {len(applied)} of {services} service(s) applied the upgrade within "
+                             f"{timeout:.0f} s (request {request.id} is on the input topic: a service that starts "
+                             "later applies it)")
+
+    def close(self) -> None:
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
+
+
 def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
                   timeout: float, services: int = 1) -> dict[str, Any]:
-    """The outcome of ``request`` on the control topic once ``services`` services applied it
-    (one per partition of a partitioned chain fleet: its version and T, and under
-    ``outcomes`` each service's), or the first refusal (the reason); a ``ChronologError``
-    after ``timeout`` seconds."""
-    consumer = from_the_start(bootstrap, TopicNames(prefix).control, conf, "chronolog-upgrade")
-    deadline = time.monotonic() + timeout
-    applied: dict[str, dict[str, Any]] = {}
-    mine = request.key + b"."
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.2)
-            if msg is None or msg.error() or (msg.key() != request.key and not (msg.key() or b"").startswith(mine)):
-                continue
-            got = dict(orjson.loads(msg.value()))
-            if "refused" in got:
-                return got
-            applied[str(got.get("service"))] = got
-            if len(applied) >= services:
-                return {**got, "outcomes": list(applied.values())}
-    finally:
-        consumer.close()
-    raise ChronologError(f"error: {len(applied)} of {services} service(s) applied the upgrade within {timeout:.0f} s "
-                         f"(request {request.id} is on the input topic: a service that starts later applies it)")
+    """``OutcomeReader.wait`` of a reader made now (after the request was sent)."""
+    return OutcomeReader(bootstrap, prefix, conf).wait(request, timeout, services)
