@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
+from chronolog.dialects.rtec.admitted import admission_reads, admitted_entities, instance_term
 from chronolog.dialects.rtec.analysis import (
     _as_slice,
     domain_feeds,
@@ -132,6 +133,15 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.regrow = False  # the domain grew since the last window
         self.recompute = False  # corrections re-derive from the start (a baseline for chronolog bench rtec)
         self.values = known_values(program, self.h, self.grounding_rules)
+        # the simple fluents and derived events kept only for the instances grounding/1 admits
+        # (``admitted.py``), those whose admission grows with the domain, and whether only grows
+        self.admits = admitted_entities(program, self.h)
+        self.admit_keys = {e[1] for e in self.admits if e[0] == "fluent"}
+        self.admit_reading, self.admit_monotone = admission_reads(program, self.admits)
+        # entity -> the instances it derived that grounding/1 did not admit (missing: not known,
+        # the entity was not derived from the start since the state was imported)
+        self.rejected: dict[tuple, set] = {}
+        self.readmit: set[tuple] = set()  # entities the next window derives from the start (their admission changed)
         # evaluation state
         self.lo: float = NEG_INF  # the next window derives events from here on (values after it)
         self.done: float | None = None  # time evaluated up to (values final up to it)
@@ -242,6 +252,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self._bounds = {}  # input points change between windows only
         changed: set = set()
         lowered: set = set()
+        if self.regrow and self.past_from_start and self.admit_reading:
+            self.readmit = self._readmitted()
         try:
             for comp in self.h.order:
                 if self.only is not None and not any(e in self.only for e in comp):
@@ -255,6 +267,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 c_lo = self._component_lo(comp, lo)
                 if self.regrow and any(e in self.domain_wide for e in comp):
                     c_lo = self.floor
+                if self.readmit and any(e in self.readmit for e in comp):
+                    c_lo = self.floor  # an instance it left out is admitted now (or one it kept is not)
                 if any(d in lowered for e in comp for d in self.h.edges[e]):
                     c_lo = self.floor
                 if c_lo < lo:
@@ -277,9 +291,35 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         except RecursionError:
             raise ChronologError("error: background predicates recurse too deeply") from None
         self.regrow = False
+        self.readmit = set()
         self.redo_only = None
         self.redo_from = {}
         return changed
+
+    def _rejected(self, ent: tuple, lo: float) -> set | None:
+        """The instances ``ent`` left out (``admitted.py``), started afresh by a derivation from
+        the start; None while not known (then the next domain growth derives it from the start)."""
+        if lo <= self.floor:
+            self.rejected[ent] = set()
+        return self.rejected.get(ent)
+
+    def _readmitted(self) -> set[tuple]:
+        """After the domain grew: the entities whose admitted instances may have changed — one
+        they left out is admitted now, or (a grounding that negates) one they keep is not."""
+        out = set()
+        for ent in self.admit_reading:
+            known = self.rejected.get(ent)
+            if known is None or any(self.grounded(instance_term(ent, x)) for x in known):
+                out.add(ent)
+            elif not self.admit_monotone:
+                if ent[0] == "event":
+                    stored = {a for by_t in self.store.events.get(ent[1], {}).values() for a in by_t}
+                    if any(not self.grounded(instance_term(ent, a)) for a in stored):
+                        out.add(ent)
+                elif any(ivs and not self.grounded(instance_term(ent, (a, v)))
+                         for a, vals in self.store.fluents.get(ent[1], {}).items() for v, ivs in vals.items()):
+                    out.add(ent)
+        return out
 
     def _component_lo(self, comp: list, lo: float) -> float:
         """Where a component's window starts (a hook: RTEC's windowed mode, ``rtec/windowed.py``,
@@ -308,7 +348,14 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 raise ChronologError(f"{rules[0].loc}: error: a derived event must be ground: "
                                      f"{term_text(ev)}")
             found.add((tt, ev[1:] if type(ev) is tuple else ()))
+        ent = ("event", key)
+        check = ent in self.admits
+        left_out = self._rejected(ent, lo) if check else None
         for tt, args in sorted(found, key=repr):
+            if check and not self.grounded(_fterm(key, args)):
+                if left_out is not None:
+                    left_out.add(args)  # RTEC computes no instance grounding/1 does not admit
+                continue
             self.store.add_event(key, tt, args)
 
     def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> bool:

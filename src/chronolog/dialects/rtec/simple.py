@@ -69,6 +69,10 @@ class SimpleFluents:
                             continue
                         got = _fv(resolve(fv))
                         conds = [(pos, resolve(c)) for pos, c in self.deferred]
+                        if conds and self.admit_keys:
+                            conds = self._admitted_conds(conds)
+                            if conds is None:
+                                continue  # holdsAt of an instance grounding/1 does not admit: never
                         assert got is not None
                         quick = _free_answers(solver, negs, got[1]) if negs else None
                         for args, value in self._expand(got, rule, kind == "initiatedAt"):
@@ -186,14 +190,35 @@ class SimpleFluents:
                     store[ident] = kept
                 else:
                     store.pop(ident, None)
+        # instances grounding/1 does not admit are kept out (``admitted.py``), and remembered
+        left_out = {key: self._rejected(("fluent", key, None), lo) for key in keys if key in self.admit_keys}
         for ident in touched | set(result):
             key, args, v = ident
             old = self.store.fluent_list(key, args, v)
             ivs = IV.coalesce(result.get(ident, []))
+            if key in left_out and not self.grounded(("=", _fterm(key, args), v)):
+                known = left_out[key]
+                if ivs and known is not None:
+                    known.add((args, v))
+                ivs = []
             new = ivs if at == NEG_INF or ident in fresh else IV.splice(old, ivs, at)
             if new != old:
                 self.store.set_list(key, args, v, new)
                 changed.add(ident)
+
+    def _admitted_conds(self, conds: list) -> list | None:
+        """A cycle's deferred ``holdsAt`` conditions as RTEC reads them: one of an instance
+        grounding/1 does not admit never holds (None: the change never happens; a negated one
+        is always met and dropped)."""
+        out = []
+        for pos, c in conds:
+            got = _fv(c)
+            if got is not None and got[0] in self.admit_keys and is_ground(c) and not self.grounded(c):
+                if pos:
+                    return None
+                continue
+            out.append((pos, c))
+        return out
 
     def _local(self, main: list) -> Callable | None:
         """A simple fluent's body compiled to loops over locals (``rtec/local.py``), once."""
