@@ -142,6 +142,9 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         # the entity was not derived from the start since the state was imported)
         self.rejected: dict[tuple, set] = {}
         self.readmit: set[tuple] = set()  # entities the next window derives from the start (their admission changed)
+        # key -> args -> value -> intervals of a cycle's instances grounding/1 does not admit: no
+        # other entity reads them, the cycle's own holdsAt does (by its rules, as RTEC's holdsAtCyclic)
+        self.hidden: dict[Key, dict[tuple, dict[Any, list]]] = {}
         # evaluation state
         self.lo: float = NEG_INF  # the next window derives events from here on (values after it)
         self.done: float | None = None  # time evaluated up to (values final up to it)
@@ -593,6 +596,14 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.floor = floor
         cut = floor - self.tick
         self.store.forget_before(cut)
+        for by_args in self.hidden.values():
+            for args, vals in list(by_args.items()):
+                for v in list(vals):
+                    vals[v] = _after(vals[v], cut)
+                    if not vals[v]:
+                        del vals[v]
+                if not vals:
+                    del by_args[args]
         self.point_dups = {k: n for k, n in self.point_dups.items() if k[3] >= cut}
         self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
         for ident in list(self.published):
@@ -698,12 +709,15 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.import_state(old.export_state())
         for ent in [e for e in old.h.kind if e not in keep] + [e for e in self.h.kind if e not in keep]:
             key = ent[1]
+            self.rejected.pop(ent, None)
             if ent[0] == "event":
                 self.store.drop_events_from(key, NEG_INF)
                 continue
             for args, vals in list(self.store.fluents.get(key, {}).items()):
                 for v in [v for v in vals if ent[2] is None or v == ent[2]]:
                     self.store.set_list(key, args, v, [])
+            if ent[2] is None:
+                self.hidden.pop(key, None)
             self.initialised = {i for i in self.initialised if i[0] != key}
             self.sdf_known = KnownInstances(i for i in self.sdf_known if i[0] != key)
             for lists in (self.fi_inits, self.fi_terms):  # deadlines: the sweep schedules them again

@@ -69,10 +69,6 @@ class SimpleFluents:
                             continue
                         got = _fv(resolve(fv))
                         conds = [(pos, resolve(c)) for pos, c in self.deferred]
-                        if conds and self.admit_keys:
-                            conds = self._admitted_conds(conds)
-                            if conds is None:
-                                continue  # holdsAt of an instance grounding/1 does not admit: never
                         assert got is not None
                         quick = _free_answers(solver, negs, got[1]) if negs else None
                         for args, value in self._expand(got, rule, kind == "initiatedAt"):
@@ -100,9 +96,10 @@ class SimpleFluents:
         stale: set[tuple] = set()
         at = lo + tick if lo != NEG_INF else NEG_INF
         probe = at - 1
+        hidden = self.hidden if cyclic else {}
         for key in keys:
             sdf = self.h.sdf_values.get(key, ())
-            for args, vals in self.store.fluents.get(key, {}).items():
+            for args, vals in [*self.store.fluents.get(key, {}).items(), *hidden.get(key, {}).items()]:
                 for v, ivs in vals.items():
                     if v not in sdf and ivs and ivs[-1][1] > at:
                         stale.add((key, args, v))  # derived from the events being derived again
@@ -200,25 +197,16 @@ class SimpleFluents:
                 known = left_out[key]
                 if ivs and known is not None:
                     known.add((args, v))
+                if cyclic:  # the cycle's own holdsAt reads it by its rules (RTEC's holdsAtCyclic): kept aside
+                    _set_hidden(hidden, ident, ivs if at == NEG_INF or ident in fresh
+                                else IV.splice(_hidden(hidden, ident), ivs, at))
                 ivs = []
+            elif key in hidden:
+                _set_hidden(hidden, ident, [])  # admitted now: in the store
             new = ivs if at == NEG_INF or ident in fresh else IV.splice(old, ivs, at)
             if new != old:
                 self.store.set_list(key, args, v, new)
                 changed.add(ident)
-
-    def _admitted_conds(self, conds: list) -> list | None:
-        """A cycle's deferred ``holdsAt`` conditions as RTEC reads them: one of an instance
-        grounding/1 does not admit never holds (None: the change never happens; a negated one
-        is always met and dropped)."""
-        out = []
-        for pos, c in conds:
-            got = _fv(c)
-            if got is not None and got[0] in self.admit_keys and is_ground(c) and not self.grounded(c):
-                if pos:
-                    return None
-                continue
-            out.append((pos, c))
-        return out
 
     def _local(self, main: list) -> Callable | None:
         """A simple fluent's body compiled to loops over locals (``rtec/local.py``), once."""
@@ -363,6 +351,23 @@ def _answers_with(found: list, v: Any) -> bool:
         if x == v and type(x) is tv:
             return True
     return False
+
+
+def _hidden(hidden: dict, ident: tuple) -> list:
+    return hidden.get(ident[0], {}).get(ident[1], {}).get(ident[2], [])
+
+
+def _set_hidden(hidden: dict, ident: tuple, ivs: list) -> None:
+    """Keep (or drop, if empty) the list of a cycle's instance grounding/1 does not admit."""
+    key, args, v = ident
+    if ivs:
+        hidden.setdefault(key, {}).setdefault(args, {})[v] = ivs
+        return
+    vals = hidden.get(key, {}).get(args)
+    if vals is not None and vals.pop(v, None) is not None and not vals:
+        del hidden[key][args]
+        if not hidden[key]:
+            del hidden[key]
 
 
 def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:
