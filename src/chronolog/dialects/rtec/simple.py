@@ -189,15 +189,16 @@ class SimpleFluents:
                     store.pop(ident, None)
         # instances grounding/1 does not admit are kept out (``admitted.py``), and remembered
         left_out = {key: self._rejected(("fluent", key, None), lo) for key in keys if key in self.admit_keys}
+        outputs = self.outputs
         for ident in touched | set(result):
             key, args, v = ident
             old = self.store.fluent_list(key, args, v)
             ivs = IV.coalesce(result.get(ident, []))
-            if key in left_out and not self.grounded(("=", _fterm(key, args), v)):
+            if key in left_out and ((key, v) not in outputs or not self.grounded(("=", _fterm(key, args), v))):
                 known = left_out[key]
-                if ivs and known is not None:
+                if ivs and known is not None and (key, v) in outputs:  # (a value no clause names never is)
                     known.add((args, v))
-                if cyclic:  # the cycle's own holdsAt reads it by its rules (RTEC's holdsAtCyclic): kept aside
+                if cyclic and (key, v) in outputs:  # the cycle's holdsAt reads it by its rules (RTEC's holdsAtCyclic)
                     _set_hidden(hidden, ident, ivs if at == NEG_INF or ident in fresh
                                 else IV.splice(_hidden(hidden, ident), ivs, at))
                 ivs = []

@@ -113,7 +113,8 @@ def export_state(ev: RtecEvaluator) -> dict[str, Any]:
         "hidden": [[key[0], [_jv(a) for a in args], _jv(v), [[a, _jt(b)] for a, b in ivs]]
                    for key, by_args in ev.hidden.items() for args, vals in by_args.items() for v, ivs in vals.items()],
         # the instances each entity left out (``admitted.py``): an entity not listed is not known
-        "rejected": [[e[0], e[1][0], e[1][1], [[[_jv(a) for a in x[0]], _jv(x[1])] if e[0] == "fluent" else [_jv(a) for a in x] for x in items]]
+        "rejected": [[e[0], e[1][0], e[1][1], [[[_jv(a) for a in x[0]], _jv(x[1])] if e[0] == "fluent"
+                                               else [_jv(a) for a in x] for x in items]]
                      for e, items in ev.rejected.items()],
     })
 
