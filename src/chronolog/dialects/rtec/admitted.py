@@ -25,6 +25,7 @@ from typing import Any
 
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _fterm, _grounding_key
 from chronolog.dialects.rtec.parser import RtecProgram
+from chronolog.dialects.rtec.store import _after
 from chronolog.dialects.rtec.terms import Rule
 
 Entity = tuple  # ("fluent", key, None) of a simple fluent, ("event", key) of a derived event
@@ -101,3 +102,34 @@ def instance_term(ent: Entity, item: tuple) -> Any:
     if ent[0] == "event":
         return _fterm(ent[1], item)
     return ("=", _fterm(ent[1], item[0]), item[1])
+
+
+def readmitted(ev: Any) -> set[Entity]:
+    """After the domain grew: the entities of an evaluator (``RtecEvaluator``) whose admitted
+    instances may have changed — one they left out is admitted now, one not known (a state
+    without them), or (a grounding that negates) one they keep is not any more."""
+    out = set()
+    for ent in ev.admit_reading:
+        known = ev.rejected.get(ent)
+        if known is None or any(ev.grounded(instance_term(ent, x)) for x in known):
+            out.add(ent)
+        elif not ev.admit_monotone:
+            if ent[0] == "event":
+                kept: set = {a for by_t in ev.store.events.get(ent[1], {}).values() for a in by_t}
+            else:
+                kept = {(a, v) for a, vals in ev.store.fluents.get(ent[1], {}).items() for v, ivs in vals.items() if ivs}
+            if any(not ev.grounded(instance_term(ent, x)) for x in kept):
+                out.add(ent)
+    return out
+
+
+def forget_hidden(hidden: dict, cut: float) -> None:
+    """Drop what a retention forgets (``RtecEvaluator._forget``) of a cycle's instances left out."""
+    for by_args in hidden.values():
+        for args, vals in list(by_args.items()):
+            for v in list(vals):
+                vals[v] = _after(vals[v], cut)
+                if not vals[v]:
+                    del vals[v]
+            if not vals:
+                del by_args[args]

@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
-from chronolog.dialects.rtec.admitted import admission_reads, admitted_entities, instance_term
+from chronolog.dialects.rtec.admitted import admission_reads, admitted_entities, forget_hidden, readmitted
 from chronolog.dialects.rtec.analysis import (
     _as_slice,
     domain_feeds,
@@ -256,7 +256,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         changed: set = set()
         lowered: set = set()
         if self.regrow and self.past_from_start and self.admit_reading:
-            self.readmit = self._readmitted()
+            self.readmit = readmitted(self)
         try:
             for comp in self.h.order:
                 if self.only is not None and not any(e in self.only for e in comp):
@@ -305,24 +305,6 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         if lo <= self.floor:
             self.rejected[ent] = set()
         return self.rejected.get(ent)
-
-    def _readmitted(self) -> set[tuple]:
-        """After the domain grew: the entities whose admitted instances may have changed — one
-        they left out is admitted now, or (a grounding that negates) one they keep is not."""
-        out = set()
-        for ent in self.admit_reading:
-            known = self.rejected.get(ent)
-            if known is None or any(self.grounded(instance_term(ent, x)) for x in known):
-                out.add(ent)
-            elif not self.admit_monotone:
-                if ent[0] == "event":
-                    stored = {a for by_t in self.store.events.get(ent[1], {}).values() for a in by_t}
-                    if any(not self.grounded(instance_term(ent, a)) for a in stored):
-                        out.add(ent)
-                elif any(ivs and not self.grounded(instance_term(ent, (a, v)))
-                         for a, vals in self.store.fluents.get(ent[1], {}).items() for v, ivs in vals.items()):
-                    out.add(ent)
-        return out
 
     def _component_lo(self, comp: list, lo: float) -> float:
         """Where a component's window starts (a hook: RTEC's windowed mode, ``rtec/windowed.py``,
@@ -596,14 +578,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.floor = floor
         cut = floor - self.tick
         self.store.forget_before(cut)
-        for by_args in self.hidden.values():
-            for args, vals in list(by_args.items()):
-                for v in list(vals):
-                    vals[v] = _after(vals[v], cut)
-                    if not vals[v]:
-                        del vals[v]
-                if not vals:
-                    del by_args[args]
+        forget_hidden(self.hidden, cut)
         self.point_dups = {k: n for k, n in self.point_dups.items() if k[3] >= cut}
         self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
         for ident in list(self.published):
@@ -637,8 +612,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         todo |= self.open_published  # intervals published open: the horizon may have passed their end
         for ident in sorted(todo, key=repr):
             key, args, v = ident
-            if not self.grounded(("=", _fterm(key, args), v)):
-                continue
+            if ident not in self.published and not self.grounded(("=", _fterm(key, args), v)):
+                continue  # (a published one no longer admitted: its list, cut where it is not, see admitted.py)
             ivs = self.store.fluent_list(key, args, v)
             if horizon != INF and ivs and ivs[-1][1] > horizon:
                 ivs = ivs[:-1] + [(ivs[-1][0], INF)]
