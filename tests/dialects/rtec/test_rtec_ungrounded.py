@@ -9,9 +9,10 @@ minus the ungrounded ``alarm(e)`` is all of ``armed(e)``, although ``alarm(e)``'
 evaluation, window by window (a window per time point, and with one event arriving late),
 and ``explain`` must agree.  A ``grounding(F=_)`` head grounds every value of F (``*-any``):
 such a fluent is read and reported as RTEC caches it.  A grounded entity read for an instance
-its grounding does not admit reads nothing too (``pairs``, ``admitted``): RTEC caches only
-admitted instances, decided on the whole stream's domain — an instance admitted by an event
-that comes later is read from the start (a window per point derives it again then)."""
+its grounding does not admit reads nothing too (``pairs``, ``admitted``, ``unadmit``): RTEC
+caches only admitted instances, decided on the whole stream's domain — an instance admitted by
+an event that comes later is read from the start, one a later event makes inadmissible (a
+grounding that negates) is never read (a window per point derives them again then)."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def _per_point(events: list[Event], late: int = 0) -> list[Event]:
     return out
 
 
-CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted"]
+CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit"]
 
 
 @pytest.mark.parametrize("case", CASES)
