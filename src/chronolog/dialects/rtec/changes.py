@@ -4,8 +4,9 @@ fluent-value pairs) identified by content (``core.strata``).
 
 An entity is defined by the text of its rules and reads the entities its bodies use.  A
 ``grounding(F=V)`` clause naming a defined fluent (or event) is part of that entity's content
-only: it decides which of F's instances are computed and written, which values a simple
-fluent has, nothing of another entity (an entity no longer computed in the old program that
+only: it decides which of F's instances are computed, written and read (``admitted.py``), which
+values a simple fluent has — a reader's identity includes what it reads, so a reader changes
+with it — nothing else of another entity (an entity no longer computed in the old program that
 the new one needs is computed at the upgrade: ``RtecEvaluator.keep``).  What every entity may
 read besides — other background knowledge, a ``grounding/1`` clause with a variable fluent,
 for an input entity or feeding a dynamic domain, all of them where a body calls

@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
+from chronolog.dialects.rtec.admitted import admission_reads, admitted_entities, forget_hidden, readmitted
 from chronolog.dialects.rtec.analysis import (
     _as_slice,
     domain_feeds,
@@ -132,6 +133,18 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.regrow = False  # the domain grew since the last window
         self.recompute = False  # corrections re-derive from the start (a baseline for chronolog bench rtec)
         self.values = known_values(program, self.h, self.grounding_rules)
+        # the simple fluents and derived events kept only for the instances grounding/1 admits
+        # (``admitted.py``), those whose admission grows with the domain, and whether only grows
+        self.admits = admitted_entities(program, self.h)
+        self.admit_keys = {e[1] for e in self.admits if e[0] == "fluent"}
+        self.admit_reading, self.admit_monotone = admission_reads(program, self.admits)
+        # entity -> the instances it derived that grounding/1 did not admit (missing: not known,
+        # the entity was not derived from the start since the state was imported)
+        self.rejected: dict[tuple, set] = {}
+        self.readmit: set[tuple] = set()  # entities the next window derives from the start (their admission changed)
+        # key -> args -> value -> intervals of a cycle's instances grounding/1 does not admit: no
+        # other entity reads them, the cycle's own holdsAt does (by its rules, as RTEC's holdsAtCyclic)
+        self.hidden: dict[Key, dict[tuple, dict[Any, list]]] = {}
         # evaluation state
         self.lo: float = NEG_INF  # the next window derives events from here on (values after it)
         self.done: float | None = None  # time evaluated up to (values final up to it)
@@ -242,6 +255,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self._bounds = {}  # input points change between windows only
         changed: set = set()
         lowered: set = set()
+        if self.regrow and self.past_from_start and self.admit_reading:
+            self.readmit = readmitted(self)
         try:
             for comp in self.h.order:
                 if self.only is not None and not any(e in self.only for e in comp):
@@ -255,6 +270,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 c_lo = self._component_lo(comp, lo)
                 if self.regrow and any(e in self.domain_wide for e in comp):
                     c_lo = self.floor
+                if self.readmit and any(e in self.readmit for e in comp):
+                    c_lo = self.floor  # an instance it left out is admitted now (or one it kept is not)
                 if any(d in lowered for e in comp for d in self.h.edges[e]):
                     c_lo = self.floor
                 if c_lo < lo:
@@ -277,9 +294,17 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         except RecursionError:
             raise ChronologError("error: background predicates recurse too deeply") from None
         self.regrow = False
+        self.readmit = set()
         self.redo_only = None
         self.redo_from = {}
         return changed
+
+    def _rejected(self, ent: tuple, lo: float) -> set | None:
+        """The instances ``ent`` left out (``admitted.py``), started afresh by a derivation from
+        the start; None while not known (then the next domain growth derives it from the start)."""
+        if lo <= self.floor:
+            self.rejected[ent] = set()
+        return self.rejected.get(ent)
 
     def _component_lo(self, comp: list, lo: float) -> float:
         """Where a component's window starts (a hook: RTEC's windowed mode, ``rtec/windowed.py``,
@@ -308,7 +333,14 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 raise ChronologError(f"{rules[0].loc}: error: a derived event must be ground: "
                                      f"{term_text(ev)}")
             found.add((tt, ev[1:] if type(ev) is tuple else ()))
+        ent = ("event", key)
+        check = ent in self.admits
+        left_out = self._rejected(ent, lo) if check else None
         for tt, args in sorted(found, key=repr):
+            if check and not self.grounded(_fterm(key, args)):
+                if left_out is not None:
+                    left_out.add(args)  # RTEC computes no instance grounding/1 does not admit
+                continue
             self.store.add_event(key, tt, args)
 
     def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> bool:
@@ -546,6 +578,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.floor = floor
         cut = floor - self.tick
         self.store.forget_before(cut)
+        forget_hidden(self.hidden, cut)
         self.point_dups = {k: n for k, n in self.point_dups.items() if k[3] >= cut}
         self.interval_counts = {k: n for k, n in self.interval_counts.items() if k[4] >= cut}
         for ident in list(self.published):
@@ -579,8 +612,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         todo |= self.open_published  # intervals published open: the horizon may have passed their end
         for ident in sorted(todo, key=repr):
             key, args, v = ident
-            if not self.grounded(("=", _fterm(key, args), v)):
-                continue
+            if ident not in self.published and not self.grounded(("=", _fterm(key, args), v)):
+                continue  # (a published one no longer admitted: its list, cut where it is not, see admitted.py)
             ivs = self.store.fluent_list(key, args, v)
             if horizon != INF and ivs and ivs[-1][1] > horizon:
                 ivs = ivs[:-1] + [(ivs[-1][0], INF)]
@@ -651,12 +684,15 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.import_state(old.export_state())
         for ent in [e for e in old.h.kind if e not in keep] + [e for e in self.h.kind if e not in keep]:
             key = ent[1]
+            self.rejected.pop(ent, None)
             if ent[0] == "event":
                 self.store.drop_events_from(key, NEG_INF)
                 continue
             for args, vals in list(self.store.fluents.get(key, {}).items()):
                 for v in [v for v in vals if ent[2] is None or v == ent[2]]:
                     self.store.set_list(key, args, v, [])
+            if ent[2] is None:
+                self.hidden.pop(key, None)
             self.initialised = {i for i in self.initialised if i[0] != key}
             self.sdf_known = KnownInstances(i for i in self.sdf_known if i[0] != key)
             for lists in (self.fi_inits, self.fi_terms):  # deadlines: the sweep schedules them again

@@ -245,6 +245,15 @@ class Explainer(Blocking):
     def simple(self, key: Key) -> bool:
         return ("fluent", key, None) in self.ev.h.kind
 
+    def unadmitted(self, f: Fluent) -> bool:
+        """A rule-defined instance its grounding/1 does not admit: RTEC computes none of it
+        (``admitted.py``; a statically determined fluent is derived for admitted heads only)."""
+        key, args, value = f
+        if not ((self.simple(key) and ("fluent", key, None) in self.ev.admits)
+                or (self.sdf(key, value) and self.ev._has_grounding(key))):
+            return False
+        return not self.ev.grounded(("=", _fterm(key, args), value))
+
     def sdf(self, key: Key, value: Any) -> bool:
         """A statically determined value (also one beside a simple fluent's other values)."""
         return self.ev.h.kind.get(("fluent", key, value)) == "sdf"
@@ -645,6 +654,9 @@ class Explainer(Blocking):
         text = f"happensAt({show(e)},{t})"
         children = []
         key = _key(e)
+        if ("event", key) in self.ev.admits and not self.ev.grounded(resolve(e)):
+            return Node("why-not", f"{text} does not happen: grounding/1 does not admit {show(e)}, so RTEC "
+                                   "computes none of it", atom=show(e), time=t)
         for rule in self.rules("happensAt", key) if key is not None else []:
             got = self._first_failing(rule, ("happensAt", e, t))
             if got is not None and got[0] < 0:
@@ -673,6 +685,9 @@ class Explainer(Blocking):
         if depth is not None and depth < 0:
             return Node("why-not", f"{name} does not hold at {t} (cut at --depth)", atom=name, time=t)
         more = None if depth is None else depth - 1
+        if self.unadmitted(f):
+            return Node("why-not", f"{name} never holds: grounding/1 does not admit it, so RTEC computes none "
+                                   "of it (and a rule reading it reads nothing)", atom=name, time=t)
         if self.sdf(key, value):
             return self._why_not_sdf(f, t, more, path, top)
         if self.simple(key):

@@ -96,9 +96,10 @@ class SimpleFluents:
         stale: set[tuple] = set()
         at = lo + tick if lo != NEG_INF else NEG_INF
         probe = at - 1
+        hidden = self.hidden if cyclic else {}
         for key in keys:
             sdf = self.h.sdf_values.get(key, ())
-            for args, vals in self.store.fluents.get(key, {}).items():
+            for args, vals in [*self.store.fluents.get(key, {}).items(), *hidden.get(key, {}).items()]:
                 for v, ivs in vals.items():
                     if v not in sdf and ivs and ivs[-1][1] > at:
                         stale.add((key, args, v))  # derived from the events being derived again
@@ -186,10 +187,23 @@ class SimpleFluents:
                     store[ident] = kept
                 else:
                     store.pop(ident, None)
+        # instances grounding/1 does not admit are kept out (``admitted.py``), and remembered
+        left_out = {key: self._rejected(("fluent", key, None), lo) for key in keys if key in self.admit_keys}
+        outputs = self.outputs
         for ident in touched | set(result):
             key, args, v = ident
             old = self.store.fluent_list(key, args, v)
             ivs = IV.coalesce(result.get(ident, []))
+            if key in left_out and ((key, v) not in outputs or not self.grounded(("=", _fterm(key, args), v))):
+                known = left_out[key]
+                if ivs and known is not None and (key, v) in outputs:  # (a value no clause names never is)
+                    known.add((args, v))
+                if cyclic and (key, v) in outputs:  # the cycle's holdsAt reads it by its rules (RTEC's holdsAtCyclic)
+                    _set_hidden(hidden, ident, ivs if at == NEG_INF or ident in fresh
+                                else IV.splice(_hidden(hidden, ident), ivs, at))
+                ivs = []
+            elif key in hidden:
+                _set_hidden(hidden, ident, [])  # admitted now: in the store
             new = ivs if at == NEG_INF or ident in fresh else IV.splice(old, ivs, at)
             if new != old:
                 self.store.set_list(key, args, v, new)
@@ -338,6 +352,23 @@ def _answers_with(found: list, v: Any) -> bool:
         if x == v and type(x) is tv:
             return True
     return False
+
+
+def _hidden(hidden: dict, ident: tuple) -> list:
+    return hidden.get(ident[0], {}).get(ident[1], {}).get(ident[2], [])
+
+
+def _set_hidden(hidden: dict, ident: tuple, ivs: list) -> None:
+    """Keep (or drop, if empty) the list of a cycle's instance grounding/1 does not admit."""
+    key, args, v = ident
+    if ivs:
+        hidden.setdefault(key, {}).setdefault(args, {})[v] = ivs
+        return
+    vals = hidden.get(key, {}).get(args)
+    if vals is not None and vals.pop(v, None) is not None and not vals:
+        del hidden[key][args]
+        if not hidden[key]:
+            del hidden[key]
 
 
 def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:

@@ -110,6 +110,12 @@ def export_state(ev: RtecEvaluator) -> dict[str, Any]:
                              ev.fi_terms.get((k, args, v), [])]
                             for (k, args, v) in set(ev.fi_inits) | set(ev.fi_terms)],
         "partial": [[e[1][0], e[1][1], _jv(e[2]), _jt(lo)] for e, lo in ev.partial.items()],
+        "hidden": [[key[0], [_jv(a) for a in args], _jv(v), [[a, _jt(b)] for a, b in ivs]]
+                   for key, by_args in ev.hidden.items() for args, vals in by_args.items() for v, ivs in vals.items()],
+        # the instances each entity left out (``admitted.py``): an entity not listed is not known
+        "rejected": [[e[0], e[1][0], e[1][1], [[[_jv(a) for a in x[0]], _jv(x[1])] if e[0] == "fluent"
+                                               else [_jv(a) for a in x] for x in items]]
+                     for e, items in ev.rejected.items()],
     })
 
 
@@ -171,6 +177,16 @@ def import_state(ev: RtecEvaluator, data: dict[str, Any]) -> None:
             if terms:
                 ev.fi_terms[ident] = [int(x) for x in terms]
         ev.partial = {("fluent", (str(name), int(n)), _pv(v)): _pt(lo) for name, n, v, lo in data.get("partial", [])}
+        ev.hidden = {}
+        for name, args, value, ivs in data.get("hidden", []):
+            fargs = tuple(_pv(a) for a in args)
+            ev.hidden.setdefault((name, len(fargs)), {}).setdefault(fargs, {})[_pv(value)] = \
+                [(int(a), _pt(b)) for a, b in ivs]
+        ev.rejected = {}
+        for kind, name, n, items in data.get("rejected", []):  # (a state without it: none known)
+            ent = ("event", (str(name), int(n))) if kind == "event" else ("fluent", (str(name), int(n)), None)
+            ev.rejected[ent] = ({tuple(_pv(a) for a in x) for x in items} if kind == "event"
+                                else {(tuple(_pv(a) for a in args), _pv(v)) for args, v in items})
         if ev.lo is None:
             raise StateError("RTEC evaluator state: lo is missing")
 
