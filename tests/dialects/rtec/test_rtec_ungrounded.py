@@ -93,6 +93,16 @@ def test_window_by_window_gives_rtecs_answer(case: str, late: int) -> None:
     assert _run(case, _per_point(_events(case), late), 1) == _rtec(case)
 
 
+def _files(tmp_path: Path, case: str) -> tuple[Path, Path]:
+    """The case's program and its stream as JSONL input (a time advance to 100 at the end), for the CLI."""
+    prog = tmp_path / f"{case}.prolog"
+    prog.write_text((DATA / f"{case}.prolog").read_text())
+    stream = tmp_path / f"{case}.jsonl"
+    stream.write_text("".join(json.dumps({"t": e.t, "pred": e.pred, "args": list(e.args)}) + "\n"
+                              for e in _events(case)) + '{"t": 100}\n')
+    return prog, stream
+
+
 def test_the_rtec_case_by_hand() -> None:
     """The brief's shape, read off RTEC's output: d armed on [6,31), never opened; e armed on
     [11,41) and open on [13,21).  quiet is armed minus alarm, alarm (no grounding) reads as
@@ -107,11 +117,7 @@ def test_explain_cites_the_empty_read(tmp_path: Path, capsys: pytest.CaptureFixt
     """Why quiet(e) holds at 20: its rule, with armed(e) on [11,41) and the read of alarm(e),
     which has no grounding/1, cited as such and empty — so the relative complement keeps 20;
     quiet(d) ends with armed(d) at 31."""
-    prog = tmp_path / "alarm.prolog"
-    prog.write_text((DATA / "alarm.prolog").read_text())
-    stream = tmp_path / "alarm.jsonl"
-    stream.write_text("".join(json.dumps({"t": e.t, "pred": e.pred, "args": list(e.args)}) + "\n"
-                              for e in _events("alarm")) + '{"t": 100}\n')
+    prog, stream = _files(tmp_path, "alarm")
     code, got, err = explain(capsys, str(prog), str(stream), "why", "quiet(e)@20")
     assert code == 0, err
     assert got["interval"] == "[11,41)"
@@ -166,11 +172,7 @@ its cycle: it keeps flip(a,b) at 35 from initiating on(a,b)) is in the state too
 def test_explain_cites_the_instance_not_admitted(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """far(c,d) holds at 10 (RTEC: from 0): the complement of near(c,d), which its rules would
     give on [7,26) but which grounding/1 never admits (d is never a person), cited as such."""
-    prog = tmp_path / "admitted.prolog"
-    prog.write_text((DATA / "admitted.prolog").read_text())
-    stream = tmp_path / "admitted.jsonl"
-    stream.write_text("".join(json.dumps({"t": e.t, "pred": e.pred, "args": list(e.args)}) + "\n"
-                              for e in _events("admitted")) + '{"t": 100}\n')
+    prog, stream = _files(tmp_path, "admitted")
     code, got, err = explain(capsys, str(prog), str(stream), "why", "far(c,d)@10")
     assert code == 0, err
     assert got["interval"] == "[0,inf)"
