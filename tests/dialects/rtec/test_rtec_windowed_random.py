@@ -12,7 +12,7 @@ import json
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_rtec import meaning, program
-from test_rtec_retention import described_streams
+from test_rtec_retention import _late_within, described_streams
 
 from chronolog.core.events import Event
 from chronolog.dialects.rtec.evaluator import RtecEvaluator
@@ -50,3 +50,16 @@ def test_delays_inside_the_window_give_the_answer_in_time_order(case, step, slac
     assert _run(late, arrived, horizon) == want
     assert late.too_late == ordered.too_late  # (input at or before the first window's start: none uses it)
     event("late events" if arrived != events else "in time order")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(described_streams(), st.integers(1, 12), st.integers(0, 10), st.randoms(use_true_random=False))
+def test_retractions_inside_the_window_give_the_corrected_stream_in_time_order(case, step, slack, rnd) -> None:
+    """Retractions as well (of events of the stream, or of extra copies), each at most ω - s
+    after the event's time: the windowed answer of what they leave, in time order."""
+    text, events, _, _ = case
+    window = step + slack
+    arrived, ordered = _late_within(events, rnd, slack)
+    horizon = events[-1].t + 2 * window + step
+    want = _run(WindowedRtecEvaluator(program(text), window, step), [*ordered, events[-1]], horizon)
+    assert _run(WindowedRtecEvaluator(program(text), window, step), arrived, horizon) == want
