@@ -167,3 +167,31 @@ def test_delayed_and_retracted_facts_under_negation_mean_the_stream_in_time_orde
     want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "batch"), kept + [Event(hi)])), hi)
     got = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "stream"), arrival + [Event(hi)])), hi)
     assert got == want, text
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_negation_under_a_retention_means_the_kept_stream_in_time_order(seed):
+    """Negated windows read the pruned log: over a stream several windows long (input facts of
+    derived predicates too), delays and retractions, a log cut at every step or rarely, the
+    answers are the batch evaluation of what the retention keeps, in time order."""
+    from test_mtl_retention import arrival, kept_after_retention, time_order
+
+    rng = random.Random(11_000 + seed)
+    text = random_negation_program(rng)
+    n = rng.choice([None, F(1, 2), 1, F(5, 2), 4])
+    preds = rng.choice([("P", "Q"), ("P", "Q", "R", "S", "T")])
+    facts = []
+    for k in range(rng.randint(2, 6)):  # batches of random facts, 5 apart
+        for pred, args, w in random_facts(rng, preds):
+            lo, hi = (F(x) + 5 * k for x in w[1:-1].split(","))
+            facts.append((pred, args, f"{w[0]}{lo},{hi}{w[-1]}"))
+    ordered = _events(facts)
+    end = max(max(e.t for e in ordered), max(e.span[2] for e in ordered))
+    ticks = [Event(F(k, 2)) for k in range(0, int(2 * end) + 1)]
+    stream = arrival(rng, sorted(ordered + ticks, key=lambda e: e.t), delays=12, retractions=3)
+    kept, dropped = kept_after_retention(stream, n)
+    want = clip(meaning(drive(MtlEvaluator(parse_mtl(text), "batch"), time_order(kept) + [Event(end)])), end)
+    ev = MtlEvaluator(parse_mtl(text), "stream", retention=n)
+    ev.prune_every = rng.choice([1, 2, 64])
+    assert clip(meaning(drive(ev, stream + [Event(end)])), end) == want, text
+    assert ev.too_late == dropped

@@ -65,6 +65,32 @@ def test_window_longer_than_step_absorbs_the_delay() -> None:
     assert ev.too_late == 0
 
 
+def test_the_windows_before_the_first_input_are_evaluated_too() -> None:
+    """RTEC queries at Q = s, 2s, ... from its start time 0 whether input arrived or not: the
+    windows before the first event carry ``initially`` (and complement within themselves)."""
+    ev = WindowedRtecEvaluator(program(LAMP + "initially(on=true).\n"), 10, 10)
+    out = io.StringIO()
+    run_evaluator(ev, [Event(25, "switch_off"), Event(35, "ping")], out)
+    m = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=40)
+    # Q=10, window (0,10]: `on` initially, from 1 (no window covers 0), carried at Q=20 and
+    # ended by switch_off at 25 in (20,30]; dark complements it: from 26
+    assert m[("on", ())] == pts(1, 25)
+    assert m[("dark", ())] == pts(26, 40)
+
+
+def test_an_event_before_the_first_arrival_within_the_window_is_used() -> None:
+    """The late switch_off at 18 arrives first after ping at 22 (a delay of 4 with ω - s = 10):
+    the answer of the stream in time order, `on` initially from 0 (the first window (-10,5]
+    reaches 0) to 18."""
+    for order in ([(22, "ping"), (18, "switch_off")], [(18, "switch_off"), (22, "ping")]):
+        ev = WindowedRtecEvaluator(program(LAMP + "initially(on=true).\n"), 15, 5)
+        out = io.StringIO()
+        run_evaluator(ev, [Event(t, p) for t, p in order], out)
+        m = meaning([json.loads(x) for x in out.getvalue().splitlines()], horizon=40)
+        assert m[("on", ())] == pts(0, 18), order
+        assert m[("dark", ())] == pts(19, 40), order
+
+
 def test_rtec_csv_arrival_times_decide_the_window(tmp_path: Path) -> None:
     """A delayed CSV row (arrival 12, occurrence 8) arrives after the query at 10, as RTEC loads it;
     the same rows as JSONL (no arrival time) reach the query at 10 in time."""

@@ -95,10 +95,11 @@ class WindowedRtecEvaluator(RtecEvaluator):
         return out
 
     def _catch_up(self, until: int) -> None:
-        """Evaluate every query time up to ``until`` (none before the first input)."""
+        """Evaluate every query time up to ``until``, once input has arrived: from Q = step on
+        (RTEC's start time 0), the windows before the first event too, as they carry
+        ``initially`` and complement within themselves (an event before the first one to
+        arrive, delayed within ω - s, then means what it means in time order)."""
         if self.first is None:
-            if until >= self.query + self.step:
-                self.query = until - until % self.step  # nothing to evaluate yet
             return
         while self.query + self.step <= until:
             self._ready += self._query(self.query + self.step)
