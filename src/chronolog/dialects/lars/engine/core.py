@@ -310,16 +310,18 @@ class Engine(StreamViews, CountingMaintenance):
         try:
             if imported is not None and not imported.consistent:
                 raise NoAnswerSet("a lower stratum has no answer set")
+            roles, answers, all_counts, dirty = self._role, self._answers, self._counts, self._dirty
             for ci, (comp, compiled, sources) in enumerate(self._components):
-                role = self._role[ci]
+                role = roles[ci]
                 if role == "skip":
                     continue
                 if role == "import":
-                    self._visible = {p: by_pred.get((ANSWERS, p), EMPTY) for p in comp.preds if p in self._answers}
-                    self._publish(comp, {p: by_pred.get(p, EMPTY) for p in comp.preds}, t, result)
+                    preds = comp.preds
+                    self._visible = {p: by_pred.get((ANSWERS, p), EMPTY) for p in preds if p in answers}
+                    self._publish(comp, {p: by_pred.get(p, EMPTY) for p in preds}, t, result)
                     continue
-                counts = self._counts.get(ci, False)
-                if counts is not False and counts is not None and ci not in self._dirty:
+                counts = all_counts.get(ci, False)
+                if counts is not False and counts is not None and ci not in dirty:
                     # counted and no input changed: nothing to derive
                     if self._ticking[ci]:
                         for p in comp.preds:

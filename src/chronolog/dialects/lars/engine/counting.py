@@ -53,8 +53,14 @@ class CountingMaintenance:
                     continue
                 new: set[tuple] = set()
                 lost: set[tuple] = set()
-                for gains, heads in _delta_matches(cr, srcs, t):
-                    (new if gains else lost).update(heads)
+                # (``_delta_matches`` written out: this runs per counted component per point)
+                negated = cr.negated
+                for i, rel in enumerate(srcs):
+                    plus, minus = rel.plus, rel.minus
+                    if plus:
+                        (lost if negated[i] else new).update(cr.fire_delta(srcs, t, i, plus))
+                    if minus:
+                        (new if negated[i] else lost).update(cr.fire_delta(srcs, t, i, minus))
                 # (one literal: its additions and removals are disjoint, and so are their heads)
                 if new and lost and len(cr.literals) > 1:
                     new, lost = new - lost, lost - new
@@ -199,10 +205,10 @@ def _impossible(cr: CompiledRule, srcs: list) -> bool:
 def _delta_matches(cr: CompiledRule, srcs: list, t: int) -> Iterator[tuple[bool, Iterable[tuple]]]:
     """Heads of the rule's new (True) and lost (False) matches, from the changes of
     its inputs: a literal's additions gain matches unless it is negated."""
+    negated = cr.negated
     for i, rel in enumerate(srcs):
-        if not rel.changed:
-            continue
-        negated = cr.literals[i].negated
-        for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):
-            if changed:
-                yield gains, cr.fire_delta(srcs, t, i, changed)
+        plus, minus = rel.plus, rel.minus
+        if plus:
+            yield not negated[i], cr.fire_delta(srcs, t, i, plus)
+        if minus:
+            yield negated[i], cr.fire_delta(srcs, t, i, minus)

@@ -266,11 +266,23 @@ class Rel:
             new = set(new)
         added = new - old
         removed = old - new
+        # (each side is exact: the checks of ``discard_many`` and ``add_many``, a second
+        # intersection and difference, are not needed)
         if removed:
-            self.discard_many(removed)
+            old -= removed
+            self._changed(removed, self.plus, self.minus, _index_remover)
         if added:
-            self.add_many(added)
+            old |= added
+            self._changed(added, self.minus, self.plus, _index_adder)
         return added, removed
+
+    def _changed(self, changed: set[tuple], undone: set[tuple], done: set[tuple],
+                 maintainer: Callable[[Cols], Callable[[dict, Iterable[tuple]], None]]) -> None:
+        """The journal and the indexes after ``changed`` entered or left ``tuples``."""
+        if self.journaled:
+            self._journal(changed, undone, done)
+        for cols, (_, idx) in self._indexes.items():
+            maintainer(cols)(idx, changed)
 
     def __getstate__(self) -> tuple[list[tuple], bool]:
         # Indexes are caches: checkpoints store only the tuples.
