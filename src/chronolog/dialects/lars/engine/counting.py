@@ -70,7 +70,7 @@ class CountingMaintenance:
                 self._announce(pred, (), (), t, result)  # views over it still move with time
                 return
             r, added, removed = nets[0]
-            if len(nets) > 1 or any(n for k, n in enumerate(sizes) if k != r):
+            if len(nets) > 1 or len(sizes) > 1 and any(n for k, n in enumerate(sizes) if k != r):
                 # A second rule derives heads: count derivations from now on.
                 self._recount(ci, comp, compiled, sources, t, result)
                 return
