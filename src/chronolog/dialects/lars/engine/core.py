@@ -291,6 +291,7 @@ class Engine(StreamViews, CountingMaintenance):
         self._always = {k for k in self._ext_views if k in self._background or k == TICK}
         self._deferrable = self._blockers() if self.pruning else {}
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
+        self._how: dict[PredKey, tuple[bool, list, bool]] = {}  # ``_announcing``, per predicate
 
     # ------------------------------------------------------------ evaluation
 
@@ -465,19 +466,31 @@ class Engine(StreamViews, CountingMaintenance):
         self, p: PredKey, added: Collection[tuple], removed: Collection[tuple], t: int, result: StepResult
     ) -> None:
         """Feed a derived predicate's changes to the views over it and to the result."""
-        timed = p in self.plan.timed
-        if timed:
-            for view in self._views_of.get(p, ()):
-                view.advance(t, self.t1, added, removed)
-        else:
-            for nview in self._now_views_of.get(p, ()):
-                nview.refresh(t, self.t1, self.rels[p])
-        if p not in self.plan.output or p in self._answers:
+        how = self._how.get(p)
+        if how is None:  # (per predicate, once: this runs for every predicate at every point)
+            how = self._how[p] = self._announcing(p)
+        timed, views, reported = how
+        if views:
+            if timed:
+                for view in views:
+                    view.advance(t, self.t1, added, removed)
+            else:
+                rows = self.rels[p]
+                for nview in views:
+                    nview.refresh(t, self.t1, rows)
+        if not reported:
             return
         if timed:
             result.add_timed(p, added, removed)
         elif added or removed:
             result.add_now(p, added, removed)
+
+    def _announcing(self, p: PredKey) -> tuple[bool, list, bool]:
+        """How ``_announce`` feeds ``p``: whether it is timed, the views over it, and whether
+        its changes are the result's (an output predicate whose answers are not kept apart)."""
+        timed = p in self.plan.timed
+        views = self._views_of.get(p, []) if timed else self._now_views_of.get(p, [])
+        return timed, views, p in self.plan.output and p not in self._answers
 
     # ------------------------------------------------------------ checkpoints
 

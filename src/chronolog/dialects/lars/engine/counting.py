@@ -49,20 +49,29 @@ class CountingMaintenance:
             # head in both had its match replaced by another one).
             nets = []
             for r, (cr, srcs) in enumerate(zip(compiled, sources)):
-                if pruning and _impossible(cr, srcs):
-                    continue
-                new: set[tuple] = set()
-                lost: set[tuple] = set()
-                # (``_delta_matches`` written out: this runs per counted component per point)
+                # (``_delta_matches`` written out: this runs per counted component per point;
+                # ``_impossible`` asked only of a rule with a changed input: one without
+                # derives no change either way)
+                new: set[tuple] | None = None
+                lost: set[tuple] | None = None
                 negated = cr.negated
                 for i, rel in enumerate(srcs):
                     plus, minus = rel.plus, rel.minus
+                    if not plus and not minus:
+                        continue
+                    if new is None:
+                        if pruning and _impossible(cr, srcs):
+                            break
+                        new, lost = set(), set()
                     if plus:
-                        (lost if negated[i] else new).update(cr.fire_delta(srcs, t, i, plus))
+                        (lost if negated[i] else new).update(cr.fire_delta(srcs, t, i, plus))  # type: ignore[union-attr]
                     if minus:
-                        (new if negated[i] else lost).update(cr.fire_delta(srcs, t, i, minus))
+                        (new if negated[i] else lost).update(cr.fire_delta(srcs, t, i, minus))  # type: ignore[union-attr]
+                if not new and not lost:
+                    continue
+                assert new is not None and lost is not None
                 # (one literal: its additions and removals are disjoint, and so are their heads)
-                if new and lost and len(cr.literals) > 1:
+                if new and lost and len(srcs) > 1:
                     new, lost = new - lost, lost - new
                 if new or lost:
                     nets.append((r, new, lost))

@@ -203,7 +203,7 @@ class Rel:
         """Record ``changed`` tuples (added: ``done`` is plus, ``undone`` minus;
         removed: the other way round); a change that undoes an earlier one in
         the same step cancels it.  Both sets are updated in place."""
-        back = changed & undone
+        back = changed & undone if undone else None
         if back:
             undone -= back
             done |= changed - back
