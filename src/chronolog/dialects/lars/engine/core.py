@@ -292,6 +292,7 @@ class Engine(StreamViews, CountingMaintenance):
         self._deferrable = self._blockers() if self.pruning else {}
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
         self._how: dict[PredKey, tuple[bool, list, bool]] = {}  # ``_announcing``, per predicate
+        self._exports: list[tuple[PredKey, Rel, tuple | None]] | None = None  # ``exported``'s relations
 
     # ------------------------------------------------------------ evaluation
 
@@ -567,17 +568,19 @@ class Engine(StreamViews, CountingMaintenance):
         """The content of the computed stratum at the last evaluation, as ``Imported.content``
         (what the reasoners above it and the output service need)."""
         out: dict = {}
-        for ci, (comp, _, _) in enumerate(self._components):
-            if self._role[ci] != "compute":
-                continue
-            for p in comp.preds:
-                rows = self.rels[p].tuples
+        exports = self._exports
+        if exports is None:  # (once: a stratum reasoner exports at every point)
+            exports = self._exports = [
+                (p, self.rels[p], (ANSWERS, p) if p in self._answers else None)
+                for ci, (comp, _, _) in enumerate(self._components) if self._role[ci] == "compute" for p in comp.preds]
+        for p, rel, answers_key in exports:
+            rows = rel.tuples
+            if rows:
+                out[p] = frozenset(rows)
+            if answers_key is not None:
+                rows = self._answers[p].tuples  # (not kept: a component stops counting)
                 if rows:
-                    out[p] = frozenset(rows)
-                if p in self._answers:
-                    rows = self._answers[p].tuples
-                    if rows:
-                        out[(ANSWERS, p)] = frozenset(rows)
+                    out[answers_key] = frozenset(rows)
         return out
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:

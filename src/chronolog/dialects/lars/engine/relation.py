@@ -196,6 +196,19 @@ class Rel:
             _index_remover(cols)(idx, gone)
         return gone
 
+    def add_absent(self, new: set[tuple] | frozenset[tuple]) -> None:
+        """Add ``new``, none of which is here (the caller knows: ``add_many`` without its
+        difference)."""
+        if new:
+            self.tuples |= new
+            self._changed(new, self.minus, self.plus, _index_adder)  # type: ignore[arg-type]
+
+    def discard_present(self, gone: set[tuple] | frozenset[tuple]) -> None:
+        """Remove ``gone``, all of which is here (``discard_many`` without its intersection)."""
+        if gone:
+            self.tuples -= gone
+            self._changed(gone, self.plus, self.minus, _index_remover)  # type: ignore[arg-type]
+
     def clear(self) -> None:
         self.discard_many(list(self.tuples))
 
@@ -268,12 +281,8 @@ class Rel:
         removed = old - new
         # (each side is exact: the checks of ``discard_many`` and ``add_many``, a second
         # intersection and difference, are not needed)
-        if removed:
-            old -= removed
-            self._changed(removed, self.plus, self.minus, _index_remover)
-        if added:
-            old |= added
-            self._changed(added, self.minus, self.plus, _index_adder)
+        self.discard_present(removed)
+        self.add_absent(added)
         return added, removed
 
     def _changed(self, changed: set[tuple], undone: set[tuple], done: set[tuple],
