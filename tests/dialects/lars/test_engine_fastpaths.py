@@ -458,3 +458,32 @@ def test_replace_keeps_journal_and_indexes_like_single_changes(steps):
         for cols in ((0,), (0, 1)):
             kept = {k: set(b) for k, b in rel.index(cols).items()}
             assert kept == {k: set(b) for k, b in Rel(rel.tuples).index(cols).items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["DIAMOND", "AT"]),
+    st.sampled_from([None, 0, 1, 3]),
+    st.lists(st.sets(st.sampled_from([(1,), (2,), (3,)]), max_size=3), max_size=10),
+)
+def test_stream_view_content_and_journal_are_the_windows(op, size, batches):
+    """A journaled StreamWindowView (the view moves its buckets into its relation without
+    checking them) holds, at every point, what the window's definition gives from the batches
+    themselves, and its journal is the change from the point before."""
+    from chronolog.dialects.lars.engine.views import StreamWindowView
+    from chronolog.dialects.lars.ir import Op
+
+    view = StreamWindowView(Op[op], size)
+    view.rel.start_journal()
+    before: set = set()
+    for t, batch in enumerate(batches):
+        view.rel.start_journal()
+        view.advance_batch(t, 0, set(batch))
+        lo = 0 if size is None else max(0, t - size)
+        if op == "DIAMOND":
+            expected = {a for T in range(lo, t + 1) for a in batches[T]}
+        else:
+            expected = {a + (T,) for T in range(lo, t + 1) for a in batches[T]}
+        assert view.rel.tuples == expected, t
+        assert view.rel.plus == expected - before and view.rel.minus == before - expected, t
+        before = expected
