@@ -92,6 +92,9 @@ class Reasoner:
         self.unmatched_retractions = 0
         self.delayed = 0
         self._dirty_from: int | None = None
+        # late events of a program with choices held for the next ``advance``, each with the
+        # latest closed time at its arrival (``late``)
+        self.held: list[tuple[int, Event]] = []
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
         # the evaluations whose atoms the answers hold (first, last; None: no bound): a program
@@ -118,6 +121,8 @@ class Reasoner:
         state["old_t1"] = self._old_t1
         state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
         state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        if self.held:
+            state["held"] = [[mark, ev.t, ev.pred, list(ev.args), ev.retract] for mark, ev in self.held]
         labels = getattr(self.engine, "export_labels", None)
         if labels is not None:  # the TMS's choices: a restart continues with them
             state["labels"] = labels()
@@ -134,6 +139,9 @@ class Reasoner:
         self._old_t1 = state["old_t1"]
         self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
         self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
+        self.held = [(int(mark), Event(int(t)) if pred is None else
+                      Event(int(t), str(pred), facts_from([[pred, args]])[0][1], bool(retract)))
+                     for mark, t, pred, args, retract in state.get("held", [])]
         labels = state.get("labels")
         self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
         if labels is not None and hasattr(self.engine, "import_labels"):
@@ -219,6 +227,37 @@ class Reasoner:
         self.delayed += 1
         self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
 
+    def late(self, ev: Event) -> None:
+        """A delayed event or retraction of a point a driver closed (``latest``: the fleet's late
+        records, its grounded records having pushed the closed time).  ``chronolog run`` had
+        evaluated the closed points when a later time arrived, before this event, and a program
+        with choices (the TMS) chose there without it; the event then corrects them by a replay
+        that follows those choices.  A driver that evaluates only at its flush would choose with
+        it: so the event is held until ``advance``, which first evaluates the points closed at its
+        arrival (held, not evaluated now: a stage's output stays what its flush returns, and a
+        snapshot between two records carries the held events).  A stratified program has no
+        choices: its event goes in the log now, as its evaluations do not depend on when."""
+        if self.held or (type(self.engine) is TmsEngine and self.t1 is not None and ev.is_fact
+                         and self.evaluated is not None and self.latest is not None and self.evaluated < self.latest):
+            assert self.latest is not None
+            self.held.append((self.latest, ev))
+            return
+        self.push(ev)
+
+    def _release(self, until: int) -> None:
+        """Held late events (``late``) in arrival order, each after the points closed before it
+        (those up to ``until`` only: the rest wait)."""
+        assert self.evaluated is not None
+        while self.held:
+            mark, ev = self.held[0]
+            if mark > until:
+                return
+            if self.evaluated < mark:
+                self.apply_corrections()
+                self._evaluate_until(mark)
+            self.held.pop(0)
+            self.push(ev)
+
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         """All events of one time point, in arrival order: (pred, args, retract).
         The same as pushing them one by one (the fleet's grounded batches)."""
@@ -297,12 +336,14 @@ class Reasoner:
     def pending(self) -> bool:
         """Whether corrections wait for the next ``advance`` (delayed events, retractions, or
         imports of evaluated time points changed)."""
-        return self._dirty_from is not None
+        return self._dirty_from is not None or bool(self.held)
 
     def advance(self, until: int) -> None:
         """Apply pending corrections, then evaluate every time point up to ``until``."""
         if self.t1 is None:
             return
+        if self.held:
+            self._release(until)
         if self._dirty_from is not None:  # (the check first: once per time point in chronolog run)
             self.apply_corrections()
         self._evaluate_until(until)
@@ -312,6 +353,8 @@ class Reasoner:
         if self.t1 is None:
             return
         assert self.latest is not None
+        if self.held:
+            self._release(self.latest if until is None else until)
         self.apply_corrections()
         self._evaluate_until(self.latest if until is None else until)
 

@@ -941,6 +941,10 @@ class _Before:
         if ev.t < self.end:
             self.reasoner.push(ev)
 
+    def late(self, ev: Event) -> None:
+        if ev.t < self.end:
+            self.reasoner.late(ev)
+
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         if t < self.end:
             self.reasoner.push_batch(t, facts)
@@ -951,11 +955,12 @@ def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset 
     With ``keeps``, facts of other predicates count only as their time (a
     late one can still start the timeline earlier)."""
     if "late" in rec:
+        late = getattr(r, "late", r.push)  # (a reasoner holds them for a program with choices: Reasoner.late)
         for t, pred, args, retract in rec["late"]:
             if keeps is None or pred is None or (pred, len(args)) in keeps:
-                r.push(Event(t, pred, tuple(args), bool(retract)))
+                late(Event(t, pred, tuple(args), bool(retract)))
             else:
-                r.push(Event(t))
+                late(Event(t))
         return closed
     r.push(Event(rec["first"]))
     for t, facts in rec["points"]:
