@@ -228,29 +228,31 @@ class Reasoner:
         self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
 
     def late(self, ev: Event) -> None:
-        """A delayed event or retraction of a point a driver closed (``latest``: the fleet's late
-        records, its grounded records having pushed the closed time).  ``chronolog run`` had
-        evaluated the closed points when a later time arrived, before this event, and a program
-        with choices (the TMS) chose there without it; the event then corrects them by a replay
-        that follows those choices.  A driver that evaluates only at its flush would choose with
-        it: so the event is held until ``advance``, which first evaluates the points closed at its
-        arrival (held, not evaluated now: a stage's output stays what its flush returns, and a
-        snapshot between two records carries the held events).  A stratified program has no
-        choices: its event goes in the log now, as its evaluations do not depend on when."""
-        if self.held or (type(self.engine) is TmsEngine and self.t1 is not None and ev.is_fact
-                         and self.evaluated is not None and self.latest is not None and self.evaluated < self.latest):
+        """A delayed event or retraction of a point a driver closed (the fleet's late records: its
+        grounded records pushed the closed time as ``latest``).  ``chronolog run`` had evaluated
+        the closed points when a later time arrived, before this event, and applied the event
+        (with the others since that time) when the next later time arrived or at the end.  A
+        program with choices (the TMS) chooses differently if a point first evaluates with the
+        event, or if the replays of late events are cut otherwise (a replay follows the choices
+        it finds): so the event is held (``held``, in the state: a snapshot between two records
+        carries it) until an ``advance`` past the closed time at its arrival, which evaluates
+        the points up to that time first, then applies the events that arrived between two
+        closings as one correction, as ``run`` does.  A stratified program has no choices: its
+        event goes in the log now (it is applied at the next ``advance``)."""
+        if self.held or (type(self.engine) is TmsEngine and self.t1 is not None):
             assert self.latest is not None
             self.held.append((self.latest, ev))
             return
         self.push(ev)
 
-    def _release(self, until: int) -> None:
-        """Held late events (``late``) in arrival order, each after the points closed before it
-        (those up to ``until`` only: the rest wait)."""
+    def _release(self, until: int | None) -> None:
+        """Held late events (``late``) in arrival order: each once a point after its mark (the
+        time closed at its arrival) is evaluated, as ``run`` applied it when a later time
+        arrived (``until`` None: all, at the end); after the points up to its mark."""
         assert self.evaluated is not None
         while self.held:
             mark, ev = self.held[0]
-            if mark > until:
+            if until is not None and mark >= until:
                 return
             if self.evaluated < mark:
                 self.apply_corrections()
@@ -354,7 +356,7 @@ class Reasoner:
             return
         assert self.latest is not None
         if self.held:
-            self._release(self.latest if until is None else until)
+            self._release(None)
         self.apply_corrections()
         self._evaluate_until(self.latest if until is None else until)
 
