@@ -33,6 +33,16 @@ class AnswerSink(Protocol):
     def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
 
 
+def chooses(plan: Plan, stratum: int | None = None) -> bool:
+    """Whether ``make_engine`` makes a TMS engine: one whose answers depend on the choices of
+    earlier evaluations (``Reasoner.late``)."""
+    if stratum is not None and stratum >= plan.fleet_strata:
+        return False
+    if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
+        return False
+    return not plan.solver.startswith("oneshot")
+
+
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
     """The engine for ``plan``: incremental when stratified; otherwise by truth
     maintenance (``plan.solver == "tms"``, the default) or clingo per time point
@@ -227,9 +237,9 @@ class Reasoner:
         self.delayed += 1
         self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
 
-    def late(self, ev: Event) -> None:
-        """A delayed event or retraction of a point a driver closed (the fleet's late records: its
-        grounded records pushed the closed time as ``latest``).  ``chronolog run`` had evaluated
+    def late(self, ev: Event, closed: int) -> None:
+        """A delayed event or retraction that arrived when the points up to ``closed`` had closed
+        (the fleet's late records, after its first grounded record).  ``chronolog run`` had evaluated
         the closed points when a later time arrived, before this event, and applied the event
         (with the others since that time) when the next later time arrived or at the end.  A
         program with choices (the TMS) chooses differently if a point first evaluates with the
@@ -239,9 +249,8 @@ class Reasoner:
         the points up to that time first, then applies the events that arrived between two
         closings as one correction, as ``run`` does.  A stratified program has no choices: its
         event goes in the log now (it is applied at the next ``advance``)."""
-        if self.held or (type(self.engine) is TmsEngine and self.t1 is not None):
-            assert self.latest is not None
-            self.held.append((self.latest, ev))
+        if self.held or chooses(self.plan, self.stratum):
+            self.held.append((closed, ev))
             return
         self.push(ev)
 

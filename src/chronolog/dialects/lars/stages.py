@@ -46,6 +46,7 @@ import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 import msgspec
@@ -941,9 +942,9 @@ class _Before:
         if ev.t < self.end:
             self.reasoner.push(ev)
 
-    def late(self, ev: Event) -> None:
+    def late(self, ev: Event, closed: int) -> None:
         if ev.t < self.end:
-            self.reasoner.late(ev)
+            self.reasoner.late(ev, closed)
 
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         if t < self.end:
@@ -955,7 +956,9 @@ def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset 
     With ``keeps``, facts of other predicates count only as their time (a
     late one can still start the timeline earlier)."""
     if "late" in rec:
-        late = getattr(r, "late", r.push)  # (a reasoner holds them for a program with choices: Reasoner.late)
+        # after the first point closed, a reasoner holds them for a program with choices (Reasoner.late);
+        # before it nothing was evaluated: they are input like any other
+        late = r.push if closed is None or not hasattr(r, "late") else partial(r.late, closed=closed)
         for t, pred, args, retract in rec["late"]:
             if keeps is None or pred is None or (pred, len(args)) in keeps:
                 late(Event(t, pred, tuple(args), bool(retract)))
