@@ -102,8 +102,8 @@ class Reasoner:
         self.unmatched_retractions = 0
         self.delayed = 0
         self._dirty_from: int | None = None
-        # late events of a program with choices held for the next ``advance``, each with the
-        # latest closed time at its arrival (``late``)
+        # late events of a program with choices held until a point after the time closed at
+        # their arrival is evaluated, each with that time (``late``)
         self.held: list[tuple[int, Event]] = []
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
@@ -345,8 +345,8 @@ class Reasoner:
 
     @property
     def pending(self) -> bool:
-        """Whether corrections wait for the next ``advance`` (delayed events, retractions, or
-        imports of evaluated time points changed)."""
+        """Whether corrections wait for an ``advance`` (delayed events, retractions, or
+        imports of evaluated time points changed; late events held: ``late``)."""
         return self._dirty_from is not None or bool(self.held)
 
     def advance(self, until: int) -> None:

@@ -456,7 +456,7 @@ class ReasonerStage(_ImportingStage):
             old = self.reasoner
             if newest.evaluated is None or newest.retention is None or newest.evaluated - newest.retention < end:
                 return
-            if old._dirty_from is not None or (old.evaluated is not None and old.evaluated < end - 1):
+            if old.pending or (old.evaluated is not None and old.evaluated < end - 1):
                 return
             nxt = self.later.pop(0)
             journal, r = old.log, nxt.reasoner
