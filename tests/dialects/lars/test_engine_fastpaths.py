@@ -426,3 +426,64 @@ def test_step_result_timed_groups_and_flat_form_agree():
     assert sorted((p, sorted(a), sorted(d)) for p, a, d in flat.timed_groups()) == sorted(
         (p, sorted(a), sorted(d)) for p, a, d in r.timed_groups()
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sets(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=6)),
+                max_size=12))
+def test_replace_keeps_journal_and_indexes_like_single_changes(steps):
+    """``Rel.replace`` (which skips the checks of ``add_many``/``discard_many``) leaves the
+    content, the journal (net changes since ``start_journal``) and every index as they are
+    by definition: the content since the journal started, compared set by set."""
+    from chronolog.dialects.lars.engine.relation import Rel
+
+    rel = Rel()
+    rel.start_journal()
+    for cols in ((0,), (0, 1)):
+        rel.index(cols)
+    start: set = set()
+    for kind, ts in steps:
+        if kind == 0:
+            rel.start_journal()
+            start = set(rel.tuples)
+            continue
+        before = set(rel.tuples)
+        if kind == 1:
+            added, removed = rel.replace(set(ts))
+            assert set(added) == ts - before and set(removed) == before - ts
+            assert rel.tuples == ts
+        else:
+            rel.add_many(ts)
+        assert rel.plus == rel.tuples - start and rel.minus == start - rel.tuples
+        for cols in ((0,), (0, 1)):
+            kept = {k: set(b) for k, b in rel.index(cols).items()}
+            assert kept == {k: set(b) for k, b in Rel(rel.tuples).index(cols).items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["DIAMOND", "AT"]),
+    st.sampled_from([None, 0, 1, 3]),
+    st.lists(st.sets(st.sampled_from([(1,), (2,), (3,)]), max_size=3), max_size=10),
+)
+def test_stream_view_content_and_journal_are_the_windows(op, size, batches):
+    """A journaled StreamWindowView (the view moves its buckets into its relation without
+    checking them) holds, at every point, what the window's definition gives from the batches
+    themselves, and its journal is the change from the point before."""
+    from chronolog.dialects.lars.engine.views import StreamWindowView
+    from chronolog.dialects.lars.ir import Op
+
+    view = StreamWindowView(Op[op], size)
+    view.rel.start_journal()
+    before: set = set()
+    for t, batch in enumerate(batches):
+        view.rel.start_journal()
+        view.advance_batch(t, 0, set(batch))
+        lo = 0 if size is None else max(0, t - size)
+        if op == "DIAMOND":
+            expected = {a for T in range(lo, t + 1) for a in batches[T]}
+        else:
+            expected = {a + (T,) for T in range(lo, t + 1) for a in batches[T]}
+        assert view.rel.tuples == expected, t
+        assert view.rel.plus == expected - before and view.rel.minus == before - expected, t
+        before = expected

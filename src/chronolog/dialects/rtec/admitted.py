@@ -106,8 +106,8 @@ def instance_term(ent: Entity, item: tuple) -> Any:
 
 def readmitted(ev: Any) -> set[Entity]:
     """After the domain grew: the entities of an evaluator (``RtecEvaluator``) whose admitted
-    instances may have changed — one they left out is admitted now, one not known (a state
-    without them), or (a grounding that negates) one they keep is not any more."""
+    instances may have changed — one they left out is admitted now, what they left out not known
+    (not derived from the start yet), or (a grounding that negates) one they keep is not any more."""
     out = set()
     for ent in ev.admit_reading:
         known = ev.rejected.get(ent)
@@ -133,3 +133,33 @@ def forget_hidden(hidden: dict, cut: float) -> None:
                     del vals[v]
             if not vals:
                 del by_args[args]
+
+
+def split_old_store(ev: Any) -> None:
+    """Give a state written before admission was followed (no ``rejected``: its store kept every
+    instance its entities derived) what a derivation keeps now: the instances ``grounding/1``
+    does not admit taken out of the store and remembered as left out, a cycle's kept aside for
+    its ``holdsAt`` (as ``SimpleFluents._sweep`` does), a value no clause names dropped."""
+    ev.rejected = {}
+    cyclic = {e[1] for comp in ev.h.order for e in comp
+              if e[0] == "fluent" and (len(comp) > 1 or e in ev.h.edges.get(e, ()))}
+    for ent in ev.admits:
+        known: set = set()
+        ev.rejected[ent] = known
+        key = ent[1]
+        if ent[0] == "event":
+            for t, items in list(ev.store.events.get(key, {}).items()):
+                for args in [a for a in items if not ev.grounded(_fterm(key, a))]:
+                    known.add(args)
+                    ev.store.remove_event(key, t, args)
+            continue
+        for args, vals in list(ev.store.fluents.get(key, {}).items()):
+            for v, ivs in list(vals.items()):
+                named = (key, v) in ev.outputs
+                if named and ev.grounded(("=", _fterm(key, args), v)):
+                    continue
+                if named:
+                    known.add((args, v))
+                    if key in cyclic:
+                        ev.hidden.setdefault(key, {}).setdefault(args, {})[v] = ivs
+                ev.store.set_list(key, args, v, [])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
+from chronolog.dialects.rtec.admitted import split_old_store
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.known import KnownInstances
 from chronolog.dialects.rtec.store import _Store
@@ -183,12 +184,14 @@ def import_state(ev: RtecEvaluator, data: dict[str, Any]) -> None:
             ev.hidden.setdefault((name, len(fargs)), {}).setdefault(fargs, {})[_pv(value)] = \
                 [(int(a), _pt(b)) for a, b in ivs]
         ev.rejected = {}
-        for kind, name, n, items in data.get("rejected", []):  # (a state without it: none known)
+        for kind, name, n, items in data.get("rejected", []):
             ent = ("event", (str(name), int(n))) if kind == "event" else ("fluent", (str(name), int(n)), None)
             ev.rejected[ent] = ({tuple(_pv(a) for a in x) for x in items} if kind == "event"
                                 else {(tuple(_pv(a) for a in args), _pv(v)) for args, v in items})
         if ev.lo is None:
             raise StateError("RTEC evaluator state: lo is missing")
+        if "rejected" not in data:  # written before admission was followed
+            split_old_store(ev)
 
 
 def _jv(v: Any) -> Any:

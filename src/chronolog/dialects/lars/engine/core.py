@@ -291,6 +291,8 @@ class Engine(StreamViews, CountingMaintenance):
         self._always = {k for k in self._ext_views if k in self._background or k == TICK}
         self._deferrable = self._blockers() if self.pruning else {}
         self._busy: set[PredKey] = set()  # stream predicates whose views hold something
+        self._how: dict[PredKey, tuple[bool, list, bool]] = {}  # ``_announcing``, per predicate
+        self._exports: list[tuple[PredKey, Rel, tuple | None]] | None = None  # ``exported``'s relations
 
     # ------------------------------------------------------------ evaluation
 
@@ -310,16 +312,18 @@ class Engine(StreamViews, CountingMaintenance):
         try:
             if imported is not None and not imported.consistent:
                 raise NoAnswerSet("a lower stratum has no answer set")
+            roles, answers, all_counts, dirty = self._role, self._answers, self._counts, self._dirty
             for ci, (comp, compiled, sources) in enumerate(self._components):
-                role = self._role[ci]
+                role = roles[ci]
                 if role == "skip":
                     continue
                 if role == "import":
-                    self._visible = {p: by_pred.get((ANSWERS, p), EMPTY) for p in comp.preds if p in self._answers}
-                    self._publish(comp, {p: by_pred.get(p, EMPTY) for p in comp.preds}, t, result)
+                    preds = comp.preds
+                    self._visible = {p: by_pred.get((ANSWERS, p), EMPTY) for p in preds if p in answers}
+                    self._publish(comp, {p: by_pred.get(p, EMPTY) for p in preds}, t, result)
                     continue
-                counts = self._counts.get(ci, False)
-                if counts is not False and counts is not None and ci not in self._dirty:
+                counts = all_counts.get(ci, False)
+                if counts is not False and counts is not None and ci not in dirty:
                     # counted and no input changed: nothing to derive
                     if self._ticking[ci]:
                         for p in comp.preds:
@@ -463,19 +467,31 @@ class Engine(StreamViews, CountingMaintenance):
         self, p: PredKey, added: Collection[tuple], removed: Collection[tuple], t: int, result: StepResult
     ) -> None:
         """Feed a derived predicate's changes to the views over it and to the result."""
-        timed = p in self.plan.timed
-        if timed:
-            for view in self._views_of.get(p, ()):
-                view.advance(t, self.t1, added, removed)
-        else:
-            for nview in self._now_views_of.get(p, ()):
-                nview.refresh(t, self.t1, self.rels[p])
-        if p not in self.plan.output or p in self._answers:
+        how = self._how.get(p)
+        if how is None:  # (per predicate, once: this runs for every predicate at every point)
+            how = self._how[p] = self._announcing(p)
+        timed, views, reported = how
+        if views:
+            if timed:
+                for view in views:
+                    view.advance(t, self.t1, added, removed)
+            else:
+                rows = self.rels[p]
+                for nview in views:
+                    nview.refresh(t, self.t1, rows)
+        if not reported:
             return
         if timed:
             result.add_timed(p, added, removed)
         elif added or removed:
             result.add_now(p, added, removed)
+
+    def _announcing(self, p: PredKey) -> tuple[bool, list, bool]:
+        """How ``_announce`` feeds ``p``: whether it is timed, the views over it, and whether
+        its changes are the result's (an output predicate whose answers are not kept apart)."""
+        timed = p in self.plan.timed
+        views = self._views_of.get(p, []) if timed else self._now_views_of.get(p, [])
+        return timed, views, p in self.plan.output and p not in self._answers
 
     # ------------------------------------------------------------ checkpoints
 
@@ -552,17 +568,19 @@ class Engine(StreamViews, CountingMaintenance):
         """The content of the computed stratum at the last evaluation, as ``Imported.content``
         (what the reasoners above it and the output service need)."""
         out: dict = {}
-        for ci, (comp, _, _) in enumerate(self._components):
-            if self._role[ci] != "compute":
-                continue
-            for p in comp.preds:
-                rows = self.rels[p].tuples
+        exports = self._exports
+        if exports is None:  # (once: a stratum reasoner exports at every point)
+            exports = self._exports = [
+                (p, self.rels[p], (ANSWERS, p) if p in self._answers else None)
+                for ci, (comp, _, _) in enumerate(self._components) if self._role[ci] == "compute" for p in comp.preds]
+        for p, rel, answers_key in exports:
+            rows = rel.tuples
+            if rows:
+                out[p] = frozenset(rows)
+            if answers_key is not None:
+                rows = self._answers[p].tuples  # (not kept: a component stops counting)
                 if rows:
-                    out[p] = frozenset(rows)
-                if p in self._answers:
-                    rows = self._answers[p].tuples
-                    if rows:
-                        out[(ANSWERS, p)] = frozenset(rows)
+                    out[answers_key] = frozenset(rows)
         return out
 
     def holding_now(self) -> Iterable[tuple[PredKey, tuple]]:

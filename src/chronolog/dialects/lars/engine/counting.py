@@ -49,14 +49,29 @@ class CountingMaintenance:
             # head in both had its match replaced by another one).
             nets = []
             for r, (cr, srcs) in enumerate(zip(compiled, sources)):
-                if pruning and _impossible(cr, srcs):
+                # (``_delta_matches`` written out: this runs per counted component per point;
+                # ``_impossible`` asked only of a rule with a changed input: one without
+                # derives no change either way)
+                new: set[tuple] | None = None
+                lost: set[tuple] | None = None
+                negated = cr.negated
+                for i, rel in enumerate(srcs):
+                    plus, minus = rel.plus, rel.minus
+                    if not plus and not minus:
+                        continue
+                    if new is None:
+                        if pruning and _impossible(cr, srcs):
+                            break
+                        new, lost = set(), set()
+                    if plus:
+                        (lost if negated[i] else new).update(cr.fire_delta(srcs, t, i, plus))  # type: ignore[union-attr]
+                    if minus:
+                        (new if negated[i] else lost).update(cr.fire_delta(srcs, t, i, minus))  # type: ignore[union-attr]
+                if not new and not lost:
                     continue
-                new: set[tuple] = set()
-                lost: set[tuple] = set()
-                for gains, heads in _delta_matches(cr, srcs, t):
-                    (new if gains else lost).update(heads)
+                assert new is not None and lost is not None
                 # (one literal: its additions and removals are disjoint, and so are their heads)
-                if new and lost and len(cr.literals) > 1:
+                if new and lost and len(srcs) > 1:
                     new, lost = new - lost, lost - new
                 if new or lost:
                     nets.append((r, new, lost))
@@ -64,7 +79,7 @@ class CountingMaintenance:
                 self._announce(pred, (), (), t, result)  # views over it still move with time
                 return
             r, added, removed = nets[0]
-            if len(nets) > 1 or any(n for k, n in enumerate(sizes) if k != r):
+            if len(nets) > 1 or len(sizes) > 1 and any(n for k, n in enumerate(sizes) if k != r):
                 # A second rule derives heads: count derivations from now on.
                 self._recount(ci, comp, compiled, sources, t, result)
                 return
@@ -199,10 +214,10 @@ def _impossible(cr: CompiledRule, srcs: list) -> bool:
 def _delta_matches(cr: CompiledRule, srcs: list, t: int) -> Iterator[tuple[bool, Iterable[tuple]]]:
     """Heads of the rule's new (True) and lost (False) matches, from the changes of
     its inputs: a literal's additions gain matches unless it is negated."""
+    negated = cr.negated
     for i, rel in enumerate(srcs):
-        if not rel.changed:
-            continue
-        negated = cr.literals[i].negated
-        for changed, gains in ((rel.plus, not negated), (rel.minus, negated)):
-            if changed:
-                yield gains, cr.fire_delta(srcs, t, i, changed)
+        plus, minus = rel.plus, rel.minus
+        if plus:
+            yield not negated[i], cr.fire_delta(srcs, t, i, plus)
+        if minus:
+            yield negated[i], cr.fire_delta(srcs, t, i, minus)

@@ -196,6 +196,19 @@ class Rel:
             _index_remover(cols)(idx, gone)
         return gone
 
+    def add_absent(self, new: set[tuple] | frozenset[tuple]) -> None:
+        """Add ``new``, none of which is here (the caller knows: ``add_many`` without its
+        difference)."""
+        if new:
+            self.tuples |= new
+            self._changed(new, self.minus, self.plus, _index_adder)  # type: ignore[arg-type]
+
+    def discard_present(self, gone: set[tuple] | frozenset[tuple]) -> None:
+        """Remove ``gone``, all of which is here (``discard_many`` without its intersection)."""
+        if gone:
+            self.tuples -= gone
+            self._changed(gone, self.plus, self.minus, _index_remover)  # type: ignore[arg-type]
+
     def clear(self) -> None:
         self.discard_many(list(self.tuples))
 
@@ -203,7 +216,7 @@ class Rel:
         """Record ``changed`` tuples (added: ``done`` is plus, ``undone`` minus;
         removed: the other way round); a change that undoes an earlier one in
         the same step cancels it.  Both sets are updated in place."""
-        back = changed & undone
+        back = changed & undone if undone else None
         if back:
             undone -= back
             done |= changed - back
@@ -266,11 +279,19 @@ class Rel:
             new = set(new)
         added = new - old
         removed = old - new
-        if removed:
-            self.discard_many(removed)
-        if added:
-            self.add_many(added)
+        # (each side is exact: the checks of ``discard_many`` and ``add_many``, a second
+        # intersection and difference, are not needed)
+        self.discard_present(removed)
+        self.add_absent(added)
         return added, removed
+
+    def _changed(self, changed: set[tuple], undone: set[tuple], done: set[tuple],
+                 maintainer: Callable[[Cols], Callable[[dict, Iterable[tuple]], None]]) -> None:
+        """The journal and the indexes after ``changed`` entered or left ``tuples``."""
+        if self.journaled:
+            self._journal(changed, undone, done)
+        for cols, (_, idx) in self._indexes.items():
+            maintainer(cols)(idx, changed)
 
     def __getstate__(self) -> tuple[list[tuple], bool]:
         # Indexes are caches: checkpoints store only the tuples.

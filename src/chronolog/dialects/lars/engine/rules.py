@@ -160,6 +160,7 @@ class CompiledRule:
             lit.negated and ANONYMOUS in lit.variables() for lit in self.literals
         )
         self.positive = [i for i, lit in enumerate(self.literals) if not lit.negated]
+        self.negated = tuple(lit.negated for lit in self.literals)  # (read per change on the hot path)
         self.full = self._compile(None)
         self.delta = [self._compile(i) for i in range(len(self.literals))]
         # Each head tuple comes from one body match only: the head names every

@@ -129,9 +129,11 @@ class StreamViews:
                 for key, args in facts:
                     rows = grouped.get(key)
                     if rows is None:
-                        rows = grouped[key] = []
-                    rows.append(args)
-                grouped = {routes.get(k, k): rows for k, rows in grouped.items()}
+                        grouped[key] = [args]
+                    else:
+                        rows.append(args)  # type: ignore[attr-defined]
+                if routes:
+                    grouped = {routes.get(k, k): rows for k, rows in grouped.items()}
         background = self._background
         t1 = self.t1
         busy = self._busy

@@ -231,9 +231,13 @@ class StreamWindowView:
                 stamped = by_time[t] = {a + (t,) for a in batch}
                 rel.add_many(stamped)
             return
+        # (the view is the union of the buckets, which are disjoint: a bucket that leaves
+        # is all in it, and of a batch only what was not seen again is new)
+        fresh = batch
         if batch and rel.tuples and by_time:
             seen = batch & rel.tuples  # seen again: their latest point moves to t
             if seen:
+                fresh = batch - seen
                 for T, held in list(by_time.items()):
                     if not held.isdisjoint(seen):
                         rest = held - seen
@@ -243,10 +247,10 @@ class StreamWindowView:
                             del by_time[T]
         if old_lo is not None and lo > old_lo:
             for T in [T for T in by_time if T < lo]:
-                rel.discard_many(by_time.pop(T))
+                rel.discard_present(by_time.pop(T))
         if batch:
             by_time[t] = batch
-            rel.add_many(batch)
+            rel.add_absent(fresh)
 
     def _restart(self) -> None:
         """BOX after dropped batches: a run of points before them may or may not go on
