@@ -48,9 +48,11 @@ def validate(topic: str, value: bytes) -> None:
 
 def run_pipeline(
     program: Program, lines: list[bytes], *, partitions: int = 1, seed: int = 0, restarts: int = 0,
-    idle_every: int = 0, retention: int | None = None,
+    idle_every: int = 0, retention: int | None = None, batch: int = 1,
 ) -> tuple[list[dict], int]:
-    """Answer lines (decoded) of the whole fleet on ``lines``; and the dead-letter count."""
+    """Answer lines (decoded) of the whole fleet on ``lines``; and the dead-letter count.
+    ``batch`` > 1: a reasoner consumes up to that many records of each input at once
+    (``process``, as the service does), sometimes told the epoch goes on (``more``)."""
     plan = plan_program(program)
     key, _ = partition_key(plan)
     n = partitions if key is not None else 1
@@ -121,6 +123,22 @@ def run_pipeline(
                     for out in outs:
                         send("grounded", p, out.value)
                     progressed = progressed or bool(outs)
+            elif move[0] == "reasoner" and batch > 1:
+                _, k, p = move
+                stage = reasoners[(k, p)]
+                name = f"reasoner-{k}"
+                records = []
+                for role, topic in [("grounded", "grounded")] + [(f"stratum.{j + 1}", f"stratum.{j}") for j in range(k)]:
+                    for _ in range(rng.randint(1, batch)):
+                        value = take(name, topic, p)
+                        if value is None:
+                            break
+                        records.append((role, topic, p, 0, value))
+                if records or stage.waiting:
+                    outs, _ = stage.process(records, more=bool(records) and rng.random() < 0.3)
+                    for out in outs:
+                        send(f"stratum.{k}", p, out.value)
+                    progressed = True
             elif move[0] == "reasoner":
                 _, k, p = move
                 stage = reasoners[(k, p)]
@@ -162,6 +180,8 @@ def run_pipeline(
                     grounding[p] = roundtrip(grounding[p], GroundingStage(idle_flush=0.0))
                 elif which == 1:
                     k = rng.randrange(strata)
+                    if reasoners[(k, p)].waiting:
+                        continue  # mid-epoch: a service commits (and so restarts from) only where one ends
                     reasoners[(k, p)] = roundtrip(reasoners[(k, p)], ReasonerStage(plan, k, retention=retention))
                 elif which == 2:
                     outputs[p] = roundtrip(outputs[p], OutputStage(plan, strata, retention=retention))

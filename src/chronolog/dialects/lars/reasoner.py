@@ -33,6 +33,16 @@ class AnswerSink(Protocol):
     def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
 
 
+def chooses(plan: Plan, stratum: int | None = None) -> bool:
+    """Whether ``make_engine`` makes a TMS engine: one whose answers depend on the choices of
+    earlier evaluations (``Reasoner.late``)."""
+    if stratum is not None and stratum >= plan.fleet_strata:
+        return False
+    if plan.stratified and plan.solver not in ("tms!", "oneshot!"):
+        return False
+    return not plan.solver.startswith("oneshot")
+
+
 def make_engine(plan: Plan, t1: int, stratum: int | None = None) -> Engine:
     """The engine for ``plan``: incremental when stratified; otherwise by truth
     maintenance (``plan.solver == "tms"``, the default) or clingo per time point
@@ -92,6 +102,9 @@ class Reasoner:
         self.unmatched_retractions = 0
         self.delayed = 0
         self._dirty_from: int | None = None
+        # late events of a program with choices held until a point after the time closed at
+        # their arrival is evaluated, each with that time (``late``)
+        self.held: list[tuple[int, Event]] = []
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
         # the evaluations whose atoms the answers hold (first, last; None: no bound): a program
@@ -118,6 +131,8 @@ class Reasoner:
         state["old_t1"] = self._old_t1
         state["old_entries"] = [[t, facts_data(f)] for t, f in self._old_entries.items()]
         state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
+        if self.held:
+            state["held"] = [[mark, ev.t, ev.pred, list(ev.args), ev.retract] for mark, ev in self.held]
         labels = getattr(self.engine, "export_labels", None)
         if labels is not None:  # the TMS's choices: a restart continues with them
             state["labels"] = labels()
@@ -134,6 +149,9 @@ class Reasoner:
         self._old_t1 = state["old_t1"]
         self._old_entries = {int(t): facts_from(f) for t, f in state["old_entries"]}
         self._old_imports = {int(t): None if i is None else imported_from(i) for t, i in state["old_imports"]}
+        self.held = [(int(mark), Event(int(t)) if pred is None else
+                      Event(int(t), str(pred), facts_from([[pred, args]])[0][1], bool(retract)))
+                     for mark, t, pred, args, retract in state.get("held", [])]
         labels = state.get("labels")
         self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
         if labels is not None and hasattr(self.engine, "import_labels"):
@@ -219,6 +237,38 @@ class Reasoner:
         self.delayed += 1
         self._dirty_from = t if self._dirty_from is None else min(self._dirty_from, t)
 
+    def late(self, ev: Event, closed: int) -> None:
+        """A delayed event or retraction that arrived when the points up to ``closed`` had closed
+        (the fleet's late records, after its first grounded record).  ``chronolog run`` had evaluated
+        the closed points when a later time arrived, before this event, and applied the event
+        (with the others since that time) when the next later time arrived or at the end.  A
+        program with choices (the TMS) chooses differently if a point first evaluates with the
+        event, or if the replays of late events are cut otherwise (a replay follows the choices
+        it finds): so the event is held (``held``, in the state: a snapshot between two records
+        carries it) until an ``advance`` past the closed time at its arrival, which evaluates
+        the points up to that time first, then applies the events that arrived between two
+        closings as one correction, as ``run`` does.  A stratified program has no choices: its
+        event goes in the log now (it is applied at the next ``advance``)."""
+        if self.held or chooses(self.plan, self.stratum):
+            self.held.append((closed, ev))
+            return
+        self.push(ev)
+
+    def _release(self, until: int | None) -> None:
+        """Held late events (``late``) in arrival order: each once a point after its mark (the
+        time closed at its arrival) is evaluated, as ``run`` applied it when a later time
+        arrived (``until`` None: all, at the end); after the points up to its mark."""
+        assert self.evaluated is not None
+        while self.held:
+            mark, ev = self.held[0]
+            if until is not None and mark >= until:
+                return
+            if self.evaluated < mark:
+                self.apply_corrections()
+                self._evaluate_until(mark)
+            self.held.pop(0)
+            self.push(ev)
+
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         """All events of one time point, in arrival order: (pred, args, retract).
         The same as pushing them one by one (the fleet's grounded batches)."""
@@ -295,14 +345,16 @@ class Reasoner:
 
     @property
     def pending(self) -> bool:
-        """Whether corrections wait for the next ``advance`` (delayed events, retractions, or
-        imports of evaluated time points changed)."""
-        return self._dirty_from is not None
+        """Whether corrections wait for an ``advance`` (delayed events, retractions, or
+        imports of evaluated time points changed; late events held: ``late``)."""
+        return self._dirty_from is not None or bool(self.held)
 
     def advance(self, until: int) -> None:
         """Apply pending corrections, then evaluate every time point up to ``until``."""
         if self.t1 is None:
             return
+        if self.held:
+            self._release(until)
         if self._dirty_from is not None:  # (the check first: once per time point in chronolog run)
             self.apply_corrections()
         self._evaluate_until(until)
@@ -312,6 +364,8 @@ class Reasoner:
         if self.t1 is None:
             return
         assert self.latest is not None
+        if self.held:
+            self._release(None)
         self.apply_corrections()
         self._evaluate_until(self.latest if until is None else until)
 

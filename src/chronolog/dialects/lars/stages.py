@@ -46,6 +46,7 @@ import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 import msgspec
@@ -455,7 +456,7 @@ class ReasonerStage(_ImportingStage):
             old = self.reasoner
             if newest.evaluated is None or newest.retention is None or newest.evaluated - newest.retention < end:
                 return
-            if old._dirty_from is not None or (old.evaluated is not None and old.evaluated < end - 1):
+            if old.pending or (old.evaluated is not None and old.evaluated < end - 1):
                 return
             nxt = self.later.pop(0)
             journal, r = old.log, nxt.reasoner
@@ -941,6 +942,10 @@ class _Before:
         if ev.t < self.end:
             self.reasoner.push(ev)
 
+    def late(self, ev: Event, closed: int) -> None:
+        if ev.t < self.end:
+            self.reasoner.late(ev, closed)
+
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         if t < self.end:
             self.reasoner.push_batch(t, facts)
@@ -951,11 +956,14 @@ def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset 
     With ``keeps``, facts of other predicates count only as their time (a
     late one can still start the timeline earlier)."""
     if "late" in rec:
+        # after the first point closed, a reasoner holds them for a program with choices (Reasoner.late);
+        # before it nothing was evaluated: they are input like any other
+        late = r.push if closed is None or not hasattr(r, "late") else partial(r.late, closed=closed)
         for t, pred, args, retract in rec["late"]:
             if keeps is None or pred is None or (pred, len(args)) in keeps:
-                r.push(Event(t, pred, tuple(args), bool(retract)))
+                late(Event(t, pred, tuple(args), bool(retract)))
             else:
-                r.push(Event(t))
+                late(Event(t))
         return closed
     r.push(Event(rec["first"]))
     for t, facts in rec["points"]:
