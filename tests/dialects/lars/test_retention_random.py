@@ -33,7 +33,7 @@ from strategies import long_stream, programs, random_program, streams
 from chronolog.core.events import Event, event_record
 from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.ir import Program
-from chronolog.dialects.lars.plan import plan_program
+from chronolog.dialects.lars.plan import Plan, plan_program
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.runtime.embedded import run_embedded
 
@@ -93,16 +93,21 @@ def unlimited(program: Program, events: list[Event]) -> set:
     return lines_meaning(out.getvalue(), events)
 
 
-def pruning_hard(program: Program, events: list[Event], retention: int, mode: str = "changelog") -> tuple[set, Reasoner]:
-    """The reasoner with ``retention``, its log pruned at every time point."""
-    plan = plan_program(program)
+def pruned_run(plan: Plan, events: list[Event], retention: int | None, mode: str) -> tuple[str, Reasoner]:
+    """What the reasoner with ``retention``, its log pruned at every time point, writes; and the reasoner."""
     out = io.StringIO()
     reasoner = Reasoner(plan, AnswerWriter(out, plan, mode), retention=retention)
     reasoner.prune_every = 1
     for ev in events:
         reasoner.push(ev)
     reasoner.finish()
-    return lines_meaning(out.getvalue(), events), reasoner
+    return out.getvalue(), reasoner
+
+
+def pruning_hard(program: Program, events: list[Event], retention: int, mode: str = "changelog") -> tuple[set, Reasoner]:
+    """The reasoner with ``retention``, its log pruned at every time point: the meaning of what it writes."""
+    written, reasoner = pruned_run(plan_program(program), events, retention, mode)
+    return lines_meaning(written, events), reasoner
 
 
 @st.composite

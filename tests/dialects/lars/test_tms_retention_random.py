@@ -6,7 +6,6 @@ the corrected stream (CONTRACT §2)."""
 
 from __future__ import annotations
 
-import io
 import random
 
 import orjson
@@ -15,10 +14,9 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from meaning import meaning
 from strategies import CHOICE_TEMPLATES, long_stream
-from test_retention_random import arrivals
+from test_retention_random import arrivals, pruned_run
 
 from chronolog.core.events import Event
-from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.plan import plan_program
 from chronolog.dialects.lars.reasoner import Reasoner
@@ -27,14 +25,9 @@ from chronolog.dialects.lars.reasoner import Reasoner
 def _run(text: str, events: list[Event], seed: int, retention: int | None, mode: str) -> tuple[set, Reasoner]:
     plan = plan_program(parse_lars(text, "choice.lars"))
     plan.seed = seed
-    out = io.StringIO()
-    reasoner = Reasoner(plan, AnswerWriter(out, plan, mode), retention=retention)
-    reasoner.prune_every = 1
-    for ev in events:
-        reasoner.push(ev)
-    reasoner.finish()
+    written, reasoner = pruned_run(plan, events, retention, mode)
     times = [e.t for e in events]
-    lines = [orjson.loads(x) for x in out.getvalue().splitlines()]
+    lines = [orjson.loads(x) for x in written.splitlines()]
     return meaning(lines, (min(times), max(times)), running=True), reasoner
 
 
