@@ -97,6 +97,12 @@ def admission_reads(program: RtecProgram, entities: set[Entity]) -> tuple[set[En
     return reading, monotone
 
 
+def in_cycle(h: Hierarchy, keys: list[Key]) -> bool:
+    """Whether the simple fluents of one component (``keys``) form a cycle through ``holdsAt``:
+    there a non-admitted instance is read by its rules (``hidden``), as RTEC's ``holdsAtCyclic`` does."""
+    return len(keys) > 1 or any(("fluent", k, None) in h.edges[("fluent", k, None)] for k in keys)
+
+
 def instance_term(ent: Entity, item: tuple) -> Any:
     """The ``grounding/1`` argument of a remembered instance: (args, value) of a fluent, args of an event."""
     if ent[0] == "event":
@@ -123,6 +129,24 @@ def readmitted(ev: Any) -> set[Entity]:
     return out
 
 
+def hidden_list(hidden: dict, ident: tuple) -> list:
+    """The list kept aside of a cycle's instance grounding/1 does not admit (``RtecEvaluator.hidden``)."""
+    return hidden.get(ident[0], {}).get(ident[1], {}).get(ident[2], [])
+
+
+def set_hidden(hidden: dict, ident: tuple, ivs: list) -> None:
+    """Keep (or drop, if empty) the list of a cycle's instance grounding/1 does not admit."""
+    key, args, v = ident
+    if ivs:
+        hidden.setdefault(key, {}).setdefault(args, {})[v] = ivs
+        return
+    vals = hidden.get(key, {}).get(args)
+    if vals is not None and vals.pop(v, None) is not None and not vals:
+        del hidden[key][args]
+        if not hidden[key]:
+            del hidden[key]
+
+
 def forget_hidden(hidden: dict, cut: float) -> None:
     """Drop what a retention forgets (``RtecEvaluator._forget``) of a cycle's instances left out."""
     for by_args in hidden.values():
@@ -141,8 +165,8 @@ def split_old_store(ev: Any) -> None:
     does not admit taken out of the store and remembered as left out, a cycle's kept aside for
     its ``holdsAt`` (as ``SimpleFluents._sweep`` does), a value no clause names dropped."""
     ev.rejected = {}
-    cyclic = {e[1] for comp in ev.h.order for e in comp
-              if e[0] == "fluent" and (len(comp) > 1 or e in ev.h.edges.get(e, ()))}
+    cyclic = {e[1] for comp in ev.h.order if any(ev.h.kind.get(x) == "simple" for x in comp)
+              and in_cycle(ev.h, [x[1] for x in comp]) for e in comp}  # (as the sweep of a component sees it)
     for ent in ev.admits:
         known: set = set()
         ev.rejected[ent] = known
@@ -161,5 +185,5 @@ def split_old_store(ev: Any) -> None:
                 if named:
                     known.add((args, v))
                     if key in cyclic:
-                        ev.hidden.setdefault(key, {}).setdefault(args, {})[v] = ivs
+                        set_hidden(ev.hidden, (key, args, v), ivs)
                 ev.store.set_list(key, args, v, [])

@@ -25,6 +25,7 @@ from typing import Any
 
 from chronolog.core.errors import ChronologError
 from chronolog.dialects.rtec import intervals as IV
+from chronolog.dialects.rtec.admitted import hidden_list, in_cycle, set_hidden
 from chronolog.dialects.rtec.analysis import _plan
 from chronolog.dialects.rtec.hierarchy import Key, _fterm, _fv
 from chronolog.dialects.rtec.intervals import INF
@@ -46,7 +47,7 @@ class SimpleFluents:
         """Simple fluents of one component, in time order (cycles through holdsAt allowed)."""
         tick = self.tick
         keyset = set(keys)
-        cyclic = len(keys) > 1 or any(("fluent", k, None) in self.h.edges[("fluent", k, None)] for k in keys)
+        cyclic = in_cycle(self.h, keys)
         self.deferring = keyset if cyclic else set()
         changes: dict[int, list] = defaultdict(list)  # t -> [(init?, key, args, value, conds)]
         try:
@@ -199,11 +200,11 @@ class SimpleFluents:
                 if ivs and known is not None and (key, v) in outputs:  # (a value no clause names never is)
                     known.add((args, v))
                 if cyclic and (key, v) in outputs:  # the cycle's holdsAt reads it by its rules (RTEC's holdsAtCyclic)
-                    _set_hidden(hidden, ident, ivs if at == NEG_INF or ident in fresh
-                                else IV.splice(_hidden(hidden, ident), ivs, at))
+                    set_hidden(hidden, ident, ivs if at == NEG_INF or ident in fresh
+                               else IV.splice(hidden_list(hidden, ident), ivs, at))
                 ivs = []
             elif key in hidden:
-                _set_hidden(hidden, ident, [])  # admitted now: in the store
+                set_hidden(hidden, ident, [])  # admitted now: in the store
             new = ivs if at == NEG_INF or ident in fresh else IV.splice(old, ivs, at)
             if new != old:
                 self.store.set_list(key, args, v, new)
@@ -352,23 +353,6 @@ def _answers_with(found: list, v: Any) -> bool:
         if x == v and type(x) is tv:
             return True
     return False
-
-
-def _hidden(hidden: dict, ident: tuple) -> list:
-    return hidden.get(ident[0], {}).get(ident[1], {}).get(ident[2], [])
-
-
-def _set_hidden(hidden: dict, ident: tuple, ivs: list) -> None:
-    """Keep (or drop, if empty) the list of a cycle's instance grounding/1 does not admit."""
-    key, args, v = ident
-    if ivs:
-        hidden.setdefault(key, {}).setdefault(args, {})[v] = ivs
-        return
-    vals = hidden.get(key, {}).get(args)
-    if vals is not None and vals.pop(v, None) is not None and not vals:
-        del hidden[key][args]
-        if not hidden[key]:
-            del hidden[key]
 
 
 def _holds_now(by_ka: dict, cond: Any, t: int) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
-from chronolog.dialects.rtec.admitted import split_old_store
+from chronolog.dialects.rtec.admitted import set_hidden, split_old_store
 from chronolog.dialects.rtec.intervals import INF
 from chronolog.dialects.rtec.known import KnownInstances
 from chronolog.dialects.rtec.store import _Store
@@ -181,8 +181,7 @@ def import_state(ev: RtecEvaluator, data: dict[str, Any]) -> None:
         ev.hidden = {}
         for name, args, value, ivs in data.get("hidden", []):
             fargs = tuple(_pv(a) for a in args)
-            ev.hidden.setdefault((name, len(fargs)), {}).setdefault(fargs, {})[_pv(value)] = \
-                [(int(a), _pt(b)) for a, b in ivs]
+            set_hidden(ev.hidden, ((name, len(fargs)), fargs, _pv(value)), [(int(a), _pt(b)) for a, b in ivs])
         ev.rejected = {}
         for kind, name, n, items in data.get("rejected", []):
             ent = ("event", (str(name), int(n))) if kind == "event" else ("fluent", (str(name), int(n)), None)
