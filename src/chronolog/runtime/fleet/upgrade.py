@@ -186,9 +186,3 @@ class OutcomeReader:
         if self.consumer is not None:
             self.consumer.close()
             self.consumer = None
-
-
-def await_outcome(bootstrap: str, prefix: str, request: UpgradeRequest, conf: dict[str, Any],
-                  timeout: float, services: int = 1) -> dict[str, Any]:
-    """``OutcomeReader.wait`` of a reader made now (after the request was sent)."""
-    return OutcomeReader(bootstrap, prefix, conf).wait(request, timeout, services)
