@@ -175,25 +175,13 @@ class Rel:
     def add_many(self, ts: Iterable[tuple]) -> set[tuple]:
         """Add every tuple of ``ts``; return those that were not there."""
         new = (ts if type(ts) is set or type(ts) is frozenset else set(ts)) - self.tuples
-        if not new:
-            return new
-        self.tuples |= new
-        if self.journaled:
-            self._journal(new, self.minus, self.plus)
-        for cols, (_, idx) in self._indexes.items():
-            _index_adder(cols)(idx, new)
+        self.add_absent(new)
         return new
 
     def discard_many(self, ts: Iterable[tuple]) -> set[tuple]:
         """Remove every tuple of ``ts``; return those that were there."""
         gone = self.tuples.intersection(ts)
-        if not gone:
-            return gone
-        self.tuples -= gone
-        if self.journaled:
-            self._journal(gone, self.plus, self.minus)
-        for cols, (_, idx) in self._indexes.items():
-            _index_remover(cols)(idx, gone)
+        self.discard_present(gone)
         return gone
 
     def add_absent(self, new: set[tuple] | frozenset[tuple]) -> None:
