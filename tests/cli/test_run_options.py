@@ -7,10 +7,12 @@ these tests hold the command line to it, in process (``chronolog.cli.main.main``
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from dialect_programs import PROGRAMS, SUFFIX, TITLE
+from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 
@@ -87,6 +89,30 @@ def test_until_closes_a_datalogmtl_answer(tmp_path, capsys):
     assert main(["run", str(prog), "--input", str(stream), "--until", "10"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert lines == [{"interval": "[2,5]", "pred": "Alarm", "args": ["s1"]}]
+
+
+def test_until_takes_a_rational_time_for_datalogmtl(tmp_path, capsys):
+    """DatalogMTL time is rational (CONTRACT §2), so is ``--until``: Hot(s1) from 1 on, the
+    input up to 7/2 (Hot(s2) at 4 comes after it: ignored); Alarm(s1) on [3, 7/2]."""
+    prog = tmp_path / "heat.mtl"
+    prog.write_text("Alarm(X):-Boxminus[0,2]Hot(X)\n")
+    stream = tmp_path / "heat.jsonl"
+    stream.write_text('{"interval": "[1,9]", "pred": "Hot", "args": ["s1"]}\n'
+                      '{"interval": "[4,9]", "pred": "Hot", "args": ["s2"]}\n')
+    for until in ("7/2", "3.5"):
+        capsys.readouterr()
+        assert main(["run", str(prog), "--input", str(stream), "--until", until]) == 0
+        got = capsys.readouterr()
+        lines = [json.loads(x) for x in got.out.splitlines()]
+        assert sampled_meaning(lines, Fraction(7, 2)) == {("Alarm", ("s1",), Fraction(q, 4)) for q in range(12, 15)}
+        assert "ignored 1 events after --until 7/2" in got.err
+        assert "s2" not in got.out
+
+
+@pytest.mark.parametrize("dialect", ["lars", "laser", "rtec"])
+def test_until_with_a_fraction_is_refused_where_time_is_integer(tmp_path, capsys, dialect):
+    code, out, err = _run(tmp_path, capsys, dialect, "--until", "7/2")
+    assert code == 2 and out == "" and "--until 7/2: the time points of" in err
 
 
 @pytest.mark.parametrize("dialect", list(PROGRAMS))
