@@ -138,7 +138,7 @@ def test_rational_times_meteor_points_and_constants_of_any_script(tmp_path):
     prog.write_text("Q(X):-Diamondminus[0,1]P(X)\nR:-P(ü)\n")
     jsonl = ('{"t": "7/2", "pred": "P", "args": ["a"]}\n{"interval": "[4.0,5]", "pred": "P", "args": ["a"]}\n'
              '{"t": "1/2", "pred": "P", "args": ["a"]}\n{"t": 3.5, "pred": "P", "args": ["a"], "op": "retract"}\n'
-             '{"t": 2.5, "pred": "P", "args": ["ü"]}\n{"t": 7}\n')
+             '{"t": 2.5, "pred": "P", "args": ["ü"]}\n{"t": 6, "pred": "Q", "args": ["c"]}\n{"t": 7}\n')
     meteor = "P(a)@[4,5]\nP(a)@1/2\nP(ü)@2.5\nP(名)@7\n"
     # P(a) on {1/2} and [4,5]: Q(a) on [1/2,3/2] and [4,6]; P(ü) at 5/2: Q(ü) on [5/2,7/2], R at 5/2
     want = [{"interval": "[1/2,3/2]", "pred": "Q", "args": ["a"]}, {"interval": "[4,6]", "pred": "Q", "args": ["a"]},
@@ -148,7 +148,8 @@ def test_rational_times_meteor_points_and_constants_of_any_script(tmp_path):
         got = chronolog("run", str(prog), "--input", str(tmp_path / name), *extra)
         assert got.returncode == 0, got.stderr
         lines = [orjson.loads(x) for x in got.stdout.splitlines()]
-        also = [{"interval": "[7,7]", "pred": "Q", "args": ["名"]}] if name == "in.txt" else []
+        also = [{"interval": "[7,7]", "pred": "Q", "args": ["名"]} if name == "in.txt" else  # (a head predicate's
+                {"t": 6, "pred": "Q", "args": ["c"]}]  # input fact is an answer too: CONTRACT §3)
         assert sampled_meaning(lines, 7, F(1, 4)) == sampled_meaning(want + also, 7, F(1, 4)), got.stdout
 
 
