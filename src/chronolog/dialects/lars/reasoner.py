@@ -125,6 +125,7 @@ class Reasoner:
         # version, which evaluates nothing after its part (``_release``)
         self.closing: int | None = None
         self.end: int | None = None
+        self.firmly: int | None = None  # the last time closed by a later time (``close``)
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
         # the evaluations whose atoms the answers hold (first, last; None: no bound): a program
@@ -154,6 +155,7 @@ class Reasoner:
             state["tentative"] = self.tentative
         if self.closing is not None:
             state["closing"] = self.closing
+        state["firmly"] = self.firmly
         if self.firm is not None:
             state["firm"] = self.firm.data()
         return state
@@ -176,6 +178,8 @@ class Reasoner:
         self.tentative = None if tentative is None else int(tentative)
         closing = state.get("closing")
         self.closing = None if closing is None else int(closing)
+        firmly = state["firmly"] if "firmly" in state else self.evaluated  # (a state from before: as evaluated)
+        self.firmly = None if firmly is None else int(firmly)
         self.firm = None if state.get("firm") is None else Firm.from_data(state["firm"])
         labels = state.get("labels")
         self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
@@ -296,7 +300,8 @@ class Reasoner:
         changes nothing)."""
         if self.held or chooses(self.plan, self.stratum):
             if self.tentative is not None and closed >= self.tentative:
-                closed = self.tentative - 1
+                # (before any later time closed a point, run had evaluated nothing: input then)
+                closed = self.tentative - 1 if self.firmly is not None else min(self.tentative, self.t1 or 0) - 1
                 if self.firm is not None and (ev.pred is not None or self.t1 is None or ev.t < self.t1):
                     self.firm.stale = True
             self.held.append((closed, ev))
@@ -311,6 +316,8 @@ class Reasoner:
         it — then its evaluation is ``run``'s — or an event for it or before it arrives — then
         it goes back to that state at the next ``advance`` (``provisional.py``)."""
         self.closing = upto if self.closing is None else max(self.closing, upto)
+        if not idle:
+            self.firmly = upto if self.firmly is None else max(self.firmly, upto)
         if not self.idles or self.end is not None and upto >= self.end:
             return
         if idle:
@@ -473,7 +480,15 @@ class Reasoner:
         if point is not None and until >= point:
             assert self.evaluated is not None
             if self.firm is None and self.evaluated < point:
-                self._advance(point - 1)
+                # run's state while the point is the latest: the points before it evaluated, the
+                # corrections since left pending (run applies them with the rest, ``_provisional``);
+                # before a later time closed any point, none (they arrived before the first point
+                # run evaluated, which was the latest: run evaluates them as one correction)
+                if self.held:
+                    self._release(point - 1)
+                if self.evaluated < point - 1 and self.firmly is not None:
+                    self.apply_corrections()
+                    self._evaluate_until(point - 1)
                 self._provisional(point)
             return
         self._advance(until)

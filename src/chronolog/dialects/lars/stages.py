@@ -998,7 +998,8 @@ def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset 
             else:
                 late(Event(t))
         return closed
-    r.push(Event(rec["first"]))
+    if closed is None:  # (later, the stream's first time moves only by a late event, applied as one)
+        r.push(Event(rec["first"]))
     for t, facts in rec["points"]:
         r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts
                          if keeps is None or (pred, len(args)) in keeps])
