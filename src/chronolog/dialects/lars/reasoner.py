@@ -178,7 +178,7 @@ class Reasoner:
         self.tentative = None if tentative is None else int(tentative)
         closing = state.get("closing")
         self.closing = None if closing is None else int(closing)
-        firmly = state["firmly"] if "firmly" in state else self.evaluated  # (a state from before: as evaluated)
+        firmly = state.get("firmly", self.evaluated)  # (a state from before the field: as evaluated)
         self.firmly = None if firmly is None else int(firmly)
         self.firm = None if state.get("firm") is None else Firm.from_data(state["firm"])
         labels = state.get("labels")

@@ -1537,8 +1537,10 @@ class _EventFeed:
 
     def close(self, upto: int, idle: bool) -> None:
         self._ends()
-        for v in self.versions.versions:
-            v.evaluator.reasoner.close(upto, idle)
+        for v in self.versions.versions:  # (an older version's state changes only while it holds events)
+            r = v.evaluator.reasoner
+            if v.end is None or upto < v.end or r.held:
+                r.close(upto, idle)
 
     def _ends(self) -> None:
         for v in self.versions.versions:
