@@ -153,9 +153,10 @@ class Reasoner:
             state["labels"] = labels()
         if self.tentative is not None:
             state["tentative"] = self.tentative
-        if self.closing is not None:
+        if self.closing is not None and self.end is not None and self.held:  # (only then read: ``_release``)
             state["closing"] = self.closing
-        state["firmly"] = self.firmly
+        if self.idles:
+            state["firmly"] = self.firmly
         if self.firm is not None:
             state["firm"] = self.firm.data()
         return state
@@ -178,7 +179,7 @@ class Reasoner:
         self.tentative = None if tentative is None else int(tentative)
         closing = state.get("closing")
         self.closing = None if closing is None else int(closing)
-        firmly = state.get("firmly", self.evaluated)  # (a state from before the field: as evaluated)
+        firmly = state.get("firmly", self.evaluated if self.idles else None)  # (a state from before the field)
         self.firmly = None if firmly is None else int(firmly)
         self.firm = None if state.get("firm") is None else Firm.from_data(state["firm"])
         labels = state.get("labels")
