@@ -21,43 +21,37 @@ same answers, once.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from typing import Any
 
-from chronolog.dialects.lars.engine.core import Engine, Fact
+from chronolog.dialects.lars.engine.core import Fact
+from chronolog.dialects.lars.engine.tms_labels import Kept
 from chronolog.dialects.lars.facts import facts_data, facts_from
-from chronolog.dialects.lars.plan import Plan, plan_by_reference
 
 
 @dataclass
 class Firm:
-    """A reasoner's state before the provisional evaluation of an idle-closed time point."""
+    """A reasoner's state before the provisional evaluation of an idle-closed time point.
+
+    The engine is not kept: going back rebuilds it as a restart does (the log's warm-up span
+    replayed following the choices as of then), which costs about what the correction that
+    comes with it costs; copying it at every idle flush cost more, growing with the stream."""
 
     point: int  # the idle-closed time point evaluated provisionally
     state: dict[str, Any]  # the reasoner's scalars, corrections pending and held events (``Reasoner.export_state``'s)
     log: dict[int, list[Fact] | None]  # the log entries the evaluation may change, as they were (None: absent)
-    engine: Engine | None  # a copy of the engine (None after a restore: rebuilt from ``labels``)
-    labels: dict[str, Any] | None  # the engine's choices as data (TMS), read from a checkpoint
+    labels: dict[str, Any] | Kept | None  # the TMS's choices: as data (from a checkpoint), or kept as they were
     sink: Any  # what the answer sink needs to take its lines back (``AnswerWriter.recorded``)
     stale: bool = False  # an event for the point or before it came since: take it back at the next advance
 
     def data(self) -> dict[str, Any]:
         """As JSON-able data, for the reasoner's checkpoint."""
-        labels = self.labels
-        if labels is None and self.engine is not None and hasattr(self.engine, "export_labels"):
-            labels = self.engine.export_labels()
         return {"point": self.point, "state": self.state, "stale": self.stale, "sink": self.sink,
-                "log": [[t, None if f is None else facts_data(f)] for t, f in self.log.items()], "labels": labels}
+                "log": [[t, None if f is None else facts_data(f)] for t, f in self.log.items()],
+                "labels": self.labels.data() if isinstance(self.labels, Kept) else self.labels}
 
     @staticmethod
     def from_data(data: dict[str, Any]) -> Firm:
         return Firm(int(data["point"]), dict(data["state"]),
-                    {int(t): None if f is None else facts_from(f) for t, f in data["log"]}, None,
+                    {int(t): None if f is None else facts_from(f) for t, f in data["log"]},
                     data.get("labels"), data.get("sink"), bool(data["stale"]))
-
-
-def engine_copy(engine: Engine, plan: Plan) -> Engine:
-    """An independent copy of ``engine`` (as replays clone one: the plan by reference)."""
-    with plan_by_reference(plan, "provisional"):
-        return pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]

@@ -21,7 +21,7 @@ from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Fact, Imported,
 from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
-from chronolog.dialects.lars.provisional import Firm, engine_copy
+from chronolog.dialects.lars.provisional import Firm
 from chronolog.state.journal import Journal
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
@@ -202,7 +202,7 @@ class Reasoner:
                       Event(int(t), str(pred), facts_from([[pred, args]])[0][1], bool(retract)))
                      for mark, t, pred, args, retract in state.get("held", [])]
 
-    def _rebuilt_engine(self, labels: dict | None = None) -> Engine:
+    def _rebuilt_engine(self, labels: dict | None = None, guide: dict | None = None) -> Engine:
         """The engine as it was after evaluating ``evaluated`` — on the log as it
         was then, if corrections are pending — replayed from its warm-up point."""
         assert self.t1 is not None and self.evaluated is not None
@@ -217,6 +217,8 @@ class Reasoner:
         engine = make_engine(self.plan, t1, self.stratum)
         if labels is not None and hasattr(engine, "labels_history"):
             engine.guide = engine.labels_history(labels)  # type: ignore[attr-defined]
+        elif guide is not None:  # (labels per time point as they are: ``TmsEngine.kept_labels``)
+            engine.guide = guide  # type: ignore[attr-defined]
         if self.evaluated >= t1:
             begin = self.warm_up_start(as_evaluated, t1, self.evaluated)
             self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
@@ -334,11 +336,11 @@ class Reasoner:
         """Evaluate the idle-closed ``point`` as ``run`` at the end of its input, the points
         before it evaluated already: all held events, their correction, the point; the state
         before kept (``firm``), the answers written recorded by the sink."""
-        assert self.engine is not None
         times = {ev.t for _, ev in self.held}
         log = {t: (list(self.log[t]) if t in self.log else None) for t in times}
         self.sink.record()
-        self.firm = Firm(point, self._scalars(), log, engine_copy(self.engine, self.plan), None, None)
+        kept = getattr(self.engine, "kept_labels", None)
+        self.firm = Firm(point, self._scalars(), log, None if kept is None else kept(), None)
         self._finish(point)
         self.firm.sink = self.sink.recorded()
 
@@ -356,12 +358,14 @@ class Reasoner:
         self._import_scalars(firm.state)
         self.held += held
         self.latest = latest
-        if firm.engine is not None:
-            self.engine = firm.engine
-        else:  # (restored from a checkpoint: rebuilt as a restart rebuilds it)
-            self.engine = self._rebuilt_engine(firm.labels)
-            if firm.labels is not None and hasattr(self.engine, "import_labels"):
-                self.engine.import_labels(firm.labels)
+        labels = firm.labels  # (the engine rebuilt as a restart rebuilds it)
+        if isinstance(labels, dict) or labels is None:
+            self.engine = self._rebuilt_engine(labels)
+            if labels is not None and hasattr(self.engine, "import_labels"):
+                self.engine.import_labels(labels)
+        else:  # the choices as kept: followed as they are (no data written and read back)
+            self.engine = self._rebuilt_engine(guide=labels.history)
+            self.engine.adopt_kept(labels)  # type: ignore[attr-defined]
         self.sink.take_back(firm.sink)
 
     def _release(self, until: int | None) -> None:

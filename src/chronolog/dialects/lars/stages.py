@@ -20,8 +20,10 @@ Records between services:
 * ``chronolog.grounded`` (from grounding): ``{"upto": c, "first": t1,
   "points": [[t, [[pred, args, retract], ...]], ...]}`` closes every time
   point up to ``c`` with its facts (the input of those evaluations, as one
-  batch), and ``{"late": [[t, pred, args, retract], ...]}`` carries events
-  for time points already closed (delayed events, retractions).
+  batch; with ``"idle": true``, ``c`` is the latest point, closed because the
+  input went quiet: provisionally, ``provisional.py``), and ``{"late": [[t,
+  pred, args, retract], ...]}`` carries events for time points already closed
+  (delayed events, retractions).
 * ``chronolog.stratum.k``: ``{"t": t, "t1": t1, "ok": bool, "add": [...],
   "del": [...]}`` — the content of stratum k at evaluation t, as a diff
   against what the receiver already holds for t, or else for t-1, atoms
