@@ -109,10 +109,30 @@ def test_until_takes_a_rational_time_for_datalogmtl(tmp_path, capsys):
         assert "s2" not in got.out
 
 
+@pytest.mark.parametrize("option", ["--until", "--retention"])
 @pytest.mark.parametrize("dialect", ["lars", "laser", "rtec"])
-def test_until_with_a_fraction_is_refused_where_time_is_integer(tmp_path, capsys, dialect):
-    code, out, err = _run(tmp_path, capsys, dialect, "--until", "7/2")
-    assert code == 2 and out == "" and "--until 7/2: the time points of" in err
+def test_a_fraction_of_time_is_refused_where_time_is_integer(tmp_path, capsys, dialect, option):
+    code, out, err = _run(tmp_path, capsys, dialect, option, "7/2")
+    assert code == 2 and out == "" and f"{option} 7/2: the time points of" in err
+
+
+def test_retention_takes_the_rational_reach_check_prints_for_datalogmtl(tmp_path, capsys):
+    """``chronolog check`` says a reach of 5/2 makes memory flat: ``--retention 5/2`` is taken.
+    The latest time is 5 when P(c)@2 and P(d)@3 arrive: 2 is older than 5 - 5/2, 3 is not."""
+    prog = tmp_path / "p.mtl"
+    prog.write_text("Q(X):-Diamondminus[0,5/2]P(X)\n")
+    assert main(["check", str(prog)]) == 0
+    assert "--retention 5/2 makes memory flat" in capsys.readouterr().out
+    stream = tmp_path / "in.jsonl"
+    stream.write_text("".join(json.dumps({"t": t, "pred": "P", "args": [a]}) + "\n"
+                              for t, a in ((0, "a"), (5, "b"), (2, "c"), (3, "d"))))
+    assert main(["run", str(prog), "--input", str(stream), "--retention", "5/2"]) == 0
+    got = capsys.readouterr()
+    assert "event at t=2 is older than the retention horizon (5/2); ignored" in got.err
+    lines = [json.loads(x) for x in got.out.splitlines()]
+    held = {(a, x) for _, (a,), x in sampled_meaning(lines, 5)}
+    assert held == {("a", Fraction(q, 4)) for q in range(0, 11)} | {("b", Fraction(5))} | {
+        ("d", Fraction(q, 4)) for q in range(12, 21)}
 
 
 @pytest.mark.parametrize("dialect", list(PROGRAMS))

@@ -13,13 +13,14 @@ if TYPE_CHECKING:
     from fractions import Fraction
 
 
-def retention_value(text: str) -> int | float:
-    """``--retention``'s value: N time points (an integer ≥ 0), or ``inf``
-    (every late event is applied and the whole input log is kept: the
-    default)."""
+def retention_value(text: str) -> int | float | Fraction:
+    """``--retention``'s value: N time points (≥ 0: an integer, or for DatalogMTL a rational
+    such as 5/2, the reach ``chronolog check`` prints; ``registry.refusal`` refuses a fraction
+    for the dialects with integer time), or ``inf`` (every late event is applied and the
+    whole input log is kept: the default)."""
     if text.strip().lower() == "inf":
         return inf
-    value = int(text)
+    value = time_value(text)
     if value < 0:
         raise ValueError(text)
     return value
