@@ -146,11 +146,14 @@ def test_a_kept_component_dated_outside_the_timeline_leaves_no_answer_set(tmp_pa
     assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (1, 9)) == want
 
 
-def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
+def _evaluations(monkeypatch, records: list, pred: tuple, forget: bool = False) -> Counter:
     """Per time point, how many engine steps computed ``pred``'s component while the chain of
-    OLD, given ``records`` first, read an upgrade to TOP from 3 on."""
+    OLD, given ``records`` first, read an upgrade to TOP from 3 on (``forget``: its record of
+    what crosses components emptied first, as a state written before it kept one)."""
     stage = _stage(OLD)
     stage.process(_records(records, 0), now=0.0)
+    if forget:
+        stage.journals()["crossing"].clear()
     seen: Counter = Counter()
     step = Engine.step
 
@@ -166,16 +169,27 @@ def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
     return seen
 
 
-def test_the_kept_stratum_is_evaluated_once_over_the_restated_span(monkeypatch):
-    """Evaluated up to 15, restated from 3: the kept a (window 2) is evaluated once at each
-    point from T's warm-up (1) to 12, and at 13-15 once more (the new version's engine warmed
-    up as after a restart); the changed b is evaluated twice (the new version, and what the
-    running one wrote), as before.  Without keeping, a is evaluated twice at every point."""
-    records = FIRST[:-1] + [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(6, 16)] + [{"t": 16}]
-    kept = _evaluations(monkeypatch, records, ("a", 1))
-    assert kept == Counter({**dict.fromkeys(range(1, 13), 1), 13: 2, 14: 2, 15: 2})
-    changed = _evaluations(monkeypatch, records, ("b", 1))
+RECORDS = FIRST[:-1] + [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(6, 16)] + [{"t": 16}]
+
+
+def test_the_kept_stratum_is_not_evaluated_over_the_restated_span(monkeypatch):
+    """Evaluated up to 15, restated from 3: the kept a (window 2) and c are read from the
+    chain's record of what crosses components (``crossing.py``), not evaluated over [T's
+    warm-up, 15]: only at 13-15, the new version's engine warmed up as after a restart; the
+    changed b is evaluated twice (the new version, and what the running one wrote)."""
+    kept = _evaluations(monkeypatch, RECORDS, ("a", 1))
+    assert kept == Counter({13: 1, 14: 1, 15: 1})
+    assert _evaluations(monkeypatch, RECORDS, ("c", 1)) == Counter({13: 1, 14: 1, 15: 1})
+    changed = _evaluations(monkeypatch, RECORDS, ("b", 1))
     assert all(changed[t] == 2 for t in range(3, 13))
+
+
+def test_without_the_record_the_kept_stratum_is_evaluated_once(monkeypatch):
+    """The same with the record gone (a state written by a release that kept none): the
+    kept a is evaluated once at each point from T's warm-up (1) to 12, and at 13-15 once
+    more (the warm-up after); without keeping it would be twice at every point."""
+    kept = _evaluations(monkeypatch, RECORDS, ("a", 1), forget=True)
+    assert kept == Counter({**dict.fromkeys(range(1, 13), 1), 13: 2, 14: 2, 15: 2})
 
 
 @st.composite
