@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 from chronolog.core.records import record
 from chronolog.core.strata import identity
-from chronolog.dialects.lars.crossing import CrossingRecord, preds_of
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.crossing import CrossingRecord, preds_of
 from chronolog.dialects.lars.engine.core import Engine, Imported
 from chronolog.dialects.lars.ir import ExtAtom
 from chronolog.dialects.lars.plan import Plan, PredKey
