@@ -20,13 +20,16 @@ an entry (before recording began, after a restart from an older state, skipped b
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from chronolog.dialects.lars.engine.content import NOTHING, Content
+from chronolog.dialects.lars.engine.content import NOTHING
 from chronolog.dialects.lars.engine.core import EMPTY, Engine, Imported, StepResult
 from chronolog.dialects.lars.engine.relation import Rel
 from chronolog.dialects.lars.plan import Plan, PredKey
+
+
+Entry = Mapping[PredKey, Collection[tuple]]  # one point's content: a group per predicate (tuples, or frozensets read back)
 
 
 def crossing_components(plan: Plan) -> frozenset[int]:
@@ -45,21 +48,23 @@ def preds_of(plan: Plan, components: Iterable[int]) -> frozenset[PredKey]:
 
 class CrossingRecord:
     """Per time point where the program had an answer set, the content of the recorded
-    predicates (``preds``: those of ``crossing_components``) as an ``Imported.content``
-    (``entries``: a dict, or the chain's journal); a point without one has no entry."""
+    predicates (``preds``: those of ``crossing_components``), each group a tuple (a third of
+    a frozenset's memory; made frozensets again for an upgrade, ``span``), in ``entries``: a
+    dict, or the chain's journal (read back, its groups are frozensets: the same to this
+    class).  A point without an answer set has no entry."""
 
     __slots__ = ("preds", "entries", "reasoner", "_low", "_engine", "_rels")
 
-    def __init__(self, preds: Collection[PredKey], entries: dict[int, Content] | None = None) -> None:
+    def __init__(self, preds: Collection[PredKey], entries: dict[int, Entry] | None = None) -> None:
         self.preds = tuple(sorted(preds))
-        self.entries: dict[int, Content] = {} if entries is None else entries
+        self.entries: dict[int, Entry] = {} if entries is None else entries
         self.reasoner: Any = None  # the one observed: its log's pruning prunes the record
         self._low: int | None = None  # no entry lies below it (``prune``)
         self._engine: Engine | None = None  # the engine last observed, and its recorded relations
         self._rels: list[tuple[PredKey, Rel]] = []
 
     @classmethod
-    def of(cls, plan: Plan, entries: dict[int, Content] | None = None) -> CrossingRecord | None:
+    def of(cls, plan: Plan, entries: dict[int, Entry] | None = None) -> CrossingRecord | None:
         """The record of ``plan``'s crossing predicates (None: none to record)."""
         preds = preds_of(plan, crossing_components(plan))
         return cls(preds, entries) if preds else None
@@ -80,13 +85,13 @@ class CrossingRecord:
             content = None
             for p, rel in self._rels:
                 rows = rel.tuples
-                old = base.get(p, EMPTY)
-                if len(rows) == len(old) and rows == old:
+                old = base.get(p, ())
+                if len(rows) == len(old) and rows.issuperset(old):
                     continue
                 if content is None:
                     content = dict(base)
                 if rows:
-                    content[p] = frozenset(rows)
+                    content[p] = tuple(rows)
                 else:
                     del content[p]
             entries[t] = base if content is None else content
@@ -101,12 +106,16 @@ class CrossingRecord:
         if not set(preds) <= set(self.preds):
             return None
         entries = self.entries
-        out = []
+        out: list[Imported] = []
+        last_entry = None
         for t in range(first, last + 1):
             got = entries.get(t)
             if got is None:
                 return None
-            out.append(Imported(True, got))
+            if got is not last_entry:  # (a point sharing the entry before shares its import)
+                last_entry = got
+                imported = Imported(True, {p: frozenset(rows) for p, rows in got.items()})
+            out.append(imported)
         return out
 
     def prune(self, below: int) -> None:

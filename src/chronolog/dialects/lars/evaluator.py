@@ -19,8 +19,7 @@ import msgspec
 
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
-from chronolog.dialects.lars.crossing import CrossingRecord
-from chronolog.dialects.lars.engine.content import Content
+from chronolog.dialects.lars.crossing import CrossingRecord, Entry
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.keeping import evaluate_split, split
 from chronolog.dialects.lars.plan import Plan
@@ -125,7 +124,7 @@ class LarsEvaluator:
         # what its components derived that others read, per time point (``record_crossing``)
         self.crossing: CrossingRecord | None = None
 
-    def record_crossing(self, entries: dict[int, Content] | None = None) -> None:
+    def record_crossing(self, entries: dict[int, Entry] | None = None) -> None:
         """Keep, per time point evaluated from now on, what each component derived that
         another reads (``crossing.CrossingRecord``, in ``entries`` if given: a chain's
         journal, which may hold earlier points), so that an upgrade changing only the
