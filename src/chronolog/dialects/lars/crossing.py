@@ -24,10 +24,9 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from chronolog.dialects.lars.engine.content import NOTHING
-from chronolog.dialects.lars.engine.core import EMPTY, Engine, Imported, StepResult
+from chronolog.dialects.lars.engine.core import Engine, Imported, StepResult
 from chronolog.dialects.lars.engine.relation import Rel
 from chronolog.dialects.lars.plan import Plan, PredKey
-
 
 Entry = Mapping[PredKey, Collection[tuple]]  # one point's content: a group per predicate (tuples, or frozensets read back)
 
