@@ -26,7 +26,7 @@ def from_v1(name: str, fresh):  # type: ignore[no-untyped-def]
 
 # journals a version 1 state has no entries of: a chain's record of what crosses its program's
 # components (dialects/lars/crossing.py), kept from the first point evaluated after the restart
-LATER = ("crossing", "vcrossing")
+LATER = ("crossing",)
 
 
 def same_state(a, b) -> None:  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ from chronolog.cli.main import main
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_parse, lars_plan
 from chronolog.dialects.lars.keeping import kept_answers, split
+from chronolog.state.changelog import track
 from chronolog.state.snapshots import roundtrip
 from chronolog.versions import Versions
 
@@ -220,6 +221,26 @@ def test_a_second_upgrade_reads_the_record_the_first_one_made(monkeypatch, resta
     monkeypatch.setattr(Engine, "step", step)
     assert orjson.loads(leaving[0].payload)["kept"] == ["a/1", "c/1"]
     assert seen == Counter({23: 1, 24: 1, 25: 1})
+
+
+def test_a_top_change_takes_the_record_over_as_it_is():
+    """The record holds a and c, both kept by the top change and nothing dating a head: the new
+    version goes on with the same entries, and the upgrade's commit writes none of them.  A
+    change that makes b read by a new rule records b too: the new version's record is made
+    from T on by the upgrade's evaluation (and then holds b)."""
+    stage = track(_stage(OLD))
+    stage.process(_records(RECORDS, 0), now=0.0)
+    journal = stage.journals()["crossing"]
+    entries = dict(journal)
+    journal.take()
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3", TOP).encode())], now=0.0)
+    assert stage.newest.crossing.entries is journal and journal.take() == [] and dict(journal) == entries
+    stage = track(_stage(OLD))
+    stage.process(_records(RECORDS, 0), now=0.0)
+    reads_b = TOP + "d(X) :- b(X) [1].\n"
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3", reads_b).encode())], now=0.0)
+    assert sorted(journal := stage.journals()["crossing"]) == list(range(3, 16))
+    assert {p for entry in journal.values() for p in entry} == {("a", 1), ("b", 1)}  # (c holds at 2 only)
 
 
 def test_without_the_record_the_kept_stratum_is_evaluated_once(monkeypatch):

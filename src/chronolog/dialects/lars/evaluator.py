@@ -21,7 +21,7 @@ from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.crossing import CrossingRecord, Entry
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
-from chronolog.dialects.lars.keeping import evaluate_split, split
+from chronolog.dialects.lars.keeping import adopts, evaluate_split, split
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
@@ -140,7 +140,8 @@ class LarsEvaluator:
             for t in [t for t in entries if t not in got.entries]:
                 del entries[t]
             for t, entry in got.entries.items():
-                entries[t] = entry
+                if dict.get(entries, t) is not entry:  # (a journal writes what it is set to)
+                    entries[t] = entry
             got.entries = entries
         got.reasoner = self.reasoner
         self.crossing = got
@@ -274,9 +275,14 @@ class LarsEvaluator:
         running = AnswerWriter(_Bytes(), old.plan, old.writer.mode)  # type: ignore[arg-type]
         running.evaluations(point if first is None else max(point, first), last)
         self.evaluations(point, None)  # (its first evaluation writes all it derives)
-        if old.crossing is not None:  # (its new version records too: from ``point`` on, as evaluated here)
+        fresh = None  # its own record, made from ``point`` on by the evaluation (``evaluate_split``)
+        if old.crossing is not None:
             self.record_crossing()
-        evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running), old.crossing, self.crossing)
+            fresh = self.crossing
+            if fresh is not None and adopts(old.crossing, fresh, parts, self.plan):
+                fresh.entries, fresh = old.crossing.entries, None
+        evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running), old.crossing, fresh)
+        old.stop_recording()  # (no longer the newest version: its record, if taken over, is this one's)
         rn.evaluated = int(until)
         rn.engine = rn._rebuilt_engine()
         lines = b"".join(running.out.parts)  # type: ignore[attr-defined]

@@ -183,6 +183,17 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     return 0 if kept_engine is None else until - begin + 1
 
 
+def adopts(record: CrossingRecord, fresh: CrossingRecord, parts: Split, plan: Plan) -> bool:
+    """Whether the new version (``plan``, its empty record ``fresh``) takes the running one's
+    ``record`` over as it is: where it records the same predicates, all of kept components
+    (the same content in both programs at every point), and nothing in it dates a head (so
+    that it has an answer set wherever the running program had one: a point with an entry).
+    A top-stratum change, the common case: its record goes on with no entry written."""
+    everything = frozenset(range(len(plan.components)))
+    return (set(fresh.preds) == set(record.preds) and set(fresh.preds) <= preds_of(plan, parts.kept_new)
+            and not dating(plan, everything))
+
+
 def dating(plan: Plan, components: frozenset[int]) -> frozenset[int]:
     """Those of ``components`` with a rule that dates its head (``a(1) at 0.``, ``p(X) at
     T :- ...``; not a stream fact's route, dated at its own time): an atom dated outside the

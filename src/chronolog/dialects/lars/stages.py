@@ -1285,9 +1285,9 @@ class ChainStage:
         self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
                                               "vlog": Journal(), "vimports": Journal(),
                                               "vstates": Journal(),  # the versions in between, by start
-                                              # what crosses component boundaries per point, for an
-                                              # upgrade's changed components (``crossing.py``)
-                                              "crossing": Journal(), "vcrossing": Journal()}
+                                              # the newest version's record of what crosses component
+                                              # boundaries per point, for an upgrade (``crossing.py``)
+                                              "crossing": Journal()}
         self.plain.record_crossing(self._journals["crossing"])
 
     @property
@@ -1357,9 +1357,6 @@ class ChainStage:
             if before.reasoner.log is self._journals["vlog"]:
                 _detach(before)  # it stops growing at T: no longer the newest's journals
             before.stop_recording()
-            crossing = self._journals["crossing"]
-            for key in list(crossing):  # (the program it started with no longer the newest)
-                del crossing[key]
             self._attach(got.evaluator.newest.evaluator)
             self.evaluator = got.evaluator
         return got.said, got.lines
@@ -1375,7 +1372,7 @@ class ChainStage:
             for key, value in have.items():
                 journal[key] = value
         r.log, r.imports = self._journals["vlog"], self._journals["vimports"]  # type: ignore[assignment]
-        crossing = self._journals["vcrossing"]
+        crossing = self._journals["crossing"]
         if newest.crossing is None:  # (the entries there are an older version's)
             for key in list(crossing):
                 del crossing[key]
@@ -1476,7 +1473,7 @@ class ChainStage:
                     r = v.evaluator.reasoner
                     r.log, r.imports = self._journals[where], self._journals[where.replace("log", "imports")]
             self.plain.stop_recording()
-            self.newest.record_crossing(self._journals["vcrossing"])
+            self.newest.record_crossing(self._journals["crossing"])
             return
         self.plain.writer.import_state(state.writer)
         self.plain.reasoner.import_state(state.reasoner)
@@ -1534,8 +1531,7 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
     "vimports": (imported_data, imported_from),
     "vstates": (dict, _state),  # a chain's program versions in between: their evaluators' export_state
-    "crossing": (atoms_data, atoms_from),  # a chain's record of what crosses components (crossing.py)
-    "vcrossing": (atoms_data, atoms_from),  # the same, of its newest program version
+    "crossing": (atoms_data, atoms_from),  # a chain's newest version's record of what crosses components (crossing.py)
 }
 
 register_journal_codecs(JOURNAL_CODECS)
