@@ -1321,7 +1321,11 @@ class ChainStage:
         # imports of the program it started with, and of the newest later version (``_attach``)
         self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
                                               "vlog": Journal(), "vimports": Journal(),
-                                              "vstates": Journal()}  # the versions in between, by start
+                                              "vstates": Journal(),  # the versions in between, by start
+                                              # the newest version's record of what crosses component
+                                              # boundaries per point, for an upgrade (``crossing.py``)
+                                              "crossing": Journal()}
+        self.plain.record_crossing(self._journals["crossing"])
 
     @property
     def newest(self) -> LarsEvaluator:
@@ -1389,6 +1393,7 @@ class ChainStage:
         if got.evaluator is not None:
             if before.reasoner.log is self._journals["vlog"]:
                 _detach(before)  # it stops growing at T: no longer the newest's journals
+            before.stop_recording()
             self._attach(got.evaluator.newest.evaluator)
             self.evaluator = got.evaluator
         return got.said, got.lines
@@ -1404,6 +1409,11 @@ class ChainStage:
             for key, value in have.items():
                 journal[key] = value
         r.log, r.imports = self._journals["vlog"], self._journals["vimports"]  # type: ignore[assignment]
+        crossing = self._journals["crossing"]
+        if newest.crossing is None:  # (the entries there are an older version's)
+            for key in list(crossing):
+                del crossing[key]
+        newest.record_crossing(crossing)  # its record so far (``keep``'s), if any, moved in
 
     def progress(self) -> dict[str, Any]:
         r, w = self.reasoner, self.writer
@@ -1499,6 +1509,8 @@ class ChainStage:
                 if where is not None:  # the journals themselves, holding the same entries
                     r = v.evaluator.reasoner
                     r.log, r.imports = self._journals[where], self._journals[where.replace("log", "imports")]
+            self.plain.stop_recording()
+            self.newest.record_crossing(self._journals["crossing"])
             return
         self.plain.writer.import_state(state.writer)
         self.plain.reasoner.import_state(state.reasoner)
@@ -1578,6 +1590,7 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
     "vimports": (imported_data, imported_from),
     "vstates": (dict, _state),  # a chain's program versions in between: their evaluators' export_state
+    "crossing": (atoms_data, atoms_from),  # a chain's newest version's record of what crosses components (crossing.py)
 }
 
 register_journal_codecs(JOURNAL_CODECS)
