@@ -79,7 +79,7 @@ def _per_point(events: list[Event], late: int = 0) -> list[Event]:
     return out
 
 
-CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit", "registered"]
+CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit", "registered", "values"]
 
 
 @pytest.mark.parametrize("case", CASES)
