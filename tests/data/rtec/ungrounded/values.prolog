@@ -1,4 +1,4 @@
-% inputs: arm/disarm/open_door/close_door/ping(D)
+% inputs: arm/disarm/open_door/close_door/ping/ring(D)
 initiatedAt(open(D)=true, T) :- happensAt(open_door(D), T).
 terminatedAt(open(D)=true, T) :- happensAt(close_door(D), T).
 initiatedAt(armed(D)=true, T) :- happensAt(arm(D), T).
@@ -46,12 +46,20 @@ holdsFor(unlit(D)=true, I) :-
     holdsFor(lit(D)=_, I2),
     relative_complement_all(I1, [I2], I).
 
+% v5: a grounded fluent read with a free argument, nothing of it stored (no door is rung)
+initiatedAt(rang(D)=true, T) :- happensAt(ring(D), T).
+holdsFor(unrung(D)=true, I) :-
+    holdsFor(armed(D)=true, I1),
+    holdsFor(rang(_)=true, I2),
+    relative_complement_all(I1, [I2], I).
+
 dynamicDomain(door(_)).
 grounding(open_door(D)) :- door(D).
 grounding(close_door(D)) :- door(D).
 grounding(arm(D)) :- door(D).
 grounding(disarm(D)) :- door(D).
 grounding(ping(D)) :- door(D).
+grounding(ring(D)) :- door(D).
 grounding(open(D)=true) :- door(D).
 grounding(armed(D)=true) :- door(D).
 grounding(seen(D)=true) :- door(D).
@@ -68,3 +76,5 @@ grounding(idle(D)=true) :- door(D).
 grounding(changed(D)=true) :- door(D).
 grounding(ended(D)=true) :- door(D).
 grounding(unlit(D)=true) :- door(D).
+grounding(rang(D)=true) :- door(D).
+grounding(unrung(D)=true) :- door(D).
