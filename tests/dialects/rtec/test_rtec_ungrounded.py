@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
-from explaining import explain
+from explaining import explain, walk
 from meaning import meaning
 
 from chronolog.core.events import Event
@@ -279,6 +279,22 @@ def test_explain_cites_the_empty_variable_value_read(tmp_path: Path, capsys: pyt
     assert got["interval"] == "[11,41)"
     assert got["bindings"]["I2"] == "[]" and "=_,I2)" in got["rule"]["text"]
     assert got["premises"][0]["text"] == "relative_complement_all(I1,[I2],I) = [[11,41)]: contains 20"
+    read = f"{query.split('(')[0].replace('quiet', 'alarm').replace('hushed', 'siren')}(e)=_ reads [], without 20: "
+    assert any(n["text"] == read + "nothing is stored for false, the only value such a read sees (RTEC reads one "
+               "cache for a free value); RTEC's fall-back gives []" for n in walk(got))
+
+
+def test_explain_cites_a_variable_value_read_of_nothing_stored(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """unmoded(f) holds at 50 (seen(f) minus mode(f)=_): f is never armed, so no value of
+    mode(f) is stored and the read gives []; anymode(f) (mode(f)=_ alone) does not hold."""
+    prog, stream = _files(tmp_path, "values")
+    read = "mode(f)=_ reads [], without 50: nothing is stored for any value of it; RTEC's fall-back gives []"
+    code, got, err = explain(capsys, str(prog), str(stream), "why", "unmoded(f)@50")
+    assert code == 0, err
+    assert got["interval"] == "[46,inf)" and any(n["text"] == read for n in walk(got))
+    code, got, err = explain(capsys, str(prog), str(stream), "why-not", "anymode(f)@50")
+    assert code == 0, err
+    assert any(n["text"] == read for n in walk(got))
 
 
 @pytest.mark.parametrize("case", ["values", "alarm"])

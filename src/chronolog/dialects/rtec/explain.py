@@ -519,6 +519,8 @@ class Explainer(Blocking):
         if name == "holdsFor":
             f = _fv(resolve(maker[1]))
             assert f is not None
+            if not holds and type(deref(f[2])) is Var:  # RTEC's fall-back: nothing it reads is stored
+                return [self._nothing_read(resolve(maker[1]), t)]
             if holds:
                 return [self.why(f, t, depth, path)]
             return [replace(self._aim(self.why_not(f, t, depth, path, top), f, t), negated=True)]
@@ -541,6 +543,19 @@ class Explainer(Blocking):
         children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path, top)]
         return [Node("operation", text, window=ivs_text(deref(result).pairs) if type(deref(result)) is Ivs else "[]",
                      children=children)]
+
+    def _nothing_read(self, fv: Any, t: Any) -> Node:
+        """A ``holdsFor`` read with a free value that gave ``[]``: nothing of the values it sees
+        (RTEC's one cache for it, ``unground.read_values``) is stored for it."""
+        only = self.ev.read_values.get(_key(fv[1]))
+        if only is None:
+            what = "nothing is stored for any value of it"
+        else:
+            names = ", ".join(sorted(term_text(v) for v in only))
+            what = (f"nothing is stored for {names}, the only {'values' if len(only) > 1 else 'value'} such a "
+                    "read sees (RTEC reads one cache for a free value)")
+        return Node("why-not", f"{show(fv)} reads [], without {t}: {what}; RTEC's fall-back gives []",
+                    atom=show(fv), time=t, negated=True)
 
     @staticmethod
     def _contains(term: Any, t: Any) -> bool:
