@@ -259,7 +259,8 @@ def test_variable_value_reads_by_hand() -> None:
     the input entities' (``alarm``/``siren(D)=false``, named by grounding/1, no rule), so
     ``quiet`` and ``hushed`` are all of ``armed`` although ``siren(d)=true`` is computed;
     ``mode(D)=_`` reads the simple fluents' grounded value ``on`` only (``anymode`` = ``mode=on``);
-    ``rang(_)=true``, a free argument with nothing stored, reads ``[]`` too (``unrung`` = ``armed``)."""
+    ``rang(_)=true``, a free argument with nothing stored, reads ``[]`` too (``unrung`` = ``armed``).
+    ``holdsAt(siren(D)=_, T)`` fails at the ping of e at 15 (``unsirened(e)``), though siren(e)=true holds."""
     got = _rtec("values")
     armed = {a: {t for p, x, t in got if (p, x) == ("armed", (a,))} for a in "de"}
     for name in ("quiet", "hushed", "anymode", "unlit", "unrung"):
@@ -267,6 +268,9 @@ def test_variable_value_reads_by_hand() -> None:
     assert {t for p, a, t in got if (p, a) == ("siren", ("d",))} == armed["d"]
     assert {t for p, a, t in got if (p, a) == ("unmoded", ("f",))} == set(range(46, SPAN[1] + 1))
     assert not any(p == "anymode" and a == ("f",) for p, a, _ in got)
+    # holdsAt, start and end of siren(D)=_ see the input entities' cache too: nothing
+    assert {t for p, a, t in got if (p, a) == ("unsirened", ("e",))} == set(range(16, SPAN[1] + 1))
+    assert not any(p in ("sirened", "sirenstart", "sirenend") for p, _, _ in got)
 
 
 @pytest.mark.parametrize("query", ["quiet(e)@20", "hushed(e)@20"])

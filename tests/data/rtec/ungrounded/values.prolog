@@ -25,6 +25,11 @@ holdsFor(hushed(D)=true, I) :-
     holdsFor(siren(D)=_, I2),
     relative_complement_all(I1, [I2], I).
 
+initiatedAt(sirened(D)=true, T) :- happensAt(ping(D), T), holdsAt(siren(D)=_, T).
+initiatedAt(unsirened(D)=true, T) :- happensAt(ping(D), T), \+ holdsAt(siren(D)=_, T).
+initiatedAt(sirenstart(D)=true, T) :- happensAt(start(siren(D)=_), T).
+initiatedAt(sirenend(D)=true, T) :- happensAt(end(siren(D)=_), T).
+
 % v3: a simple fluent with one of its two values grounded (mode(D)=off is not)
 initiatedAt(mode(D)=on, T) :- happensAt(arm(D), T).
 initiatedAt(mode(D)=off, T) :- happensAt(disarm(D), T).
@@ -68,6 +73,10 @@ grounding(quiet(D)=true) :- door(D).
 grounding(siren(D)=true) :- door(D).
 grounding(siren(D)=false) :- door(D).
 grounding(hushed(D)=true) :- door(D).
+grounding(sirened(D)=true) :- door(D).
+grounding(unsirened(D)=true) :- door(D).
+grounding(sirenstart(D)=true) :- door(D).
+grounding(sirenend(D)=true) :- door(D).
 grounding(mode(D)=on) :- door(D).
 grounding(anymode(D)=true) :- door(D).
 grounding(unmoded(D)=true) :- door(D).
