@@ -327,3 +327,14 @@ def test_the_fleet_stage_gives_rtecs_answer(case: str) -> None:
         lines += st.process(records, now=0.0)[1] + st.process([], now=now)[1]
         st = roundtrip(st, stage())
     assert meaning([json.loads(x) for x in lines], SPAN) == _rtec(case)
+
+
+def test_explain_says_which_values_a_variable_value_holdsat_sees(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """unsirened(e) from the ping at 15: ``\\+ holdsAt(siren(e)=_, 15)`` holds although siren(e)=true
+    holds at 15, because the read sees only the input entities' cache (siren(e)=false), as in RTEC."""
+    prog, stream = _files(tmp_path, "values")
+    code, got, err = explain(capsys, str(prog), str(stream), "why", "unsirened(e)@20")
+    assert code == 0, err
+    assert got["interval"] == "[16,inf)"
+    assert any(n["text"] == "siren(e,_) does not hold at 15: such a read sees only false (RTEC reads one cache for a "
+               "free value), and it does not hold there" for n in walk(got))

@@ -703,6 +703,12 @@ class Explainer(Blocking):
         if self.unadmitted(f):
             return Node("why-not", f"{name} never holds: grounding/1 does not admit it, so RTEC computes none "
                                    "of it (and a rule reading it reads nothing)", atom=name, time=t)
+        only = self.ev.read_values.get(key) if type(deref(value)) is Var else None
+        if only is not None:  # a read with a free value, of the one cache RTEC sends it to
+            seen = ", ".join(sorted(term_text(v) for v in only))
+            return Node("why-not", f"{name} does not hold at {t}: such a read sees only {seen} (RTEC reads one "
+                                   f"cache for a free value), and {'none of them holds' if len(only) > 1 else 'it does not hold'} "
+                                   "there", atom=name, time=t)
         if self.sdf(key, value):
             return self._why_not_sdf(f, t, more, path, top)
         if self.simple(key):
