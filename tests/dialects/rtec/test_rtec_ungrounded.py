@@ -258,7 +258,8 @@ def test_variable_value_reads_by_hand() -> None:
     never armed), and sees only the values of one cache: ``alarm(D)=_`` and ``siren(D)=_`` read
     the input entities' (``alarm``/``siren(D)=false``, named by grounding/1, no rule), so
     ``quiet`` and ``hushed`` are all of ``armed`` although ``siren(d)=true`` is computed;
-    ``mode(D)=_`` reads the simple fluents' grounded value ``on`` only (``anymode`` = ``mode=on``);
+    ``mode(D)=_`` reads the simple fluents' grounded value ``on`` only, not the statically
+    determined ``mode(D)=broken`` (``anymode`` = ``mode=on``);
     ``rang(_)=true``, a free argument with nothing stored, reads ``[]`` too (``unrung`` = ``armed``).
     ``holdsAt(siren(D)=_, T)`` fails at the ping of e at 15 (``unsirened(e)``), though siren(e)=true holds."""
     got = _rtec("values")
@@ -268,6 +269,10 @@ def test_variable_value_reads_by_hand() -> None:
     assert {t for p, a, t in got if (p, a) == ("siren", ("d",))} == armed["d"]
     assert {t for p, a, t in got if (p, a) == ("unmoded", ("f",))} == set(range(46, SPAN[1] + 1))
     assert not any(p == "anymode" and a == ("f",) for p, a, _ in got)
+    # mode(D)=_ sees the simple fluents' cache only: not mode(e)=broken (open(e), [13,21)), which
+    # is computed, so end(mode(e)=_) happens at 40 only (ended(e) from 41), not at 20
+    assert {t for p, a, t in got if (p, a) == ("mode", ("e", "broken"))} == set(range(13, 21))
+    assert {t for p, a, t in got if (p, a) == ("ended", ("e",))} == set(range(41, SPAN[1] + 1))
     # holdsAt, start and end of siren(D)=_ see the input entities' cache too: nothing
     assert {t for p, a, t in got if (p, a) == ("unsirened", ("e",))} == set(range(16, SPAN[1] + 1))
     assert not any(p in ("sirened", "sirenstart", "sirenend") for p, _, _ in got)
@@ -292,7 +297,8 @@ def test_explain_cites_a_variable_value_read_of_nothing_stored(tmp_path: Path, c
     """unmoded(f) holds at 50 (seen(f) minus mode(f)=_): f is never armed, so no value of
     mode(f) is stored and the read gives []; anymode(f) (mode(f)=_ alone) does not hold."""
     prog, stream = _files(tmp_path, "values")
-    read = "mode(f)=_ reads [], without 50: nothing is stored for any value of it; RTEC's fall-back gives []"
+    read = ("mode(f)=_ reads [], without 50: nothing is stored for off, on, the only values such a read sees (RTEC "
+            "reads one cache for a free value); RTEC's fall-back gives []")  # (not mode(D)=broken: not a simple value)
     code, got, err = explain(capsys, str(prog), str(stream), "why", "unmoded(f)@50")
     assert code == 0, err
     assert got["interval"] == "[46,inf)" and any(n["text"] == read for n in walk(got))

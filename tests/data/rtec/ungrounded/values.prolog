@@ -33,6 +33,7 @@ initiatedAt(sirenend(D)=true, T) :- happensAt(end(siren(D)=_), T).
 % v3: a simple fluent with one of its two values grounded (mode(D)=off is not)
 initiatedAt(mode(D)=on, T) :- happensAt(arm(D), T).
 initiatedAt(mode(D)=off, T) :- happensAt(disarm(D), T).
+holdsFor(mode(D)=broken, I) :- holdsFor(open(D)=true, I).
 holdsFor(anymode(D)=true, I) :- holdsFor(mode(D)=_, I).
 holdsFor(unmoded(D)=true, I) :-
     holdsFor(seen(D)=true, I1),
@@ -78,6 +79,7 @@ grounding(unsirened(D)=true) :- door(D).
 grounding(sirenstart(D)=true) :- door(D).
 grounding(sirenend(D)=true) :- door(D).
 grounding(mode(D)=on) :- door(D).
+grounding(mode(D)=broken) :- door(D).
 grounding(anymode(D)=true) :- door(D).
 grounding(unmoded(D)=true) :- door(D).
 grounding(pinged(D)=true) :- door(D).
