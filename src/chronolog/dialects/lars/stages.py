@@ -68,6 +68,7 @@ from chronolog.dialects.lars.facts import (
     imported_from,
 )
 from chronolog.dialects.lars.plan import Component, Plan, plan_back
+from chronolog.dialects.lars.pointwise import advance_pointwise
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 from chronolog.dialects.lars.seeds import SEED_KEY, Seed, joins, log_part, seed_from, seed_records, seeded, sends
 from chronolog.evaluator import StateError
@@ -788,7 +789,7 @@ class ReasonerStage(_ImportingStage):
         r.log = self.vlog  # the newest version's log grows with the stream: journaled
         newest.observe = _Gate(self.sender, self.later[-1].start if self.later else self._first_start, at)
         self.later.append(_Later(r, at, sources))
-        if done is not None and evaluate:
+        if done is not None and evaluate and not advance_pointwise(r, done):  # (at once where it can)
             r.advance(done)
 
     def _evaluated(self) -> int | None:
