@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from chronolog.core.errors import ProgramError
-from chronolog.dialects.lars.engine.content import Content
+from chronolog.dialects.lars.engine.content import NOTHING, Content
 from chronolog.dialects.lars.engine.core import Engine, Fact, StepResult
 from chronolog.dialects.lars.ir import Atom, ExtAtom, Head, Op, Program, Rule, Var
 from chronolog.dialects.lars.plan import TICK, Plan, PredKey, plan_program
@@ -116,33 +116,34 @@ def advance_pointwise(r: Reasoner, until: int) -> bool:
     first = r.evaluated + 1
     facts: list[Fact] = []
     imports, log = r.imports, r.log
+    imported = [(key, (key[0], key[1] + 1)) for key in lift.imported]
+    streamed = {key: (key[0], key[1] + 1) for key in lift.streamed}
     for t in range(first, until + 1):
         imp = imports.get(t)
         if imp is not None:
             if not imp.consistent:
                 return False
             content = imp.content
-            for key in lift.imported:
+            for key, at in imported:
                 rows = content.get(key)
                 if rows:
-                    at = (key[0], key[1] + 1)
                     facts += [(at, (*args, t)) for args in rows]
-        for key, args in log.get(t, ()):
-            if key in lift.streamed:
-                facts.append(((key[0], key[1] + 1), (*args, t)))
+        entries = log.get(t)
+        if entries:
+            facts += [(streamed[key], (*args, t)) for key, args in entries if key in streamed]
     engine = Engine(lift.plan, until)
     engine.step(until, facts)
     per: dict[int, dict[PredKey, set[tuple]]] = {}
     for p in lift.order:
         for row in engine.rels[(p[0], p[1] + 1)].tuples:
             per.setdefault(row[-1], {}).setdefault(p, set()).add(row[:-1])
-    observe, t1 = r.observe, r.t1
+    observe, evaluation, result = r.observe, _Evaluated(r.t1, NOTHING), StepResult(first)
     for t in range(first, until + 1):
         got = per.get(t)
-        content: Content = {} if got is None else {p: frozenset(rows) for p, rows in got.items()}
-        r.evaluated = t
-        observe(t, cast(Engine, _Evaluated(t1, content)), StepResult(t))
-    r.engine = make_engine(r.plan, t1, r.stratum)
+        evaluation.content = NOTHING if got is None else {p: frozenset(rows) for p, rows in got.items()}
+        r.evaluated = result.t = t
+        observe(t, cast(Engine, evaluation), result)
+    r.engine = make_engine(r.plan, r.t1, r.stratum)
     r.engine.step(until, log.get(until, ()), imports.get(until))
     if r.retention is not None:
         last = until - until % r.prune_every  # (each pruning drops what the one before did, and more)
