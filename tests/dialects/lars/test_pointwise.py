@@ -8,9 +8,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from strategies import long_stream, random_program
 
+from chronolog.core.errors import ProgramError
 from chronolog.dialects.lars.engine.core import Imported
 from chronolog.dialects.lars.hooks import lars_plan
+from chronolog.dialects.lars.ir import ExtAtom, Head, Program, Rule
 from chronolog.dialects.lars.parser import parse_lars
 from chronolog.dialects.lars.pointwise import advance_pointwise, lifted
 from chronolog.dialects.lars.reasoner import Reasoner
@@ -133,3 +136,61 @@ def test_an_inconsistent_point_is_stepped():
     imports[9] = Imported(False, imports[9].content)
     r = _top(plan, stream, imports, 19, [], None)
     assert not advance_pointwise(r, 19) and r.evaluated == -1
+
+
+def _at_t(rule: Rule) -> Rule:
+    """``rule`` with every atom read at t (no window, no ``at``) and its head not dated."""
+    return Rule(Head(rule.head.atom), tuple(ExtAtom(b.atom, negated=b.negated) if isinstance(b, ExtAtom) else b
+                                            for b in rule.body))
+
+
+def _random_cases(count: int):
+    """Random stratified programs (comparisons, assignments, negation, recursion, stream facts of
+    derived predicates, program facts) with every atom read at t: their lifted strata."""
+    seed = 0
+    while count:
+        seed += 1
+        program = random_program(seed, True, mixed=seed % 2 == 0)
+        try:
+            plan = lars_plan(Program(tuple(_at_t(r) for r in program.rules), "lars"))
+        except ProgramError:
+            continue
+        strata = [k for k in range(plan.fleet_strata) if plan.stratified and lifted(plan, k) is not None]
+        if strata:
+            count -= 1
+            yield seed, plan, strata
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_random_lifted_strata_observe_what_stepping_them_does(case):
+    """Each lifted stratum of random programs over a long random stream, the lower strata's
+    content from the whole program's evaluation; at a random cut and end."""
+    derived = 0
+    for seed, plan, strata in list(_random_cases(5 * (case + 1)))[5 * case:]:
+        rng = random.Random(seed)
+        stream = long_stream(rng, 12)
+        whole: dict[int, Imported] = {}
+        lower = Reasoner(plan, _Sink(), stratum=None, auto_advance=False,
+                         observe=lambda t, engine, result, whole=whole: (
+                             whole.__setitem__(t, Imported(result.consistent, engine.exported()))))
+        for ev in stream:
+            lower.push(ev)
+        end = stream[-1].t
+        lower.advance(end)
+        for k in strata:
+            seen: tuple[list, list] = ([], [])
+            a, b = (Reasoner(plan, _Sink(), stratum=k, auto_advance=False, observe=lambda t, engine, result, got=got: (
+                got.append((t, engine.t1, dict(engine.exported()))))) for got in seen)
+            for r in (a, b):
+                for ev in stream:
+                    r.push(ev)
+                for t, imp in whole.items():
+                    r.set_imported(t, imp)
+            cut = rng.randint(stream[0].t, end - 1)
+            a.advance(cut)
+            b.advance(cut)
+            a.advance(end)
+            assert advance_pointwise(b, end), (seed, k)
+            assert seen[1] == seen[0], (seed, k, str(plan.program))
+            derived += any(content for *_, content in seen[0][cut + 1:])
+    assert derived  # (some stratum derived something after the cut)
