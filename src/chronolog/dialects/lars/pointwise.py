@@ -138,11 +138,12 @@ def advance_pointwise(r: Reasoner, until: int) -> bool:
         for row in engine.rels[(p[0], p[1] + 1)].tuples:
             per.setdefault(row[-1], {}).setdefault(p, set()).add(row[:-1])
     observe, evaluation, result = r.observe, _Evaluated(r.t1, NOTHING), StepResult(first)
+    as_engine = cast(Engine, evaluation)
     for t in range(first, until + 1):
         got = per.get(t)
         evaluation.content = NOTHING if got is None else {p: frozenset(rows) for p, rows in got.items()}
         r.evaluated = result.t = t
-        observe(t, cast(Engine, evaluation), result)
+        observe(t, as_engine, result)
     r.engine = make_engine(r.plan, r.t1, r.stratum)
     r.engine.step(until, log.get(until, ()), imports.get(until))
     if r.retention is not None:
