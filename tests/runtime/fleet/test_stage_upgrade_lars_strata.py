@@ -497,12 +497,14 @@ def test_random_program_pairs_splice_or_refuse(tmp_path_factory, old, new, event
         assert meaning(got, span) == meaning(_plain(tmp, old_text, events), span)
 
 
+@pytest.mark.parametrize("new", [TOP, BOTTOM], ids=["top", "bottom"])
 @pytest.mark.parametrize("at", ["4", "7"])
-def test_the_top_strata_span_at_once_sends_what_stepping_it_does(monkeypatch, at):
-    """TOP's changed stratum reads only the point it evaluates: its new version evaluates [T, now]
-    in one step of its rules over time-stamped atoms (pointwise.py), the fleet restarted on the
-    way; its answers are line for line those of the same fleet stepping every point (in the
-    seeded orders where the top reasoner had evaluated past T when the upgrade came, at least)."""
+def test_the_top_strata_span_at_once_sends_what_stepping_it_does(monkeypatch, new, at):
+    """b's stratum reads only the point it evaluates: its new version (TOP changes its rule; BOTTOM
+    a's, which it reads) evaluates [T, now] in one step of its rules over time-stamped atoms
+    (pointwise.py: at the request, or when the corrections from below are in), the fleet
+    restarted on the way; its answers are line for line those of the same fleet stepping every
+    point (in the seeded orders where it had evaluated past T when the upgrade came, at least)."""
     import chronolog.dialects.lars.stages as stages_module  # noqa: PLC0415 (the function the stage calls)
 
     at_once = stages_module.advance_pointwise
@@ -518,10 +520,10 @@ def test_the_top_strata_span_at_once_sends_what_stepping_it_does(monkeypatch, at
             return calls[-1]
 
         monkeypatch.setattr(stages_module, "advance_pointwise", counted)
-        got, said = per_stratum(first, _request(at, TOP), later, seed=seed, restarts=4)
+        got, said = per_stratum(first, _request(at, new), later, seed=seed, restarts=4)
         lifted += True in calls
         monkeypatch.setattr(stages_module, "advance_pointwise", lambda r, until: False)
-        stepped, said_stepped = per_stratum(first, _request(at, TOP), later, seed=seed, restarts=4)
+        stepped, said_stepped = per_stratum(first, _request(at, new), later, seed=seed, restarts=4)
         assert got == stepped and said == said_stepped
         assert meaning(got, span) != meaning(per_stratum(first, _request(at, OLD), later, seed=seed)[0], span)
     assert lifted >= 2

@@ -898,9 +898,15 @@ class ReasonerStage(_ImportingStage):
         if not self.later:
             self._advance(ends)
         elif all(e is not None for e in ends):
-            until = min(ends)  # type: ignore[type-var]
-            for r, end in self._parts():  # each version up to its end (the points before T: the old one)
-                r.advance(until if end is None else min(until, end - 1))  # type: ignore[type-var]
+            until: int = min(ends)  # type: ignore[type-var,assignment]
+            starts = [self._first_start] + [v.start for v in self.later]
+            for (r, end), start in zip(self._parts(), starts, strict=True):  # each version up to its end
+                last = until if end is None else min(until, end - 1)  # (the points before T: the old one)
+                # a version's first evaluation of its part ([T, now], on the corrections from below
+                # where they changed too: ``_add_version``) at once where its stratum is lifted
+                first = start is not None and r.evaluated is not None and r.evaluated < start <= last
+                if not (first and advance_pointwise(r, last)):
+                    r.advance(last)
             self._drop_unreachable()
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
