@@ -180,16 +180,21 @@ class Versions:
         self.kept: tuple[frozenset[str], frozenset[str]] | None = None
 
     # -- input --------------------------------------------------------------------------
-    def push(self, event: Event) -> None:
+    def push(self, event: Event, give: Callable[[Any, Event], None] | None = None) -> None:
+        """``event`` to each version that needs it; ``give``: how (evaluator, event), where not
+        by the evaluator's ``push`` (a LARS fleet's late events, held: dialects/lars/stages.py)."""
         versions = self.versions
         if len(versions) > 1 and event.pred is not None:
             bound = self._late_bound()
             if bound is not None and event.t < bound:  # too late for the stream: the newest counts it
-                versions[-1].evaluator.push(event)
+                if give is None:
+                    versions[-1].evaluator.push(event)
+                else:
+                    give(versions[-1].evaluator, event)
                 self._touched[-1] = True
                 return
         for i, v in enumerate(versions):
-            self._give(i, v, event)
+            self._give(i, v, event, give)
 
     def _late_bound(self) -> Time | None:
         """The earliest event time the stream still applies: the newest version's
@@ -203,11 +208,14 @@ class Versions:
         for event in block.unpacked():
             self.push(event)
 
-    def _give(self, i: int, v: Version, event: Event) -> None:
+    def _give(self, i: int, v: Version, event: Event, give: Callable[[Any, Event], None] | None = None) -> None:
         t = event.t
         if not v.causal or v.end is None or t < v.end:
             self._touched[i] = True
-            v.evaluator.push(event)
+            if give is None:
+                v.evaluator.push(event)
+            else:
+                give(v.evaluator, event)
             if self._latest[i] is None or t > self._latest[i]:  # type: ignore[operator]
                 self._latest[i] = t
             if self._beyond[i]:

@@ -46,19 +46,6 @@ def assert_user_error(proc: subprocess.CompletedProcess, *fragments: str) -> Non
     assert lines, f"no stderr line with {fragments}: {proc.stderr!r}"
 
 
-@pytest.fixture
-def files(tmp_path: Path):
-    def write(name: str, text: str | bytes) -> Path:
-        path = tmp_path / name
-        if isinstance(text, bytes):
-            path.write_bytes(text)
-        else:
-            path.write_text(text, encoding="utf-8")
-        return path
-
-    return write
-
-
 # ---------------------------------------------------------------- basics
 
 

@@ -53,6 +53,18 @@ def test_step_without_window_is_refused_in_the_fleet(tmp_path, capsys):
     assert "in the fleet --step goes with --window" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("dialect", list(PROGRAMS))
+def test_a_fraction_of_retention_is_refused_before_anything_starts(tmp_path, capsys, dialect):
+    """``run`` takes ``--retention 5/2`` for DatalogMTL; the fleet keeps whole time points (and
+    the dialects with integer time refuse a fraction as ``run`` does)."""
+    capsys.readouterr()
+    assert main(["up", _program(tmp_path, dialect), "--retention", "5/2", "--state-dir", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert ("the fleet keeps a whole number of time points (--retention 3" if dialect == "mtl"
+            else "--retention 5/2: the time points of") in err
+    assert not (tmp_path / "s").exists()
+
+
 def test_the_commands_that_find_a_fleet_look_where_up_keeps_it(monkeypatch):
     monkeypatch.delenv("CHRONOLOG_STATE_DIR", raising=False)  # (the defaults are read when the parser is built)
     parse = build_parser().parse_args

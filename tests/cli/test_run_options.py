@@ -7,10 +7,12 @@ these tests hold the command line to it, in process (``chronolog.cli.main.main``
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from dialect_programs import PROGRAMS, SUFFIX, TITLE
+from meaning import sampled_meaning
 
 from chronolog.cli.main import main
 
@@ -87,6 +89,50 @@ def test_until_closes_a_datalogmtl_answer(tmp_path, capsys):
     assert main(["run", str(prog), "--input", str(stream), "--until", "10"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert lines == [{"interval": "[2,5]", "pred": "Alarm", "args": ["s1"]}]
+
+
+def test_until_takes_a_rational_time_for_datalogmtl(tmp_path, capsys):
+    """DatalogMTL time is rational (CONTRACT §2), so is ``--until``: Hot(s1) from 1 on, the
+    input up to 7/2 (Hot(s2) at 4 comes after it: ignored); Alarm(s1) on [3, 7/2]."""
+    prog = tmp_path / "heat.mtl"
+    prog.write_text("Alarm(X):-Boxminus[0,2]Hot(X)\n")
+    stream = tmp_path / "heat.jsonl"
+    stream.write_text('{"interval": "[1,9]", "pred": "Hot", "args": ["s1"]}\n'
+                      '{"interval": "[4,9]", "pred": "Hot", "args": ["s2"]}\n')
+    for until in ("7/2", "3.5"):
+        capsys.readouterr()
+        assert main(["run", str(prog), "--input", str(stream), "--until", until]) == 0
+        got = capsys.readouterr()
+        lines = [json.loads(x) for x in got.out.splitlines()]
+        assert sampled_meaning(lines, Fraction(7, 2)) == {("Alarm", ("s1",), Fraction(q, 4)) for q in range(12, 15)}
+        assert "ignored 1 events after --until 7/2" in got.err
+        assert "s2" not in got.out
+
+
+@pytest.mark.parametrize("option", ["--until", "--retention"])
+@pytest.mark.parametrize("dialect", ["lars", "laser", "rtec"])
+def test_a_fraction_of_time_is_refused_where_time_is_integer(tmp_path, capsys, dialect, option):
+    code, out, err = _run(tmp_path, capsys, dialect, option, "7/2")
+    assert code == 2 and out == "" and f"{option} 7/2: the time points of" in err
+
+
+def test_retention_takes_the_rational_reach_check_prints_for_datalogmtl(tmp_path, capsys):
+    """``chronolog check`` says a reach of 5/2 makes memory flat: ``--retention 5/2`` is taken.
+    The latest time is 5 when P(c)@2 and P(d)@3 arrive: 2 is older than 5 - 5/2, 3 is not."""
+    prog = tmp_path / "p.mtl"
+    prog.write_text("Q(X):-Diamondminus[0,5/2]P(X)\n")
+    assert main(["check", str(prog)]) == 0
+    assert "--retention 5/2 makes memory flat" in capsys.readouterr().out
+    stream = tmp_path / "in.jsonl"
+    stream.write_text("".join(json.dumps({"t": t, "pred": "P", "args": [a]}) + "\n"
+                              for t, a in ((0, "a"), (5, "b"), (2, "c"), (3, "d"))))
+    assert main(["run", str(prog), "--input", str(stream), "--retention", "5/2"]) == 0
+    got = capsys.readouterr()
+    assert "event at t=2 is older than the retention horizon (5/2); ignored" in got.err
+    lines = [json.loads(x) for x in got.out.splitlines()]
+    held = {(a, x) for _, (a,), x in sampled_meaning(lines, 5)}
+    assert held == {("a", Fraction(q, 4)) for q in range(0, 11)} | {("b", Fraction(5))} | {
+        ("d", Fraction(q, 4)) for q in range(12, 21)}
 
 
 @pytest.mark.parametrize("dialect", list(PROGRAMS))

@@ -191,6 +191,12 @@ def test_lines_format():
     ]
 
 
+def test_lines_format_comment_after_a_fact_or_a_time():
+    # CONTRACT §1: "#" comments; one after a fact is not three more arguments
+    text = "0 p a # seen at the gate\n1 # a tick\n2 q b#c #\n"
+    assert plain(events(text, "lines")) == [(0, "p", ("a",), False), (1, None, (), False), (2, "q", ("b#c",), False)]
+
+
 def test_lines_format_only_plain_ascii_integers_become_ints():
     (ev,) = events("0 p +3 1_0 \u0663 - -x 12\n", "lines")
     assert ev.args == ("+3", "1_0", "\u0663", "-", "-x", 12)

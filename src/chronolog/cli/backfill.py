@@ -23,6 +23,7 @@ from rich.table import Table
 from chronolog.cli.main import FileError, _open_out, _same_file
 from chronolog.contract.topics import TopicNames
 from chronolog.core.reach import widest
+from chronolog.core.retention import time_value
 from chronolog.dialects.load import DIALECTS, load_program
 from chronolog.dialects.registry import RunOptions, lookup, refusal
 from chronolog.runtime.upgrade import new_versions
@@ -77,10 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _time(text: str) -> int | Fraction:
     """A time on the command line: an integer, or a rational (``7/2``, ``3.5``) for DatalogMTL."""
     try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time (an integer, or a rational such as 7/2)") from None
-    return value.numerator if value.denominator == 1 else value
+        return time_value(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _usage(msg: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import threading
@@ -154,6 +155,10 @@ def _layout(args: argparse.Namespace) -> FleetLayout:
     why = refusal(row, options)  # the same options as `chronolog run`, refused the same way
     if why is not None:
         raise ChronologError(why)
+    retention = options.retention
+    if retention is not None and type(retention) is not int and retention != math.inf:  # (a DatalogMTL rational)
+        raise ChronologError(f"error: --retention {retention}: the fleet keeps a whole number of time points "
+                             f"(--retention {math.ceil(retention)} applies every event {retention} would)")
     layout = row.layout(program, options)
     layout.require()
     if getattr(args, "step", None) is not None and getattr(args, "window", None) is None:

@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from chronolog import __version__
 from chronolog.cli import explain, retention_value
 from chronolog.core.errors import ChronologError
+from chronolog.core.retention import time_value
 from chronolog.dialects.load import DIALECTS as _DIALECTS
 from chronolog.dialects.load import dialect_for, load_program
 from chronolog.dialects.registry import DIALECTS as ROWS
@@ -44,7 +45,7 @@ RUN_OPTIONS: dict[str, tuple[str, object, list[str] | Callable[[str], Any] | Non
     "--output": ("output", "-", None),
     "--dialect": ("dialect", None, DIALECTS),
     "--format": ("format", "jsonl", ["jsonl", "lines", "meteor", "rtec"]),
-    "--until": ("until", None, int),
+    "--until": ("until", None, time_value),
     "--on-error": ("on_error", "fail", ["fail", "skip"]),
     "--retention": ("retention", None, retention_value),
     "--answers": ("answers", "changelog", ["changelog", "points"]),
@@ -77,7 +78,7 @@ def build_parser(*, light: bool = False, command: str | None = None) -> argparse
         "--output": {"help": "answer stream file, or - for stdout (default)"},
         "--dialect": {"help": "rule language (default: by extension)"},
         "--format": {"help": "input format"},
-        "--until": {"help": "evaluate up to this time point"},
+        "--until": {"help": "evaluate up to this time point (DatalogMTL: a rational such as 7/2 too)"},
         "--on-error": {"help": "bad input lines: stop (exit 2) or skip and count"},
         "--retention": {"metavar": "N",
                         "help": "repair late events up to N time points back; older ones are reported and ignored; "
@@ -367,6 +368,9 @@ def evaluator_for(args: argparse.Namespace, warn: Callable[[str], None]) -> tupl
     why = refusal(row, options)
     if why is not None:
         raise ChronologError(why)
+    until = getattr(args, "until", None)
+    if until is not None and type(until) is not int and not row.rational:
+        raise ChronologError(f"error: --until {until}: the time points of {row.title} programs are integers")
     return program, row, options, row.evaluator(program, options, warn)
 
 

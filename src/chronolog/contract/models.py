@@ -92,11 +92,16 @@ Item = tuple[StrictStr, list[Value], bool]  # pred, args, retract
 
 class GroundedBatch(_Strict):
     """Internal (``chronolog.grounded``): every time point up to ``upto`` is closed; the
-    facts of the closed points, in arrival order, as one batch each."""
+    facts of the closed points, in arrival order, as one batch each.  Records written before
+    ``idle`` existed read as closed by a later time."""
 
     upto: StrictInt
     first: StrictInt = Field(description="the stream's first time point")
     points: list[tuple[StrictInt, list[Item]]]
+    idle: Literal[True] | None = Field(default=None, description="closed because the input went quiet (an idle "
+                                       "flush): ``upto`` is the latest time point, which no later time has closed "
+                                       "yet; a record without it closes ``upto`` again once one does (a program "
+                                       "with choices evaluates an idle-closed point provisionally, docs/tms.md)")
 
 
 class LateEvents(_Strict):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import io
 from collections.abc import Callable, Iterator, Mapping
+from math import inf
 from typing import IO, Any
 
 from chronolog.core.errors import ChronologError, ProgramError
@@ -284,6 +285,9 @@ def refusal(row: Dialect, options: RunOptions) -> str | None:
     """Why ``row`` cannot take ``options`` (a given option it does not take, or a value it does not
     accept: "--mode tms is for LARS programs (this one is mtl)"), else None."""
     default = RunOptions()
+    retention = options.retention
+    if retention is not None and type(retention) is not int and retention != inf and not row.rational:
+        return f"error: --retention {retention}: the time points of {row.title} programs are integers"
     for name, takes in _TAKEN.items():
         value = getattr(options, name)
         if value == getattr(default, name):

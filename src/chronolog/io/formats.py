@@ -261,7 +261,11 @@ class EventReader:
         try:
             for number, raw in enumerate(self.stream, 1):
                 parts = raw.split()
-                if not parts or parts[0][0] == "#":
+                for i, part in enumerate(parts):
+                    if part[0] == "#":  # a comment to the end of the line, also after a fact
+                        del parts[i:]
+                        break
+                if not parts:
                     continue
                 try:
                     if not raw.isascii():

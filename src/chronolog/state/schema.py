@@ -55,6 +55,7 @@ class GroundingState(msgspec.Struct, forbid_unknown_fields=True):
     closed: int | None
     pending: list[tuple[int, list[tuple[str | None, Args, bool]]]]
     last_input: float
+    quiet: bool | None = None  # no input since the last idle closing (None: a state from before the flag)
 
 
 class ReasonerState(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

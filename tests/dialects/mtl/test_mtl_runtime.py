@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from meaning import sampled_meaning
 from test_mtl_semantics import clip, drive, iv, meaning, random_facts, random_program
 
 from chronolog.core.errors import InputError, ProgramError
@@ -109,6 +110,47 @@ def test_input_lines_jsonl_and_meteor_mean_the_same():
     assert [(e.t, e.span) for e in again] == [(e.t, e.span) for e in got[:2]]
     with pytest.raises(InputError, match="in.jsonl:1:"):
         list(read_mtl_events(io.StringIO('{"interval": "[3,1]", "pred": "P"}\n'), "in.jsonl"))
+
+
+@pytest.mark.parametrize("line, col, message", [
+    ('{"interval": "[1,x]", "pred": "P", "args": ["a"]}', 18, "expected a number or inf"),
+    ('{"pred": "P", "args": ["a"], "interval": "[3,1]"}', 43, "empty interval"),
+    ('{"pred": "P", "args": ["a"], "interval": 5}', 42, '"interval" must be a string'),
+    ('{"pred": "P", "args": ["a"], "interval": "(-inf,2]"}', 42, "an input interval needs a finite left end"),
+    ('{"pred": "P", "args": ["a"], "t": "x"}', 35, '"t" must be a number or a rational string'),
+    ('{"pred": "P", "args": ["a", 1.5], "t": 1}', 29, "argument 2 must be a string or an integer"),
+    ('{"pred": "P", "t": 1, "zz": 1}', 23, "unknown key 'zz'"),
+    ('{"args": ["a"], "t": 1}', 2, 'a fact needs "pred"'),
+    ('{"t": 1, "op": "x", "pred": "P"}', 16, '"op" must be'),
+])
+def test_a_bad_input_line_names_the_column_of_what_is_wrong(tmp_path, line, col, message):
+    prog = tmp_path / "p.mtl"
+    prog.write_text("Q(X):-P(X)\n")
+    got = chronolog("run", str(prog), "--input", "-", stdin='{"t": 0}\n' + line + "\n")
+    assert got.returncode == 2 and f"<stdin>:2:{col}: error: {message}" in got.stderr, got.stderr
+
+
+def test_rational_times_meteor_points_and_constants_of_any_script(tmp_path):
+    """Times as numbers, rational strings and decimals are one time line (a retraction at 3.5
+    withdraws the fact at "7/2"); MeTeoR's data files write a point as ``P(a)@3`` and take any
+    characters in a constant, as MeTeoR reads them."""
+    prog = tmp_path / "p.mtl"
+    prog.write_text("Q(X):-Diamondminus[0,1]P(X)\nR:-P(ü)\n")
+    jsonl = ('{"t": "7/2", "pred": "P", "args": ["a"]}\n{"interval": "[4.0,5]", "pred": "P", "args": ["a"]}\n'
+             '{"t": "1/2", "pred": "P", "args": ["a"]}\n{"t": 3.5, "pred": "P", "args": ["a"], "op": "retract"}\n'
+             '{"t": 2.5, "pred": "P", "args": ["ü"]}\n{"t": 6, "pred": "Q", "args": ["c"]}\n{"t": 7}\n')
+    meteor = "P(a)@[4,5]\nP(a)@1/2\nP(ü)@2.5\nP(名)@7\n"
+    # P(a) on {1/2} and [4,5]: Q(a) on [1/2,3/2] and [4,6]; P(ü) at 5/2: Q(ü) on [5/2,7/2], R at 5/2
+    want = [{"interval": "[1/2,3/2]", "pred": "Q", "args": ["a"]}, {"interval": "[4,6]", "pred": "Q", "args": ["a"]},
+            {"interval": "[5/2,7/2]", "pred": "Q", "args": ["ü"]}, {"interval": "[5/2,5/2]", "pred": "R", "args": []}]
+    for name, text, extra in (("in.jsonl", jsonl, []), ("in.txt", meteor, ["--format", "meteor"])):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        got = chronolog("run", str(prog), "--input", str(tmp_path / name), *extra)
+        assert got.returncode == 0, got.stderr
+        lines = [orjson.loads(x) for x in got.stdout.splitlines()]
+        also = [{"interval": "[7,7]", "pred": "Q", "args": ["名"]} if name == "in.txt" else  # (a head predicate's
+                {"t": 6, "pred": "Q", "args": ["c"]}]  # input fact is an answer too: CONTRACT §3)
+        assert sampled_meaning(lines, 7, F(1, 4)) == sampled_meaning(want + also, 7, F(1, 4)), got.stdout
 
 
 def test_cli_runs_streams_notes_batch_and_refuses_misuse(tmp_path):

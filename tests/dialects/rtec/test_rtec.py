@@ -291,7 +291,7 @@ def test_bad_input_line_is_a_user_error(tmp_path: Path, capsys) -> None:
     (tmp_path / "p.prolog").write_text(SIMPLE)
     (tmp_path / "in.jsonl").write_text('{"t": 1, "pred": "switch_on"}\n{"t": "x", "pred": "fuse"}\n')
     assert main(["run", str(tmp_path / "p.prolog"), "--input", str(tmp_path / "in.jsonl")]) == 2
-    assert "in.jsonl:2:1: error:" in capsys.readouterr().err
+    assert "in.jsonl:2:7: error: \"t\" must be an integer time" in capsys.readouterr().err
 
 
 GROWING = """

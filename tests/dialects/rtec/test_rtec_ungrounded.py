@@ -79,7 +79,7 @@ def _per_point(events: list[Event], late: int = 0) -> list[Event]:
     return out
 
 
-CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit"]
+CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit", "registered"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -91,6 +91,54 @@ def test_one_evaluation_gives_rtecs_answer(case: str) -> None:
 @pytest.mark.parametrize("late", [0, 1, 4])
 def test_window_by_window_gives_rtecs_answer(case: str, late: int) -> None:
     assert _run(case, _per_point(_events(case), late), 1) == _rtec(case)
+
+
+def test_a_door_registered_late_is_read_from_the_start_by_hand() -> None:
+    """The ``registered`` case, read off its rules: ``d`` is pinged at 10 but registered (a
+    door, so ``shut(d)`` grounded) only at 50; ``shut(d)``, the complement of a never-open
+    ``open(d)``, holds from 0, so the ping at 10 initiates ``noted(d)`` and ``beep(d)``
+    happens at 10 (``beeped(d)`` from 11).  Window by window, ``shut(d)`` is first computed
+    at 50, with that past: what read it before (``noted``, ``beep`` and ``beeped``) is derived
+    again from the start.  RTEC's one window agrees (``registered-rtec.txt``)."""
+    got = _rtec("registered")
+    assert {t for p, a, t in got if (p, a) == ("noted", ("d",))} == set(range(11, 71))
+    assert {t for p, a, t in got if (p, a) == ("beeped", ("d",))} == set(range(11, SPAN[1] + 1))
+    assert _run("registered", _per_point(_events("registered")), 1) == got
+
+
+@pytest.mark.parametrize("case", ["alarm", "doors"])
+@pytest.mark.parametrize("mode", ["one", "per-point", "windowed"])
+def test_a_catch_all_grounding_names_nothing(case: str, mode: str) -> None:
+    """``alarm`` and ``doors`` with ``grounding(_).`` added: RTEC's compiler stops on such a
+    clause (an instantiation error, see the data README), so chronolog reads it as naming no
+    entity — a read of ``alarm``, ``dark`` or ``alerted`` sees nothing and a statically
+    determined fluent is computed only for the ground instances grounding/1 gives, none from
+    a variable — and answers as RTEC does without the clause, in every mode."""
+    text = (DATA / f"{case}.prolog").read_text() + "grounding(_).\n"
+    program = finish_program(parse_rtec(text, f"{case}-catchall.prolog"))
+    events = _events(case)
+    out = io.StringIO()
+    if mode == "one":
+        run_evaluator(RtecEvaluator(program, 10_000), [*events, Event(SPAN[1])], out)
+    elif mode == "per-point":
+        run_evaluator(RtecEvaluator(program, 1), _per_point(events, 3), out)
+    else:
+        run_evaluator(WindowedRtecEvaluator(program, 250, 200), [*events, Event(201)], out)
+    assert meaning([json.loads(x) for x in out.getvalue().splitlines()], SPAN) == _rtec(case)
+
+
+def test_explain_under_a_catch_all_grounding_says_what_run_says(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """With ``grounding(_).``, ``quiet(e)`` holds at 20 (``alarm(e)`` read as ``[]``, cited as
+    without grounding) and ``alarm(e)`` never holds, as ``run`` computes them."""
+    prog, stream = _files(tmp_path, "alarm")
+    prog.write_text(prog.read_text() + "grounding(_).\n")
+    code, got, err = explain(capsys, str(prog), str(stream), "why", "quiet(e)@20")
+    assert code == 0, err
+    assert got["interval"] == "[11,41)"
+    assert "no_grounding(holdsFor(alarm(D)=true,I2))" in got["rule"]["text"] and got["bindings"]["I2"] == "[]"
+    code, got, err = explain(capsys, str(prog), str(stream), "why-not", "alarm(e)@20")
+    assert code == 0, err
+    assert got["text"].startswith("alarm(e) never holds: no grounding/1 names it")
 
 
 def _files(tmp_path: Path, case: str) -> tuple[Path, Path]:

@@ -260,10 +260,10 @@ def test_backfill_reports_bad_lines_of_the_history_and_the_answers(spark, tmp_pa
     assert main(["backfill", str(tmp_path / "p.mtl"), "--history", str(tmp_path / "h.jsonl"),
                  "--from", "0", "--to", "3"]) == 2
     err = capsys.readouterr().err
-    assert f"{tmp_path / 'h.jsonl'}:2:1: error:" in err and "Traceback" not in err
+    assert f"{tmp_path / 'h.jsonl'}:2:7: error: \"t\" must be a number" in err and "Traceback" not in err
     (tmp_path / "h.jsonl").write_text('{"t": 1, "pred": "P", "args": ["a"]}\n')
     (tmp_path / "a.jsonl").write_text('{"interval": "[1,x]", "pred": "Q", "args": ["a"]}\n')
     assert main(["backfill", str(tmp_path / "p.mtl"), "--history", str(tmp_path / "h.jsonl"),
                  "--answers", str(tmp_path / "a.jsonl"), "--from", "0", "--to", "3"]) == 2
     err = capsys.readouterr().err
-    assert f"{tmp_path / 'a.jsonl'}:1:1: error:" in err and "bad \"interval\"" in err and "Traceback" not in err
+    assert f"{tmp_path / 'a.jsonl'}:1:14: error:" in err and "bad \"interval\"" in err and "Traceback" not in err

@@ -196,22 +196,23 @@ def test_parse_answer_forms():
     assert parse_answer("   \n", HERE) is None
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"t": 5}', '"pred" must be a non-empty string'),
-    ('{"t": 5, "interval": "[1,2]", "pred": "q"}', 'exactly one of "t" and "interval"'),
-    ('{"interval": "[1,inf]", "pred": "q"}', "open on the right"),
-    ('{"interval": "1..2", "pred": "q"}', 'bad "interval"'),
-    ('{"t": 5, "pred": "q", "diff": 2}', '"diff" must be 1 or -1'),
-    ('{"t": 5, "pred": "q", "diff": true}', '"diff" must be 1 or -1'),
-    ('{"t": 5.0, "pred": "q"}', '"t" must be an integer'),
-    ('{"t": 5, "pred": "q", "args": [1.5]}', '"args" must be a list'),
-    ('{"t": 5, "pred": "q", "x": 1}', "unknown key"),
-    ('{"t": 5, "pred": ', "invalid JSON"),
+@pytest.mark.parametrize("line, col, message", [
+    ('{"t": 5}', 1, '"pred" must be a non-empty string'),
+    ('{"t": 5, "interval": "[1,2]", "pred": "q"}', 1, 'exactly one of "t" and "interval"'),
+    ('{"interval": "[1,inf]", "pred": "q"}', 14, "open on the right"),
+    ('{"interval": "1..2", "pred": "q"}', 14, 'bad "interval"'),
+    ('{"t": 5, "pred": "q", "diff": 2}', 31, '"diff" must be 1 or -1'),
+    ('{"t": 5, "pred": "q", "diff": true}', 31, '"diff" must be 1 or -1'),
+    ('{"t": 5.0, "pred": "q"}', 7, '"t" must be an integer'),
+    ('{"t": 5, "pred": "q", "args": [1.5]}', 31, '"args" must be a list'),
+    ('{"t": 5, "pred": "q", "x": 1}', 23, "unknown key"),
+    ('{"t": 5, "pred": ', 1, "invalid JSON"),
 ])
-def test_parse_answer_rejects(line, message):
+def test_parse_answer_rejects(line, col, message):
+    """A bad answer line names the column of what is wrong (the key or its value)."""
     with pytest.raises(InputError) as err:
         parse_answer(line, HERE)
-    assert message in str(err.value) and str(err.value).startswith("answers.jsonl:7:1: error:")
+    assert message in str(err.value) and str(err.value).startswith(f"answers.jsonl:7:{col}: error:")
 
 
 def test_published_sums_diffs_over_the_span():
@@ -300,4 +301,5 @@ def test_a_malformed_no_answer_set_line_is_an_error():
     for bad in ('{"t":3,"no_answer_set":false}', '{"t":3,"no_answer_set":true,"pred":"a"}', '{"t":"3","no_answer_set":true}'):
         with pytest.raises(InputError) as exc:
             parse_answer(bad, HERE)
-        assert "answers.jsonl:7:1" in str(exc.value)
+        col = bad.index('"no_answer_set"') + 1  # the key the line must not have
+        assert f"answers.jsonl:7:{col}: error: unknown key" in str(exc.value)

@@ -24,6 +24,7 @@ from msgspec.json import encode as dumps
 from chronolog.dialects.lars.engine.core import Engine, StepResult
 from chronolog.dialects.lars.plan import Plan, PredKey
 from chronolog.dialects.lars.reasoner import Change
+from chronolog.versions import negated
 
 Atom = tuple[PredKey, tuple]
 
@@ -93,6 +94,9 @@ class AnswerWriter:
         self.last: int | None = None
         self._bounded = False
         self.reach: int | None = plan.output_reach  # how long ``recent`` keeps a time (Reasoner.output_reach)
+        # a provisional evaluation's lines, and ``recent`` before it (``record``)
+        self._recording: list[bytes] | None = None
+        self._recent_before: list = []
 
     def evaluations(self, first: int | None, last: int | None) -> None:
         """Write only what the evaluations at points in [first, last] derive (None: no bound):
@@ -116,22 +120,55 @@ class AnswerWriter:
 
     def export_state(self) -> dict:
         """The timed atoms published per time (so none is published twice) and the counters."""
-        recent = [[T, [[list(p), [list(tup) for tup in tuples]] for p, tuples in by_pred.items()]]
-                  for T, by_pred in self.recent.items()]
-        return {"recent": recent, "lines": self.lines, "corrections": self.corrections,
+        return {"recent": self._recent_data(), "lines": self.lines, "corrections": self.corrections,
                 "no_answer_sets": self.no_answer_sets}
 
+    def _recent_data(self) -> list:
+        return [[T, [[list(p), [list(tup) for tup in tuples]] for p, tuples in by_pred.items()]]
+                for T, by_pred in self.recent.items()]
+
     def import_state(self, state: dict) -> None:
-        self.recent = {}
-        for T, by_pred in state["recent"]:
-            self.recent[int(T)] = {(str(p[0]), int(p[1])): {tuple(tup) for tup in tuples} for p, tuples in by_pred}
+        self._import_recent(state["recent"])
         self.lines = int(state["lines"])
         self.corrections = int(state["corrections"])
         self.no_answer_sets = int(state.get("no_answer_sets", 0))
 
+    def _import_recent(self, data: list) -> None:
+        self.recent = {}
+        for T, by_pred in data:
+            self.recent[int(T)] = {(str(p[0]), int(p[1])): {tuple(tup) for tup in tuples} for p, tuples in by_pred}
+
+    # ------------------------------------------------------------ provisional evaluations
+
+    def record(self) -> None:
+        """Keep the lines written from now on, and the timed atoms published so far: an idle
+        flush's provisional evaluation (dialects/lars/provisional.py), which ``take_back`` undoes."""
+        self._recording = []
+        self._recent_before = self._recent_data()
+
+    def recorded(self) -> dict:
+        """What ``take_back`` needs (data: it goes in the reasoner's checkpoint); recording stops."""
+        lines, self._recording = self._recording or [], None
+        recent, self._recent_before = self._recent_before, []
+        return {"lines": b"".join(lines).decode(), "recent": recent}
+
+    def take_back(self, recorded: dict | None) -> None:
+        """Undo the recorded lines in the answers' meaning (CONTRACT §3: the sum of the diffs):
+        each written again with its diff negated (a ``no_answer_set`` line carries no atom and
+        stays); the timed atoms published are those before them again."""
+        if not recorded:
+            return
+        back = [line for line in map(negated, recorded["lines"].encode().splitlines()) if line is not None]
+        if back:
+            self._emit(b"\n".join(back) + b"\n", len(back))
+            self.corrections += len(back)
+        self._import_recent(recorded["recent"])
+
     # ------------------------------------------------------------ writing
 
     def _emit(self, data: bytes, lines: int) -> None:
+        if self._recording is not None:
+            self._recording.append(data)
         if self._raw is not None:
             self._raw.write(data)
         else:

@@ -21,6 +21,7 @@ from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Fact, Imported,
 from chronolog.dialects.lars.engine.tms_engine import TmsEngine
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
 from chronolog.dialects.lars.plan import Plan, PredKey, plan_by_reference
+from chronolog.dialects.lars.provisional import Firm
 from chronolog.state.journal import Journal
 
 Change = tuple[PredKey, tuple, int, int]  # (pred, args, time, ±1)
@@ -31,6 +32,14 @@ class AnswerSink(Protocol):
     def step(self, result: StepResult, engine: Engine) -> None: ...
 
     def correct(self, changes: list[Change], engine: Engine, upto: int, previous: Engine) -> None: ...
+
+    # a provisional evaluation (``provisional.py``): keep what is written from ``record`` to
+    # ``recorded`` (its result: data), so that ``take_back`` of it can undo it in the answers
+    def record(self) -> None: ...
+
+    def recorded(self) -> object: ...
+
+    def take_back(self, recorded: object) -> None: ...
 
 
 def chooses(plan: Plan, stratum: int | None = None) -> bool:
@@ -105,6 +114,18 @@ class Reasoner:
         # late events of a program with choices held until a point after the time closed at
         # their arrival is evaluated, each with that time (``late``)
         self.held: list[tuple[int, Event]] = []
+        # idle closings are provisional (``provisional.py``): a program with choices, evaluated
+        # whole by this reasoner; the idle-closed time point not closed by a later time yet, and
+        # the state before its provisional evaluation
+        self.idles = chooses(plan, stratum) and not plan.stratified
+        self.tentative: int | None = None
+        self.firm: Firm | None = None
+        # the last time the stream closed (``close``), and where this reasoner's program
+        # version's part of time ends (None: it does not), for the held events of an older
+        # version, which evaluates nothing after its part (``_release``)
+        self.closing: int | None = None
+        self.end: int | None = None
+        self.firmly: int | None = None  # the last time closed by a later time (``close``)
         self._old_entries: dict[int, list[Fact]] = {}
         self._old_t1: int | None = None
         # the evaluations whose atoms the answers hold (first, last; None: no bound): a program
@@ -126,6 +147,22 @@ class Reasoner:
         entry) as plain data.  The engine is not exported: its state after
         ``evaluated`` is a function of the log from the plan's warm-up point,
         and ``import_state`` rebuilds it by replaying that span."""
+        state = self._scalars()
+        labels = getattr(self.engine, "export_labels", None)
+        if labels is not None:  # the TMS's choices: a restart continues with them
+            state["labels"] = labels()
+        if self.tentative is not None:
+            state["tentative"] = self.tentative
+        if self.closing is not None and self.end is not None and self.held:  # (only then read: ``_release``)
+            state["closing"] = self.closing
+        if self.idles:
+            state["firmly"] = self.firmly
+        if self.firm is not None:
+            state["firm"] = self.firm.data()
+        return state
+
+    def _scalars(self) -> dict:
+        """``export_state`` without the engine's labels and the provisional evaluation."""
         state: dict = {k: getattr(self, k) for k in self._SCALARS}
         state["dirty_from"] = self._dirty_from
         state["old_t1"] = self._old_t1
@@ -133,13 +170,25 @@ class Reasoner:
         state["old_imports"] = [[t, None if i is None else imported_data(i)] for t, i in self._old_imports.items()]
         if self.held:
             state["held"] = [[mark, ev.t, ev.pred, list(ev.args), ev.retract] for mark, ev in self.held]
-        labels = getattr(self.engine, "export_labels", None)
-        if labels is not None:  # the TMS's choices: a restart continues with them
-            state["labels"] = labels()
         return state
 
     def import_state(self, state: dict) -> None:
         """Continue from ``export_state``'s data (the log and imports already poured in)."""
+        self._import_scalars(state)
+        tentative = state.get("tentative")
+        self.tentative = None if tentative is None else int(tentative)
+        closing = state.get("closing")
+        self.closing = None if closing is None else int(closing)
+        firmly = state.get("firmly", self.evaluated if self.idles else None)  # (a state from before the field)
+        self.firmly = None if firmly is None else int(firmly)
+        self.firm = None if state.get("firm") is None else Firm.from_data(state["firm"])
+        labels = state.get("labels")
+        self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
+        if labels is not None and hasattr(self.engine, "import_labels"):
+            self.engine.import_labels(labels)  # type: ignore[union-attr]
+
+    def _import_scalars(self, state: dict) -> None:
+        """``_scalars``' data back."""
         for k in self._SCALARS:
             value = state[k]
             if value is not None and type(value) is not int:
@@ -152,12 +201,8 @@ class Reasoner:
         self.held = [(int(mark), Event(int(t)) if pred is None else
                       Event(int(t), str(pred), facts_from([[pred, args]])[0][1], bool(retract)))
                      for mark, t, pred, args, retract in state.get("held", [])]
-        labels = state.get("labels")
-        self.engine = None if self.t1 is None else self._rebuilt_engine(labels)
-        if labels is not None and hasattr(self.engine, "import_labels"):
-            self.engine.import_labels(labels)  # type: ignore[union-attr]
 
-    def _rebuilt_engine(self, labels: dict | None = None) -> Engine:
+    def _rebuilt_engine(self, labels: dict | None = None, guide: dict | None = None) -> Engine:
         """The engine as it was after evaluating ``evaluated`` — on the log as it
         was then, if corrections are pending — replayed from its warm-up point."""
         assert self.t1 is not None and self.evaluated is not None
@@ -172,6 +217,8 @@ class Reasoner:
         engine = make_engine(self.plan, t1, self.stratum)
         if labels is not None and hasattr(engine, "labels_history"):
             engine.guide = engine.labels_history(labels)  # type: ignore[attr-defined]
+        elif guide is not None:  # (labels per time point as they are: ``TmsEngine.kept_labels``)
+            engine.guide = guide  # type: ignore[attr-defined]
         if self.evaluated >= t1:
             begin = self.warm_up_start(as_evaluated, t1, self.evaluated)
             self._run(engine, as_evaluated, begin, self.evaluated, self.evaluated + 1, set())
@@ -248,24 +295,102 @@ class Reasoner:
         carries it) until an ``advance`` past the closed time at its arrival, which evaluates
         the points up to that time first, then applies the events that arrived between two
         closings as one correction, as ``run`` does.  A stratified program has no choices: its
-        event goes in the log now (it is applied at the next ``advance``)."""
+        event goes in the log now (it is applied at the next ``advance``).
+
+        An idle flush closed the latest point (``tentative``), which ``run`` has not: the event
+        arrived, for ``run``, when the points before it had closed, and it makes the provisional
+        evaluation of that point stale (``provisional.py``; a time marker inside the timeline
+        changes nothing)."""
         if self.held or chooses(self.plan, self.stratum):
+            if self.tentative is not None and closed >= self.tentative:
+                # (before any later time closed a point, run had evaluated nothing: input then)
+                closed = self.tentative - 1 if self.firmly is not None else min(self.tentative, self.t1 or 0) - 1
+                if self.firm is not None and (ev.pred is not None or self.t1 is None or ev.t < self.t1):
+                    self.firm.stale = True
             self.held.append((closed, ev))
             return
         self.push(ev)
 
+    def close(self, upto: int, idle: bool) -> None:
+        """The stage's input closed the time points up to ``upto``: because a later time arrived,
+        or (``idle``) the latest one because the input went quiet, which ``run`` does not do.  A
+        reasoner whose idle closings are provisional (``idles``) evaluates that point as ``run``
+        at the end of its input, and keeps the state it had before, until a later time closes
+        it — then its evaluation is ``run``'s — or an event for it or before it arrives — then
+        it goes back to that state at the next ``advance`` (``provisional.py``)."""
+        self.closing = upto if self.closing is None else max(self.closing, upto)
+        if not idle:
+            self.firmly = upto if self.firmly is None else max(self.firmly, upto)
+        if not self.idles or self.end is not None and upto >= self.end:
+            return
+        if idle:
+            if self.firm is not None and self.firm.point != upto and not self.firm.stale:
+                self.firm = None
+            self.tentative = upto
+        elif self.tentative is not None and upto >= self.tentative:
+            self.tentative = None
+            if self.firm is not None and not self.firm.stale:
+                self.firm = None  # its provisional evaluation was run's
+
+    def _provisional(self, point: int) -> None:
+        """Evaluate the idle-closed ``point`` as ``run`` at the end of its input, the points
+        before it evaluated already: all held events, their correction, the point; the state
+        before kept (``firm``), the answers written recorded by the sink."""
+        times = {ev.t for _, ev in self.held}
+        log = {t: (list(self.log[t]) if t in self.log else None) for t in times}
+        self.sink.record()
+        kept = getattr(self.engine, "kept_labels", None)
+        self.firm = Firm(point, self._scalars(), log, None if kept is None else kept(), None)
+        self._finish(point)
+        self.firm.sink = self.sink.recorded()
+
+    def _take_back(self) -> None:
+        """Back to the state before the provisional evaluation (``firm``), its answers taken
+        back; the events held since come after those it held then."""
+        firm, self.firm = self.firm, None
+        assert firm is not None
+        for t, facts in firm.log.items():
+            if facts is not None:
+                self.log[t] = list(facts)
+            elif t in self.log:
+                del self.log[t]
+        held, latest = self.held, self.latest
+        self._import_scalars(firm.state)
+        self.held += held
+        self.latest = latest
+        labels = firm.labels  # (the engine rebuilt as a restart rebuilds it)
+        if isinstance(labels, dict) or labels is None:
+            self.engine = self._rebuilt_engine(labels)
+            if labels is not None and hasattr(self.engine, "import_labels"):
+                self.engine.import_labels(labels)
+        else:  # the choices as kept: followed as they are (no data written and read back)
+            self.engine = self._rebuilt_engine(guide=labels.history)
+            self.engine.adopt_kept(labels)  # type: ignore[attr-defined]
+        self.sink.take_back(firm.sink)
+
     def _release(self, until: int | None) -> None:
         """Held late events (``late``) in arrival order: each once a point after its mark (the
         time closed at its arrival) is evaluated, as ``run`` applied it when a later time
-        arrived (``until`` None: all, at the end); after the points up to its mark."""
+        arrived (``until`` None: all, at the end); after the points up to its mark, and those
+        of an earlier mark applied first (``run`` applied them at an earlier arrival).
+
+        A program version whose part of time ends (``end``) evaluates nothing from there on:
+        once it has evaluated its part, its held events are due as the stream's closings
+        (``close``) pass their marks."""
         assert self.evaluated is not None
+        due = until
+        if until is not None and self.end is not None and until >= self.end - 1 and self.closing is not None:
+            due = max(until, self.closing)
+        group = None
         while self.held:
             mark, ev = self.held[0]
-            if until is not None and mark >= until:
+            if due is not None and mark >= due:
                 return
-            if self.evaluated < mark:
+            last = mark if until is None else min(mark, until)
+            if self.evaluated < last or (group is not None and mark != group):
                 self.apply_corrections()
-                self._evaluate_until(mark)
+                self._evaluate_until(last)
+            group = mark
             self.held.pop(0)
             self.push(ev)
 
@@ -347,12 +472,33 @@ class Reasoner:
     def pending(self) -> bool:
         """Whether corrections wait for an ``advance`` (delayed events, retractions, or
         imports of evaluated time points changed; late events held: ``late``)."""
-        return self._dirty_from is not None or bool(self.held)
+        return self._dirty_from is not None or bool(self.held) or (self.firm is not None and self.firm.stale)
 
     def advance(self, until: int) -> None:
-        """Apply pending corrections, then evaluate every time point up to ``until``."""
+        """Apply pending corrections, then evaluate every time point up to ``until`` (an
+        idle-closed one provisionally: ``close``)."""
         if self.t1 is None:
             return
+        if self.firm is not None and self.firm.stale:
+            self._take_back()
+        point = self.tentative
+        if point is not None and until >= point:
+            assert self.evaluated is not None
+            if self.firm is None and self.evaluated < point:
+                # run's state while the point is the latest: the points before it evaluated, the
+                # corrections since left pending (run applies them with the rest, ``_provisional``);
+                # before a later time closed any point, none (they arrived before the first point
+                # run evaluated, which was the latest: run evaluates them as one correction)
+                if self.held:
+                    self._release(point - 1)
+                if self.evaluated < point - 1 and self.firmly is not None:
+                    self.apply_corrections()
+                    self._evaluate_until(point - 1)
+                self._provisional(point)
+            return
+        self._advance(until)
+
+    def _advance(self, until: int) -> None:
         if self.held:
             self._release(until)
         if self._dirty_from is not None:  # (the check first: once per time point in chronolog run)
@@ -360,7 +506,14 @@ class Reasoner:
         self._evaluate_until(until)
 
     def finish(self, until: int | None = None) -> None:
-        """Evaluate every remaining time point (up to ``until`` if given)."""
+        """Evaluate every remaining time point (up to ``until`` if given); an idle-closed point's
+        provisional evaluation is final then, or taken back first if an event came since."""
+        if self.firm is not None and self.firm.stale:
+            self._take_back()
+        self.firm = self.tentative = None
+        self._finish(until)
+
+    def _finish(self, until: int | None) -> None:
         if self.t1 is None:
             return
         assert self.latest is not None

@@ -20,8 +20,10 @@ Records between services:
 * ``chronolog.grounded`` (from grounding): ``{"upto": c, "first": t1,
   "points": [[t, [[pred, args, retract], ...]], ...]}`` closes every time
   point up to ``c`` with its facts (the input of those evaluations, as one
-  batch), and ``{"late": [[t, pred, args, retract], ...]}`` carries events
-  for time points already closed (delayed events, retractions).
+  batch; with ``"idle": true``, ``c`` is the latest point, closed because the
+  input went quiet: provisionally, ``provisional.py``), and ``{"late": [[t,
+  pred, args, retract], ...]}`` carries events for time points already closed
+  (delayed events, retractions).
 * ``chronolog.stratum.k``: ``{"t": t, "t1": t1, "ok": bool, "add": [...],
   "del": [...]}`` — the content of stratum k at evaluation t, as a diff
   against what the receiver already holds for t, or else for t-1, atoms
@@ -104,7 +106,13 @@ def _stratum_of(role: str) -> int:
 class GroundingStage:
     """Closes time points: the facts of a point become one batch once a later
     time arrives, or once input has been idle for ``idle_flush`` seconds (None:
-    on ingest's idle record instead, in the fleet)."""
+    on ingest's idle record instead, in the fleet).
+
+    An idle closing closes the latest point, which ``chronolog run`` has not closed: its record
+    says so (``"idle": true``), so that a reasoner of a program with choices evaluates it
+    provisionally (dialects/lars/provisional.py).  A later time then closes it again (a record
+    without points if none came), and a quiet input after late events closes it again
+    idly, so that those events' answers get out."""
 
     kind: ClassVar[str] = "grounding"
     idle_flush: float | None = 1.0
@@ -113,6 +121,8 @@ class GroundingStage:
     closed: int | None = None
     pending: dict[int, list[list]] = field(default_factory=dict)
     last_input: float = 0.0
+    quiet: bool = True  # no input since the last idle closing
+
 
     def handle(self, rec: dict, now: float | None = None) -> list[Out]:
         """An ingested record: a fact, a time marker ``{"t": T}``, or a batch of them."""
@@ -120,13 +130,14 @@ class GroundingStage:
         for item in rec["batch"] if "batch" in rec else (rec,):  # noqa: SIM401 (no tuple built per record)
             if "idle" in item:  # ingest's input went quiet
                 if self.latest is not None:
-                    out.extend(self._close(self.latest))
+                    out.extend(self._close(self.latest, idle=True))
                 continue
             out.extend(self.add(item["t"], item.get("pred"), item.get("args", []), item.get("op") == "retract", now))
         return out
 
     def add(self, t: int, pred: str | None, args, retract: bool, now: float | None = None) -> list[Out]:  # type: ignore[no-untyped-def]
         self.last_input = time.monotonic() if now is None else now
+        self.quiet = False
         item = [pred, args, retract]
         out: list[Out] = []
         if self.first is None:
@@ -149,11 +160,9 @@ class GroundingStage:
         if self.idle_flush is None:
             return []
         now = time.monotonic() if now is None else now
-        if self.latest is None or (self.closed is not None and self.closed >= self.latest):
+        if self.latest is None or self.quiet or now - self.last_input < self.idle_flush:
             return []
-        if now - self.last_input < self.idle_flush:
-            return []
-        return self._close(self.latest)
+        return self._close(self.latest, idle=True)
 
     def process(self, records: list[Record], now: float | None = None,
                 more: bool = False) -> tuple[list[Out], list[bytes]]:
@@ -177,21 +186,33 @@ class GroundingStage:
 
     def export_state(self) -> GroundingState:
         pending = [(t, [(pred, list(args), bool(r)) for pred, args, r in items]) for t, items in self.pending.items()]
-        return GroundingState(self.first, self.latest, self.closed, pending, self.last_input)
+        return GroundingState(self.first, self.latest, self.closed, pending, self.last_input, self.quiet)
 
     def import_state(self, state: GroundingState) -> None:
         self.first, self.latest, self.closed = state.first, state.latest, state.closed
         self.pending = {t: [[pred, args, r] for pred, args, r in items] for t, items in state.pending}
         self.last_input = state.last_input
+        # (a state from before the flag: quiet if the latest point was closed)
+        self.quiet = state.closed is not None and state.closed == state.latest if state.quiet is None else state.quiet
 
-    def _close(self, upto: int) -> list[Out]:
-        if self.closed is not None and upto <= self.closed:
+    def _close(self, upto: int, idle: bool = False) -> list[Out]:
+        """Close the points up to ``upto``: a later time arrived, or (``idle``) the input went
+        quiet.  The latest point closed idly (``closed == latest``) is closed again: by the
+        next later time, or idly again after late events."""
+        quiet = self.quiet
+        if idle:
+            self.quiet = True
+        if self.closed is not None and upto <= self.closed and (
+                upto < self.closed or self.closed != self.latest or idle and quiet):
             return []
         points = sorted((t, facts) for t, facts in self.pending.items() if t <= upto)
         for t, _ in points:
             del self.pending[t]
         self.closed = upto
-        return [Out("grounded", 0, {"upto": upto, "first": self.first, "points": points})]
+        rec: dict = {"upto": upto, "first": self.first, "points": points}
+        if idle:
+            rec["idle"] = True
+        return [Out("grounded", 0, rec)]
 
 
 # ---------------------------------------------------------------- strata
@@ -275,6 +296,15 @@ class _StepSink:
         pass
 
     def correct(self, changes: list, engine: Engine, upto: int, previous: Engine) -> None:
+        pass
+
+    def record(self) -> None:  # (a provisional evaluation: the sender re-sends what differs by itself)
+        pass
+
+    def recorded(self) -> None:
+        return None
+
+    def take_back(self, recorded: object) -> None:
         pass
 
 
@@ -951,11 +981,16 @@ class _Before:
 
     def late(self, ev: Event, closed: int) -> None:
         if ev.t < self.end:
+            self.reasoner.end = self.end
             self.reasoner.late(ev, closed)
 
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         if t < self.end:
             self.reasoner.push_batch(t, facts)
+
+    def close(self, upto: int, idle: bool) -> None:
+        self.reasoner.end = self.end  # (its held events are due as the stream closes: Reasoner._release)
+        self.reasoner.close(upto, idle)
 
 
 def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset | None = None) -> int | None:
@@ -965,18 +1000,20 @@ def _feed_grounded(r: Reasoner, rec: dict, closed: int | None, keeps: frozenset 
     if "late" in rec:
         # after the first point closed, a reasoner holds them for a program with choices (Reasoner.late);
         # before it nothing was evaluated: they are input like any other
-        late = r.push if closed is None or not hasattr(r, "late") else partial(r.late, closed=closed)
+        late = r.push if closed is None else partial(r.late, closed=closed)
         for t, pred, args, retract in rec["late"]:
             if keeps is None or pred is None or (pred, len(args)) in keeps:
                 late(Event(t, pred, tuple(args), bool(retract)))
             else:
                 late(Event(t))
         return closed
-    r.push(Event(rec["first"]))
+    if closed is None:  # (later, the stream's first time moves only by a late event, applied as one)
+        r.push(Event(rec["first"]))
     for t, facts in rec["points"]:
         r.push_batch(t, [(pred, tuple(args), bool(retract)) for pred, args, retract in facts
                          if keeps is None or (pred, len(args)) in keeps])
     r.push(Event(rec["upto"]))
+    r.close(rec["upto"], rec.get("idle") is True)  # (idle: closed provisionally, Reasoner.close)
     return rec["upto"]
 
 
@@ -1482,7 +1519,11 @@ def _detach(evaluator: LarsEvaluator) -> None:
 
 
 class _EventFeed:
-    """Grounded records into program versions (``_feed_grounded`` pushes to a reasoner)."""
+    """Grounded records into program versions (``_feed_grounded`` pushes to a reasoner): each
+    event to the versions ``Versions.push`` gives it, a late one held by each of them as by one
+    reasoner (``Reasoner.late``: the version in force at its time applies it to its answers),
+    and every closing to every version (an older one's held events are due as the stream
+    closes, ``Reasoner._release``; an idle closing is provisional in the version in force)."""
 
     def __init__(self, versions: Versions) -> None:
         self.versions = versions
@@ -1490,11 +1531,29 @@ class _EventFeed:
     def push(self, ev: Event) -> None:
         self.versions.push(ev)
 
+    def late(self, ev: Event, closed: int) -> None:
+        def hold(evaluator: LarsEvaluator, event: Event) -> None:
+            evaluator.reasoner.late(event, closed)
+
+        self._ends()
+        self.versions.push(ev, hold)
+
     def push_batch(self, t: int, facts: list[tuple[str, tuple, bool]]) -> None:
         push = self.versions.push
         push(Event(t))
         for pred, args, retract in facts:
             push(Event(t, pred, args, retract))
+
+    def close(self, upto: int, idle: bool) -> None:
+        self._ends()
+        for v in self.versions.versions:  # (an older version's state changes only while it holds events)
+            r = v.evaluator.reasoner
+            if v.end is None or upto < v.end or r.held:
+                r.close(upto, idle)
+
+    def _ends(self) -> None:
+        for v in self.versions.versions:
+            v.evaluator.reasoner.end = None if v.end is None else int(v.end)
 
 
 # ---------------------------------------------------------------- journals

@@ -24,7 +24,7 @@ from math import inf
 
 from chronolog.core.errors import InputError, ProgramError
 from chronolog.core.source import Loc
-from chronolog.dialects.mtl.intervals import Iv, make, norm
+from chronolog.dialects.mtl.intervals import Iv, make, norm, point
 from chronolog.dialects.mtl.syntax import (
     BINARY,
     UNARY,
@@ -40,7 +40,8 @@ from chronolog.dialects.mtl.syntax import (
     variables,
 )
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?::[A-Za-z0-9_][A-Za-z0-9_\-]*)*")
+# Letters of any script, as MeTeoR (which splits a fact's text at its commas) takes them.
+_NAME = re.compile(r"[^\W\d][\w\-]*(?::\w[\w\-]*)*")
 _NUM = re.compile(r"-?(?:\d+(?:\.\d+)?(?:/\d+)?|\.\d+)")
 _TERM = re.compile(r'"(?:[^"\\]|\\.)*"|' + _NUM.pattern + r"|" + _NAME.pattern)
 
@@ -285,7 +286,8 @@ def _bound(lit: Literal) -> set[str]:
 def _fact(c: _Line, in_program: bool) -> Fact:
     atom = c.atom(in_rule=False)
     c.expect("@", "'@' and the fact's interval (e.g. Pos(v1)@[1,3])")
-    iv = c.interval()
+    at = c.match(_NUM) if not (c.peek("[") or c.peek("(")) else None
+    iv = c.interval() if at is None else point(number(at))  # MeTeoR's Pos(v1)@3: the point [3,3]
     if not c.at_end():
         c.fail(f"expected the end of the line after the fact, found {c.found()}")
     return Fact(atom.pred, tuple(str(a) for a in atom.args), iv, atom.loc)

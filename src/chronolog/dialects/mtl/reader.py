@@ -20,19 +20,20 @@ import orjson
 
 from chronolog.core.errors import InputError
 from chronolog.core.events import Event
-from chronolog.core.source import Loc
 from chronolog.dialects.mtl import intervals as I
 from chronolog.dialects.mtl.parser import interval_from_text, parse_fact_line
-from chronolog.io.interval_json import interval_record, parsed_lines
+from chronolog.io.interval_json import inside_value, interval_record, parsed_lines, value_loc
 
 
-def _time(value: object, loc: Loc) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InputError(f'"t" must be a number or a rational string such as "7/2", not {orjson.dumps(value).decode()}', loc)
-    try:
-        return I.norm(Fraction(value) if not isinstance(value, float) else Fraction(str(value)))
-    except (ValueError, ZeroDivisionError):
-        raise InputError(f'"t" must be a number or a rational string such as "7/2", not {value!r}', loc) from None
+def _time(line: str, name: str, n: int, value: object) -> Fraction:
+    """The ``t`` of a line as an exact rational; a bad one is an error at its column."""
+    if not isinstance(value, bool) and isinstance(value, (int, float, str)):
+        try:
+            return I.norm(Fraction(value) if not isinstance(value, float) else Fraction(str(value)))
+        except (ValueError, ZeroDivisionError):
+            pass
+    shown = orjson.dumps(value).decode()
+    raise InputError(f'"t" must be a number or a rational string such as "7/2", not {shown}', value_loc(line, name, n, "t"))
 
 
 def _event(line: str, name: str, n: int) -> Event | None:
@@ -41,15 +42,18 @@ def _event(line: str, name: str, n: int) -> Event | None:
         return None
     obj, loc, op, pred, args = got
     if pred is None:
-        return Event(_time(obj["t"], loc), loc=loc)  # type: ignore[arg-type]
+        return Event(_time(line, name, n, obj["t"]), loc=loc)  # type: ignore[arg-type]
     if "interval" in obj:
         if type(obj["interval"]) is not str:
-            raise InputError('"interval" must be a string such as "[2,7)"', loc)
-        iv = interval_from_text(obj["interval"], name, n)
+            raise InputError('"interval" must be a string such as "[2,7)"', value_loc(line, name, n, "interval"))
+        try:
+            iv = interval_from_text(obj["interval"], name, n)
+        except InputError as exc:
+            raise inside_value(exc, line, "interval") from None
         if iv[0] == -inf:
-            raise InputError("an input interval needs a finite left end", loc)
+            raise InputError("an input interval needs a finite left end", value_loc(line, name, n, "interval"))
     else:
-        iv = I.point(_time(obj["t"], loc))
+        iv = I.point(_time(line, name, n, obj["t"]))
     return Event(iv[0], pred, tuple(str(a) for a in args), op == "retract", loc, iv)  # type: ignore[arg-type]
 
 

@@ -58,13 +58,12 @@ from chronolog.dialects.rtec.analysis import (
     output_entities,
     unread_points,
 )
-from chronolog.dialects.rtec.changes import answer_keys, calls, entity_name, rtec_strata
+from chronolog.dialects.rtec.changes import answer_keys, entity_name, rtec_strata
 from chronolog.dialects.rtec.ec_builtins import EcBuiltins
 from chronolog.dialects.rtec.hierarchy import Hierarchy, Key, _fterm, _fv, _grounding_key, _key
 from chronolog.dialects.rtec.inline import inline_goal
 from chronolog.dialects.rtec.inputs import RtecInput
 from chronolog.dialects.rtec.intervals import INF
-from chronolog.dialects.rtec.known import KnownInstances
 from chronolog.dialects.rtec.parser import RtecProgram
 from chronolog.dialects.rtec.prolog import term_text
 from chronolog.dialects.rtec.sdf import compile_sdf, run_sdf
@@ -156,9 +155,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.deferred: list[tuple[bool, Any]] = []
         self.sweep_open: dict = {}
         self.initialised: set = set()  # fluent-value instances whose `initially` has been applied
-        self.sdf_known = KnownInstances()  # SDF instances computed since time 0, by key
-        self._outliving: dict[tuple, bool] = {}  # SDF entity -> ``_outlives``
-        self._steady_lo: float | None = None  # where the next window starts if no input lands before it
+        self.sdf_known: set[tuple] = set()  # statically determined instances computed since time 0
         self._bounds: dict[tuple, Any] = {}  # point fluent boundaries of this window
         self._sdf_rules: dict[tuple, list | None] = {}  # SDF entity -> its compiled rules (rtec/sdf.py), None: generic
         self._routes: dict[str, tuple] = {}  # input functor -> how push_block stores it (_route)
@@ -344,9 +341,12 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             self.store.add_event(key, tt, args)
 
     def _derive_sdf(self, ent: tuple, lo: float, changed: set) -> bool:
-        """Derive a statically determined fluent's instances after ``lo``; whether an instance
-        no window computed before got its past before ``lo`` too (what reads it is derived
-        again from the start: it read nothing of that instance there)."""
+        """Derive a statically determined fluent's instances after ``lo``, for the ground heads
+        grounding/1 gives (RTEC writes a ``cachingOrder2`` clause per admitted instance and
+        computes nothing else: a fluent no clause names, or one whose clause binds no instance,
+        gets none, and a read of it sees ``[]``); whether an instance no window computed before
+        got a past before ``lo`` too (what reads it is derived again from the start: it read
+        nothing of that instance there)."""
         key = ent[1]
         past = False
         rules = [r for _, r in self.h.rules[ent]]
@@ -359,62 +359,31 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 for g in self.groundings(inst(r.head[1], vs)):
                     heads.setdefault(g, None)
             self._expansions[ent] = heads
-        results: dict[tuple, dict[Any, list]] = {}
+        results: dict[tuple, dict[Any, tuple[list, bool]]] = {}
         at = lo + 1 if lo != NEG_INF else NEG_INF
-        if heads or self._has_grounding(key):
-            compiled = self._sdf_rules.get(ent, ())
-            if compiled == ():
-                each = [compile_sdf(r) for r in rules]
-                compiled = self._sdf_rules[ent] = None if None in each else each  # type: ignore[assignment]
-            fluents = self.store.fluents
-            for fv in heads:
-                _, fargs, value = _fv(fv)  # type: ignore[misc]
-                ident = (key, fargs, value)
-                fresh = self.past_from_start and ident not in self.sdf_known and ent not in self.redo_from
-                self.clip_lo = NEG_INF if fresh else at
-                got = None
-                if compiled is not None:
-                    got = run_sdf(compiled, fluents, fargs, self.clip_lo)
-                else:
-                    i = Var()
-                    for _ in self._solutions(rules, ("holdsFor", fv, i)):
-                        val = deref(i)
-                        got = val.pairs if type(val) is Ivs else []
-                        break
-                self.sdf_known.add(ident)
-                results.setdefault(fargs, {})[value] = (got or [], fresh)
-        else:
-            # a fluent whose instances may outlive what shows them (``_outlives``) is derived over
-            # the whole history: its instances are those its rules show anywhere (``quiet(d1) =
-            # complement_all([open(d1)])`` holds after open(d1) ended, before this window), not
-            # those whose input holds in the window; spliced from ``at`` on as any other
-            whole = self.past_from_start and at != NEG_INF and self._outlives(ent) and self._reaches_back(ent, lo)
-            self.clip_lo = NEG_INF if whole else at
-            fv, i = Var(), Var()
-            first: dict[tuple, Any] = {}  # instances no window computed before -> their fluent term
-            for _ in self._solutions(rules, ("holdsFor", fv, i)):
-                got = _fv(resolve(fv))
-                val = deref(i)
-                if got is None or not is_ground(resolve(fv)):
-                    raise ChronologError(f"{rules[0].loc}: error: holdsFor/2 gives a non-ground fluent "
-                                         f"{term_text(resolve(fv))}: declare grounding/1 for it")
-                ident = (key, got[1], got[2])
-                if ident not in self.sdf_known:
-                    first.setdefault(ident, resolve(fv))
-                slot = results.setdefault(got[1], {})
-                prev = slot.get(got[2], ([], False))[0]
-                slot[got[2]] = (IV.union_all([prev, val.pairs if type(val) is Ivs else []]), False)
-            if whole:
-                past = self._whole_past(ent, results, first) or past
-            elif self.past_from_start and at != NEG_INF and ent not in self.redo_from:
-                if self._outlives(ent):
-                    self._go_on(ent, rules, at, results)
-                for ident, term in first.items():  # its whole past, as a grounded instance's (``fresh``)
-                    self.clip_lo = NEG_INF
-                    whole_ivs = self._intervals(rules, term)
-                    results[ident[1]][ident[2]] = (whole_ivs, True)
-                    past = past or bool(whole_ivs)
-            self.sdf_known.update(first)
+        compiled = self._sdf_rules.get(ent, ())
+        if compiled == ():
+            each = [compile_sdf(r) for r in rules]
+            compiled = self._sdf_rules[ent] = None if None in each else each  # type: ignore[assignment]
+        fluents = self.store.fluents
+        for fv in heads:
+            _, fargs, value = _fv(fv)  # type: ignore[misc]
+            ident = (key, fargs, value)
+            fresh = self.past_from_start and ident not in self.sdf_known and ent not in self.redo_from
+            self.clip_lo = NEG_INF if fresh else at
+            got = None
+            if compiled is not None:
+                got = run_sdf(compiled, fluents, fargs, self.clip_lo)
+            else:
+                i = Var()
+                for _ in self._solutions(rules, ("holdsFor", fv, i)):
+                    val = deref(i)
+                    got = val.pairs if type(val) is Ivs else []
+                    break
+            self.sdf_known.add(ident)
+            results.setdefault(fargs, {})[value] = (got or [], fresh)
+            # (a door registered late whose shut(d) = complement of open(d) holds from 0)
+            past = past or (fresh and bool(got) and got[0][0] < at)  # type: ignore[index]
         self.clip_lo = NEG_INF
         # splice: instances computed now, and stored ones (of this key) that now give nothing
         stored = self.store.fluents.get(key, {})
@@ -430,77 +399,6 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                     self.store.set_list(key, args, v, new)
                     changed.add((key, args, v))
         return past
-
-    def _whole_past(self, ent: tuple, results: dict, first: dict) -> bool:
-        """After a whole-history derivation (``results``): an instance no window computed before
-        takes its whole past (``fresh``; not an upgrade's from-before-T derivation), and a
-        known one its rules no longer show anywhere loses its whole past — a late event or a
-        retraction emptied what it reads (``open(d1)`` opened and closed at 0: ``quiet(d1)``
-        is none, as in a run over the whole stream), unless the store forgot input (a finite
-        retention's ``floor``: then it is cut from the window on, as before).  Whether either
-        changed the past, so that what reads it is derived again from the start."""
-        key, past = ent[1], False
-        if ent not in self.redo_from:
-            for ident in first:
-                got = results[ident[1]][ident[2]][0]
-                results[ident[1]][ident[2]] = (got, True)
-                past = past or bool(got)
-        if self.floor == NEG_INF:
-            for args, v in [(args, v) for _, args, v in self.sdf_known.of(key)
-                            if (ent[2] is None or v == ent[2]) and v not in results.get(args, {})]:
-                past = past or bool(self.store.fluent_list(key, args, v))
-                results.setdefault(args, {})[v] = ([], True)
-                self.sdf_known.discard((key, args, v))
-        return past
-
-    def _reaches_back(self, ent: tuple, lo: float) -> bool:
-        """Whether this window may change an outliving fluent's past or its set of instances, so
-        that it is derived over the whole history (``_whole_past``): it starts before where the
-        last window ended (a late event, a dependency derived again from the start, a floor),
-        a retraction arrived since (it may take away what showed an instance), or an upgrade
-        derives it again.  Otherwise nothing it reads changed before ``lo + 1`` (all inputs
-        since are at or after it): its values there, and so the instances shown there, are
-        the last window's; a new instance is one its rules show from the window on (its whole
-        past is derived then, as a grounded one's), and a known one goes on (``_go_on``)."""
-        return (self._steady_lo is None or lo < self._steady_lo or self._retracted
-                or self.redo_only is not None or ent in self.redo_from)
-
-    def _go_on(self, ent: tuple, rules: list[Rule], at: float, results: dict) -> None:
-        """The values from ``at`` on of an outliving fluent's known instances its rules did not
-        show from ``at`` on (``alarm(d1) = open(d1) union armed(d1)`` after open(d1) ended).
-        Its rules are built from holdsFor goals and interval operations (union, intersection,
-        complement within the window's span, relative complement), each of which gives a time
-        from its operands at that time only: an instance's value from ``at`` on is its rules
-        bound to that instance over the inputs from ``at`` on, as a grounded instance's is
-        derived (``clip_lo``)."""
-        key = ent[1]
-        for _, args, v in self.sdf_known.of(key):
-            if (ent[2] is not None and v != ent[2]) or v in results.get(args, {}):
-                continue
-            self.clip_lo = at
-            results.setdefault(args, {})[v] = (self._intervals(rules, ("=", _fterm(key, args), v)), False)
-
-    def _intervals(self, rules: list[Rule], term: Any) -> list:
-        """The union of what the rules' holdsFor gives one ground fluent-value ``term`` (from
-        ``clip_lo`` on)."""
-        i, got = Var(), []
-        for _ in self._solutions(rules, ("holdsFor", term, i)):
-            val = deref(i)
-            got = IV.union_all([got, val.pairs if type(val) is Ivs else []])
-        return got
-
-    def _outlives(self, ent: tuple) -> bool:
-        """Whether an ungrounded statically determined fluent's instance may hold after a time
-        where the goal that shows it (the first to bind its arguments) holds nothing: a rule
-        of it takes a union, a complement or a relative complement (``alarm = open union
-        armed`` after open(d1) ended, ``quiet = complement_all([open])``); intersections and
-        plain copies of what shows them hold nothing there either."""
-        got = self._outliving.get(ent)
-        if got is None:
-            got = self._outliving[ent] = any(
-                calls(g, op) for _, r in self.h.rules.get(ent, ()) for g in r.body
-                for op in ("union_all", "complement_all", "relative_complement_all"))
-        return got
 
     def _has_grounding(self, key: Key) -> bool:
         return any(k == key for k, _ in self.outputs)
@@ -556,9 +454,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
                 gc.enable()
         self.time_points += 1
         self.done = horizon
-        self._retracted = False
         self.lo = hi + 1 if hi != INF else INF
-        self._steady_lo = self.lo  # the next window's start, unless input lands before it
         out = self._publish(changed, horizon)
         if self.retention is not None and horizon != INF and horizon - self.pruned_at >= max(self.step, self.retention // 4):
             self._forget(horizon)
@@ -694,7 +590,7 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
             if ent[2] is None:
                 self.hidden.pop(key, None)
             self.initialised = {i for i in self.initialised if i[0] != key}
-            self.sdf_known = KnownInstances(i for i in self.sdf_known if i[0] != key)
+            self.sdf_known = {i for i in self.sdf_known if i[0] != key}
             for lists in (self.fi_inits, self.fi_terms):  # deadlines: the sweep schedules them again
                 for ident in [i for i in lists if i[0] == key]:
                     del lists[ident]

@@ -1015,6 +1015,7 @@ def evaluated(program: RtecProgram, events: list[Event], given: Any) -> RtecEval
 
 def explainer(program: RtecProgram) -> Callable[..., Any]:
     """``chronolog explain --why / --why-not`` of an RTEC event description (``Dialect.explain``)."""
+    ungrounded = Ungrounded(program.rules, program.background.get(("grounding", 1), []))  # (a function of the program)
 
     def explain(events: Any, lines: Any, atom: Any, t: Any, mode: str, every: bool, depth: int | None,
                 evaluator: Any = None) -> Any:
@@ -1025,8 +1026,7 @@ def explainer(program: RtecProgram) -> Callable[..., Any]:
             term = ex.event_term(key, atom[1])
             return ex.event(term, t, depth, frozenset()) if mode == "why" else ex.event_not(term, t, depth)
         f = ex.fluent_of(atom)
-        if Ungrounded(program.rules, program.background.get(("grounding", 1), [])).never_pair(
-                ("=", _fterm(f[0], f[1]), f[2])):  # RTEC computes none of it (unground.py)
+        if ungrounded.never_pair(("=", _fterm(f[0], f[1]), f[2])):  # RTEC computes none of it (unground.py)
             name = ex.name(f)
             return Node("why-not", f"{name} never holds: no grounding/1 names it, so RTEC computes none of it "
                                    "(and a rule reading it reads nothing)", atom=name, time=t)

@@ -31,11 +31,7 @@ NEG_INF = -INF
 class RtecInput:
     """Input handling of ``RtecEvaluator`` (see the module's docstring)."""
 
-    _retracted: bool = False  # a retraction arrived since the last window (RtecEvaluator._reaches_back)
-
     def push(self, event: Event) -> None:
-        if event.retract:
-            self._retracted = True  # (RtecEvaluator._reaches_back)
         if event.pred is None:
             self._saw(event.t)
             return

@@ -26,14 +26,14 @@ from chronolog.core.errors import InputError
 from chronolog.core.events import Event, TimeRows
 from chronolog.core.source import Loc
 from chronolog.dialects.rtec.rows import _span, decode_block
-from chronolog.io.interval_json import interval_record, parsed_lines
+from chronolog.io.interval_json import interval_record, parsed_lines, value_loc
 
 _INT = re.compile(r"^[+-]?\d+$")
 
 
-def _int_time(value: object, loc: Loc, what: str) -> int:
+def _int_time(line: str, name: str, n: int, value: object) -> int:
     if type(value) is not int:
-        raise InputError(f'"{what}" must be an integer time, not {orjson.dumps(value).decode()}', loc)
+        raise InputError(f'"t" must be an integer time, not {orjson.dumps(value).decode()}', value_loc(line, name, n, "t"))
     return value
 
 
@@ -55,17 +55,18 @@ def _jsonl(line: str, name: str, n: int) -> Event | None:
         return None
     obj, loc, op, pred, args = got
     if pred is None:
-        return Event(_int_time(obj["t"], loc, "t"), loc=loc)
+        return Event(_int_time(line, name, n, obj["t"]), loc=loc)
     if "interval" in obj:
         text = obj["interval"]
         span = _span(text) if type(text) is str else None
         if span is None:
-            raise InputError('"interval" must be a string such as "[5,8)" or "[5,7]" (integer ends)', loc)
+            raise InputError('"interval" must be a string such as "[5,8)" or "[5,7]" (integer ends)',
+                             value_loc(line, name, n, "interval"))
         a, b = span
         if b <= a:
-            raise InputError(f"empty interval {text!r}", loc)
+            raise InputError(f"empty interval {text!r}", value_loc(line, name, n, "interval"))
         return Event(a, pred, tuple(args), op == "retract", loc, span)
-    return Event(_int_time(obj["t"], loc, "t"), pred, tuple(args), op == "retract", loc)
+    return Event(_int_time(line, name, n, obj["t"]), pred, tuple(args), op == "retract", loc)
 
 
 def _field(text: str) -> str | int:

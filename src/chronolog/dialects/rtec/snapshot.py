@@ -19,7 +19,6 @@ from chronolog.core.events import Event
 from chronolog.dialects.rtec import intervals as IV
 from chronolog.dialects.rtec.admitted import set_hidden, split_old_store
 from chronolog.dialects.rtec.intervals import INF
-from chronolog.dialects.rtec.known import KnownInstances
 from chronolog.dialects.rtec.store import _Store
 from chronolog.evaluator import StateError, check_state_header
 from chronolog.state.codec import reading, versioned
@@ -163,7 +162,7 @@ def import_state(ev: RtecEvaluator, data: dict[str, Any]) -> None:
                           [(int(a), _pt(b)) for a, b in ivs] for name, args, v, ivs in data["published"]}
         ev.open_published = {i for i, ivs in ev.published.items() if ivs and ivs[-1][1] == INF}
         ev.initialised = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["initialised"]}
-        ev.sdf_known = KnownInstances(((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["sdf_known"])
+        ev.sdf_known = {((n, len(a)), tuple(_pv(x) for x in a), _pv(v)) for n, a, v in data["sdf_known"]}
         ev.lo, ev.done = _pt(data["lo"]), _pt(data["done"])
         ev.first, ev.latest = data["first"], data["latest"]
         ev.delayed, ev.unmatched_retractions, ev.time_points = map(int, data["counters"])

@@ -62,10 +62,10 @@ class Ungrounded:
         self.values: dict[Key, list[Any]] = {}  # fluent -> the values its grounding heads name (a Slot: any)
         self.grounded_events: set[Key] = set()
         for rule in grounding:
+            # a variable (grounding(X), or F in grounding(F=V)) names no entity: RTEC's compiler
+            # stops on such a clause; here a read of what no other clause names sees nothing, as
+            # without it (and a statically determined fluent gets no instance from it, _derive_sdf)
             arg = rule.head[1] if type(rule.head) is tuple and len(rule.head) == 2 else None
-            if type(arg) is Slot:  # grounding(X): anything may be grounded
-                self.fluents, self.events = set(), set()
-                return
             got = _fv_key(arg)
             if got is not None:
                 self.values.setdefault(got[0], []).append(got[1])

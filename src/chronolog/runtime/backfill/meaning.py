@@ -136,11 +136,11 @@ def parse_interval_answer(raw: str, loc: Loc, interval_from_text: Callable[[str,
             return pred, args, I.point(I.norm(Fraction(t))), diff
         except (ValueError, ZeroDivisionError):
             raise InputError(f'"t" must be a time: an integer or a rational string such as "7/2", not '
-                             f'{orjson.dumps(t).decode()}', loc) from None
+                             f'{orjson.dumps(t).decode()}', P.at(raw, loc, "t")) from None
     when = obj["interval"]
     if type(when) is not str:
-        raise InputError('"interval" must be a string such as "[2,7)"', loc)
+        raise InputError('"interval" must be a string such as "[2,7)"', P.at(raw, loc, "interval"))
     try:
         return pred, args, interval_from_text(when, loc.file, loc.line), diff
     except InputError as exc:
-        raise InputError(f'bad "interval" {orjson.dumps(when).decode()}: {exc.message}', loc) from None
+        raise InputError(f'bad "interval" {orjson.dumps(when).decode()}: {exc.message}', P.at(raw, loc, "interval")) from None

@@ -17,6 +17,7 @@ import orjson
 
 from chronolog.core.errors import InputError
 from chronolog.core.source import Loc
+from chronolog.io.interval_json import key_loc, value_loc
 
 Point = tuple[str, tuple, int]  # (pred name, args, time point): one answer point
 
@@ -25,6 +26,12 @@ _KEYS = frozenset({"t", "interval", "pred", "args", "diff"})
 
 # One parsed answer line: pred, args, first point, last point (None: inf), diff.
 Answer = tuple[str, tuple, int, "int | None", int]
+
+
+def at(raw: str, loc: Loc, name: str, *, key: bool = False) -> Loc:
+    """Where the value of ``name`` (or, with ``key``, the key itself) stands in a decoded line:
+    the column of a message about it (``loc`` names the line)."""
+    return (key_loc if key else value_loc)(raw, loc.file, loc.line, name)
 
 
 def answer_fields(raw: str, loc: Loc) -> tuple[dict, str, tuple, int] | None:
@@ -42,16 +49,16 @@ def answer_fields(raw: str, loc: Loc) -> tuple[dict, str, tuple, int] | None:
         return None  # no answer set at t: the line carries no atom (docs/tms.md)
     for k in obj:
         if k not in _KEYS:
-            raise InputError(f"unknown key {k!r} in an answer line (allowed: t, interval, pred, args, diff)", loc)
+            raise InputError(f"unknown key {k!r} in an answer line (allowed: t, interval, pred, args, diff)", at(raw, loc, k, key=True))
     pred = obj.get("pred")
     if type(pred) is not str or not pred:
-        raise InputError('"pred" must be a non-empty string', loc)
+        raise InputError('"pred" must be a non-empty string', at(raw, loc, "pred"))
     args = obj.get("args", [])
     if type(args) is not list or any(type(a) is not str and type(a) is not int for a in args):
-        raise InputError('"args" must be a list of strings and integers', loc)
+        raise InputError('"args" must be a list of strings and integers', at(raw, loc, "args"))
     diff = obj.get("diff", 1)
     if type(diff) is not int or diff not in (1, -1):
-        raise InputError('"diff" must be 1 or -1', loc)
+        raise InputError('"diff" must be 1 or -1', at(raw, loc, "diff"))
     if ("t" in obj) == ("interval" in obj):
         raise InputError('an answer line needs exactly one of "t" and "interval"', loc)
     return obj, pred, tuple(args), diff
@@ -66,16 +73,17 @@ def parse_answer(raw: str, loc: Loc) -> Answer | None:
     if "t" in obj:
         t = obj["t"]
         if type(t) is not int:
-            raise InputError('"t" must be an integer time point', loc)
+            raise InputError('"t" must be an integer time point', at(raw, loc, "t"))
         return pred, args, t, t, diff
     when = obj["interval"]
     m = _INTERVAL.match(when) if type(when) is str else None
     if not m:
-        raise InputError(f'bad "interval" {orjson.dumps(when).decode()} (expected e.g. "[3,8]" or "[5,inf)")', loc)
+        raise InputError(f'bad "interval" {orjson.dumps(when).decode()} (expected e.g. "[3,8]" or "[5,inf)")',
+                         at(raw, loc, "interval"))
     lo = int(m.group(2)) + (m.group(1) == "(")
     if m.group(3) == "inf":
         if m.group(4) != ")":
-            raise InputError(f'an interval running to inf is open on the right: "{when}"', loc)
+            raise InputError(f'an interval running to inf is open on the right: "{when}"', at(raw, loc, "interval"))
         return pred, args, lo, None, diff
     return pred, args, lo, int(m.group(3)) - (m.group(4) == ")"), diff
 

@@ -248,6 +248,22 @@ class TmsEngine:
         and the history of labels as changes per time point (``tms_labels.py``)."""
         return tms_labels.labels_data(self.t, self.consistent, self.tms.model(), self.history)
 
+    def kept_labels(self) -> tms_labels.Kept:
+        """The choices as of now, kept as they are (the history's dict copied, its labels
+        shared), not written out as ``export_labels`` does: an idle flush keeps them before its
+        provisional evaluation, and needs them only to take it back (``adopt_kept``) or as data
+        in a checkpoint (dialects/lars/provisional.py)."""
+        return tms_labels.Kept(self.t, self.consistent, frozenset(self.tms.model()), dict(self.history))
+
+    def adopt_kept(self, kept: tms_labels.Kept) -> bool:
+        """``import_labels`` of ``kept_labels``' choices (the engine rebuilt following their history)."""
+        self.guide = None
+        if kept.t != self.t or not kept.consistent or not self.consistent or not self.tms.adopt(list(kept.model)):
+            return False
+        self._now, self._timed = self._answer_now(self.t) if self.t is not None else (set(), set())
+        self.history.update(kept.history)
+        return True
+
     labels_history = staticmethod(tms_labels.labels_history)  # export_labels's history back per time point
 
     def import_labels(self, data: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ with the stored state's schema.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -26,6 +27,19 @@ def labels_data(t: int | None, consistent: bool, model: Any, history: dict[int, 
         before = now
     return {"t": t, "consistent": consistent, "in": sorted((_key_data(k) for k in model), key=repr),
             "history": changes, "first": min(history, default=None)}
+
+
+@dataclass(frozen=True)
+class Kept:
+    """``labels_data``'s arguments kept as they are (``TmsEngine.kept_labels``)."""
+
+    t: int | None
+    consistent: bool
+    model: frozenset
+    history: dict[int, frozenset]
+
+    def data(self) -> dict[str, Any]:
+        return labels_data(self.t, self.consistent, self.model, self.history)
 
 
 def labels_history(data: dict[str, Any]) -> dict[int, frozenset]:
