@@ -108,8 +108,8 @@ def advance_pointwise(r: Reasoner, until: int) -> bool:
     stratum's reasoner, which publishes through ``observe`` (its sink takes nothing).  It continues
     from an engine stepped at ``until`` alone: a lifted stratum's state is that point's content."""
     if (r.stratum is None or r.t1 is None or r.evaluated is None or r.observe is None or r.pending
-            or r.reshape or until <= r.evaluated):
-        return False
+            or r.reshape or until <= r.evaluated or r.tentative is not None or r.firm is not None):
+        return False  # (an idle-closed point evaluated provisionally is the TMS's: never lifted)
     lift = lifted(r.plan, r.stratum)
     if lift is None:
         return False
