@@ -70,6 +70,7 @@ from chronolog.dialects.lars.facts import (
     imported_from,
 )
 from chronolog.dialects.lars.plan import Component, Plan, plan_back
+from chronolog.dialects.lars.pointwise import advance_pointwise
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 from chronolog.dialects.lars.seeds import SEED_KEY, Seed, joins, log_part, seed_from, seed_records, seeded, sends
 from chronolog.evaluator import StateError
@@ -818,7 +819,7 @@ class ReasonerStage(_ImportingStage):
         r.log = self.vlog  # the newest version's log grows with the stream: journaled
         newest.observe = _Gate(self.sender, self.later[-1].start if self.later else self._first_start, at)
         self.later.append(_Later(r, at, sources))
-        if done is not None and evaluate:
+        if done is not None and evaluate and not advance_pointwise(r, done):  # (at once where it can)
             r.advance(done)
 
     def _evaluated(self) -> int | None:
@@ -927,9 +928,15 @@ class ReasonerStage(_ImportingStage):
         if not self.later:
             self._advance(ends)
         elif all(e is not None for e in ends):
-            until = min(ends)  # type: ignore[type-var]
-            for r, end in self._parts():  # each version up to its end (the points before T: the old one)
-                r.advance(until if end is None else min(until, end - 1))  # type: ignore[type-var]
+            until: int = min(ends)  # type: ignore[type-var,assignment]
+            starts = [self._first_start] + [v.start for v in self.later]
+            for (r, end), start in zip(self._parts(), starts, strict=True):  # each version up to its end
+                last = until if end is None else min(until, end - 1)  # (the points before T: the old one)
+                # a version's first evaluation of its part ([T, now], on the corrections from below
+                # where they changed too: ``_add_version``) at once where its stratum is lifted
+                first = start is not None and r.evaluated is not None and r.evaluated < start <= last
+                if not (first and advance_pointwise(r, last)):
+                    r.advance(last)
             self._drop_unreachable()
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
