@@ -224,6 +224,25 @@ class AnswerWriter:
             for T in [T for T in self.recent if T < t - reach]:
                 del self.recent[T]
 
+    def quiet(self, first: int, last: int, engine: Engine) -> bool:
+        """The points ``first``..``last`` evaluate exactly as the last step, which changed nothing
+        (``gaps.py``): changelog lines stay open, nothing to write; ``points`` writes each
+        point's lines from the atoms holding now (as many lines as stepping: the user's
+        choice of form).  False (step them) where it writes only some evaluations or records."""
+        if self._bounded or self._recording is not None:
+            return False
+        if self.mode == "points":
+            by_pred: dict[PredKey, list[tuple]] = {}
+            for p, args in engine.holding_now():
+                by_pred.setdefault(p, []).append(args)
+            rows = [(self._name(p), _sorted(by_pred[p])) for p in sorted(by_pred)]
+            count = sum(len(r) for _, r in rows)
+            if count:
+                for t in range(first, last + 1):
+                    self._emit(b"".join([render(b'{"t":%d,"pred":' % t + name + b',"args":', b"}\n", r)
+                                         for name, r in rows]), count)
+        return True
+
     def _timed(self, groups: list, parts: list[bytes]) -> int:
         """The lines of atoms at explicit times (``@``-heads) derived, each once when first
         published (``recent[T]``), appended to ``parts``; how many."""

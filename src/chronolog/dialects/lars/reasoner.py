@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from chronolog.core.events import Event, OnePredicate, withdrawn
+from chronolog.dialects.lars import gaps
 from chronolog.dialects.lars.engine.content import NOTHING, Content
 from chronolog.dialects.lars.engine.core import ANSWERS, Engine, Fact, Imported, StepResult
 from chronolog.dialects.lars.engine.tms_engine import TmsEngine
@@ -137,6 +138,8 @@ class Reasoner:
         self.output_reach: int | None = plan.output_reach
         # the lower strata's content may come in another program version's shape (``shaped``)
         self.reshape = False
+        # quiet gaps jumped over (``gaps.py``): how far past the last input a step can change
+        self._margin = gaps.quiet_margin(plan, stratum)
 
     # ------------------------------------------------------------ state as data
 
@@ -526,6 +529,9 @@ class Reasoner:
 
     def _evaluate_until(self, end: int) -> None:
         assert self.engine is not None and self.evaluated is not None
+        if self._margin is not None and gaps.SKIP_GAPS and self.observe is None and end - self.evaluated > self._margin:
+            self._evaluate_quiet(end, self._margin)
+            return
         for t in range(self.evaluated + 1, end + 1):
             result = self.engine.step(t, self.log.get(t, ()), self.imports.get(t))
             self.evaluated = t
@@ -536,6 +542,50 @@ class Reasoner:
             self.sink.step(result, self.engine)
             if self.retention is not None and t % self.prune_every == 0:
                 self.prune(t)
+
+    def _evaluate_quiet(self, end: int, margin: int) -> None:
+        """``_evaluate_until`` jumping over quiet gaps (``gaps.py``): a step that changed
+        nothing, at a point whose previous point no input or clipping at the first time point
+        reaches (``margin``), is the last step that changes anything before the next input's
+        reach, so the points up to that reach are taken as evaluated (the sink told of them:
+        ``quiet``) and the engine is warmed up at the last of them, as a restart does."""
+        assert self.engine is not None and self.evaluated is not None and self.t1 is not None
+        log, imports, sink = self.log, self.imports, self.sink
+        quiet = getattr(sink, "quiet", None)
+        last_input = self.evaluated  # (conservative: the point before may have had input)
+        floor = self.t1 + margin + 1  # from here on no window is clipped at the first point
+        t = self.evaluated
+        retry = t  # no jump before this point (the input a refused jump stopped at)
+        while t < end:
+            t += 1
+            facts = log.get(t, ())
+            imported = imports.get(t)
+            if facts or imported is not None:
+                last_input = t
+            result = self.engine.step(t, facts, imported)
+            self.evaluated = t
+            if not result.consistent:
+                self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
+            sink.step(result, self.engine)
+            if self.retention is not None and t % self.prune_every == 0:
+                self.prune(t)
+            if (quiet is not None and t >= retry and t - 1 - margin > last_input and t - 1 >= floor
+                    and result.consistent and not result.now_groups() and not result.timed_groups()):
+                t, retry = self._jump(t, end, margin, quiet)
+
+    def _jump(self, t: int, end: int, margin: int, quiet: Callable[[int, int, Engine], bool]) -> tuple[int, int]:
+        """From the quiet step at ``t`` to the last point before the next input's reach (or
+        ``end``), and the next input's point (before which no jump is tried again); ``t``
+        where the jump would save too little or the sink cannot be told."""
+        nxt = gaps.next_input(self.log, t, end)
+        last = end if nxt > end else nxt - margin - 1
+        if last - t <= margin + gaps.JUMP_SLACK or not quiet(t + 1, last, self.engine):
+            return t, nxt
+        if self.retention is not None and last - last % self.prune_every > t:
+            self.prune(last - last % self.prune_every)  # (each pruning drops what the one before did, and more)
+        self.evaluated = last
+        self.engine = self._rebuilt_engine()
+        return last, nxt
 
     def prune(self, now: int) -> None:
         """Forget log entries no repair within the retention horizon can read."""
