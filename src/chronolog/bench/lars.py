@@ -48,6 +48,7 @@ from rich.table import Table
 
 import chronolog
 from chronolog.bench import explain as explain_bench  # (a module: it reads this one's generator)
+from chronolog.bench import gaps as gaps_bench  # (likewise)
 from chronolog.bench.corrections import add_parser as add_corrections
 from chronolog.bench.fleet import add_parser as add_fleet
 from chronolog.bench.mtl import add_parser as add_mtl
@@ -417,3 +418,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_rtec(kinds)
     add_upgrade(kinds)
     explain_bench.add_parser(kinds)
+    gaps_bench.add_parser(kinds)
