@@ -15,7 +15,7 @@ engine is recorded: an upgrade keeps no strata of any other (``keeping.split``).
 A point is recorded where the engine's evaluation is exact: live evaluations and the new
 evaluations of a correction's replay (``Reasoner.observe``), not a warm-up; a point without
 an entry (before recording began, after a restart from an older state, skipped by
-``Reasoner.skip_to``) makes an upgrade that needs it evaluate the kept components as before.
+``Reasoner.skip_to`` or jumped over in a quiet gap, ``gaps.py``) makes an upgrade that needs it evaluate the kept components as before.
 """
 
 from __future__ import annotations
@@ -125,6 +125,10 @@ class CrossingRecord:
             if not entries:
                 return
             low = min(entries)
+        if below - low > len(entries):  # (a gap jumped over: its points have no entries)
+            for t in [t for t in entries if t < below]:
+                del entries[t]
+            low = max(low, below)
         while low < below:
             if low in entries:
                 del entries[low]

@@ -146,12 +146,14 @@ class LarsEvaluator:
         got.reasoner = self.reasoner
         self.crossing = got
         self.reasoner.observe = got.observe
+        self.reasoner.observe_gaps = True  # (a point without an entry: an upgrade evaluates it again)
 
     def stop_recording(self) -> None:
         """No record kept any more (a program version no longer the newest)."""
         if self.crossing is not None:
             self.crossing = None
             self.reasoner.observe = None
+            self.reasoner.observe_gaps = False
 
     def evaluations(self, first: int | None, last: int | None = None) -> None:
         """Answer only what the evaluations at points in [first, last] derive (None: no bound),

@@ -140,6 +140,7 @@ class Reasoner:
         self.reshape = False
         # quiet gaps jumped over (``gaps.py``): how far past the last input a step can change
         self._margin = gaps.quiet_margin(plan, stratum)
+        self.observe_gaps = False  # ``observe`` takes points jumped over unobserved (a chain's crossing record)
 
     # ------------------------------------------------------------ state as data
 
@@ -529,7 +530,8 @@ class Reasoner:
 
     def _evaluate_until(self, end: int) -> None:
         assert self.engine is not None and self.evaluated is not None
-        if self._margin is not None and gaps.SKIP_GAPS and self.observe is None and end - self.evaluated > self._margin:
+        if (self._margin is not None and gaps.SKIP_GAPS and (self.observe is None or self.observe_gaps)
+                and end - self.evaluated > self._margin):
             self._evaluate_quiet(end, self._margin)
             return
         for t in range(self.evaluated + 1, end + 1):
@@ -564,6 +566,8 @@ class Reasoner:
                 last_input = t
             result = self.engine.step(t, facts, imported)
             self.evaluated = t
+            if self.observe is not None:
+                self.observe(t, self.engine, result)
             if not result.consistent:
                 self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
             sink.step(result, self.engine)
