@@ -21,6 +21,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ def main(args: Any) -> int:
             with open(work / "stream.jsonl", encoding="utf-8") as f:
                 events = list(read_events(f, "stream.jsonl"))
             margin = gaps.quiet_margin(plan, None)
-            make = lambda: LarsEvaluator(plan, eager=True)  # noqa: E731
+            make = partial(LarsEvaluator, plan, eager=True)
             steady_on, steady_off = _paired(make, events, args.repeat)
             spread = _gapped(events, args.burst, args.gap)
             stepped, step_bytes = _run(make, spread, False)

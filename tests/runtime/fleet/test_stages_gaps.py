@@ -19,8 +19,7 @@ from pipeline import run_chain
 sys.path.append(str(Path(__file__).resolve().parents[2] / "dialects" / "lars"))  # its programs and streams
 from test_gaps import gapped_stream, random_quiet_program, steps_of  # noqa: E402
 
-from chronolog.core.events import event_json  # noqa: E402
-from chronolog.core.events import Event  # noqa: E402
+from chronolog.core.events import Event, event_json  # noqa: E402
 from chronolog.dialects.lars import gaps  # noqa: E402
 from chronolog.dialects.lars.parser import parse_lars  # noqa: E402
 
