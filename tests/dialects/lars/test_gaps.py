@@ -76,10 +76,10 @@ def gapped_stream(rng: random.Random) -> list[Event]:
     events.append(Event(t))
     arrived: list[tuple[int, int, Event]] = []
     for i, ev in enumerate(events):
-        delay = rng.choice([0, 0, 0, 5, 40]) if ev.is_fact else 0
+        delay = rng.choice([0, 0, 0, 5, 40, 200]) if ev.is_fact else 0
         arrived.append((ev.t + delay, i, ev))
         if ev.is_fact and rng.random() < 0.15:
-            arrived.append((ev.t + delay + rng.randint(0, 50), len(events) + i, Event(ev.t, ev.pred, ev.args, retract=True)))
+            arrived.append((ev.t + delay + rng.randint(0, 250), len(events) + i, Event(ev.t, ev.pred, ev.args, retract=True)))
     return [ev for _, _, ev in sorted(arrived, key=lambda x: (x[0], x[1]))]
 
 
@@ -203,3 +203,41 @@ def test_programs_that_read_the_time_step():
     for text in ("a(T) :- p at T [3].", "a at T :- p at T [3].", "a :- p [3 #].", "a :- p at 5."):
         assert gaps.quiet_margin(plan_program(parse_lars(text)), None) is None
     assert gaps.quiet_margin(plan_program(parse_lars("a :- p [3], not q always [7].")), None) == 7
+
+
+def test_correction_replays_jump_the_gap(monkeypatch):
+    """p at 50 arrives after 100,000 was evaluated: the replay from 50 jumps the rest of the
+    gap in both its runs (a few hundred steps, not 200,000), and alarm's [6,100000) splits
+    around [50,55] as stepping gives it."""
+    events = [Event(0, "p", ()), Event(100_000, "p", ()), Event(100_001), Event(50, "p", ()), Event(100_002)]
+    counted = steps_of(monkeypatch)
+    got = run(ALARM, events, True, monkeypatch)
+    assert len(counted) < 1000
+    assert got == run(ALARM, events, False, monkeypatch)
+    assert '{"interval":"[50,55]","pred":"alarm","args":[],"diff":-1}' in got.splitlines()
+
+
+def test_a_retraction_before_a_gap(monkeypatch):
+    """q at 2 retracted after 5,000 was evaluated: ``late`` (p(1) within 4, no q within 3) held
+    [0,1] and now holds [0,4] too, so [2,4] is added; the replay from 2 jumps the gap."""
+    text = "seen(X) :- p(X) [3].\nlate :- not q [3], p(1) [4].\n"
+    events = [Event(0, "p", (1,)), Event(2, "q", ()), Event(5000, "p", (2,)), Event(5001),
+              Event(2, "q", (), retract=True), Event(5002)]
+    counted = steps_of(monkeypatch)
+    got = run(text, events, True, monkeypatch)
+    assert len(counted) < 1000
+    assert got == run(text, events, False, monkeypatch)
+    assert got.splitlines()[-1] == '{"interval":"[2,4]","pred":"late","args":[]}'
+
+
+def test_a_late_fact_seen_only_points_later(monkeypatch):
+    """q at 50 arrives after 100,000 was evaluated: ``x`` (q within 5, none within 2) changes
+    nothing at 50-52 and holds [53,55]: a replay that jumped where the two runs agree just after
+    the late fact (before its reach) would lose that."""
+    text = "x :- q [5], not q [2].\n"
+    events = [Event(0, "p", ()), Event(100_000, "p", ()), Event(100_001), Event(50, "q", ()), Event(100_002)]
+    counted = steps_of(monkeypatch)
+    got = run(text, events, True, monkeypatch)
+    assert len(counted) < 1000
+    assert got.splitlines() == ['{"interval":"[53,55]","pred":"x","args":[]}']
+    assert got == run(text, events, False, monkeypatch)

@@ -23,12 +23,13 @@ each point: its steps are never empty, so such a program simply keeps stepping.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from chronolog.dialects.lars.ir import ExtAtom, Op, TimeWindow
 from chronolog.dialects.lars.plan import Plan
 
-__all__ = ["SKIP_GAPS", "next_input", "quiet_margin"]
+__all__ = ["SKIP_GAPS", "next_input", "quiet_margin", "replay_both"]
 
 SKIP_GAPS = True  # False: step every point (the comparison the tests make; ``bench lars --gaps``)
 
@@ -64,3 +65,49 @@ def next_input(log: Mapping[int, object], after: int, end: int) -> int:
                 return t
         return end + 1
     return min((t for t, facts in log.items() if after < t <= end and facts), default=end + 1)
+
+
+def replay_both(r: Any, engines: tuple[Any, Any], logs: tuple[Callable, Callable], first: int, end: int, start: int,
+                sets: tuple[set, set], more: Mapping[int, object]) -> Any:
+    """A correction's two replays (``Reasoner._replay_shared``: the old log's into ``sets[0]``,
+    the new one's into ``sets[1]``, observed) evaluated in step over ``first``..``end``, jumping
+    where both are quiet and agree: after a point where neither log has input within the margin,
+    both steps changed nothing and both evaluations derived the same atoms, every point up to
+    the next input's reach evaluates the same in both, so its atoms (each dated at its own
+    point) would enter both sets and leave their differences as they are.  Both engines are
+    then warmed up at the last point jumped over.  ``more``: the old log's points that differ
+    from the new one's (input for the jump's next-input search too).  Returns the new engine."""
+    margin = r._margin
+    old, new = engines
+    old_log, new_log = logs
+    before, after = sets
+    observe = r.observe
+    assert margin is not None and r.t1 is not None
+    floor = r.t1 + margin + 1
+    last_input = first - 1
+    t = first - 1
+    retry = t
+    while t < end:
+        t += 1
+        facts_old, imp_old = old_log(t)
+        facts_new, imp_new = new_log(t)
+        if facts_old or facts_new or imp_old is not None or imp_new is not None:
+            last_input = t
+        got_old = old.step(t, facts_old, imp_old)
+        got_new = new.step(t, facts_new, imp_new)
+        if observe is not None:
+            observe(t, new, got_new)
+        atoms_old = {a for a in old.derived_at() if a[2] >= start} if t >= start else set()
+        atoms_new = {a for a in new.derived_at() if a[2] >= start} if t >= start else set()
+        before |= atoms_old
+        after |= atoms_new
+        if (t >= retry and t - 1 - margin > last_input and t - 1 >= floor and got_old.consistent and got_new.consistent
+                and not got_old.now_groups() and not got_new.now_groups() and not got_old.timed_groups()
+                and not got_new.timed_groups() and atoms_old == atoms_new):
+            nxt = min(next_input(r.log, t, end), next_input(more, t, end))
+            last = end if nxt > end else nxt - margin - 1
+            retry = nxt
+            if last - t > margin + JUMP_SLACK:
+                old, new = r._warmed(old_log, last), r._warmed(new_log, last)
+                t = last
+    return new

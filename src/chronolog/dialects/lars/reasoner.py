@@ -738,10 +738,22 @@ class Reasoner:
         with plan_by_reference(self.plan, "replay"):
             old_engine = pickle.loads(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL))
         before, after = set(shared), set(shared)
+        if (self._margin is not None and gaps.SKIP_GAPS and (self.observe is None or self.observe_gaps)
+                and self.counted == (None, None) and end - max(begin, dirty) > self._margin):
+            engine = gaps.replay_both(self, (old_engine, engine), (old_log, new_log), max(begin, dirty), end, start,
+                                      (before, after), self._old_entries)
+            return before, after, engine
         self._run(old_engine, old_log, max(begin, dirty), end, start, before, counted=self.counted)
         self._run(engine, new_log, max(begin, dirty), end, start, after, self.observe, self.counted)
         self._inherit(engine, max(begin, start))
         return before, after, engine
+
+    def _warmed(self, log: Callable[[int], Entry], last: int) -> Engine:
+        """A replay's engine at ``last``, warmed up on ``log`` (a quiet gap jumped: ``gaps.replay_both``)."""
+        assert self.t1 is not None
+        engine = self._replay_engine(self.t1)
+        self._run(engine, log, self.warm_up_start(log, self.t1, last), last, last + 1, None)
+        return engine
 
     @staticmethod
     def _run(
