@@ -208,7 +208,7 @@ class Recorder:
 def changes(evaluator: Evaluator, events: Iterable[Event], query: Query, until: Time | None = None) -> list[Change]:
     """The answer lines ``run`` writes that cover the query, with their causes."""
     recorder = Recorder(evaluator, query)
-    run_evaluator(recorder, events, io.StringIO(), until=until, warn=lambda m: None)  # type: ignore[arg-type]
+    run_evaluator(recorder, events, io.StringIO(), until=until, warn=lambda m: None, mark=True)  # type: ignore[arg-type]
     return recorder.changes
 
 
@@ -423,7 +423,7 @@ def _answers(evaluator: Evaluator, events: list[Event], query: Query | None = No
     evaluated to at least its time, ``_until``)."""
     out = io.StringIO()
     until = _until(events, query) if query is not None and events else None
-    run_evaluator(evaluator, events, out, until=until, warn=lambda m: None)
+    run_evaluator(evaluator, events, out, until=until, warn=lambda m: None, mark=True)
     return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 
@@ -618,7 +618,7 @@ class Prefixes:
             return  # its state cannot be kept mid-stream (LarsModels, RTEC's windows): each candidate from the start
         self._latest: Time | None = None
         self._lines: list[bytes] = []
-        run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None)  # type: ignore[arg-type]
+        run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None, mark=True)  # type: ignore[arg-type]
 
     def derives_with(self, ev: Event, query: Query) -> bool:
         return query.holds(self.answers_with(ev, query))
@@ -633,7 +633,7 @@ class Prefixes:
         evaluator.import_state(state)
         out = io.StringIO()
         rest = [ev, *self.events[at:]]
-        run_evaluator(evaluator, rest, out, until=_until([*self.events, ev], query), warn=lambda m: None,
+        run_evaluator(evaluator, rest, out, until=_until([*self.events, ev], query), warn=lambda m: None, mark=True,
                       latest=latest)
         return [_decode(raw) for raw in [*lines, *out.getvalue().encode().splitlines()]]
 
