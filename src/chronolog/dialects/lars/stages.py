@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
+from chronolog.contract import no_answer_set
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
@@ -1040,13 +1041,23 @@ class _LineBuffer:
     def flush(self) -> None:
         pass
 
-    def take(self) -> list[bytes]:
+    def take(self, mark: bool = False) -> list[bytes]:
         data = self.buffer.getvalue()
         if not data:
             return []
         self.buffer.seek(0)
         self.buffer.truncate()
-        return data.splitlines()
+        return shown(data, mark)
+
+
+def shown(data: bytes, mark: bool) -> list[bytes]:
+    """The lines of ``data`` the answer topic gets: CONTRACT §3 lines only, unless ``mark``
+    (``--mark-no-answer-set``) keeps the no_answer_set lines too.  The point stays visible
+    without its line: the reasoner logs it (with the reason) and the writer counts it
+    (``progress``, the metric ``chronolog_no_answer_sets_total``)."""
+    if not mark:
+        data, _ = no_answer_set.split(data)
+    return data.splitlines()
 
 
 class _Answering:
@@ -1054,6 +1065,7 @@ class _Answering:
 
     buffer: _LineBuffer
     writer: AnswerWriter
+    mark: bool = False  # no_answer_set lines on the answer topic too (``--mark-no-answer-set``)
 
     def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
         self.buffer = _LineBuffer()
@@ -1061,7 +1073,7 @@ class _Answering:
         return self.writer
 
     def _lines(self) -> list[bytes]:
-        return self.buffer.take()
+        return self.buffer.take(self.mark)
 
 
 def serving(plan: Plan, versions: list[Plan]) -> Plan:
@@ -1106,7 +1118,8 @@ class OutputStage(_Answering, _ImportingStage):
     kind: ClassVar[str] = "output"
 
     def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
-                 retention: int | None = None, version: str | None = None) -> None:
+                 retention: int | None = None, version: str | None = None, mark: bool = False) -> None:
+        self.mark = mark
         self.lower = {j: StratumStore() for j in range(strata)}
         self.version = self.base_version = version  # configured; the one its state was made by
         # what of the program it depends on: an upgrade that keeps it (per_stratum_refusal) leaves it alone
@@ -1304,8 +1317,10 @@ class ChainStage:
 
     def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
                  answers: str = "changelog", warn=_quiet, retention: int | None = None,
-                 upgrader: Upgrader | None = None, name: str = "chain", version: str | None = None) -> None:
+                 upgrader: Upgrader | None = None, name: str = "chain", version: str | None = None,
+                 mark: bool = False) -> None:
         self.ingest = ingest
+        self.mark = mark  # no_answer_set lines on the answer topic too (``--mark-no-answer-set``)
         self.version = self.base_version = version  # configured; the one its state was made by
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
@@ -1367,7 +1382,7 @@ class ChainStage:
                 lines += self.flush()  # what came before it is evaluated by the program before it
                 said, restated = self._upgrade(value)
                 leaving += said
-                lines += restated
+                lines += shown(b"\n".join(restated), self.mark) if restated else []
                 continue
             leaving.extend(self.handle(value, topic, partition, offset, now))
         self.idle(now)
@@ -1430,7 +1445,7 @@ class ChainStage:
         """Evaluate the closed time points; the answer lines that result."""
         if self.closed is None:
             return []
-        return self.evaluator.advance(self.closed).lines().splitlines()
+        return shown(self.evaluator.advance(self.closed).lines(), self.mark)
 
     def journals(self) -> dict[str, Journal]:
         return self._journals
