@@ -86,3 +86,19 @@ def test_the_option_changes_nothing_where_every_point_has_an_answer_set(tmp_path
     default, err = _run(tmp_path, capsys, (text, events), suffix=SUFFIX[dialect])
     assert default and "no answer set" not in err
     assert _run(tmp_path, capsys, (text, events), "--mark-no-answer-set", suffix=SUFFIX[dialect])[0] == default
+
+
+@pytest.mark.parametrize("mark", [False, True])
+def test_explain_changes_numbers_the_lines_run_writes(tmp_path, capsys, mark):
+    """``explain --changes`` names the line of run's output: c@4 is the first line by
+    default, the third after the two no_answer_set lines with the option."""
+    option = ["--mark-no-answer-set"] if mark else []
+    lines, _ = _run(tmp_path, capsys, AT, *option)
+    argv = ["explain", str(tmp_path / "prog.lars"), "--input", str(tmp_path / "in.jsonl"), "--changes", "c@4",
+            "--as", "json", *option]
+    capsys.readouterr()
+    assert main(argv) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert [(c["line"], c["answer"]) for c in changes] == [(3 if mark else 1, {"t": 4, "pred": "c", "args": []})]
+    assert lines[changes[0]["line"] - 1] == changes[0]["answer"]
+

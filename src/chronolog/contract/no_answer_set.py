@@ -35,6 +35,11 @@ def split(data: bytes) -> tuple[bytes, list[Unanswered]]:
     return _LINE.sub(drop, data), found
 
 
+def is_line(raw: bytes) -> bool:
+    """Whether one line (without its line break) is a no_answer_set line."""
+    return raw.endswith(MARK) and _LINE.fullmatch(raw) is not None
+
+
 def message(t: int, reason: str | None = None) -> str:
     """The diagnostic that stands for the line: ``no answer set at t=12``, with the reason if known."""
     return f"no answer set at t={t}" + ("" if reason is None else f" ({reason})")
