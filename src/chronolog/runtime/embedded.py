@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from chronolog.core.events import Event
 from chronolog.contract import no_answer_set
 from chronolog.contract.no_answer_set import MARK
+from chronolog.core.events import Event
 from chronolog.core.records import record
 from chronolog.dialects.registry import RunOptions, lookup
 from chronolog.evaluator import Answers, Block, Evaluator, Time
