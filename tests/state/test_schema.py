@@ -24,9 +24,17 @@ def from_v1(name: str, fresh):  # type: ignore[no-untyped-def]
     return restore_stage(fresh, base64.b64decode(stored["snapshot"]), entries)
 
 
+# journals a version 1 state has no entries of: a chain's record of what crosses its program's
+# components (dialects/lars/crossing.py), kept from the first point evaluated after the restart
+LATER = ("crossing",)
+
+
 def same_state(a, b) -> None:  # type: ignore[no-untyped-def]
+    """``b`` restored from version 1 holds ``a``'s state, but for the journals it did not have."""
     assert a.export_state() == b.export_state()  # (an evaluator stage's journal is brought up to date here)
-    assert {n: dict(j) for n, j in a.journals().items()} == {n: dict(j) for n, j in b.journals().items()}
+    assert {n: dict(j) for n, j in a.journals().items() if n not in LATER} \
+        == {n: dict(j) for n, j in b.journals().items() if n not in LATER}
+    assert not any(b.journals().get(n) for n in LATER)
 
 
 def test_the_fixture_is_version_1() -> None:

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
-from explaining import explain
+from explaining import explain, walk
 from meaning import meaning
 
 from chronolog.core.events import Event
@@ -79,7 +79,7 @@ def _per_point(events: list[Event], late: int = 0) -> list[Event]:
     return out
 
 
-CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit", "registered"]
+CASES = ["alarm", "doors", "alarm-any", "doors-any", "pairs", "admitted", "unadmit", "registered", "values"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -250,3 +250,97 @@ def test_explain_cites_the_instance_not_admitted(tmp_path: Path, capsys: pytest.
     code, got, err = explain(capsys, str(prog), str(stream), "why-not", "far(a,b)@10")  # near(a,b) admitted at 50
     assert code == 0, err
     assert got["text"].startswith("far(a,b) does not hold at 10")
+
+
+def test_variable_value_reads_by_hand() -> None:
+    """The ``values`` case, read off its rules and RTEC's output: a read with a free value
+    gives ``[]`` when nothing it can see is stored (``unmoded(f)`` = all of ``seen(f)``: f is
+    never armed), and sees only the values of one cache: ``alarm(D)=_`` and ``siren(D)=_`` read
+    the input entities' (``alarm``/``siren(D)=false``, named by grounding/1, no rule), so
+    ``quiet`` and ``hushed`` are all of ``armed`` although ``siren(d)=true`` is computed;
+    ``mode(D)=_`` reads the simple fluents' grounded value ``on`` only, not the statically
+    determined ``mode(D)=broken`` (``anymode`` = ``mode=on``);
+    ``rang(_)=true``, a free argument with nothing stored, reads ``[]`` too (``unrung`` = ``armed``).
+    ``holdsAt(siren(D)=_, T)`` fails at the ping of e at 15 (``unsirened(e)``), though siren(e)=true holds."""
+    got = _rtec("values")
+    armed = {a: {t for p, x, t in got if (p, x) == ("armed", (a,))} for a in "de"}
+    for name in ("quiet", "hushed", "anymode", "unlit", "unrung"):
+        assert {a: {t for p, x, t in got if (p, x) == (name, (a,))} for a in "de"} == armed, name
+    assert {t for p, a, t in got if (p, a) == ("siren", ("d",))} == armed["d"]
+    assert {t for p, a, t in got if (p, a) == ("unmoded", ("f",))} == set(range(46, SPAN[1] + 1))
+    assert not any(p == "anymode" and a == ("f",) for p, a, _ in got)
+    # mode(D)=_ sees the simple fluents' cache only: not mode(e)=broken (open(e), [13,21)), which
+    # is computed, so end(mode(e)=_) happens at 40 only (ended(e) from 41), not at 20
+    assert {t for p, a, t in got if (p, a) == ("mode", ("e", "broken"))} == set(range(13, 21))
+    assert {t for p, a, t in got if (p, a) == ("ended", ("e",))} == set(range(41, SPAN[1] + 1))
+    # holdsAt, start and end of siren(D)=_ see the input entities' cache too: nothing
+    assert {t for p, a, t in got if (p, a) == ("unsirened", ("e",))} == set(range(16, SPAN[1] + 1))
+    assert not any(p in ("sirened", "sirenstart", "sirenend") for p, _, _ in got)
+
+
+@pytest.mark.parametrize("query", ["quiet(e)@20", "hushed(e)@20"])
+def test_explain_cites_the_empty_variable_value_read(tmp_path: Path, capsys: pytest.CaptureFixture, query: str) -> None:
+    """Why quiet(e) (hushed(e)) holds at 20: the read with a free value found nothing it can see
+    stored, so it gave [] (RTEC's fall-back), and the complement keeps all of armed(e)."""
+    prog, stream = _files(tmp_path, "values")
+    code, got, err = explain(capsys, str(prog), str(stream), "why", query)
+    assert code == 0, err
+    assert got["interval"] == "[11,41)"
+    assert got["bindings"]["I2"] == "[]" and "=_,I2)" in got["rule"]["text"]
+    assert got["premises"][0]["text"] == "relative_complement_all(I1,[I2],I) = [[11,41)]: contains 20"
+    read = f"{query.split('(')[0].replace('quiet', 'alarm').replace('hushed', 'siren')}(e)=_ reads [], without 20: "
+    assert any(n["text"] == read + "nothing is stored for false, the only value such a read sees (RTEC reads one "
+               "cache for a free value); RTEC's fall-back gives []" for n in walk(got))
+
+
+def test_explain_cites_a_variable_value_read_of_nothing_stored(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """unmoded(f) holds at 50 (seen(f) minus mode(f)=_): f is never armed, so no value of
+    mode(f) is stored and the read gives []; anymode(f) (mode(f)=_ alone) does not hold."""
+    prog, stream = _files(tmp_path, "values")
+    read = ("mode(f)=_ reads [], without 50: nothing is stored for off, on, the only values such a read sees (RTEC "
+            "reads one cache for a free value); RTEC's fall-back gives []")  # (not mode(D)=broken: not a simple value)
+    code, got, err = explain(capsys, str(prog), str(stream), "why", "unmoded(f)@50")
+    assert code == 0, err
+    assert got["interval"] == "[46,inf)" and any(n["text"] == read for n in walk(got))
+    code, got, err = explain(capsys, str(prog), str(stream), "why-not", "anymode(f)@50")
+    assert code == 0, err
+    assert any(n["text"] == read for n in walk(got))
+
+
+@pytest.mark.parametrize("case", ["values", "alarm"])
+def test_the_fleet_stage_gives_rtecs_answer(case: str) -> None:
+    """The chain service's stage (``chronolog up``), fed the stream two events at a time with
+    the fourth one 7 points late, evaluated to each batch's latest time and restarted from its
+    stored state after every batch, means RTEC's answer."""
+    import orjson
+
+    from chronolog.dialects.registry import RunOptions, lookup
+    from chronolog.stages.interface import StageSpec
+    from chronolog.state.snapshots import roundtrip
+
+    row = lookup("rtec")
+    text = (DATA / f"{case}.prolog").read_text()
+
+    def stage():  # noqa: ANN202
+        return row.layout(row.parse([(f"{case}.prolog", text)]), RunOptions()).stage(StageSpec("chain", idle_flush=1000.0))
+
+    events = [e for e in _per_point(_events(case), 4) if e.pred is not None]
+    feed = [{"t": e.t, "pred": e.pred, "args": list(e.args)} for e in events] + [{"t": SPAN[1]}]
+    st, lines, now = stage(), [], 0.0
+    for i in range(0, len(feed), 2):
+        records = [(None, "chronolog.facts", 0, i + k, orjson.dumps(e)) for k, e in enumerate(feed[i:i + 2])]
+        now += 5_000.0
+        lines += st.process(records, now=0.0)[1] + st.process([], now=now)[1]
+        st = roundtrip(st, stage())
+    assert meaning([json.loads(x) for x in lines], SPAN) == _rtec(case)
+
+
+def test_explain_says_which_values_a_variable_value_holdsat_sees(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """unsirened(e) from the ping at 15: ``\\+ holdsAt(siren(e)=_, 15)`` holds although siren(e)=true
+    holds at 15, because the read sees only the input entities' cache (siren(e)=false), as in RTEC."""
+    prog, stream = _files(tmp_path, "values")
+    code, got, err = explain(capsys, str(prog), str(stream), "why", "unsirened(e)@20")
+    assert code == 0, err
+    assert got["interval"] == "[16,inf)"
+    assert any(n["text"] == "siren(e,_) does not hold at 15: such a read sees only false (RTEC reads one cache for a "
+               "free value), and it does not hold there" for n in walk(got))

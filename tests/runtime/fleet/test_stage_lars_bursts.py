@@ -9,6 +9,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+import chronolog.dialects.lars.stages as stages_module
 from chronolog.dialects.lars.engine.content import NOTHING
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.dialects.lars.stages import StratumStore
@@ -120,7 +121,7 @@ def test_an_upgrade_evaluates_a_stratum_reading_a_changed_one_once_after_its_cor
                                                                                         restart):
     """BOTTOM changes ``a``, so ``b``'s stratum gets a version from T on too: the batch with
     the upgrade (the epoch goes on) leaves its evaluation to the batch with the bottom's
-    corrections — no replay, [T, now] evaluated once — and the records mean the content of
+    corrections — no replay, [T, now] evaluated once (point by point or at once) — and the records mean the content of
     ``b`` under BOTTOM from T on (the old program's before), also across a restart between."""
     at = 20
     lower, top = _Lower(), _stage("reasoner", 2)
@@ -136,7 +137,17 @@ def test_an_upgrade_evaluates_a_stratum_reading_a_changed_one_once_after_its_cor
             steps[0] += max(0, end - self.evaluated)
         return step(self, end)
 
+    at_once = stages_module.advance_pointwise
+
+    def counting_at_once(r, until):  # type: ignore[no-untyped-def]  # (b's stratum reads a at t only: pointwise.py)
+        before = r.evaluated
+        done = at_once(r, until)
+        if done and r.stratum == 1:
+            steps[0] += until - before
+        return done
+
     monkeypatch.setattr(Reasoner, "_evaluate_until", counting)
+    monkeypatch.setattr(stages_module, "advance_pointwise", counting_at_once)
     outs = top.process(grounded, more=True)[0]
     assert [o.topic for o in outs] == ["control"] and top.waiting and steps[0] == 0
     if restart:

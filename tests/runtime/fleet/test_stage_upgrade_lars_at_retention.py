@@ -6,7 +6,7 @@ evaluating it again on the input it still holds (``versions.switch``), counting 
 evaluations before T only.  Near the retention edge those evaluations read input from
 ``T - its reach`` back: the service holds it, since ingest's stamp (``M - R - 1``) bounds T
 from below and a chain prunes only below ``evaluated - (R + 1) - its reaches``
-(``stages.horizon``, ``Reasoner._prune``).  These tests put T at the stamp, with the ``@``-head
+(``stages.horizon``, ``Reasoner.prune``).  These tests put T at the stamp, with the ``@``-head
 dating an atom back to where the held input starts, and compare the answer stream with
 ``chronolog run --upgrade ... --retention R`` on the same arrivals."""
 

@@ -23,6 +23,7 @@ from chronolog.cli.main import main
 from chronolog.dialects.lars.engine.core import Engine
 from chronolog.dialects.lars.hooks import lars_parse, lars_plan
 from chronolog.dialects.lars.keeping import kept_answers, split
+from chronolog.state.changelog import track
 from chronolog.state.snapshots import roundtrip
 from chronolog.versions import Versions
 
@@ -146,11 +147,17 @@ def test_a_kept_component_dated_outside_the_timeline_leaves_no_answer_set(tmp_pa
     assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (1, 9)) == want
 
 
-def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
+def _evaluations(monkeypatch, records: list, pred: tuple, forget: bool = False, restart: bool = False) -> Counter:
     """Per time point, how many engine steps computed ``pred``'s component while the chain of
-    OLD, given ``records`` first, read an upgrade to TOP from 3 on."""
+    OLD, given ``records`` first, read an upgrade to TOP from 3 on (``forget``: its record of
+    what crosses components emptied first, as a state written before it kept one;
+    ``restart``: its state written out and read back first)."""
     stage = _stage(OLD)
     stage.process(_records(records, 0), now=0.0)
+    if forget:
+        stage.journals()["crossing"].clear()
+    if restart:
+        stage = roundtrip(stage, _stage(OLD))
     seen: Counter = Counter()
     step = Engine.step
 
@@ -166,16 +173,82 @@ def _evaluations(monkeypatch, records: list, pred: tuple) -> Counter:
     return seen
 
 
-def test_the_kept_stratum_is_evaluated_once_over_the_restated_span(monkeypatch):
-    """Evaluated up to 15, restated from 3: the kept a (window 2) is evaluated once at each
-    point from T's warm-up (1) to 12, and at 13-15 once more (the new version's engine warmed
-    up as after a restart); the changed b is evaluated twice (the new version, and what the
-    running one wrote), as before.  Without keeping, a is evaluated twice at every point."""
-    records = FIRST[:-1] + [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(6, 16)] + [{"t": 16}]
-    kept = _evaluations(monkeypatch, records, ("a", 1))
-    assert kept == Counter({**dict.fromkeys(range(1, 13), 1), 13: 2, 14: 2, 15: 2})
-    changed = _evaluations(monkeypatch, records, ("b", 1))
+RECORDS = FIRST[:-1] + [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(6, 16)] + [{"t": 16}]
+
+
+def test_the_kept_stratum_is_not_evaluated_over_the_restated_span(monkeypatch):
+    """Evaluated up to 15, restated from 3: the kept a (window 2) and c are read from the
+    chain's record of what crosses components (``crossing.py``), not evaluated over [T's
+    warm-up, 15]: only at 13-15, the new version's engine warmed up as after a restart; the
+    changed b is evaluated twice (the new version, and what the running one wrote)."""
+    kept = _evaluations(monkeypatch, RECORDS, ("a", 1))
+    assert kept == Counter({13: 1, 14: 1, 15: 1})
+    assert _evaluations(monkeypatch, RECORDS, ("c", 1)) == Counter({13: 1, 14: 1, 15: 1})
+    changed = _evaluations(monkeypatch, RECORDS, ("b", 1))
     assert all(changed[t] == 2 for t in range(3, 13))
+
+
+def test_the_record_is_part_of_the_chain_state(monkeypatch):
+    """Restarted from its stored state before the upgrade (the record a journal of it), the
+    chain still reads the kept strata from the record."""
+    assert _evaluations(monkeypatch, RECORDS, ("a", 1), restart=True) == Counter({13: 1, 14: 1, 15: 1})
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_second_upgrade_reads_the_record_the_first_one_made(monkeypatch, restart):
+    """OLD -> TOP at 3 (the new version's record made from 3 on by the upgrade, then by its
+    evaluations), 10 more points, then TOP -> TOP2 at 14 (a restart between them with
+    ``restart``: the newest version's record a journal too): the second upgrade evaluates
+    the kept a only where the new version's engine warms up at the end (23-25)."""
+    top2 = TOP.replace("X != z.", "X != z, X != k7.")
+    stage = _stage(OLD)
+    stage.process(_records(RECORDS, 0), now=0.0)
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3", TOP).encode())], now=0.0)
+    more = [{"t": t, "pred": "p", "args": [f"k{t}"]} for t in range(16, 26)] + [{"t": 26}]
+    stage.process(_records(more, 200), now=0.0)
+    if restart:
+        stage = roundtrip(stage, _stage(OLD))
+    seen: Counter = Counter()
+    step = Engine.step
+
+    def counting(engine, t, facts, imported=None):
+        if any(("a", 1) in c.preds and engine._role[i] == "compute" for i, c in enumerate(engine.plan.components)):
+            seen[t] += 1
+        return step(engine, t, facts, imported)
+
+    monkeypatch.setattr(Engine, "step", counting)
+    leaving, _ = stage.process([(None, "chronolog.facts", 0, 300, _request("14", top2, "r2").encode())], now=0.0)
+    monkeypatch.setattr(Engine, "step", step)
+    assert orjson.loads(leaving[0].payload)["kept"] == ["a/1", "c/1"]
+    assert seen == Counter({23: 1, 24: 1, 25: 1})
+
+
+def test_a_top_change_takes_the_record_over_as_it_is():
+    """The record holds a and c, both kept by the top change and nothing dating a head: the new
+    version goes on with the same entries, and the upgrade's commit writes none of them.  A
+    change that makes b read by a new rule records b too: the new version's record is made
+    from T on by the upgrade's evaluation (and then holds b)."""
+    stage = track(_stage(OLD))
+    stage.process(_records(RECORDS, 0), now=0.0)
+    journal = stage.journals()["crossing"]
+    entries = dict(journal)
+    journal.take()
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3", TOP).encode())], now=0.0)
+    assert stage.newest.crossing.entries is journal and journal.take() == [] and dict(journal) == entries
+    stage = track(_stage(OLD))
+    stage.process(_records(RECORDS, 0), now=0.0)
+    reads_b = TOP + "d(X) :- b(X) [1].\n"
+    stage.process([(None, "chronolog.facts", 0, 100, _request("3", reads_b).encode())], now=0.0)
+    assert sorted(journal := stage.journals()["crossing"]) == list(range(3, 16))
+    assert {p for entry in journal.values() for p in entry} == {("a", 1), ("b", 1)}  # (c holds at 2 only)
+
+
+def test_without_the_record_the_kept_stratum_is_evaluated_once(monkeypatch):
+    """The same with the record gone (a state written by a release that kept none): the
+    kept a is evaluated once at each point from T's warm-up (1) to 12, and at 13-15 once
+    more (the warm-up after); without keeping it would be twice at every point."""
+    kept = _evaluations(monkeypatch, RECORDS, ("a", 1), forget=True)
+    assert kept == Counter({**dict.fromkeys(range(1, 13), 1), 13: 2, 14: 2, 15: 2})
 
 
 @st.composite

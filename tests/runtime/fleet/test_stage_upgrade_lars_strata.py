@@ -495,3 +495,35 @@ def test_random_program_pairs_splice_or_refuse(tmp_path_factory, old, new, event
     else:
         assert said and all(why in s.get("refused", "") for s in said), (why, said)
         assert meaning(got, span) == meaning(_plain(tmp, old_text, events), span)
+
+
+@pytest.mark.parametrize("new", [TOP, BOTTOM], ids=["top", "bottom"])
+@pytest.mark.parametrize("at", ["4", "7"])
+def test_the_top_strata_span_at_once_sends_what_stepping_it_does(monkeypatch, new, at):
+    """b's stratum reads only the point it evaluates: its new version (TOP changes its rule; BOTTOM
+    a's, which it reads) evaluates [T, now] in one step of its rules over time-stamped atoms
+    (pointwise.py: at the request, or when the corrections from below are in), the fleet
+    restarted on the way; its answers are line for line those of the same fleet stepping every
+    point (in the seeded orders where it had evaluated past T when the upgrade came, at least)."""
+    import chronolog.dialects.lars.stages as stages_module  # noqa: PLC0415 (the function the stage calls)
+
+    at_once = stages_module.advance_pointwise
+    first = EVENTS + [{"t": t, "pred": "p", "args": [f"k{t % 3}"]} for t in range(9, 20)]
+    later = [{"t": 6, "pred": "p", "args": ["z"]}, {"t": 21, "pred": "q", "args": ["k1"]}, {"t": 23}]
+    span = (0, 23)
+    lifted = 0
+    for seed in range(8):
+        calls: list[bool] = []
+
+        def counted(r, until, calls=calls):  # noqa: ANN001, ANN202
+            calls.append(at_once(r, until))
+            return calls[-1]
+
+        monkeypatch.setattr(stages_module, "advance_pointwise", counted)
+        got, said = per_stratum(first, _request(at, new), later, seed=seed, restarts=4)
+        lifted += True in calls
+        monkeypatch.setattr(stages_module, "advance_pointwise", lambda r, until: False)
+        stepped, said_stepped = per_stratum(first, _request(at, new), later, seed=seed, restarts=4)
+        assert got == stepped and said == said_stepped
+        assert meaning(got, span) != meaning(per_stratum(first, _request(at, OLD), later, seed=seed)[0], span)
+    assert lifted >= 2

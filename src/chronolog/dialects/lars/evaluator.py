@@ -19,8 +19,9 @@ import msgspec
 
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.crossing import CrossingRecord, Entry
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
-from chronolog.dialects.lars.keeping import evaluate_split, split
+from chronolog.dialects.lars.keeping import adopts, evaluate_split, split
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
@@ -120,6 +121,37 @@ class LarsEvaluator:
         # what it wrote from an upgrade's time on without the kept answers, made by the new
         # version's ``keep`` in the same pass as its own (``written(kept)`` hands it out once)
         self._taken_back: tuple[frozenset[str], LarsAnswers] | None = None
+        # what its components derived that others read, per time point (``record_crossing``)
+        self.crossing: CrossingRecord | None = None
+
+    def record_crossing(self, entries: dict[int, Entry] | None = None) -> None:
+        """Keep, per time point evaluated from now on, what each component derived that
+        another reads (``crossing.CrossingRecord``, in ``entries`` if given: a chain's
+        journal, which may hold earlier points), so that an upgrade changing only the
+        components above evaluates just those (``keep``).  A service that can be upgraded
+        asks for it (the chain stage); nothing is recorded for a program without such
+        components or not evaluated incrementally."""
+        got = self.crossing
+        if got is None:
+            got = CrossingRecord.of(self.plan, entries)
+            if got is None:
+                return
+        elif entries is not None and entries is not got.entries:  # (into the journal given)
+            for t in [t for t in entries if t not in got.entries]:
+                del entries[t]
+            for t, entry in got.entries.items():
+                if dict.get(entries, t) is not entry:  # (a journal writes what it is set to)
+                    entries[t] = entry
+            got.entries = entries
+        got.reasoner = self.reasoner
+        self.crossing = got
+        self.reasoner.observe = got.observe
+
+    def stop_recording(self) -> None:
+        """No record kept any more (a program version no longer the newest)."""
+        if self.crossing is not None:
+            self.crossing = None
+            self.reasoner.observe = None
 
     def evaluations(self, first: int | None, last: int | None = None) -> None:
         """Answer only what the evaluations at points in [first, last] derive (None: no bound),
@@ -243,7 +275,14 @@ class LarsEvaluator:
         running = AnswerWriter(_Bytes(), old.plan, old.writer.mode)  # type: ignore[arg-type]
         running.evaluations(point if first is None else max(point, first), last)
         self.evaluations(point, None)  # (its first evaluation writes all it derives)
-        evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running))
+        fresh = None  # its own record, made from ``point`` on by the evaluation (``evaluate_split``)
+        if old.crossing is not None:
+            self.record_crossing()
+            fresh = self.crossing
+            if fresh is not None and adopts(old.crossing, fresh, parts, self.plan):
+                fresh.entries, fresh = old.crossing.entries, None
+        evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running), old.crossing, fresh)
+        old.stop_recording()  # (no longer the newest version: its record, if taken over, is this one's)
         rn.evaluated = int(until)
         rn.engine = rn._rebuilt_engine()
         lines = b"".join(running.out.parts)  # type: ignore[attr-defined]

@@ -8,9 +8,12 @@ from the same input, and so does everything it reads.  Those are the kept compon
 others (changed and added ones, and the running program's changed and removed ones) are
 evaluated again, each program's on the kept ones' content (``Engine(only=..., imported=...)``).
 
-LARS keeps no record of a stratum's content per time point (the engine's state is the
-windows at the last point evaluated), so the changed strata's input from the kept ones over
-[T - reach, now] is evaluated once more — by one engine of the kept components only, in the
+The changed components' input from the kept ones over [T - reach, now] comes from the
+running version's record of what crosses component boundaries per time point
+(``crossing.CrossingRecord``, kept by a chain service), where it holds that span: then the
+kept components are not evaluated at all.  Where it does not (a point before the record
+began, a kept component read only by the new program's changed ones, no answer set at a
+point) they are evaluated once more — by one engine of the kept components only, in the
 same pass as the new version's changed strata and the running version's (what it wrote from
 T on, taken back): once instead of twice with the rest, with no answer line.  With T the
 first time not evaluated yet (``chronolog upgrade`` without ``--at``) that is the changed
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from chronolog.core.records import record
 from chronolog.core.strata import identity
 from chronolog.dialects.lars.answers import AnswerWriter
+from chronolog.dialects.lars.crossing import CrossingRecord, preds_of
 from chronolog.dialects.lars.engine.core import Engine, Imported
 from chronolog.dialects.lars.ir import ExtAtom
 from chronolog.dialects.lars.plan import Plan, PredKey
@@ -128,38 +132,66 @@ def without(plan: Plan, kept: frozenset[str]) -> Plan:
 
 
 def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[str], point: int, until: int,
-                   writers: tuple[AnswerWriter, AnswerWriter]) -> int:
-    """Evaluate [warm-up, ``until``] on ``old``'s log: the kept components once, by an
-    engine of them alone, and on their content at each point the new program's other
-    components and the running program's, writing what each derives from ``point`` on
-    (without the ``kept`` answers) with its writer (new, running).  How many points the
-    kept components were evaluated at (what ``keep`` saved is counted from it)."""
+                   writers: tuple[AnswerWriter, AnswerWriter], record: CrossingRecord | None = None,
+                   fresh: CrossingRecord | None = None) -> int:
+    """Evaluate [warm-up, ``until``] on ``old``'s log: the new program's other components
+    and the running program's on the kept components' content at each point, writing what
+    each derives from ``point`` on (without the ``kept`` answers) with its writer (new,
+    running).  The kept components' content is ``record``'s (the running version's
+    ``CrossingRecord``) where it holds every point and predicate needed; else they are
+    evaluated once, by an engine of them alone.  ``fresh``: the new version's record, given
+    its points from ``point`` on where the two engines hold all it records.  How many points
+    the kept components were evaluated at (0: the record served)."""
     t1 = old.t1
     assert t1 is not None
     log = old.log
     entry: Callable[[int], tuple[list, Imported | None]] = lambda t: (log.get(t, []), None)  # noqa: E731
     begin = min(new.warm_up_start(entry, t1, point), old.warm_up_start(entry, t1, point))
-    need = needed(new.plan, parts.rest_new, parts.kept_new)
+    imports_new = needed(new.plan, parts.rest_new, parts.kept_new)
     need_old = needed(old.plan, parts.rest_old, parts.kept_old)
-    keys = {p for ci in need_old for p in old.plan.components[ci].preds}
-    need |= {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)}
-    need = closed(new.plan, need | dating(new.plan, parts.kept_new))
-    kept_engine = Engine(new.plan, t1, only=need)
     # a kept component's answers are the same in both versions, also where its stratum
     # changed (so that ``kept`` leaves them out): the running engine does not evaluate
     # it, so neither engine writes what it imports of it (else only the new one would)
     quiet = kept | {answer_key(p) for ci in parts.kept_new for p in new.plan.components[ci].preds}
-    engines = (Engine(without(new.plan, quiet), t1, only=parts.rest_new, imported=need & parts.kept_new),
+    wanted = preds_of(new.plan, imports_new) | preds_of(old.plan, need_old)
+    recorded = None if record is None else record.span(begin, until, wanted)
+    kept_engine = None
+    if recorded is None:
+        need = imports_new
+        keys = preds_of(old.plan, need_old)
+        need |= {ci for ci in parts.kept_new if keys & set(new.plan.components[ci].preds)}
+        need = closed(new.plan, need | dating(new.plan, parts.kept_new))
+        kept_engine = Engine(new.plan, t1, only=need)
+        imports_new = need & parts.kept_new
+    engines = (Engine(without(new.plan, quiet), t1, only=parts.rest_new, imported=imports_new),
                Engine(without(old.plan, quiet), t1, only=parts.rest_old, imported=need_old))
+    if fresh is not None and not set(fresh.preds) <= preds_of(new.plan, parts.rest_new | imports_new):
+        fresh = None  # (it reads a kept component the changed ones do not: recorded from ``until`` on)
     for t in range(begin, until + 1):
         facts = log.get(t, ())
-        got = kept_engine.step(t, facts)
-        content = Imported(got.consistent, kept_engine.exported())
+        if kept_engine is None:
+            content = recorded[t - begin]  # type: ignore[index]
+        else:
+            got = kept_engine.step(t, facts)
+            content = Imported(got.consistent, kept_engine.exported())
         for engine, writer in zip(engines, writers, strict=True):
             result = engine.step(t, facts, content)
             if t >= point:
                 writer.step(result, engine)
-    return until - begin + 1
+                if fresh is not None and engine is engines[0]:
+                    fresh.observe(t, engine, result)
+    return 0 if kept_engine is None else until - begin + 1
+
+
+def adopts(record: CrossingRecord, fresh: CrossingRecord, parts: Split, plan: Plan) -> bool:
+    """Whether the new version (``plan``, its empty record ``fresh``) takes the running one's
+    ``record`` over as it is: where it records the same predicates, all of kept components
+    (the same content in both programs at every point), and nothing in it dates a head (so
+    that it has an answer set wherever the running program had one: a point with an entry).
+    A top-stratum change, the common case: its record goes on with no entry written."""
+    everything = frozenset(range(len(plan.components)))
+    return (set(fresh.preds) == set(record.preds) and set(fresh.preds) <= preds_of(plan, parts.kept_new)
+            and not dating(plan, everything))
 
 
 def dating(plan: Plan, components: frozenset[int]) -> frozenset[int]:

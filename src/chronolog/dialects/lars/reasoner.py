@@ -536,9 +536,9 @@ class Reasoner:
                 self.warn(f"warning: {no_answer_set.message(t, result.reason)}; no answers for that evaluation")
             self.sink.step(result, self.engine)
             if self.retention is not None and t % self.prune_every == 0:
-                self._prune(t)
+                self.prune(t)
 
-    def _prune(self, now: int) -> None:
+    def prune(self, now: int) -> None:
         """Forget log entries no repair within the retention horizon can read."""
         assert self.retention is not None
         if self.output_reach is None or self.plan.state_reach is None:

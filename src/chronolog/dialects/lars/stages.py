@@ -71,6 +71,7 @@ from chronolog.dialects.lars.facts import (
     imported_from,
 )
 from chronolog.dialects.lars.plan import Component, Plan, plan_back
+from chronolog.dialects.lars.pointwise import advance_pointwise
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 from chronolog.dialects.lars.seeds import SEED_KEY, Seed, joins, log_part, seed_from, seed_records, seeded, sends
 from chronolog.evaluator import StateError
@@ -819,7 +820,7 @@ class ReasonerStage(_ImportingStage):
         r.log = self.vlog  # the newest version's log grows with the stream: journaled
         newest.observe = _Gate(self.sender, self.later[-1].start if self.later else self._first_start, at)
         self.later.append(_Later(r, at, sources))
-        if done is not None and evaluate:
+        if done is not None and evaluate and not advance_pointwise(r, done):  # (at once where it can)
             r.advance(done)
 
     def _evaluated(self) -> int | None:
@@ -928,9 +929,15 @@ class ReasonerStage(_ImportingStage):
         if not self.later:
             self._advance(ends)
         elif all(e is not None for e in ends):
-            until = min(ends)  # type: ignore[type-var]
-            for r, end in self._parts():  # each version up to its end (the points before T: the old one)
-                r.advance(until if end is None else min(until, end - 1))  # type: ignore[type-var]
+            until: int = min(ends)  # type: ignore[type-var,assignment]
+            starts = [self._first_start] + [v.start for v in self.later]
+            for (r, end), start in zip(self._parts(), starts, strict=True):  # each version up to its end
+                last = until if end is None else min(until, end - 1)  # (the points before T: the old one)
+                # a version's first evaluation of its part ([T, now], on the corrections from below
+                # where they changed too: ``_add_version``) at once where its stratum is lifted
+                first = start is not None and r.evaluated is not None and r.evaluated < start <= last
+                if not (first and advance_pointwise(r, last)):
+                    r.advance(last)
             self._drop_unreachable()
         _forget(self.reasoner.pruned_below, [self.sender.sent, self.sender.sent_ok])
         out, self.sender.outbox = self.sender.outbox, []
@@ -1336,7 +1343,11 @@ class ChainStage:
         # imports of the program it started with, and of the newest later version (``_attach``)
         self._journals: dict[str, Journal] = {"log": r.log, "imports": r.imports,  # type: ignore[dict-item]
                                               "vlog": Journal(), "vimports": Journal(),
-                                              "vstates": Journal()}  # the versions in between, by start
+                                              "vstates": Journal(),  # the versions in between, by start
+                                              # the newest version's record of what crosses component
+                                              # boundaries per point, for an upgrade (``crossing.py``)
+                                              "crossing": Journal()}
+        self.plain.record_crossing(self._journals["crossing"])
 
     @property
     def newest(self) -> LarsEvaluator:
@@ -1404,6 +1415,7 @@ class ChainStage:
         if got.evaluator is not None:
             if before.reasoner.log is self._journals["vlog"]:
                 _detach(before)  # it stops growing at T: no longer the newest's journals
+            before.stop_recording()
             self._attach(got.evaluator.newest.evaluator)
             self.evaluator = got.evaluator
         return got.said, got.lines
@@ -1419,6 +1431,11 @@ class ChainStage:
             for key, value in have.items():
                 journal[key] = value
         r.log, r.imports = self._journals["vlog"], self._journals["vimports"]  # type: ignore[assignment]
+        crossing = self._journals["crossing"]
+        if newest.crossing is None:  # (the entries there are an older version's)
+            for key in list(crossing):
+                del crossing[key]
+        newest.record_crossing(crossing)  # its record so far (``keep``'s), if any, moved in
 
     def progress(self) -> dict[str, Any]:
         r, w = self.reasoner, self.writer
@@ -1514,6 +1531,8 @@ class ChainStage:
                 if where is not None:  # the journals themselves, holding the same entries
                     r = v.evaluator.reasoner
                     r.log, r.imports = self._journals[where], self._journals[where.replace("log", "imports")]
+            self.plain.stop_recording()
+            self.newest.record_crossing(self._journals["crossing"])
             return
         self.plain.writer.import_state(state.writer)
         self.plain.reasoner.import_state(state.reasoner)
@@ -1593,6 +1612,7 @@ JOURNAL_CODECS: dict[str, tuple] = {
     "vlog": (facts_data, facts_from),  # a chain's newest program version's (ChainStage._attach)
     "vimports": (imported_data, imported_from),
     "vstates": (dict, _state),  # a chain's program versions in between: their evaluators' export_state
+    "crossing": (atoms_data, atoms_from),  # a chain's newest version's record of what crosses components (crossing.py)
 }
 
 register_journal_codecs(JOURNAL_CODECS)

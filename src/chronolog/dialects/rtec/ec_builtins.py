@@ -101,8 +101,11 @@ class EcBuiltins:
             return
         lo, hi = (t, t) if type(t) is int else (self.win_lo, self.win_hi)
         pos = 0 if start else 1
+        only = self.read_values.get(key) if type(deref(value)) is Var else None
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
+                if only is not None and v not in only:
+                    continue
                 # the intervals whose start (end) is in [lo + tick, hi + tick]: a binary search
                 i = bisect_left(ivs, lo + tick, key=_START if start else _END)
                 for p in ivs[i:]:
@@ -215,9 +218,10 @@ class EcBuiltins:
                     yield
                 solver.undo(mark)
             return
+        only = self.read_values.get(key) if type(deref(value)) is Var else None
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
-                if IV.contains(ivs, t) and _match(solver, (fargs, value), (args, v)):
+                if (only is None or v in only) and IV.contains(ivs, t) and _match(solver, (fargs, value), (args, v)):
                     yield
                 solver.undo(mark)
 
@@ -249,18 +253,29 @@ class EcBuiltins:
             solver.undo(mark)
             return
         pattern = (fargs, value)
+        only = self.read_values.get(key) if type(deref(value)) is Var else None
+        found = False
         for args, vals in self._instances(key, fargs):
             for v, ivs in list(vals.items()):
+                if only is not None and v not in only:
+                    continue
                 if not _match(solver, pattern, (args, v)):  # matched first: most values are not asked for
                     solver.undo(mark)
                     continue
                 part = IV.clip(ivs, self.clip_lo)
                 if part:
+                    found = True
                     if solver.unify(g[2], ivs_term(part)):
                         yield
                 solver.undo(mark)
+        # nothing stored matches: RTEC's fall-back clause (``holdsForProcessedSDFluent(_, _, [])``
+        # and its likes) gives [] with the free variables left free
+        if not found and solver.unify(g[2], ivs_term([])):
+            yield
+        solver.undo(mark)
 
     clip_lo: float = NEG_INF
+    read_values: dict[Key, frozenset]  # (set by the evaluator: unground.read_values)
 
     def _lists(self, t: Any) -> list[list]:
         items = from_list(t)

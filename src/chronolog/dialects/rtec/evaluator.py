@@ -72,6 +72,7 @@ from chronolog.dialects.rtec.snapshot import export_state, import_state, log_buc
 from chronolog.dialects.rtec.solve import Solver
 from chronolog.dialects.rtec.store import _after, _Store
 from chronolog.dialects.rtec.terms import Ivs, Rule, SolveError, Var, deref, has_slot, inst, is_ground, resolve
+from chronolog.dialects.rtec.unground import read_values
 from chronolog.evaluator import AnswerChange, Changes, Span, Time
 
 __all__ = ["NEG_INF", "Hierarchy", "Key", "RtecEvaluator"]
@@ -132,6 +133,8 @@ class RtecEvaluator(RtecInput, EcBuiltins, SimpleFluents):
         self.regrow = False  # the domain grew since the last window
         self.recompute = False  # corrections re-derive from the start (a baseline for chronolog bench rtec)
         self.values = known_values(program, self.h, self.grounding_rules)
+        # fluent -> the values a read with a variable value sees (RTEC reads one cache, unground.py)
+        self.read_values = read_values(program.rules, self.grounding_rules)
         # the simple fluents and derived events kept only for the instances grounding/1 admits
         # (``admitted.py``), those whose admission grows with the domain, and whether only grows
         self.admits = admitted_entities(program, self.h)

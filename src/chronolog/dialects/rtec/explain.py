@@ -519,6 +519,8 @@ class Explainer(Blocking):
         if name == "holdsFor":
             f = _fv(resolve(maker[1]))
             assert f is not None
+            if not holds and type(deref(f[2])) is Var:  # RTEC's fall-back: nothing it reads is stored
+                return [self._nothing_read(resolve(maker[1]), t)]
             if holds:
                 return [self.why(f, t, depth, path)]
             return [replace(self._aim(self.why_not(f, t, depth, path, top), f, t), negated=True)]
@@ -541,6 +543,19 @@ class Explainer(Blocking):
         children = [c for x, must in parts for c in self._operation(rule, goals, x, vs, t, must, depth, path, top)]
         return [Node("operation", text, window=ivs_text(deref(result).pairs) if type(deref(result)) is Ivs else "[]",
                      children=children)]
+
+    def _nothing_read(self, fv: Any, t: Any) -> Node:
+        """A ``holdsFor`` read with a free value that gave ``[]``: nothing of the values it sees
+        (RTEC's one cache for it, ``unground.read_values``) is stored for it."""
+        only = self.ev.read_values.get(_key(fv[1]))
+        if only is None:
+            what = "nothing is stored for any value of it"
+        else:
+            names = ", ".join(sorted(term_text(v) for v in only))
+            what = (f"nothing is stored for {names}, the only {'values' if len(only) > 1 else 'value'} such a "
+                    "read sees (RTEC reads one cache for a free value)")
+        return Node("why-not", f"{show(fv)} reads [], without {t}: {what}; RTEC's fall-back gives []",
+                    atom=show(fv), time=t, negated=True)
 
     @staticmethod
     def _contains(term: Any, t: Any) -> bool:
@@ -688,6 +703,12 @@ class Explainer(Blocking):
         if self.unadmitted(f):
             return Node("why-not", f"{name} never holds: grounding/1 does not admit it, so RTEC computes none "
                                    "of it (and a rule reading it reads nothing)", atom=name, time=t)
+        only = self.ev.read_values.get(key) if type(deref(value)) is Var else None
+        if only is not None:  # a read with a free value, of the one cache RTEC sends it to
+            seen = ", ".join(sorted(term_text(v) for v in only))
+            return Node("why-not", f"{name} does not hold at {t}: such a read sees only {seen} (RTEC reads one "
+                                   f"cache for a free value), and {'none of them holds' if len(only) > 1 else 'it does not hold'} "
+                                   "there", atom=name, time=t)
         if self.sdf(key, value):
             return self._why_not_sdf(f, t, more, path, top)
         if self.simple(key):

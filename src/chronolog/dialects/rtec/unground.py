@@ -120,3 +120,64 @@ def _has_slot(t: Any) -> bool:
     if type(t) is Slot:
         return True
     return type(t) is tuple and any(_has_slot(a) for a in t[1:])
+
+
+_READS = {("holdsFor", 2), ("holdsAt", 2)}
+
+
+def read_values(rules: list[tuple[str, Rule]], grounding: list[Rule]) -> dict[Key, frozenset]:
+    """Fluent -> the only values a read of it with a variable value (``holdsFor(F=V, I)``,
+    ``holdsAt``, ``start``/``end``, V free) sees, for the fluents whose values RTEC keeps in
+    different caches.
+
+    Why: RTEC's compiler sends such a read to one cache, chosen by the first declaration any
+    value of F matches (``compileConditions1``): the simple fluents' if a value of F is one
+    (initiated or terminated by a rule), else the input entities' if a value of F is one (a
+    value ``grounding/1`` names, or a rule reads, that no rule defines: ``alarm(D)=false``
+    next to a rule-defined ``alarm(D)=true``), else the statically determined fluents'.  The
+    read sees only the values of that cache: ``holdsFor(alarm(D)=V, I)`` reads ``[]`` although
+    ``alarm(d)=true`` is computed (checked against RTEC: ``tests/data/rtec/ungrounded/values``).
+    Only fluents with values of more than one kind are listed (the others see every value)."""
+    simple: dict[Key, set] = {}
+    sdf: dict[Key, set] = {}
+    named: dict[Key, set] = {}
+    for kind, rule in rules:
+        got = _fv_key(rule.head[1]) if kind in _FLUENT_RULES else None
+        if got is not None and not _has_slot(got[1]):
+            (sdf if kind == "holdsFor" else simple).setdefault(got[0], set()).add(got[1])
+        for g in rule.body:
+            _body_reads(g, named)
+    for rule in grounding:
+        arg = rule.head[1] if type(rule.head) is tuple and len(rule.head) == 2 else None
+        got = _fv_key(arg)
+        if got is not None and not _has_slot(got[1]):
+            named.setdefault(got[0], set()).add(got[1])
+    out: dict[Key, frozenset] = {}
+    for key in simple.keys() | sdf.keys():
+        defined = simple.get(key, set()) | sdf.get(key, set())
+        inputs = named.get(key, set()) - defined
+        if simple.get(key) and (sdf.get(key) or inputs):
+            out[key] = frozenset(simple[key])
+        elif not simple.get(key) and inputs:
+            out[key] = frozenset(inputs)
+    return out
+
+
+def _body_reads(g: Any, named: dict[Key, set]) -> None:
+    """Record the ground values ``g`` (a body goal) reads of each fluent."""
+    if type(g) is not tuple:
+        return
+    k = (g[0], len(g) - 1)
+    if k in _WRAPPERS or k == (NO_GROUNDING, 1):
+        for a in g[1:]:
+            _body_reads(a, named)
+        return
+    if k == ("findall", 3):
+        _body_reads(g[2], named)
+        return
+    fv = g[1] if k in _READS else None
+    if k == ("happensAt", 2) and type(g[1]) is tuple and g[1][0] in ("start", "end") and len(g[1]) == 2:
+        fv = g[1][1]
+    got = _fv_key(fv)
+    if got is not None and not _has_slot(got[1]):
+        named.setdefault(got[0], set()).add(got[1])
