@@ -100,6 +100,16 @@ def _stratum_of(role: str) -> int:
     return int(role.rsplit(".", 1)[1]) - 1
 
 
+def _add_seed(box: dict[str, Any], role: str, rec: dict[str, Any]) -> bool:
+    """Whether a seed record was added to ``box`` (a reasoner's ``stash`` or ``joining``): it is
+    when it is of the box's upgrade and its stratum's seed has not ended yet."""
+    j, seeds = _stratum_of(role), box["seeds"]
+    if rec["seed"] != box["id"] or (j in seeds and seeds[j].ended):
+        return False
+    seeds.setdefault(j, Seed()).add(rec)
+    return True
+
+
 # ---------------------------------------------------------------- grounding
 
 
@@ -568,11 +578,8 @@ class ReasonerStage(_ImportingStage):
                 return []
             j = _stratum_of(role)
             seeds = self.joining["seeds"]
-            if value.startswith(SEED_KEY) and (j not in seeds or not seeds[j].ended):
-                rec = orjson.loads(value)
-                if rec["seed"] == self.joining["id"]:
-                    seeds.setdefault(j, Seed()).add(rec)
-                    return self._joined() if all(k in seeds and seeds[k].ended for k in range(self.stratum)) else []
+            if value.startswith(SEED_KEY) and _add_seed(self.joining, role, orjson.loads(value)):
+                return self._joined() if all(k in seeds and seeds[k].ended for k in range(self.stratum)) else []
             if j in seeds and seeds[j].ended:
                 self.joining["held"].append([role, value.decode()])
             return []  # (before the stratum's seed: its content is in the seed)
@@ -581,12 +588,8 @@ class ReasonerStage(_ImportingStage):
             rec = orjson.loads(value)
             if stash is None and self.stratum >= self.plan.fleet_strata and not self.later:
                 stash = self.stash = {"id": rec["seed"], "seeds": {}, "held": []}
-            if stash is not None and rec["seed"] == stash["id"]:
-                j = _stratum_of(role)
-                seeds = stash["seeds"]
-                if j not in seeds or not seeds[j].ended:
-                    seeds.setdefault(j, Seed()).add(rec)
-                    return []
+            if stash is not None and _add_seed(stash, role, rec):
+                return []
             if stash is None:
                 return []  # (not for this reasoner)
         assert stash is not None
