@@ -221,7 +221,8 @@ def build() -> dash_b.Dashboard:
                 "Answers and corrections",
                 "Answer lines published per second, the part of them that corrects earlier answers "
                 "(diff lines of replays), the delayed events and retractions that caused replays, and "
-                "the time points without an answer set (no_answer_set lines: an odd loop or a constraint).",
+                "the time points without an answer set (an odd loop or a constraint: logged; no answer line "
+                "unless --mark-no-answer-set).",
                 "ops",
                 query(f"sum(rate(chronolog_answers_total{{{SEL}}}{rate}))", "answers", "A"),
                 query(f"sum(rate(chronolog_corrections_total{{{SEL}}}{rate}))", "corrections", "B"),

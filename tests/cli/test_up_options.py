@@ -116,6 +116,20 @@ def mode_and_seed(tmp_path: Path, dialect: str) -> None:
     assert {r.plan.seed for r in _reasoners(_up(tmp_path, dialect, "--seed", "7"))} == {7}
 
 
+def mark_no_answer_set(tmp_path: Path, dialect: str) -> None:
+    """Every service is told (a no-op where the program has an answer set at every point:
+    DatalogMTL, RTEC); a LARS fleet's stage writing the answer topic keeps the no_answer_set
+    lines with it, and only with it."""
+    for chain in ([], ["--chain"]):
+        for given in (False, True):
+            planned = _up(tmp_path, dialect, *chain, *(["--mark-no-answer-set"] if given else []))
+            assert planned.fleet.mark_no_answer_set is given
+            assert {cfg.mark_no_answer_set for _, _, cfg, _ in planned.children if cfg is not None} == {given}
+            writing = [s for s in planned.stages if s.kind in ("output", "chain") and hasattr(s, "writer")]
+            assert bool(writing) is (dialect in LARS), (chain, planned.stages)
+            assert all(s.mark is given for s in writing), (chain, given)
+
+
 def idle_flush(tmp_path: Path, dialect: str) -> None:
     """The latest time point is evaluated after this many idle seconds: by ingest's idle
     record in a per-stratum LARS fleet, by the chain's own clock otherwise."""
@@ -208,6 +222,7 @@ CASES: dict[str, tuple[set[str], Callable[[Path, str], None]]] = {
     "--step": ({"rtec"}, window_and_step),
     "--mode": (LARS, mode_and_seed),
     "--seed": (LARS, mode_and_seed),
+    "--mark-no-answer-set": (set(DIALECTS), mark_no_answer_set),
     "--idle-flush": (set(DIALECTS), idle_flush),
     "--dialect": (set(DIALECTS), dialect_option),
     "--bootstrap": (set(DIALECTS), bootstrap),

@@ -42,7 +42,7 @@ def _topics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old_text: str, new_
     def fleet_input(args, text):  # noqa: ANN001, ANN202 (cli.explain._fleet_input, its topics given)
         program = load_program([str(old)], None)
         row = lookup(program.dialect)
-        return program, row, parse_query(text, True), list(records), outcomes, None, None
+        return program, row, parse_query(text, True), list(records), outcomes, None, None, False
 
     monkeypatch.setattr(cli_explain, "_fleet_input", fleet_input)
     return tmp_path
@@ -142,7 +142,7 @@ def test_an_atom_a_later_version_dates_back_is_explained_by_it_on_a_fleet(tmp_pa
 
     def fleet_input(args, text):  # noqa: ANN001, ANN202
         program = load_program([str(tmp_path / "p0.lars")], None)
-        return program, lookup(program.dialect), parse_query(text, True), list(records), outcomes, None, None
+        return program, lookup(program.dialect), parse_query(text, True), list(records), outcomes, None, None, False
 
     monkeypatch.setattr(cli_explain, "_fleet_input", fleet_input)
     code, out = _cli(capsys, "explain", "--why", "r(a)@1", "--as", "json")

@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction, add_run_options: Callable[[argpars
     p.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",
                    help="as run's (with --input): --changes follows the lines run --upgrade writes; --why and "
                         "--why-not explain with the program version in force at T")
+    p.add_argument("--mark-no-answer-set", action="store_true",
+                   help="as run's: --changes numbers the lines run --mark-no-answer-set writes (on a fleet: "
+                        "as its fleet file says)")
     fleet = p.add_argument_group("a running fleet (without --input)")
     fleet.add_argument("--state-dir", default=os.environ.get("CHRONOLOG_STATE_DIR", ".chronolog"),
                        help="the fleet's state directory (default .chronolog, as chronolog up's)")
@@ -84,7 +87,7 @@ def _embedded(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
     with _open_in(args.input) as stream:
         name = "<stdin>" if args.input == "-" else args.input
         events = with_lines(row.read, program, name, stream, args.format, args.on_error, skipped.append)
-        found = changes(evaluator, events, query, until=args.until)
+        found = changes(evaluator, events, query, until=args.until, mark=args.mark_no_answer_set)
     for message in skipped:
         _error(message)
     return found, query
@@ -167,7 +170,9 @@ def _fleet_input(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # wha
         if isinstance(got, dict) and "upgrade" in got:
             outcomes[str(got["upgrade"])] = got
     retention = info.get("retention") if args.retention is None else args.retention
-    return program, row, query, read_topic(bootstrap, names.facts, conf), outcomes, retention, info.get("window")
+    mark = args.mark_no_answer_set or bool(info.get("mark_no_answer_set"))  # (the answer topic's lines)
+    return (program, row, query, read_topic(bootstrap, names.facts, conf), outcomes, retention, info.get("window"),
+            mark)
 
 
 def _fleet(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
@@ -175,17 +180,18 @@ def _fleet(args: argparse.Namespace) -> tuple[Any, Any]:  # (changes, query)
     from chronolog.runtime.explain import changes, fleet_changes, topic_events  # noqa: PLC0415
     from chronolog.stages.interface import StageSpec  # noqa: PLC0415
 
-    program, row, query, records, outcomes, retention, window = _fleet_input(args, args.changes)
+    program, row, query, records, outcomes, retention, window, mark = _fleet_input(args, args.changes)
     spec = StageSpec("chain", retention=retention, window=window if window is not None else args.window,
                      step=args.step)
     read = lambda line, where: read_line(row.name, program, line, where)  # noqa: E731
     if row.strata is None or _upgraded(records, outcomes):
         # a chain service hosting the evaluator: as it evaluates, upgrades included (a LARS
         # fleet's strata, upgraded, mean what its chain service writes: docs/fleet/upgrade.md)
-        return fleet_changes(records, read, upgrader(row, program, spec), outcomes, query), query
+        return fleet_changes(records, read, upgrader(row, program, spec), outcomes, query, mark), query
     # LARS's strata: their answers mean what run prints on the input (CONTRACT section 4)
     options = RunOptions(mode=args.mode, seed=args.seed, retention=retention)
-    return changes(row.evaluator(program, options, lambda m: None), topic_events(records, read), query), query
+    return changes(row.evaluator(program, options, lambda m: None), topic_events(records, read), query,
+                   mark=mark), query
 
 
 def _upgraded(records: list, outcomes: dict[str, dict]) -> bool:
@@ -204,7 +210,7 @@ def _why_on_fleet(args: argparse.Namespace, text: str) -> tuple[Any, ...]:  # (p
     from chronolog.runtime.explain import applied_upgrade, topic_events  # noqa: PLC0415
     from chronolog.versions import parse_time  # noqa: PLC0415
 
-    program, row, query, records, outcomes, retention, _ = _fleet_input(args, text)
+    program, row, query, records, outcomes, retention, *_ = _fleet_input(args, text)
     programs: list[tuple[Any, Any]] = [(None, program)]
     applied: set[str] = set()
     for _, _, _, value, _ in records:

@@ -49,6 +49,9 @@ def _evaluation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=["tms", "oneshot"], help="LARS programs that are not stratified: tms (truth "
                                                               "maintenance, default) or oneshot (clingo per time point)")
     p.add_argument("--seed", type=int, default=0, help="--mode tms: the seed of the choices (default 0)")
+    p.add_argument("--mark-no-answer-set", action="store_true",
+                   help="LARS: also put {\"t\": T, \"no_answer_set\": true} on the answer topic at a time point "
+                        "without an answer set (default: answer lines only; the point is logged and counted)")
     p.add_argument("--kafka-config", help="librdkafka properties file (SASL/TLS ...)")
     p.add_argument("--topic-prefix", default="chronolog", help="topic names are PREFIX.facts, PREFIX.answers, ...")
 
@@ -176,7 +179,7 @@ def _fleet(args: argparse.Namespace, layout: FleetLayout) -> Fleet:
         bootstrap=args.bootstrap, partitions=args.partitions, input_partitions=args.input_partitions,
         idle_flush=args.idle_flush, retention=args.retention, window=args.window, step=args.step,
         kafka_config=os.path.abspath(args.kafka_config) if args.kafka_config else None, prefix=args.topic_prefix,
-        mode=args.mode, seed=args.seed, dialect=args.dialect,
+        mode=args.mode, seed=args.seed, dialect=args.dialect, mark_no_answer_set=args.mark_no_answer_set,
         archive=os.path.abspath(args.archive) if args.archive else None, chain=args.chain,
     )
 
@@ -360,6 +363,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
         state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
         retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
         kafka=kafka_config(args.kafka_config), version=_version(args.program), versions=versions,
+        mark_no_answer_set=bool(getattr(args, "mark_no_answer_set", False)),
     )
 
 

@@ -116,6 +116,9 @@ def build_parser(*, light: bool = False, command: str | None = None) -> argparse
     run.add_argument("--upgrade", action="append", metavar="T=FILE[,FILE...]",
                      help="from time T on, the answers of the program in FILE (repeatable, T increasing): "
                           "the old program's answers before T, the new one's from T on")
+    run.add_argument("--mark-no-answer-set", action="store_true",
+                     help="LARS: write {\"t\": T, \"no_answer_set\": true} into the answers at a time point without "
+                          "an answer set (default: the answers hold only answer lines; a warning on stderr says it)")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="parse and stratify a program; print its strata")
@@ -207,7 +210,8 @@ def _plain_run_args(argv: list[str]) -> SimpleNamespace | None:
         i += 2
     if groups != 1 or values["input"] is None:
         return None
-    return SimpleNamespace(command="run", program=programs, **values, upgrade=None, func=cmd_run)
+    return SimpleNamespace(command="run", program=programs, **values, upgrade=None, mark_no_answer_set=False,
+                           func=cmd_run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -384,9 +388,10 @@ def _run(args: argparse.Namespace, ahead: readahead.ReadAhead | None, report: _S
     if args.input != "-" and args.output != "-" and _same_file(args.input, args.output):
         raise FileError(args.output, "write the output", OSError(0, "it is the input file"))
     collecting = collecting_rarely if row.collect_rarely else contextlib.nullcontext  # else the evaluator's own policy
+    mark = bool(getattr(args, "mark_no_answer_set", False))  # no_answer_set lines among the answers (opt-in)
     if ahead is not None:  # decoded by a second process
         with _open_out(args.output) as out, collecting():
-            stats = run_evaluator(evaluator, iter(ahead), out, until=args.until, warn=_error)
+            stats = run_evaluator(evaluator, iter(ahead), out, until=args.until, warn=_error, mark=mark)
             del evaluator  # freed while the collector is off (else its first collection walks all it holds)
     else:
         with _open_in(args.input) as raw, _progress(raw, args.input) as stream:
@@ -397,7 +402,7 @@ def _run(args: argparse.Namespace, ahead: readahead.ReadAhead | None, report: _S
             read = (row.bulk_read or row.read) if regular else row.read
             events = read(program, stream, name, args.format, args.on_error, report)
             with _open_out(args.output) as out, collecting():
-                stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error)
+                stats = run_evaluator(evaluator, events, out, until=args.until, warn=_error, mark=mark)
                 del evaluator, events  # (as above)
     if report.count:
         _error(f"skipped {report.count} bad input lines")

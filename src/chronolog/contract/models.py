@@ -47,27 +47,34 @@ FactEvent = _fact_event()
 
 
 class AnswerLine(_Strict):
-    """One line on ``chronolog.answers`` (CONTRACT §3): a point or an interval, with an optional diff;
-    or ``{"t": T, "no_answer_set": true}``: the program has no answer set at T (docs/tms.md)."""
+    """One line on ``chronolog.answers`` (CONTRACT §3): a point or an interval, with an optional
+    diff.  Nothing else is on the stream by default; ``--mark-no-answer-set`` adds LARS's
+    ``NoAnswerSetLine`` (docs/formats.md)."""
 
     t: StrictInt | None = Field(default=None, description="the time point (or use interval)")
     interval: StrictStr | None = Field(
         default=None, pattern=r"^[\[(]-?\d+,(-?\d+|inf)[\])]$", description='e.g. "[5,inf)" or "[3,8]"'
     )
-    pred: StrictStr | None = Field(default=None, description="the predicate (absent only on a no_answer_set line)")
+    pred: StrictStr = Field(description="the predicate")
     args: list[Value] = Field(default_factory=list)
     diff: Literal[1, -1] = Field(default=1, description="-1 withdraws an earlier answer")
-    no_answer_set: Literal[True] | None = Field(
-        default=None, description="true: no answer set at t (an odd loop, a constraint); the line carries no atom")
 
     @model_validator(mode="after")
-    def _an_atom_or_no_answer_set(self) -> AnswerLine:
-        if self.no_answer_set:
-            if self.t is None or self.pred is not None or self.interval is not None:
-                raise ValueError("a no_answer_set line has t and nothing else")
-        elif self.pred is None:
-            raise ValueError("pred is required")
+    def _a_point_or_an_interval(self) -> AnswerLine:
+        if (self.t is None) == (self.interval is None):
+            raise ValueError("exactly one of t and interval")
         return self
+
+
+class NoAnswerSetLine(_Strict):
+    """Opt-in (``run``/``up``/``service --mark-no-answer-set``): ``{"t": T, "no_answer_set": true}``
+    among the answer lines, where a LARS program has no answer set at T (an odd loop, a
+    constraint, an ``@``-head dating an atom outside the timeline; docs/tms.md).  It carries no
+    atom.  By default the stream holds no such line: ``run`` warns on stderr, the fleet logs
+    the point and counts it in ``chronolog_no_answer_sets_total``."""
+
+    t: StrictInt = Field(description="the time point without an answer set")
+    no_answer_set: Literal[True]
 
 
 class TimeMarker(_Strict):
@@ -332,6 +339,7 @@ class DeadLetter(_Strict):
 MODELS: dict[str, type[BaseModel]] = {
     "fact-event": FactEvent,
     "answer-line": AnswerLine,
+    "no-answer-set-line": NoAnswerSetLine,
     "time-marker": TimeMarker,
     "ingested-batch": IngestedBatch,
     "grounded-batch": GroundedBatch,

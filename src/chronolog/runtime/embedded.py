@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from chronolog.contract import no_answer_set
+from chronolog.contract.no_answer_set import MARK
 from chronolog.core.events import Event
 from chronolog.core.records import record
 from chronolog.dialects.registry import RunOptions, lookup
@@ -34,6 +36,7 @@ class RunStats:
     answer_lines: int = 0
     corrections: int = 0
     too_late: int = 0
+    no_answer_sets: int = 0  # time points without an answer set (LARS: an odd loop, a constraint)
 
 
 def _stderr(msg: str) -> None:
@@ -63,16 +66,16 @@ def collecting_rarely() -> Iterator[None]:
 
 
 def run_embedded(program: Any, events: Iterable[Event | Block], out: IO[str], *, until: Time | None = None,
-                warn: Callable[[str], None] = _stderr, **options: Any) -> RunStats:
+                warn: Callable[[str], None] = _stderr, mark: bool = False, **options: Any) -> RunStats:
     """``chronolog run`` of a parsed program of any dialect: its row's evaluator with
     ``options`` (``RunOptions``' fields, e.g. ``answers="points"``, ``retention=3``)."""
     return run_evaluator(lookup(program.dialect).evaluator(program, RunOptions(**options), warn), events, out,
-                         until=until, warn=warn)
+                         until=until, warn=warn, mark=mark)
 
 
 def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO[str], *,
                   until: Time | None = None, warn: Callable[[str], None] = _stderr,
-                  latest: Time | None = None) -> RunStats:
+                  latest: Time | None = None, mark: bool = False) -> RunStats:
     """Push ``events`` (arrival order; ``Block``s of the dialect's bulk reader go to
     ``push_block`` whole) and write the answer lines.
 
@@ -83,14 +86,26 @@ def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO
     means a last time advance ``{"t": until}`` (CONTRACT §1): events after it
     are ignored (and counted), and the input is evaluated up to it.  ``latest``: the latest
     time of the events an evaluator restored mid-stream was given (``import_state``), so that
-    the rest of the stream goes on as in one run."""
+    the rest of the stream goes on as in one run.
+
+    A time point without an answer set (LARS: the evaluator's ``warn`` says ``no answer set
+    at t=T``) is counted; its ``{"t": T, "no_answer_set": true}`` line stays out of ``out``,
+    which holds only CONTRACT §3 lines, unless ``mark`` (``--mark-no-answer-set``) keeps it."""
     stats = RunStats()
     binary = getattr(out, "buffer", None)
-    write = binary.write if binary is not None else (lambda b: out.write(b.decode()))
+    raw = binary.write if binary is not None else (lambda b: out.write(b.decode()))
+
+    def unanswered(data: bytes) -> bytes:
+        """``data`` without its no_answer_set lines, counted (the evaluator warned of each)."""
+        data, found = no_answer_set.split(data)
+        stats.no_answer_sets += len(found)
+        stats.answer_lines -= len(found)  # (the batch counted them among its lines)
+        return data
 
     def emit(batch: Answers) -> None:
         if batch.line_count:
-            write(batch.lines())
+            data = batch.lines()
+            raw(data if mark or MARK not in data else unanswered(data))
             stats.answer_lines += batch.line_count
             stats.corrections += batch.corrections
 
@@ -110,7 +125,8 @@ def run_evaluator(evaluator: Evaluator, events: Iterable[Event | Block], out: IO
                 if latest is not None:  # (emit, inline: a call per time point shows in LARS's runs)
                     batch = advance(latest)
                     if batch.line_count:
-                        write(batch.lines())
+                        data = batch.lines()
+                        raw(data if mark or MARK not in data else unanswered(data))
                         stats.answer_lines += batch.line_count
                         stats.corrections += batch.corrections
                 latest = t

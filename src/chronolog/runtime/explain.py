@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from chronolog.contract import no_answer_set
 from chronolog.core import intervals as I
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
@@ -124,9 +125,10 @@ class Recorder:
     """An ``Evaluator`` as ``run`` drives it, noting for every answer line that covers the
     query the events pushed since the previous batch."""
 
-    def __init__(self, inner: Evaluator, query: Query) -> None:
+    def __init__(self, inner: Evaluator, query: Query, mark: bool = False) -> None:
         self.inner = inner
         self.query = query
+        self.mark = mark  # run's --mark-no-answer-set: its no_answer_set lines are among the lines numbered
         self.since: list[Event] = []
         self.evaluated: Time | None = None  # the latest time whose answers are written
         self.applied: Time | None = None  # the latest time whose events are evaluated (RTEC: a tick before)
@@ -154,6 +156,8 @@ class Recorder:
             # grounds its fluents from the start) all it was given
             fresh = [e for e in fresh if now_applied is None or e.t <= now_applied] or fresh
             for raw in batch.lines().splitlines():
+                if not self.mark and no_answer_set.is_line(raw):
+                    continue  # (not among the lines run writes)
                 self.lines += 1
                 line = _decode(raw)
                 if not self.query.covers(line):
@@ -188,6 +192,8 @@ class Recorder:
         """Lines a program upgrade wrote (``versions.switch``): taken back from T on, and the
         new program's from T on."""
         for raw in lines:
+            if not self.mark and no_answer_set.is_line(raw):
+                continue
             self.lines += 1
             line = _decode(raw)
             if self.query.covers(line):
@@ -205,10 +211,12 @@ class Recorder:
         return getattr(self.inner, name)
 
 
-def changes(evaluator: Evaluator, events: Iterable[Event], query: Query, until: Time | None = None) -> list[Change]:
-    """The answer lines ``run`` writes that cover the query, with their causes."""
-    recorder = Recorder(evaluator, query)
-    run_evaluator(recorder, events, io.StringIO(), until=until, warn=lambda m: None)  # type: ignore[arg-type]
+def changes(evaluator: Evaluator, events: Iterable[Event], query: Query, until: Time | None = None,
+            mark: bool = False) -> list[Change]:
+    """The answer lines ``run`` writes that cover the query, with their causes (``mark``: run's
+    ``--mark-no-answer-set``, whose no_answer_set lines count in the numbering)."""
+    recorder = Recorder(evaluator, query, mark)
+    run_evaluator(recorder, events, io.StringIO(), until=until, warn=lambda m: None, mark=True)  # type: ignore[arg-type]
     return recorder.changes
 
 
@@ -314,12 +322,12 @@ def applied_upgrade(value: bytes, outcomes: dict[str, dict], applied: set[str]) 
 
 
 def fleet_changes(records: Iterable[tuple[str, int, int, bytes, float]], read: Callable[[str, str], Iterator[Event]],
-                  upgrader: Any, outcomes: dict[str, dict], query: Query) -> list[Change]:
+                  upgrader: Any, outcomes: dict[str, dict], query: Query, mark: bool = False) -> list[Change]:
     """The answer lines a fleet service (``EvaluatorStage``) writes about the query, read again
     from its input topic's records: each event with its topic, partition and offset, each
     applied program upgrade (its request on the topic, its T from the control topic's
     ``outcomes``) restating from its T on, the input idle at the end (no end of input)."""
-    recorder = Recorder(upgrader.make(None), query)
+    recorder = Recorder(upgrader.make(None), query, mark)
     applied: set[str] = set()
     latest: Time | None = None
     for topic, partition, offset, value, _ in records:
@@ -423,7 +431,7 @@ def _answers(evaluator: Evaluator, events: list[Event], query: Query | None = No
     evaluated to at least its time, ``_until``)."""
     out = io.StringIO()
     until = _until(events, query) if query is not None and events else None
-    run_evaluator(evaluator, events, out, until=until, warn=lambda m: None)
+    run_evaluator(evaluator, events, out, until=until, warn=lambda m: None, mark=True)
     return [_decode(raw) for raw in out.getvalue().splitlines()]
 
 
@@ -618,7 +626,7 @@ class Prefixes:
             return  # its state cannot be kept mid-stream (LarsModels, RTEC's windows): each candidate from the start
         self._latest: Time | None = None
         self._lines: list[bytes] = []
-        run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None)  # type: ignore[arg-type]
+        run_evaluator(self, events[:max(places)], io.StringIO(), warn=lambda m: None, mark=True)  # type: ignore[arg-type]
 
     def derives_with(self, ev: Event, query: Query) -> bool:
         return query.holds(self.answers_with(ev, query))
@@ -633,7 +641,7 @@ class Prefixes:
         evaluator.import_state(state)
         out = io.StringIO()
         rest = [ev, *self.events[at:]]
-        run_evaluator(evaluator, rest, out, until=_until([*self.events, ev], query), warn=lambda m: None,
+        run_evaluator(evaluator, rest, out, until=_until([*self.events, ev], query), warn=lambda m: None, mark=True,
                       latest=latest)
         return [_decode(raw) for raw in [*lines, *out.getvalue().encode().splitlines()]]
 

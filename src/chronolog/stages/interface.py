@@ -119,6 +119,9 @@ class StageSpec:
     # the program versions upgrades applied since the fleet started (their files, oldest first), which
     # ``up``'s supervisor gives a restarted output when the strata or answer predicates changed
     versions: tuple[Any, ...] = ()
+    # the answer topic holds LARS's no_answer_set lines too (``--mark-no-answer-set``; by default
+    # only CONTRACT section 3 lines: the point is logged and counted instead)
+    mark_no_answer_set: bool = False
 
 
 @record(frozen=True)

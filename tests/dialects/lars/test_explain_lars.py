@@ -479,8 +479,11 @@ def test_why_cites_the_events_that_keep_the_evaluation_consistent(tmp_path, caps
         alone.write_text("".join(json.dumps(e) + "\n" for e in [{"t": 2}, *cited, {"t": 3}]))
         capsys.readouterr()
         assert main(["run", prog, "--input", str(alone)]) == 0
-        lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        out, err = capsys.readouterr()
+        lines = [json.loads(x) for x in out.splitlines()]
+        assert all("pred" in x for x in lines)  # (the point is a warning, not a line)
         assert (("a", (1,), 3) in meaning(lines, (2, 3))) is derived
+        assert ("warning: no answer set at t=3 (c derived at time 1, outside the timeline [2,3])" in err) is not derived
 
 
 def test_an_order_comparison_of_a_number_and_a_constant_fails_as_in_run(tmp_path, capsys):

@@ -269,22 +269,33 @@ ODD = parse_lars(
 
 @pytest.mark.parametrize("mode", ["tms", "oneshot"])
 def test_points_without_an_answer_set_mean_the_same_in_the_backfill(mode):
-    """``chronolog run`` writes ``{"t":T,"no_answer_set":true}`` where the odd loop
-    fires (q in the window); the backfill's published-answer reader skips those
-    lines, and its own evaluation has no atoms there: the same meaning, in both
-    modes.  (A whole-history backfill starts where the live run did: the same
+    """Where the odd loop fires (q in the window) ``chronolog run`` warns of each point and
+    writes only answer lines; with ``--mark-no-answer-set`` it also writes
+    ``{"t":T,"no_answer_set":true}`` there, which the backfill's published-answer reader
+    skips.  Its own evaluation has no atoms there: the same meaning, in both modes, from
+    either stream.  (A whole-history backfill starts where the live run did: the same
     choices, docs/tms.md.)"""
     events = [Event(t, "p", (t % 3,)) for t in range(12)] + [Event(4, "q"), Event(9, "q")]
     events.sort(key=lambda e: e.t)
+    warned: list[str] = []
     out = io.StringIO()
-    run_embedded(ODD, events, out, warn=lambda m: None, mode=mode)
+    run_embedded(ODD, events, out, warn=warned.append, mode=mode)
+    default = [orjson.loads(x) for x in out.getvalue().splitlines()]
+    assert all("pred" in x for x in default)  # CONTRACT section 3 lines only
+    out = io.StringIO()
+    run_embedded(ODD, events, out, warn=lambda m: None, mode=mode, mark=True)
     lines = [orjson.loads(x) for x in out.getvalue().splitlines()]
     empty = sorted(x["t"] for x in lines if x.get("no_answer_set"))
     assert empty == [4, 5, 9, 10]  # q [1]: at q's point and the next
+    assert [w for w in warned if "no answer set" in w] == [
+        f"warning: no answer set at t={t} ({why}); no answers for that evaluation" for t in empty
+        for why in ["no consistent labelling: an odd loop through not, or a constraint" if mode == "tms"
+                    else "clingo finds none"]]
     for x in lines:
         if x.get("no_answer_set"):
             assert parse_answer(orjson.dumps(x).decode(), HERE) is None
     points = meaning(lines, (0, 11))
+    assert meaning(default, (0, 11)) == points
     assert not any(T in empty for _, _, T in points)
     assert truth(ODD, events, 0, 11, mode=mode) == points
     segmented = truth(ODD, events, 0, 11, size=3, mode=mode)  # segments start afresh: their choices may differ

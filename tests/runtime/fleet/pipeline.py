@@ -21,6 +21,7 @@ from chronolog.contract.models import (
     Idle,
     IngestedBatch,
     LateEvents,
+    NoAnswerSetLine,
     StratumRecord,
     TimeMarker,
 )
@@ -46,13 +47,25 @@ def validate(topic: str, value: bytes) -> None:
         raise AssertionError(f"unknown topic {topic}")
 
 
+def answer_line(line: bytes, mark: bool) -> None:
+    """An answer-topic line obeys the contract (CONTRACT section 3); a no_answer_set line is
+    there only with ``mark`` (``--mark-no-answer-set``), and then as its own schema says."""
+    if mark and orjson.loads(line).get("no_answer_set"):
+        NoAnswerSetLine.model_validate_json(line)
+    else:
+        AnswerLine.model_validate_json(line)
+
+
 def run_pipeline(
     program: Program, lines: list[bytes], *, partitions: int = 1, seed: int = 0, restarts: int = 0,
-    idle_every: int = 0, retention: int | None = None, batch: int = 1,
+    idle_every: int = 0, retention: int | None = None, batch: int = 1, mark: bool = False,
+    counted: list[int] | None = None,
 ) -> tuple[list[dict], int]:
     """Answer lines (decoded) of the whole fleet on ``lines``; and the dead-letter count.
     ``batch`` > 1: a reasoner consumes up to that many records of each input at once
-    (``process``, as the service does), sometimes told the epoch goes on (``more``)."""
+    (``process``, as the service does), sometimes told the epoch goes on (``more``).
+    ``mark``: the outputs' ``--mark-no-answer-set``; ``counted`` gets each output's count of
+    points without an answer set at the end (``chronolog_no_answer_sets_total``)."""
     plan = plan_program(program)
     key, _ = partition_key(plan)
     n = partitions if key is not None else 1
@@ -61,7 +74,7 @@ def run_pipeline(
     ingest = IngestStage(key, n, retention=retention)
     grounding = [GroundingStage(idle_flush=0.0) for _ in range(n)]
     reasoners = {(k, p): ReasonerStage(plan, k, retention=retention) for k in range(strata) for p in range(n)}
-    outputs = [OutputStage(plan, strata, retention=retention) for _ in range(n)]
+    outputs = [OutputStage(plan, strata, retention=retention, mark=mark) for _ in range(n)]
     queues: dict[tuple[str, int], deque] = {}
 
     def q(topic: str, p: int) -> deque:
@@ -169,7 +182,7 @@ def run_pipeline(
                 if got:
                     lines = stage.flush()
                     for line in lines:
-                        AnswerLine.model_validate_json(line)
+                        answer_line(line, mark)
                     answers.extend(lines)
                     progressed = True
             if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
@@ -184,18 +197,21 @@ def run_pipeline(
                         continue  # mid-epoch: a service commits (and so restarts from) only where one ends
                     reasoners[(k, p)] = roundtrip(reasoners[(k, p)], ReasonerStage(plan, k, retention=retention))
                 elif which == 2:
-                    outputs[p] = roundtrip(outputs[p], OutputStage(plan, strata, retention=retention))
+                    outputs[p] = roundtrip(outputs[p], OutputStage(plan, strata, retention=retention, mark=mark))
                 else:
                     ingest = roundtrip(ingest, IngestStage(key, n, retention=retention))
         if not progressed:
             break
         assert steps < 100_000
+    if counted is not None:
+        counted.extend(o.progress()["no_answer_sets"] for o in outputs)
     return [orjson.loads(a) for a in answers], dead
 
 
 def run_chain(
     program: Program, lines: list[bytes], *, partitions: int = 1, seed: int = 0, restarts: int = 0,
-    idle_every: int = 0, retention: int | None = None, batch: int = 5,
+    idle_every: int = 0, retention: int | None = None, batch: int = 5, mark: bool = False,
+    counted: list[int] | None = None,
 ) -> tuple[list[dict], int]:
     """The chained fleet (``chronolog up --chain``): with one partition a single
     chain with ingest inside; with several, ingest and one chain per partition.
@@ -205,7 +221,7 @@ def run_chain(
     n = partitions if key is not None else 1
     rng = random.Random(seed)
     ingest = IngestStage(key, n, retention=retention)
-    chains = [ChainStage(plan, ingest if n == 1 else None, idle_flush=0.0, retention=retention)
+    chains = [ChainStage(plan, ingest if n == 1 else None, idle_flush=0.0, retention=retention, mark=mark)
               for _ in range(n)]
     answers: list[bytes] = []
     dead = 0
@@ -222,7 +238,7 @@ def run_chain(
             chains[p].idle(now=1e9)
         lines = chains[p].flush()
         for line in lines:
-            AnswerLine.model_validate_json(line)
+            answer_line(line, mark)
         answers.extend(lines)
 
     pending = list(lines)
@@ -251,10 +267,12 @@ def run_chain(
         if restarts and rng.randrange(max(1, 40 // restarts)) == 0:
             p = rng.randrange(n)
             inside = IngestStage(key, 1, retention=retention) if n == 1 else None
-            chains[p] = roundtrip(chains[p], ChainStage(plan, inside, idle_flush=0.0, retention=retention))
+            chains[p] = roundtrip(chains[p], ChainStage(plan, inside, idle_flush=0.0, retention=retention, mark=mark))
             if n == 1:
                 ingest = chains[0].ingest  # type: ignore[assignment]
     for p in range(n):
         chains[p].idle(now=1e9)
         finish(p)
+    if counted is not None:
+        counted.extend(c.progress()["no_answer_sets"] for c in chains)
     return [orjson.loads(a) for a in answers], dead

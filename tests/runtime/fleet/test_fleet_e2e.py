@@ -201,6 +201,31 @@ def test_fleet_answers_mean_what_embedded_prints(fleet, tmp_path, partitions):
     assert all(all(a < b for a, b in zip(e, e[1:])) for e in committed.values()), committed
 
 
+# an odd loop while q(1) is in the window [1]: q(1) at 4, so no answer set at 4 and 5 (LARS.md)
+ODD = "a(X) :- p(X) [0].\nx(X) :- q(X) [1], not x(X).\n"
+
+
+@pytest.mark.parametrize("mark", [False, True])
+def test_points_without_an_answer_set_are_logged_and_counted_and_lines_only_on_request(fleet, tmp_path, mark):
+    """The answer topic holds only CONTRACT section 3 lines; the output logs each point without
+    an answer set and counts it (chronolog_no_answer_sets_total); ``up --mark-no-answer-set``
+    puts the no_answer_set line of each such point on the topic too."""
+    events = [Event(t, "p", (1,)) for t in range(10)] + [Event(4, "q", (1,))]
+    events.sort(key=lambda e: e.t)
+    want = expected(ODD, events)
+    assert want == {("a", (1,), t) for t in range(10) if t not in (4, 5)}  # (nothing holds there)
+    up = fleet(*(["--mark-no-answer-set"] if mark else []), program=ODD)
+    up.publish(events, tmp_path / "in.jsonl")
+    assert up.wait_for(want, events) == want
+    answers = up.answers()
+    assert sorted(x["t"] for x in answers if "pred" not in x) == ([4, 5] if mark else [])
+    assert all(set(x) == {"t", "no_answer_set"} for x in answers if "pred" not in x)
+    assert up.metric("chronolog_no_answer_sets_total", "output") >= 2
+    log = (up.dir / "run" / "reasoner-1-p0.log").read_text()  # (the stratum that has the odd loop says why)
+    assert "no answer set at t=4 (no consistent labelling: an odd loop" in log, log[-2000:]
+    assert "no answer set at t=5 (no consistent labelling: an odd loop" in log, log[-2000:]
+
+
 def test_transactions_larger_than_the_producer_queue_commit(fleet, tmp_path):
     """Every service's producer may queue only 8 records: each transaction with
     more (the changelog entries, output's answer lines) waits for room and

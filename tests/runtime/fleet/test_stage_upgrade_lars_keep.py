@@ -105,6 +105,7 @@ def test_a_kept_component_in_a_changed_stratum_is_written_once(tmp_path, capsys,
     first = [{"t": 0}, {"t": 5, "pred": "p", "args": [1]}, {"t": 7}]
     got, said = _fleet(at, restart, new, old, first, [{"t": 9}])
     assert said[0]["kept"] == ["c/0"]
+    assert all("pred" in x for x in got)  # (the answer topic: the point without one is no line)
     want = {("b", (1,), 5), ("a", (1,), 5)} | {("c", (), t) for t in range(10)}
     assert meaning(got, (0, 9), running=True) == want
     assert meaning(_run_upgrade(tmp_path, capsys, at, first + [{"t": 9}], new, old), (0, 9)) == want

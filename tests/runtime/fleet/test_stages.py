@@ -121,10 +121,13 @@ def test_non_stratified_program_runs_as_one_reasoner():
         assert fleet(program, events, seed=seed) == embedded(program, events), seed
 
 
-def test_points_without_an_answer_set_travel_through_the_fleet():
-    """An odd loop has no answer set while q holds: those points' stratum records
-    say ok=false (the stores keep only the false flags) and the answer stream
-    says no_answer_set there, as embedded mode does, across restarts."""
+@pytest.mark.parametrize("chain", [False, True])
+def test_points_without_an_answer_set_travel_through_the_fleet(chain):
+    """An odd loop has no answer set while q holds: those points' stratum records say
+    ok=false (the stores keep only the false flags).  The answer topic holds only CONTRACT
+    section 3 lines (the pipeline validates each as an AnswerLine) and the output counts the
+    points (``chronolog_no_answer_sets_total``); with ``--mark-no-answer-set`` it says
+    no_answer_set at the points ``run --mark-no-answer-set`` names, across restarts."""
     program = parse_lars("""
         a(X) :- p(X) [0].
         x(X) :- q(X) [1], not x(X).
@@ -134,10 +137,19 @@ def test_points_without_an_answer_set_travel_through_the_fleet():
     rng = random.Random(1)
     events = [Event(t, rng.choice("pqr"), (x,)) for t in range(40) for x in range(3) if rng.random() < 0.5]
     out = io.StringIO()
-    run_embedded(program, events, out, warn=lambda m: None)
-    assert '"no_answer_set":true' in out.getvalue()  # the case is exercised
+    run_embedded(program, events, out, warn=lambda m: None, mark=True)
+    said = {x["t"] for x in map(orjson.loads, out.getvalue().splitlines()) if x.get("no_answer_set")}
+    assert said  # the case is exercised
+    run = run_chain if chain else run_pipeline
     for seed in range(5):
-        assert fleet(program, events, seed=seed, restarts=3) == embedded(program, events), seed
+        counted: list[int] = []
+        lines, _ = run(program, [event_json(e) for e in events], seed=seed, restarts=3, counted=counted)
+        assert not [x for x in lines if "pred" not in x], seed
+        assert meaning(lines, span(events)) == embedded(program, events), seed
+        assert sum(counted) >= len(said), seed  # (a point evaluated again is counted again)
+        marked, _ = run(program, [event_json(e) for e in events], seed=seed, restarts=3, mark=True)
+        assert {x["t"] for x in marked if x.get("no_answer_set")} == said, seed
+        assert meaning(marked, span(events)) == embedded(program, events), seed
 
 
 KEYED = parse_lars(

@@ -280,8 +280,10 @@ class AnswerWriter:
         return count
 
     def _no_answer_set(self, result: StepResult) -> list[bytes]:
-        """No answer set at t (an odd loop, a constraint): said in the stream, not silently
-        nothing; the answers of t are empty (open lines close at t)."""
+        """No answer set at t (an odd loop, a constraint): said among the lines, not silently
+        nothing (the answers of t are empty: open lines close at t).  What reads the lines
+        inside chronolog needs the line; the user's answer stream has it only on request
+        (contract/no_answer_set.py): the reasoner's warning says it otherwise."""
         if result.consistent:
             return []
         self.no_answer_sets += 1

@@ -57,12 +57,14 @@ def _stage(plan: Plan, key: dict[str, int] | None, spec: StageSpec) -> Stage:
     if spec.role == "output":  # every program version's answers, over the most strata any has
         later = [new_plan_of(plan, key, spec)(v) for v in spec.versions]
         strata = max(p.fleet_strata for p in [plan, *later])
-        return OutputStage(serving(plan, later), strata, warn=spec.warn, retention=retention, version=spec.version)
+        return OutputStage(serving(plan, later), strata, warn=spec.warn, retention=retention, version=spec.version,
+                           mark=spec.mark_no_answer_set)
     if spec.role == "chain":
         ingest = IngestStage(key, 1, spec.input_partitions, retention) if spec.chained_ingest else None
         name = "chain" if spec.partitions == 1 else f"chain.{spec.partition}"
         return ChainStage(plan, ingest, idle_flush=spec.idle_flush, warn=spec.warn, retention=retention,
-                          upgrader=lars_upgrader(plan, key, spec), name=name, version=spec.version)
+                          upgrader=lars_upgrader(plan, key, spec), name=name, version=spec.version,
+                          mark=spec.mark_no_answer_set)
     raise ChronologError(f"error: a LARS fleet has no service {spec.role!r}")
 
 

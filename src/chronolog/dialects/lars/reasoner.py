@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from chronolog.contract import no_answer_set
 from chronolog.core.events import Event, OnePredicate, withdrawn
 from chronolog.dialects.lars import gaps
 from chronolog.dialects.lars.engine.content import NOTHING, Content
@@ -540,7 +541,7 @@ class Reasoner:
             if self.observe is not None:
                 self.observe(t, self.engine, result)
             if not result.consistent:
-                self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
+                self.warn(f"warning: {no_answer_set.message(t, result.reason)}; no answers for that evaluation")
             self.sink.step(result, self.engine)
             if self.retention is not None and t % self.prune_every == 0:
                 self.prune(t)
@@ -569,7 +570,7 @@ class Reasoner:
             if self.observe is not None:
                 self.observe(t, self.engine, result)
             if not result.consistent:
-                self.warn(f"warning: the program has no answer set at t={t}; no answers for that evaluation")
+                self.warn(f"warning: {no_answer_set.message(t, result.reason)}; no answers for that evaluation")
             sink.step(result, self.engine)
             if self.retention is not None and t % self.prune_every == 0:
                 self.prune(t)

@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
+from chronolog.contract import no_answer_set
 from chronolog.core.errors import ChronologError
 from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
@@ -97,6 +98,16 @@ _quiet = quiet
 def _stratum_of(role: str) -> int:
     """0-based stratum of a "stratum.k" role."""
     return int(role.rsplit(".", 1)[1]) - 1
+
+
+def _add_seed(box: dict[str, Any], role: str, rec: dict[str, Any]) -> bool:
+    """Whether a seed record was added to ``box`` (a reasoner's ``stash`` or ``joining``): it is
+    when it is of the box's upgrade and its stratum's seed has not ended yet."""
+    j, seeds = _stratum_of(role), box["seeds"]
+    if rec["seed"] != box["id"] or (j in seeds and seeds[j].ended):
+        return False
+    seeds.setdefault(j, Seed()).add(rec)
+    return True
 
 
 # ---------------------------------------------------------------- grounding
@@ -567,11 +578,8 @@ class ReasonerStage(_ImportingStage):
                 return []
             j = _stratum_of(role)
             seeds = self.joining["seeds"]
-            if value.startswith(SEED_KEY) and (j not in seeds or not seeds[j].ended):
-                rec = orjson.loads(value)
-                if rec["seed"] == self.joining["id"]:
-                    seeds.setdefault(j, Seed()).add(rec)
-                    return self._joined() if all(k in seeds and seeds[k].ended for k in range(self.stratum)) else []
+            if value.startswith(SEED_KEY) and _add_seed(self.joining, role, orjson.loads(value)):
+                return self._joined() if all(k in seeds and seeds[k].ended for k in range(self.stratum)) else []
             if j in seeds and seeds[j].ended:
                 self.joining["held"].append([role, value.decode()])
             return []  # (before the stratum's seed: its content is in the seed)
@@ -580,12 +588,8 @@ class ReasonerStage(_ImportingStage):
             rec = orjson.loads(value)
             if stash is None and self.stratum >= self.plan.fleet_strata and not self.later:
                 stash = self.stash = {"id": rec["seed"], "seeds": {}, "held": []}
-            if stash is not None and rec["seed"] == stash["id"]:
-                j = _stratum_of(role)
-                seeds = stash["seeds"]
-                if j not in seeds or not seeds[j].ended:
-                    seeds.setdefault(j, Seed()).add(rec)
-                    return []
+            if stash is not None and _add_seed(stash, role, rec):
+                return []
             if stash is None:
                 return []  # (not for this reasoner)
         assert stash is not None
@@ -1047,13 +1051,23 @@ class _LineBuffer:
     def flush(self) -> None:
         pass
 
-    def take(self) -> list[bytes]:
+    def take(self, mark: bool = False) -> list[bytes]:
         data = self.buffer.getvalue()
         if not data:
             return []
         self.buffer.seek(0)
         self.buffer.truncate()
-        return data.splitlines()
+        return shown(data, mark)
+
+
+def shown(data: bytes, mark: bool) -> list[bytes]:
+    """The lines of ``data`` the answer topic gets: CONTRACT §3 lines only, unless ``mark``
+    (``--mark-no-answer-set``) keeps the no_answer_set lines too.  The point stays visible
+    without its line: the reasoner logs it (with the reason) and the writer counts it
+    (``progress``, the metric ``chronolog_no_answer_sets_total``)."""
+    if not mark:
+        data, _ = no_answer_set.split(data)
+    return data.splitlines()
 
 
 class _Answering:
@@ -1061,6 +1075,7 @@ class _Answering:
 
     buffer: _LineBuffer
     writer: AnswerWriter
+    mark: bool = False  # no_answer_set lines on the answer topic too (``--mark-no-answer-set``)
 
     def _answer_writer(self, plan: Plan, answers: str) -> AnswerWriter:
         self.buffer = _LineBuffer()
@@ -1068,7 +1083,7 @@ class _Answering:
         return self.writer
 
     def _lines(self) -> list[bytes]:
-        return self.buffer.take()
+        return self.buffer.take(self.mark)
 
 
 def serving(plan: Plan, versions: list[Plan]) -> Plan:
@@ -1113,7 +1128,8 @@ class OutputStage(_Answering, _ImportingStage):
     kind: ClassVar[str] = "output"
 
     def __init__(self, plan: Plan, strata: int, answers: str = "changelog", warn=_quiet,  # type: ignore[no-untyped-def]
-                 retention: int | None = None, version: str | None = None) -> None:
+                 retention: int | None = None, version: str | None = None, mark: bool = False) -> None:
+        self.mark = mark
         self.lower = {j: StratumStore() for j in range(strata)}
         self.version = self.base_version = version  # configured; the one its state was made by
         # what of the program it depends on: an upgrade that keeps it (per_stratum_refusal) leaves it alone
@@ -1311,8 +1327,10 @@ class ChainStage:
 
     def __init__(self, plan: Plan, ingest: IngestStage | None = None, idle_flush: float = 1.0,  # type: ignore[no-untyped-def]
                  answers: str = "changelog", warn=_quiet, retention: int | None = None,
-                 upgrader: Upgrader | None = None, name: str = "chain", version: str | None = None) -> None:
+                 upgrader: Upgrader | None = None, name: str = "chain", version: str | None = None,
+                 mark: bool = False) -> None:
         self.ingest = ingest
+        self.mark = mark  # no_answer_set lines on the answer topic too (``--mark-no-answer-set``)
         self.version = self.base_version = version  # configured; the one its state was made by
         self.grounding = GroundingStage(idle_flush=idle_flush)
         self.closed: int | None = None
@@ -1378,7 +1396,7 @@ class ChainStage:
                 lines += self.flush()  # what came before it is evaluated by the program before it
                 said, restated = self._upgrade(value)
                 leaving += said
-                lines += restated
+                lines += shown(b"\n".join(restated), self.mark) if restated else []
                 continue
             leaving.extend(self.handle(value, topic, partition, offset, now))
         self.idle(now)
@@ -1447,7 +1465,7 @@ class ChainStage:
         """Evaluate the closed time points; the answer lines that result."""
         if self.closed is None:
             return []
-        return self.evaluator.advance(self.closed).lines().splitlines()
+        return shown(self.evaluator.advance(self.closed).lines(), self.mark)
 
     def journals(self) -> dict[str, Journal]:
         return self._journals

@@ -58,6 +58,7 @@ class ServiceConfig:
     prefix: str = "chronolog"
     version: str | None = None  # the program version it was started with (versions.version_id of its files)
     versions: tuple = ()  # the program versions applied since the fleet started (StageSpec.versions)
+    mark_no_answer_set: bool = False  # no_answer_set lines on the answer topic too (StageSpec)
     kafka: dict[str, str] = field(default_factory=dict)
     batch: int = 2000
     poll: float = 0.01
@@ -178,7 +179,7 @@ def make_stage(cfg: ServiceConfig) -> Stage:
     return layout.stage(StageSpec(
         cfg.service, cfg.stratum, cfg.partition, cfg.partitions, cfg.input_partitions, cfg.idle_flush,
         cfg.retention, cfg.window, cfg.step, chains_ingest(cfg), logging.getLogger("chronolog.service").warning,
-        version=cfg.version, versions=cfg.versions))
+        version=cfg.version, versions=cfg.versions, mark_no_answer_set=cfg.mark_no_answer_set))
 
 
 def chains_ingest(cfg: ServiceConfig) -> bool:

@@ -31,7 +31,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "chronolog_answers_total": ("counter", "Answer lines published on the answer topic (output service)"),
     "chronolog_corrections_total": ("counter", "Answer lines that correct earlier answers (diff lines of replays)"),
     "chronolog_no_answer_sets_total": ("counter", "Time points without an answer set (odd loop or constraint)"
-                                                  ", each a no_answer_set answer line"),
+                                                  ", each logged (a no_answer_set answer line only with "
+                                                  "--mark-no-answer-set)"),
     "chronolog_dead_letters_total": ("counter", "Malformed events sent to the dead-letter topic"),
     "chronolog_late_events_total": ("counter", "Events older than the retention horizon, routed to the late topic"),
     "chronolog_delayed_events_total": ("counter", "Delayed events and retractions repaired by replay"),

@@ -87,6 +87,7 @@ class Fleet:
     chain: bool = False  # grounding, reasoners and output chained in one process per partition
     mode: str | None = None  # tms or oneshot for programs that are not stratified (None: tms)
     seed: int = 0
+    mark_no_answer_set: bool = False  # no_answer_set lines on the answer topic too (up --mark-no-answer-set)
     dialect: str | None = None  # as `up --dialect` gave it (None: by the files' extension)
     children: list[Child] = field(default_factory=list)
     broker: LocalBroker | None = None
@@ -151,6 +152,8 @@ class Fleet:
             common += ["--mode", self.mode]
         if self.seed:
             common += ["--seed", str(self.seed)]
+        if self.mark_no_answer_set:
+            common += ["--mark-no-answer-set"]
         if self.kafka_config:
             common += ["--kafka-config", self.kafka_config]
         if self.strata is not None and self.strata.versions:
@@ -278,6 +281,7 @@ class Fleet:
             "retention": self.retention,
             "window": self.window,
             "chain": self.chain,
+            "mark_no_answer_set": self.mark_no_answer_set,
             # per stratum: reasoners per partition and the predicates the output serves, as upgrades left them
             "strata": None if self.strata is None else self.strata.strata,
             "served": None if self.strata is None else sorted(self.strata.served),

@@ -42,6 +42,7 @@ class ClingoEngine:
         if found is None:
             log.debug("no answer set at t=%d", t)
             result.consistent = False
+            result.reason = "clingo finds none"
             found = set()
         answer = {((p, len(a)), a, T) for p, a, T in found}
         timed = self.plan.timed

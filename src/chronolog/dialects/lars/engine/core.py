@@ -72,7 +72,7 @@ class StepResult:
     ``timed`` is their flat form.
     """
 
-    __slots__ = ("t", "_now", "_groups", "_timed", "_timed_groups", "consistent")
+    __slots__ = ("t", "_now", "_groups", "_timed", "_timed_groups", "consistent", "reason")
 
     def __init__(
         self, t: int, now: list[tuple[PredKey, tuple, int]] | None = None,
@@ -84,6 +84,7 @@ class StepResult:
         self._timed = timed
         self._timed_groups: list[NowGroup] | None = None if timed is not None else []
         self.consistent = consistent
+        self.reason: str | None = None  # why there is no answer set at t, where the engine knows
 
     @property
     def timed(self) -> list[tuple[PredKey, tuple, int, int]]:
@@ -348,6 +349,7 @@ class Engine(StreamViews, CountingMaintenance):
 
             logging.getLogger(__name__).debug("no answer set at t=%d: %s", t, exc)
             result.consistent = False
+            result.reason = str(exc)
             for ci, (comp, _, _) in enumerate(self._components):
                 if self._role[ci] == "skip":
                     continue

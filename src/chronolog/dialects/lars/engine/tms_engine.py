@@ -52,6 +52,9 @@ from chronolog.dialects.lars.engine.tms_grounder import LarsGrounder
 from chronolog.dialects.lars.engine.tms_split import split_plan
 from chronolog.dialects.lars.plan import Plan, PredKey, trim_stream
 
+# why there is no answer set where the truth maintenance finds no labelling (a ``run`` warning)
+UNLABELLED = "no consistent labelling: an odd loop through not, or a constraint"
+
 
 class TmsEngine:
     """The TMS strategy behind the incremental ``Engine``'s interface."""
@@ -157,6 +160,8 @@ class TmsEngine:
         change), the lower part's (``low``) first."""
         result = StepResult(t) if low is None else self._shown(t, low)
         result.consistent = self.consistent
+        if not self.consistent:
+            result.reason = low.reason if low is not None and not low.consistent else UNLABELLED
         if unchanged:
             return result
         now, timed = self._answer_now(t) if self.consistent else (set(), set())
