@@ -55,3 +55,28 @@ def test_chain_over_a_trillion_points(monkeypatch):
     got = chain("alarm :- not p [5].\n", [Event(0), Event(10**12, "p", ())], True, monkeypatch)
     assert got == [{"interval": "[0,inf)", "pred": "alarm", "args": []},
                    {"interval": "[1000000000000,inf)", "pred": "alarm", "args": [], "diff": -1}]
+
+
+@pytest.mark.parametrize("restart", ["after", "before", "none"])
+@pytest.mark.parametrize("at", ["1500", "3003"])
+def test_chain_upgrade_after_a_jumped_gap(monkeypatch, restart, at):
+    """A chain whose crossing record has no entries for a gap it jumped, upgraded at T inside the
+    gap or after it (the top stratum kept or not): the answers and outcomes are those of the
+    chain that stepped every point."""
+    from test_stage_upgrade_lars import _fleet  # noqa: PLC0415 (a sibling test module, on the path there)
+    from test_stage_upgrade_lars_keep import OLD, TOP  # noqa: PLC0415
+
+    first = [{"t": 0}, {"t": 1, "pred": "p", "args": ["x"]}, {"t": 2, "pred": "q", "args": ["x"]},
+             {"t": 3000, "pred": "p", "args": ["z"]}, {"t": 3004, "pred": "p", "args": ["y"]}, {"t": 3006}]
+    second = [{"t": 2, "pred": "p", "args": ["w"]}, {"t": 3004, "pred": "q", "args": ["z"]},
+              {"t": 6007, "pred": "p", "args": ["z"]}, {"t": 6009}]
+    counted = steps_of(monkeypatch)
+    got = {}
+    for skip in (True, False):
+        monkeypatch.setattr(gaps, "SKIP_GAPS", skip)
+        counted.clear()
+        got[skip] = _fleet(at, restart, TOP, OLD, first, second)
+        if skip:
+            jumped = len(counted)
+    assert got[True] == got[False]
+    assert jumped < len(counted)
