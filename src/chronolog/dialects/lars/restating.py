@@ -25,8 +25,8 @@ from typing import Any
 
 from chronolog.dialects.lars.answers import args_order, runs
 from chronolog.dialects.lars.crossing import CrossingRecord
-from chronolog.dialects.lars.pointwise import evaluate_span, lift, lifted_key
 from chronolog.dialects.lars.plan import Plan, PredKey
+from chronolog.dialects.lars.pointwise import evaluate_span, lift, lifted_key
 from chronolog.dialects.lars.reasoner import Reasoner
 from chronolog.versions import run_lines
 
