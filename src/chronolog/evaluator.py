@@ -250,6 +250,19 @@ class KeepsStrata(Protocol):
 
 
 @runtime_checkable
+class RestatesKept(Protocol):
+    """A new version (``KeepsStrata``) whose ``keep`` may have made the restatement itself
+    from both versions' answers per time point, instead of writing its answers from the
+    upgrade time on for the caller to compare with the running version's ``written`` (a
+    LARS chain whose changed strata read only the point they evaluate)."""
+
+    def restated(self, kept: frozenset[str]) -> list[bytes] | None:
+        """The lines restating what the running version wrote from the upgrade time on,
+        without the ``kept`` answers, as the new version's; handed out once.  None: made
+        by the caller (``versions.switch``) from ``written`` and ``advance``."""
+
+
+@runtime_checkable
 class EvaluatesFrom(Protocol):
     """An evaluator whose answers at a time are a function of the input within its reach
     before it (``Dialect.reach``), so that given the whole retained input it can evaluate

@@ -38,6 +38,7 @@ from chronolog.evaluator import (
     EvaluatesFrom,
     Evaluator,
     KeepsStrata,
+    RestatesKept,
     Span,
     StateError,
     Time,
@@ -721,23 +722,31 @@ def switch(current: Evaluator, new: Evaluator, sources: Sources, at: Time, done:
     # what each version wrote, cut to its part (before the change), where the versions' parts
     # come to share points with it: counted anew (``Union``) with the new version among them
     before = [(v, v.since, v.end) for v in versions.versions]
-    written = _written(old, kept, at if again is None and new_dated is None else None)
-    if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
-        written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
-                          written.points)
     lines: list[bytes | None]
-    given = _restating(new.advance(done), at, kept, discrete, False) if done is not None and new_dated is None else []
-    if again is None:
-        # taken back last line first, so that every prefix of what is written means something;
-        # a line the new version gives again is neither taken back nor given (no +1/-1 pairs)
-        restating = _restated_points if discrete else _restated
-        lines = restating(_restating(written, at, kept, discrete, False), given)
+    restated = new.restated(kept) if kept and isinstance(new, RestatesKept) else None
+    if restated is not None:  # (made by its ``keep``: neither version wrote its answers from ``at`` on)
+        if again is not None or new_dated is not None:
+            raise AssertionError("a restatement made by keep, for a program that dates atoms back")
+        written: Any = None
+        lines = list(restated)
     else:
-        for ev in events if events is not None else old.retained()[1]:
-            again.push(ev)
-        lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
-                            [cut_line(line, newest.since, at, discrete)
-                             for line in again.advance(cast(Time, done)).lines().splitlines()]) + given
+        written = _written(old, kept, at if again is None and new_dated is None else None)
+        if kept and isinstance(written, Changes):  # (no need to render and cut what is not restated)
+            written = Changes([c for c in written if f"{c[0]}/{len(c[1])}" not in kept and not _before(c[2], at)],
+                              written.points)
+        given = (_restating(new.advance(done), at, kept, discrete, False)
+                 if done is not None and new_dated is None else [])
+        if again is None:
+            # taken back last line first, so that every prefix of what is written means something;
+            # a line the new version gives again is neither taken back nor given (no +1/-1 pairs)
+            restating = _restated_points if discrete else _restated
+            lines = restating(_restating(written, at, kept, discrete, False), given)
+        else:
+            for ev in events if events is not None else old.retained()[1]:
+                again.push(ev)
+            lines = _difference([cut_line(line, newest.since, None, discrete) for line in written.lines().splitlines()],
+                                [cut_line(line, newest.since, at, discrete)
+                                 for line in again.advance(cast(Time, done)).lines().splitlines()]) + given
     if done is not None and new_dated is not None:
         lines += [part for line in new.advance(done).lines().splitlines()
                   if (part := cut_line(line, None, None, discrete)) is not None and not _of(part, kept)]
@@ -838,17 +847,19 @@ def _restated_points(old: list[bytes | None], new: list[bytes | None]) -> list[b
         level, run = 0, None  # the difference new - old from the previous step on
         for t in sorted(steps):
             if run is not None and level:
-                (given if level > 0 else back).extend(_run_lines(fields, run, t, level, points))
+                (given if level > 0 else back).extend(run_lines(fields["pred"], tuple(fields["args"]), run, t, level,
+                                                                points))
             level += steps[t]
             run = t
     return back + given + said
 
 
-def _run_lines(fields: dict, lo: Any, hi: Any, diff: int, points: bool) -> list[bytes | None]:
-    """The lines of ``diff`` (1 or -1) over the points ``[lo, hi)`` (``hi`` inf: from ``lo`` on)."""
+def run_lines(pred: str, args: tuple, lo: Any, hi: Any, diff: int, points: bool) -> list[bytes | None]:
+    """An upgrade's restatement of an atom over the points ``[lo, hi)`` (``hi`` inf: from ``lo``
+    on), ``diff`` (1 or -1): ``t`` lines where ``points`` (every line restated was one), else
+    one interval line (``_restated_points``, and ``dialects/lars/restating.py``)."""
     if diff not in (1, -1):
         raise ValueError(f"an upgrade's restatement sums to {diff} at {lo}")
-    pred, args = fields["pred"], tuple(fields["args"])
     if points and hi != inf:
         return [interval_line(pred, args, Span.point(t), diff) for t in range(lo, hi)]
     return [interval_line(pred, args, Span(lo, None) if hi == inf else Span(lo, hi - 1, True, True), diff)]

@@ -99,3 +99,31 @@ def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_pat
         reasoner = next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2")
         upgraded(tmp_path / "new.lars", "4", state, reasoner if kill else None)
         assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, pts, want, deadline + 90) == want
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
+def test_top_change_of_a_chain_fleet_restated_at_once_means_run_upgrade(tmp_path: Path, kill: bool):
+    """The chain keeps the bottom stratum (a, c) and its top one (b) reads only the point it
+    evaluates: both versions' b over [T, now] in one step each, the restatement from their
+    difference (``dialects/lars/restating.py``); the chain killed with SIGKILL right after the
+    request is sent applies it again after its restart."""
+    (tmp_path / "old.lars").write_text(LARS_TWO_STRATA)
+    (tmp_path / "new.lars").write_text(LARS_TWO_STRATA_TOP_CHANGED)
+    (tmp_path / "all.jsonl").write_bytes(lines(STRATA_FIRST + STRATA_SECOND))
+    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
+                     "--upgrade", f"4={tmp_path / 'new.lars'}")
+    assert run.returncode == 0, run.stderr
+
+    def pts(answer_lines: list[str]) -> set:
+        return meaning([json.loads(x) for x in answer_lines if x.strip()], STRATA_SPAN)
+
+    want = pts(run.stdout.splitlines())
+    assert ("b", ("z",), 3) in want and ("b", ("z",), 9) not in want  # (the old program before 4, the new after)
+    state = tmp_path / "state"
+    with fleet_up(tmp_path / "old.lars", state, ("--chain",)) as (info, deadline):
+        bootstrap = info["bootstrap"]
+        plan = evaluated_then_planned(tmp_path, bootstrap, state, STRATA_FIRST, tmp_path / "new.lars", "4")
+        assert "unchanged: keeps its state" in plan, plan
+        chain = next(s["pid"] for s in info["services"] if s["name"] == "chain")
+        upgraded(tmp_path / "new.lars", "4", state, chain if kill else None)
+        assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, pts, want, deadline + 90) == want

@@ -35,7 +35,9 @@ def _order(item: tuple) -> tuple:
     return (pred, tuple((type(a) is str, a) for a in args)) + tuple(item[2:])
 
 
-def _args_order(args: tuple) -> tuple:
+def args_order(args: tuple) -> tuple:
+    """A total order of argument tuples mixing strings and integers (integers first); where
+    plain tuple comparison works, the same order (an upgrade's restatement orders atoms so)."""
     return tuple((type(a) is str, a) for a in args)
 
 
@@ -51,7 +53,7 @@ def _sorted(rows: Collection[tuple]) -> list[tuple]:
     try:
         return sorted(rows)
     except TypeError:  # strings and integers in one column
-        return sorted(rows, key=_args_order)
+        return sorted(rows, key=args_order)
 
 
 def render(head: bytes, tail: bytes, rows: list[tuple]) -> bytes:
@@ -329,7 +331,7 @@ class AnswerWriter:
                 else:
                     self.recent.get(T, {}).get(pred, set()).discard(args + (T,))
         for atom in sorted(by_atom, key=_order):
-            for lo, hi, sign in _runs(sorted(by_atom[atom])):
+            for lo, hi, sign in runs(sorted(by_atom[atom])):
                 # A run that reaches the present merges with the open changelog line.
                 if self.mode == "changelog" and hi == upto and atom[0] not in self.plan.timed:
                     if sign > 0 and atom in now and atom not in opened:
@@ -351,7 +353,7 @@ class AnswerWriter:
                 self._write(*atom, f"[{upto + 1},inf)", -1)
 
 
-def _runs(points: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+def runs(points: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
     """Merge sorted (time, sign) points into maximal runs of consecutive times with one sign."""
     runs: list[tuple[int, int, int]] = []
     for T, sign in points:

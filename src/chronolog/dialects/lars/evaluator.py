@@ -21,9 +21,10 @@ from chronolog.core.events import Event
 from chronolog.dialects.lars.answers import AnswerWriter
 from chronolog.dialects.lars.crossing import CrossingRecord, Entry
 from chronolog.dialects.lars.facts import facts_data, facts_from, imported_data, imported_from
-from chronolog.dialects.lars.keeping import adopts, evaluate_split, split
+from chronolog.dialects.lars.keeping import adopts, evaluate_split, quiet_keys, split
 from chronolog.dialects.lars.plan import Plan
 from chronolog.dialects.lars.reasoner import Reasoner
+from chronolog.dialects.lars.restating import restated_at_once
 from chronolog.evaluator import AnswerChange, Span, Time, check_state_header
 from chronolog.io.batches import FactBatch
 from chronolog.state.codec import reading, versioned
@@ -121,6 +122,8 @@ class LarsEvaluator:
         # what it wrote from an upgrade's time on without the kept answers, made by the new
         # version's ``keep`` in the same pass as its own (``written(kept)`` hands it out once)
         self._taken_back: tuple[frozenset[str], LarsAnswers] | None = None
+        # or, made at once by ``keep`` (``restated``), the lines restating it as the new version
+        self._restated: tuple[frozenset[str], list[bytes]] | None = None
         # what its components derived that others read, per time point (``record_crossing``)
         self.crossing: CrossingRecord | None = None
 
@@ -283,13 +286,31 @@ class LarsEvaluator:
             fresh = self.crossing
             if fresh is not None and adopts(old.crossing, fresh, parts, self.plan):
                 fresh.entries, fresh = old.crossing.entries, None
-        evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running), old.crossing, fresh)
+        restated = None  # the changed components of both versions over [point, now] at once
+        if (fresh is None and old.crossing is not None and self.writer.mode == old.writer.mode
+                and (first is None or first <= point) and (last is None or last >= until)):
+            restated = restated_at_once(((self.plan, parts.rest_new), (old.plan, parts.rest_old)), ro,
+                                        quiet_keys(parts, self.plan, kept), int(at), point, int(until),
+                                        old.crossing, self.writer.mode == "points")
+        if restated is None:
+            evaluate_split(parts, ro, rn, kept, point, int(until), (self.writer, running), old.crossing, fresh)
+            lines = b"".join(running.out.parts)  # type: ignore[attr-defined]
+            old._taken_back = (kept, LarsAnswers(lines, running.lines, 0))
+        else:
+            self._restated = (kept, restated)
         old.stop_recording()  # (no longer the newest version: its record, if taken over, is this one's)
         rn.evaluated = int(until)
         rn.engine = rn._rebuilt_engine()
-        lines = b"".join(running.out.parts)  # type: ignore[attr-defined]
-        old._taken_back = (kept, LarsAnswers(lines, running.lines, 0))
         return True
+
+    def restated(self, kept: frozenset[str]) -> list[bytes] | None:
+        """(``evaluator.RestatesKept``) The lines restating what the running version wrote from
+        the upgrade time on, where ``keep`` (keeping ``kept``) made them at once from both
+        versions' atoms per point (``restating.restated_at_once``); handed out once.  None: it
+        wrote its answers from there on for the caller to compare with the running version's
+        ``written(kept)``."""
+        got, self._restated = self._restated, None
+        return got[1] if got is not None and got[0] == kept else None
 
     def retained_span(self) -> tuple[Time | None, Time | None]:
         """(``KeepsStrata``) ``retained``'s completeness and latest time, without its events."""

@@ -149,10 +149,7 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
     begin = min(new.warm_up_start(entry, t1, point), old.warm_up_start(entry, t1, point))
     imports_new = needed(new.plan, parts.rest_new, parts.kept_new)
     need_old = needed(old.plan, parts.rest_old, parts.kept_old)
-    # a kept component's answers are the same in both versions, also where its stratum
-    # changed (so that ``kept`` leaves them out): the running engine does not evaluate
-    # it, so neither engine writes what it imports of it (else only the new one would)
-    quiet = kept | {answer_key(p) for ci in parts.kept_new for p in new.plan.components[ci].preds}
+    quiet = quiet_keys(parts, new.plan, kept)
     wanted = preds_of(new.plan, imports_new) | preds_of(old.plan, need_old)
     recorded = None if record is None else record.span(begin, until, wanted)
     kept_engine = None
@@ -181,6 +178,15 @@ def evaluate_split(parts: Split, old: Reasoner, new: Reasoner, kept: frozenset[s
                 if fresh is not None and engine is engines[0]:
                     fresh.observe(t, engine, result)
     return 0 if kept_engine is None else until - begin + 1
+
+
+def quiet_keys(parts: Split, plan: Plan, kept: frozenset[str]) -> frozenset[str]:
+    """The answer keys neither version's evaluation writes: the ``kept`` ones, and those of
+    every kept component of the new ``plan``.  A kept component's answers are the same in both
+    versions, also where its stratum changed (so that ``kept`` leaves them out): the running
+    version's engine does not evaluate it, so neither writes what it imports of it (else only
+    the new one would)."""
+    return kept | {answer_key(p) for ci in parts.kept_new for p in plan.components[ci].preds}
 
 
 def adopts(record: CrossingRecord, fresh: CrossingRecord, parts: Split, plan: Plan) -> bool:

@@ -15,6 +15,7 @@ the engine's ``exported`` would have given there, and goes to the reasoner's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -22,10 +23,10 @@ from chronolog.core.errors import ProgramError
 from chronolog.dialects.lars.engine.content import NOTHING, Content
 from chronolog.dialects.lars.engine.core import Engine, Fact, StepResult
 from chronolog.dialects.lars.ir import Atom, ExtAtom, Head, Op, Program, Rule, Var
-from chronolog.dialects.lars.plan import TICK, Plan, PredKey, plan_program
+from chronolog.dialects.lars.plan import TICK, Component, Plan, PredKey, plan_program
 from chronolog.dialects.lars.reasoner import Reasoner, make_engine
 
-__all__ = ["Lifted", "advance_pointwise", "lifted"]
+__all__ = ["Lifted", "advance_pointwise", "evaluate_span", "lift", "lifted", "lifted_key"]
 
 TIME = "#t"  # the time variable the lifted rules carry (no program can name it)
 
@@ -46,7 +47,14 @@ def lifted(plan: Plan, stratum: int) -> Lifted | None:
     (Made once per upgrade of the stratum: not kept.)"""
     if not plan.stratified or plan.solver in ("tms!", "oneshot!") or stratum >= plan.fleet_strata:
         return None
-    comps = [c for c in plan.components if c.stratum == stratum]
+    return lift(plan, [c for c in plan.components if c.stratum == stratum])
+
+
+def lift(plan: Plan, comps: Sequence[Component]) -> Lifted | None:
+    """The components ``comps`` of ``plan`` (a stratified plan the incremental engine
+    evaluates) lifted, their other inputs read from the components below them (``imported``)
+    and the stream; None where their answers at t may read another time point: a fleet
+    stratum (``lifted``) or a chain upgrade's changed components (``keeping.py``)."""
     order = tuple(p for c in comps for p in c.preds)
     own = set(order)
     if own & (plan.timed | plan.padded):
@@ -87,6 +95,36 @@ def lifted(plan: Plan, stratum: int) -> Lifted | None:
     return Lifted(got, order, imported, frozenset(own | inputs))
 
 
+def evaluate_span(lift: Lifted, first: int, last: int, imports: Callable[[int], Content | None],
+                  log: Mapping[int, list[Fact]]) -> Engine | None:
+    """One engine step of ``lift``'s rules over every point of [``first``, ``last``]: each
+    point's imports (``imports(t)``: the lower components' content there; None: no answer set
+    at t, and then None is returned) and stream facts as time-stamped facts.  The engine's
+    relation of a lifted predicate (``lifted_key``) holds each point's atoms, the time last."""
+    facts: list[Fact] = []
+    imported = [(key, lifted_key(key)) for key in lift.imported]
+    streamed = {key: lifted_key(key) for key in lift.streamed}
+    for t in range(first, last + 1):
+        content = imports(t)
+        if content is None:
+            return None
+        for key, at in imported:
+            rows = content.get(key)
+            if rows:
+                facts += [(at, (*args, t)) for args in rows]
+        entries = log.get(t)
+        if entries:
+            facts += [(streamed[key], (*args, t)) for key, args in entries if key in streamed]
+    engine = Engine(lift.plan, last)
+    engine.step(last, facts)
+    return engine
+
+
+def lifted_key(key: PredKey) -> PredKey:
+    """A predicate's key in the lifted rules (one more argument: the time)."""
+    return key[0], key[1] + 1
+
+
 def _at(atom: Atom) -> Atom:
     return Atom(atom.pred, (*atom.args, Var(TIME)))
 
@@ -114,28 +152,18 @@ def advance_pointwise(r: Reasoner, until: int) -> bool:
     if lift is None:
         return False
     first = r.evaluated + 1
-    facts: list[Fact] = []
-    imports, log = r.imports, r.log
-    imported = [(key, (key[0], key[1] + 1)) for key in lift.imported]
-    streamed = {key: (key[0], key[1] + 1) for key in lift.streamed}
-    for t in range(first, until + 1):
+    imports = r.imports
+
+    def content(t: int) -> Content | None:
         imp = imports.get(t)
-        if imp is not None:
-            if not imp.consistent:
-                return False
-            content = imp.content
-            for key, at in imported:
-                rows = content.get(key)
-                if rows:
-                    facts += [(at, (*args, t)) for args in rows]
-        entries = log.get(t)
-        if entries:
-            facts += [(streamed[key], (*args, t)) for key, args in entries if key in streamed]
-    engine = Engine(lift.plan, until)
-    engine.step(until, facts)
+        return NOTHING if imp is None else imp.content if imp.consistent else None
+
+    engine = evaluate_span(lift, first, until, content, r.log)
+    if engine is None:
+        return False
     per: dict[int, dict[PredKey, set[tuple]]] = {}
     for p in lift.order:
-        for row in engine.rels[(p[0], p[1] + 1)].tuples:
+        for row in engine.rels[lifted_key(p)].tuples:
             per.setdefault(row[-1], {}).setdefault(p, set()).add(row[:-1])
     observe, evaluation, result = r.observe, _Evaluated(r.t1, NOTHING), StepResult(first)
     as_engine = cast(Engine, evaluation)
@@ -145,7 +173,7 @@ def advance_pointwise(r: Reasoner, until: int) -> bool:
         r.evaluated = result.t = t
         observe(t, as_engine, result)
     r.engine = make_engine(r.plan, r.t1, r.stratum)
-    r.engine.step(until, log.get(until, ()), imports.get(until))
+    r.engine.step(until, r.log.get(until, ()), imports.get(until))
     if r.retention is not None:
         last = until - until % r.prune_every  # (each pruning drops what the one before did, and more)
         if last >= first:
