@@ -203,3 +203,24 @@ def test_a_later_upgrade_reading_an_added_stratum_from_its_seed_on_means_run_upg
     want = meaning([json.loads(x) for x in out.getvalue().splitlines()], (0, T + 30))
     assert ("d", ("u",), T + 30) in want
     assert meaning(got, (0, T + 30), running=True) == want
+
+
+@pytest.mark.parametrize("new", [
+    # w joins q's stratum (u is never derived), v's stratum is added
+    "q(X) :- p(X).\nw(X) :- p(X), not u(X).\nv(X) :- p(X), not w(X).\n",
+    # u derived: w's stratum and v's on top of it both added
+    "q(X) :- p(X).\nu(X) :- r(X).\nw(X) :- p(X), not u(X).\nv(X) :- p(X), not w(X).\n",
+], ids=["one-added", "two-added"])
+@pytest.mark.parametrize("seed", range(20))
+def test_strata_added_at_zero_before_any_input_read_the_points_sent_after_the_upgrade(new, seed):
+    """The upgrade at T = 0 comes before any input, p(a) at 0 right after it: a lower reasoner
+    has read nothing when it applies the upgrade, and may evaluate p(a) in the very flush that
+    sends its seed — its records of 0 then precede the seed on its topic, and the added
+    reasoner, dropping them, has them from the seed only.  Hand-derived: u never holds, so
+    w(a) and q(a) hold at 0 and v(a) never does."""
+    events = [{"t": 0}, {"t": 0, "pred": "p", "args": ["a"]}, {"t": 11}]
+    got, said = per_stratum(events[:1], _request("0", new), events[1:], seed=seed, restarts=3,
+                            old="q(X) :- p(X).\n", from_seeds=True)
+    strata = lars_plan(lookup("lars").parse([("new.lars", new)])).fleet_strata
+    assert len(said) == strata and all(s.get("at") == "0" for s in said), said
+    assert meaning(got, (0, 11), running=True) == {("q", ("a",), 0), ("w", ("a",), 0)}

@@ -70,12 +70,15 @@ def log_part(log: Mapping[int, list], first: int) -> list[list]:
 def seed_records(rid: str, sent: Mapping[int, Content], sent_ok: Mapping[int, bool], first: int | None,
                  base: dict[str, Any]) -> list[bytes]:
     """A reasoner's seed: the content it has sent from the latest point at or before
-    ``first - 1`` on (``first`` None: none), each point as a diff against the one before in
-    the seed, the first whole; ``base``: the lowest reasoner's log and times (else empty)."""
+    ``first - 1`` on, each point as a diff against the one before in the seed, the first
+    whole; ``base``: the lowest reasoner's log and times (else empty).  ``first`` None: the
+    reasoner had read no input when the upgrade came, so all it has sent since (this flush
+    evaluated the input that followed the upgrade record) — every point of it, which the
+    added reasoner, dropping the records before the seed, has nowhere else."""
     points: list[list] = []
-    if first is not None and sent:
+    if sent:
         keys = sorted(sent)
-        start = max((t for t in keys if t <= first - 1), default=keys[0])
+        start = keys[0] if first is None else max((t for t in keys if t <= first - 1), default=keys[0])
         prev: Content = NOTHING
         for t in keys:
             if t < start:

@@ -703,9 +703,11 @@ class ReasonerStage(_ImportingStage):
         for t, facts in seeds[0].facts() if 0 in seeds else ():
             r.log[t] = facts
         self.reasoner, self.closed = r, base.get("closed")
+        # the lower strata's content as imports, also where the lowest reasoner had read no input
+        # at the upgrade (no ``t1``): its seed then holds what it evaluated after it (seeds.py)
+        self._rebuild_imports(r)
         t1 = base.get("t1")
         if t1 is not None:
-            self._rebuild_imports(r)
             ends = [self.closed] + [s.upto for s in self.lower.values()]
             r.t1, r.latest = int(t1), int(base["latest"])
             r.evaluated = max(r.t1 - 1, min(ends)) if all(e is not None for e in ends) else r.t1 - 1  # type: ignore[type-var]
