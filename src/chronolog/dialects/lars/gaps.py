@@ -31,7 +31,7 @@ from chronolog.dialects.lars.plan import Plan
 
 __all__ = ["SKIP_GAPS", "next_input", "quiet_margin", "replay_both"]
 
-SKIP_GAPS = True  # False: step every point (the comparison the tests make; ``bench lars --gaps``)
+SKIP_GAPS = True  # False: step every point (the comparison the tests and ``chronolog bench gaps`` make)
 
 JUMP_SLACK = 16  # a jump must save this many steps beyond its warm-up (it rebuilds the engine)
 
