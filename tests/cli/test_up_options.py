@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from dialect_programs import PROGRAMS, SUFFIX, TITLE
 
-from chronolog.cli.fleet import _fleet, _layout, service_config
+from chronolog.cli.fleet import _fleet, fleet_layout, service_config
 from chronolog.cli.main import build_parser, evaluator_for, main
 from chronolog.dialects.load import load_program
 from chronolog.runtime.fleet.config import make_stage
@@ -41,7 +41,7 @@ class Planned:
 
     def __init__(self, argv: list[str]) -> None:
         args = build_parser().parse_args(argv)
-        self.layout = _layout(args)
+        self.layout = fleet_layout(args)
         self.fleet = _fleet(args, self.layout)
         if self.fleet.bootstrap is None:
             self.fleet.bootstrap = "127.0.0.1:1"  # (what `up` would take from the bundled broker)

@@ -429,6 +429,17 @@ spec:
         - --retention
         - {{ $.Values.retention | quote }}
         {{- end }}
+        {{- with $.Values.mode }}
+        - --mode
+        - {{ . | quote }}
+        {{- end }}
+        {{- with $.Values.seed }}
+        - --seed
+        - {{ . | quote }}
+        {{- end }}
+        {{- if $.Values.markNoAnswerSet }}
+        - --mark-no-answer-set
+        {{- end }}
         {{- with $comp.extraArgs }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

@@ -146,7 +146,7 @@ def _say(msg: str) -> None:
     print(msg, flush=True)
 
 
-def _layout(args: argparse.Namespace) -> FleetLayout:
+def fleet_layout(args: argparse.Namespace) -> FleetLayout:
     """The program's fleet as its dialect lays it out (``Dialect.layout``), or the
     error saying why it has none; ``--window``/``--step`` checked as ``chronolog run`` does."""
 
@@ -185,7 +185,7 @@ def _fleet(args: argparse.Namespace, layout: FleetLayout) -> Fleet:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    layout = _layout(args)
+    layout = fleet_layout(args)
     if args.partitions > 1 and layout.partition_key is None:
         print(f"warning: this program cannot be partitioned ({layout.partition_reason}); running one partition",
               file=sys.stderr, flush=True)
@@ -358,7 +358,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
     """The configuration of the service ``chronolog service`` runs for ``args`` (nothing started)."""
     strata, versions = fleet_versions(getattr(args, "fleet_versions", None))
     return ServiceConfig(
-        service=args.service, layout=with_strata(_layout(args), strata), bootstrap=args.bootstrap, stratum=args.stratum,
+        service=args.service, layout=with_strata(fleet_layout(args), strata), bootstrap=args.bootstrap, stratum=args.stratum,
         partition=args.partition, partitions=args.partitions, input_partitions=args.input_partitions,
         state_dir=Path(args.state_dir), metrics_port=args.metrics_port, idle_flush=args.idle_flush,
         retention=args.retention, window=args.window, step=args.step, prefix=args.topic_prefix,
@@ -368,7 +368,7 @@ def service_config(args: argparse.Namespace) -> ServiceConfig:
 
 
 def cmd_create_topics(args: argparse.Namespace) -> int:
-    topology = build_topology(_layout(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
+    topology = build_topology(fleet_layout(args), args.partitions, args.input_partitions, args.topic_prefix, chain=args.chain)
     created = create_topics(args.bootstrap, topology, extra=kafka_config(args.kafka_config),
                             replication=args.replication_factor)
     for name in created:

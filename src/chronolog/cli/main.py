@@ -135,6 +135,13 @@ def build_parser(*, light: bool = False, command: str | None = None) -> argparse
                       help="text; a Mermaid diagram; Helm values for helm/chronolog; a docker-compose file")
     topo.add_argument("--mount", default="./programs",
                       help="compose: the host folder holding the program files (default ./programs)")
+    topo.add_argument("--mode", choices=["tms", "oneshot"], help="helm-values, compose: every service's --mode, as "
+                                                                 "`chronolog up --mode` (LARS programs that are not "
+                                                                 "stratified; default tms)")
+    topo.add_argument("--seed", type=int, default=0, help="helm-values, compose: every service's --seed, as "
+                                                          "`chronolog up --seed` (default 0)")
+    topo.add_argument("--mark-no-answer-set", action="store_true",
+                      help="helm-values, compose: every service's --mark-no-answer-set, as `chronolog up`'s")
     topo.set_defaults(func=cmd_topology)
 
     schemas = sub.add_parser("schemas", help="print or write the JSON Schemas of the topic contracts")
@@ -428,6 +435,10 @@ def cmd_topology(args: argparse.Namespace) -> int:
 
     program = load_program(args.program, args.dialect)
     layout = lookup(program.dialect).layout(program, RunOptions())
+    if args.mode is not None or args.seed or args.mark_no_answer_set:
+        from chronolog.cli.fleet import fleet_layout  # noqa: PLC0415 (the fleet's imports: only with its options)
+
+        layout = fleet_layout(args)  # --mode and --seed refused where `chronolog up` refuses them
     if args.format == "text":
         for line in layout.about():  # a dialect without strata of its own: what the program is, then its fleet
             print(line)
@@ -438,18 +449,18 @@ def cmd_topology(args: argparse.Namespace) -> int:
         raise ChronologError(f"error: a {program.dialect} program runs as one chain service: use "
                              f"docker-compose.chain.yml, or --format helm-values")
     topology = build_topology(layout, args.partitions, args.input_partitions, chain=args.chain)
-    if args.format == "helm-values":
-        from chronolog.runtime.fleet.deploy import helm_values  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
+    from chronolog.runtime.fleet.deploy import Evaluation, compose_file, helm_values  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
+    evaluation = Evaluation(args.mode, args.seed, args.mark_no_answer_set)
+    if args.format == "helm-values":
         print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
-                          "chronolog", args.chain or not layout.per_stratum), end="")
+                          "chronolog", args.chain or not layout.per_stratum, evaluation), end="")
     elif args.format == "compose":
-        from chronolog.runtime.fleet.deploy import compose_file  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
         if args.chain or args.partitions != 1:
             raise ChronologError("error: --format compose writes the per-stratum layout on one partition "
                                  "(use docker-compose.chain.yml for the chained one)")
-        print(compose_file(topology, args.program, args.dialect, args.mount), end="")
+        print(compose_file(topology, args.program, args.dialect, args.mount, evaluation), end="")
     else:
         print(topology.mermaid() if args.format == "mermaid" else topology.describe(), end="")
     return 0

@@ -5,12 +5,17 @@ chart needs to run that program's fleet (its files, the number of strata,
 partitions, the layout), and ``--format compose`` a whole docker-compose
 file whose fleet services are exactly the topology's.  The repository's
 ``docker-compose.yml`` is this output for the bundled example (a test keeps
-them identical), so neither is wired to one program by hand.
+them identical), so neither is wired to one program by hand.  The
+evaluation options of ``chronolog up`` (``--mode``, ``--seed``,
+``--mark-no-answer-set``) are rendered into every service command as ``up``
+passes them, and only when given, so that a fleet deployed this way evaluates
+as ``up``'s would.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from chronolog.runtime.fleet.topology import Topology
@@ -18,20 +23,38 @@ from chronolog.runtime.fleet.topology import Topology
 BUNDLED = "traffic.lars"  # the chart's default program file (helm/chronolog/values.yaml)
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """The options of ``chronolog up`` every service of the fleet takes (the defaults: none given)."""
+
+    mode: str | None = None  # tms or oneshot, LARS programs that are not stratified (None: tms)
+    seed: int = 0
+    mark_no_answer_set: bool = False
+
+    def flags(self) -> list[str]:
+        """The service command-line flags, as ``up`` passes them (a default is left out)."""
+        flags = ["--mode", self.mode] if self.mode is not None else []
+        if self.seed:
+            flags += ["--seed", str(self.seed)]
+        return flags + (["--mark-no-answer-set"] if self.mark_no_answer_set else [])
+
+
 def _yaml_str(text: str) -> str:
     return json.dumps(text)  # a JSON string is a YAML flow scalar
 
 
 def helm_values(topology: Topology, programs: list[str], dialect: str | None, partitions: int,
-                input_partitions: int, prefix: str, chain: bool) -> str:
-    """A values file for helm/chronolog running ``programs``."""
+                input_partitions: int, prefix: str, chain: bool, evaluation: Evaluation = Evaluation()) -> str:
+    """A values file for helm/chronolog running ``programs`` (``evaluation``: the chart's
+    mode, seed and markNoAnswerSet, written only when given)."""
     strata = sum(1 for s in topology.services if s.name.startswith("reasoner-")) or 1
     n = 1 if topology.partition_key is None else partitions
     names = [Path(p).name for p in programs]
     lines = [
         f"# Helm values for the fleet of {', '.join(names)}:",
         f"#   chronolog topology {' '.join(names)} --format helm-values"
-        + (f" --partitions {partitions}" if partitions != 1 else "") + (" --chain" if chain else ""),
+        + (f" --partitions {partitions}" if partitions != 1 else "") + (" --chain" if chain else "")
+        + "".join(f" {f}" for f in evaluation.flags()),
         "#   helm install NAME helm/chronolog -f THIS_FILE",
         f"# partitioning: {topology.partition_reason}",
         f"layout: {'chain' if chain else 'perStratum'}",
@@ -39,6 +62,9 @@ def helm_values(topology: Topology, programs: list[str], dialect: str | None, pa
         f"partitions: {n}",
         f"inputPartitions: {input_partitions}",
         f"topicPrefix: {_yaml_str(prefix)}",
+        *([f"mode: {_yaml_str(evaluation.mode)}"] if evaluation.mode is not None else []),
+        *([f"seed: {evaluation.seed}"] if evaluation.seed else []),
+        *(["markNoAnswerSet: true"] if evaluation.mark_no_answer_set else []),
         "program:",
         f"  dialect: {_yaml_str(dialect or '')}",
         "  files:",
@@ -168,22 +194,24 @@ def _flow(words: list[str]) -> str:
     return "[" + ", ".join(json.dumps(w) for w in words) + "]"
 
 
-def compose_file(topology: Topology, programs: list[str], dialect: str | None, mount: str) -> str:
+def compose_file(topology: Topology, programs: list[str], dialect: str | None, mount: str,
+                 evaluation: Evaluation = Evaluation()) -> str:
     """A docker-compose file running ``programs`` (mounted from ``mount``) as the
-    fleet of ``topology`` on one partition (Compose runs one container per service)."""
+    fleet of ``topology`` on one partition (Compose runs one container per service),
+    each service with the ``evaluation`` flags."""
     names = [Path(p).name for p in programs]
     files = [f"/programs/{n}" for n in names]
     extra = ["--dialect", dialect] if dialect else []
     head = _HEAD.format(
         names=", ".join(f"{Path(mount, n).as_posix().removeprefix('./')}" for n in names),
-        args=" ".join(Path(mount, n).as_posix().removeprefix("./") for n in names),
+        args=" ".join([*(Path(mount, n).as_posix().removeprefix("./") for n in names), *evaluation.flags()]),
         services=", ".join(s.name for s in topology.services), mount=mount,
         create=_flow(["create-topics", *files, *extra, "--bootstrap", "kafka:9092"]),
     )
     body = []
     for s in topology.services:
         words = s.command.split()[1:]  # ["service", kind, ...]
-        command = words[:2] + files + extra + words[2:] + ["--bootstrap", "kafka:9092"]
+        command = words[:2] + files + extra + words[2:] + evaluation.flags() + ["--bootstrap", "kafka:9092"]
         body.append(f"  {s.name}:\n    <<: *chronolog\n    command: {_flow(command)}\n    volumes:\n"
                     f"      - {mount}:/programs:ro\n      - {s.name}-state:/var/lib/chronolog\n")
     volumes = "".join(f"  {s.name}-state:\n" for s in topology.services)

@@ -26,6 +26,7 @@ from chronolog.contract.topics import TopicNames
 from chronolog.core.errors import ChronologError
 from chronolog.runtime.fleet.broker import LocalBroker, create_topics
 from chronolog.runtime.fleet.config import kafka_config
+from chronolog.runtime.fleet.deploy import Evaluation
 from chronolog.runtime.fleet.strata import ControlWatch, FleetStrata
 from chronolog.runtime.fleet.topology import Topology, build_topology
 from chronolog.stages.interface import FleetLayout, with_strata
@@ -148,12 +149,7 @@ class Fleet:
         for flag, value in (("--window", self.window), ("--step", self.step)):
             if value is not None:
                 common += [flag, str(value)]
-        if self.mode is not None:
-            common += ["--mode", self.mode]
-        if self.seed:
-            common += ["--seed", str(self.seed)]
-        if self.mark_no_answer_set:
-            common += ["--mark-no-answer-set"]
+        common += Evaluation(self.mode, self.seed, self.mark_no_answer_set).flags()  # (as topology's deployments)
         if self.kafka_config:
             common += ["--kafka-config", self.kafka_config]
         if self.strata is not None and self.strata.versions:
