@@ -693,6 +693,41 @@ def test_tuning_flags_reach_every_service() -> None:
         assert "--idle-flush" not in args and "--retention" not in args
 
 
+CHOICE = "a(X) :- p(X) [2], not b(X).\nb(X) :- p(X) [2], not a(X).\n"  # not stratified: --mode, --seed apply
+
+
+def test_evaluation_options_from_topology_reach_every_service(tmp_path: Path) -> None:
+    """`chronolog topology --format helm-values --mode --seed --mark-no-answer-set`: the chart renders
+    valid manifests whose every service command line is parsed by `chronolog service` to those options
+    and, for the reasoner, to the plan `chronolog up` would give it."""
+    from chronolog.cli.fleet import service_config
+    from chronolog.cli.main import build_parser
+    from chronolog.runtime.fleet.config import make_stage
+
+    prog = tmp_path / "choice.lars"
+    prog.write_text(CHOICE)
+    res = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", "helm-values",
+                          "--mode", "oneshot", "--seed", "3", "--mark-no-answer-set"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    docs = render(yaml.safe_load(res.stdout))
+    for doc in docs:
+        if doc["kind"] != "ServiceMonitor":
+            kubernetes_validate.validate(doc, KUBE_VERSIONS[0], strict=True)
+    workloads = service_workloads(docs)
+    assert len(workloads) == 4  # ingest, grounding, reasoner-1, output
+    for doc in workloads:
+        argv = [str(prog) if a == "/etc/chronolog/program/choice.lars" else a for a in service_args(doc)]
+        args = build_parser().parse_args(argv)
+        assert (args.mode, args.seed, args.mark_no_answer_set) == ("oneshot", 3, True), doc["metadata"]["name"]
+        args.kafka_config = None  # (a file the chart mounts into the pod)
+        stage = make_stage(service_config(args))
+        if args.service == "reasoner":
+            assert (stage.reasoner.plan.solver, stage.reasoner.plan.seed) == ("oneshot", 3)
+    for doc in service_workloads(render()):  # the chart's defaults: none of them
+        assert not {"--mode", "--seed", "--mark-no-answer-set"} & set(service_args(doc))
+
+
 # ---------------------------------------------------------------------------
 # Partition from the pod ordinal
 

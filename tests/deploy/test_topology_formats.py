@@ -58,3 +58,64 @@ def test_helm_values_carry_the_program_and_its_strata(tmp_path):
             for d in yaml.safe_load_all(text) if d]
     sets = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "StatefulSet")
     assert [n for n in sets if "reasoner" in n] == [f"demo-chronolog-reasoner-{k}" for k in (1, 2, 3)]
+
+
+# a program that is not stratified (two answer sets at every point): --mode and --seed are its options
+CHOICE = """\
+a(X) :- p(X) [2], not b(X).
+b(X) :- p(X) [2], not a(X).
+"""
+OPTIONS = ["--mode", "oneshot", "--seed", "3", "--mark-no-answer-set"]
+
+
+def started(command: list[str], files: dict[str, Path]) -> tuple[object, object]:
+    """The parsed arguments and the stage of the service ``command`` starts (deployed program
+    paths mapped to ``files``; nothing connects)."""
+    from chronolog.cli.fleet import service_config
+    from chronolog.cli.main import build_parser
+    from chronolog.runtime.fleet.config import make_stage
+
+    args = build_parser().parse_args([str(files.get(w, w)) for w in command])
+    return args, make_stage(service_config(args))
+
+
+def test_compose_services_take_ups_evaluation_options(tmp_path):
+    prog = tmp_path / "choice.lars"
+    prog.write_text(CHOICE)
+    files = {"/programs/choice.lars": prog}
+    services = yaml.safe_load(topology(str(prog), "--format", "compose", *OPTIONS))["services"]
+    fleet = {name: s["command"] for name, s in services.items() if s.get("command", [None])[0] == "service"}
+    assert sorted(fleet) == ["grounding", "ingest", "output", "reasoner-1"]
+    for name, command in fleet.items():
+        args, stage = started(command, files)
+        assert (args.mode, args.seed, args.mark_no_answer_set) == ("oneshot", 3, True), name
+    _, reasoner = started(fleet["reasoner-1"], files)
+    assert (reasoner.reasoner.plan.solver, reasoner.reasoner.plan.seed) == ("oneshot", 3)
+    assert "--mode" not in services["create-topics"]["command"]  # (create-topics takes no evaluation options)
+    # without them: the defaults, as `chronolog up` without them
+    plain = yaml.safe_load(topology(str(prog), "--format", "compose"))["services"]
+    _, reasoner = started(plain["reasoner-1"]["command"], files)
+    assert (reasoner.reasoner.plan.solver, reasoner.reasoner.plan.seed) == ("tms", 0)
+
+
+def test_helm_values_carry_ups_evaluation_options(tmp_path):
+    prog = tmp_path / "choice.lars"
+    prog.write_text(CHOICE)
+    values = yaml.safe_load(topology(str(prog), "--format", "helm-values", *OPTIONS))
+    assert (values["mode"], values["seed"], values["markNoAnswerSet"]) == ("oneshot", 3, True)
+    plain = yaml.safe_load(topology(str(prog), "--format", "helm-values"))
+    assert not {"mode", "seed", "markNoAnswerSet"} & set(plain)
+
+
+def test_topology_refuses_the_options_up_refuses(tmp_path):
+    prog = tmp_path / "q.mtl"
+    prog.write_text("Q(X):-Diamondminus[0,3]P(X)\n")
+    for options in (["--mode", "oneshot"], ["--seed", "3"]):
+        up = subprocess.run([sys.executable, "-m", "chronolog", "up", str(prog), *options, "--bootstrap",
+                             "127.0.0.1:1", "--state-dir", str(tmp_path / "state")],
+                            capture_output=True, text=True, timeout=60)
+        for fmt in ("helm-values", "text"):
+            got = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", fmt, *options],
+                                 capture_output=True, text=True, timeout=60)
+            assert got.returncode == up.returncode != 0 and got.stdout == "", options
+            assert got.stderr == up.stderr and "is for LARS" in got.stderr, options
