@@ -67,24 +67,29 @@ def test_upgrade_of_a_running_chain_fleet_means_run_upgrade(tmp_path: Path, part
             assert 'chronolog_upgrades_total{partition="0",service="chain",stratum=""} 1.0' in text
 
 
+def _strata_points(answer_lines: list[str]) -> set:
+    return meaning([json.loads(x) for x in answer_lines if x.strip()], STRATA_SPAN)
 
 
-@pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
-def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_path: Path, kill: bool):
-    """Only the top stratum changes: its reasoner evaluates the new rules from T on, the
-    bottom one keeps its state; what the strata cannot do exactly is refused before sending."""
+def _top_change_run_upgrade(tmp_path: Path) -> set:
+    """The two-strata program's top change at 4: the files written, and what ``run --upgrade``
+    of the whole stream means (the fleet's answers must mean the same)."""
     (tmp_path / "old.lars").write_text(LARS_TWO_STRATA)
     (tmp_path / "new.lars").write_text(LARS_TWO_STRATA_TOP_CHANGED)
     (tmp_path / "all.jsonl").write_bytes(lines(STRATA_FIRST + STRATA_SECOND))
     run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
                      "--upgrade", f"4={tmp_path / 'new.lars'}")
     assert run.returncode == 0, run.stderr
-
-    def pts(answer_lines: list[str]) -> set:
-        return meaning([json.loads(x) for x in answer_lines if x.strip()], STRATA_SPAN)
-
-    want = pts(run.stdout.splitlines())
+    want = _strata_points(run.stdout.splitlines())
     assert ("b", ("z",), 3) in want and ("b", ("z",), 9) not in want  # (the old program before 4, the new after)
+    return want
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
+def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_path: Path, kill: bool):
+    """Only the top stratum changes: its reasoner evaluates the new rules from T on, the
+    bottom one keeps its state; what the strata cannot do exactly is refused before sending."""
+    want = _top_change_run_upgrade(tmp_path)
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.lars", state) as (info, deadline):
         bootstrap = info["bootstrap"]
@@ -98,7 +103,7 @@ def test_upgrade_of_a_fleet_of_one_service_per_stratum_means_run_upgrade(tmp_pat
         assert refused.returncode == 2 and "kept with its times" in refused.stderr, refused.stderr
         reasoner = next(s["pid"] for s in info["services"] if s["name"] == "reasoner-2")
         upgraded(tmp_path / "new.lars", "4", state, reasoner if kill else None)
-        assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, pts, want, deadline + 90) == want
+        assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, _strata_points, want, deadline + 90) == want
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["plain", "sigkill"])
@@ -107,18 +112,7 @@ def test_top_change_of_a_chain_fleet_restated_at_once_means_run_upgrade(tmp_path
     evaluates: both versions' b over [T, now] in one step each, the restatement from their
     difference (``dialects/lars/restating.py``); the chain killed with SIGKILL right after the
     request is sent applies it again after its restart."""
-    (tmp_path / "old.lars").write_text(LARS_TWO_STRATA)
-    (tmp_path / "new.lars").write_text(LARS_TWO_STRATA_TOP_CHANGED)
-    (tmp_path / "all.jsonl").write_bytes(lines(STRATA_FIRST + STRATA_SECOND))
-    run = _chronolog("run", str(tmp_path / "old.lars"), "--input", str(tmp_path / "all.jsonl"),
-                     "--upgrade", f"4={tmp_path / 'new.lars'}")
-    assert run.returncode == 0, run.stderr
-
-    def pts(answer_lines: list[str]) -> set:
-        return meaning([json.loads(x) for x in answer_lines if x.strip()], STRATA_SPAN)
-
-    want = pts(run.stdout.splitlines())
-    assert ("b", ("z",), 3) in want and ("b", ("z",), 9) not in want  # (the old program before 4, the new after)
+    want = _top_change_run_upgrade(tmp_path)
     state = tmp_path / "state"
     with fleet_up(tmp_path / "old.lars", state, ("--chain",)) as (info, deadline):
         bootstrap = info["bootstrap"]
@@ -126,4 +120,4 @@ def test_top_change_of_a_chain_fleet_restated_at_once_means_run_upgrade(tmp_path
         assert "unchanged: keeps its state" in plan, plan
         chain = next(s["pid"] for s in info["services"] if s["name"] == "chain")
         upgraded(tmp_path / "new.lars", "4", state, chain if kill else None)
-        assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, pts, want, deadline + 90) == want
+        assert rest_answered(tmp_path, bootstrap, STRATA_SECOND, _strata_points, want, deadline + 90) == want
