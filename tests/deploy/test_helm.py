@@ -189,6 +189,9 @@ def test_the_validator_catches_a_broken_manifest() -> None:
         ({"topicPrefix": "a b"}, "/topicPrefix"),
         ({"program": {"dialect": "prolog"}}, "/program/dialect"),
         ({"layout": "pipeline"}, "/layout"),
+        ({"window": "10"}, "/window"),
+        ({"window": 0}, "/window"),
+        ({"step": 1.5}, "/step"),
     ],
 )
 def test_schema_rejects_bad_values(values: dict, message: str) -> None:
@@ -726,6 +729,42 @@ def test_evaluation_options_from_topology_reach_every_service(tmp_path: Path) ->
             assert (stage.reasoner.plan.solver, stage.reasoner.plan.seed) == ("oneshot", 3)
     for doc in service_workloads(render()):  # the chart's defaults: none of them
         assert not {"--mode", "--seed", "--mark-no-answer-set"} & set(service_args(doc))
+
+
+RTEC = ("initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).\n"
+        "terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).\n"
+        "door(d1).\ngrounding(open(D)=true) :- door(D).\n")
+
+
+def test_window_and_step_from_topology_reach_the_rtec_evaluator(tmp_path: Path) -> None:
+    """`chronolog topology --format helm-values --window --step`: the chart renders valid manifests whose
+    service command line `chronolog service` parses to those options and to the windowed evaluator
+    `chronolog run --window --step` makes of the program."""
+    from chronolog.cli.fleet import service_config
+    from chronolog.cli.main import build_parser, evaluator_for
+    from chronolog.runtime.fleet.config import make_stage
+
+    prog = tmp_path / "doors.prolog"
+    prog.write_text(RTEC)
+    res = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", "helm-values",
+                          "--window", "10", "--step", "5"], capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    docs = render(yaml.safe_load(res.stdout))
+    for doc in docs:
+        if doc["kind"] != "ServiceMonitor":
+            kubernetes_validate.validate(doc, KUBE_VERSIONS[0], strict=True)
+    (workload,) = service_workloads(docs)  # RTEC: one chain service
+    argv = [str(prog) if a == "/etc/chronolog/program/doors.prolog" else a for a in service_args(workload)]
+    args = build_parser().parse_args(argv)
+    assert (args.service, args.window, args.step) == ("chain", 10, 5)
+    args.kafka_config = None  # (a file the chart mounts into the pod)
+    stage = make_stage(service_config(args))
+    run = evaluator_for(build_parser(light=True).parse_args(
+        ["run", str(prog), "--input", "-", "--window", "10", "--step", "5"]), lambda message: None)[3]
+    assert type(stage.evaluator) is type(run) and type(run).__name__ == "WindowedRtecEvaluator"
+    assert (stage.evaluator.window, stage.evaluator.step) == (run.window, run.step) == (10, 5)
+    for doc in service_workloads(render()):  # the chart's defaults: neither
+        assert not {"--window", "--step"} & set(service_args(doc))
 
 
 # ---------------------------------------------------------------------------

@@ -119,3 +119,41 @@ def test_topology_refuses_the_options_up_refuses(tmp_path):
                                  capture_output=True, text=True, timeout=60)
             assert got.returncode == up.returncode != 0 and got.stdout == "", options
             assert got.stderr == up.stderr and "is for LARS" in got.stderr, options
+
+
+# an RTEC program: --window and --step (its windowed mode) are its options
+RTEC = """\
+initiatedAt(open(D)=true, T) :- happensAt(opened(D), T).
+terminatedAt(open(D)=true, T) :- happensAt(closed(D), T).
+door(d1).
+grounding(open(D)=true) :- door(D).
+"""
+
+
+def test_helm_values_carry_ups_window_and_step(tmp_path):
+    prog = tmp_path / "doors.prolog"
+    prog.write_text(RTEC)
+    text = topology(str(prog), "--format", "helm-values", "--window", "10", "--step", "5")
+    values = yaml.safe_load(text)
+    assert (values["window"], values["step"]) == (10, 5)
+    assert text.splitlines()[1].endswith(" --window 10 --step 5")  # (the command the file came from)
+    plain = topology(str(prog), "--format", "helm-values")
+    assert not {"window", "step"} & set(yaml.safe_load(plain))
+    assert plain == topology(str(prog), "--format", "helm-values", "--seed", "0")  # (no option: no change)
+
+
+def test_topology_refuses_window_and_step_as_up_does(tmp_path):
+    rtec = tmp_path / "doors.prolog"
+    rtec.write_text(RTEC)
+    lars = tmp_path / "choice.lars"
+    lars.write_text(CHOICE)
+    for prog, options, says in ((lars, ["--window", "10"], "is for RTEC"), (rtec, ["--step", "5"], "goes with --window"),
+                                (rtec, ["--window", "0"], "must be positive")):
+        up = subprocess.run([sys.executable, "-m", "chronolog", "up", str(prog), *options, "--bootstrap",
+                             "127.0.0.1:1", "--state-dir", str(tmp_path / "state")],
+                            capture_output=True, text=True, timeout=60)
+        for fmt in ("helm-values", "text"):
+            got = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", fmt, *options],
+                                 capture_output=True, text=True, timeout=60)
+            assert got.returncode == up.returncode != 0 and got.stdout == "", options
+            assert got.stderr == up.stderr and says in got.stderr, (options, got.stderr)

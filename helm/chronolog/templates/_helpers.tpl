@@ -429,6 +429,14 @@ spec:
         - --retention
         - {{ $.Values.retention | quote }}
         {{- end }}
+        {{- if not (kindIs "invalid" $.Values.window) }}
+        - --window
+        - {{ $.Values.window | quote }}
+        {{- end }}
+        {{- if not (kindIs "invalid" $.Values.step) }}
+        - --step
+        - {{ $.Values.step | quote }}
+        {{- end }}
         {{- with $.Values.mode }}
         - --mode
         - {{ . | quote }}

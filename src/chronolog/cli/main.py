@@ -135,6 +135,10 @@ def build_parser(*, light: bool = False, command: str | None = None) -> argparse
                       help="text; a Mermaid diagram; Helm values for helm/chronolog; a docker-compose file")
     topo.add_argument("--mount", default="./programs",
                       help="compose: the host folder holding the program files (default ./programs)")
+    topo.add_argument("--window", type=int, metavar="TICKS", help="helm-values: every service's --window, as "
+                                                                  "`chronolog up --window` (RTEC's windowed mode)")
+    topo.add_argument("--step", type=int, metavar="TICKS", help="helm-values: every service's --step, as "
+                                                                "`chronolog up --step` (RTEC, with --window)")
     topo.add_argument("--mode", choices=["tms", "oneshot"], help="helm-values, compose: every service's --mode, as "
                                                                  "`chronolog up --mode` (LARS programs that are not "
                                                                  "stratified; default tms)")
@@ -435,10 +439,10 @@ def cmd_topology(args: argparse.Namespace) -> int:
 
     program = load_program(args.program, args.dialect)
     layout = lookup(program.dialect).layout(program, RunOptions())
-    if args.mode is not None or args.seed or args.mark_no_answer_set:
+    if args.mode is not None or args.seed or args.mark_no_answer_set or args.window is not None or args.step is not None:
         from chronolog.cli.fleet import fleet_layout  # noqa: PLC0415 (the fleet's imports: only with its options)
 
-        layout = fleet_layout(args)  # --mode and --seed refused where `chronolog up` refuses them
+        layout = fleet_layout(args)  # --window, --step, --mode, --seed refused where `chronolog up` refuses them
     if args.format == "text":
         for line in layout.about():  # a dialect without strata of its own: what the program is, then its fleet
             print(line)
@@ -451,7 +455,7 @@ def cmd_topology(args: argparse.Namespace) -> int:
     topology = build_topology(layout, args.partitions, args.input_partitions, chain=args.chain)
     from chronolog.runtime.fleet.deploy import Evaluation, compose_file, helm_values  # noqa: PLC0415 (pydantic: ~100 ms that run and check do not need)
 
-    evaluation = Evaluation(args.mode, args.seed, args.mark_no_answer_set)
+    evaluation = Evaluation(args.mode, args.seed, args.mark_no_answer_set, args.window, args.step)
     if args.format == "helm-values":
         print(helm_values(topology, args.program, args.dialect, args.partitions, args.input_partitions,
                           "chronolog", args.chain or not layout.per_stratum, evaluation), end="")

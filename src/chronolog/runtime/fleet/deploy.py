@@ -6,8 +6,8 @@ partitions, the layout), and ``--format compose`` a whole docker-compose
 file whose fleet services are exactly the topology's.  The repository's
 ``docker-compose.yml`` is this output for the bundled example (a test keeps
 them identical), so neither is wired to one program by hand.  The
-evaluation options of ``chronolog up`` (``--mode``, ``--seed``,
-``--mark-no-answer-set``) are rendered into every service command as ``up``
+evaluation options of ``chronolog up`` (``--window``, ``--step``, ``--mode``,
+``--seed``, ``--mark-no-answer-set``) are rendered into every service command as ``up``
 passes them, and only when given, so that a fleet deployed this way evaluates
 as ``up``'s would.
 """
@@ -30,10 +30,15 @@ class Evaluation:
     mode: str | None = None  # tms or oneshot, LARS programs that are not stratified (None: tms)
     seed: int = 0
     mark_no_answer_set: bool = False
+    window: int | None = None  # RTEC's windowed mode (--window, --step; None: not windowed)
+    step: int | None = None
 
     def flags(self) -> list[str]:
         """The service command-line flags, as ``up`` passes them (a default is left out)."""
-        flags = ["--mode", self.mode] if self.mode is not None else []
+        flags = [w for flag, value in (("--window", self.window), ("--step", self.step)) if value is not None
+                 for w in (flag, str(value))]
+        if self.mode is not None:
+            flags += ["--mode", self.mode]
         if self.seed:
             flags += ["--seed", str(self.seed)]
         return flags + (["--mark-no-answer-set"] if self.mark_no_answer_set else [])
@@ -46,7 +51,7 @@ def _yaml_str(text: str) -> str:
 def helm_values(topology: Topology, programs: list[str], dialect: str | None, partitions: int,
                 input_partitions: int, prefix: str, chain: bool, evaluation: Evaluation = Evaluation()) -> str:
     """A values file for helm/chronolog running ``programs`` (``evaluation``: the chart's
-    mode, seed and markNoAnswerSet, written only when given)."""
+    window, step, mode, seed and markNoAnswerSet, written only when given)."""
     strata = sum(1 for s in topology.services if s.name.startswith("reasoner-")) or 1
     n = 1 if topology.partition_key is None else partitions
     names = [Path(p).name for p in programs]
@@ -62,6 +67,8 @@ def helm_values(topology: Topology, programs: list[str], dialect: str | None, pa
         f"partitions: {n}",
         f"inputPartitions: {input_partitions}",
         f"topicPrefix: {_yaml_str(prefix)}",
+        *([f"window: {evaluation.window}"] if evaluation.window is not None else []),
+        *([f"step: {evaluation.step}"] if evaluation.step is not None else []),
         *([f"mode: {_yaml_str(evaluation.mode)}"] if evaluation.mode is not None else []),
         *([f"seed: {evaluation.seed}"] if evaluation.seed else []),
         *(["markNoAnswerSet: true"] if evaluation.mark_no_answer_set else []),

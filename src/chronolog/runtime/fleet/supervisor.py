@@ -146,10 +146,8 @@ class Fleet:
             common += ["--dialect", self.dialect]
         if self.retention is not None:
             common += ["--retention", str(self.retention)]
-        for flag, value in (("--window", self.window), ("--step", self.step)):
-            if value is not None:
-                common += [flag, str(value)]
-        common += Evaluation(self.mode, self.seed, self.mark_no_answer_set).flags()  # (as topology's deployments)
+        common += Evaluation(self.mode, self.seed, self.mark_no_answer_set, self.window,
+                             self.step).flags()  # (as topology's deployments)
         if self.kafka_config:
             common += ["--kafka-config", self.kafka_config]
         if self.strata is not None and self.strata.versions:
