@@ -111,14 +111,19 @@ def test_topology_refuses_the_options_up_refuses(tmp_path):
     prog = tmp_path / "q.mtl"
     prog.write_text("Q(X):-Diamondminus[0,3]P(X)\n")
     for options in (["--mode", "oneshot"], ["--seed", "3"]):
-        up = subprocess.run([sys.executable, "-m", "chronolog", "up", str(prog), *options, "--bootstrap",
-                             "127.0.0.1:1", "--state-dir", str(tmp_path / "state")],
-                            capture_output=True, text=True, timeout=60)
-        for fmt in ("helm-values", "text"):
-            got = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", fmt, *options],
-                                 capture_output=True, text=True, timeout=60)
-            assert got.returncode == up.returncode != 0 and got.stdout == "", options
-            assert got.stderr == up.stderr and "is for LARS" in got.stderr, options
+        _refused_as_up(tmp_path, prog, options, "is for LARS")
+
+
+def _refused_as_up(tmp_path, prog, options, says):
+    """topology (helm-values and text) refuses ``options`` as ``up`` does: exit code and stderr."""
+    up = subprocess.run([sys.executable, "-m", "chronolog", "up", str(prog), *options, "--bootstrap",
+                         "127.0.0.1:1", "--state-dir", str(tmp_path / "state")],
+                        capture_output=True, text=True, timeout=60)
+    for fmt in ("helm-values", "text"):
+        got = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", fmt, *options],
+                             capture_output=True, text=True, timeout=60)
+        assert got.returncode == up.returncode != 0 and got.stdout == "", options
+        assert got.stderr == up.stderr and says in got.stderr, (options, got.stderr)
 
 
 # an RTEC program: --window and --step (its windowed mode) are its options
@@ -149,11 +154,4 @@ def test_topology_refuses_window_and_step_as_up_does(tmp_path):
     lars.write_text(CHOICE)
     for prog, options, says in ((lars, ["--window", "10"], "is for RTEC"), (rtec, ["--step", "5"], "goes with --window"),
                                 (rtec, ["--window", "0"], "must be positive")):
-        up = subprocess.run([sys.executable, "-m", "chronolog", "up", str(prog), *options, "--bootstrap",
-                             "127.0.0.1:1", "--state-dir", str(tmp_path / "state")],
-                            capture_output=True, text=True, timeout=60)
-        for fmt in ("helm-values", "text"):
-            got = subprocess.run([sys.executable, "-m", "chronolog", "topology", str(prog), "--format", fmt, *options],
-                                 capture_output=True, text=True, timeout=60)
-            assert got.returncode == up.returncode != 0 and got.stdout == "", options
-            assert got.stderr == up.stderr and says in got.stderr, (options, got.stderr)
+        _refused_as_up(tmp_path, prog, options, says)
