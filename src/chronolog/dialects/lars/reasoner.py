@@ -12,7 +12,7 @@ recovery and backfill are all "evaluate a span of the log from a state".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from chronolog.contract import no_answer_set
@@ -536,15 +536,21 @@ class Reasoner:
             self._evaluate_quiet(end, self._margin)
             return
         for t in range(self.evaluated + 1, end + 1):
-            result = self.engine.step(t, self.log.get(t, ()), self.imports.get(t))
-            self.evaluated = t
-            if self.observe is not None:
-                self.observe(t, self.engine, result)
-            if not result.consistent:
-                self.warn(f"warning: {no_answer_set.message(t, result.reason)}; no answers for that evaluation")
-            self.sink.step(result, self.engine)
-            if self.retention is not None and t % self.prune_every == 0:
-                self.prune(t)
+            self._step(t, self.log.get(t, ()), self.imports.get(t))
+
+    def _step(self, t: int, facts: Sequence[Fact], imported: Imported | None) -> StepResult:
+        """Evaluate time point ``t``: the engine's step, observed, warned of, written and pruned."""
+        assert self.engine is not None
+        result = self.engine.step(t, facts, imported)
+        self.evaluated = t
+        if self.observe is not None:
+            self.observe(t, self.engine, result)
+        if not result.consistent:
+            self.warn(f"warning: {no_answer_set.message(t, result.reason)}; no answers for that evaluation")
+        self.sink.step(result, self.engine)
+        if self.retention is not None and t % self.prune_every == 0:
+            self.prune(t)
+        return result
 
     def _evaluate_quiet(self, end: int, margin: int) -> None:
         """``_evaluate_until`` jumping over quiet gaps (``gaps.py``): a step that changed
@@ -553,8 +559,8 @@ class Reasoner:
         reach, so the points up to that reach are taken as evaluated (the sink told of them:
         ``quiet``) and the engine is warmed up at the last of them, as a restart does."""
         assert self.engine is not None and self.evaluated is not None and self.t1 is not None
-        log, imports, sink = self.log, self.imports, self.sink
-        quiet = getattr(sink, "quiet", None)
+        log, imports = self.log, self.imports
+        quiet = getattr(self.sink, "quiet", None)
         last_input = self.evaluated  # (conservative: the point before may have had input)
         floor = self.t1 + margin + 1  # from here on no window is clipped at the first point
         t = self.evaluated
@@ -565,15 +571,7 @@ class Reasoner:
             imported = imports.get(t)
             if facts or imported is not None:
                 last_input = t
-            result = self.engine.step(t, facts, imported)
-            self.evaluated = t
-            if self.observe is not None:
-                self.observe(t, self.engine, result)
-            if not result.consistent:
-                self.warn(f"warning: {no_answer_set.message(t, result.reason)}; no answers for that evaluation")
-            sink.step(result, self.engine)
-            if self.retention is not None and t % self.prune_every == 0:
-                self.prune(t)
+            result = self._step(t, facts, imported)
             if (quiet is not None and t >= retry and t - 1 - margin > last_input and t - 1 >= floor
                     and result.consistent and not result.now_groups() and not result.timed_groups()):
                 t, retry = self._jump(t, end, margin, quiet)
